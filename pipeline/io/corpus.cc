@@ -1,0 +1,108 @@
+#include "io/corpus.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace wattcal {
+
+int Layout::num_components() const {
+  int n = 0;
+  for (const FrequencyDomain& d : domains) n += static_cast<int>(d.components.size());
+  return n;
+}
+
+std::vector<std::string> Layout::ComponentNames() const {
+  std::vector<std::string> names;
+  for (const FrequencyDomain& d : domains) names.insert(names.end(), d.components.begin(), d.components.end());
+  return names;
+}
+
+std::vector<int> Layout::ComponentDomains() const {
+  std::vector<int> out;
+  for (int d = 0; d < num_domains(); ++d) out.insert(out.end(), domains[d].components.size(), d);
+  return out;
+}
+
+std::string CanonicalComponentName(const std::string& name) {
+  std::string s = name;
+  if (s.rfind("FP32", 0) == 0) s = "SP" + s.substr(4);
+  if (s.rfind("FP64", 0) == 0) s = "DP" + s.substr(4);
+  return s;
+}
+
+std::string Layout::Mismatch(const Layout& other) const {
+  if (num_domains() != other.num_domains()) {
+    return fmt::format("{} frequency domain(s) here, {} there", num_domains(), other.num_domains());
+  }
+  for (int d = 0; d < num_domains(); ++d) {
+    const FrequencyDomain& a = domains[d];
+    const FrequencyDomain& b = other.domains[d];
+    if (a.default_freq_mhz != b.default_freq_mhz) {
+      return fmt::format("default {} frequency {} MHz here, {} MHz there", a.name,
+                         a.default_freq_mhz, b.default_freq_mhz);
+    }
+    if (a.components.size() != b.components.size()) {
+      return fmt::format("{} component(s) in the {} domain here, {} there", a.components.size(),
+                         a.name, b.components.size());
+    }
+    for (size_t i = 0; i < a.components.size(); ++i) {
+      if (CanonicalComponentName(a.components[i]) != CanonicalComponentName(b.components[i])) {
+        return fmt::format("component {} of the {} domain is '{}' here, '{}' there", i + 1, a.name,
+                           a.components[i], b.components[i]);
+      }
+    }
+  }
+  return "";
+}
+
+std::vector<double> Corpus::FrequencyLevels(int d) const {
+  std::set<double> levels;
+  for (int r = 0; r < rows(); ++r) levels.insert(freq_mhz(r, d));
+  return {levels.begin(), levels.end()};
+}
+
+std::vector<int> Corpus::RowsAtDefault() const {
+  std::vector<int> out;
+  for (int r = 0; r < rows(); ++r) {
+    bool at_default = true;
+    for (int d = 0; d < layout.num_domains(); ++d) {
+      if (freq_mhz(r, d) != layout.domains[d].default_freq_mhz) at_default = false;
+    }
+    if (at_default) out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<std::string> Corpus::Benchmarks() const {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const std::string& b : benchmark) {
+    if (seen.insert(b).second) out.push_back(b);
+  }
+  return out;
+}
+
+Corpus Corpus::Subset(const std::vector<int>& rows_to_keep) const {
+  Corpus out;
+  out.path = path;
+  out.kind = kind;
+  out.layout = layout;
+  const int n = static_cast<int>(rows_to_keep.size());
+  if (has_power()) out.power_w.resize(n);
+  out.freq_mhz.resize(n, freq_mhz.cols());
+  out.util_frac.resize(n, util_frac.cols());
+  for (int i = 0; i < n; ++i) {
+    const int r = rows_to_keep[i];
+    out.benchmark.push_back(benchmark[r]);
+    out.line.push_back(line[r]);
+    if (has_power()) out.power_w(i) = power_w(r);
+    if (freq_mhz.cols() > 0) out.freq_mhz.row(i) = freq_mhz.row(r);
+    out.util_frac.row(i) = util_frac.row(r);
+  }
+  return out;
+}
+
+}  // namespace wattcal

@@ -1,0 +1,83 @@
+// The in-memory form of every measurement table wattcal reads: gpmTOOL training,
+// real/validation and prediction files, and the tidy CSV.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+namespace wattcal {
+
+// One frequency domain of a GPU (TPDS Eq. 3: P_GPU = sum_k P(D_k)).
+struct FrequencyDomain {
+  // "core" or "mem".
+  std::string name;
+  // The default (reference) frequency of the domain, where its voltage is 1.
+  double default_freq_mhz = 0.0;
+  // Names of the components whose utilisation scales with this domain's V-F.
+  std::vector<std::string> components;
+};
+
+// The GPU layout a corpus or a model describes: its domains and components.
+struct Layout {
+  // One (core) or two (core, mem) domains, in that order.
+  std::vector<FrequencyDomain> domains;
+
+  int num_domains() const { return static_cast<int>(domains.size()); }
+  int num_components() const;
+  // All component names, domain by domain (the column order of Corpus::util_frac).
+  std::vector<std::string> ComponentNames() const;
+  // Domain index of each component, same order as ComponentNames().
+  std::vector<int> ComponentDomains() const;
+
+  // Empty when `other` describes the same layout (same domains, default frequencies
+  // and component names up to the SP/FP32, DP/FP64 aliases of gpmTOOL's files);
+  // otherwise a sentence naming the first difference.
+  std::string Mismatch(const Layout& other) const;
+};
+
+// Canonical spelling of a component name: gpmTOOL's files call the FP32 units "SP"
+// in some files and "FP32" in others (likewise DP/FP64); both map to "SP"/"DP".
+std::string CanonicalComponentName(const std::string& name);
+
+// What a corpus file holds.
+enum class CorpusKind {
+  kTraining,    // power + frequencies + utilisations (gpmTOOL training, no names)
+  kMeasured,    // name + power + frequencies + utilisations (gpmTOOL real/allF, tidy)
+  kActivity,    // name + utilisations only (gpmTOOL prediction file, tidy without power)
+};
+
+struct Corpus {
+  // File the rows came from (for error messages and manifests).
+  std::string path;
+  CorpusKind kind = CorpusKind::kTraining;
+  Layout layout;
+  // Per row: benchmark name. Training files carry no names: rows are grouped into
+  // benchmarks by identical utilisation vectors ("micro_001", ... in order of appearance).
+  std::vector<std::string> benchmark;
+  // Per row: measured power in W (empty for kActivity).
+  Eigen::VectorXd power_w;
+  // Per row and domain: frequency in MHz (zero columns for kActivity without frequencies).
+  Eigen::MatrixXd freq_mhz;
+  // Per row and component: utilisation, a fraction (TPDS Eqs. 7-8).
+  Eigen::MatrixXd util_frac;
+  // Per row: 1-based line in `path` (for error messages).
+  std::vector<int64_t> line;
+
+  int rows() const { return static_cast<int>(line.size()); }
+  bool has_power() const { return power_w.size() > 0; }
+  bool has_freq() const { return freq_mhz.cols() > 0; }
+
+  // Distinct frequencies of domain d, ascending.
+  std::vector<double> FrequencyLevels(int d) const;
+  // Rows whose frequencies equal the default pair of the layout.
+  std::vector<int> RowsAtDefault() const;
+  // Distinct benchmark names in order of first appearance.
+  std::vector<std::string> Benchmarks() const;
+  // A new corpus with the given rows (same layout, path and kind).
+  Corpus Subset(const std::vector<int>& rows) const;
+};
+
+}  // namespace wattcal

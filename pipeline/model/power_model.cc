@@ -1,0 +1,94 @@
+#include "model/power_model.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace wattcal {
+
+int PowerModel::num_coefficients() const {
+  return 2 * layout.num_domains() + layout.num_components();
+}
+
+std::vector<double> PowerModel::Coefficients() const {
+  std::vector<double> x = static_w;
+  x.insert(x.end(), idle_dyn_w_per_mhz.begin(), idle_dyn_w_per_mhz.end());
+  x.insert(x.end(), component_w_per_mhz.begin(), component_w_per_mhz.end());
+  return x;
+}
+
+void PowerModel::SetCoefficients(const std::vector<double>& x) {
+  const int nd = layout.num_domains();
+  assert(static_cast<int>(x.size()) == num_coefficients());
+  static_w.assign(x.begin(), x.begin() + nd);
+  idle_dyn_w_per_mhz.assign(x.begin() + nd, x.begin() + 2 * nd);
+  component_w_per_mhz.assign(x.begin() + 2 * nd, x.end());
+}
+
+bool PowerModel::Covers(int d, double f_mhz) const {
+  const std::vector<double>& levels = freq_levels_mhz[d];
+  return !levels.empty() && f_mhz >= levels.front() && f_mhz <= levels.back();
+}
+
+bool PowerModel::VoltageAt(int d, double f_mhz, double* v) const {
+  const std::vector<double>& levels = freq_levels_mhz[d];
+  const std::vector<double>& volts = voltage_rel[d];
+  if (!Covers(d, f_mhz)) return false;
+  const auto it = std::lower_bound(levels.begin(), levels.end(), f_mhz);
+  const size_t j = static_cast<size_t>(it - levels.begin());
+  if (*it == f_mhz) {
+    *v = volts[j];
+    return true;
+  }
+  // Between two estimated levels: interpolate linearly.
+  const double t = (f_mhz - levels[j - 1]) / (levels[j] - levels[j - 1]);
+  *v = volts[j - 1] + t * (volts[j] - volts[j - 1]);
+  return true;
+}
+
+std::vector<double> PowerModel::DefaultFrequencies() const {
+  std::vector<double> f;
+  for (const FrequencyDomain& d : layout.domains) f.push_back(d.default_freq_mhz);
+  return f;
+}
+
+double PowerModel::Predict(const double* util_frac, const double* freq_mhz,
+                           PowerBreakdown* breakdown) const {
+  const int nd = layout.num_domains();
+  const std::vector<int> domain_of = layout.ComponentDomains();
+  double v[2] = {1.0, 1.0};
+  for (int d = 0; d < nd; ++d) {
+    if (!VoltageAt(d, freq_mhz[d], &v[d])) v[d] = 1.0;  // caller checks Covers()
+  }
+  if (breakdown != nullptr) {
+    breakdown->static_w.assign(nd, 0.0);
+    breakdown->idle_dyn_w.assign(nd, 0.0);
+    breakdown->component_w.assign(domain_of.size(), 0.0);
+  }
+  double total = 0.0;
+  // TPDS Eq. 4 per domain: alpha0*v + v^2*f*(alpha1 + sum_i gamma_i*U_i).
+  for (int d = 0; d < nd; ++d) {
+    const double v2f = v[d] * v[d] * freq_mhz[d];
+    const double p_static = static_w[d] * v[d];
+    const double p_idle = idle_dyn_w_per_mhz[d] * v2f;
+    total += p_static + p_idle;
+    if (breakdown != nullptr) {
+      breakdown->static_w[d] = p_static;
+      breakdown->idle_dyn_w[d] = p_idle;
+    }
+  }
+  for (size_t i = 0; i < domain_of.size(); ++i) {
+    const int d = domain_of[i];
+    const double p = component_w_per_mhz[i] * v[d] * v[d] * freq_mhz[d] * util_frac[i];
+    total += p;
+    if (breakdown != nullptr) breakdown->component_w[i] = p;
+  }
+  if (breakdown != nullptr) breakdown->total_w = total;
+  return total;
+}
+
+double PowerModel::PredictAtDefault(const double* util_frac, PowerBreakdown* breakdown) const {
+  const std::vector<double> f = DefaultFrequencies();
+  return Predict(util_frac, f.data(), breakdown);
+}
+
+}  // namespace wattcal

@@ -1,0 +1,90 @@
+// The calibrated power model: TPDS Eqs. 4-6 (cross-domain DVFS) and Eq. 9 (fixed V-F).
+//
+//   P = sum_k [ alpha0_k * v_k + v_k^2 * f_k * (alpha1_k + sum_{i in k} gamma_i * U_i) ]
+//
+// with v_k the voltage of domain k normalised to its default frequency (v = 1 there).
+// A fixed-frequency model (Eq. 9, P = beta0 + sum_i omega_i * U_i) is stored in the same
+// form with one frequency level per domain, v = 1, alpha0_core = beta0, alpha1 = 0 and
+// gamma_i = omega_i / f_k, which is also how gpmTOOL writes it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "io/corpus.h"
+
+namespace wattcal {
+
+// Per-term power of one prediction (sums to the total).
+struct PowerBreakdown {
+  std::vector<double> static_w;    // alpha0_k * v_k, per domain
+  std::vector<double> idle_dyn_w;  // alpha1_k * v_k^2 * f_k, per domain
+  std::vector<double> component_w; // gamma_i * v^2 * f * U_i, per component
+  double total_w = 0.0;
+};
+
+// What the fit reported about itself (kept in the model file).
+struct FitReport {
+  std::string solver;                 // "joint", "alternating", "nnls"
+  std::string loss;                   // "l2", "huber", "cauchy"
+  double loss_scale = 0.0;            // the loss's scale (in residual units)
+  std::string residual;               // "absolute" (W) or "relative" (fraction)
+  bool converged = false;
+  int iterations = 0;
+  double initial_cost = 0.0;
+  double final_cost = 0.0;
+  double time_s = 0.0;
+  std::string termination;            // solver's own words
+  // Fit statistics on the training rows.
+  int train_rows = 0;
+  int train_benchmarks = 0;
+  double train_rmse_w = 0.0;
+  double train_mape_pct = 0.0;
+  double train_max_ape_pct = 0.0;
+  double train_r2 = 0.0;
+};
+
+struct PowerModel {
+  static constexpr int kFormatVersion = 1;
+
+  // "dvfs" or "fixed".
+  std::string method = "dvfs";
+  Layout layout;
+  // Per domain: the frequency levels the voltages were estimated at, ascending.
+  std::vector<std::vector<double>> freq_levels_mhz;
+  // Per domain: voltage at each level, normalised to the default frequency's voltage.
+  std::vector<std::vector<double>> voltage_rel;
+  // alpha0 per domain: static power at v = 1, W.
+  std::vector<double> static_w;
+  // alpha1 per domain: component-independent dynamic power per MHz at v = 1, W/MHz.
+  std::vector<double> idle_dyn_w_per_mhz;
+  // gamma_i per component: dynamic power per MHz at full utilisation and v = 1, W/MHz.
+  std::vector<double> component_w_per_mhz;
+  FitReport fit;
+  // Training file the model came from (informational).
+  std::string trained_on;
+
+  // Number of coefficients: 2 per domain + one per component.
+  int num_coefficients() const;
+  // Coefficients in gpmTOOL's order: [alpha0_k..., alpha1_k..., gamma_i...].
+  std::vector<double> Coefficients() const;
+  void SetCoefficients(const std::vector<double>& x);
+
+  // Voltage of domain d at frequency f (linear interpolation between estimated levels).
+  // Returns false when f lies outside the estimated levels.
+  bool VoltageAt(int d, double f_mhz, double* v) const;
+  // True when f is within the estimated range of domain d.
+  bool Covers(int d, double f_mhz) const;
+
+  // Power at utilisations `util_frac` (num_components) and frequencies `freq_mhz`
+  // (num_domains). Frequencies must be covered (checked by the caller with Covers()).
+  double Predict(const double* util_frac, const double* freq_mhz,
+                 PowerBreakdown* breakdown = nullptr) const;
+  // Power at the default pair (v = 1).
+  double PredictAtDefault(const double* util_frac, PowerBreakdown* breakdown = nullptr) const;
+
+  // Default frequency of every domain.
+  std::vector<double> DefaultFrequencies() const;
+};
+
+}  // namespace wattcal
