@@ -1,0 +1,521 @@
+#include "io/corpus_io.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "util/errors.h"
+#include "util/logging.h"
+
+namespace wattcal {
+namespace {
+
+constexpr const char* kDomainNames[2] = {"core", "mem"};
+// How many utilisations above 1 the warning lists by location.
+constexpr size_t kMaxListedOverOne = 10;
+
+std::string ToLower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool StartsWith(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+void StripByteOrderMark(std::string* s) {
+  if (StartsWith(*s, "\xEF\xBB\xBF")) s->erase(0, 3);
+}
+
+std::string FreqField(int d) { return fmt::format("f_{}_mhz", kDomainNames[d]); }
+
+// Parses a whole non-negative integer (e.g. a count in the gpmTOOL header).
+int ParseCount(const CsvReader& reader, const std::string& cell, const std::string& field,
+               const std::string& what) {
+  const double value = reader.ParseNumber(cell, field);
+  if (value < 0 || value != std::floor(value) || value > 1e6) {
+    reader.Fail(field, fmt::format("expected {} as a whole number >= 0, got '{}'", what, cell));
+  }
+  return static_cast<int>(value);
+}
+
+// Collects utilisations above 1 (kept as read) for a single warning per file.
+class OverOneWarning {
+ public:
+  void Add(const std::string& path, int64_t line, const std::string& component, double value) {
+    if (listed_.size() < kMaxListedOverOne) {
+      listed_.push_back(fmt::format("{}:{} {}={}", path, line, component, value));
+    }
+    ++count_;
+  }
+
+  void Emit() const {
+    if (count_ == 0) return;
+    std::string message =
+        fmt::format("{} utilisation value(s) above 1 (kept as read, not clipped): ", count_);
+    for (size_t i = 0; i < listed_.size(); ++i) message += (i > 0 ? ", " : "") + listed_[i];
+    if (count_ > static_cast<int64_t>(listed_.size())) {
+      message += fmt::format(", and {} more", count_ - static_cast<int64_t>(listed_.size()));
+    }
+    LogWarning(message);
+  }
+
+ private:
+  std::vector<std::string> listed_;
+  int64_t count_ = 0;
+};
+
+// Rows as they are read, before they become the corpus's Eigen matrices.
+struct RowBuffer {
+  // Number of frequency columns per row (0 or the number of domains).
+  int num_freq = 0;
+  // Number of utilisation columns per row.
+  int num_util = 0;
+  // Whether rows carry a power value.
+  bool has_power = false;
+  // Per row: benchmark name.
+  std::vector<std::string> benchmark;
+  // Per row: power in W (empty without power).
+  std::vector<double> power_w;
+  // Row-major frequencies in MHz, num_freq per row.
+  std::vector<double> freq_mhz;
+  // Row-major utilisations, num_util per row.
+  std::vector<double> util_frac;
+  // Per row: 1-based line.
+  std::vector<int64_t> line;
+
+  int rows() const { return static_cast<int>(line.size()); }
+
+  void MoveInto(Corpus* corpus) {
+    using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    const int n = rows();
+    corpus->benchmark = std::move(benchmark);
+    corpus->line = std::move(line);
+    corpus->power_w = has_power ? Eigen::VectorXd(Eigen::Map<Eigen::VectorXd>(power_w.data(), n))
+                                : Eigen::VectorXd();
+    corpus->freq_mhz = Eigen::Map<RowMajor>(freq_mhz.data(), n, num_freq);
+    corpus->util_frac = Eigen::Map<RowMajor>(util_frac.data(), n, num_util);
+  }
+};
+
+// Reads one utilisation cell: a finite number >= 0; values above 1 are noted for the warning.
+double ReadUtil(const CsvReader& reader, const std::string& cell, const std::string& field,
+                const std::string& component, OverOneWarning* over_one) {
+  const double u = reader.ParseNumber(cell, field);
+  if (u < 0) reader.Fail(field, fmt::format("utilisation must be >= 0, got {}", cell));
+  if (u > 1) over_one->Add(reader.path(), reader.line(), component, u);
+  return u;
+}
+
+double ReadPositive(const CsvReader& reader, const std::string& cell, const std::string& field,
+                    const char* what, double scale = 1.0) {
+  double value = reader.ParseNumber(cell, field);
+  if (value <= 0) reader.Fail(field, fmt::format("{} must be > 0, got {}", what, cell));
+  if (scale != 1.0) value *= scale;
+  return value;
+}
+
+// Names training rows by benchmark: identical utilisation vectors are one microbenchmark.
+void NameTrainingRows(const RowBuffer& rows, std::vector<std::string>* names) {
+  std::map<std::vector<double>, int> group_of;
+  std::vector<int> group(rows.rows());
+  for (int r = 0; r < rows.rows(); ++r) {
+    const auto begin = rows.util_frac.begin() + static_cast<ptrdiff_t>(r) * rows.num_util;
+    std::vector<double> key(begin, begin + rows.num_util);
+    group[r] = group_of.emplace(std::move(key), static_cast<int>(group_of.size())).first->second;
+  }
+  const int digits = std::max<int>(3, static_cast<int>(std::to_string(group_of.size()).size()));
+  names->resize(rows.rows());
+  for (int r = 0; r < rows.rows(); ++r) {
+    (*names)[r] = fmt::format("micro_{:0{}d}", group[r] + 1, digits);
+  }
+}
+
+Corpus ReadGpmtoolCorpus(const std::string& path) {
+  CsvReader reader(path);
+  Corpus corpus;
+  corpus.path = path;
+  corpus.layout = ReadGpmtoolHeader(&reader);
+  const int64_t header_end_line = reader.line();
+  const int num_domains = corpus.layout.num_domains();
+  const int n = corpus.layout.num_components();
+  const std::vector<std::string> names = corpus.layout.ComponentNames();
+  std::vector<std::string> util_fields;
+  for (const std::string& name : names) util_fields.push_back("U[" + name + "]");
+
+  const size_t training_width = 1 + num_domains + n;
+  const size_t measured_width = 2 + num_domains + n;
+  const size_t activity_width = 1 + n;
+
+  RowBuffer rows;
+  rows.num_util = n;
+  OverOneWarning over_one;
+  size_t width = 0;
+  int64_t first_row_line = 0;
+  std::vector<std::string> fields;
+  while (reader.Next(&fields)) {
+    if (width == 0) {
+      width = fields.size();
+      first_row_line = reader.line();
+      if (width == training_width) {
+        corpus.kind = CorpusKind::kTraining;
+      } else if (width == measured_width) {
+        corpus.kind = CorpusKind::kMeasured;
+      } else if (width == activity_width) {
+        corpus.kind = CorpusKind::kActivity;
+      } else {
+        reader.Fail(
+            "",
+            fmt::format(
+                "wrong column count: for {} domain(s) and {} components expected {} fields "
+                "(training: P,f,U), {} (measured: name,P,f,U) or {} (prediction: name,U), got {}",
+                num_domains, n, training_width, measured_width, activity_width, width));
+      }
+      rows.has_power = corpus.kind != CorpusKind::kActivity;
+      rows.num_freq = rows.has_power ? num_domains : 0;
+    } else if (fields.size() != width) {
+      reader.Fail("", fmt::format("wrong column count: expected {} fields (as on line {}), got {}",
+                                  width, first_row_line, fields.size()));
+    }
+    size_t c = 0;
+    if (corpus.kind != CorpusKind::kTraining) {
+      if (fields[c].empty()) reader.Fail("benchmark", "empty benchmark name");
+      rows.benchmark.push_back(fields[c++]);
+    }
+    if (rows.has_power) {
+      rows.power_w.push_back(ReadPositive(reader, fields[c++], "power_w", "power"));
+      for (int d = 0; d < num_domains; ++d) {
+        rows.freq_mhz.push_back(ReadPositive(reader, fields[c++], FreqField(d), "frequency"));
+      }
+    }
+    for (int i = 0; i < n; ++i) {
+      rows.util_frac.push_back(ReadUtil(reader, fields[c++], util_fields[i], names[i], &over_one));
+    }
+    rows.line.push_back(reader.line());
+  }
+  if (rows.rows() == 0) {
+    throw InputError(path, header_end_line, "", "no data rows after the 4-line gpmTOOL header");
+  }
+  if (corpus.kind == CorpusKind::kTraining) NameTrainingRows(rows, &rows.benchmark);
+  rows.MoveInto(&corpus);
+  over_one.Emit();
+  return corpus;
+}
+
+// What a column of a tidy file holds.
+struct TidyColumn {
+  enum Role { kPower, kFreq, kComponent } role = kComponent;
+  // Header text as written (the field name in error messages).
+  std::string header;
+  // Multiplier to W or MHz.
+  double scale = 1.0;
+  // kFreq: the domain; kComponent: the domain.
+  int domain = 0;
+  // kComponent: the component's name without its prefix.
+  std::string component;
+  // kComponent: column of Corpus::util_frac (set once all columns are known).
+  int util_index = -1;
+};
+
+// Parses "<prefix>_<unit>" where unit is one of `units` (lower case); returns its scale.
+double UnitScale(const CsvReader& reader, const std::string& header, const std::string& prefix,
+                 const std::vector<std::pair<std::string, double>>& units) {
+  const std::string unit = ToLower(header).substr(prefix.size());
+  for (const auto& [name, scale] : units) {
+    if (unit == "_" + name) return scale;
+  }
+  std::string allowed;
+  for (const auto& entry : units)
+    allowed += (allowed.empty() ? "" : ", ") + prefix + "_" + entry.first;
+  reader.Fail(header, fmt::format("unknown unit in column '{}'; use one of {}", header, allowed));
+}
+
+Corpus ReadTidyCorpus(CsvReader* reader, const std::vector<std::string>& header,
+                      const CorpusReadOptions& options) {
+  const std::string& path = reader->path();
+  Corpus corpus;
+  corpus.path = path;
+  const int64_t header_line = reader->line();
+
+  std::vector<TidyColumn> columns(header.size());
+  int power_column = -1;
+  int freq_column[2] = {-1, -1};
+  std::vector<std::set<std::string>> seen_components(2);
+  for (size_t j = 1; j < header.size(); ++j) {
+    TidyColumn& col = columns[j];
+    col.header = header[j];
+    const std::string lower = ToLower(header[j]);
+    if (header[j].empty()) reader->Fail(fmt::format("column {}", j + 1), "empty column name");
+    if (lower == "benchmark") reader->Fail(header[j], "a second benchmark column");
+    if (StartsWith(lower, "power")) {
+      col.role = TidyColumn::kPower;
+      col.scale = UnitScale(*reader, header[j], "power", {{"w", 1.0}, {"mw", 1e-3}});
+      if (power_column >= 0) {
+        reader->Fail(header[j], fmt::format("a second power column (the first is '{}')",
+                                            header[power_column]));
+      }
+      power_column = static_cast<int>(j);
+      continue;
+    }
+    bool is_freq = false;
+    for (int d = 0; d < 2; ++d) {
+      const std::string prefix = std::string("f_") + kDomainNames[d];
+      if (!StartsWith(lower, prefix)) continue;
+      col.role = TidyColumn::kFreq;
+      col.domain = d;
+      col.scale =
+          UnitScale(*reader, header[j], prefix, {{"mhz", 1.0}, {"ghz", 1e3}, {"khz", 1e-3}});
+      if (freq_column[d] >= 0) {
+        reader->Fail(header[j], fmt::format("a second {} frequency column (the first is '{}')",
+                                            kDomainNames[d], header[freq_column[d]]));
+      }
+      freq_column[d] = static_cast<int>(j);
+      is_freq = true;
+    }
+    if (is_freq) continue;
+    col.role = TidyColumn::kComponent;
+    col.component = header[j];
+    const size_t colon = header[j].find(':');
+    if (colon != std::string::npos) {
+      const std::string prefix = ToLower(header[j].substr(0, colon));
+      if (prefix == "core") {
+        col.domain = 0;
+      } else if (prefix == "mem") {
+        col.domain = 1;
+      } else {
+        reader->Fail(header[j], fmt::format("unknown domain prefix '{}:'; component columns are "
+                                            "core:NAME, mem:NAME or NAME (core)",
+                                            header[j].substr(0, colon)));
+      }
+      col.component = header[j].substr(colon + 1);
+      const size_t first = col.component.find_first_not_of(" \t");
+      col.component = first == std::string::npos ? "" : col.component.substr(first);
+      if (col.component.empty()) reader->Fail(header[j], "empty component name after the prefix");
+    }
+    if (!seen_components[col.domain].insert(CanonicalComponentName(col.component)).second) {
+      reader->Fail(header[j], fmt::format("component '{}' appears twice in the {} domain",
+                                          col.component, kDomainNames[col.domain]));
+    }
+  }
+
+  // The layout: core always, mem when the file has a memory frequency or memory components.
+  const bool has_mem = freq_column[1] >= 0 || !seen_components[1].empty();
+  const int num_domains = has_mem ? 2 : 1;
+  corpus.layout.domains.resize(num_domains);
+  for (int d = 0; d < num_domains; ++d) corpus.layout.domains[d].name = kDomainNames[d];
+  for (size_t j = 1; j < header.size(); ++j) {
+    if (columns[j].role == TidyColumn::kComponent) {
+      corpus.layout.domains[columns[j].domain].components.push_back(columns[j].component);
+    }
+  }
+  if (corpus.layout.num_components() == 0) {
+    reader->Fail("", "no component (utilisation) columns in the header");
+  }
+  {
+    // Index of each component column in the layout's (domain by domain) order.
+    int next_index = 0;
+    for (int d = 0; d < num_domains; ++d) {
+      for (size_t j = 1; j < header.size(); ++j) {
+        if (columns[j].role == TidyColumn::kComponent && columns[j].domain == d) {
+          columns[j].util_index = next_index++;
+        }
+      }
+    }
+  }
+  const bool has_power = power_column >= 0;
+  const bool any_freq = freq_column[0] >= 0 || freq_column[1] >= 0;
+  if (has_power || any_freq) {
+    for (int d = 0; d < num_domains; ++d) {
+      if (freq_column[d] >= 0) continue;
+      const std::string why =
+          has_power ? "a file with a power column needs one frequency column per domain"
+                    : "frequency columns, when present, are needed for every domain";
+      reader->Fail(FreqField(d), fmt::format("missing column {} ({}; the file has {} domain(s))",
+                                             FreqField(d), why, num_domains));
+    }
+  }
+  corpus.kind = has_power ? CorpusKind::kMeasured : CorpusKind::kActivity;
+
+  RowBuffer rows;
+  rows.has_power = has_power;
+  rows.num_freq = any_freq ? num_domains : 0;
+  rows.num_util = corpus.layout.num_components();
+  OverOneWarning over_one;
+  std::vector<double> freq(num_domains), util(rows.num_util);
+  std::vector<std::string> fields;
+  while (reader->Next(&fields)) {
+    if (fields.size() != header.size()) {
+      reader->Fail("", fmt::format("wrong column count: expected {} fields (as in the header on "
+                                   "line {}), got {}",
+                                   header.size(), header_line, fields.size()));
+    }
+    if (fields[0].empty()) reader->Fail(header[0], "empty benchmark name");
+    double power_w = 0.0;
+    for (size_t j = 1; j < fields.size(); ++j) {
+      const TidyColumn& col = columns[j];
+      switch (col.role) {
+        case TidyColumn::kPower:
+          power_w = ReadPositive(*reader, fields[j], col.header, "power", col.scale);
+          break;
+        case TidyColumn::kFreq: {
+          double f = ReadPositive(*reader, fields[j], col.header, "frequency", col.scale);
+          // Unit conversion to a 1 Hz grid, so that 1.164 GHz reads as exactly 1164 MHz.
+          if (col.scale != 1.0) f = std::round(f * 1e6) / 1e6;
+          freq[col.domain] = f;
+          break;
+        }
+        case TidyColumn::kComponent:
+          util[col.util_index] = ReadUtil(*reader, fields[j], col.header, col.component, &over_one);
+          break;
+      }
+    }
+    rows.benchmark.push_back(fields[0]);
+    if (has_power) rows.power_w.push_back(power_w);
+    if (any_freq) rows.freq_mhz.insert(rows.freq_mhz.end(), freq.begin(), freq.end());
+    rows.util_frac.insert(rows.util_frac.end(), util.begin(), util.end());
+    rows.line.push_back(reader->line());
+  }
+  if (rows.rows() == 0) throw InputError(path, header_line, "", "no data rows after the header");
+
+  // Default frequencies: the options', else the file's single frequency of the domain.
+  const double option_default[2] = {options.default_core_mhz, options.default_mem_mhz};
+  for (int d = 0; d < num_domains; ++d) {
+    double& default_mhz = corpus.layout.domains[d].default_freq_mhz;
+    if (option_default[d] > 0) {
+      default_mhz = option_default[d];
+      continue;
+    }
+    if (!any_freq) continue;  // activity without frequencies: unknown (0)
+    default_mhz = rows.freq_mhz[d];
+    for (int r = 1; r < rows.rows(); ++r) {
+      const double f = rows.freq_mhz[static_cast<size_t>(r) * num_domains + d];
+      if (f == default_mhz) continue;
+      throw InputError(
+          path, rows.line[r], columns[freq_column[d]].header,
+          fmt::format("the file holds more than one {} frequency ({} MHz on line {}, {} MHz "
+                      "here), so the default (reference) V-F pair cannot be inferred; pass {}",
+                      kDomainNames[d], default_mhz, rows.line[0], f,
+                      num_domains == 2 ? "--default-core-mhz and --default-mem-mhz"
+                                       : "--default-core-mhz"));
+    }
+  }
+  rows.MoveInto(&corpus);
+  over_one.Emit();
+  return corpus;
+}
+
+}  // namespace
+
+bool CorpusReadOptions::Check(std::string* error) const {
+  const std::pair<const char*, double> fields[] = {{"default_core_mhz", default_core_mhz},
+                                                   {"default_mem_mhz", default_mem_mhz}};
+  for (const auto& [name, value] : fields) {
+    if (!std::isfinite(value) || value < 0) {
+      *error = fmt::format("{} = {} must be a finite frequency >= 0 MHz (0 = infer from the file)",
+                           name, value);
+      return false;
+    }
+  }
+  return true;
+}
+
+Layout ReadGpmtoolHeader(CsvReader* reader) {
+  std::vector<std::string> fields;
+  auto next_line = [&](int k) {
+    if (reader->Next(&fields)) return;
+    if (k == 1) throw InputError(reader->path(), 1, "", "the file is empty");
+    throw InputError(
+        reader->path(), reader->line(), fmt::format("header line {}", k),
+        fmt::format("the file ends inside the 4-line gpmTOOL header (after line {})", k - 1));
+  };
+
+  next_line(1);
+  if (!fields.empty()) StripByteOrderMark(&fields[0]);
+  if (fields.size() != 1) {
+    reader->Fail("header line 1", fmt::format("expected one field, the number of frequency "
+                                              "domains (1 or 2), got {} fields",
+                                              fields.size()));
+  }
+  const int num_domains = ParseCount(*reader, fields[0], "header line 1", "the number of domains");
+  if (num_domains != 1 && num_domains != 2) {
+    reader->Fail("header line 1",
+                 fmt::format("the number of frequency domains must be 1 or 2, got {}", fields[0]));
+  }
+  Layout layout;
+  layout.domains.resize(num_domains);
+  for (int d = 0; d < num_domains; ++d) layout.domains[d].name = kDomainNames[d];
+
+  next_line(2);
+  if (static_cast<int>(fields.size()) != num_domains) {
+    reader->Fail("header line 2", fmt::format("expected {} default frequencies (one per domain), "
+                                              "got {} fields",
+                                              num_domains, fields.size()));
+  }
+  for (int d = 0; d < num_domains; ++d) {
+    layout.domains[d].default_freq_mhz =
+        ReadPositive(*reader, fields[d], "header line 2", "a default frequency");
+  }
+
+  next_line(3);
+  if (static_cast<int>(fields.size()) != num_domains) {
+    reader->Fail("header line 3", fmt::format("expected {} component counts (one per domain), "
+                                              "got {} fields",
+                                              num_domains, fields.size()));
+  }
+  std::vector<int> counts(num_domains);
+  int total = 0;
+  for (int d = 0; d < num_domains; ++d) {
+    counts[d] = ParseCount(*reader, fields[d], "header line 3", "a component count");
+    total += counts[d];
+  }
+  if (total == 0) reader->Fail("header line 3", "the header declares no components");
+
+  next_line(4);
+  if (static_cast<int>(fields.size()) != total) {
+    std::string sum;
+    for (int d = 0; d < num_domains; ++d) sum += (d > 0 ? "+" : "") + std::to_string(counts[d]);
+    reader->Fail("header line 4", fmt::format("line 3 declares {} components ({}), this line "
+                                              "names {}",
+                                              total, sum, fields.size()));
+  }
+  std::set<std::string> seen;
+  size_t k = 0;
+  for (int d = 0; d < num_domains; ++d) {
+    for (int i = 0; i < counts[d]; ++i, ++k) {
+      if (fields[k].empty()) {
+        reader->Fail("header line 4", fmt::format("component {} has an empty name", k + 1));
+      }
+      if (!seen.insert(CanonicalComponentName(fields[k])).second) {
+        reader->Fail("header line 4", fmt::format("component '{}' is named twice", fields[k]));
+      }
+      layout.domains[d].components.push_back(fields[k]);
+    }
+  }
+  return layout;
+}
+
+Corpus ReadCorpus(const std::string& path, const CorpusReadOptions& options) {
+  std::string error;
+  if (!options.Check(&error)) throw OptionError(error);
+  std::vector<std::string> first;
+  {
+    CsvReader reader(path);
+    if (!reader.Next(&first)) throw InputError(path, 1, "", "the file is empty");
+    StripByteOrderMark(&first[0]);
+    if (ToLower(first[0]) == "benchmark") return ReadTidyCorpus(&reader, first, options);
+    if (first.size() != 1) {
+      reader.Fail("header line 1",
+                  fmt::format("expected a gpmTOOL header (line 1: the number of frequency "
+                              "domains) or a tidy CSV header whose first column is 'benchmark', "
+                              "got {} fields starting with '{}'",
+                              first.size(), first[0]));
+    }
+  }
+  return ReadGpmtoolCorpus(path);
+}
+
+}  // namespace wattcal

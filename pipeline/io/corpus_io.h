@@ -1,0 +1,49 @@
+// Reading measurement corpora: gpmTOOL's files (training, real/allF, prediction) and the
+// tidy CSV. Every problem with the data is an InputError naming FILE:LINE and the field.
+#pragma once
+
+#include <string>
+
+#include "io/corpus.h"
+#include "io/csv_reader.h"
+
+namespace wattcal {
+
+struct CorpusReadOptions {
+  // Tidy files only: default (reference) core frequency in MHz; 0 = infer it from the file,
+  // allowed only when every row has the same core frequency.
+  double default_core_mhz = 0.0;
+  // Tidy files only: default (reference) memory frequency in MHz; 0 = infer it from the
+  // file, allowed only when every row has the same memory frequency.
+  double default_mem_mhz = 0.0;
+
+  // False, with a sentence naming the field, its value and the rule broken, when invalid.
+  bool Check(std::string* error) const;
+};
+
+// Reads a corpus file, whose format is recognised from its first line:
+//
+// * gpmTOOL (TPDS 2019): 4 header lines (number of domains, default frequency per domain
+//   in MHz, components per domain, component names), then rows of one of three widths:
+//     P,f_1..f_D,U_1..U_n          training   -> CorpusKind::kTraining
+//     name,P,f_1..f_D,U_1..U_n     real/allF  -> CorpusKind::kMeasured
+//     name,U_1..U_n                prediction -> CorpusKind::kActivity
+//   The kind follows from the width of the first data row. Training rows carry no names:
+//   rows with identical utilisation vectors form one benchmark, named micro_001, micro_002,
+//   ... in order of first appearance.
+// * tidy CSV: a header row starting with `benchmark`, then in any order `power_w` (or
+//   `power_mw`), `f_core_mhz` and `f_mem_mhz` (or `_ghz`, `_khz`), and one column per
+//   component, `core:NAME`, `mem:NAME` or `NAME` (core). Without a power column the file
+//   is an activity corpus (frequencies optional). Default frequencies come from `options`
+//   or, when 0, from the file's single frequency of that domain. An activity file without
+//   frequency columns and without option defaults has default frequencies 0 (unknown).
+//
+// Utilisations above 1 are kept as read and reported in one LogWarning.
+// Throws InputError for bad data, OptionError when `options` fails Check().
+Corpus ReadCorpus(const std::string& path, const CorpusReadOptions& options = {});
+
+// Reads the 4-line gpmTOOL header (shared by corpus and model files) from the start of
+// `reader`: domains are named "core" and "mem". Throws InputError on a malformed header.
+Layout ReadGpmtoolHeader(CsvReader* reader);
+
+}  // namespace wattcal

@@ -1,0 +1,550 @@
+#include "io/model_io.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "io/corpus_io.h"
+#include "io/csv_reader.h"
+#include "util/errors.h"
+#include "util/output.h"
+
+namespace wattcal {
+namespace {
+
+using Json = nlohmann::json;
+using OrderedJson = nlohmann::ordered_json;
+
+constexpr const char* kDomainNames[2] = {"core", "mem"};
+
+// ---------------------------------------------------------------------------------------
+// Checks shared by both formats.
+
+// "" when `levels` are positive and strictly increasing, else what is wrong.
+std::string CheckLevels(const std::vector<double>& levels) {
+  if (levels.empty()) return "no frequency levels";
+  for (size_t j = 0; j < levels.size(); ++j) {
+    if (!(levels[j] > 0))
+      return fmt::format("frequency level {} is {}, must be > 0", j + 1, levels[j]);
+    if (j > 0 && !(levels[j] > levels[j - 1])) {
+      return fmt::format(
+          "frequency levels must be strictly increasing: level {} is {} MHz after "
+          "{} MHz",
+          j + 1, levels[j], levels[j - 1]);
+    }
+  }
+  return "";
+}
+
+// "" when `voltages` fit `levels` and are positive, else what is wrong.
+std::string CheckVoltages(const std::vector<double>& voltages, const std::vector<double>& levels) {
+  if (voltages.size() != levels.size()) {
+    return fmt::format("{} voltages for {} frequency levels", voltages.size(), levels.size());
+  }
+  for (size_t j = 0; j < voltages.size(); ++j) {
+    if (!(voltages[j] > 0)) return fmt::format("voltage {} is {}, must be > 0", j + 1, voltages[j]);
+  }
+  return "";
+}
+
+// ---------------------------------------------------------------------------------------
+// gpmTOOL CSV.
+
+std::string FormatNumber(double x) { return fmt::format("{:.17g}", x); }
+
+std::string FormatFrequency(double f_mhz) {
+  if (f_mhz == std::floor(f_mhz) && std::fabs(f_mhz) < 1e15) return fmt::format("{:.0f}", f_mhz);
+  return FormatNumber(f_mhz);
+}
+
+// A CSV field, quoted only when it must be (a comma, quote, line break or edge space).
+std::string CsvField(const std::string& s) {
+  const bool plain = s.find_first_of(",\"\n\r") == std::string::npos &&
+                     (s.empty() || (s.front() != ' ' && s.back() != ' '));
+  if (plain) return s;
+  std::string quoted = "\"";
+  for (char c : s) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+template <typename T, typename Format>
+std::string JoinLine(const std::vector<T>& values, Format format) {
+  std::string line;
+  for (size_t i = 0; i < values.size(); ++i) line += (i > 0 ? "," : "") + format(values[i]);
+  return line + "\n";
+}
+
+PowerModel ReadGpmtoolModel(const std::string& path) {
+  CsvReader reader(path);
+  PowerModel model;
+  model.layout = ReadGpmtoolHeader(&reader);
+  const int num_domains = model.layout.num_domains();
+  const std::vector<std::string> names = model.layout.ComponentNames();
+
+  std::vector<std::string> fields;
+  // Reads the next line; one trailing empty field (a trailing comma) is dropped.
+  auto next_line = [&](const std::string& field, const std::string& what) {
+    if (!reader.Next(&fields)) {
+      throw InputError(path, reader.line(), field,
+                       fmt::format("the file ends after this line; expected a line with {}", what));
+    }
+    if (fields.size() > 1 && fields.back().empty()) fields.pop_back();
+  };
+  auto read_numbers = [&](const std::vector<std::string>& field_names) {
+    std::vector<double> values;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      values.push_back(
+          reader.ParseNumber(fields[i], field_names[std::min(i, field_names.size() - 1)]));
+    }
+    return values;
+  };
+
+  model.freq_levels_mhz.resize(num_domains);
+  for (int d = 0; d < num_domains; ++d) {
+    const std::string field = fmt::format("freq_levels_mhz[{}]", kDomainNames[d]);
+    next_line(field, fmt::format("the {} frequency levels (MHz)", kDomainNames[d]));
+    model.freq_levels_mhz[d] = read_numbers({field});
+    const std::string problem = CheckLevels(model.freq_levels_mhz[d]);
+    if (!problem.empty()) reader.Fail(field, problem);
+  }
+
+  // Coefficients: [alpha0_k..., alpha1_k..., gamma_i...] (gpmTOOL: beta0..beta3, omega_i).
+  std::vector<std::string> coefficient_fields;
+  for (int d = 0; d < num_domains; ++d) {
+    coefficient_fields.push_back(fmt::format("static_w[{}]", kDomainNames[d]));
+  }
+  for (int d = 0; d < num_domains; ++d) {
+    coefficient_fields.push_back(fmt::format("idle_dyn_w_per_mhz[{}]", kDomainNames[d]));
+  }
+  for (const std::string& name : names) {
+    coefficient_fields.push_back(fmt::format("component_w_per_mhz[{}]", name));
+  }
+  next_line("coefficients", "the model coefficients");
+  if (static_cast<int>(fields.size()) != model.num_coefficients()) {
+    reader.Fail("coefficients",
+                fmt::format("expected {} coefficients (2 per domain for {} domain(s) + {} "
+                            "components), got {}",
+                            model.num_coefficients(), num_domains, names.size(), fields.size()));
+  }
+  model.SetCoefficients(read_numbers(coefficient_fields));
+
+  model.voltage_rel.resize(num_domains);
+  for (int d = 0; d < num_domains; ++d) {
+    const std::string field = fmt::format("voltage_rel[{}]", kDomainNames[d]);
+    next_line(field, fmt::format("the {} relative voltages", kDomainNames[d]));
+    model.voltage_rel[d] = read_numbers({field});
+    const std::string problem = CheckVoltages(model.voltage_rel[d], model.freq_levels_mhz[d]);
+    if (!problem.empty()) reader.Fail(field, problem);
+  }
+  if (reader.Next(&fields)) {
+    reader.Fail("", fmt::format("unexpected line after the {} voltage line(s) that end a gpmTOOL "
+                                "model file",
+                                num_domains));
+  }
+
+  bool fixed = true;
+  for (const std::vector<double>& levels : model.freq_levels_mhz)
+    fixed = fixed && levels.size() == 1;
+  model.method = fixed ? "fixed" : "dvfs";
+  return model;
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON.
+
+// Line of every value of a (valid) JSON text, by path: "fit.iterations",
+// "layout.domains[1].components[0]". Lets errors found after parsing name their line.
+class JsonLineIndex {
+ public:
+  explicit JsonLineIndex(const std::string& text) : text_(text) { Value(""); }
+
+  // Line of `path`, or of its nearest enclosing value when it is absent (a missing key).
+  int64_t LineOf(std::string path) const {
+    while (true) {
+      const auto it = lines_.find(path);
+      if (it != lines_.end()) return it->second;
+      if (path.empty()) return 1;
+      const size_t cut = path.find_last_of(".[");
+      path = cut == std::string::npos ? "" : path.substr(0, cut);
+    }
+  }
+
+ private:
+  bool AtEnd() const { return pos_ >= text_.size(); }
+
+  void SkipSpace() {
+    while (!AtEnd() && std::isspace(static_cast<unsigned char>(text_[pos_]))) {
+      if (text_[pos_] == '\n') ++line_;
+      ++pos_;
+    }
+  }
+
+  std::string String() {
+    std::string s;
+    ++pos_;  // opening quote
+    while (!AtEnd() && text_[pos_] != '"') {
+      if (text_[pos_] == '\\') ++pos_;
+      if (!AtEnd()) s += text_[pos_++];
+    }
+    ++pos_;  // closing quote
+    return s;
+  }
+
+  void Value(const std::string& path) {
+    SkipSpace();
+    if (AtEnd()) return;
+    lines_[path] = line_;
+    const char c = text_[pos_];
+    if (c == '{' || c == '[') {
+      const char close = c == '{' ? '}' : ']';
+      ++pos_;
+      for (int index = 0;; ++index) {
+        SkipSpace();
+        if (AtEnd()) return;
+        if (text_[pos_] == close) break;
+        if (c == '{') {
+          const std::string key = String();
+          SkipSpace();
+          ++pos_;  // ':'
+          Value(path.empty() ? key : path + "." + key);
+        } else {
+          Value(fmt::format("{}[{}]", path, index));
+        }
+        SkipSpace();
+        if (!AtEnd() && text_[pos_] == ',') ++pos_;
+      }
+      ++pos_;  // closing bracket
+    } else if (c == '"') {
+      String();
+    } else {
+      while (!AtEnd() && std::strchr(",]} \t\r\n", text_[pos_]) == nullptr) ++pos_;
+    }
+  }
+
+  const std::string& text_;
+  size_t pos_ = 0;
+  int64_t line_ = 1;
+  std::map<std::string, int64_t> lines_;
+};
+
+const char* JsonTypeName(const Json& v) { return v.type_name(); }
+
+class JsonModelReader {
+ public:
+  JsonModelReader(const std::string& path, const std::string& text, const Json& root)
+      : path_(path), lines_(text), root_(root) {}
+
+  PowerModel Read() {
+    if (!root_.is_object()) Fail("", "expected a JSON object at the top level");
+    const std::string format = String(root_, "", "format");
+    if (format != kModelJsonFormat) {
+      Fail("format", fmt::format("expected \"{}\", got \"{}\"", kModelJsonFormat, format));
+    }
+    const int version = Int(root_, "", "version");
+    if (version != PowerModel::kFormatVersion) {
+      Fail("version", fmt::format("unsupported model format version {}; this wattcal reads "
+                                  "version {}",
+                                  version, PowerModel::kFormatVersion));
+    }
+    PowerModel model;
+    model.method = String(root_, "", "method");
+    if (model.method != "dvfs" && model.method != "fixed") {
+      Fail("method", fmt::format("expected \"dvfs\" or \"fixed\", got \"{}\"", model.method));
+    }
+    model.trained_on = String(root_, "", "trained_on");
+    ReadLayout(&model.layout);
+    const int num_domains = model.layout.num_domains();
+
+    const Json& levels = Array(root_, "", "freq_levels_mhz", num_domains);
+    const Json& voltages = Array(root_, "", "voltage_rel", num_domains);
+    for (int d = 0; d < num_domains; ++d) {
+      const std::string levels_path = fmt::format("freq_levels_mhz[{}]", d);
+      const std::string voltages_path = fmt::format("voltage_rel[{}]", d);
+      model.freq_levels_mhz.push_back(Numbers(levels[d], levels_path, -1));
+      std::string problem = CheckLevels(model.freq_levels_mhz[d]);
+      if (!problem.empty()) Fail(levels_path, problem);
+      model.voltage_rel.push_back(Numbers(voltages[d], voltages_path, -1));
+      problem = CheckVoltages(model.voltage_rel[d], model.freq_levels_mhz[d]);
+      if (!problem.empty()) Fail(voltages_path, problem);
+    }
+    if (model.method == "fixed") {
+      for (int d = 0; d < num_domains; ++d) {
+        if (model.freq_levels_mhz[d].size() != 1) {
+          Fail(fmt::format("freq_levels_mhz[{}]", d),
+               fmt::format("a \"fixed\" model has one frequency level per domain, got {}",
+                           model.freq_levels_mhz[d].size()));
+        }
+      }
+    }
+    model.static_w = Numbers(Get(root_, "", "static_w"), "static_w", num_domains);
+    model.idle_dyn_w_per_mhz =
+        Numbers(Get(root_, "", "idle_dyn_w_per_mhz"), "idle_dyn_w_per_mhz", num_domains);
+
+    const std::vector<std::string> names = model.layout.ComponentNames();
+    const Json& components = Array(root_, "", "component_w_per_mhz", names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      const std::string path = fmt::format("component_w_per_mhz[{}]", i);
+      const std::string name = String(components[i], path, "component");
+      if (name != names[i]) {
+        Fail(path + ".component",
+             fmt::format("expected component '{}' (layout order), got '{}'", names[i], name));
+      }
+      model.component_w_per_mhz.push_back(Number(components[i], path, "w_per_mhz"));
+    }
+    ReadFit(&model.fit);
+    return model;
+  }
+
+ private:
+  [[noreturn]] void Fail(const std::string& field, const std::string& message) const {
+    throw InputError(path_, lines_.LineOf(field), field, message);
+  }
+
+  static std::string Join(const std::string& parent, const std::string& key) {
+    return parent.empty() ? key : parent + "." + key;
+  }
+
+  const Json& Get(const Json& object, const std::string& parent, const std::string& key) const {
+    if (!object.is_object()) {
+      Fail(parent, fmt::format("expected an object, got {}", JsonTypeName(object)));
+    }
+    const auto it = object.find(key);
+    if (it == object.end()) Fail(Join(parent, key), fmt::format("missing key \"{}\"", key));
+    return *it;
+  }
+
+  std::string String(const Json& object, const std::string& parent, const std::string& key) const {
+    const Json& v = Get(object, parent, key);
+    if (!v.is_string())
+      Fail(Join(parent, key), fmt::format("expected a string, got {}", JsonTypeName(v)));
+    return v.get<std::string>();
+  }
+
+  double NumberValue(const Json& v, const std::string& path) const {
+    if (!v.is_number())
+      Fail(path, fmt::format("expected a finite number, got {}", JsonTypeName(v)));
+    const double x = v.get<double>();
+    if (!std::isfinite(x)) Fail(path, "expected a finite number");
+    return x;
+  }
+
+  double Number(const Json& object, const std::string& parent, const std::string& key) const {
+    return NumberValue(Get(object, parent, key), Join(parent, key));
+  }
+
+  int Int(const Json& object, const std::string& parent, const std::string& key) const {
+    const Json& v = Get(object, parent, key);
+    if (!v.is_number_integer()) {
+      Fail(Join(parent, key), fmt::format("expected a whole number, got {}", v.dump()));
+    }
+    return v.get<int>();
+  }
+
+  bool Bool(const Json& object, const std::string& parent, const std::string& key) const {
+    const Json& v = Get(object, parent, key);
+    if (!v.is_boolean())
+      Fail(Join(parent, key), fmt::format("expected true or false, got {}", v.dump()));
+    return v.get<bool>();
+  }
+
+  // The array at `key`, which must have `count` elements (any number when count < 0).
+  const Json& Array(const Json& object, const std::string& parent, const std::string& key,
+                    int64_t count) const {
+    const Json& v = Get(object, parent, key);
+    CheckArray(v, Join(parent, key), count);
+    return v;
+  }
+
+  void CheckArray(const Json& v, const std::string& path, int64_t count) const {
+    if (!v.is_array()) Fail(path, fmt::format("expected an array, got {}", JsonTypeName(v)));
+    if (count >= 0 && static_cast<int64_t>(v.size()) != count) {
+      Fail(path, fmt::format("expected {} elements, got {}", count, v.size()));
+    }
+  }
+
+  std::vector<double> Numbers(const Json& v, const std::string& path, int64_t count) const {
+    CheckArray(v, path, count);
+    std::vector<double> out;
+    for (size_t i = 0; i < v.size(); ++i)
+      out.push_back(NumberValue(v[i], fmt::format("{}[{}]", path, i)));
+    return out;
+  }
+
+  void ReadLayout(Layout* layout) const {
+    const Json& layout_json = Get(root_, "", "layout");
+    const Json& domains = Get(layout_json, "layout", "domains");
+    CheckArray(domains, "layout.domains", -1);
+    if (domains.size() != 1 && domains.size() != 2) {
+      Fail("layout.domains",
+           fmt::format("expected 1 or 2 frequency domains, got {}", domains.size()));
+    }
+    std::set<std::string> seen;
+    for (size_t d = 0; d < domains.size(); ++d) {
+      const std::string path = fmt::format("layout.domains[{}]", d);
+      FrequencyDomain domain;
+      domain.name = String(domains[d], path, "name");
+      if (domain.name != kDomainNames[d]) {
+        Fail(path + ".name", fmt::format("domain {} must be named \"{}\", got \"{}\"", d,
+                                         kDomainNames[d], domain.name));
+      }
+      domain.default_freq_mhz = Number(domains[d], path, "default_freq_mhz");
+      if (!(domain.default_freq_mhz > 0)) {
+        Fail(path + ".default_freq_mhz",
+             fmt::format("must be > 0 MHz, got {}", domain.default_freq_mhz));
+      }
+      const Json& components = Array(domains[d], path, "components", -1);
+      for (size_t i = 0; i < components.size(); ++i) {
+        const std::string component_path = fmt::format("{}.components[{}]", path, i);
+        if (!components[i].is_string() || components[i].get<std::string>().empty()) {
+          Fail(component_path, "expected a non-empty component name");
+        }
+        const std::string name = components[i].get<std::string>();
+        if (!seen.insert(CanonicalComponentName(name)).second) {
+          Fail(component_path, fmt::format("component '{}' is named twice", name));
+        }
+        domain.components.push_back(name);
+      }
+      layout->domains.push_back(domain);
+    }
+    if (layout->num_components() == 0) Fail("layout.domains", "the layout has no components");
+  }
+
+  void ReadFit(FitReport* fit) const {
+    const Json& f = Get(root_, "", "fit");
+    fit->solver = String(f, "fit", "solver");
+    fit->loss = String(f, "fit", "loss");
+    fit->loss_scale = Number(f, "fit", "loss_scale");
+    fit->residual = String(f, "fit", "residual");
+    fit->converged = Bool(f, "fit", "converged");
+    fit->iterations = Int(f, "fit", "iterations");
+    fit->initial_cost = Number(f, "fit", "initial_cost");
+    fit->final_cost = Number(f, "fit", "final_cost");
+    fit->time_s = Number(f, "fit", "time_s");
+    fit->termination = String(f, "fit", "termination");
+    fit->train_rows = Int(f, "fit", "train_rows");
+    fit->train_benchmarks = Int(f, "fit", "train_benchmarks");
+    fit->train_rmse_w = Number(f, "fit", "train_rmse_w");
+    fit->train_mape_pct = Number(f, "fit", "train_mape_pct");
+    fit->train_max_ape_pct = Number(f, "fit", "train_max_ape_pct");
+    fit->train_r2 = Number(f, "fit", "train_r2");
+  }
+
+  const std::string& path_;
+  JsonLineIndex lines_;
+  const Json& root_;
+};
+
+PowerModel ReadJsonModel(const std::string& path, const std::string& text) {
+  Json root;
+  try {
+    root = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    const size_t end = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    const int64_t line =
+        1 + std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(end), '\n');
+    std::string what = e.what();
+    const size_t detail = what.find("parse error");
+    throw InputError(path, line, "",
+                     "invalid JSON: " + (detail == std::string::npos ? what : what.substr(detail)));
+  }
+  return JsonModelReader(path, text, root).Read();
+}
+
+}  // namespace
+
+std::string ModelToJson(const PowerModel& model) {
+  OrderedJson j;
+  j["format"] = kModelJsonFormat;
+  j["version"] = PowerModel::kFormatVersion;
+  j["wattcal_version"] = WattcalVersion();
+  j["method"] = model.method;
+  j["trained_on"] = model.trained_on;
+  OrderedJson domains = OrderedJson::array();
+  for (const FrequencyDomain& d : model.layout.domains) {
+    OrderedJson domain;
+    domain["name"] = d.name;
+    domain["default_freq_mhz"] = d.default_freq_mhz;
+    domain["components"] = d.components;
+    domains.push_back(domain);
+  }
+  j["layout"]["domains"] = domains;
+  j["freq_levels_mhz"] = model.freq_levels_mhz;
+  j["voltage_rel"] = model.voltage_rel;
+  j["static_w"] = model.static_w;
+  j["idle_dyn_w_per_mhz"] = model.idle_dyn_w_per_mhz;
+  OrderedJson components = OrderedJson::array();
+  const std::vector<std::string> names = model.layout.ComponentNames();
+  for (size_t i = 0; i < names.size() && i < model.component_w_per_mhz.size(); ++i) {
+    OrderedJson c;
+    c["component"] = names[i];
+    c["w_per_mhz"] = model.component_w_per_mhz[i];
+    components.push_back(c);
+  }
+  j["component_w_per_mhz"] = components;
+  const FitReport& f = model.fit;
+  OrderedJson fit;
+  fit["solver"] = f.solver;
+  fit["loss"] = f.loss;
+  fit["loss_scale"] = f.loss_scale;
+  fit["residual"] = f.residual;
+  fit["converged"] = f.converged;
+  fit["iterations"] = f.iterations;
+  fit["initial_cost"] = f.initial_cost;
+  fit["final_cost"] = f.final_cost;
+  fit["time_s"] = f.time_s;
+  fit["termination"] = f.termination;
+  fit["train_rows"] = f.train_rows;
+  fit["train_benchmarks"] = f.train_benchmarks;
+  fit["train_rmse_w"] = f.train_rmse_w;
+  fit["train_mape_pct"] = f.train_mape_pct;
+  fit["train_max_ape_pct"] = f.train_max_ape_pct;
+  fit["train_r2"] = f.train_r2;
+  j["fit"] = fit;
+  return j.dump(2) + "\n";
+}
+
+std::string ModelToGpmtoolCsv(const PowerModel& model) {
+  const Layout& layout = model.layout;
+  std::string out = fmt::format("{}\n", layout.num_domains());
+  std::vector<double> defaults;
+  std::vector<int> counts;
+  for (const FrequencyDomain& d : layout.domains) {
+    defaults.push_back(d.default_freq_mhz);
+    counts.push_back(static_cast<int>(d.components.size()));
+  }
+  out += JoinLine(defaults, FormatFrequency);
+  out += JoinLine(counts, [](int c) { return std::to_string(c); });
+  out += JoinLine(layout.ComponentNames(), CsvField);
+  for (const std::vector<double>& levels : model.freq_levels_mhz)
+    out += JoinLine(levels, FormatFrequency);
+  out += JoinLine(model.Coefficients(), FormatNumber);
+  for (const std::vector<double>& volts : model.voltage_rel) out += JoinLine(volts, FormatNumber);
+  return out;
+}
+
+PowerModel ReadModel(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "", std::string("cannot open file: ") + std::strerror(errno));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  size_t first = 0;
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) first = 3;
+  while (first < text.size() && std::isspace(static_cast<unsigned char>(text[first]))) ++first;
+  if (first < text.size() && text[first] == '{') return ReadJsonModel(path, text);
+  return ReadGpmtoolModel(path);
+}
+
+}  // namespace wattcal

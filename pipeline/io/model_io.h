@@ -1,0 +1,38 @@
+// Writing and reading calibrated power models: wattcal's versioned JSON and gpmTOOL's
+// model CSV. Every problem with a model file is an InputError naming FILE:LINE and the field.
+#pragma once
+
+#include <string>
+
+#include "model/power_model.h"
+
+namespace wattcal {
+
+// The `format` value of wattcal's JSON model files.
+inline constexpr const char* kModelJsonFormat = "wattcal-power-model";
+
+// The model as versioned JSON (format kModelJsonFormat, version PowerModel::kFormatVersion):
+//   format, version, wattcal_version, method, trained_on,
+//   layout: {domains: [{name, default_freq_mhz, components: [...]}, ...]},
+//   freq_levels_mhz: [[...] per domain], voltage_rel: [[...] per domain],
+//   static_w: [per domain], idle_dyn_w_per_mhz: [per domain],
+//   component_w_per_mhz: [{component, w_per_mhz}, ...] in layout order,
+//   fit: {every FitReport field under its own name}.
+// Keys are written in this order; numbers round-trip exactly.
+std::string ModelToJson(const PowerModel& model);
+
+// The model in gpmTOOL's model-file format: the 4 header lines, one frequency-level line per
+// domain, the coefficient line [alpha0_k..., alpha1_k..., gamma_i...] (gpmTOOL's beta0..beta3,
+// omega_i), then one relative-voltage line per domain. Numbers are printed with %.17g
+// (round-trip exact); frequencies are printed as integers when integral.
+std::string ModelToGpmtoolCsv(const PowerModel& model);
+
+// Reads either format: JSON when the first non-blank byte is '{', else gpmTOOL's CSV (whose
+// numeric lines may end with one trailing comma). A gpmTOOL model whose domains each have
+// one frequency level is method "fixed", else "dvfs"; its fit report is empty.
+// Throws InputError on a missing or mistyped key, a wrong format or version, wrong counts,
+// frequency levels not strictly increasing, non-positive frequencies or voltages, or a
+// non-finite number. Negative coefficients are accepted.
+PowerModel ReadModel(const std::string& path);
+
+}  // namespace wattcal
