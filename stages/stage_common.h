@@ -6,8 +6,39 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "fit/calibrate.h"
+#include "io/corpus_io.h"
 
 namespace wattcal {
+
+// The command-line form of CalibrationOptions, shared by calibrate and validate --cv-folds.
+struct CalibrationFlags {
+  std::string method = "dvfs";
+  std::string solver = "joint";
+  std::string loss;      // "" = the method's default (see DefaultLoss)
+  std::string residual;  // "" = "absolute"
+  double loss_scale_w = 0.0;
+  double voltage_min = 0.5;
+  double voltage_max = 2.0;
+  int max_iterations = 500;
+  bool start_from_alternating = false;
+  int threads = 1;
+  double default_core_mhz = 0.0;
+  double default_mem_mhz = 0.0;
+};
+
+// Adds --method, --solver, --loss, --loss-scale, --residual, --voltage-min/max,
+// --max-iterations, --start-from-alternating, --threads and --default-core/mem-mhz.
+void AddCalibrationOptions(CLI::App* app, CalibrationFlags* flags);
+
+// Turns the flags into checked CalibrationOptions (OptionError names the flag).
+CalibrationOptions ToCalibrationOptions(const CalibrationFlags& flags);
+CorpusReadOptions ToCorpusReadOptions(const CalibrationFlags& flags);
+
+// The effective options, for manifests and model files.
+nlohmann::json CalibrationOptionsToJson(const CalibrationOptions& options);
 
 // Adds --quiet / --verbose to `app`.
 void AddLoggingOptions(CLI::App* app);

@@ -59,7 +59,7 @@ std::string CheckVoltages(const std::vector<double>& voltages, const std::vector
 // ---------------------------------------------------------------------------------------
 // gpmTOOL CSV.
 
-std::string FormatNumber(double x) { return fmt::format("{:.17g}", x); }
+std::string FormatNumber(double x) { return fmt::format("{}", x); }
 
 std::string FormatFrequency(double f_mhz) {
   if (f_mhz == std::floor(f_mhz) && std::fabs(f_mhz) < 1e15) return fmt::format("{:.0f}", f_mhz);

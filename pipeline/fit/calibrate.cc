@@ -1,0 +1,711 @@
+#include "fit/calibrate.h"
+
+#include <ceres/ceres.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <set>
+
+#include "fit/nnls.h"
+#include "util/errors.h"
+#include "util/logging.h"
+
+namespace wattcal {
+
+const char* FitMethodName(FitMethod v) { return v == FitMethod::kDvfs ? "dvfs" : "fixed"; }
+const char* FitSolverName(FitSolver v) {
+  return v == FitSolver::kJoint ? "joint" : "alternating";
+}
+const char* FitLossName(FitLoss v) {
+  switch (v) {
+    case FitLoss::kL2: return "l2";
+    case FitLoss::kHuber: return "huber";
+    case FitLoss::kCauchy: return "cauchy";
+  }
+  return "?";
+}
+const char* FitResidualName(FitResidual v) {
+  return v == FitResidual::kAbsolute ? "absolute" : "relative";
+}
+
+bool CalibrationOptions::Check(std::string* error) const {
+  auto fail = [error](const std::string& m) {
+    *error = m;
+    return false;
+  };
+  if (!(loss_scale >= 0.0)) return fail(fmt::format("loss_scale = {} must be >= 0", loss_scale));
+  if (!(voltage_min > 0.0 && voltage_min <= 1.0)) {
+    return fail(fmt::format("voltage_min = {} must lie in (0, 1]", voltage_min));
+  }
+  if (!(voltage_max >= 1.0)) return fail(fmt::format("voltage_max = {} must be >= 1", voltage_max));
+  if (max_solver_iterations < 1) {
+    return fail(fmt::format("max_solver_iterations = {} must be >= 1", max_solver_iterations));
+  }
+  if (max_alternating_iterations < 1) {
+    return fail(
+        fmt::format("max_alternating_iterations = {} must be >= 1", max_alternating_iterations));
+  }
+  if (!(alternating_tolerance_pct > 0.0)) {
+    return fail(fmt::format("alternating_tolerance_pct = {} must be > 0", alternating_tolerance_pct));
+  }
+  if (alternating_patience < 1) {
+    return fail(fmt::format("alternating_patience = {} must be >= 1", alternating_patience));
+  }
+  if (num_threads < 1) return fail(fmt::format("num_threads = {} must be >= 1", num_threads));
+  if (method == FitMethod::kDvfs && solver == FitSolver::kAlternating &&
+      (loss != FitLoss::kL2 || residual != FitResidual::kAbsolute)) {
+    return fail(fmt::format(
+        "solver = alternating reproduces gpmTOOL and supports only loss = l2 with residual = "
+        "absolute (got loss = {}, residual = {})",
+        FitLossName(loss), FitResidualName(residual)));
+  }
+  return true;
+}
+
+double CalibrationOptions::EffectiveLossScale() const {
+  if (loss_scale > 0.0) return loss_scale;
+  return residual == FitResidual::kRelative ? 0.05 : 3.0;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The rows of a corpus arranged for fitting: per row the level index of each domain.
+struct FitData {
+  const Corpus* corpus = nullptr;
+  int num_domains = 0;
+  int num_components = 0;
+  std::vector<int> domain_of;                     // per component
+  std::vector<std::vector<double>> levels;        // per domain, ascending
+  std::vector<int> default_level;                 // per domain
+  std::vector<std::vector<int>> level_of_row;     // [domain][row]
+  std::vector<std::vector<std::vector<int>>> rows_at_level;  // [domain][level] -> rows
+};
+
+FitData PrepareFitData(const Corpus& train) {
+  if (!train.has_power()) {
+    throw InputError(train.path, 0, "power_w", "the training file has no measured power");
+  }
+  if (!train.has_freq()) {
+    throw InputError(train.path, 0, "f_core_mhz", "the training file has no frequencies");
+  }
+  if (train.rows() == 0) throw InputError(train.path, 0, "", "the training file has no rows");
+  FitData data;
+  data.corpus = &train;
+  data.num_domains = train.layout.num_domains();
+  data.num_components = train.layout.num_components();
+  data.domain_of = train.layout.ComponentDomains();
+  data.level_of_row.resize(data.num_domains);
+  data.rows_at_level.resize(data.num_domains);
+  for (int d = 0; d < data.num_domains; ++d) {
+    data.levels.push_back(train.FrequencyLevels(d));
+    const std::vector<double>& lv = data.levels.back();
+    const double f_default = train.layout.domains[d].default_freq_mhz;
+    const auto it = std::find(lv.begin(), lv.end(), f_default);
+    if (it == lv.end()) {
+      throw InputError(train.path, 2, train.layout.domains[d].name + " default frequency",
+                       fmt::format("the default {} frequency {} MHz has no rows (measured: {} "
+                                   "to {} MHz)",
+                                   train.layout.domains[d].name, f_default, lv.front(),
+                                   lv.back()));
+    }
+    data.default_level.push_back(static_cast<int>(it - lv.begin()));
+    data.rows_at_level[d].resize(lv.size());
+    data.level_of_row[d].resize(train.rows());
+    for (int r = 0; r < train.rows(); ++r) {
+      const int j = static_cast<int>(std::lower_bound(lv.begin(), lv.end(), train.freq_mhz(r, d)) -
+                                     lv.begin());
+      data.level_of_row[d][r] = j;
+      data.rows_at_level[d][j].push_back(r);
+    }
+  }
+  if (train.RowsAtDefault().empty()) {
+    std::string pair;
+    for (const FrequencyDomain& dom : train.layout.domains) {
+      pair += (pair.empty() ? "" : "/") + fmt::format("{}", dom.default_freq_mhz);
+    }
+    throw InputError(train.path, 2, "default frequencies",
+                     "no rows at the default V-F pair " + pair + " MHz");
+  }
+  return data;
+}
+
+// Builds the row of the linear design matrix for fixed voltages:
+// [v_k..., v_k^2 f_k..., v^2 f U_i...] (TPDS Eqs. 5-6 are linear in the coefficients).
+void DesignRow(const FitData& data, int r, const std::vector<std::vector<double>>& volts,
+               double* out) {
+  const Corpus& c = *data.corpus;
+  const int nd = data.num_domains;
+  double v2f[2] = {0.0, 0.0};
+  for (int d = 0; d < nd; ++d) {
+    const double v = volts[d][data.level_of_row[d][r]];
+    v2f[d] = v * v * c.freq_mhz(r, d);
+    out[d] = v;
+    out[nd + d] = v2f[d];
+  }
+  for (int i = 0; i < data.num_components; ++i) {
+    out[2 * nd + i] = v2f[data.domain_of[i]] * c.util_frac(r, i);
+  }
+}
+
+// NNLS for the coefficients with voltages fixed (TPDS Fig. 5, Problem 2). Rows are
+// weighted by 1/P for relative residuals.
+std::vector<double> SolveCoefficients(const FitData& data,
+                                      const std::vector<std::vector<double>>& volts,
+                                      FitResidual residual) {
+  const Corpus& c = *data.corpus;
+  const int nc = 2 * data.num_domains + data.num_components;
+  Eigen::MatrixXd a(c.rows(), nc);
+  Eigen::VectorXd b(c.rows());
+  std::vector<double> row(nc);
+  for (int r = 0; r < c.rows(); ++r) {
+    DesignRow(data, r, volts, row.data());
+    const double w = residual == FitResidual::kRelative ? 1.0 / c.power_w(r) : 1.0;
+    for (int j = 0; j < nc; ++j) a(r, j) = row[j] * w;
+    b(r) = c.power_w(r) * w;
+  }
+  const Eigen::VectorXd x = SolveNnls(a, b);
+  return {x.data(), x.data() + x.size()};
+}
+
+// ---------------------------------------------------------------------------------------
+// Joint solve.
+//
+// Monotone voltages through non-negative increments: for levels above the default one,
+// v_j = v_{j-1} + s_j (v_max - v_{j-1}); below it, v_j = v_{j+1} - s_j (v_{j+1} - v_min);
+// with 0 <= s_j <= 1 each increment is non-negative and a fraction of the room left to the
+// bound, so v is non-decreasing, v_default = 1 and v_min <= v <= v_max hold exactly through
+// box bounds alone (Ceres supports only bounds, FORMATS.md §6.1).
+class VoltageCurve {
+ public:
+  VoltageCurve(int num_levels, int default_level, double v_min, double v_max)
+      : m_(num_levels), k_(default_level), v_min_(v_min), v_max_(v_max) {}
+
+  int num_params() const { return m_ - 1; }
+  // Parameter index of level j (j != default).
+  int ParamOf(int j) const { return j < k_ ? j : j - 1; }
+
+  // Voltages and their Jacobian dv/ds (m x (m-1)).
+  void Evaluate(const double* s, std::vector<double>* v, Eigen::MatrixXd* dv_ds) const {
+    v->assign(m_, 1.0);
+    dv_ds->setZero(m_, std::max(m_ - 1, 0));
+    for (int j = k_ + 1; j < m_; ++j) {
+      const double sj = s[ParamOf(j)];
+      (*v)[j] = (*v)[j - 1] + sj * (v_max_ - (*v)[j - 1]);
+      dv_ds->row(j) = (1.0 - sj) * dv_ds->row(j - 1);
+      (*dv_ds)(j, ParamOf(j)) = v_max_ - (*v)[j - 1];
+    }
+    for (int j = k_ - 1; j >= 0; --j) {
+      const double sj = s[ParamOf(j)];
+      (*v)[j] = (*v)[j + 1] - sj * ((*v)[j + 1] - v_min_);
+      dv_ds->row(j) = (1.0 - sj) * dv_ds->row(j + 1);
+      (*dv_ds)(j, ParamOf(j)) = -((*v)[j + 1] - v_min_);
+    }
+  }
+
+  // Parameters that reproduce voltages `v` (clamped into the feasible set).
+  std::vector<double> Invert(const std::vector<double>& v) const {
+    std::vector<double> s(std::max(m_ - 1, 0), 0.0);
+    std::vector<double> w(m_, 1.0);
+    for (int j = k_ + 1; j < m_; ++j) {
+      const double room = v_max_ - w[j - 1];
+      double sj = room > 0.0 ? (v[j] - w[j - 1]) / room : 0.0;
+      sj = std::clamp(sj, 0.0, 1.0);
+      s[ParamOf(j)] = sj;
+      w[j] = w[j - 1] + sj * room;
+    }
+    for (int j = k_ - 1; j >= 0; --j) {
+      const double room = w[j + 1] - v_min_;
+      double sj = room > 0.0 ? (w[j + 1] - v[j]) / room : 0.0;
+      sj = std::clamp(sj, 0.0, 1.0);
+      s[ParamOf(j)] = sj;
+      w[j] = w[j + 1] - sj * room;
+    }
+    return s;
+  }
+
+ private:
+  int m_, k_;
+  double v_min_, v_max_;
+};
+
+// Voltages of every domain computed once per evaluation point, shared by all rows.
+class VoltageState : public ceres::EvaluationCallback {
+ public:
+  VoltageState(std::vector<VoltageCurve> curves, std::vector<double*> params)
+      : curves_(std::move(curves)), params_(std::move(params)) {
+    v_.resize(curves_.size());
+    dv_.resize(curves_.size());
+    Update();
+  }
+  void PrepareForEvaluation(bool /*evaluate_jacobians*/, bool new_evaluation_point) override {
+    if (new_evaluation_point) Update();
+  }
+  void Update() {
+    for (size_t d = 0; d < curves_.size(); ++d) curves_[d].Evaluate(params_[d], &v_[d], &dv_[d]);
+  }
+  double v(int d, int j) const { return v_[d][j]; }
+  const Eigen::MatrixXd& dv(int d) const { return dv_[d]; }
+  const std::vector<std::vector<double>>& voltages() const { return v_; }
+
+ private:
+  std::vector<VoltageCurve> curves_;
+  std::vector<double*> params_;
+  std::vector<std::vector<double>> v_;
+  std::vector<Eigen::MatrixXd> dv_;
+};
+
+// Residual of one measured row: (P_model - P_meas) / sigma with sigma = 1 W (absolute) or
+// P_meas (relative). Parameter blocks: coefficients, then the s-vector of every domain
+// with more than one level.
+class RowCost : public ceres::CostFunction {
+ public:
+  RowCost(const FitData* data, const VoltageState* state, int row, double sigma,
+          const std::vector<int>& block_of_domain)
+      : data_(data), state_(state), row_(row), inv_sigma_(1.0 / sigma),
+        block_of_domain_(block_of_domain) {
+    set_num_residuals(1);
+    mutable_parameter_block_sizes()->push_back(2 * data->num_domains + data->num_components);
+    for (int d = 0; d < data->num_domains; ++d) {
+      if (block_of_domain_[d] >= 0) {
+        mutable_parameter_block_sizes()->push_back(
+            static_cast<int>(data->levels[d].size()) - 1);
+      }
+    }
+  }
+
+  bool Evaluate(double const* const* parameters, double* residuals,
+                double** jacobians) const override {
+    const Corpus& c = *data_->corpus;
+    const int nd = data_->num_domains;
+    const double* x = parameters[0];
+    double v[2], f[2], inner[2];
+    for (int d = 0; d < nd; ++d) {
+      v[d] = state_->v(d, data_->level_of_row[d][row_]);
+      f[d] = c.freq_mhz(row_, d);
+      inner[d] = x[nd + d];  // alpha1_k
+    }
+    for (int i = 0; i < data_->num_components; ++i) {
+      inner[data_->domain_of[i]] += x[2 * nd + i] * c.util_frac(row_, i);
+    }
+    // TPDS Eqs. 5-6: P = sum_k alpha0_k v_k + v_k^2 f_k (alpha1_k + sum_i gamma_i U_i).
+    double p = 0.0;
+    for (int d = 0; d < nd; ++d) p += x[d] * v[d] + v[d] * v[d] * f[d] * inner[d];
+    residuals[0] = (p - c.power_w(row_)) * inv_sigma_;
+    if (jacobians == nullptr) return true;
+    if (jacobians[0] != nullptr) {
+      double* jx = jacobians[0];
+      for (int d = 0; d < nd; ++d) {
+        jx[d] = v[d] * inv_sigma_;
+        jx[nd + d] = v[d] * v[d] * f[d] * inv_sigma_;
+      }
+      for (int i = 0; i < data_->num_components; ++i) {
+        const int d = data_->domain_of[i];
+        jx[2 * nd + i] = v[d] * v[d] * f[d] * c.util_frac(row_, i) * inv_sigma_;
+      }
+    }
+    for (int d = 0; d < nd; ++d) {
+      const int block = block_of_domain_[d];
+      if (block < 0 || jacobians[block] == nullptr) continue;
+      const double dp_dv = x[d] + 2.0 * v[d] * f[d] * inner[d];
+      const Eigen::MatrixXd& dv = state_->dv(d);
+      const int j = data_->level_of_row[d][row_];
+      for (int k = 0; k < dv.cols(); ++k) jacobians[block][k] = dp_dv * dv(j, k) * inv_sigma_;
+    }
+    return true;
+  }
+
+ private:
+  const FitData* data_;
+  const VoltageState* state_;
+  int row_;
+  double inv_sigma_;
+  std::vector<int> block_of_domain_;
+};
+
+struct SolveResult {
+  std::vector<double> coefficients;
+  std::vector<std::vector<double>> voltages;
+  FitReport report;
+};
+
+std::unique_ptr<ceres::LossFunction> MakeLoss(const CalibrationOptions& options) {
+  const double scale = options.EffectiveLossScale();
+  switch (options.loss) {
+    case FitLoss::kL2: return nullptr;
+    case FitLoss::kHuber: return std::make_unique<ceres::HuberLoss>(scale);
+    case FitLoss::kCauchy: return std::make_unique<ceres::CauchyLoss>(scale);
+  }
+  return nullptr;
+}
+
+SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
+                       const std::vector<double>& initial_coefficients,
+                       const std::vector<std::vector<double>>& initial_voltages) {
+  const Corpus& c = *data.corpus;
+  const int nd = data.num_domains;
+  std::vector<double> x = initial_coefficients;
+  std::vector<VoltageCurve> curves;
+  std::vector<std::vector<double>> s(nd);
+  std::vector<int> block_of_domain(nd, -1);
+  int next_block = 1;
+  for (int d = 0; d < nd; ++d) {
+    curves.emplace_back(static_cast<int>(data.levels[d].size()), data.default_level[d],
+                        options.voltage_min, options.voltage_max);
+    s[d] = curves[d].Invert(initial_voltages[d]);
+    if (curves[d].num_params() > 0) block_of_domain[d] = next_block++;
+  }
+  std::vector<double*> s_ptrs;
+  std::vector<double> empty_s(1, 0.0);
+  for (int d = 0; d < nd; ++d) s_ptrs.push_back(s[d].empty() ? empty_s.data() : s[d].data());
+  VoltageState state(curves, s_ptrs);
+
+  ceres::Problem::Options problem_options;
+  problem_options.evaluation_callback = &state;
+  problem_options.loss_function_ownership = ceres::DO_NOT_TAKE_OWNERSHIP;
+  ceres::Problem problem(problem_options);
+  std::unique_ptr<ceres::LossFunction> loss = MakeLoss(options);
+  std::vector<double*> blocks = {x.data()};
+  for (int d = 0; d < nd; ++d) {
+    if (block_of_domain[d] >= 0) blocks.push_back(s[d].data());
+  }
+  for (int r = 0; r < c.rows(); ++r) {
+    const double sigma = options.residual == FitResidual::kRelative ? c.power_w(r) : 1.0;
+    problem.AddResidualBlock(new RowCost(&data, &state, r, sigma, block_of_domain), loss.get(),
+                             blocks);
+  }
+  for (int j = 0; j < static_cast<int>(x.size()); ++j) problem.SetParameterLowerBound(x.data(), j, 0.0);
+  for (int d = 0; d < nd; ++d) {
+    for (int k = 0; k < static_cast<int>(s[d].size()); ++k) {
+      problem.SetParameterLowerBound(s[d].data(), k, 0.0);
+      problem.SetParameterUpperBound(s[d].data(), k, 1.0);
+    }
+  }
+
+  ceres::Solver::Options solver_options;
+  solver_options.linear_solver_type = ceres::DENSE_QR;
+  solver_options.max_num_iterations = options.max_solver_iterations;
+  solver_options.function_tolerance = 1e-12;
+  solver_options.gradient_tolerance = 1e-12;
+  solver_options.parameter_tolerance = 1e-12;
+  solver_options.num_threads = options.num_threads;
+  solver_options.logging_type = ceres::SILENT;
+  ceres::Solver::Summary summary;
+  ceres::Solve(solver_options, &problem, &summary);
+  if (!summary.IsSolutionUsable()) {
+    throw FitError("joint DVFS fit failed: " + summary.message);
+  }
+  state.Update();
+  SolveResult result;
+  result.coefficients = x;
+  result.voltages = state.voltages();
+  result.report.solver = "joint";
+  result.report.converged = summary.termination_type == ceres::CONVERGENCE;
+  result.report.iterations = static_cast<int>(summary.iterations.size()) - 1;
+  result.report.initial_cost = summary.initial_cost;
+  result.report.final_cost = summary.final_cost;
+  result.report.termination = summary.message;
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------
+// gpmTOOL's alternating algorithm (TPDS Fig. 4).
+
+// Residuals of one frequency level for its voltage V (TPDS Fig. 5, Problem 1):
+// r = a V + b V^2 + c - P per row, with the other domain's power folded into c.
+class LevelVoltageCost : public ceres::CostFunction {
+ public:
+  LevelVoltageCost(std::vector<double> a, std::vector<double> b, std::vector<double> c)
+      : a_(std::move(a)), b_(std::move(b)), c_(std::move(c)) {
+    set_num_residuals(static_cast<int>(a_.size()));
+    mutable_parameter_block_sizes()->push_back(1);
+  }
+  bool Evaluate(double const* const* parameters, double* residuals,
+                double** jacobians) const override {
+    const double v = parameters[0][0];
+    for (size_t i = 0; i < a_.size(); ++i) {
+      residuals[i] = a_[i] * v + b_[i] * v * v + c_[i];
+      if (jacobians != nullptr && jacobians[0] != nullptr) {
+        jacobians[0][i] = a_[i] + 2.0 * b_[i] * v;
+      }
+    }
+    return true;
+  }
+
+ private:
+  std::vector<double> a_, b_, c_;
+};
+
+double FitLevelVoltage(const FitData& data, const std::vector<double>& x,
+                       const std::vector<std::vector<double>>& volts, int d, int j, double lower,
+                       double upper, double start) {
+  const Corpus& c = *data.corpus;
+  const int nd = data.num_domains;
+  const std::vector<int>& rows = data.rows_at_level[d][j];
+  std::vector<double> a(rows.size()), b(rows.size()), cc(rows.size());
+  for (size_t n = 0; n < rows.size(); ++n) {
+    const int r = rows[n];
+    double inner[2] = {x[nd], nd > 1 ? x[nd + 1] : 0.0};
+    for (int i = 0; i < data.num_components; ++i) {
+      inner[data.domain_of[i]] += x[2 * nd + i] * c.util_frac(r, i);
+    }
+    a[n] = x[d];
+    b[n] = c.freq_mhz(r, d) * inner[d];
+    cc[n] = -c.power_w(r);
+    for (int e = 0; e < nd; ++e) {
+      if (e == d) continue;
+      const double ve = volts[e][data.level_of_row[e][r]];
+      cc[n] += x[e] * ve + ve * ve * c.freq_mhz(r, e) * inner[e];
+    }
+  }
+  double v = std::clamp(start, lower, upper);
+  ceres::Problem problem;
+  problem.AddResidualBlock(new LevelVoltageCost(a, b, cc), nullptr, &v);
+  problem.SetParameterLowerBound(&v, 0, lower);
+  problem.SetParameterUpperBound(&v, 0, upper);
+  ceres::Solver::Options solver_options;
+  solver_options.linear_solver_type = ceres::DENSE_QR;
+  solver_options.logging_type = ceres::SILENT;
+  solver_options.function_tolerance = 1e-10;
+  solver_options.parameter_tolerance = 1e-10;
+  ceres::Solver::Summary summary;
+  ceres::Solve(solver_options, &problem, &summary);
+  return v;
+}
+
+SolveResult SolveAlternating(const FitData& data, const CalibrationOptions& options) {
+  const int nd = data.num_domains;
+  const int nc = 2 * nd + data.num_components;
+  // gpmTOOL starts from all coefficients = 1 and all voltages = 1.
+  std::vector<double> x(nc, 1.0);
+  std::vector<std::vector<double>> volts(nd);
+  for (int d = 0; d < nd; ++d) volts[d].assign(data.levels[d].size(), 1.0);
+
+  int below_count = 0;
+  int iteration = 0;
+  bool converged = false;
+  double last_change_pct = 0.0;
+  Progress progress("alternating fit", options.max_alternating_iterations);
+  for (; iteration < options.max_alternating_iterations; ++iteration) {
+    // Phase 1: voltage of each level, domain by domain, bounded by its neighbours.
+    for (int d = 0; d < nd; ++d) {
+      const int m = static_cast<int>(data.levels[d].size());
+      for (int j = 0; j < m; ++j) {
+        if (j == data.default_level[d]) {
+          volts[d][j] = 1.0;
+          continue;
+        }
+        const double lower = j == 0 ? options.voltage_min : volts[d][j - 1];
+        const double upper = j == m - 1 ? options.voltage_max : volts[d][j + 1];
+        if (lower >= upper) {
+          volts[d][j] = upper;
+          continue;
+        }
+        volts[d][j] = FitLevelVoltage(data, x, volts, d, j, lower, upper, volts[d][j]);
+      }
+    }
+    // Phase 2: coefficients by NNLS with the voltages fixed.
+    const std::vector<double> old = x;
+    x = SolveCoefficients(data, volts, FitResidual::kAbsolute);
+    double change = 0.0;
+    for (int j = 0; j < nc; ++j) {
+      if (old[j] != 0.0) change = std::max(change, std::abs((old[j] - x[j]) / old[j]));
+    }
+    last_change_pct = 100.0 * change;
+    progress.Tick();
+    below_count = last_change_pct < options.alternating_tolerance_pct ? below_count + 1 : 0;
+    if (below_count == options.alternating_patience) {
+      converged = true;
+      ++iteration;
+      break;
+    }
+  }
+  progress.Finish();
+  SolveResult result;
+  result.coefficients = x;
+  result.voltages = volts;
+  result.report.solver = "alternating";
+  result.report.converged = converged;
+  result.report.iterations = iteration;
+  result.report.termination =
+      converged ? fmt::format("coefficients changed < {}% in {} consecutive iterations",
+                              options.alternating_tolerance_pct, options.alternating_patience)
+                : fmt::format("maximum of {} iterations reached; last change {:.4f}%",
+                              options.max_alternating_iterations, last_change_pct);
+  return result;
+}
+
+// Cost of a solution in the joint problem's terms (for comparing optima).
+double Cost(const FitData& data, const CalibrationOptions& options, const PowerModel& model) {
+  const Corpus& c = *data.corpus;
+  std::unique_ptr<ceres::LossFunction> loss = MakeLoss(options);
+  double cost = 0.0;
+  for (int r = 0; r < c.rows(); ++r) {
+    const Eigen::VectorXd u = c.util_frac.row(r).transpose();
+    const Eigen::VectorXd f = c.freq_mhz.row(r).transpose();
+    double e = model.Predict(u.data(), f.data()) - c.power_w(r);
+    if (options.residual == FitResidual::kRelative) e /= c.power_w(r);
+    double rho[3] = {e * e, 1.0, 0.0};
+    if (loss) loss->Evaluate(e * e, rho);
+    cost += 0.5 * rho[0];
+  }
+  return cost;
+}
+
+void FillTrainingStats(const Corpus& c, PowerModel* model) {
+  double sq = 0.0, ape_sum = 0.0, ape_max = 0.0, mean = c.power_w.mean(), ss_tot = 0.0;
+  for (int r = 0; r < c.rows(); ++r) {
+    const Eigen::VectorXd u = c.util_frac.row(r).transpose();
+    const Eigen::VectorXd f = c.freq_mhz.row(r).transpose();
+    const double e = model->Predict(u.data(), f.data()) - c.power_w(r);
+    sq += e * e;
+    const double ape = 100.0 * std::abs(e) / c.power_w(r);
+    ape_sum += ape;
+    ape_max = std::max(ape_max, ape);
+    ss_tot += (c.power_w(r) - mean) * (c.power_w(r) - mean);
+  }
+  model->fit.train_rows = c.rows();
+  model->fit.train_benchmarks = static_cast<int>(c.Benchmarks().size());
+  model->fit.train_rmse_w = std::sqrt(sq / c.rows());
+  model->fit.train_mape_pct = ape_sum / c.rows();
+  model->fit.train_max_ape_pct = ape_max;
+  model->fit.train_r2 = ss_tot > 0.0 ? 1.0 - sq / ss_tot : 0.0;
+}
+
+PowerModel MakeModel(const FitData& data, const Corpus& train, FitMethod method,
+                     const std::vector<double>& x,
+                     const std::vector<std::vector<double>>& volts) {
+  PowerModel model;
+  model.method = FitMethodName(method);
+  model.layout = train.layout;
+  model.freq_levels_mhz = data.levels;
+  model.voltage_rel = volts;
+  model.SetCoefficients(x);
+  model.trained_on = train.path;
+  return model;
+}
+
+// One row of a linear least-squares problem: r = a . y - b.
+class LinearRowCost : public ceres::CostFunction {
+ public:
+  LinearRowCost(Eigen::VectorXd a, double b) : a_(std::move(a)), b_(b) {
+    set_num_residuals(1);
+    mutable_parameter_block_sizes()->push_back(static_cast<int>(a_.size()));
+  }
+  bool Evaluate(double const* const* parameters, double* residuals,
+                double** jacobians) const override {
+    residuals[0] = -b_;
+    for (int j = 0; j < a_.size(); ++j) residuals[0] += a_(j) * parameters[0][j];
+    if (jacobians != nullptr && jacobians[0] != nullptr) {
+      for (int j = 0; j < a_.size(); ++j) jacobians[0][j] = a_(j);
+    }
+    return true;
+  }
+
+ private:
+  Eigen::VectorXd a_;
+  double b_;
+};
+
+PowerModel CalibrateFixed(const Corpus& train, const CalibrationOptions& options) {
+  const Clock::time_point start = Clock::now();
+  PrepareFitData(train);  // checks power, frequencies and the default pair
+  const Corpus at_default = train.Subset(train.RowsAtDefault());
+  const FitData data = PrepareFitData(at_default);
+  const int nd = data.num_domains;
+  // TPDS Eq. 9: P = beta0 + sum_i omega_i U_i at one V-F pair, by NNLS (beta0 stored as
+  // alpha0_core, omega_i as gamma_i * f_k, so Eq. 4 evaluates to the same power).
+  const int n = data.num_components + 1;
+  Eigen::MatrixXd a(at_default.rows(), n);
+  Eigen::VectorXd b(at_default.rows());
+  for (int r = 0; r < at_default.rows(); ++r) {
+    const double w =
+        options.residual == FitResidual::kRelative ? 1.0 / at_default.power_w(r) : 1.0;
+    a(r, 0) = w;
+    for (int i = 0; i < data.num_components; ++i) a(r, i + 1) = at_default.util_frac(r, i) * w;
+    b(r) = at_default.power_w(r) * w;
+  }
+  Eigen::VectorXd beta = SolveNnls(a, b);
+  // Robust losses: refine the NNLS start with Ceres (the model is linear; bounds >= 0).
+  if (options.loss != FitLoss::kL2) {
+    ceres::Problem::Options problem_options;
+    problem_options.loss_function_ownership = ceres::DO_NOT_TAKE_OWNERSHIP;
+    ceres::Problem problem(problem_options);
+    std::unique_ptr<ceres::LossFunction> loss = MakeLoss(options);
+    for (int r = 0; r < at_default.rows(); ++r) {
+      problem.AddResidualBlock(new LinearRowCost(a.row(r).transpose(), b(r)), loss.get(),
+                               beta.data());
+    }
+    for (int j = 0; j < n; ++j) problem.SetParameterLowerBound(beta.data(), j, 0.0);
+    ceres::Solver::Options solver_options;
+    solver_options.linear_solver_type = ceres::DENSE_QR;
+    solver_options.logging_type = ceres::SILENT;
+    solver_options.max_num_iterations = options.max_solver_iterations;
+    ceres::Solver::Summary summary;
+    ceres::Solve(solver_options, &problem, &summary);
+    if (!summary.IsSolutionUsable()) throw FitError("fixed-frequency fit failed: " + summary.message);
+  }
+  std::vector<double> x(2 * nd + data.num_components, 0.0);
+  x[0] = beta(0);
+  for (int i = 0; i < data.num_components; ++i) {
+    x[2 * nd + i] = beta(i + 1) / train.layout.domains[data.domain_of[i]].default_freq_mhz;
+  }
+  std::vector<std::vector<double>> volts(nd, std::vector<double>(1, 1.0));
+  PowerModel model = MakeModel(data, at_default, FitMethod::kFixed, x, volts);
+  model.trained_on = train.path;
+  model.fit.solver = "nnls";
+  model.fit.converged = true;
+  model.fit.iterations = 1;
+  model.fit.termination = "non-negative least squares (Lawson-Hanson)";
+  model.fit.loss = FitLossName(options.loss);
+  model.fit.residual = FitResidualName(options.residual);
+  FillTrainingStats(at_default, &model);
+  model.fit.time_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return model;
+}
+
+}  // namespace
+
+PowerModel Calibrate(const Corpus& train, const CalibrationOptions& options) {
+  std::string error;
+  if (!options.Check(&error)) throw OptionError(error);
+  if (options.method == FitMethod::kFixed) return CalibrateFixed(train, options);
+
+  const Clock::time_point start = Clock::now();
+  const FitData data = PrepareFitData(train);
+  SolveResult result;
+  if (options.solver == FitSolver::kAlternating) {
+    result = SolveAlternating(data, options);
+  } else {
+    // Start: every voltage 1, coefficients by NNLS at those voltages.
+    std::vector<std::vector<double>> ones(data.num_domains);
+    for (int d = 0; d < data.num_domains; ++d) ones[d].assign(data.levels[d].size(), 1.0);
+    result = SolveJoint(data, options, SolveCoefficients(data, ones, options.residual), ones);
+    if (options.joint_start_from_alternating) {
+      CalibrationOptions alt_options = options;
+      alt_options.loss = FitLoss::kL2;
+      alt_options.residual = FitResidual::kAbsolute;
+      const SolveResult alt = SolveAlternating(data, alt_options);
+      SolveResult second = SolveJoint(data, options, alt.coefficients, alt.voltages);
+      if (second.report.final_cost < result.report.final_cost) result = second;
+    }
+  }
+  PowerModel model = MakeModel(data, train, FitMethod::kDvfs, result.coefficients, result.voltages);
+  model.fit = result.report;
+  model.fit.loss = options.solver == FitSolver::kAlternating ? "l2" : FitLossName(options.loss);
+  model.fit.loss_scale = options.loss == FitLoss::kL2 ? 0.0 : options.EffectiveLossScale();
+  model.fit.residual = FitResidualName(options.residual);
+  if (options.solver == FitSolver::kAlternating) {
+    model.fit.initial_cost = 0.0;
+    model.fit.final_cost = Cost(data, options, model);
+  }
+  FillTrainingStats(train, &model);
+  model.fit.time_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return model;
+}
+
+}  // namespace wattcal

@@ -1,0 +1,118 @@
+#include "model/activity_prediction.h"
+
+#include <fmt/format.h>
+
+#include "model/model_summary.h"
+#include "util/errors.h"
+
+namespace wattcal {
+
+namespace {
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+}  // namespace
+
+std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const Corpus& activity,
+                                                bool fixed) {
+  const std::string mismatch = model.layout.Mismatch(activity.layout);
+  // Activity files without frequencies do not know the default pair: compare the rest.
+  if (!mismatch.empty()) {
+    Layout relaxed = activity.layout;
+    for (int d = 0; d < relaxed.num_domains() && d < model.layout.num_domains(); ++d) {
+      if (relaxed.domains[d].default_freq_mhz == 0.0) {
+        relaxed.domains[d].default_freq_mhz = model.layout.domains[d].default_freq_mhz;
+      }
+    }
+    const std::string still = model.layout.Mismatch(relaxed);
+    if (!still.empty()) {
+      throw InputError(activity.path, activity.kind == CorpusKind::kActivity && activity.has_freq() ? 1 : 4,
+                       "component names",
+                       "the model (" + model.trained_on + ") was calibrated for another GPU layout: " + still);
+    }
+  }
+  const int nd = model.layout.num_domains();
+  std::vector<double> reference = model.DefaultFrequencies();
+  if (model.method == "fixed") {
+    for (int d = 0; d < nd; ++d) reference[d] = model.freq_levels_mhz[d].front();
+  }
+  // The V-F pairs to predict at when the activity carries no frequencies.
+  std::vector<std::vector<double>> all_pairs;
+  if (!fixed && !activity.has_freq()) {
+    if (nd == 1) {
+      for (auto f = model.freq_levels_mhz[0].rbegin(); f != model.freq_levels_mhz[0].rend(); ++f) {
+        all_pairs.push_back({*f});
+      }
+    } else {
+      for (auto fm = model.freq_levels_mhz[1].rbegin(); fm != model.freq_levels_mhz[1].rend(); ++fm) {
+        for (auto fc = model.freq_levels_mhz[0].rbegin(); fc != model.freq_levels_mhz[0].rend(); ++fc) {
+          all_pairs.push_back({*fc, *fm});
+        }
+      }
+    }
+  }
+  std::vector<ActivityPrediction> out;
+  for (int r = 0; r < activity.rows(); ++r) {
+    const Eigen::VectorXd u = activity.util_frac.row(r).transpose();
+    std::vector<std::vector<double>> pairs;
+    if (fixed) {
+      pairs = {reference};
+    } else if (activity.has_freq()) {
+      std::vector<double> f(nd);
+      for (int d = 0; d < nd; ++d) {
+        f[d] = activity.freq_mhz(r, d);
+        if (!model.Covers(d, f[d])) {
+          throw InputError(activity.path, activity.line[r],
+                           fmt::format("f_{}_mhz", model.layout.domains[d].name),
+                           fmt::format("{} MHz lies outside the model's estimated {} levels ({} to {} MHz)",
+                                       f[d], model.layout.domains[d].name,
+                                       model.freq_levels_mhz[d].front(), model.freq_levels_mhz[d].back()));
+        }
+      }
+      pairs = {f};
+    } else {
+      pairs = all_pairs;
+    }
+    for (const std::vector<double>& f : pairs) {
+      ActivityPrediction p;
+      p.benchmark = activity.benchmark[r];
+      p.freq_mhz = f;
+      p.predicted_w = model.Predict(u.data(), f.data(), &p.breakdown);
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+std::string ActivityPredictionsToCsv(const PowerModel& model,
+                                     const std::vector<ActivityPrediction>& rows, bool breakdown) {
+  const int nd = model.layout.num_domains();
+  std::string s = "benchmark,f_core_mhz";
+  if (nd > 1) s += ",f_mem_mhz";
+  s += ",predicted_w";
+  if (breakdown) {
+    for (const FrequencyDomain& d : model.layout.domains) s += ",static_" + d.name + "_w";
+    for (const FrequencyDomain& d : model.layout.domains) s += ",idle_dyn_" + d.name + "_w";
+    for (const std::string& c : model.layout.ComponentNames()) s += "," + ColumnSafeName(c) + "_w";
+  }
+  s += "\n";
+  for (const ActivityPrediction& p : rows) {
+    s += CsvField(p.benchmark);
+    for (int d = 0; d < nd; ++d) s += fmt::format(",{}", p.freq_mhz[d]);
+    s += fmt::format(",{:.6f}", p.predicted_w);
+    if (breakdown) {
+      for (double v : p.breakdown.static_w) s += fmt::format(",{:.6f}", v);
+      for (double v : p.breakdown.idle_dyn_w) s += fmt::format(",{:.6f}", v);
+      for (double v : p.breakdown.component_w) s += fmt::format(",{:.6f}", v);
+    }
+    s += "\n";
+  }
+  return s;
+}
+
+}  // namespace wattcal

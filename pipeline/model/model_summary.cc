@@ -1,0 +1,54 @@
+#include "model/model_summary.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+namespace wattcal {
+
+std::string ColumnSafeName(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!out.empty() && out.back() != '_') {
+      out += '_';
+    }
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out;
+}
+
+std::string FormatModelSummary(const PowerModel& m) {
+  const FitReport& f = m.fit;
+  std::string s = fmt::format(
+      "model: method {}, solver {}, residual {}, loss {}{}\n"
+      "  solver: {} after {} iterations ({:.3f} s): {}\n"
+      "  training fit: {} rows, {} benchmarks, MAPE {:.3f}%, max {:.2f}%, RMSE {:.3f} W, R^2 {:.5f}\n",
+      m.method, f.solver, f.residual, f.loss,
+      f.loss_scale > 0.0 ? fmt::format(" (scale {})", f.loss_scale) : std::string(),
+      f.converged ? "converged" : "NOT converged", f.iterations, f.time_s, f.termination,
+      f.train_rows, f.train_benchmarks, f.train_mape_pct, f.train_max_ape_pct, f.train_rmse_w,
+      f.train_r2);
+  const std::vector<std::string> names = m.layout.ComponentNames();
+  const std::vector<int> domain_of = m.layout.ComponentDomains();
+  for (int d = 0; d < m.layout.num_domains(); ++d) {
+    const FrequencyDomain& dom = m.layout.domains[d];
+    s += fmt::format("  {} domain (default {} MHz): static {:.4f} W, idle dynamic {:.6f} W/MHz\n",
+                     dom.name, dom.default_freq_mhz, m.static_w[d], m.idle_dyn_w_per_mhz[d]);
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (domain_of[i] != d) continue;
+      s += fmt::format("    {:<10} {:.6f} W/MHz ({:.2f} W at full use, default V-F)\n", names[i],
+                       m.component_w_per_mhz[i], m.component_w_per_mhz[i] * dom.default_freq_mhz);
+    }
+    s += "    voltage:";
+    for (size_t j = 0; j < m.freq_levels_mhz[d].size(); ++j) {
+      s += fmt::format(" {}:{:.4f}", m.freq_levels_mhz[d][j], m.voltage_rel[d][j]);
+    }
+    s += "\n";
+  }
+  if (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+}  // namespace wattcal

@@ -1,0 +1,41 @@
+// k-fold cross-validation by benchmark: every row of a benchmark lands in the same fold,
+// so a held-out benchmark is never seen at any V-F pair during calibration.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fit/calibrate.h"
+#include "io/corpus.h"
+#include "validate/prediction.h"
+
+namespace wattcal {
+
+struct CrossValidationOptions {
+  // Number of folds (2 <= folds <= number of benchmarks).
+  int folds = 5;
+  // Seed of the benchmark shuffle that assigns folds.
+  unsigned seed = 1;
+  // OpenMP threads over folds (each fold's solver runs single-threaded).
+  int num_threads = 1;
+  bool Check(std::string* error) const;
+};
+
+struct CrossValidationResult {
+  // Held-out predictions of every fold, in the corpus' row order, with PredictionRow::fold set.
+  std::vector<PredictionRow> rows;
+  // Benchmarks held out in each fold.
+  std::vector<std::vector<std::string>> fold_benchmarks;
+  // The model calibrated on the other folds, per fold.
+  std::vector<PowerModel> fold_models;
+};
+
+// Assigns benchmarks (in order of first appearance) to folds: a seeded Fisher-Yates shuffle
+// (mt19937, portable across standard libraries), then round-robin.
+std::vector<std::vector<std::string>> AssignFolds(const std::vector<std::string>& benchmarks,
+                                                  int folds, unsigned seed);
+
+CrossValidationResult CrossValidate(const Corpus& corpus, const CalibrationOptions& calibration,
+                                    PredictMode mode, const CrossValidationOptions& options);
+
+}  // namespace wattcal

@@ -1,0 +1,151 @@
+#include "validate/validation_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/filesystem.hpp>
+#include <cmath>
+
+#include "util/errors.h"
+
+namespace wattcal {
+
+TruthComparison CompareWithTruth(const PowerModel& fitted, const PowerModel& truth,
+                                 std::vector<PredictionRow> truth_rows) {
+  const std::string mismatch = fitted.layout.Mismatch(truth.layout);
+  if (!mismatch.empty()) {
+    throw InputError(truth.trained_on, 0, "layout", "the truth describes another GPU: " + mismatch);
+  }
+  TruthComparison t;
+  t.present = true;
+  const std::vector<double> a = fitted.Coefficients();
+  const std::vector<double> b = truth.Coefficients();
+  std::vector<std::string> names;
+  for (const FrequencyDomain& d : fitted.layout.domains) names.push_back("static_" + d.name + "_w");
+  for (const FrequencyDomain& d : fitted.layout.domains) names.push_back("idle_dyn_" + d.name + "_w_per_mhz");
+  for (const std::string& c : fitted.layout.ComponentNames()) names.push_back(c + " (W/MHz)");
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (b[i] <= 0.0) continue;
+    const double e = std::abs(a[i] - b[i]) / b[i];
+    if (e > t.max_coefficient_rel_error) {
+      t.max_coefficient_rel_error = e;
+      t.worst_coefficient = names[i];
+    }
+  }
+  if (fitted.method == "dvfs") {
+    for (int d = 0; d < fitted.layout.num_domains(); ++d) {
+      for (size_t j = 0; j < fitted.freq_levels_mhz[d].size(); ++j) {
+        double vt = 0.0;
+        if (!truth.VoltageAt(d, fitted.freq_levels_mhz[d][j], &vt)) continue;
+        const double e = std::abs(fitted.voltage_rel[d][j] - vt);
+        if (e > t.max_voltage_abs_error) {
+          t.max_voltage_abs_error = e;
+          t.worst_voltage = fmt::format("{} {} MHz", fitted.layout.domains[d].name,
+                                        fitted.freq_levels_mhz[d][j]);
+        }
+      }
+    }
+  }
+  t.truth_rows = std::move(truth_rows);
+  t.truth_metrics = ComputeErrorMetrics(t.truth_rows);
+  return t;
+}
+
+ValidationOutcome SummariseValidation(const ValidationInputs& in, const MetricsOptions& options) {
+  ValidationOutcome out;
+  out.title = !in.title.empty()
+                  ? in.title
+                  : fmt::format("{} prediction{}", PredictModeName(in.mode),
+                                in.fold_benchmarks.empty()
+                                    ? std::string()
+                                    : fmt::format(", {}-fold CV by benchmark", in.fold_benchmarks.size()));
+  out.metrics = ComputeValidationMetrics(in.rows, options);
+  out.json = MetricsToJson(out.metrics, options);
+  out.json["mode"] = PredictModeName(in.mode);
+  out.json["title"] = out.title;
+  out.json["measurements"] = in.source;
+  if (!in.model_path.empty()) out.json["model"] = in.model_path;
+  if (!in.fold_benchmarks.empty()) {
+    out.json["cv_folds"] = static_cast<int>(in.fold_benchmarks.size());
+    out.json["cv_fold_benchmarks"] = in.fold_benchmarks;
+  }
+  out.table = FormatMetricsTable(out.metrics, options, out.title);
+  if (in.truth.present) {
+    const TruthComparison& t = in.truth;
+    out.json["truth"] = {
+        {"max_coefficient_rel_error", t.max_coefficient_rel_error},
+        {"worst_coefficient", t.worst_coefficient},
+        {"max_voltage_abs_error", t.max_voltage_abs_error},
+        {"worst_voltage", t.worst_voltage},
+        {"truth_mape_pct", t.truth_metrics.mape_pct},
+        {"mape_ratio_to_truth", out.metrics.overall.mape_pct / t.truth_metrics.mape_pct}};
+    out.table += fmt::format(
+        "\nagainst the truth: coefficients within {:.2f}% (worst: {}), voltages within {:.4f} "
+        "(worst: {});\n  the true model itself scores MAPE {:.3f}% on these noisy measurements "
+        "(calibrated/true = {:.3f})",
+        100.0 * t.max_coefficient_rel_error, t.worst_coefficient, t.max_voltage_abs_error,
+        t.worst_voltage.empty() ? "-" : t.worst_voltage, t.truth_metrics.mape_pct,
+        out.metrics.overall.mape_pct / t.truth_metrics.mape_pct);
+  }
+  return out;
+}
+
+namespace {
+std::string Relative(const std::string& path, const std::string& from_file) {
+  namespace fs = boost::filesystem;
+  const fs::path base = fs::absolute(fs::path(from_file)).parent_path();
+  return fs::absolute(fs::path(path)).lexically_relative(base).generic_string();
+}
+}  // namespace
+
+std::string ValidationMarkdown(const ValidationInputs& in, const ValidationOutcome& o,
+                               const std::string& predictions_path,
+                               const std::string& metrics_path, const std::string& plot_path,
+                               const std::string& summary_path) {
+  const ErrorMetrics& m = o.metrics.overall;
+  std::string s = fmt::format("# {}\n\n", o.title);
+  s += fmt::format("Measurements: `{}`", in.source);
+  if (!in.model_path.empty()) s += fmt::format(" — model: `{}`", in.model_path);
+  s += fmt::format(" — mode: {}\n\n", PredictModeName(in.mode));
+  s += "| points | MAPE % | 95% CI % | max APE % | bias % | RMSE W | Pearson r | ≤1% | ≤5% | ≤10% |\n";
+  s += "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n";
+  s += fmt::format("| {} | {:.3f} | {:.3f}–{:.3f} | {:.2f} | {:+.3f} | {:.3f} | {:.4f} |", m.points,
+                   m.mape_pct, m.mape_ci_low_pct, m.mape_ci_high_pct, m.max_ape_pct,
+                   m.mean_error_pct, m.rmse_w, m.pearson_r);
+  for (double f : m.within_frac) s += fmt::format(" {:.1f}% |", 100.0 * f);
+  s += "\n\n";
+  if (in.truth.present) {
+    const TruthComparison& t = in.truth;
+    s += fmt::format(
+        "**Against the known truth:** coefficients within {:.2f}% (worst: {}), voltages within "
+        "{:.4f} (worst: {}); the true model scores MAPE {:.3f}% on the same noisy measurements, "
+        "so the calibrated model is at {:.3f}× the truth's error.\n\n",
+        100.0 * t.max_coefficient_rel_error, t.worst_coefficient, t.max_voltage_abs_error,
+        t.worst_voltage.empty() ? "-" : t.worst_voltage, t.truth_metrics.mape_pct,
+        m.mape_pct / t.truth_metrics.mape_pct);
+  }
+  if (!plot_path.empty()) {
+    s += fmt::format("![measured vs predicted]({})\n\n", Relative(plot_path, summary_path));
+  }
+  std::vector<GroupMetrics> worst = o.metrics.per_benchmark;
+  std::stable_sort(worst.begin(), worst.end(), [](const GroupMetrics& a, const GroupMetrics& b) {
+    return a.metrics.mape_pct > b.metrics.mape_pct;
+  });
+  s += "## Benchmarks, worst first\n\n| benchmark | points | MAPE % | max APE % | bias % |\n|---|---:|---:|---:|---:|\n";
+  for (const GroupMetrics& g : worst) {
+    s += fmt::format("| {} | {} | {:.3f} | {:.2f} | {:+.3f} |\n", g.key, g.metrics.points,
+                     g.metrics.mape_pct, g.metrics.max_ape_pct, g.metrics.mean_error_pct);
+  }
+  if (o.metrics.per_freq_pair.size() > 1) {
+    s += "\n## Per V-F pair (MHz)\n\n| pair | points | MAPE % | bias % |\n|---|---:|---:|---:|\n";
+    for (const GroupMetrics& g : o.metrics.per_freq_pair) {
+      s += fmt::format("| {} | {} | {:.3f} | {:+.3f} |\n", g.key, g.metrics.points,
+                       g.metrics.mape_pct, g.metrics.mean_error_pct);
+    }
+  }
+  s += fmt::format("\nFiles: [predictions]({}), [metrics]({}).\n", Relative(predictions_path, summary_path),
+                   Relative(metrics_path, summary_path));
+  return s;
+}
+
+}  // namespace wattcal

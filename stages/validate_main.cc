@@ -1,0 +1,140 @@
+// wattcal-validate: predictions vs. held-out measurements, or k-fold cross-validation by
+// benchmark when no held-out set exists.
+//
+//   wattcal-validate --model MODEL.json --heldout HELDOUT.csv --mode dvfs|fixed|scaling
+//                    --predictions PRED.csv --metrics METRICS.json
+//   wattcal-validate --train TRAIN.csv --cv-folds K --mode ... --predictions ... --metrics ...
+#include <fmt/format.h>
+
+#include <boost/filesystem.hpp>
+
+#include "io/corpus_io.h"
+#include "io/model_io.h"
+#include "report/validation_plots.h"
+#include "stage_common.h"
+#include "util/errors.h"
+#include "util/logging.h"
+#include "util/output.h"
+#include "validate/cross_validation.h"
+#include "validate/metrics.h"
+#include "validate/prediction.h"
+#include "validate/validation_report.h"
+
+using namespace wattcal;
+
+int main(int argc, char** argv) {
+  CLI::App app{"Validate a power model on held-out measurements (MAPE with CI, RMSE, r, ...)",
+               "wattcal-validate"};
+  std::string model_path, heldout_path, train_path, mode_text = "dvfs";
+  std::string predictions_path, metrics_path, plot_path, summary_path, truth_path, title;
+  int cv_folds = 0;
+  unsigned cv_seed = 1;
+  double max_mape_pct = 0.0;
+  CalibrationFlags flags;
+  app.add_option("--model", model_path, "Model to validate (wattcal JSON or gpmTOOL model file)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--heldout", heldout_path, "Held-out measurements (gpmTOOL real file or tidy CSV)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--train", train_path, "Cross-validation: the measurements to split by benchmark")
+      ->check(CLI::ExistingFile);
+  app.add_option("--cv-folds", cv_folds, "Cross-validation: number of folds (whole benchmarks per fold)");
+  app.add_option("--cv-seed", cv_seed, "Cross-validation: seed of the fold assignment")->capture_default_str();
+  app.add_option("--mode", mode_text,
+                 "dvfs (TPDS §4.3), fixed (default pair only, §4.2) or scaling (Eq. 10, anchored at "
+                 "each benchmark's measured power at the default pair)")
+      ->required()
+      ->check(CLI::IsMember({"dvfs", "fixed", "scaling"}));
+  app.add_option("--predictions", predictions_path, "Per-point predictions CSV to write")->required();
+  app.add_option("--metrics", metrics_path, "Metrics JSON to write")->required();
+  app.add_option("--plot", plot_path, "Also draw measured vs. predicted (PNG; an SVG twin beside it)");
+  app.add_option("--summary-md", summary_path, "Also write a Markdown summary of this validation");
+  app.add_option("--truth-model", truth_path,
+                 "Synthetic data: the true model, to report parameter recovery and its own MAPE")
+      ->check(CLI::ExistingFile);
+  app.add_option("--title", title, "Title of the terminal table, figure and summary");
+  app.add_option("--max-mape-pct", max_mape_pct,
+                 "Exit with status 3 when the MAPE exceeds this (0: no threshold)");
+  AddCalibrationOptions(&app, &flags);
+  AddLoggingOptions(&app);
+
+  return RunStageMain(&app, argc, argv, [&]() {
+    PredictMode mode;
+    ParsePredictMode(mode_text, &mode);
+    const bool cv = cv_folds > 0;
+    if (cv && (train_path.empty() || !model_path.empty() || !heldout_path.empty())) {
+      throw OptionError("--cv-folds needs --train and takes neither --model nor --heldout");
+    }
+    if (!cv && (model_path.empty() || heldout_path.empty())) {
+      throw OptionError("give --model and --heldout, or --train with --cv-folds K");
+    }
+    if (!cv && !train_path.empty()) throw OptionError("--train is only used with --cv-folds");
+    if (!plot_path.empty() && boost::filesystem::path(plot_path).extension() != ".png") {
+      throw OptionError("--plot must name a .png file (an .svg twin is written beside it)");
+    }
+    const CorpusReadOptions read_options = ToCorpusReadOptions(flags);
+
+    ValidationInputs in;
+    in.mode = mode;
+    in.title = title;
+    std::vector<std::string> inputs;
+    nlohmann::json options = {{"mode", mode_text}};
+    if (cv) {
+      const CalibrationOptions calibration = ToCalibrationOptions(flags);
+      CrossValidationOptions cv_options;
+      cv_options.folds = cv_folds;
+      cv_options.seed = cv_seed;
+      cv_options.num_threads = calibration.num_threads;
+      const Corpus train = ReadCorpus(train_path, read_options);
+      LogInfo(fmt::format("{}-fold cross-validation by benchmark on {} ({} benchmarks, {} rows)",
+                          cv_folds, train_path, train.Benchmarks().size(), train.rows()));
+      const CrossValidationResult result = CrossValidate(train, calibration, mode, cv_options);
+      in.rows = result.rows;
+      in.fold_benchmarks = result.fold_benchmarks;
+      in.source = train_path;
+      inputs = {train_path};
+      options["calibration"] = CalibrationOptionsToJson(calibration);
+      options["cv_folds"] = cv_folds;
+      options["cv_seed"] = cv_seed;
+    } else {
+      const PowerModel model = ReadModel(model_path);
+      const Corpus heldout = ReadCorpus(heldout_path, read_options);
+      in.rows = PredictHeldout(model, heldout, mode);
+      in.source = heldout_path;
+      in.model_path = model_path;
+      inputs = {model_path, heldout_path};
+      if (!truth_path.empty()) {
+        const PowerModel truth = ReadModel(truth_path);
+        in.truth = CompareWithTruth(model, truth, PredictHeldout(truth, heldout, mode));
+        inputs.push_back(truth_path);
+      }
+    }
+    options["max_mape_pct"] = max_mape_pct;
+    const ValidationOutcome outcome = SummariseValidation(in);
+
+    OutputSet outputs;
+    outputs.StageText(predictions_path, PredictionsToCsv(in.rows));
+    outputs.StageManifest(predictions_path, "validate", inputs, options);
+    outputs.StageText(metrics_path, DumpJson(outcome.json));
+    outputs.StageManifest(metrics_path, "validate", inputs, options);
+    if (!plot_path.empty()) {
+      const std::string svg_path = boost::filesystem::path(plot_path).replace_extension(".svg").string();
+      WriteScatterPlot(in.rows, outcome.metrics, outcome.title, outputs.Stage(plot_path),
+                       outputs.Stage(svg_path));
+      outputs.StageManifest(plot_path, "validate", inputs, options);
+      outputs.StageManifest(svg_path, "validate", inputs, options);
+    }
+    if (!summary_path.empty()) {
+      outputs.StageText(summary_path, ValidationMarkdown(in, outcome, predictions_path,
+                                                         metrics_path, plot_path, summary_path));
+      outputs.StageManifest(summary_path, "validate", inputs, options);
+    }
+    outputs.Commit();
+    LogInfo(outcome.table);
+    if (max_mape_pct > 0.0 && outcome.metrics.overall.mape_pct > max_mape_pct) {
+      LogError(fmt::format("MAPE {:.3f}% exceeds --max-mape-pct {} (outputs written)",
+                           outcome.metrics.overall.mape_pct, max_mape_pct));
+      return static_cast<int>(kExitFit);
+    }
+    return static_cast<int>(kExitOk);
+  });
+}
