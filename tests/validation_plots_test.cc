@@ -155,6 +155,16 @@ TEST(ValidationPlots, GnuplotFailureThrowsRuntimeError) {
   }
 }
 
+TEST(ValidationPlots, FailureLeavesNoPartialFigure) {
+  WATTCAL_REQUIRE_GNUPLOT();
+  // The PNG is drawn first and succeeds; the SVG cannot be opened.
+  const std::string dir = ScratchDir();
+  EXPECT_THROW(WriteErrorCdfPlot({{"dvfs", {1.0, 2.0, 3.0}}}, "t", dir + "/a.png",
+                                 dir + "/missing/a.svg"),
+               std::runtime_error);
+  EXPECT_FALSE(FileExists(dir + "/a.png"));
+}
+
 TEST(ValidationPlots, GnuplotExitingMidStreamDoesNotKillTheProcess) {
   WATTCAL_REQUIRE_GNUPLOT();
   // gnuplot stops at the first error, long before these megabytes of inline data are

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <locale>
 #include <sstream>
 #include <stdexcept>
 
@@ -132,6 +133,7 @@ void RenderFigure(const std::string& figure, const std::string& png_path,
   {
     ScopedSigpipeBlock sigpipe_block;
     Gnuplot gp(command);  // one session per figure: both files are closed when it exits
+    gp.imbue(std::locale::classic());  // '.' decimals whatever the global locale
     gp << "set encoding utf8\n";
     gp << "set terminal pngcairo size " << kWidthPx << "," << kHeightPx
        << " noenhanced font " << GnuplotString(kFont) << " linewidth 1.5 rounded\n";
@@ -157,6 +159,8 @@ void RenderFigure(const std::string& figure, const std::string& png_path,
   }
   while (!log.empty() && (log.back() == '\n' || log.back() == ' ')) log.pop_back();
   if (status != 0 || !stream_ok) {
+    fs::remove(png_path, ignored);  // no partial figures
+    fs::remove(svg_path, ignored);
     throw std::runtime_error(fmt::format(
         "gnuplot failed to draw the {} ({}, {}): exit status {}{}{}", figure, png_path, svg_path,
         status, log.empty() ? "" : "; gnuplot said:\n", log));

@@ -6,8 +6,12 @@
 // Each function writes exactly to the paths it is given (callers pass the temporary paths
 // from OutputSet::Stage) and returns only after gnuplot has finished and closed both files.
 // It throws std::runtime_error when gnuplot is not available or reports an error (the
-// message carries gnuplot's own output), and std::invalid_argument for inputs that cannot
-// be drawn (no points, non-finite values).
+// message carries gnuplot's own output; neither file is left behind), and
+// std::invalid_argument for inputs that cannot be drawn (no points, non-finite values).
+// gnuplot's warnings on a successful run are logged with LogWarning.
+//
+// Bytes are identical across runs on one machine (no timestamps in either format); they
+// depend on the installed gnuplot, cairo and fonts ("Sans" through fontconfig).
 #pragma once
 
 #include <string>
