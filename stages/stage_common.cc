@@ -38,9 +38,9 @@ void AddCalibrationOptions(CLI::App* app, CalibrationFlags* f) {
   app->add_option("--max-iterations", f->max_iterations,
                   "Iterations of the joint solver and of the alternating solver")
       ->capture_default_str();
-  app->add_flag("--start-from-alternating", f->start_from_alternating,
-                "Joint solver: also start from gpmTOOL's alternating solution and keep the "
-                "lower-cost optimum");
+  app->add_flag("--start-from-alternating,!--cold-start-only", f->start_from_alternating,
+                "Joint solver: besides the cold start, also start from gpmTOOL's alternating "
+                "solution and keep the lower-cost optimum (default; --cold-start-only turns it off)");
   app->add_option("--threads", f->threads, "Threads (Ceres evaluation, OpenMP loops)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -23,7 +23,7 @@ struct CalibrationFlags {
   double voltage_min = 0.5;
   double voltage_max = 2.0;
   int max_iterations = 500;
-  bool start_from_alternating = false;
+  bool start_from_alternating = true;
   int threads = 1;
   double default_core_mhz = 0.0;
   double default_mem_mhz = 0.0;

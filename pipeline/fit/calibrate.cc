@@ -84,6 +84,7 @@ struct FitData {
   std::vector<int> default_level;                 // per domain
   std::vector<std::vector<int>> level_of_row;     // [domain][row]
   std::vector<std::vector<std::vector<int>>> rows_at_level;  // [domain][level] -> rows
+  std::vector<double> util_row_major;             // [row * num_components + i], for speed
 };
 
 FitData PrepareFitData(const Corpus& train) {
@@ -101,6 +102,12 @@ FitData PrepareFitData(const Corpus& train) {
   data.domain_of = train.layout.ComponentDomains();
   data.level_of_row.resize(data.num_domains);
   data.rows_at_level.resize(data.num_domains);
+  data.util_row_major.resize(static_cast<size_t>(train.rows()) * data.num_components);
+  for (int r = 0; r < train.rows(); ++r) {
+    for (int i = 0; i < data.num_components; ++i) {
+      data.util_row_major[static_cast<size_t>(r) * data.num_components + i] = train.util_frac(r, i);
+    }
+  }
   for (int d = 0; d < data.num_domains; ++d) {
     data.levels.push_back(train.FrequencyLevels(d));
     const std::vector<double>& lv = data.levels.back();
@@ -282,16 +289,17 @@ class RowCost : public ceres::CostFunction {
                 double** jacobians) const override {
     const Corpus& c = *data_->corpus;
     const int nd = data_->num_domains;
+    const int nc = data_->num_components;
     const double* x = parameters[0];
+    const double* u = &data_->util_row_major[static_cast<size_t>(row_) * nc];
+    const int* domain_of = data_->domain_of.data();
     double v[2], f[2], inner[2];
     for (int d = 0; d < nd; ++d) {
       v[d] = state_->v(d, data_->level_of_row[d][row_]);
       f[d] = c.freq_mhz(row_, d);
       inner[d] = x[nd + d];  // alpha1_k
     }
-    for (int i = 0; i < data_->num_components; ++i) {
-      inner[data_->domain_of[i]] += x[2 * nd + i] * c.util_frac(row_, i);
-    }
+    for (int i = 0; i < nc; ++i) inner[domain_of[i]] += x[2 * nd + i] * u[i];
     // TPDS Eqs. 5-6: P = sum_k alpha0_k v_k + v_k^2 f_k (alpha1_k + sum_i gamma_i U_i).
     double p = 0.0;
     for (int d = 0; d < nd; ++d) p += x[d] * v[d] + v[d] * v[d] * f[d] * inner[d];
@@ -303,9 +311,9 @@ class RowCost : public ceres::CostFunction {
         jx[d] = v[d] * inv_sigma_;
         jx[nd + d] = v[d] * v[d] * f[d] * inv_sigma_;
       }
-      for (int i = 0; i < data_->num_components; ++i) {
-        const int d = data_->domain_of[i];
-        jx[2 * nd + i] = v[d] * v[d] * f[d] * c.util_frac(row_, i) * inv_sigma_;
+      for (int i = 0; i < nc; ++i) {
+        const int d = domain_of[i];
+        jx[2 * nd + i] = jx[nd + d] * u[i];
       }
     }
     for (int d = 0; d < nd; ++d) {
@@ -387,7 +395,9 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
   }
 
   ceres::Solver::Options solver_options;
-  solver_options.linear_solver_type = ceres::DENSE_QR;
+  // ~10^4 rows x ~40 parameters: the normal equations are 40 x 40, and Jacobi scaling keeps
+  // them well conditioned despite MHz-scaled columns (FORMATS.md §6.1).
+  solver_options.linear_solver_type = ceres::DENSE_NORMAL_CHOLESKY;
   solver_options.max_num_iterations = options.max_solver_iterations;
   solver_options.function_tolerance = 1e-12;
   solver_options.gradient_tolerance = 1e-12;

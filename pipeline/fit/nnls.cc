@@ -18,7 +18,7 @@ bool NnlsOptions::Check(std::string* error) const {
   return true;
 }
 
-Eigen::VectorXd SolveNnls(const Eigen::MatrixXd& a_in, const Eigen::VectorXd& b,
+Eigen::VectorXd SolveNnls(const Eigen::MatrixXd& a_in, const Eigen::VectorXd& b_in,
                           const NnlsOptions& options, NnlsSummary* summary) {
   const int n = static_cast<int>(a_in.cols());
   // Column scaling: x = D y, A D has unit columns; y >= 0 <=> x >= 0.
@@ -27,7 +27,15 @@ Eigen::VectorXd SolveNnls(const Eigen::MatrixXd& a_in, const Eigen::VectorXd& b,
     const double norm = a_in.col(j).norm();
     scale(j) = norm > 0.0 ? 1.0 / norm : 0.0;
   }
-  const Eigen::MatrixXd a = a_in * scale.asDiagonal();
+  // ||A D y - b|| = ||R y - Q^T b|| + const for the thin QR A D = Q R: the active-set
+  // iterations then work on an n x n problem instead of m x n, with QR's conditioning.
+  Eigen::MatrixXd a = a_in * scale.asDiagonal();
+  Eigen::VectorXd b = b_in;
+  if (a.rows() > n) {
+    const Eigen::HouseholderQR<Eigen::MatrixXd> qr(a);
+    b = (qr.householderQ().transpose() * b).head(n).eval();
+    a = qr.matrixQR().topRows(n).triangularView<Eigen::Upper>();
+  }
   const int max_iterations = options.max_iterations > 0 ? options.max_iterations : 3 * n + 30;
 
   std::vector<bool> passive(n, false);
@@ -98,7 +106,7 @@ Eigen::VectorXd SolveNnls(const Eigen::MatrixXd& a_in, const Eigen::VectorXd& b,
   if (summary != nullptr) {
     summary->converged = converged;
     summary->iterations = iterations;
-    summary->residual_norm = (a_in * x - b).norm();
+    summary->residual_norm = (a_in * x - b_in).norm();
   }
   return x;
 }
