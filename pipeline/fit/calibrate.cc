@@ -163,7 +163,7 @@ void DesignRow(const FitData& data, int r, const std::vector<std::vector<double>
 // weighted by 1/P for relative residuals.
 std::vector<double> SolveCoefficients(const FitData& data,
                                       const std::vector<std::vector<double>>& volts,
-                                      FitResidual residual) {
+                                      FitResidual residual, bool like_gpmtool = false) {
   const Corpus& c = *data.corpus;
   const int nc = 2 * data.num_domains + data.num_components;
   Eigen::MatrixXd a(c.rows(), nc);
@@ -175,7 +175,11 @@ std::vector<double> SolveCoefficients(const FitData& data,
     for (int j = 0; j < nc; ++j) a(r, j) = row[j] * w;
     b(r) = c.power_w(r) * w;
   }
-  const Eigen::VectorXd x = SolveNnls(a, b);
+  NnlsOptions nnls;
+  // gpmTOOL's scipy NNLS works on unscaled columns: with collinear columns (a single memory
+  // frequency makes alpha0_mem and alpha1_mem interchangeable) it then picks the same split.
+  nnls.scale_columns = !like_gpmtool;
+  const Eigen::VectorXd x = SolveNnls(a, b, nnls);
   return {x.data(), x.data() + x.size()};
 }
 
@@ -520,7 +524,7 @@ SolveResult SolveAlternating(const FitData& data, const CalibrationOptions& opti
     }
     // Phase 2: coefficients by NNLS with the voltages fixed.
     const std::vector<double> old = x;
-    x = SolveCoefficients(data, volts, FitResidual::kAbsolute);
+    x = SolveCoefficients(data, volts, FitResidual::kAbsolute, /*like_gpmtool=*/true);
     double change = 0.0;
     for (int j = 0; j < nc; ++j) {
       if (old[j] != 0.0) change = std::max(change, std::abs((old[j] - x[j]) / old[j]));

@@ -25,7 +25,7 @@ Eigen::VectorXd SolveNnls(const Eigen::MatrixXd& a_in, const Eigen::VectorXd& b_
   Eigen::VectorXd scale(n);
   for (int j = 0; j < n; ++j) {
     const double norm = a_in.col(j).norm();
-    scale(j) = norm > 0.0 ? 1.0 / norm : 0.0;
+    scale(j) = norm > 0.0 ? (options.scale_columns ? 1.0 / norm : 1.0) : 0.0;
   }
   // ||A D y - b|| = ||R y - Q^T b|| + const for the thin QR A D = Q R: the active-set
   // iterations then work on an n x n problem instead of m x n, with QR's conditioning.

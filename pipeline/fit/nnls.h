@@ -13,6 +13,10 @@ struct NnlsOptions {
   int max_iterations = 0;
   // A dual variable must exceed this (relative to max |A^T b|) to free a variable.
   double tolerance = 1e-12;
+  // Scale the columns of A to unit norm before solving (better conditioned). The solution
+  // is the same unless columns are collinear; then the choice among the equivalent optima
+  // follows the scaled duals. Off, the choice is that of scipy.optimize.nnls (gpmTOOL).
+  bool scale_columns = true;
   bool Check(std::string* error) const;
 };
 
@@ -22,7 +26,7 @@ struct NnlsSummary {
   double residual_norm = 0.0;  // ||A x - b||_2
 };
 
-// Solves the problem; columns of A are scaled internally to unit norm for conditioning.
+// Solves the problem (see NnlsOptions::scale_columns).
 Eigen::VectorXd SolveNnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& b,
                           const NnlsOptions& options = NnlsOptions(),
                           NnlsSummary* summary = nullptr);
