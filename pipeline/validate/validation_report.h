@@ -16,9 +16,14 @@ namespace wattcal {
 // How a calibrated model compares with the model that generated the data.
 struct TruthComparison {
   bool present = false;
-  // Largest |fitted - true| / true over the coefficients with true value > 0.
+  // Largest |fitted - true| / true over the component and idle-dynamic coefficients.
   double max_coefficient_rel_error = 0.0;
   std::string worst_coefficient;
+  // Total static power sum_k alpha0_k, fitted and true (W). With two domains its split
+  // between them is weakly identified (both terms barely change over the V-F pairs), so it
+  // is judged as a total.
+  double static_total_w = 0.0;
+  double true_static_total_w = 0.0;
   // Largest |fitted - true| over every voltage level (normalised units).
   double max_voltage_abs_error = 0.0;
   std::string worst_voltage;
