@@ -1,0 +1,689 @@
+// End-to-end tests of SPEC.md's "Contracts every stage keeps", run as a user runs the stages
+// (build/bin/wattcal-<stage> through RunStage):
+//
+//   StageErrors*   bad input data -> exit 2 naming FILE:LINE and the field, and no partial
+//                  output (no --out file, no manifest, no *.tmp.* file); bad options -> exit 1
+//                  naming the flag; a model of another GPU layout -> exit 2; utilisations
+//                  slightly above 1 -> a warning, not an error.
+//   StageReruns*   same inputs and options -> byte-identical outputs and manifests; the
+//                  manifest's SHA-256 is the input's; predict's breakdown sums to its total.
+//   FrontDoor*     `wattcal --help`, `wattcal <stage> --help`, an unknown stage.
+#include <gtest/gtest.h>
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <boost/filesystem.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+namespace wattcal {
+namespace {
+
+namespace fs = boost::filesystem;
+using ::wattcal::testing::CommandResult;
+using ::wattcal::testing::Dataset;
+using ::wattcal::testing::DatasetsDir;
+using ::wattcal::testing::FileExists;
+using ::wattcal::testing::ReadFile;
+using ::wattcal::testing::RunStage;
+using ::wattcal::testing::ScratchDir;
+using ::wattcal::testing::WriteFile;
+
+const char kTitanX[] = "gpmtool_tpds2019/gtx_titan_x/";
+
+// ---------------------------------------------------------------------------------------
+// Small helpers.
+
+// Names of the entries of `dir` (sorted); empty when `dir` does not exist.
+std::vector<std::string> ListDir(const std::string& dir) {
+  std::vector<std::string> names;
+  if (!fs::is_directory(dir)) return names;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// Lowercase hex SHA-256 of `bytes`, computed here with OpenSSL (independently of the
+// project's Sha256OfFile); checked against the FIPS 180-2 vector in ManifestRecordsInputSha256.
+std::string Sha256Hex(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+  static const char* kHex = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) {
+    hex += kHex[digest[i] >> 4];
+    hex += kHex[digest[i] & 15];
+  }
+  return hex;
+}
+
+// Runs a stage with `dir` as the working directory (the stage inherits it through popen),
+// restoring the test's working directory afterwards.
+CommandResult RunStageIn(const std::string& dir, const std::string& program,
+                         const std::vector<std::string>& args) {
+  const fs::path saved = fs::current_path();
+  fs::current_path(dir);
+  CommandResult result = RunStage(program, args);
+  fs::current_path(saved);
+  return result;
+}
+
+// A directory for a fixture's shared outputs (ScratchDir needs a running test).
+std::string SuiteDir(const std::string& suite) {
+  const fs::path dir = fs::temp_directory_path() / ("wattcal_test_suite_" + suite);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+std::vector<std::string> SplitCsvLine(const std::string& line) {
+  std::vector<std::string> fields;
+  std::stringstream ss(line);
+  std::string f;
+  while (std::getline(ss, f, ',')) fields.push_back(f);
+  if (!line.empty() && line.back() == ',') fields.push_back("");
+  return fields;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream ss(text);
+  std::string line;
+  while (std::getline(ss, line)) lines.push_back(line);
+  return lines;
+}
+
+// ---------------------------------------------------------------------------------------
+// Hand-written training files: 2 domains, default 975/3505 MHz, components SP, INT (core) and
+// DRAM (mem), 4 microbenchmarks at 975 and 1100 MHz core. The powers follow the model of
+// TPDS Eqs. 4-6 with a0=20 W, a1=0.02, g_SP=0.06, g_INT=0.05 W/MHz, a2=30 W, a3=0.005,
+// g_DRAM=0.015 W/MHz, v(1100)=1.05, times up to +-1% noise, so that a fit succeeds
+// (CalibratesTheValidFiles checks that) and each broken variant fails for one reason only.
+
+// gpmTOOL format: the header is lines 1-4, kGpmtoolRows[i] is on line 5 + i.
+const char kGpmtoolHeader[] = "2\n975,3505\n2,1\nSP,INT,DRAM\n";
+const std::vector<std::string> kGpmtoolRows = {
+    "99.114,975,3505,0.1,0.0,0.1",    "104.261,1100,3505,0.1,0.0,0.1",
+    "141.329,975,3505,0.8,0.1,0.05",  "160.483,1100,3505,0.8,0.1,0.05",
+    "131.007,975,3505,0.0,0.7,0.2",   "146.033,1100,3505,0.0,0.7,0.2",
+    "155.481,975,3505,0.2,0.2,0.9",   "167.278,1100,3505,0.2,0.2,0.9",
+};
+constexpr int kGpmtoolFirstRowLine = 5;
+
+// Tidy format, same data: the header is line 1, kTidyRows[i] is on line 2 + i.
+const char kTidyHeader[] = "benchmark,power_w,f_core_mhz,f_mem_mhz,SP,INT,mem:DRAM\n";
+const std::vector<std::string> kTidyRows = {
+    "b1,99.114,975,3505,0.1,0.0,0.1",   "b1,104.261,1100,3505,0.1,0.0,0.1",
+    "b2,141.329,975,3505,0.8,0.1,0.05", "b2,160.483,1100,3505,0.8,0.1,0.05",
+    "b3,131.007,975,3505,0.0,0.7,0.2",  "b3,146.033,1100,3505,0.0,0.7,0.2",
+    "b4,155.481,975,3505,0.2,0.2,0.9",  "b4,167.278,1100,3505,0.2,0.2,0.9",
+};
+constexpr int kTidyFirstRowLine = 2;
+// The tidy file holds two core frequencies, so the default pair is given as options.
+const std::vector<std::string> kTidyDefaults = {"--default-core-mhz", "975", "--default-mem-mhz",
+                                                "3505"};
+
+std::string Body(const std::vector<std::string>& rows) {
+  std::string s;
+  for (const std::string& r : rows) s += r + "\n";
+  return s;
+}
+
+// `rows` with row `index` replaced by `replacement`.
+std::vector<std::string> WithRow(std::vector<std::string> rows, size_t index,
+                                 const std::string& replacement) {
+  rows.at(index) = replacement;
+  return rows;
+}
+
+// `rows` with every occurrence of `from` replaced by `to`.
+std::vector<std::string> Replaced(std::vector<std::string> rows, const std::string& from,
+                                  const std::string& to) {
+  for (std::string& r : rows) {
+    for (size_t at = r.find(from); at != std::string::npos; at = r.find(from, at + to.size())) {
+      r.replace(at, from.size(), to);
+    }
+  }
+  return rows;
+}
+
+std::string GpmtoolFile(const std::vector<std::string>& rows) { return kGpmtoolHeader + Body(rows); }
+std::string TidyFile(const std::vector<std::string>& rows) { return kTidyHeader + Body(rows); }
+
+// What a rejected input must produce.
+struct Rejection {
+  int line = 0;                           // expected FILE:LINE; 0: do not check the line
+  std::vector<std::string> mentions;      // substrings the error must contain (field, value)
+};
+
+// Writes `content` as the training file, runs wattcal-calibrate on it into an empty output
+// folder and checks exit status 2, FILE:LINE, the mentions, and that the output folder is
+// still empty afterwards (no model, no export, no manifest, no *.tmp.* file).
+void ExpectCalibrateRejects(const std::string& content, const std::vector<std::string>& extra_args,
+                            const Rejection& expected) {
+  const std::string dir = ScratchDir();
+  fs::create_directories(dir + "/in");
+  fs::create_directories(dir + "/out");
+  const std::string train = WriteFile(dir + "/in/train.csv", content);
+  std::vector<std::string> args = {"--train", train, "--out", dir + "/out/model.json",
+                                   "--export-gpmtool", dir + "/out/model_gpmtool.csv"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  const CommandResult r = RunStage("wattcal-calibrate", args);
+
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  if (expected.line > 0) {
+    EXPECT_NE(r.output.find(train + ":" + std::to_string(expected.line) + ":"), std::string::npos)
+        << "expected " << train << ":" << expected.line << ": in\n" << r.output;
+  } else {
+    EXPECT_NE(r.output.find(train), std::string::npos) << r.output;
+  }
+  for (const std::string& m : expected.mentions) {
+    EXPECT_NE(r.output.find(m), std::string::npos) << "expected '" << m << "' in\n" << r.output;
+  }
+  EXPECT_TRUE(ListDir(dir + "/out").empty())
+      << "partial output left behind: " << Join(ListDir(dir + "/out"));
+  EXPECT_EQ(ListDir(dir + "/in"), std::vector<std::string>{"train.csv"})
+      << "stray files beside the input: " << Join(ListDir(dir + "/in"));
+}
+
+// ---------------------------------------------------------------------------------------
+// StageErrors: bad input data to wattcal-calibrate, gpmTOOL format.
+
+// The control: the unbroken files calibrate (so each failure below is due to its defect).
+TEST(StageErrorsControl, CalibratesTheValidFiles) {
+  const std::string dir = ScratchDir();
+  const std::string gpm = WriteFile(dir + "/gpm.csv", GpmtoolFile(kGpmtoolRows));
+  const std::string tidy = WriteFile(dir + "/tidy.csv", TidyFile(kTidyRows));
+  CommandResult r = RunStage("wattcal-calibrate", {"--train", gpm, "--out", dir + "/gpm.json", "-q"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(FileExists(dir + "/gpm.json"));
+  EXPECT_TRUE(FileExists(dir + "/gpm.json.manifest.json"));
+  std::vector<std::string> args = {"--train", tidy, "--out", dir + "/tidy.json", "-q"};
+  args.insert(args.end(), kTidyDefaults.begin(), kTidyDefaults.end());
+  r = RunStage("wattcal-calibrate", args);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(FileExists(dir + "/tidy.json"));
+}
+
+TEST(StageErrorsGpmtool, EmptyFile) {
+  ExpectCalibrateRejects("", {}, {1, {"empty"}});
+}
+
+TEST(StageErrorsGpmtool, HeaderOnly) {
+  ExpectCalibrateRejects(kGpmtoolHeader, {}, {4, {"no data rows"}});
+}
+
+TEST(StageErrorsGpmtool, WrongColumnCountInADataRow) {
+  // Row 3 (line 7) has a 7th field; the first row fixed the width at 6.
+  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 2, "141.329,975,3505,0.8,0.1,0.05,0.3")),
+                         {}, {kGpmtoolFirstRowLine + 2, {"wrong column count", "got 7"}});
+}
+
+TEST(StageErrorsGpmtool, NonNumericCell) {
+  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 3, "160.483,1100,3505,0.8,abc,0.05")),
+                         {}, {kGpmtoolFirstRowLine + 3, {"U[INT]", "'abc'"}});
+}
+
+TEST(StageErrorsGpmtool, NanCell) {
+  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 1, "104.261,nan,3505,0.1,0.0,0.1")),
+                         {}, {kGpmtoolFirstRowLine + 1, {"f_core_mhz", "'nan'"}});
+}
+
+TEST(StageErrorsGpmtool, NegativePower) {
+  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 4, "-131.007,975,3505,0.0,0.7,0.2")),
+                         {}, {kGpmtoolFirstRowLine + 4, {"power_w", "-131.007"}});
+}
+
+TEST(StageErrorsGpmtool, NegativeUtilisation) {
+  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 5, "146.033,1100,3505,0.0,0.7,-0.2")),
+                         {}, {kGpmtoolFirstRowLine + 5, {"U[DRAM]", "-0.2"}});
+}
+
+TEST(StageErrorsGpmtool, DefaultPairWithoutRows) {
+  // Header line 2 declares 975,3505; the rows are at 1000/3505 and 1100/3505 only.
+  ExpectCalibrateRejects(GpmtoolFile(Replaced(kGpmtoolRows, ",975,", ",1000,")), {},
+                         {2, {"core default frequency", "975"}});
+}
+
+// ---------------------------------------------------------------------------------------
+// StageErrors: the same defects in a tidy CSV (header on line 1).
+
+TEST(StageErrorsTidy, EmptyFile) {
+  ExpectCalibrateRejects("", kTidyDefaults, {1, {"empty"}});
+}
+
+TEST(StageErrorsTidy, HeaderOnly) {
+  ExpectCalibrateRejects(kTidyHeader, kTidyDefaults, {1, {"no data rows"}});
+}
+
+TEST(StageErrorsTidy, WrongColumnCountInADataRow) {
+  ExpectCalibrateRejects(TidyFile(WithRow(kTidyRows, 2, "b2,141.329,975,3505,0.8,0.1")),
+                         kTidyDefaults, {kTidyFirstRowLine + 2, {"wrong column count", "got 6"}});
+}
+
+TEST(StageErrorsTidy, NonNumericCell) {
+  ExpectCalibrateRejects(TidyFile(WithRow(kTidyRows, 3, "b2,160.483,1100,3505,x1,0.1,0.05")),
+                         kTidyDefaults, {kTidyFirstRowLine + 3, {"SP", "'x1'"}});
+}
+
+TEST(StageErrorsTidy, NanCell) {
+  ExpectCalibrateRejects(TidyFile(WithRow(kTidyRows, 1, "b1,104.261,1100,3505,0.1,0.0,nan")),
+                         kTidyDefaults, {kTidyFirstRowLine + 1, {"mem:DRAM", "'nan'"}});
+}
+
+TEST(StageErrorsTidy, NegativePower) {
+  ExpectCalibrateRejects(TidyFile(WithRow(kTidyRows, 4, "b3,-131.007,975,3505,0.0,0.7,0.2")),
+                         kTidyDefaults, {kTidyFirstRowLine + 4, {"power_w", "-131.007"}});
+}
+
+TEST(StageErrorsTidy, NegativeUtilisation) {
+  ExpectCalibrateRejects(TidyFile(WithRow(kTidyRows, 5, "b3,146.033,1100,3505,0.0,-0.7,0.2")),
+                         kTidyDefaults, {kTidyFirstRowLine + 5, {"INT", "-0.7"}});
+}
+
+TEST(StageErrorsTidy, UnknownPowerUnit) {
+  ExpectCalibrateRejects(
+      "benchmark,power_kw,f_core_mhz,f_mem_mhz,SP,INT,mem:DRAM\n" + Body(kTidyRows),
+      kTidyDefaults, {1, {"power_kw", "power_mw"}});
+}
+
+TEST(StageErrorsTidy, DefaultPairWithoutRows) {
+  // --default-core-mhz 975, but the rows are at 1000 and 1100 MHz only. The default pair
+  // comes from the options, not from a line of the file, so the line is not checked here.
+  ExpectCalibrateRejects(TidyFile(Replaced(kTidyRows, ",975,", ",1000,")), kTidyDefaults,
+                         {0, {"core default frequency", "975"}});
+}
+
+TEST(StageErrorsTidy, DefaultPairNotInferable) {
+  // Without --default-*-mhz the file's single frequency would be the default; it has two.
+  // The first row at another core frequency (1100 MHz) is on line 3.
+  ExpectCalibrateRejects(TidyFile(kTidyRows), {},
+                         {kTidyFirstRowLine + 1, {"f_core_mhz", "--default-core-mhz"}});
+}
+
+// ---------------------------------------------------------------------------------------
+// StageErrors: bad options -> exit 1 naming the flag, and nothing written.
+
+// Runs `program` with `args` in a fresh folder holding a valid training file (train.csv) and
+// checks exit 1, that every one of `mentions` is in the output and that only train.csv remains.
+void ExpectOptionRejected(const std::string& program, std::vector<std::string> args,
+                          const std::vector<std::string>& mentions) {
+  const std::string dir = ScratchDir();
+  const std::string train = WriteFile(dir + "/train.csv", GpmtoolFile(kGpmtoolRows));
+  for (std::string& a : args) {
+    if (a.rfind("@", 0) == 0) a = dir + "/" + a.substr(1);  // @name: a file in the folder
+  }
+  const CommandResult r = RunStage(program, args);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  for (const std::string& m : mentions) {
+    EXPECT_NE(r.output.find(m), std::string::npos) << "expected '" << m << "' in\n" << r.output;
+  }
+  EXPECT_EQ(ListDir(dir), std::vector<std::string>{"train.csv"}) << Join(ListDir(dir));
+}
+
+TEST(StageErrorsOptions, MissingRequiredTrain) {
+  ExpectOptionRejected("wattcal-calibrate", {"--out", "@model.json"}, {"--train"});
+}
+
+TEST(StageErrorsOptions, MissingRequiredOut) {
+  ExpectOptionRejected("wattcal-calibrate", {"--train", "@train.csv"}, {"--out"});
+}
+
+TEST(StageErrorsOptions, UnknownLoss) {
+  ExpectOptionRejected("wattcal-calibrate",
+                       {"--train", "@train.csv", "--out", "@model.json", "--loss", "foo"},
+                       {"--loss", "foo"});
+}
+
+TEST(StageErrorsOptions, UnknownModeOfValidate) {
+  // --model and --heldout only need to exist for the parser; it stops at --mode.
+  ExpectOptionRejected("wattcal-validate",
+                       {"--model", "@train.csv", "--heldout", "@train.csv", "--mode", "foo",
+                        "--predictions", "@p.csv", "--metrics", "@m.json"},
+                       {"--mode", "foo"});
+}
+
+TEST(StageErrorsOptions, UnknownModeOfPredict) {
+  ExpectOptionRejected("wattcal-predict",
+                       {"--model", "@train.csv", "--activity", "@train.csv", "--out", "@p.csv",
+                        "--mode", "foo"},
+                       {"--mode", "foo"});
+}
+
+TEST(StageErrorsOptions, AlternatingSolverRejectsHuberLoss) {
+  // gpmTOOL's alternating algorithm is L2 only (calibrate.h).
+  ExpectOptionRejected("wattcal-calibrate",
+                       {"--train", "@train.csv", "--out", "@model.json", "--solver", "alternating",
+                        "--loss", "huber"},
+                       {"alternating", "huber", "loss"});
+}
+
+TEST(StageErrorsOptions, ZeroThreads) {
+  ExpectOptionRejected("wattcal-calibrate",
+                       {"--train", "@train.csv", "--out", "@model.json", "--threads", "0"},
+                       {"--threads"});
+}
+
+// ---------------------------------------------------------------------------------------
+// StageErrors: utilisations slightly above 1 are kept and warned about, not rejected.
+
+TEST(StageErrorsLenient, UtilisationSlightlyAboveOneWarnsNamingFileLineAndComponent) {
+  const std::string dir = ScratchDir();
+  // Both rows of microbenchmark 2 (lines 7 and 8) read SP = 1.02.
+  std::vector<std::string> rows = WithRow(kGpmtoolRows, 2, "141.329,975,3505,1.02,0.1,0.05");
+  rows = WithRow(rows, 3, "160.483,1100,3505,1.02,0.1,0.05");
+  const std::string train = WriteFile(dir + "/train.csv", GpmtoolFile(rows));
+  const CommandResult r =
+      RunStage("wattcal-calibrate", {"--train", train, "--out", dir + "/out/model.json"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(FileExists(dir + "/out/model.json"));
+  EXPECT_NE(r.output.find(train + ":7 SP=1.02"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(train + ":8 SP=1.02"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("above 1"), std::string::npos) << r.output;
+}
+
+// ---------------------------------------------------------------------------------------
+// StageErrors: a model calibrated for another GPU layout (7 components) applied to 11-comp data.
+
+class StageErrorsLayout : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (DatasetsDir().empty()) return;
+    dir_ = new std::string(SuiteDir("StageErrorsLayout"));
+    model_ = new std::string(*dir_ + "/model_7comp.json");
+    calibrate_ = new CommandResult(RunStage(
+        "wattcal-calibrate",
+        {"--train", Dataset(std::string(kTitanX) + "train_micro_dvfs_7comp.csv"), "--out", *model_,
+         "-q"}));
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    delete model_;
+    delete calibrate_;
+    dir_ = model_ = nullptr;
+    calibrate_ = nullptr;
+  }
+  void SetUp() override {
+    WATTCAL_REQUIRE_DATASETS();
+    ASSERT_EQ(calibrate_->exit_code, 0) << calibrate_->output;
+  }
+
+  static std::string* dir_;
+  static std::string* model_;
+  static CommandResult* calibrate_;
+};
+std::string* StageErrorsLayout::dir_ = nullptr;
+std::string* StageErrorsLayout::model_ = nullptr;
+CommandResult* StageErrorsLayout::calibrate_ = nullptr;
+
+TEST_F(StageErrorsLayout, ValidateRejectsAModelOfAnotherLayout) {
+  const std::string out = ScratchDir();
+  const std::string heldout = Dataset(std::string(kTitanX) + "DERIVED_real_power_allF_11comp.csv");
+  const CommandResult r = RunStage(
+      "wattcal-validate", {"--model", *model_, "--heldout", heldout, "--mode", "dvfs",
+                           "--predictions", out + "/pred.csv", "--metrics", out + "/metrics.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(heldout + ":"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("another GPU layout"), std::string::npos) << r.output;
+  EXPECT_TRUE(ListDir(out).empty()) << Join(ListDir(out));
+}
+
+TEST_F(StageErrorsLayout, PredictRejectsAModelOfAnotherLayout) {
+  const std::string out = ScratchDir();
+  for (const char* file : {"real_utils_11comp_names_misaligned.csv",
+                           "DERIVED_real_power_allF_11comp.csv"}) {
+    SCOPED_TRACE(file);
+    const std::string activity = Dataset(std::string(kTitanX) + file);
+    const CommandResult r = RunStage(
+        "wattcal-predict", {"--model", *model_, "--activity", activity, "--out", out + "/P.csv"});
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(activity + ":"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("another GPU layout"), std::string::npos) << r.output;
+    EXPECT_TRUE(ListDir(out).empty()) << Join(ListDir(out));
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// StageReruns: byte-identical reruns on the Titan X data, manifests, predict --breakdown.
+//
+// The manifests record each output's path as given on the command line. To compare the
+// manifests byte for byte, both runs get the same *relative* output paths (out/...) and are
+// started from two different working directories (run_a, run_b); the input paths are the same
+// absolute paths in both. Then every byte of the two runs must agree: nothing path-dependent
+// is hidden by the comparison, and the runs cannot overwrite each other.
+
+class StageReruns : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (DatasetsDir().empty()) return;
+    root_ = new std::string(SuiteDir("StageReruns"));
+    for (const char* run : {"run_a", "run_b"}) {
+      fs::create_directories(*root_ + "/" + run);
+      results_.push_back(RunStageIn(*root_ + "/" + run, "wattcal-calibrate",
+                                    {"--train", Train(), "--out", "out/model.json",
+                                     "--export-gpmtool", "out/model_gpmtool.csv", "-q"}));
+    }
+  }
+  static void TearDownTestSuite() {
+    delete root_;
+    root_ = nullptr;
+    results_.clear();
+  }
+  void SetUp() override {
+    WATTCAL_REQUIRE_DATASETS();
+    for (const CommandResult& r : results_) ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  static std::string Train() {
+    return Dataset(std::string(kTitanX) + "train_micro_dvfs_11comp.csv");
+  }
+  static std::string Run(const char* run) { return *root_ + "/" + run; }
+  // The model of run_a, by absolute path (shared by the validate and predict tests).
+  static std::string Model() { return Run("run_a") + "/out/model.json"; }
+
+  static std::string* root_;
+  static std::vector<CommandResult> results_;
+};
+std::string* StageReruns::root_ = nullptr;
+std::vector<CommandResult> StageReruns::results_;
+
+// The model JSON with the value of `"time_s": ...` (the solver's wall-clock time) blanked.
+std::string WithoutSolverTime(const std::string& json) {
+  std::string out;
+  for (const std::string& line : Lines(json)) {
+    const size_t at = line.find("\"time_s\":");
+    out += (at == std::string::npos ? line : line.substr(0, at) + "\"time_s\": <masked>") + "\n";
+  }
+  return out;
+}
+
+TEST_F(StageReruns, CalibrateOutputsAreByteIdentical) {
+  const std::vector<std::string> files = {"model.json", "model.json.manifest.json",
+                                          "model_gpmtool.csv", "model_gpmtool.csv.manifest.json"};
+  EXPECT_EQ(ListDir(Run("run_a") + "/out"), ListDir(Run("run_b") + "/out"));
+  for (const std::string& f : files) {
+    const std::string a = ReadFile(Run("run_a") + "/out/" + f);
+    const std::string b = ReadFile(Run("run_b") + "/out/" + f);
+    ASSERT_FALSE(a.empty()) << f;
+    EXPECT_TRUE(a == b) << f << " differs between two identical runs";
+  }
+  // Diagnosis when the model JSON differs: it must at least agree outside the solver's
+  // wall-clock time, and the manifests must differ only through the model's SHA-256.
+  const std::string model_a = ReadFile(Run("run_a") + "/out/model.json");
+  const std::string model_b = ReadFile(Run("run_b") + "/out/model.json");
+  EXPECT_EQ(WithoutSolverTime(model_a), WithoutSolverTime(model_b));
+  nlohmann::json ma = nlohmann::json::parse(ReadFile(Run("run_a") + "/out/model.json.manifest.json"));
+  nlohmann::json mb = nlohmann::json::parse(ReadFile(Run("run_b") + "/out/model.json.manifest.json"));
+  EXPECT_EQ(ma["output"]["sha256"], Sha256Hex(model_a));
+  EXPECT_EQ(mb["output"]["sha256"], Sha256Hex(model_b));
+  ma["output"].erase("sha256");
+  mb["output"].erase("sha256");
+  EXPECT_EQ(ma.dump(), mb.dump());
+}
+
+TEST_F(StageReruns, ManifestRecordsInputSha256) {
+  // The hash helper itself, on the FIPS 180-2 example ("abc", as `echo -n abc | sha256sum`).
+  ASSERT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+
+  const std::string train_bytes = ReadFile(Train());
+  ASSERT_FALSE(train_bytes.empty());
+  for (const char* f : {"model.json", "model_gpmtool.csv"}) {
+    SCOPED_TRACE(f);
+    const std::string output = Run("run_a") + "/out/" + f;
+    const nlohmann::json m = nlohmann::json::parse(ReadFile(output + ".manifest.json"));
+    EXPECT_EQ(m.at("stage"), "calibrate");
+    EXPECT_FALSE(m.at("wattcal_version").get<std::string>().empty());
+    ASSERT_EQ(m.at("inputs").size(), 1u);
+    EXPECT_EQ(m["inputs"][0].at("path"), Train());
+    EXPECT_EQ(m["inputs"][0].at("sha256"), Sha256Hex(train_bytes));
+    EXPECT_EQ(m["inputs"][0].at("bytes"), train_bytes.size());
+    EXPECT_EQ(m.at("output").at("path"), std::string("out/") + f);
+    EXPECT_EQ(m["output"].at("sha256"), Sha256Hex(ReadFile(output)));
+    // The effective options, defaults included.
+    EXPECT_EQ(m.at("options").at("method"), "dvfs");
+    EXPECT_EQ(m["options"].at("solver"), "joint");
+    EXPECT_EQ(m["options"].at("loss"), "huber");
+    EXPECT_EQ(m["options"].at("threads"), 1);
+  }
+}
+
+TEST_F(StageReruns, ValidateOutputsAreByteIdentical) {
+  const std::string heldout = Dataset(std::string(kTitanX) + "DERIVED_real_power_allF_11comp.csv");
+  std::vector<std::string> files = {"pred.csv", "pred.csv.manifest.json", "metrics.json",
+                                    "metrics.json.manifest.json"};
+  std::vector<std::string> args = {"--model", Model(), "--heldout", heldout, "--mode", "dvfs",
+                                   "--predictions", "v/pred.csv", "--metrics", "v/metrics.json",
+                                   "-q"};
+#ifdef WATTCAL_GNUPLOT
+  args.insert(args.end(), {"--plot", "v/plot.png"});
+  files.insert(files.end(), {"plot.png", "plot.png.manifest.json", "plot.svg",
+                             "plot.svg.manifest.json"});
+#endif
+  for (const char* run : {"run_a", "run_b"}) {
+    const CommandResult r = RunStageIn(Run(run), "wattcal-validate", args);
+    ASSERT_EQ(r.exit_code, 0) << run << "\n" << r.output;
+  }
+  std::vector<std::string> expected = files;
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(ListDir(Run("run_a") + "/v"), expected);
+  EXPECT_EQ(ListDir(Run("run_b") + "/v"), expected);
+  for (const std::string& f : files) {
+    const std::string a = ReadFile(Run("run_a") + "/v/" + f);
+    const std::string b = ReadFile(Run("run_b") + "/v/" + f);
+    ASSERT_FALSE(a.empty()) << f;
+    EXPECT_TRUE(a == b) << f << " differs between two identical runs";
+  }
+  // 30 benchmarks x 64 V-F pairs, plus the header.
+  EXPECT_EQ(Lines(ReadFile(Run("run_a") + "/v/pred.csv")).size(), 1u + 30 * 64);
+  const nlohmann::json m = nlohmann::json::parse(ReadFile(Run("run_a") + "/v/pred.csv.manifest.json"));
+  ASSERT_EQ(m.at("inputs").size(), 2u);
+  EXPECT_EQ(m["inputs"][0].at("sha256"), Sha256Hex(ReadFile(Model())));
+  EXPECT_EQ(m["inputs"][1].at("sha256"), Sha256Hex(ReadFile(heldout)));
+}
+
+TEST_F(StageReruns, PredictBreakdownOnAliasedComponentNamesSumsToTheTotal) {
+  // The activity file names FP32 ADD, FP64 MUL, ... where the model says SP ADD, DP MUL, ...:
+  // aliases of the same components, so it is accepted.
+  const std::string out = ScratchDir();
+  const std::string activity = Dataset(std::string(kTitanX) + "real_utils_11comp_names_misaligned.csv");
+  const CommandResult r = RunStage("wattcal-predict", {"--model", Model(), "--activity", activity,
+                                                       "--out", out + "/P.csv", "--breakdown"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(FileExists(out + "/P.csv.manifest.json"));
+
+  const std::vector<std::string> lines = Lines(ReadFile(out + "/P.csv"));
+  ASSERT_EQ(lines.size(), 1u + 30 * 64);
+  const std::vector<std::string> header = SplitCsvLine(lines[0]);
+  // benchmark, f_core_mhz, f_mem_mhz, predicted_w, then 2 static + 2 idle + 12 components.
+  ASSERT_EQ(header.size(), 4u + 2 + 2 + 12) << lines[0];
+  EXPECT_EQ(header[3], "predicted_w");
+  EXPECT_EQ(header[4], "static_core_w");
+  EXPECT_EQ(header.back(), "dram_w");
+  // Each value is printed with 6 decimals, i.e. rounded by at most 0.5e-6 W, so the printed
+  // terms may sum to the printed total only within (16 terms + 1 total) x 0.5e-6 W.
+  const double tolerance_w = (header.size() - 4 + 1) * 0.5e-6 + 1e-9;
+  std::map<std::string, int> rows_per_benchmark;
+  std::map<std::string, int> rows_per_pair;
+  double worst_w = 0.0;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const std::vector<std::string> f = SplitCsvLine(lines[i]);
+    ASSERT_EQ(f.size(), header.size()) << "line " << i + 1 << ": " << lines[i];
+    ++rows_per_benchmark[f[0]];
+    ++rows_per_pair[f[1] + "/" + f[2]];
+    const double total_w = std::stod(f[3]);
+    double sum_w = 0.0;
+    for (size_t j = 4; j < f.size(); ++j) {
+      const double term_w = std::stod(f[j]);
+      EXPECT_GE(term_w, 0.0) << "line " << i + 1 << " " << header[j];
+      sum_w += term_w;
+    }
+    EXPECT_GT(total_w, 0.0) << "line " << i + 1;
+    EXPECT_NEAR(sum_w, total_w, tolerance_w) << "line " << i + 1 << ": " << lines[i];
+    worst_w = std::max(worst_w, std::fabs(sum_w - total_w));
+  }
+  EXPECT_EQ(rows_per_benchmark.size(), 30u);
+  for (const auto& [name, n] : rows_per_benchmark) EXPECT_EQ(n, 64) << name;
+  EXPECT_EQ(rows_per_pair.size(), 64u);
+  for (const auto& [pair, n] : rows_per_pair) EXPECT_EQ(n, 30) << pair;
+  RecordProperty("worst_breakdown_sum_error_w", std::to_string(worst_w));
+}
+
+// ---------------------------------------------------------------------------------------
+// FrontDoor: `wattcal <stage> ...`.
+
+TEST(FrontDoor, HelpListsTheStages) {
+  const CommandResult r = RunStage("wattcal", {"--help"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const char* stage : {"calibrate", "predict", "validate", "synth"}) {
+    EXPECT_NE(r.output.find(std::string("  ") + stage + " "), std::string::npos)
+        << stage << " not listed in\n" << r.output;
+  }
+}
+
+TEST(FrontDoor, StageHelpIsTheStagesOwn) {
+  const CommandResult r = RunStage("wattcal", {"calibrate", "--help"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--train"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("wattcal-calibrate"), std::string::npos) << r.output;
+}
+
+TEST(FrontDoor, ForwardsArgumentsAndExitStatus) {
+  // A stage's exit status passes through the front door unchanged (here 1: --train missing).
+  const std::string dir = ScratchDir();
+  const CommandResult r = RunStage("wattcal", {"calibrate", "--out", dir + "/model.json"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("--train"), std::string::npos) << r.output;
+  EXPECT_TRUE(ListDir(dir).empty()) << Join(ListDir(dir));
+}
+
+TEST(FrontDoor, UnknownStageFails) {
+  const CommandResult r = RunStage("wattcal", {"nosuchstage"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("nosuchstage"), std::string::npos) << r.output;
+}
+
+TEST(FrontDoor, NoArgumentsPrintsHelpAndFails) {
+  const CommandResult r = RunStage("wattcal", {});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("calibrate"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace wattcal
