@@ -33,7 +33,7 @@ std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const C
     if (!still.empty()) {
       throw InputError(activity.path, activity.kind == CorpusKind::kActivity && activity.has_freq() ? 1 : 4,
                        "component names",
-                       "the model (" + model.trained_on + ") was calibrated for another GPU layout: " + still);
+                       model.LayoutMismatchMessage(still));
     }
   }
   const int nd = model.layout.num_domains();

@@ -85,6 +85,9 @@ struct PowerModel {
 
   // Default frequency of every domain.
   std::vector<double> DefaultFrequencies() const;
+
+  // "the model (trained on X) was calibrated for another GPU layout: <mismatch>".
+  std::string LayoutMismatchMessage(const std::string& mismatch) const;
 };
 
 }  // namespace wattcal

@@ -46,8 +46,7 @@ std::vector<PredictionRow> PredictHeldout(const PowerModel& model, const Corpus&
   const std::string mismatch = model.layout.Mismatch(heldout.layout);
   if (!mismatch.empty()) {
     throw InputError(heldout.path, 4, "component names",
-                     "the model (" + model.trained_on + ") was calibrated for another GPU layout: " +
-                         mismatch);
+                     model.LayoutMismatchMessage(mismatch));
   }
   if (!heldout.has_power()) {
     throw InputError(heldout.path, 0, "power_w", "held-out file has no measured power");
