@@ -355,6 +355,19 @@ std::unique_ptr<ceres::LossFunction> MakeLoss(const CalibrationOptions& options)
   return nullptr;
 }
 
+// Ticks a terminal progress line once per solver iteration.
+class ProgressCallback : public ceres::IterationCallback {
+ public:
+  explicit ProgressCallback(Progress* progress) : progress_(progress) {}
+  ceres::CallbackReturnType operator()(const ceres::IterationSummary& /*summary*/) override {
+    progress_->Tick();
+    return ceres::SOLVER_CONTINUE;
+  }
+
+ private:
+  Progress* progress_;
+};
+
 SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
                        const std::vector<double>& initial_coefficients,
                        const std::vector<std::vector<double>>& initial_voltages) {
@@ -408,8 +421,12 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
   solver_options.parameter_tolerance = 1e-12;
   solver_options.num_threads = options.num_threads;
   solver_options.logging_type = ceres::SILENT;
+  Progress progress("joint fit (iterations)", options.show_progress ? options.max_solver_iterations : 0);
+  ProgressCallback callback(&progress);
+  solver_options.callbacks.push_back(&callback);
   ceres::Solver::Summary summary;
   ceres::Solve(solver_options, &problem, &summary);
+  progress.Finish();
   if (!summary.IsSolutionUsable()) {
     throw FitError("joint DVFS fit failed: " + summary.message);
   }
@@ -503,7 +520,7 @@ SolveResult SolveAlternating(const FitData& data, const CalibrationOptions& opti
   int iteration = 0;
   bool converged = false;
   double last_change_pct = 0.0;
-  Progress progress("alternating fit", options.max_alternating_iterations);
+  Progress progress("alternating fit", options.show_progress ? options.max_alternating_iterations : 0);
   for (; iteration < options.max_alternating_iterations; ++iteration) {
     // Phase 1: voltage of each level, domain by domain, bounded by its neighbours.
     for (int d = 0; d < nd; ++d) {
@@ -705,7 +722,13 @@ PowerModel Calibrate(const Corpus& train, const CalibrationOptions& options) {
       alt_options.residual = FitResidual::kAbsolute;
       const SolveResult alt = SolveAlternating(data, alt_options);
       SolveResult second = SolveJoint(data, options, alt.coefficients, alt.voltages);
-      if (second.report.final_cost < result.report.final_cost) result = second;
+      const bool keep_second = second.report.final_cost < result.report.final_cost;
+      const std::string note = fmt::format(
+          " [two starts: cold start cost {:.6g}, from the alternating solution {:.6g}; kept the {}]",
+          result.report.final_cost, second.report.final_cost,
+          keep_second ? "start from the alternating solution" : "cold start");
+      if (keep_second) result = second;
+      result.report.termination += note;
     }
   }
   PowerModel model = MakeModel(data, train, FitMethod::kDvfs, result.coefficients, result.voltages);

@@ -56,6 +56,8 @@ struct CalibrationOptions {
   bool joint_start_from_alternating = true;
   // Threads for the Ceres evaluations.
   int num_threads = 1;
+  // Draw progress lines on a terminal (cross-validation turns this off inside its folds).
+  bool show_progress = true;
 
   bool Check(std::string* error) const;
   // The loss scale actually used.

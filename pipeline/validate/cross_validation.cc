@@ -62,6 +62,7 @@ CrossValidationResult CrossValidate(const Corpus& corpus, const CalibrationOptio
 
   CalibrationOptions fold_calibration = calibration;
   fold_calibration.num_threads = 1;
+  fold_calibration.show_progress = false;  // one progress line for the folds instead
   Progress progress(fmt::format("cross-validation ({} folds)", options.folds), options.folds);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(options.num_threads)
   for (int k = 0; k < options.folds; ++k) {
