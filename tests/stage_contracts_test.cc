@@ -10,6 +10,7 @@
 //   FrontDoor*     `wattcal --help`, `wattcal <stage> --help`, an unknown stage.
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/filesystem.hpp>
@@ -85,9 +86,11 @@ CommandResult RunStageIn(const std::string& dir, const std::string& program,
   return result;
 }
 
-// A directory for a fixture's shared outputs (ScratchDir needs a running test).
+// A directory for a fixture's shared outputs (ScratchDir needs a running test). The process
+// id keeps test binaries of different build folders, run at the same time, apart.
 std::string SuiteDir(const std::string& suite) {
-  const fs::path dir = fs::temp_directory_path() / ("wattcal_test_suite_" + suite);
+  const fs::path dir = fs::temp_directory_path() /
+                       ("wattcal_test_suite_" + suite + "_" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir.string();
@@ -414,6 +417,8 @@ class StageErrorsLayout : public ::testing::Test {
          "-q"}));
   }
   static void TearDownTestSuite() {
+    boost::system::error_code ec;
+    if (dir_ != nullptr) fs::remove_all(*dir_, ec);
     delete dir_;
     delete model_;
     delete calibrate_;
@@ -460,6 +465,40 @@ TEST_F(StageErrorsLayout, PredictRejectsAModelOfAnotherLayout) {
   }
 }
 
+// The same with tidy files (no real data needed): the component names are on line 1, the
+// header, which is where the error must point (a tidy file has no line 4 here at all).
+TEST(StageErrorsLayoutTidy, HeldoutAndActivityOfAnotherLayoutNameTheHeaderLine) {
+  const std::string dir = ScratchDir();
+  const std::string train = WriteFile(dir + "/train.csv", TidyFile(kTidyRows));
+  std::vector<std::string> args = {"--train", train, "--out", dir + "/model.json", "-q"};
+  args.insert(args.end(), kTidyDefaults.begin(), kTidyDefaults.end());
+  const CommandResult cal = RunStage("wattcal-calibrate", args);
+  ASSERT_EQ(cal.exit_code, 0) << cal.output;
+  fs::create_directories(dir + "/out");
+  // No INT column: the core domain has 1 component where the model has 2.
+  const std::string heldout = WriteFile(
+      dir + "/heldout.csv", "benchmark,power_w,f_core_mhz,f_mem_mhz,SP,mem:DRAM\nb1,99,975,3505,0.1,0.1\n");
+  const std::string activity =
+      WriteFile(dir + "/activity.csv", "benchmark,SP,mem:DRAM\nb1,0.1,0.1\n");
+
+  CommandResult r = RunStage("wattcal-validate",
+                             {"--model", dir + "/model.json", "--heldout", heldout, "--mode", "dvfs",
+                              "--predictions", dir + "/out/pred.csv", "--metrics",
+                              dir + "/out/metrics.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(heldout + ":1:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("another GPU layout"), std::string::npos) << r.output;
+
+  for (const std::string& file : {heldout, activity}) {
+    r = RunStage("wattcal-predict",
+                 {"--model", dir + "/model.json", "--activity", file, "--out", dir + "/out/P.csv"});
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(file + ":1:"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("another GPU layout"), std::string::npos) << r.output;
+  }
+  EXPECT_TRUE(ListDir(dir + "/out").empty()) << Join(ListDir(dir + "/out"));
+}
+
 // ---------------------------------------------------------------------------------------
 // StageReruns: byte-identical reruns on the Titan X data, manifests, predict --breakdown.
 //
@@ -482,6 +521,8 @@ class StageReruns : public ::testing::Test {
     }
   }
   static void TearDownTestSuite() {
+    boost::system::error_code ec;
+    if (root_ != nullptr) fs::remove_all(*root_, ec);
     delete root_;
     root_ = nullptr;
     results_.clear();

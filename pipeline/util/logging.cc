@@ -39,7 +39,7 @@ bool StderrIsTerminal() { return isatty(fileno(stderr)) != 0; }
 Progress::Progress(std::string label, int64_t total)
     : label_(std::move(label)),
       total_(total),
-      enabled_(StderrIsTerminal() && g_level >= static_cast<int>(LogLevel::kInfo)) {
+      enabled_(total > 0 && StderrIsTerminal() && g_level >= static_cast<int>(LogLevel::kInfo)) {
   Draw();
 }
 
