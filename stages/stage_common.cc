@@ -3,6 +3,7 @@
 #include <exception>
 
 #include <fmt/format.h>
+#include <glog/logging.h>
 
 #include "util/errors.h"
 #include "util/logging.h"
@@ -113,6 +114,11 @@ int RunStageMain(CLI::App* app, int argc, char** argv, const std::function<int()
     return code == 0 ? kExitOk : kExitOptions;
   }
   SetLogLevel(g_quiet ? LogLevel::kWarning : (g_verbose ? LogLevel::kDebug : LogLevel::kInfo));
+  // Ceres reports through glog; its internal warnings (e.g. a Cholesky step it retries) are
+  // solver detail, shown with --verbose only. Our own logging goes through util/logging.h.
+  google::InitGoogleLogging(argv[0]);
+  FLAGS_logtostderr = true;
+  FLAGS_minloglevel = g_verbose ? google::GLOG_INFO : google::GLOG_ERROR;
   try {
     return body();
   } catch (const OptionError& e) {

@@ -309,9 +309,9 @@ TEST(StageErrorsTidy, UnknownPowerUnit) {
 
 TEST(StageErrorsTidy, DefaultPairWithoutRows) {
   // --default-core-mhz 975, but the rows are at 1000 and 1100 MHz only. The default pair
-  // comes from the options, not from a line of the file, so the line is not checked here.
+  // comes from the options, not from a line of the file: the error names the option.
   ExpectCalibrateRejects(TidyFile(Replaced(kTidyRows, ",975,", ",1000,")), kTidyDefaults,
-                         {0, {"core default frequency", "975"}});
+                         {0, {"--default-core-mhz", "975"}});
 }
 
 TEST(StageErrorsTidy, DefaultPairNotInferable) {

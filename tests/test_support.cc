@@ -1,6 +1,7 @@
 #include "test_support.h"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <boost/filesystem.hpp>
 #include <cstdio>
@@ -28,7 +29,7 @@ std::string Dataset(const std::string& relative) {
 
 std::string ScratchDir() {
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string name = "wattcal_test";
+  std::string name = "wattcal_test_" + std::to_string(getpid());
   if (info != nullptr) name += std::string("_") + info->test_suite_name() + "_" + info->name();
   for (char& c : name) {
     if (c == '/') c = '_';

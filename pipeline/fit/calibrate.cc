@@ -114,7 +114,11 @@ FitData PrepareFitData(const Corpus& train) {
     const double f_default = train.layout.domains[d].default_freq_mhz;
     const auto it = std::find(lv.begin(), lv.end(), f_default);
     if (it == lv.end()) {
-      throw InputError(train.path, 2, train.layout.domains[d].name + " default frequency",
+      // gpmTOOL files state the defaults on line 2; tidy files take them from the options.
+      const std::string field = train.defaults_line > 0
+                                    ? train.layout.domains[d].name + " default frequency"
+                                    : "--default-" + train.layout.domains[d].name + "-mhz";
+      throw InputError(train.path, train.defaults_line, field,
                        fmt::format("the default {} frequency {} MHz has no rows (measured: {} "
                                    "to {} MHz)",
                                    train.layout.domains[d].name, f_default, lv.front(),
@@ -135,7 +139,8 @@ FitData PrepareFitData(const Corpus& train) {
     for (const FrequencyDomain& dom : train.layout.domains) {
       pair += (pair.empty() ? "" : "/") + fmt::format("{}", dom.default_freq_mhz);
     }
-    throw InputError(train.path, 2, "default frequencies",
+    throw InputError(train.path, train.defaults_line,
+                     train.defaults_line > 0 ? "default frequencies" : "--default-core-mhz/--default-mem-mhz",
                      "no rows at the default V-F pair " + pair + " MHz");
   }
   return data;

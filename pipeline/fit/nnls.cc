@@ -1,6 +1,7 @@
 #include "fit/nnls.h"
 
 #include <Eigen/QR>
+#include <fmt/format.h>
 #include <string>
 #include <vector>
 
@@ -8,11 +9,11 @@ namespace wattcal {
 
 bool NnlsOptions::Check(std::string* error) const {
   if (max_iterations < 0) {
-    *error = "NnlsOptions.max_iterations = " + std::to_string(max_iterations) + " must be >= 0";
+    *error = fmt::format("NnlsOptions.max_iterations = {} must be >= 0", max_iterations);
     return false;
   }
   if (!(tolerance >= 0.0)) {
-    *error = "NnlsOptions.tolerance = " + std::to_string(tolerance) + " must be >= 0";
+    *error = fmt::format("NnlsOptions.tolerance = {} must be >= 0", tolerance);
     return false;
   }
   return true;

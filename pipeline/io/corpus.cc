@@ -90,6 +90,8 @@ Corpus Corpus::Subset(const std::vector<int>& rows_to_keep) const {
   out.path = path;
   out.kind = kind;
   out.layout = layout;
+  out.components_line = components_line;
+  out.defaults_line = defaults_line;
   const int n = static_cast<int>(rows_to_keep.size());
   if (has_power()) out.power_w.resize(n);
   out.freq_mhz.resize(n, freq_mhz.cols());

@@ -65,6 +65,11 @@ struct Corpus {
   Eigen::MatrixXd util_frac;
   // Per row: 1-based line in `path` (for error messages).
   std::vector<int64_t> line;
+  // Line of the component names (4 in gpmTOOL files, 1 in tidy CSVs).
+  int64_t components_line = 4;
+  // Line of the default frequencies (2 in gpmTOOL files; 0 in tidy CSVs, where they come
+  // from --default-core-mhz/--default-mem-mhz or the data).
+  int64_t defaults_line = 2;
 
   int rows() const { return static_cast<int>(line.size()); }
   bool has_power() const { return power_w.size() > 0; }

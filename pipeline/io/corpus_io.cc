@@ -339,6 +339,8 @@ Corpus ReadTidyCorpus(CsvReader* reader, const std::vector<std::string>& header,
     }
   }
   corpus.kind = has_power ? CorpusKind::kMeasured : CorpusKind::kActivity;
+  corpus.components_line = 1;
+  corpus.defaults_line = 0;
 
   RowBuffer rows;
   rows.has_power = has_power;

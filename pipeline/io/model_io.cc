@@ -431,7 +431,7 @@ class JsonModelReader {
     fit->iterations = Int(f, "fit", "iterations");
     fit->initial_cost = Number(f, "fit", "initial_cost");
     fit->final_cost = Number(f, "fit", "final_cost");
-    fit->time_s = Number(f, "fit", "time_s");
+    // time_s is not stored: the file must be byte-identical across reruns.
     fit->termination = String(f, "fit", "termination");
     fit->train_rows = Int(f, "fit", "train_rows");
     fit->train_benchmarks = Int(f, "fit", "train_benchmarks");
@@ -503,7 +503,6 @@ std::string ModelToJson(const PowerModel& model) {
   fit["iterations"] = f.iterations;
   fit["initial_cost"] = f.initial_cost;
   fit["final_cost"] = f.final_cost;
-  fit["time_s"] = f.time_s;
   fit["termination"] = f.termination;
   fit["train_rows"] = f.train_rows;
   fit["train_benchmarks"] = f.train_benchmarks;

@@ -31,7 +31,7 @@ std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const C
     }
     const std::string still = model.layout.Mismatch(relaxed);
     if (!still.empty()) {
-      throw InputError(activity.path, activity.kind == CorpusKind::kActivity && activity.has_freq() ? 1 : 4,
+      throw InputError(activity.path, activity.components_line,
                        "component names",
                        model.LayoutMismatchMessage(still));
     }

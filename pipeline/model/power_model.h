@@ -33,7 +33,7 @@ struct FitReport {
   int iterations = 0;
   double initial_cost = 0.0;
   double final_cost = 0.0;
-  double time_s = 0.0;
+  double time_s = 0.0;                // wall time (shown, not written to model files)
   std::string termination;            // solver's own words
   // Fit statistics on the training rows.
   int train_rows = 0;

@@ -45,9 +45,16 @@ bool SyntheticSpec::Check(std::string* error) const {
       return false;
     }
   }
-  if (microbenchmarks_per_component < 1 || mix_microbenchmarks < 0 || heldout_applications < 1) {
-    *error = "microbenchmarks_per_component >= 1, mix_microbenchmarks >= 0 and "
-             "heldout_applications >= 1 are required";
+  if (microbenchmarks_per_component < 1) {
+    *error = fmt::format("microbenchmarks_per_component = {} must be >= 1", microbenchmarks_per_component);
+    return false;
+  }
+  if (mix_microbenchmarks < 0) {
+    *error = fmt::format("mix_microbenchmarks = {} must be >= 0", mix_microbenchmarks);
+    return false;
+  }
+  if (heldout_applications < 1) {
+    *error = fmt::format("heldout_applications = {} must be >= 1", heldout_applications);
     return false;
   }
   if (!(noise_rel >= 0.0 && noise_rel < 0.5)) {

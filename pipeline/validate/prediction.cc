@@ -45,7 +45,7 @@ std::vector<PredictionRow> PredictHeldout(const PowerModel& model, const Corpus&
                                           PredictMode mode) {
   const std::string mismatch = model.layout.Mismatch(heldout.layout);
   if (!mismatch.empty()) {
-    throw InputError(heldout.path, 4, "component names",
+    throw InputError(heldout.path, heldout.components_line, "component names",
                      model.LayoutMismatchMessage(mismatch));
   }
   if (!heldout.has_power()) {
