@@ -56,6 +56,23 @@ TruthComparison CompareWithTruth(const PowerModel& fitted, const PowerModel& tru
   return t;
 }
 
+namespace {
+
+// One sentence on how close the calibration came to the truth (terminal and Markdown).
+std::string DescribeTruth(const TruthComparison& t, double mape_pct) {
+  return fmt::format(
+      "component and idle-dynamic coefficients within {:.2f}% (worst: {}); total static power "
+      "{:.2f} W against {:.2f} W true (its split between the domains is weakly identified); "
+      "voltages within {:.4f} (worst: {}); the true model scores MAPE {:.3f}% on the same "
+      "noisy measurements, so the calibrated model is at {:.3f}x the truth's error.",
+      100.0 * t.max_coefficient_rel_error, t.worst_coefficient, t.static_total_w,
+      t.true_static_total_w, t.max_voltage_abs_error,
+      t.worst_voltage.empty() ? "-" : t.worst_voltage, t.truth_metrics.mape_pct,
+      mape_pct / t.truth_metrics.mape_pct);
+}
+
+}  // namespace
+
 ValidationOutcome SummariseValidation(const ValidationInputs& in, const MetricsOptions& options) {
   ValidationOutcome out;
   out.title = !in.title.empty()
@@ -86,15 +103,7 @@ ValidationOutcome SummariseValidation(const ValidationInputs& in, const MetricsO
         {"worst_voltage", t.worst_voltage},
         {"truth_mape_pct", t.truth_metrics.mape_pct},
         {"mape_ratio_to_truth", out.metrics.overall.mape_pct / t.truth_metrics.mape_pct}};
-    out.table += fmt::format(
-        "\nagainst the truth: component and idle coefficients within {:.2f}% (worst: {}), "
-        "static power {:.2f} W (true {:.2f} W), voltages within {:.4f} (worst: {});\n"
-        "  the true model itself scores MAPE {:.3f}% on these noisy measurements "
-        "(calibrated/true = {:.3f})",
-        100.0 * t.max_coefficient_rel_error, t.worst_coefficient, t.static_total_w,
-        t.true_static_total_w, t.max_voltage_abs_error,
-        t.worst_voltage.empty() ? "-" : t.worst_voltage, t.truth_metrics.mape_pct,
-        out.metrics.overall.mape_pct / t.truth_metrics.mape_pct);
+    out.table += "\nagainst the truth: " + DescribeTruth(t, out.metrics.overall.mape_pct);
   }
   return out;
 }
@@ -124,17 +133,7 @@ std::string ValidationMarkdown(const ValidationInputs& in, const ValidationOutco
   for (double f : m.within_frac) s += fmt::format(" {:.1f}% |", 100.0 * f);
   s += "\n\n";
   if (in.truth.present) {
-    const TruthComparison& t = in.truth;
-    s += fmt::format(
-        "**Against the known truth:** component and idle-dynamic coefficients within {:.2f}% "
-        "(worst: {}); total static power {:.2f} W against {:.2f} W true (its split between "
-        "the domains is weakly identified); voltages within {:.4f} (worst: {}); the true model "
-        "scores MAPE {:.3f}% on the same noisy measurements, so the calibrated model is at "
-        "{:.3f}× the truth's error.\n\n",
-        100.0 * t.max_coefficient_rel_error, t.worst_coefficient, t.static_total_w,
-        t.true_static_total_w, t.max_voltage_abs_error,
-        t.worst_voltage.empty() ? "-" : t.worst_voltage, t.truth_metrics.mape_pct,
-        m.mape_pct / t.truth_metrics.mape_pct);
+    s += "**Against the known truth:** " + DescribeTruth(in.truth, m.mape_pct) + "\n\n";
   }
   if (!plot_path.empty()) {
     s += fmt::format("![measured vs predicted]({})\n\n", Relative(plot_path, summary_path));
