@@ -1,0 +1,74 @@
+// A GPU description: what TPDS Eqs. 7-8 need to turn counters into component utilisations,
+// read from microbench_specs/gpus/<gpu>.json (every number there carries its source).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "io/corpus.h"
+
+namespace wattcal {
+
+// How a component's utilisation is computed from counters.
+enum class UtilisationKind {
+  // TPDS Eq. 7: U = thread_ops / (active_cycles_per_sm * sm_count * units_per_sm), where
+  // thread_ops = the sum of the thread-level counters, or warp_size x the sum of the
+  // warp-level counters.
+  kComputeUnit,
+  // TPDS Eq. 8: U = achieved bandwidth / peak bandwidth
+  //   = (sum of byte counters + bytes_per_access x sum of access counters) / duration_s
+  //     / peak_bytes_per_s.
+  kBandwidth,
+};
+
+// One modelled component and the counters behind it.
+struct ComponentCounters {
+  // Component name as in the model layout ("SP ADD", "L2", "DRAM", ...).
+  std::string component;
+  // "core" or "mem": the domain whose V-F scales it.
+  std::string domain = "core";
+  UtilisationKind kind = UtilisationKind::kComputeUnit;
+  // kComputeUnit: functional units of this kind per SM (TPDS Table 3).
+  double units_per_sm = 0.0;
+  // kBandwidth: peak bandwidth of the unit at the default clocks, bytes per second.
+  double peak_bytes_per_s = 0.0;
+  // kBandwidth: bytes moved per counted access (e.g. 32 threads x 4 bytes for a warp-wide
+  // shared-memory instruction); used with `access_metrics`.
+  double bytes_per_access = 0.0;
+  // Nsight Compute metric names whose values are summed. Thread-level counts (e.g.
+  // smsp__sass_thread_inst_executed_op_fadd_pred_on.sum) ...
+  std::vector<std::string> thread_metrics;
+  // ... warp-level counts, multiplied by the warp size (e.g. sm__inst_executed_pipe_xu.sum) ...
+  std::vector<std::string> warp_metrics;
+  // ... byte counts (e.g. dram__bytes.sum) ...
+  std::vector<std::string> byte_metrics;
+  // ... and access counts, multiplied by bytes_per_access.
+  std::vector<std::string> access_metrics;
+};
+
+struct GpuDescription {
+  std::string name;
+  int sm_count = 0;
+  int warp_size = 32;
+  // Default (reference) clocks, MHz.
+  double default_core_mhz = 0.0;
+  double default_mem_mhz = 0.0;
+  // Metric giving the active cycles per SM (Eq. 7's ACycles), e.g. sm__cycles_active.avg.
+  std::string active_cycles_metric = "sm__cycles_active.avg";
+  // Metric giving the kernel duration, e.g. gpu__time_duration.sum (unit from the file).
+  std::string duration_metric = "gpu__time_duration.sum";
+  // The modelled components, in model order (core components first, then mem).
+  std::vector<ComponentCounters> components;
+  // Where each number came from: field path -> citation.
+  std::map<std::string, std::string> sources;
+
+  // The model layout these components make (domains "core" and, if any, "mem").
+  Layout ToLayout() const;
+  bool Check(std::string* error) const;
+};
+
+// Reads a description (throws InputError naming the file and the JSON field).
+GpuDescription ReadGpuDescription(const std::string& path);
+
+}  // namespace wattcal
