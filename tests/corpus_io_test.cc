@@ -546,6 +546,42 @@ TEST(CorpusIoTidy, InfersTheDefaultPairOnlyWhenTheFileHasOne) {
   EXPECT_EQ(corpus.layout.domains[1].default_freq_mhz, 3505.0) << "single memory frequency";
 }
 
+TEST(CorpusIoTidy, PreambleStatesTheDefaultPair) {
+  // wattcal-ingest writes the default pair in a comment line before the header.
+  const std::string content =
+      "# wattcal-tidy default_f_core_mhz=975 default_f_mem_mhz=3505\n"
+      "benchmark,power_w,f_core_mhz,f_mem_mhz,SP,mem:DRAM\n"
+      "a,100,975,3505,0.5,0.1\n"
+      "a,120,1164,3505,0.5,0.1\n"
+      "b,90,1164,,0.5,0.1\n";
+  const std::string path = WriteFile(ScratchDir() + "/tidy.csv", content);
+  try {
+    ReadCorpus(path);
+    FAIL() << "expected the empty f_mem_mhz cell on line 5 to be rejected";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 5) << e.what();  // line numbers count the preamble
+  }
+  const std::string good = content.substr(0, content.rfind("b,90"));
+  const Corpus corpus = ReadCorpus(WriteFile(ScratchDir() + "/good.csv", good));
+  EXPECT_EQ(corpus.layout.domains[0].default_freq_mhz, 975.0);
+  EXPECT_EQ(corpus.layout.domains[1].default_freq_mhz, 3505.0);
+  EXPECT_EQ(corpus.components_line, 2);
+  EXPECT_EQ(corpus.line.front(), 3);
+  // Options win over the preamble.
+  CorpusReadOptions options;
+  options.default_core_mhz = 1164;
+  EXPECT_EQ(ReadCorpus(WriteFile(ScratchDir() + "/o.csv", good), options).layout.domains[0].default_freq_mhz,
+            1164.0);
+  // A bad value in the preamble names its line and key.
+  try {
+    ReadCorpus(WriteFile(ScratchDir() + "/bad.csv", "# default_f_core_mhz=abc\n" + good.substr(good.find('\n') + 1)));
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 1);
+    EXPECT_EQ(e.field(), "default_f_core_mhz");
+  }
+}
+
 TEST(CorpusIoTidy, WithoutPowerIsAnActivityCorpus) {
   const Corpus no_freq =
       ReadCorpus(WriteFile(ScratchDir() + "/a.csv", "benchmark,SP,mem:DRAM\nx,0.5,0.25\n"));

@@ -1,5 +1,8 @@
 #include "io/corpus_io.h"
 
+#include <fstream>
+#include <sstream>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -500,15 +503,61 @@ Layout ReadGpmtoolHeader(CsvReader* reader) {
   return layout;
 }
 
-Corpus ReadCorpus(const std::string& path, const CorpusReadOptions& options) {
+namespace {
+
+// Tidy files may open with comment lines "# key=value ..." that state their default pair
+// (wattcal-ingest writes "# wattcal-tidy default_f_core_mhz=975 default_f_mem_mhz=3505").
+// Returns the number of leading comment lines; fills the defaults the options leave at 0.
+int ReadTidyPreamble(const std::string& path, CorpusReadOptions* options) {
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line) && !line.empty() && line[0] == '#') {
+    ++lines;
+    std::istringstream tokens(line.substr(1));
+    std::string token;
+    while (tokens >> token) {
+      const size_t eq = token.find('=');
+      if (eq == std::string::npos) continue;
+      const std::string key = token.substr(0, eq);
+      double* target = key == "default_f_core_mhz"  ? &options->default_core_mhz
+                       : key == "default_f_mem_mhz" ? &options->default_mem_mhz
+                                                    : nullptr;
+      if (target == nullptr) continue;
+      double value = 0.0;
+      if (!ParseFiniteDouble(token.substr(eq + 1), &value) || value <= 0.0) {
+        throw InputError(path, lines, key, "expected a positive frequency in MHz, got '" +
+                                               token.substr(eq + 1) + "'");
+      }
+      if (*target == 0.0) *target = value;
+    }
+  }
+  return lines;
+}
+
+}  // namespace
+
+Corpus ReadCorpus(const std::string& path, const CorpusReadOptions& given_options) {
   std::string error;
-  if (!options.Check(&error)) throw OptionError(error);
+  if (!given_options.Check(&error)) throw OptionError(error);
+  CorpusReadOptions options = given_options;
+  const int preamble_lines = ReadTidyPreamble(path, &options);
   std::vector<std::string> first;
   {
-    CsvReader reader(path);
+    CsvReader::Options csv_options;
+    if (preamble_lines > 0) csv_options.comment = '#';
+    CsvReader reader(path, csv_options);
     if (!reader.Next(&first)) throw InputError(path, 1, "", "the file is empty");
     StripByteOrderMark(&first[0]);
-    if (ToLower(first[0]) == "benchmark") return ReadTidyCorpus(&reader, first, options);
+    if (ToLower(first[0]) == "benchmark") {
+      const int64_t header_line = reader.line();
+      Corpus corpus = ReadTidyCorpus(&reader, first, options);
+      corpus.components_line = header_line;
+      return corpus;
+    }
+    if (preamble_lines > 0) {
+      throw InputError(path, 1, "", "comment lines are only allowed before a tidy CSV header");
+    }
     if (first.size() != 1) {
       reader.Fail("header line 1",
                   fmt::format("expected a gpmTOOL header (line 1: the number of frequency "

@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 
+#include "synth/rng.h"
 #include "util/errors.h"
 
 namespace wattcal {
@@ -137,22 +138,6 @@ PowerModel TruthModel(const SyntheticSpec& spec) {
 
 namespace {
 
-// Portable random draws: mt19937 output is fully specified; the mappings below are ours.
-class Rng {
- public:
-  explicit Rng(unsigned seed) : engine_(seed) {}
-  double Uniform() { return (engine_() + 0.5) / 4294967296.0; }  // (0, 1)
-  double Uniform(double lo, double hi) { return lo + (hi - lo) * Uniform(); }
-  double Normal() {  // Box-Muller
-    const double u1 = Uniform(), u2 = Uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-  }
-  int Index(int n) { return static_cast<int>(engine_() % static_cast<unsigned>(n)); }
-
- private:
-  std::mt19937 engine_;
-};
-
 double Round5(double x) {  // what a counter export prints: 5 significant digits
   if (x == 0.0) return 0.0;
   return std::stod(fmt::format("{:.5g}", x));
@@ -200,35 +185,47 @@ Corpus SweepAllPairs(const SyntheticSpec& spec, const PowerModel& truth,
 
 }  // namespace
 
+SyntheticSuite GenerateSuite(const SyntheticSpec& spec, Rng* rng) {
+  const int nc = spec.layout.num_components();
+  SyntheticSuite suite;
+  // Microbenchmarks (TPDS Table 2): each component stressed at increasing intensity with
+  // a little background activity elsewhere; mixes of several components; one idle run.
+  for (int i = 0; i < nc; ++i) {
+    for (int k = 0; k < spec.microbenchmarks_per_component; ++k) {
+      std::vector<double> u(nc);
+      for (int j = 0; j < nc; ++j) u[j] = Round5(rng->Uniform(0.0, 0.08));
+      u[i] = Round5((k + 1.0) / spec.microbenchmarks_per_component * rng->Uniform(0.85, 1.0));
+      suite.micro_util.push_back(u);
+    }
+  }
+  for (int k = 0; k < spec.mix_microbenchmarks; ++k) {
+    std::vector<double> u(nc);
+    for (int j = 0; j < nc; ++j) u[j] = Round5(rng->Uniform() < 0.4 ? rng->Uniform(0.1, 0.7) : 0.0);
+    suite.micro_util.push_back(u);
+  }
+  suite.micro_util.push_back(std::vector<double>(nc, 0.0));  // idle
+  for (size_t b = 0; b < suite.micro_util.size(); ++b) {
+    suite.micro_names.push_back(fmt::format("micro_{:03d}", b + 1));
+  }
+  // Held-out applications: a few components active at moderate levels.
+  for (int a = 0; a < spec.heldout_applications; ++a) {
+    std::vector<double> u(nc);
+    for (int j = 0; j < nc; ++j) u[j] = Round5(rng->Uniform() < 0.5 ? rng->Uniform(0.02, 0.6) : 0.0);
+    suite.app_util.push_back(u);
+    suite.app_names.push_back(fmt::format("app_{:02d}", a + 1));
+  }
+  return suite;
+}
+
 SyntheticCorpus GenerateSyntheticCorpus(const SyntheticSpec& spec, unsigned seed) {
   std::string error;
   if (!spec.Check(&error)) throw OptionError("synthetic spec: " + error);
   Rng rng(seed);
   SyntheticCorpus out;
   out.truth = TruthModel(spec);
-  const int nc = spec.layout.num_components();
-
-  // Microbenchmarks (TPDS Table 2): each component stressed at increasing intensity with
-  // a little background activity elsewhere; mixes of several components; one idle run.
-  std::vector<std::vector<double>> micro;
-  for (int i = 0; i < nc; ++i) {
-    for (int k = 0; k < spec.microbenchmarks_per_component; ++k) {
-      std::vector<double> u(nc);
-      for (int j = 0; j < nc; ++j) u[j] = Round5(rng.Uniform(0.0, 0.08));
-      u[i] = Round5((k + 1.0) / spec.microbenchmarks_per_component * rng.Uniform(0.85, 1.0));
-      micro.push_back(u);
-    }
-  }
-  for (int k = 0; k < spec.mix_microbenchmarks; ++k) {
-    std::vector<double> u(nc);
-    for (int j = 0; j < nc; ++j) u[j] = Round5(rng.Uniform() < 0.4 ? rng.Uniform(0.1, 0.7) : 0.0);
-    micro.push_back(u);
-  }
-  micro.push_back(std::vector<double>(nc, 0.0));  // idle
-  std::vector<std::string> micro_names;
-  for (size_t b = 0; b < micro.size(); ++b) micro_names.push_back(fmt::format("micro_{:03d}", b + 1));
-  out.train = SweepAllPairs(spec, out.truth, micro_names, micro, &rng, CorpusKind::kTraining);
-
+  const SyntheticSuite suite = GenerateSuite(spec, &rng);
+  out.train = SweepAllPairs(spec, out.truth, suite.micro_names, suite.micro_util, &rng,
+                            CorpusKind::kTraining);
   std::vector<int> rows(out.train.rows());
   for (int r = 0; r < out.train.rows(); ++r) rows[r] = r;
   for (int k = 0; k < spec.corrupted_rows && k < out.train.rows(); ++k) {
@@ -238,17 +235,8 @@ SyntheticCorpus GenerateSyntheticCorpus(const SyntheticSpec& spec, unsigned seed
     out.train.power_w(rows[k]) *= spec.corruption_factor;
   }
   std::sort(out.corrupted_train_rows.begin(), out.corrupted_train_rows.end());
-
-  // Held-out applications: a few components active at moderate levels.
-  std::vector<std::vector<double>> apps;
-  std::vector<std::string> app_names;
-  for (int a = 0; a < spec.heldout_applications; ++a) {
-    std::vector<double> u(nc);
-    for (int j = 0; j < nc; ++j) u[j] = Round5(rng.Uniform() < 0.5 ? rng.Uniform(0.02, 0.6) : 0.0);
-    apps.push_back(u);
-    app_names.push_back(fmt::format("app_{:02d}", a + 1));
-  }
-  out.heldout = SweepAllPairs(spec, out.truth, app_names, apps, &rng, CorpusKind::kMeasured);
+  out.heldout = SweepAllPairs(spec, out.truth, suite.app_names, suite.app_util, &rng,
+                              CorpusKind::kMeasured);
   return out;
 }
 

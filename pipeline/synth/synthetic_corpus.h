@@ -63,6 +63,17 @@ struct SyntheticCorpus {
 // Deterministic for a seed on every platform (mt19937 with our own normal draws).
 SyntheticCorpus GenerateSyntheticCorpus(const SyntheticSpec& spec, unsigned seed);
 
+class Rng;
+// The benchmarks of a spec: microbenchmarks shaped like TPDS Table 2 (each component at
+// increasing intensity, mixes, one idle run) and held-out applications (mixed activity).
+struct SyntheticSuite {
+  std::vector<std::string> micro_names;          // micro_001, ...
+  std::vector<std::vector<double>> micro_util;   // per microbenchmark, per component
+  std::vector<std::string> app_names;            // app_01, ...
+  std::vector<std::vector<double>> app_util;
+};
+SyntheticSuite GenerateSuite(const SyntheticSpec& spec, Rng* rng);
+
 // gpmTOOL's file formats: training ("P,f...,U...") or measured ("name,P,f...,U...").
 std::string CorpusToGpmtoolCsv(const Corpus& corpus, bool with_names);
 
