@@ -10,6 +10,7 @@ packages=(
   gnuplot-nox libgnuplot-iostream-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do
