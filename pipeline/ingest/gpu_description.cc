@@ -1,0 +1,354 @@
+#include "ingest/gpu_description.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "util/errors.h"
+
+namespace wattcal {
+namespace {
+
+using Json = nlohmann::json;
+
+// The first problem of a description: the field (JSON path), the offending value as text
+// (empty when the rule is not about one value) and the rule it breaks.
+struct Problem {
+  std::string field;
+  std::string value;
+  std::string rule;
+  bool ok() const { return field.empty(); }
+  // "sm_count = 0 must be > 0" or "components[0].thread_metrics: a compute component ...".
+  std::string Sentence() const {
+    return value.empty() ? field + ": " + rule : field + " = " + value + " " + rule;
+  }
+  // The InputError message, the field being named separately: "0 must be > 0".
+  std::string Message() const { return value.empty() ? rule : value + " " + rule; }
+};
+
+std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
+
+Problem FindProblem(const GpuDescription& gpu) {
+  const auto bad = [](std::string field, std::string value, std::string rule) {
+    return Problem{std::move(field), std::move(value), std::move(rule)};
+  };
+  if (gpu.name.empty()) return bad("name", "", "must not be empty");
+  if (gpu.sm_count <= 0) return bad("sm_count", std::to_string(gpu.sm_count), "must be > 0");
+  if (gpu.warp_size <= 0) return bad("warp_size", std::to_string(gpu.warp_size), "must be > 0");
+  if (!std::isfinite(gpu.default_core_mhz) || gpu.default_core_mhz <= 0) {
+    return bad("default_core_mhz", fmt::format("{}", gpu.default_core_mhz),
+               "must be a finite frequency > 0 MHz");
+  }
+  if (!std::isfinite(gpu.default_mem_mhz) || gpu.default_mem_mhz < 0) {
+    return bad("default_mem_mhz", fmt::format("{}", gpu.default_mem_mhz),
+               "must be a finite frequency >= 0 MHz");
+  }
+  if (gpu.components.empty()) return bad("components", "", "must list at least one component");
+
+  bool any_compute = false, any_bandwidth = false, seen_mem = false;
+  std::map<std::string, std::string> owner;  // metric -> component using it
+  std::set<std::string> names;
+  for (size_t i = 0; i < gpu.components.size(); ++i) {
+    const ComponentCounters& c = gpu.components[i];
+    const std::string at = fmt::format("components[{}]", i);
+    if (c.component.empty()) return bad(at + ".component", "", "must not be empty");
+    if (!names.insert(CanonicalComponentName(c.component)).second) {
+      return bad(at + ".component", Quoted(c.component), "appears twice");
+    }
+    if (c.domain != "core" && c.domain != "mem") {
+      return bad(at + ".domain", Quoted(c.domain), "must be \"core\" or \"mem\"");
+    }
+    if (c.domain == "mem") {
+      seen_mem = true;
+    } else if (seen_mem) {
+      return bad(at + ".domain", Quoted(c.domain),
+                 fmt::format("({}) follows a mem component; list the core components first "
+                             "(model order)",
+                             c.component));
+    }
+    const bool counts_ops = !c.thread_metrics.empty() || !c.warp_metrics.empty();
+    const bool counts_bytes = !c.byte_metrics.empty() || !c.access_metrics.empty();
+    if (c.kind == UtilisationKind::kComputeUnit) {
+      any_compute = true;
+      if (!std::isfinite(c.units_per_sm) || c.units_per_sm <= 0) {
+        return bad(at + ".units_per_sm", fmt::format("{}", c.units_per_sm),
+                   fmt::format("must be > 0 for the compute component {}", c.component));
+      }
+      if (!counts_ops) {
+        return bad(at + ".thread_metrics", "",
+                   fmt::format("the compute component {} needs thread_metrics or warp_metrics",
+                               c.component));
+      }
+      if (counts_bytes) {
+        return bad(at + ".byte_metrics", "",
+                   fmt::format("the compute component {} cannot have byte_metrics or "
+                               "access_metrics (TPDS Eq. 7 counts operations)",
+                               c.component));
+      }
+    } else {
+      any_bandwidth = true;
+      if (!std::isfinite(c.peak_bytes_per_s) || c.peak_bytes_per_s <= 0) {
+        return bad(at + ".peak_bytes_per_s", fmt::format("{}", c.peak_bytes_per_s),
+                   fmt::format("must be > 0 for the bandwidth component {}", c.component));
+      }
+      if (!counts_bytes) {
+        return bad(at + ".byte_metrics", "",
+                   fmt::format("the bandwidth component {} needs byte_metrics or "
+                               "access_metrics",
+                               c.component));
+      }
+      if (counts_ops) {
+        return bad(at + ".thread_metrics", "",
+                   fmt::format("the bandwidth component {} cannot have thread_metrics or "
+                               "warp_metrics (TPDS Eq. 8 counts bytes)",
+                               c.component));
+      }
+      if (!c.access_metrics.empty() &&
+          (!std::isfinite(c.bytes_per_access) || c.bytes_per_access <= 0)) {
+        return bad(at + ".bytes_per_access", fmt::format("{}", c.bytes_per_access),
+                   fmt::format("must be > 0 when {} lists access_metrics", c.component));
+      }
+    }
+    const std::pair<const char*, const std::vector<std::string>*> lists[] = {
+        {"thread_metrics", &c.thread_metrics},
+        {"warp_metrics", &c.warp_metrics},
+        {"byte_metrics", &c.byte_metrics},
+        {"access_metrics", &c.access_metrics}};
+    for (const auto& [list_name, list] : lists) {
+      for (size_t m = 0; m < list->size(); ++m) {
+        const std::string& metric = (*list)[m];
+        const std::string field = fmt::format("{}.{}[{}]", at, list_name, m);
+        if (metric.empty()) return bad(field, "", "empty metric name");
+        const auto [it, inserted] = owner.emplace(metric, c.component);
+        if (!inserted) {
+          return bad(field, Quoted(metric),
+                     fmt::format("is already a counter of component {}; each counter feeds "
+                                 "one component",
+                                 it->second));
+        }
+      }
+    }
+  }
+  if (any_compute) {
+    if (gpu.active_cycles_metric.empty()) {
+      return bad("active_cycles_metric", "",
+                 "must name a metric (compute components need TPDS Eq. 7's active cycles per SM)");
+    }
+    if (owner.count(gpu.active_cycles_metric) > 0) {
+      return bad("active_cycles_metric", Quoted(gpu.active_cycles_metric),
+                 "is also a counter of component " + owner[gpu.active_cycles_metric]);
+    }
+  }
+  if (any_bandwidth) {
+    if (gpu.duration_metric.empty()) {
+      return bad("duration_metric", "",
+                 "must name a metric (bandwidth components need the kernel duration, TPDS Eq. 8)");
+    }
+    if (owner.count(gpu.duration_metric) > 0) {
+      return bad("duration_metric", Quoted(gpu.duration_metric),
+                 "is also a counter of component " + owner[gpu.duration_metric]);
+    }
+  }
+  if (seen_mem && gpu.default_mem_mhz <= 0) {
+    return bad("default_mem_mhz", fmt::format("{}", gpu.default_mem_mhz),
+               "must be > 0 MHz when there are mem components");
+  }
+  return {};
+}
+
+// ---- JSON reading: every problem names the field.
+
+class DescriptionReader {
+ public:
+  explicit DescriptionReader(std::string path) : path_(std::move(path)) {}
+
+  [[noreturn]] void Fail(const std::string& field, const std::string& message) const {
+    throw InputError(path_, 0, field, message);
+  }
+
+  void CheckKeys(const Json& object, const std::string& at, const std::set<std::string>& allowed) {
+    for (const auto& item : object.items()) {
+      if (allowed.count(item.key()) > 0) continue;
+      std::string list;
+      for (const std::string& key : allowed) list += (list.empty() ? "" : ", ") + key;
+      Fail(at.empty() ? item.key() : at + "." + item.key(),
+           fmt::format("unknown field; the fields here are {}", list));
+    }
+  }
+
+  std::string String(const Json& object, const std::string& key, const std::string& at,
+                     bool required, const std::string& fallback = "") {
+    const std::string field = at.empty() ? key : at + "." + key;
+    if (!object.contains(key)) {
+      if (required) Fail(field, "missing (a string is required)");
+      return fallback;
+    }
+    const Json& v = object.at(key);
+    if (!v.is_string()) Fail(field, fmt::format("expected a string, got {}", v.dump()));
+    return v.get<std::string>();
+  }
+
+  double Number(const Json& object, const std::string& key, const std::string& at, bool required,
+                double fallback = 0.0) {
+    const std::string field = at.empty() ? key : at + "." + key;
+    if (!object.contains(key)) {
+      if (required) Fail(field, "missing (a number is required)");
+      return fallback;
+    }
+    const Json& v = object.at(key);
+    if (!v.is_number()) Fail(field, fmt::format("expected a number, got {}", v.dump()));
+    return v.get<double>();
+  }
+
+  int Integer(const Json& object, const std::string& key, const std::string& at, bool required,
+              int fallback = 0) {
+    const double value = Number(object, key, at, required, fallback);
+    if (value != std::floor(value) || std::fabs(value) > 1e9) {
+      Fail(at.empty() ? key : at + "." + key, fmt::format("= {} must be a whole number", value));
+    }
+    return static_cast<int>(value);
+  }
+
+  std::vector<std::string> Strings(const Json& object, const std::string& key,
+                                   const std::string& at) {
+    const std::string field = at + "." + key;
+    std::vector<std::string> out;
+    if (!object.contains(key)) return out;
+    const Json& v = object.at(key);
+    if (!v.is_array())
+      Fail(field, fmt::format("expected an array of metric names, got {}", v.dump()));
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_string()) {
+        Fail(fmt::format("{}[{}]", field, i),
+             fmt::format("expected a string, got {}", v[i].dump()));
+      }
+      out.push_back(v[i].get<std::string>());
+    }
+    return out;
+  }
+
+  GpuDescription Read(const Json& root) {
+    if (!root.is_object()) Fail("", "expected a JSON object at the top level");
+    CheckKeys(root, "",
+              {"name", "about", "sm_count", "warp_size", "default_core_mhz", "default_mem_mhz",
+               "active_cycles_metric", "duration_metric", "components", "sources"});
+    GpuDescription gpu;
+    gpu.name = String(root, "name", "", true);
+    gpu.sm_count = Integer(root, "sm_count", "", true);
+    gpu.warp_size = Integer(root, "warp_size", "", false, gpu.warp_size);
+    gpu.default_core_mhz = Number(root, "default_core_mhz", "", true);
+    gpu.default_mem_mhz = Number(root, "default_mem_mhz", "", false, 0.0);
+    gpu.active_cycles_metric =
+        String(root, "active_cycles_metric", "", false, gpu.active_cycles_metric);
+    gpu.duration_metric = String(root, "duration_metric", "", false, gpu.duration_metric);
+    if (!root.contains("components")) Fail("components", "missing (an array is required)");
+    const Json& components = root.at("components");
+    if (!components.is_array()) {
+      Fail("components", fmt::format("expected an array of components, got {}", components.dump()));
+    }
+    for (size_t i = 0; i < components.size(); ++i) {
+      const Json& c = components[i];
+      const std::string at = fmt::format("components[{}]", i);
+      if (!c.is_object()) Fail(at, fmt::format("expected an object, got {}", c.dump()));
+      CheckKeys(
+          c, at,
+          {"component", "about", "domain", "kind", "units_per_sm", "peak_bytes_per_s",
+           "bytes_per_access", "thread_metrics", "warp_metrics", "byte_metrics", "access_metrics"});
+      ComponentCounters component;
+      component.component = String(c, "component", at, true);
+      component.domain = String(c, "domain", at, false, component.domain);
+      const std::string kind = String(c, "kind", at, true);
+      if (kind == "compute") {
+        component.kind = UtilisationKind::kComputeUnit;
+      } else if (kind == "bandwidth") {
+        component.kind = UtilisationKind::kBandwidth;
+      } else {
+        Fail(at + ".kind", fmt::format("= \"{}\" must be \"compute\" (TPDS Eq. 7) or "
+                                       "\"bandwidth\" (Eq. 8)",
+                                       kind));
+      }
+      component.units_per_sm = Number(c, "units_per_sm", at, false, 0.0);
+      component.peak_bytes_per_s = Number(c, "peak_bytes_per_s", at, false, 0.0);
+      component.bytes_per_access = Number(c, "bytes_per_access", at, false, 0.0);
+      component.thread_metrics = Strings(c, "thread_metrics", at);
+      component.warp_metrics = Strings(c, "warp_metrics", at);
+      component.byte_metrics = Strings(c, "byte_metrics", at);
+      component.access_metrics = Strings(c, "access_metrics", at);
+      gpu.components.push_back(std::move(component));
+    }
+    if (root.contains("sources")) {
+      const Json& sources = root.at("sources");
+      if (!sources.is_object()) {
+        Fail("sources",
+             fmt::format("expected an object (field -> citation), got {}", sources.dump()));
+      }
+      for (const auto& item : sources.items()) {
+        if (!item.value().is_string()) {
+          Fail("sources." + item.key(),
+               fmt::format("expected a citation string, got {}", item.value().dump()));
+        }
+        gpu.sources[item.key()] = item.value().get<std::string>();
+      }
+    }
+    const Problem problem = FindProblem(gpu);
+    if (!problem.ok()) Fail(problem.field, problem.Message());
+    return gpu;
+  }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+Layout GpuDescription::ToLayout() const {
+  Layout layout;
+  FrequencyDomain core;
+  core.name = "core";
+  core.default_freq_mhz = default_core_mhz;
+  FrequencyDomain mem;
+  mem.name = "mem";
+  mem.default_freq_mhz = default_mem_mhz;
+  for (const ComponentCounters& c : components) {
+    (c.domain == "mem" ? mem : core).components.push_back(c.component);
+  }
+  layout.domains.push_back(core);
+  if (!mem.components.empty()) layout.domains.push_back(mem);
+  return layout;
+}
+
+bool GpuDescription::Check(std::string* error) const {
+  const Problem problem = FindProblem(*this);
+  if (problem.ok()) return true;
+  *error = problem.Sentence();
+  return false;
+}
+
+GpuDescription ReadGpuDescription(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "", "cannot open GPU description");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  Json root;
+  try {
+    root = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    const size_t end = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    const int64_t line =
+        1 + std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(end), '\n');
+    std::string what = e.what();
+    const size_t detail = what.find("parse error");
+    throw InputError(path, line, "",
+                     "invalid JSON: " + (detail == std::string::npos ? what : what.substr(detail)));
+  }
+  return DescriptionReader(path).Read(root);
+}
+
+}  // namespace wattcal
