@@ -6,7 +6,9 @@
 
 #include "io/model_io.h"
 #include "stage_common.h"
+#include "ingest/gpu_description.h"
 #include "synth/synthetic_corpus.h"
+#include "synth/virtual_gpu.h"
 #include "util/errors.h"
 #include "util/logging.h"
 #include "util/output.h"
@@ -29,6 +31,11 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "Random seed (same seed, same bytes)")->capture_default_str();
   app.add_option("--noise-rel", noise_rel, "Override the spec's measurement noise (fraction)");
   app.add_option("--corrupted-rows", corrupted_rows, "Override the spec's corrupted training rows");
+  bool campaign = false;
+  app.add_flag("--campaign", campaign,
+               "Write the raw dumps of a measurement campaign: DIR/{train,heldout}/power_log.csv "
+               "(nvidia-smi), windows.csv (kernel launch windows), counters_ncu.csv (Nsight "
+               "Compute at the default pair), and DIR/truth_model.json");
   AddLoggingOptions(&app);
 
   return RunStageMain(&app, argc, argv, [&]() {
@@ -37,11 +44,29 @@ int main(int argc, char** argv) {
     if (corrupted_rows >= 0) spec.corrupted_rows = corrupted_rows;
     std::string error;
     if (!spec.Check(&error)) throw OptionError(error);
-    const SyntheticCorpus corpus = GenerateSyntheticCorpus(spec, seed);
-    const nlohmann::json options = {{"seed", seed},
-                                    {"noise_rel", spec.noise_rel},
-                                    {"corrupted_rows", spec.corrupted_rows}};
+    nlohmann::json options = {{"seed", seed},
+                              {"noise_rel", spec.noise_rel},
+                              {"corrupted_rows", spec.corrupted_rows},
+                              {"campaign", campaign}};
     OutputSet outputs;
+    if (campaign) {
+      std::string gpu_path;
+      const CampaignSpec campaign_spec = ReadCampaignSpec(spec_path, &gpu_path);
+      const GpuDescription gpu = ReadGpuDescription(gpu_path);
+      const CampaignSummary summary = WriteCampaign(spec, campaign_spec, gpu, seed, out_dir, &outputs);
+      const std::vector<std::string> files = {"train/power_log.csv", "train/windows.csv",
+                                              "train/counters_ncu.csv", "heldout/power_log.csv",
+                                              "heldout/windows.csv", "heldout/counters_ncu.csv",
+                                              "truth_model.json"};
+      for (const std::string& f : files) {
+        outputs.StageManifest(out_dir + "/" + f, "synth", {spec_path, gpu_path}, options);
+      }
+      outputs.Commit();
+      LogInfo(fmt::format("{}: campaign of {} kernel runs, {} power-log samples, in {}", spec.name,
+                          summary.kernels, summary.samples, out_dir));
+      return static_cast<int>(kExitOk);
+    }
+    const SyntheticCorpus corpus = GenerateSyntheticCorpus(spec, seed);
     const std::string train = out_dir + "/train_micro_dvfs.csv";
     const std::string fixed = out_dir + "/train_micro_fixed.csv";
     const std::string heldout = out_dir + "/heldout_apps_dvfs.csv";
