@@ -2,8 +2,10 @@
 
 #include <csv.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 
@@ -18,15 +20,22 @@ struct CsvCallbacks {
       reader->in_record_ = true;
       reader->pending_start_line_ = reader->current_line_;
     }
-    reader->building_.emplace_back(static_cast<const char*>(field), length);
+    // A plain buffer rather than std::string::append: this runs for every field of every row.
+    if (reader->flat_size_ + length > reader->flat_.size()) {
+      reader->flat_.resize(std::max(reader->flat_size_ + length, 2 * reader->flat_.size()));
+    }
+    if (length > 0) std::memcpy(reader->flat_.data() + reader->flat_size_, field, length);
+    reader->flat_size_ += length;
+    reader->ends_.push_back(reader->flat_size_);
   }
   static void OnRecord(int /*terminator*/, void* data) {
     auto* reader = static_cast<CsvReader*>(data);
     if (!reader->in_record_) {  // a record of one empty field
       reader->pending_start_line_ = reader->current_line_;
     }
-    reader->ready_.emplace_back(reader->pending_start_line_, std::move(reader->building_));
-    reader->building_.clear();
+    const size_t begin = reader->record_fields_begin_;
+    reader->records_.push_back({reader->pending_start_line_, begin, reader->ends_.size() - begin});
+    reader->record_fields_begin_ = reader->ends_.size();
     reader->in_record_ = false;
   }
 };
@@ -57,15 +66,50 @@ CsvReader::~CsvReader() {
   if (file_ != nullptr) std::fclose(file_);
 }
 
+bool CsvReader::NextLine(const char** data, size_t* size) {
+  if (block_.empty()) block_.resize(size_t{1} << 18);
+  carry_.clear();
+  for (;;) {
+    const char* begin = block_.data() + block_pos_;
+    const size_t available = block_end_ - block_pos_;
+    const void* newline = available > 0 ? std::memchr(begin, '\n', available) : nullptr;
+    if (newline != nullptr) {
+      const size_t length = static_cast<size_t>(static_cast<const char*>(newline) - begin) + 1;
+      block_pos_ += length;
+      if (carry_.empty()) {
+        *data = begin;
+        *size = length;
+      } else {
+        carry_.append(begin, length);
+        *data = carry_.data();
+        *size = carry_.size();
+      }
+      return true;
+    }
+    carry_.append(begin, available);
+    block_pos_ = block_end_ = 0;
+    if (file_eof_) {
+      if (carry_.empty()) return false;
+      *data = carry_.data();
+      *size = carry_.size();
+      return true;
+    }
+    block_end_ = std::fread(block_.data(), 1, block_.size(), file_);
+    if (block_end_ < block_.size()) {
+      if (std::ferror(file_)) {
+        record_line_ = current_line_ + 1;
+        Fail("", std::string("read error: ") + std::strerror(errno));
+      }
+      file_eof_ = true;
+    }
+  }
+}
+
 void CsvReader::ReadMore() {
   // Feed libcsv one physical line at a time so each record knows its starting line.
-  line_buffer_.clear();
-  int c;
-  while ((c = std::fgetc(file_)) != EOF) {
-    line_buffer_.push_back(static_cast<char>(c));
-    if (c == '\n') break;
-  }
-  if (line_buffer_.empty()) {
+  const char* line = nullptr;
+  size_t size = 0;
+  if (!NextLine(&line, &size)) {
     eof_ = true;
     if (csv_fini(parser_, CsvCallbacks::OnField, CsvCallbacks::OnRecord, this) != 0) {
       Fail("", std::string("malformed CSV at end of file: ") + csv_strerror(csv_error(parser_)));
@@ -74,22 +118,54 @@ void CsvReader::ReadMore() {
   }
   ++current_line_;
   if (options_.comment != '\0' && !in_record_) {
-    const size_t first = line_buffer_.find_first_not_of(" \t");
-    if (first != std::string::npos && line_buffer_[first] == options_.comment) return;
+    size_t first = 0;
+    while (first < size && (line[first] == ' ' || line[first] == '\t')) ++first;
+    if (first < size && line[first] == options_.comment) return;
   }
-  if (csv_parse(parser_, line_buffer_.data(), line_buffer_.size(), CsvCallbacks::OnField,
-                CsvCallbacks::OnRecord, this) != line_buffer_.size()) {
+  if (csv_parse(parser_, line, size, CsvCallbacks::OnField, CsvCallbacks::OnRecord, this) != size) {
     record_line_ = current_line_;
     Fail("", std::string("malformed CSV: ") + csv_strerror(csv_error(parser_)));
   }
 }
 
+void CsvReader::Compact() {
+  // Every completed record was returned: keep only the fields of the record under
+  // construction (a quoted field spanning lines), moved to the front.
+  const size_t first_byte = record_fields_begin_ == 0 ? 0 : ends_[record_fields_begin_ - 1];
+  if (first_byte > 0) {
+    std::memmove(flat_.data(), flat_.data() + first_byte, flat_size_ - first_byte);
+    flat_size_ -= first_byte;
+  }
+  ends_.erase(ends_.begin(), ends_.begin() + static_cast<std::ptrdiff_t>(record_fields_begin_));
+  for (size_t& end : ends_) end -= first_byte;
+  record_fields_begin_ = 0;
+  records_.clear();
+  records_head_ = 0;
+}
+
+bool CsvReader::Next(std::vector<std::string_view>* fields) {
+  if (records_head_ == records_.size()) {
+    Compact();
+    while (records_.empty() && !eof_) ReadMore();
+    if (records_.empty()) return false;
+  }
+  const Record& record = records_[records_head_++];
+  record_line_ = record.line;
+  fields->resize(record.field_count);
+  size_t begin = record.field_begin == 0 ? 0 : ends_[record.field_begin - 1];
+  for (size_t i = 0; i < record.field_count; ++i) {
+    const size_t end = ends_[record.field_begin + i];
+    (*fields)[i] = std::string_view(flat_.data() + begin, end - begin);
+    begin = end;
+  }
+  return true;
+}
+
 bool CsvReader::Next(std::vector<std::string>* fields) {
-  while (ready_.empty() && !eof_) ReadMore();
-  if (ready_.empty()) return false;
-  record_line_ = ready_.front().first;
-  *fields = std::move(ready_.front().second);
-  ready_.pop_front();
+  if (!Next(&views_)) return false;
+  fields->resize(views_.size());
+  for (size_t i = 0; i < views_.size(); ++i)
+    (*fields)[i].assign(views_[i].data(), views_[i].size());
   return true;
 }
 

@@ -1,0 +1,164 @@
+#include "ingest/kernel_windows.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cmath>
+#include <utility>
+
+#include "ingest/power_log.h"
+#include "io/csv_reader.h"
+#include "util/errors.h"
+
+namespace wattcal {
+namespace {
+
+std::string Lower(const std::string& s) {
+  std::string out = s;
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  size_t b = out.find_first_not_of(" \t");
+  size_t e = out.find_last_not_of(" \t\r");
+  return b == std::string::npos ? std::string() : out.substr(b, e - b + 1);
+}
+
+// How a time column is written.
+struct TimeColumn {
+  int index = -1;
+  std::string name;          // as in the header
+  double scale = 0.0;        // seconds per unit; 0 = nvidia-smi style timestamp
+  bool is_duration = false;  // duration_<unit>
+};
+
+// Recognises `<stem>_<unit>` (unit ns/us/ms/s) or the bare `<stem>` (timestamps).
+bool MatchTime(const std::string& lower, const std::string& stem, TimeColumn* column) {
+  if (lower == stem) {
+    column->scale = 0.0;
+    return true;
+  }
+  if (lower.size() <= stem.size() + 1 || lower.compare(0, stem.size() + 1, stem + "_") != 0) {
+    return false;
+  }
+  const std::string unit = lower.substr(stem.size() + 1);
+  static constexpr std::pair<const char*, double> kUnits[] = {
+      {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
+  for (const auto& [name, scale] : kUnits) {
+    if (unit == name) {
+      column->scale = scale;
+      return true;
+    }
+  }
+  return false;
+}
+
+double ReadTime(const CsvReader& reader, const std::vector<std::string>& fields,
+                const TimeColumn& column, double utc_offset_h) {
+  const std::string& cell = fields[column.index];
+  if (column.scale == 0.0) {
+    double t = 0.0;
+    if (!ParseSmiTimestamp(cell.data(), cell.size(), &t)) {
+      double number = 0.0;
+      if (ParseFiniteDouble(cell, &number)) {
+        reader.Fail(column.name,
+                    fmt::format("'{}' is a number but the column has no unit: name it {}_us, "
+                                "{}_ms or {}_s",
+                                cell, column.name, column.name, column.name));
+      }
+      reader.Fail(column.name,
+                  fmt::format("expected a timestamp YYYY/MM/DD HH:MM:SS.mmm, got '{}'", cell));
+    }
+    return t - utc_offset_h * 3600.0;
+  }
+  return reader.ParseNumber(cell, column.name) * column.scale;
+}
+
+}  // namespace
+
+std::vector<KernelWindow> ReadKernelWindows(const std::string& path, double utc_offset_h) {
+  if (!std::isfinite(utc_offset_h)) {
+    throw OptionError(fmt::format("utc_offset_h = {} must be finite", utc_offset_h));
+  }
+  CsvReader::Options csv_options;
+  csv_options.comment = '#';
+  CsvReader reader(path, csv_options);
+  std::vector<std::string> header;
+  if (!reader.Next(&header)) {
+    throw InputError(path, 0, "",
+                     "empty kernel windows file: expected a header kernel,start_us,end_us");
+  }
+  const int64_t header_line = reader.line();
+  int kernel = -1;
+  TimeColumn start, end;
+  for (size_t i = 0; i < header.size(); ++i) {
+    const std::string lower = Lower(header[i]);
+    TimeColumn t;
+    t.index = static_cast<int>(i);
+    t.name = header[i];
+    if (lower == "kernel" || lower == "name" || lower == "kernel_name") {
+      if (kernel >= 0) reader.Fail(header[i], "a second kernel name column");
+      kernel = static_cast<int>(i);
+    } else if (MatchTime(lower, "start", &t)) {
+      if (start.index >= 0) {
+        reader.Fail(header[i],
+                    fmt::format("a second start column (the first is '{}')", start.name));
+      }
+      start = t;
+    } else if (MatchTime(lower, "end", &t)) {
+      if (end.index >= 0) {
+        reader.Fail(header[i], fmt::format("a second end column (the first is '{}')", end.name));
+      }
+      end = t;
+    } else if (MatchTime(lower, "duration", &t) && t.scale > 0.0) {
+      if (end.index >= 0) {
+        reader.Fail(header[i],
+                    fmt::format("both an end and a duration column (the first is '{}')", end.name));
+      }
+      t.is_duration = true;
+      end = t;
+    }
+  }
+  std::vector<std::string> missing;
+  if (kernel < 0) missing.push_back("kernel");
+  if (start.index < 0) missing.push_back("start_us (or start_ns, start_ms, start_s, start)");
+  if (end.index < 0) missing.push_back("end_us (or end_*, duration_*, end)");
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
+    throw InputError(path, header_line, "",
+                     fmt::format("missing column(s) {}: expected a header like "
+                                 "kernel,start_us,end_us",
+                                 list));
+  }
+  std::vector<KernelWindow> windows;
+  std::vector<std::string> fields;
+  while (reader.Next(&fields)) {
+    if (fields.size() != header.size()) {
+      reader.Fail("", fmt::format("{} fields, but the header on line {} has {}", fields.size(),
+                                  header_line, header.size()));
+    }
+    KernelWindow w;
+    w.line = reader.line();
+    w.kernel = fields[kernel];
+    if (w.kernel.empty()) reader.Fail(header[kernel], "empty kernel name");
+    w.start_s = ReadTime(reader, fields, start, utc_offset_h);
+    if (end.is_duration) {
+      const double duration = reader.ParseNumber(fields[end.index], end.name) * end.scale;
+      if (duration < 0.0) {
+        reader.Fail(end.name, fmt::format("negative duration {}", fields[end.index]));
+      }
+      w.end_s = w.start_s + duration;
+    } else {
+      w.end_s = ReadTime(reader, fields, end, utc_offset_h);
+    }
+    if (w.end_s < w.start_s) {
+      reader.Fail(end.name, fmt::format("the window ends before it starts ({} < {})",
+                                        fields[end.index], fields[start.index]));
+    }
+    windows.push_back(std::move(w));
+  }
+  if (windows.empty()) {
+    throw InputError(path, header_line, "", "no kernel windows after the header");
+  }
+  return windows;
+}
+
+}  // namespace wattcal

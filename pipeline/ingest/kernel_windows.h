@@ -1,0 +1,43 @@
+// Kernel launch windows: when each kernel launch started and ended, to cut the power log into
+// per-launch energies (Arafa et al.'s MTSM: only the readings inside the exact kernel window).
+//
+// File format: CSV with a header, one row per launch (a kernel may appear many times):
+//
+//   kernel,start_us,end_us
+//   fadd_block,1693491403874000,1693491404174000
+//
+// Columns, matched case-insensitively (others are ignored):
+//   kernel (or name, kernel_name)  the kernel's name; quote it when it holds commas.
+//   start_<unit>, end_<unit>       unit ns, us, ms or s: numbers in the power log's time base
+//                                  (for nvidia-smi logs: Unix epoch, UTC).
+//   duration_<unit>                instead of end_<unit>: end = start + duration.
+//   start, end                     nvidia-smi style timestamps `YYYY/MM/DD HH:MM:SS.mmm` (local
+//                                  time; utc_offset_h is subtracted as for the log).
+// Lines starting with '#' are comments. An end before its start, a missing column, an empty
+// kernel name or a value that is not a number or timestamp is an InputError naming FILE:LINE
+// and the column.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace wattcal {
+
+// One kernel launch.
+struct KernelWindow {
+  // Kernel name as written in the windows file.
+  std::string kernel;
+  // Launch start, seconds, in the power log's time base.
+  double start_s = 0.0;
+  // Launch end, seconds (>= start_s).
+  double end_s = 0.0;
+  // 1-based line of the windows file, for error messages.
+  int64_t line = 0;
+};
+
+// Reads every window of `path` in file order. `utc_offset_h`: hours the logging machine's clock
+// was ahead of UTC, subtracted from nvidia-smi style timestamps in `start`/`end` columns.
+std::vector<KernelWindow> ReadKernelWindows(const std::string& path, double utc_offset_h = 0.0);
+
+}  // namespace wattcal
