@@ -293,6 +293,20 @@ TEST(PowerLogFixture, SeveralGpusNeedTheGpuOption) {
   ExpectInputError([&] { ReadAll(path, absent); }, 0, {"no row of GPU '7'", "'0'", "'1'"});
 }
 
+TEST(PowerLogFixture, WindowsLineEndings) {
+  // nvidia-smi on Windows writes CRLF.
+  const std::string dir = ScratchDir();
+  const std::string path = WriteFile(dir + "/crlf.csv",
+                                     "timestamp, power.draw [W], clocks.current.sm [MHz]\r\n"
+                                     "2024/01/15 10:00:00.000, 64.07 W, 1410 MHz\r\n"
+                                     "2024/01/15 10:00:00.010, 65.00 W, 1395 MHz\r\n");
+  const LogContents log = ReadAll(path);
+  ASSERT_EQ(log.samples.size(), 2u);
+  EXPECT_EQ(log.samples[1].line, 3);
+  EXPECT_NEAR(log.samples[1].power_w, 65.0, kPowerTolW);
+  EXPECT_EQ(log.samples[1].f_core_mhz, 1395.0);
+}
+
 TEST(PowerLogFixture, RawNvmlMicrosecondsAndMilliwatts) {
   const LogContents log = ReadAll(Fixture("nvml_raw_us_mw.csv"));
   EXPECT_EQ(log.format, PowerLogFormat::kNvmlRaw);

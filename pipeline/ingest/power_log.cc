@@ -74,6 +74,23 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return out;
 }
 
+// `text` for an error message: line breaks and other control characters spelled out.
+std::string Printable(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 // `[N/A]`, `[Not Supported]`, `N/A` (nvidia-smi, DCGM) and empty cells are missing values.
 bool IsMissing(std::string_view s) {
   if (s.empty()) return true;
@@ -440,10 +457,10 @@ class PowerLogReader::Parser {
   // Called once at the end of the log: checks that PowerLogOptions::gpu was found.
   void Finish() const {
     if (!options_.gpu.empty() && !gpu_matched_) {
-      std::vector<std::string> seen(seen_gpus_.begin(), seen_gpus_.end());
-      throw InputError(path_, 0, "gpu",
-                       fmt::format("no row of GPU '{}' in the log (it holds {})", options_.gpu,
-                                   seen.empty() ? std::string("no GPU rows") : JoinNames(seen)));
+      throw InputError(
+          path_, 0, "gpu",
+          fmt::format("no row of GPU '{}' in the log (it holds {})", options_.gpu,
+                      seen_gpus_.empty() ? std::string("no GPU rows") : JoinNames(seen_gpus_)));
     }
   }
 
@@ -539,10 +556,11 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
                                            : ""));
         }
         const std::string cell(fields_[layout_.time.index]);
-        reader_.Fail(layout_.time.label,
-                     IsMissing(Trim(cell))
-                         ? std::string("missing time: every reading needs its time")
-                         : fmt::format("expected {}, got '{}'", layout_.time_expected, cell));
+        reader_.Fail(
+            layout_.time.label,
+            IsMissing(Trim(cell))
+                ? std::string("missing time: every reading needs its time")
+                : fmt::format("expected {}, got '{}'", layout_.time_expected, Printable(cell)));
       }
       if (!layout_.id_columns.empty()) {
         std::string_view ids[3];
@@ -615,10 +633,11 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
       case ValueStatus::kNotANumber:
         reader_.Fail(column.label, fmt::format("expected a {} value (a number, optionally with "
                                                "its unit) or [N/A], got '{}'",
-                                               QuantityName(q), cell));
+                                               QuantityName(q), Printable(cell)));
       case ValueStatus::kUnknownUnit:
-        reader_.Fail(column.label, fmt::format("unknown {} unit '{}' in '{}' (expected {})",
-                                               QuantityName(q), unit, cell, QuantityUnits(q)));
+        reader_.Fail(column.label,
+                     fmt::format("unknown {} unit '{}' in '{}' (expected {})", QuantityName(q),
+                                 Printable(unit), Printable(cell), QuantityUnits(q)));
     }
     return false;
   }
