@@ -6,9 +6,9 @@
 //   - through PowerLogReader (parsing timestamps, units, clocks, temperature),
 //   - through MeasureWindows with 20,000 kernel windows (the whole MTSM pass).
 // Throughput is reported per core as bytes_per_second over CPU time (one thread; on a shared
-// machine wall time also counts other processes' turns); max_rss_mb is the
-// process's peak resident memory after the runs (constant memory: it must not grow with the
-// log; compare WATTCAL_BENCH_LOG_MB=50 and =400).
+// machine wall time also counts other processes' turns). max_rss_mb is the process's peak
+// resident memory after the runs (constant memory: it must not grow with the log; compare
+// WATTCAL_BENCH_LOG_MB=50 and =400).
 //
 //   build/bin/ingest_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 //   WATTCAL_BENCH_LOG=/tmp/smi.csv build/bin/ingest_bench   # keep the log for

@@ -317,6 +317,39 @@ TEST(KernelEnergy, MtsmRecoversTheTruthOnNoisyIrregularReadings) {
   EXPECT_LT(mtsm_error * 5.0, papi_error);
 }
 
+// Windows and log in different time bases round differently: a window written in us that
+// starts at the first reading and ends at the last must line up with them, and an overhang of
+// under 1 us is integrated at the edge reading's power. Epoch-second doubles resolve
+// ~2.4e-7 s, hence kEpochTolJ = 100 W x 5e-7 s.
+TEST(KernelEnergy, WindowsOnTheLogsFirstAndLastReadingsAcrossTimeBases) {
+  constexpr double kEpochTolJ = 5e-5;
+  const std::string dir = ScratchDir();
+  const std::string log = WriteFile(dir + "/smi.csv",
+                                    "timestamp, power.draw [W]\n"
+                                    "2023/08/24 22:20:16.285, 100.00 W\n"
+                                    "2023/08/24 22:20:16.300, 100.00 W\n"
+                                    "2023/08/24 22:20:16.314, 100.00 W\n");
+  const std::string exact = WriteFile(dir + "/exact.csv",
+                                      "kernel,start_us,end_us\n"
+                                      "k,1692915616285000,1692915616314000\n");
+  const std::vector<WindowEnergy> e = Measure(log, exact);
+  EXPECT_NEAR(e[0].energy_j, 100.0 * 0.029, kEpochTolJ);
+  EXPECT_EQ(e[0].samples, 3);
+  const std::string ms = WriteFile(dir + "/ms.csv",
+                                   "kernel,start_ms,end_ms\n"
+                                   "k,1692915616285,1692915616314.000\n");
+  EXPECT_EQ(Measure(log, ms)[0].start_s, e[0].start_s);  // the same instant in ms
+  const std::string overhang = WriteFile(dir + "/overhang.csv",
+                                         "kernel,start_us,end_us\n"
+                                         "k,1692915616284999.5,1692915616314000.5\n");
+  const std::vector<WindowEnergy> o = Measure(log, overhang);
+  EXPECT_NEAR(o[0].energy_j - e[0].energy_j, 100.0 * 1e-6, kEpochTolJ);
+  const std::string beyond = WriteFile(dir + "/beyond.csv",
+                                       "kernel,start_us,end_us\n"
+                                       "k,1692915616284997,1692915616314000\n");
+  ExpectInputError([&] { Measure(log, beyond); }, 2, {"starts before the power log's first"});
+}
+
 // ------------------------------------------------------------------ flags and aggregation
 
 TEST(KernelEnergy, TemperatureDriftAndVariationFlags) {

@@ -16,6 +16,9 @@ namespace wattcal {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// A window may overhang the log's first or last reading by this much (rounding between the
+// windows' and the log's time bases); the overhang is integrated at that reading's power.
+constexpr double kEdgeToleranceS = 1e-6;
 
 constexpr std::pair<uint32_t, const char*> kFlagNames[] = {
     {kFlagTooFewSamples, "too_few_samples"},
@@ -213,7 +216,7 @@ std::vector<WindowEnergy> MeasureWindows(PowerLogReader* log,
     if (!have_prev) {
       first_time_s = cur.time_s;
       first_line = cur.line;
-      if (next < n && windows[order[next]].start_s < cur.time_s) {
+      if (next < n && windows[order[next]].start_s < cur.time_s - kEdgeToleranceS) {
         const KernelWindow& w = windows[order[next]];
         throw InputError(windows_path, w.line, "start",
                          fmt::format("window {} starts before the power log's first reading "
@@ -228,6 +231,9 @@ std::vector<WindowEnergy> MeasureWindows(PowerLogReader* log,
       Active a;
       a.index = order[next];
       a.power_at_start_w = have_prev ? Interpolate(prev, cur, w.start_s) : cur.power_w;
+      if (!have_prev && w.start_s < cur.time_s) {  // overhangs the first reading (tolerance)
+        a.energy_j += cur.power_w * (std::min(w.end_s, cur.time_s) - w.start_s);
+      }
       if (have_prev) {
         a.papi_power_w = prev.power_w;
         a.papi_core_mhz = prev.f_core_mhz;
@@ -283,12 +289,15 @@ std::vector<WindowEnergy> MeasureWindows(PowerLogReader* log,
     have_prev = true;
   }
   // Windows ending exactly at the last reading are complete; any other is outside the log.
-  for (const Active& a : active) {
+  for (Active& a : active) {
     const KernelWindow& w = windows[a.index];
-    if (w.end_s > prev.time_s) {
+    if (w.end_s > prev.time_s + kEdgeToleranceS) {
       throw InputError(windows_path, w.line, "end",
                        fmt::format("window {} ends after the power log's last reading: {}",
                                    Describe(w), log_range()));
+    }
+    if (w.end_s > prev.time_s) {  // overhangs the last reading (tolerance)
+      a.energy_j += prev.power_w * (w.end_s - std::max(w.start_s, prev.time_s));
     }
     results[a.index] = Finalize(a, w, options);
   }

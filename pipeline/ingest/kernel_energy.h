@@ -96,7 +96,9 @@ struct WindowEnergy {
 // length). Windows may come in any order and may overlap: each is measured on its own against
 // the board power (overlapping ones, whose energies then count shared power twice, are
 // flagged `overlap`). A window that starts before the log's first reading or ends after its
-// last one is an InputError naming `windows_path`, the window's line and the log's range.
+// last one is an InputError naming `windows_path`, the window's line and the log's range
+// (an overhang of at most 1 us, rounding between time bases, is integrated at the edge
+// reading's power instead).
 // Returns the launches in the order of `windows`.
 std::vector<WindowEnergy> MeasureWindows(PowerLogReader* log,
                                          const std::vector<KernelWindow>& windows,

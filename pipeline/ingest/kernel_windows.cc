@@ -68,7 +68,7 @@ double ReadTime(const CsvReader& reader, const std::vector<std::string>& fields,
     }
     return t - utc_offset_h * 3600.0;
   }
-  return reader.ParseNumber(cell, column.name) * column.scale;
+  return ConvertUnit(reader.ParseNumber(cell, column.name), column.scale);
 }
 
 }  // namespace
@@ -141,7 +141,8 @@ std::vector<KernelWindow> ReadKernelWindows(const std::string& path, double utc_
     if (w.kernel.empty()) reader.Fail(header[kernel], "empty kernel name");
     w.start_s = ReadTime(reader, fields, start, utc_offset_h);
     if (end.is_duration) {
-      const double duration = reader.ParseNumber(fields[end.index], end.name) * end.scale;
+      const double duration =
+          ConvertUnit(reader.ParseNumber(fields[end.index], end.name), end.scale);
       if (duration < 0.0) {
         reader.Fail(end.name, fmt::format("negative duration {}", fields[end.index]));
       }

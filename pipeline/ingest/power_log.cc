@@ -267,7 +267,7 @@ ValueStatus ParseQuantity(std::string_view cell, Quantity q, double default_scal
       }
     }
   }
-  *value = v * scale;
+  *value = ConvertUnit(v, scale);
   return ValueStatus::kOk;
 }
 
@@ -387,6 +387,11 @@ bool ParseSmiTimestampCached(std::string_view cell, SmiDateCache* cache, double*
 }
 
 }  // namespace
+
+double ConvertUnit(double value, double scale) {
+  if (scale == 1.0) return value;
+  return scale < 1.0 ? value / std::round(1.0 / scale) : value * scale;
+}
 
 bool ParseSmiTimestamp(const char* text, size_t length, double* epoch_s) {
   const char* p = text;
@@ -617,7 +622,7 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
     }
     double v = 0.0;
     if (!ParseEpochSeconds(cell, &v)) return false;
-    *time_s = v * layout_.time_scale;
+    *time_s = ConvertUnit(v, layout_.time_scale);
     return true;
   }
 
