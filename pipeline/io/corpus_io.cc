@@ -569,4 +569,39 @@ Corpus ReadCorpus(const std::string& path, const CorpusReadOptions& given_option
   return ReadGpmtoolCorpus(path);
 }
 
+std::string CorpusToTidyCsv(const Corpus& c) {
+  const Layout& l = c.layout;
+  std::string s;
+  if (l.num_domains() > 0 && l.domains[0].default_freq_mhz > 0.0) {
+    s += fmt::format("# wattcal-tidy default_f_core_mhz={}", l.domains[0].default_freq_mhz);
+    if (l.num_domains() > 1 && l.domains[1].default_freq_mhz > 0.0) {
+      s += fmt::format(" default_f_mem_mhz={}", l.domains[1].default_freq_mhz);
+    }
+    s += "\n";
+  }
+  auto field = [](const std::string& v) {
+    if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
+    std::string q = "\"";
+    for (char ch : v) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+  };
+  s += "benchmark";
+  if (c.has_power()) s += ",power_w";
+  if (c.has_freq()) s += l.num_domains() > 1 ? ",f_core_mhz,f_mem_mhz" : ",f_core_mhz";
+  for (const FrequencyDomain& d : l.domains) {
+    for (const std::string& comp : d.components) s += "," + field(d.name + ":" + comp);
+  }
+  s += "\n";
+  for (int r = 0; r < c.rows(); ++r) {
+    s += field(c.benchmark[r]);
+    if (c.has_power()) s += fmt::format(",{}", c.power_w(r));
+    if (c.has_freq()) {
+      for (int d = 0; d < l.num_domains(); ++d) s += fmt::format(",{}", c.freq_mhz(r, d));
+    }
+    for (int i = 0; i < l.num_components(); ++i) s += fmt::format(",{}", c.util_frac(r, i));
+    s += "\n";
+  }
+  return s;
+}
+
 }  // namespace wattcal

@@ -42,6 +42,11 @@ struct CorpusReadOptions {
 // Throws InputError for bad data, OptionError when `options` fails Check().
 Corpus ReadCorpus(const std::string& path, const CorpusReadOptions& options = {});
 
+// Writes any corpus as wattcal's tidy CSV: a "# wattcal-tidy default_f_core_mhz=..." preamble
+// (when the defaults are known), then benchmark[,power_w][,f_core_mhz[,f_mem_mhz]] and one
+// core:/mem: column per component; numbers in shortest round-trip form.
+std::string CorpusToTidyCsv(const Corpus& corpus);
+
 // Reads the 4-line gpmTOOL header (shared by corpus and model files) from the start of
 // `reader`: domains are named "core" and "mem". Throws InputError on a malformed header.
 Layout ReadGpmtoolHeader(CsvReader* reader);

@@ -1,0 +1,226 @@
+#include "ingest/ingest.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include "ingest/utilisation.h"
+#include "io/corpus_io.h"
+#include "io/csv_reader.h"
+#include "util/errors.h"
+
+namespace wattcal {
+
+bool IngestOptions::Check(std::string* error) const {
+  return log.Check(error) && energy.Check(error);
+}
+
+std::string KernelKey(const std::string& name) {
+  std::string s = name;
+  if (s.rfind("void ", 0) == 0) s = s.substr(5);
+  const size_t paren = s.find('(');
+  if (paren != std::string::npos) s = s.substr(0, paren);
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  while (!s.empty() && s.front() == ' ') s.erase(s.begin());
+  return s;
+}
+
+namespace {
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string Number(double v) { return std::isfinite(v) ? fmt::format("{:.9g}", v) : std::string(); }
+
+// The measured tidy table: one row per (kernel, V-F pair), the kernel's utilisations
+// (measured at the default pair, as in TPDS §4.1) repeated on every row.
+std::string MeasuredTidyCsv(const std::vector<KernelEnergy>& kernels, const GpuDescription& gpu,
+                            const std::map<std::string, std::vector<double>>& util_of) {
+  const Layout layout = gpu.ToLayout();
+  std::string s = fmt::format("# wattcal-tidy default_f_core_mhz={}", gpu.default_core_mhz);
+  if (layout.num_domains() > 1) s += fmt::format(" default_f_mem_mhz={}", gpu.default_mem_mhz);
+  s += "\nbenchmark,power_w,f_core_mhz";
+  if (layout.num_domains() > 1) s += ",f_mem_mhz";
+  for (const FrequencyDomain& d : layout.domains) {
+    for (const std::string& c : d.components) s += "," + CsvField(d.name + ":" + c);
+  }
+  s += "\n";
+  for (const KernelEnergy& k : kernels) {
+    const std::vector<double>& u = util_of.at(KernelKey(k.kernel));
+    s += CsvField(k.kernel) + "," + Number(k.mean_power_w) + "," + Number(k.f_core_mhz);
+    if (layout.num_domains() > 1) s += "," + Number(k.f_mem_mhz);
+    for (double v : u) s += "," + fmt::format("{:.6g}", v);
+    s += "\n";
+  }
+  return s;
+}
+
+std::string InstructionEnergiesCsv(const IngestInputs& in,
+                                   const std::vector<KernelEnergy>& kernels) {
+  CsvReader reader(in.instruction_pairs);
+  std::vector<std::string> header, fields;
+  if (!reader.Next(&header)) reader.Fail("", "the file is empty");
+  if (header.size() != 3 || header[0] != "kernel" || header[1] != "overhead_kernel" ||
+      header[2] != "instructions") {
+    reader.Fail("header", "expected the header kernel,overhead_kernel,instructions");
+  }
+  std::string s =
+      "kernel,overhead_kernel,f_core_mhz,f_mem_mhz,instructions,energy_per_instruction_j,"
+      "energy_per_instruction_j_sd,energy_per_instruction_j_se,papi_energy_per_instruction_j,"
+      "total_energy_j,overhead_energy_j,launches,overhead_launches\n";
+  while (reader.Next(&fields)) {
+    if (fields.size() != 3) {
+      reader.Fail("", fmt::format("expected 3 fields, got {}", fields.size()));
+    }
+    const double n = reader.ParseNumber(fields[2], "instructions");
+    if (!(n > 0.0)) reader.Fail("instructions", "must be > 0");
+    bool found = false;
+    for (const KernelEnergy& with : kernels) {
+      if (with.kernel != fields[0]) continue;
+      for (const KernelEnergy& without : kernels) {
+        if (without.kernel != fields[1] || without.f_core_mhz != with.f_core_mhz ||
+            without.f_mem_mhz != with.f_mem_mhz) {
+          continue;
+        }
+        const InstructionEnergy e = PerInstructionEnergy(with, without, n);
+        s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(with.kernel),
+                         CsvField(without.kernel), Number(with.f_core_mhz), Number(with.f_mem_mhz),
+                         Number(n), Number(e.energy_j), Number(e.energy_j_sd),
+                         Number(e.energy_j_se), Number(e.papi_energy_j), Number(e.total_energy_j),
+                         Number(e.overhead_energy_j), e.launches_with, e.launches_without);
+        found = true;
+      }
+    }
+    if (!found) {
+      reader.Fail("kernel",
+                  fmt::format("no measured pair of '{}' and '{}' at the same V-F pair in {}",
+                              fields[0], fields[1], in.windows));
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+IngestResult Ingest(const IngestInputs& in, const IngestOptions& options) {
+  std::string error;
+  if (!options.Check(&error)) throw OptionError(error);
+  if (in.power_log.empty() && in.counters.empty() && in.corpus.empty()) {
+    throw OptionError("give --power-log with --windows, --counters, --corpus, or several");
+  }
+  if (!in.power_log.empty() && in.windows.empty()) {
+    throw OptionError("--power-log needs --windows (the kernel launch windows)");
+  }
+  if (!in.instruction_pairs.empty() && in.power_log.empty()) {
+    throw OptionError("--instructions needs --power-log and --windows");
+  }
+
+  IngestResult r;
+  if (!in.power_log.empty()) {
+    r.energy = MeasureKernelEnergies(in.power_log, options.log, in.windows, options.energy);
+    r.kernels_csv = KernelEnergiesToCsv(r.energy.kernels);
+    r.windows_csv = WindowEnergiesToCsv(r.energy.windows);
+  }
+
+  std::map<std::string, std::vector<double>> util_of;
+  CounterFormat format = CounterFormat::kNcuDetails;
+  std::vector<KernelCounters> counters;
+  if (!in.counters.empty()) {
+    counters = ReadCounters(in.counters, &format);
+    r.counters_csv = "kernel,benchmark,launches,metric,value\n";
+    for (const KernelCounters& k : counters) {
+      for (const auto& [metric, value] : k.metrics) {
+        r.counters_csv += fmt::format("{},{},{},{},{}\n", CsvField(k.kernel), CsvField(k.benchmark),
+                                      k.launches, CsvField(metric), Number(value));
+      }
+    }
+  }
+  if (!in.counters.empty() && !in.gpu_description.empty()) {
+    r.gpu = ReadGpuDescription(in.gpu_description);
+    for (const KernelCounters& k : counters) {
+      const std::string key = KernelKey(k.kernel);
+      if (util_of.count(key)) {
+        throw InputError(in.counters, k.line, "Kernel Name",
+                         fmt::format("two kernels of this file are both called '{}' once their "
+                                     "argument lists are dropped; wattcal cannot tell which "
+                                     "windows belong to which",
+                                     key));
+      }
+      util_of[key] = ComputeUtilisations(k, r.gpu);
+      r.utilisations.emplace_back(k.kernel, util_of[key]);
+    }
+    r.activity_csv = UtilisationsToTidyCsv(r.utilisations, r.gpu);
+  }
+
+  if (!in.power_log.empty() && !in.counters.empty() && !in.gpu_description.empty()) {
+    // Every measured kernel needs its counters: report the first window of the first one
+    // that has none.
+    for (const WindowEnergy& w : r.energy.windows) {
+      if (util_of.count(KernelKey(w.kernel))) continue;
+      std::string known;
+      int listed = 0;
+      for (const auto& [key, u] : util_of) {
+        if (listed++ == 5) {
+          known += ", ...";
+          break;
+        }
+        known += (known.empty() ? "" : ", ") + key;
+      }
+      throw InputError(in.windows, w.line, "kernel",
+                       fmt::format("no counters for kernel '{}' in {} (it has {} kernels: {})",
+                                   w.kernel, in.counters, util_of.size(), known));
+    }
+    r.tidy_csv = MeasuredTidyCsv(r.energy.kernels, r.gpu, util_of);
+  }
+  if (!in.instruction_pairs.empty())
+    r.instructions_csv = InstructionEnergiesCsv(in, r.energy.kernels);
+  if (!in.corpus.empty()) {
+    const Corpus corpus = ReadCorpus(in.corpus);
+    r.corpus_tidy_csv = CorpusToTidyCsv(corpus);
+    r.summary += fmt::format("corpus: {} rows ({} benchmarks) from {}\n", corpus.rows(),
+                             corpus.Benchmarks().size(), in.corpus);
+  }
+
+  // Terminal summary.
+  if (!in.power_log.empty()) {
+    int64_t flagged = 0, excluded = 0;
+    for (const WindowEnergy& w : r.energy.windows) flagged += w.flags != 0;
+    for (const KernelEnergy& k : r.energy.kernels) excluded += k.excluded_launches;
+    r.summary += fmt::format(
+        "power log: {} ({}, field {}): {} samples, {} rows without power, {} repeated headers\n"
+        "windows: {} launches of {} kernel x V-F groups; {} flagged{}\n",
+        in.power_log, PowerLogFormatName(r.energy.format), r.energy.power_field,
+        r.energy.log_stats.samples, r.energy.log_stats.missing_power_rows,
+        r.energy.log_stats.repeated_headers, r.energy.windows.size(), r.energy.kernels.size(),
+        flagged, options.energy.exclude_flagged ? fmt::format(", {} excluded", excluded) : "");
+    r.summary += fmt::format("  {:<24} {:>9} {:>9} {:>8} {:>11} {:>11} {:>8}\n", "kernel", "f_core",
+                             "f_mem", "launches", "energy_j", "mean_pw_w", "samples");
+    const size_t shown = std::min<size_t>(r.energy.kernels.size(), 8);
+    for (size_t i = 0; i < shown; ++i) {
+      const KernelEnergy& k = r.energy.kernels[i];
+      r.summary += fmt::format("  {:<24} {:>9} {:>9} {:>8} {:>11.4f} {:>11.3f} {:>8}{}\n",
+                               k.kernel.substr(0, 24), Number(k.f_core_mhz), Number(k.f_mem_mhz),
+                               k.launches, k.energy_j, k.mean_power_w, k.samples,
+                               k.flags.empty() ? "" : "  [" + k.flags + "]");
+    }
+    if (r.energy.kernels.size() > shown) {
+      r.summary += fmt::format("  ... and {} more\n", r.energy.kernels.size() - shown);
+    }
+  }
+  if (!in.counters.empty()) {
+    r.summary += fmt::format("counters: {} kernels from {} ({})", counters.size(), in.counters,
+                             CounterFormatName(format));
+    r.summary += in.gpu_description.empty()
+                     ? "\n"
+                     : fmt::format(", utilisations by TPDS Eqs. 7-8 for {}\n", r.gpu.name);
+  }
+  if (!r.summary.empty() && r.summary.back() == '\n') r.summary.pop_back();
+  return r;
+}
+
+}  // namespace wattcal

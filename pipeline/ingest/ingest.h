@@ -1,0 +1,67 @@
+// The ingest stage's library entry point: raw measurement dumps -> tidy tables.
+//
+//   power log + kernel windows            -> per-kernel energy (MTSM, Arafa et al.)
+//   counters  + GPU description           -> per-kernel utilisations (TPDS Eqs. 7-8)
+//   both                                  -> the measured tidy table calibrate/validate read
+//   instruction pairs (with / without)    -> energy per instruction (Arafa Eq. 1)
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ingest/counters.h"
+#include "ingest/gpu_description.h"
+#include "ingest/kernel_energy.h"
+#include "ingest/power_log.h"
+
+namespace wattcal {
+
+struct IngestInputs {
+  // Power log (nvidia-smi CSV, raw NVML samples, dcgmi dmon); empty: counters only.
+  std::string power_log;
+  // Kernel launch windows (kernel,start_us,end_us); required with a power log.
+  std::string windows;
+  // Nsight Compute / nvprof / AccelWattch counter export; empty: energy only.
+  std::string counters;
+  // GPU description for the utilisations; required with counters.
+  std::string gpu_description;
+  // Pairs of kernels for per-instruction energy (kernel,overhead_kernel,instructions).
+  std::string instruction_pairs;
+  // An already tabular corpus (gpmTOOL training/real/prediction file or tidy CSV) to convert
+  // to the tidy form.
+  std::string corpus;
+};
+
+struct IngestOptions {
+  // How the power log is read (GPU selection, power field, noheader columns, clock offset).
+  PowerLogOptions log;
+  // How windows are measured, flagged and aggregated.
+  KernelEnergyOptions energy;
+  bool Check(std::string* error) const;
+};
+
+struct IngestResult {
+  KernelEnergyResult energy;                 // empty without a power log
+  GpuDescription gpu;                        // set with counters
+  // Per kernel: utilisations in the description's component order (with counters).
+  std::vector<std::pair<std::string, std::vector<double>>> utilisations;
+  std::string kernels_csv;       // per (kernel, V-F pair) energy table
+  std::string windows_csv;       // per launch
+  std::string tidy_csv;          // measured tidy table (power log + counters)
+  std::string activity_csv;      // utilisations only (counters)
+  std::string instructions_csv;  // energy per instruction (instruction pairs)
+  std::string counters_csv;      // every counter of every kernel: kernel,launches,metric,value
+  std::string corpus_tidy_csv;   // the converted corpus
+  std::string summary;           // for the terminal
+};
+
+// Reads, measures, joins. Throws InputError (file:line:field) for bad data, including a
+// kernel of the windows file that has no counters and an instruction pair naming a kernel
+// that was not measured, and OptionError for missing companion inputs.
+IngestResult Ingest(const IngestInputs& inputs, const IngestOptions& options);
+
+// The key kernels are matched by across tools: the name without a leading "void " and
+// without its argument list ("void k(float*, int)" -> "k").
+std::string KernelKey(const std::string& name);
+
+}  // namespace wattcal

@@ -1,0 +1,140 @@
+// wattcal-ingest: raw measurement dumps -> tidy tables that calibrate/validate read.
+//
+//   wattcal-ingest --power-log LOG.csv --windows WINDOWS.csv --out KERNELS.csv
+//                  [--counters NCU.csv --gpu GPU.json --tidy MEASUREMENTS.csv]
+//   wattcal-ingest --counters NCU.csv --gpu GPU.json --activity ACTIVITY.csv
+#include <fmt/format.h>
+
+#include "ingest/ingest.h"
+#include "stage_common.h"
+#include "util/errors.h"
+#include "util/logging.h"
+#include "util/output.h"
+
+using namespace wattcal;
+
+int main(int argc, char** argv) {
+  CLI::App app{"Ingest power logs, kernel windows and counter exports (MTSM energy, TPDS Eqs. 7-8)",
+               "wattcal-ingest"};
+  IngestInputs in;
+  IngestOptions options;
+  std::string out_path, tidy_path, activity_path, windows_out_path, instructions_out_path;
+  std::string columns;
+  app.add_option("--power-log", in.power_log,
+                 "Power log: nvidia-smi --query-gpu CSV (any shape), raw NVML samples "
+                 "(timestamp_us,power_mw) or dcgmi dmon output")
+      ->check(CLI::ExistingFile);
+  app.add_option("--windows", in.windows, "Kernel launch windows: kernel,start_us,end_us (or _ms, _s)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--counters", in.counters,
+                 "Counters: Nsight Compute CSV (details or raw page), nvprof --csv --metrics, "
+                 "AccelWattch hw_perf.csv")
+      ->check(CLI::ExistingFile);
+  app.add_option("--gpu", in.gpu_description, "GPU description (microbench_specs/gpus/*.json)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--instructions", in.instruction_pairs,
+                 "Per-instruction energy (Arafa Eq. 1): CSV kernel,overhead_kernel,instructions")
+      ->check(CLI::ExistingFile);
+  app.add_option("--corpus", in.corpus,
+                 "A gpmTOOL training/real/prediction file (or tidy CSV) to convert to tidy form")
+      ->check(CLI::ExistingFile);
+  std::string counters_table_path, corpus_out_path;
+  app.add_option("--counters-table", counters_table_path,
+                 "Every counter of every kernel, base units: kernel,benchmark,launches,metric,value");
+  app.add_option("--corpus-out", corpus_out_path, "The converted --corpus (tidy CSV)");
+  app.add_option("--out", out_path,
+                 "Per-kernel energy table: kernel,launches,duration_s,energy_j,mean_power_w,samples,...");
+  app.add_option("--tidy", tidy_path,
+                 "Measured tidy table for calibrate/validate (needs --counters and --gpu)");
+  app.add_option("--activity", activity_path, "Utilisations per kernel (tidy activity table)");
+  app.add_option("--windows-out", windows_out_path, "Per-launch energy table");
+  app.add_option("--instructions-out", instructions_out_path, "Energy per instruction table");
+  app.add_option("--gpu-select", options.log.gpu, "GPU of a multi-GPU log: nvidia-smi index or uuid");
+  app.add_option("--power-field", options.log.power_field,
+                 "nvidia-smi power field (default: power.draw.instant, else power.draw, else "
+                 "power.draw.average)");
+  app.add_option("--columns", columns,
+                 "Column names of a --format=csv,noheader log, comma-separated query names");
+  app.add_option("--utc-offset-h", options.log.utc_offset_h,
+                 "nvidia-smi prints local time: hours to subtract to reach the windows' UTC clock")
+      ->capture_default_str();
+  app.add_option("--dmon-interval-ms", options.log.dmon_interval_ms,
+                 "dcgmi dmon without timestamps: its -d interval, ms");
+  app.add_option("--min-samples", options.energy.min_samples,
+                 "Flag windows with fewer readings inside")
+      ->capture_default_str();
+  app.add_option("--max-cv", options.energy.max_cv,
+                 "Flag windows whose readings vary more (coefficient of variation)")
+      ->capture_default_str();
+  app.add_option("--max-temp-drift-c", options.energy.max_temp_drift_c,
+                 "Flag windows whose temperature drifts more, degrees C")
+      ->capture_default_str();
+  app.add_flag("--exclude-flagged", options.energy.exclude_flagged,
+               "Leave flagged windows out of the per-kernel aggregates");
+  AddLoggingOptions(&app);
+
+  return RunStageMain(&app, argc, argv, [&]() {
+    if (!columns.empty()) {
+      size_t start = 0;
+      while (start <= columns.size()) {
+        const size_t comma = columns.find(',', start);
+        options.log.columns.push_back(columns.substr(start, comma - start));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+    }
+    if (!in.power_log.empty() && out_path.empty()) throw OptionError("--power-log needs --out");
+    if (!tidy_path.empty() && (in.power_log.empty() || in.counters.empty())) {
+      throw OptionError("--tidy needs --power-log, --windows, --counters and --gpu");
+    }
+    if (!activity_path.empty() && (in.counters.empty() || in.gpu_description.empty())) {
+      throw OptionError("--activity needs --counters and --gpu");
+    }
+    if (!counters_table_path.empty() && in.counters.empty()) {
+      throw OptionError("--counters-table needs --counters");
+    }
+    if (!in.corpus.empty() && corpus_out_path.empty()) throw OptionError("--corpus needs --corpus-out");
+    if (!in.counters.empty() && in.gpu_description.empty() && counters_table_path.empty()) {
+      throw OptionError("--counters needs --gpu (for utilisations) or --counters-table");
+    }
+    if (!instructions_out_path.empty() && in.instruction_pairs.empty()) {
+      throw OptionError("--instructions-out needs --instructions");
+    }
+    if (!in.instruction_pairs.empty() && instructions_out_path.empty()) {
+      throw OptionError("--instructions needs --instructions-out");
+    }
+    const IngestResult r = Ingest(in, options);
+
+    std::vector<std::string> inputs;
+    for (const std::string& p : {in.power_log, in.windows, in.counters, in.gpu_description,
+                                 in.instruction_pairs, in.corpus}) {
+      if (!p.empty()) inputs.push_back(p);
+    }
+    const nlohmann::json manifest_options = {
+        {"gpu_select", options.log.gpu},
+        {"power_field", r.energy.power_field},
+        {"columns", options.log.columns},
+        {"utc_offset_h", options.log.utc_offset_h},
+        {"dmon_interval_ms", options.log.dmon_interval_ms},
+        {"min_samples", options.energy.min_samples},
+        {"max_cv", options.energy.max_cv},
+        {"max_temp_drift_c", options.energy.max_temp_drift_c},
+        {"exclude_flagged", options.energy.exclude_flagged}};
+    OutputSet outputs;
+    auto write = [&](const std::string& path, const std::string& content) {
+      if (path.empty()) return;
+      outputs.StageText(path, content);
+      outputs.StageManifest(path, "ingest", inputs, manifest_options);
+    };
+    write(out_path, r.kernels_csv);
+    write(windows_out_path, r.windows_csv);
+    write(tidy_path, r.tidy_csv);
+    write(activity_path, r.activity_csv);
+    write(instructions_out_path, r.instructions_csv);
+    write(counters_table_path, r.counters_csv);
+    write(corpus_out_path, r.corpus_tidy_csv);
+    outputs.Commit();
+    LogInfo(r.summary);
+    return static_cast<int>(kExitOk);
+  });
+}
