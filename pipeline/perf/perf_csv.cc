@@ -1,0 +1,116 @@
+#include "perf/perf_csv.h"
+
+#include <cctype>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "util/errors.h"
+
+namespace wattcal {
+namespace {
+
+std::string Lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+bool EndsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+PerfCsvColumns::PerfCsvColumns(const CsvReader& reader, const std::vector<std::string>& header,
+                       const std::vector<std::string>& required,
+                       const std::vector<std::string>& optional) {
+  // Every accepted spelling -> (canonical name, factor to MHz).
+  std::map<std::string, std::pair<std::string, double>> accepted;
+  auto accept = [&accepted](const std::string& name) {
+    accepted[name] = {name, 1.0};
+    if (EndsWith(name, "_mhz")) {
+      const std::string stem = name.substr(0, name.size() - 4);
+      accepted[stem + "_ghz"] = {name, 1000.0};
+      accepted[stem + "_khz"] = {name, 0.001};
+    }
+  };
+  for (const std::string& name : required) accept(name);
+  for (const std::string& name : optional) accept(name);
+
+  width_ = header.size();
+  for (size_t i = 0; i < header.size(); ++i) {
+    std::string cell = header[i];
+    if (i == 0 && cell.size() >= 3 && cell.compare(0, 3, "\xEF\xBB\xBF") == 0) cell.erase(0, 3);
+    const std::string name = Lower(cell);
+    if (name.empty()) reader.Fail(fmt::format("column {}", i + 1), "empty column name in the header");
+    const auto it = accepted.find(name);
+    if (it == accepted.end()) {
+      std::string expected;
+      for (const std::string& n : required) expected += (expected.empty() ? "" : ", ") + n;
+      for (const std::string& n : optional) expected += ", " + n;
+      reader.Fail(cell, "unknown column '" + cell + "'; expected the columns " + expected);
+    }
+    const std::string& canonical = it->second.first;
+    if (index_.count(canonical) != 0) {
+      reader.Fail(cell, "column '" + canonical + "' appears twice in the header (as '" +
+                            spelling_[canonical] + "' and '" + cell + "')");
+    }
+    index_[canonical] = static_cast<int>(i);
+    spelling_[canonical] = cell;
+    to_mhz_[canonical] = it->second.second;
+  }
+  for (const std::string& name : required) {
+    if (index_.count(name) == 0) reader.Fail(name, "missing required column '" + name + "'");
+  }
+}
+
+bool PerfCsvColumns::Has(const std::string& name) const { return index_.count(name) != 0; }
+
+const std::string& PerfCsvColumns::Cell(const std::vector<std::string>& fields,
+                                    const std::string& name) const {
+  return fields[static_cast<size_t>(index_.at(name))];
+}
+
+const std::string& PerfCsvColumns::Spelling(const std::string& name) const {
+  return spelling_.at(name);
+}
+
+void PerfCsvColumns::CheckWidth(const CsvReader& reader, const std::vector<std::string>& fields) const {
+  if (fields.size() != width_) {
+    reader.Fail("", fmt::format("expected {} fields as in the header, got {}", width_,
+                                fields.size()));
+  }
+}
+
+double PerfCsvColumns::Number(const CsvReader& reader, const std::vector<std::string>& fields,
+                          const std::string& name) const {
+  return reader.ParseNumber(Cell(fields, name), Spelling(name));
+}
+
+double PerfCsvColumns::FrequencyMhz(const CsvReader& reader, const std::vector<std::string>& fields,
+                                const std::string& mhz_name) const {
+  const double value = Number(reader, fields, mhz_name);
+  if (!(value > 0.0)) {
+    reader.Fail(Spelling(mhz_name), fmt::format("expected a frequency > 0, got {}", value));
+  }
+  return value * to_mhz_.at(mhz_name);
+}
+
+std::string PerfCsvField(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+std::string PerfCsvNumber(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.10g", value);
+  return buffer;
+}
+
+}  // namespace wattcal
