@@ -25,7 +25,8 @@ const Stage kStages[] = {
     {"idle", "per-idle-SM power"},
     {"compare", "relative-architecture comparison"},
     {"port", "carry a model to another GPU or technology node"},
-    {"perf", "CRISP run-time prediction and energy-optimal V-F choice"},
+    {"perf", "CRISP run-time prediction at other core frequencies"},
+    {"dvfs", "energy-, EDP- or ED2P-optimal V-F choice from run time and power"},
     {"report", "figures and an HTML/Markdown index per run"},
 };
 
