@@ -2,11 +2,14 @@
 // tests and benchmarks use it; the full virtual GPU writing raw tool dumps grows from here).
 //
 //   wattcal-synth --spec microbench_specs/virtual_gpu.json --out-dir DIR [--seed N]
+//   wattcal-synth --spec microbench_specs/virtual_volta.json --out-dir DIR --accelwattch-sweeps
+//                 [--ubench LIST.cfg]
 #include <fmt/format.h>
 
 #include "io/model_io.h"
 #include "stage_common.h"
 #include "ingest/gpu_description.h"
+#include "synth/accelwattch_sweeps.h"
 #include "synth/synthetic_corpus.h"
 #include "synth/virtual_gpu.h"
 #include "util/errors.h"
@@ -36,9 +39,44 @@ int main(int argc, char** argv) {
                "Write the raw dumps of a measurement campaign: DIR/{train,heldout}/power_log.csv "
                "(nvidia-smi), windows.csv (kernel launch windows), counters_ncu.csv (Nsight "
                "Compute at the default pair), and DIR/truth_model.json");
+  bool accelwattch_sweeps = false;
+  std::string ubench_path;
+  app.add_flag("--accelwattch-sweeps", accelwattch_sweeps,
+               "With a virtual Volta spec (microbench_specs/virtual_volta.json): run its AccelWattch "
+               "sweep list at every core clock and write DIR/power_log.csv (nvidia-smi), "
+               "windows.csv, sweep.csv (kernel -> benchmark, category, active SMs, lanes, clock), "
+               "truth_power.csv and truth_accelwattch.json");
+  app.add_option("--ubench", ubench_path,
+                 "With --accelwattch-sweeps: the sweep list (ubench.cfg format) instead of the spec's")
+      ->check(CLI::ExistingFile);
   AddLoggingOptions(&app);
 
   return RunStageMain(&app, argc, argv, [&]() {
+    if (accelwattch_sweeps) {
+      if (campaign) throw OptionError("--campaign and --accelwattch-sweeps exclude each other");
+      CampaignSpec campaign_spec;
+      std::string gpu_path, spec_ubench_path;
+      VirtualVoltaSpec spec =
+          ReadVirtualVoltaSpec(spec_path, &campaign_spec, &gpu_path, &spec_ubench_path);
+      if (noise_rel >= 0.0) spec.noise_rel = noise_rel;
+      if (ubench_path.empty()) ubench_path = spec_ubench_path;
+      if (ubench_path.empty()) throw OptionError("--ubench: the spec names no ubench_cfg; give one");
+      const std::vector<UbenchConfig> ubench =
+          ReadUbenchCfg(ubench_path, spec.sm_count, spec.warp_size);
+      OutputSet outputs;
+      const AccelWattchSweepSummary summary =
+          WriteAccelWattchSweeps(spec, campaign_spec, ubench, seed, out_dir, &outputs);
+      const nlohmann::json options = {
+          {"seed", seed}, {"noise_rel", spec.noise_rel}, {"accelwattch_sweeps", true}};
+      for (const std::string& f : AccelWattchSweepFiles()) {
+        outputs.StageManifest(out_dir + "/" + f, "synth", {spec_path, gpu_path, ubench_path}, options);
+      }
+      outputs.Commit();
+      LogInfo(fmt::format("{}: {} kernel runs ({} sweep lines x {} core clocks), {} power-log "
+                          "samples, in {}", spec.name, summary.kernels, ubench.size(),
+                          spec.f_core_levels_mhz.size(), summary.samples, out_dir));
+      return static_cast<int>(kExitOk);
+    }
     SyntheticSpec spec = ReadSyntheticSpec(spec_path);
     if (noise_rel >= 0.0) spec.noise_rel = noise_rel;
     if (corrupted_rows >= 0) spec.corrupted_rows = corrupted_rows;

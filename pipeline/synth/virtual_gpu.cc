@@ -4,7 +4,6 @@
 
 #include <boost/filesystem.hpp>
 #include <cmath>
-#include <ctime>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +11,7 @@
 #include "ingest/counters.h"
 #include "ingest/utilisation.h"
 #include "io/model_io.h"
+#include "synth/power_sensor.h"
 #include "synth/rng.h"
 #include "util/errors.h"
 #include "util/logging.h"
@@ -85,102 +85,6 @@ CampaignSpec ReadCampaignSpec(const std::string& spec_path, std::string* gpu_des
 
 namespace {
 
-// 2026-01-01 00:00:00 UTC: the campaign's clock starts here.
-constexpr double kEpochStartS = 1767225600.0;
-
-// nvidia-smi's timestamp format, "YYYY/MM/DD HH:MM:SS.mmm" (printed as UTC).
-std::string NvidiaSmiTimestamp(double epoch_s) {
-  const int64_t ms_total = static_cast<int64_t>(std::llround(epoch_s * 1000.0));
-  const std::time_t seconds = static_cast<std::time_t>(ms_total / 1000);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  return fmt::format("{:04d}/{:02d}/{:02d} {:02d}:{:02d}:{:02d}.{:03d}", tm.tm_year + 1900,
-                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                     static_cast<int>(ms_total % 1000));
-}
-
-// The GPU as its power sensor sees it: a piecewise-constant power target, lagged and
-// filtered, read every sensor_refresh_ms, polled by nvidia-smi at irregular intervals.
-class Simulator {
- public:
-  Simulator(const CampaignSpec& c, Rng* rng) : c_(c), rng_(rng), temperature_c_(c.ambient_c) {}
-
-  // Runs `duration_s` seconds with the power target `target_w` at clocks (f_core, f_mem).
-  void Run(double duration_s, double target_w, double f_core_mhz, double f_mem_mhz) {
-    segments_.push_back({now_s_, now_s_ + duration_s, target_w});
-    if (!initialised_) Refresh(now_s_);
-    const double end_s = now_s_ + duration_s;
-    while (true) {
-      const double next_refresh_s = last_refresh_s_ + c_.sensor_refresh_ms * 1e-3;
-      const double next_poll_s = next_poll_s_;
-      if (std::min(next_refresh_s, next_poll_s) >= end_s) break;
-      if (next_refresh_s <= next_poll_s) {
-        Refresh(next_refresh_s);
-      } else {
-        Poll(next_poll_s, f_core_mhz, f_mem_mhz);
-        next_poll_s_ += rng_->Uniform(c_.sample_interval_min_ms, c_.sample_interval_max_ms) * 1e-3;
-      }
-    }
-    now_s_ = end_s;
-    // Segments older than the lag are no longer needed.
-    while (segments_.size() > 2 && segments_[1].end_s < now_s_ - 1.0) segments_.erase(segments_.begin());
-  }
-
-  double now_s() const { return now_s_; }
-  const std::string& log() const { return log_; }
-  int64_t samples() const { return samples_; }
-
- private:
-  struct Segment {
-    double start_s, end_s, target_w;
-  };
-
-  double TargetAt(double t) const {
-    for (auto it = segments_.rbegin(); it != segments_.rend(); ++it) {
-      if (t >= it->start_s) return it->target_w;
-    }
-    return segments_.empty() ? 0.0 : segments_.front().target_w;
-  }
-
-  void Refresh(double t) {
-    const double dt = t - last_refresh_s_;
-    const double target = TargetAt(t - c_.sensor_lag_ms * 1e-3);
-    if (!initialised_) {
-      filtered_w_ = target;
-      initialised_ = true;
-    }
-    const double tau_s = (target > filtered_w_ ? c_.rise_tau_ms : c_.decay_tau_ms) * 1e-3;
-    filtered_w_ += (target - filtered_w_) * (1.0 - std::exp(-dt / tau_s));
-    temperature_c_ += (c_.ambient_c + c_.thermal_resistance_c_per_w * filtered_w_ - temperature_c_) *
-                      (1.0 - std::exp(-dt / c_.thermal_tau_s));
-    const double leakage = 1.0 + c_.leakage_per_c * (temperature_c_ - c_.reference_c);
-    reading_w_ = filtered_w_ * leakage + c_.sensor_noise_w * rng_->Normal();
-    last_refresh_s_ = t;
-  }
-
-  void Poll(double t, double f_core_mhz, double f_mem_mhz) {
-    // nvidia-smi --query-gpu=timestamp,index,power.draw,clocks.sm,clocks.mem,temperature.gpu
-    log_ += fmt::format("{}, 0, {:.2f} W, {} MHz, {} MHz, {}\n", NvidiaSmiTimestamp(kEpochStartS + t),
-                        reading_w_, f_core_mhz, f_mem_mhz, static_cast<int>(std::lround(temperature_c_)));
-    ++samples_;
-  }
-
-  const CampaignSpec& c_;
-  Rng* rng_;
-  std::vector<Segment> segments_;
-  double now_s_ = 0.0;
-  double last_refresh_s_ = 0.0;
-  double next_poll_s_ = 0.0;
-  bool initialised_ = false;
-  double filtered_w_ = 0.0;
-  double reading_w_ = 0.0;
-  double temperature_c_;
-  std::string log_ =
-      "timestamp, index, power.draw [W], clocks.current.sm [MHz], clocks.current.memory [MHz], "
-      "temperature.gpu\n";
-  int64_t samples_ = 0;
-};
-
 struct CampaignPart {
   std::string power_log;
   std::string windows;
@@ -203,7 +107,7 @@ CampaignPart RunPart(const SyntheticSpec& spec, const CampaignSpec& c, const Gpu
   }
   CampaignPart part;
   part.windows = "kernel,start_us,end_us\n";
-  Simulator sim(c, rng);
+  PowerSensorSimulator sim(c, rng);
   for (const std::vector<double>& pair : pairs) {
     const double idle_w = truth.Predict(zero.data(), pair.data());
     for (size_t b = 0; b < names.size(); ++b) {
@@ -213,8 +117,8 @@ CampaignPart RunPart(const SyntheticSpec& spec, const CampaignSpec& c, const Gpu
       const double start_s = sim.now_s();
       sim.Run(c.kernel_duration_s, kernel_w, pair[0], pair[1]);
       part.windows += fmt::format("{},{},{}\n", names[b],
-                                  std::llround((kEpochStartS + start_s) * 1e6),
-                                  std::llround((kEpochStartS + sim.now_s()) * 1e6));
+                                  std::llround((kCampaignEpochStartS + start_s) * 1e6),
+                                  std::llround((kCampaignEpochStartS + sim.now_s()) * 1e6));
       ++part.kernels;
     }
   }

@@ -1,0 +1,373 @@
+#include "accelwattch/static_power.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "util/errors.h"
+
+namespace wattcal {
+
+double HalfWarpBasis(int lanes, int half_warp_lanes) {
+  const double y = lanes, h = half_warp_lanes;
+  return y <= h ? y - 1.0 : 0.5 * (h - 1.0) + 0.5 * (y - h - 1.0);
+}
+
+bool StaticPowerOptions::Check(std::string* error) const {
+  if (!std::isfinite(p_const_w) || p_const_w < 0.0) {
+    *error = fmt::format("p_const_w = {} must be finite and >= 0 (give wattcal-constant's output)",
+                         p_const_w);
+    return false;
+  }
+  if (!(reference_f_core_mhz >= 0.0) || !std::isfinite(reference_f_core_mhz)) {
+    *error = fmt::format("reference_f_core_mhz = {} must be >= 0 (0: the highest clock)",
+                         reference_f_core_mhz);
+    return false;
+  }
+  if (!(f_tolerance_mhz >= 0.0) || !std::isfinite(f_tolerance_mhz)) {
+    *error = fmt::format("f_tolerance_mhz = {} must be >= 0", f_tolerance_mhz);
+    return false;
+  }
+  if (num_sms < 0) {
+    *error = fmt::format("num_sms = {} must be >= 0 (0: from the sweep)", num_sms);
+    return false;
+  }
+  if (warp_size < 2) {
+    *error = fmt::format("warp_size = {} must be >= 2", warp_size);
+    return false;
+  }
+  if (half_warp_lanes < 1 || half_warp_lanes >= warp_size) {
+    *error = fmt::format("half_warp_lanes = {} must be in [1, warp_size = {})", half_warp_lanes,
+                         warp_size);
+    return false;
+  }
+  if (min_frequencies < 2) {
+    *error = fmt::format("min_frequencies = {} must be >= 2 (beta and tau)", min_frequencies);
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+nlohmann::json Num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+
+// Least-squares line y = c0 + c1 x (needs two distinct x).
+void FitLine(const std::vector<double>& x, const std::vector<double>& y, double* c0, double* c1) {
+  const double n = x.size();
+  double mx = 0.0, my = 0.0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    mx += x[i] / n;
+    my += y[i] / n;
+  }
+  double sxx = 0.0, sxy = 0.0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sxx += (x[i] - mx) * (x[i] - mx);
+    sxy += (x[i] - mx) * (y[i] - my);
+  }
+  *c1 = sxy / sxx;
+  *c0 = my - *c1 * mx;
+}
+
+DivergenceModel FitDivergence(const std::vector<DivergencePoint>& points, int warp_size,
+                              const std::function<double(int)>& basis) {
+  std::vector<double> x, y;
+  for (const DivergencePoint& p : points) {
+    x.push_back(basis(p.lanes_per_warp));
+    y.push_back(p.static_w);
+  }
+  DivergenceModel m;
+  FitLine(x, y, &m.p_static_first_lane_w, &m.p_static_add_lane_w);
+  double ss = 0.0, max_abs = 0.0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double e = m.p_static_first_lane_w + m.p_static_add_lane_w * x[i] - y[i];
+    ss += e * e;
+    max_abs = std::max(max_abs, std::abs(e));
+  }
+  m.rmse_w = std::sqrt(ss / x.size());
+  m.max_abs_error_w = max_abs;
+  m.p_static_full_warp_w = m.p_static_first_lane_w + m.p_static_add_lane_w * basis(warp_size);
+  return m;
+}
+
+}  // namespace
+
+StaticPowerResult FitStaticPower(const Sweep& sweep, const StaticPowerOptions& options) {
+  std::string error;
+  if (!options.Check(&error)) throw OptionError(error);
+  StaticPowerResult result;
+  result.p_const_w = options.p_const_w;
+  const int h = options.half_warp_lanes, w = options.warp_size;
+
+  // N and the reference clock.
+  int n = options.num_sms;
+  double f_max = 0.0;
+  for (const SweepPoint& p : sweep.points) {
+    if (options.num_sms == 0) n = std::max(n, p.active_sms);
+    f_max = std::max(f_max, p.f_core_mhz);
+  }
+  if (n == 0) throw OptionError("num_sms: the sweep gives no active_sms; give the GPU's SM count");
+  for (const SweepPoint& p : sweep.points) {
+    if (p.active_sms > n) {
+      throw InputError(sweep.path, p.line, "active_sms",
+                       fmt::format("{} SMs, more than num_sms = {}", p.active_sms, n));
+    }
+    if (p.lanes_per_warp > w) {
+      throw InputError(sweep.path, p.line, "lanes_per_warp",
+                       fmt::format("{} lanes, more than warp_size = {}", p.lanes_per_warp, w));
+    }
+  }
+  result.num_sms = n;
+  const double f_ref = options.reference_f_core_mhz > 0.0 ? options.reference_f_core_mhz : f_max;
+  result.reference_f_core_mhz = f_ref;
+  auto at_ref = [&](const SweepPoint& p) {
+    return std::abs(p.f_core_mhz - f_ref) <= options.f_tolerance_mhz;
+  };
+  auto sms_of = [n](int k) { return k > 0 ? k : n; };
+  auto lanes_of = [w](int y) { return y > 0 ? y : w; };
+  if (std::none_of(sweep.points.begin(), sweep.points.end(), at_ref)) {
+    throw InputError(sweep.path, 0, "f_core_mhz",
+                     fmt::format("no row within {} MHz of the reference clock {} MHz",
+                                 options.f_tolerance_mhz, f_ref));
+  }
+
+  // --- Power gating (§4.3).
+  // Mean power at the reference clock per (benchmark, SMs, lanes).
+  std::map<std::string, std::map<std::pair<int, int>, std::pair<double, int>>> means;
+  for (const SweepPoint& p : sweep.points) {
+    if (!at_ref(p)) continue;
+    auto& m = means[p.benchmark][{sms_of(p.active_sms), lanes_of(p.lanes_per_warp)}];
+    m.first += p.power_w;
+    m.second += 1;
+  }
+  auto one_lane_sm_counts = [&](const std::string& b) {
+    std::vector<int> k;
+    for (const auto& [key, v] : means[b]) {
+      if (key.second == 1) k.push_back(key.first);
+    }
+    return k;
+  };
+  GatingTerms& g = result.gating;
+  if (!options.gating_benchmark.empty()) {
+    if (std::none_of(sweep.points.begin(), sweep.points.end(),
+                     [&](const SweepPoint& p) { return p.benchmark == options.gating_benchmark; })) {
+      throw OptionError("gating_benchmark: '" + options.gating_benchmark + "' is not in the sweep " +
+                        sweep.path);
+    }
+    g.benchmark = options.gating_benchmark;
+  } else {
+    size_t best = 1;
+    for (const auto& [b, m] : means) {
+      const size_t count = one_lane_sm_counts(b).size();
+      if (count > best) {
+        best = count;
+        g.benchmark = b;
+      }
+    }
+  }
+  if (g.benchmark.empty()) {
+    g.status = "no benchmark has 1-lane rows on two or more SM counts at the reference clock";
+  } else {
+    auto& m = means[g.benchmark];
+    std::vector<double> k, pk, y, py;
+    for (const auto& [key, v] : m) {
+      if (key.second == 1) {
+        k.push_back(key.first);
+        pk.push_back(v.first / v.second);
+        g.sm_counts.push_back(key.first);
+      }
+      if (key.first == n && key.second <= h) {
+        y.push_back(key.second);
+        py.push_back(v.first / v.second);
+        g.lane_counts.push_back(key.second);
+      }
+    }
+    std::vector<std::string> missing;
+    if (k.size() >= 2) {
+      double c0, c1;
+      FitLine(k, pk, &c0, &c1);
+      g.first_sm_w = c0 + c1 - options.p_const_w;
+      g.add_sm_w = c1;
+      g.first_to_add_sm_ratio = g.first_sm_w / g.add_sm_w;
+      g.first_lane_per_sm_w = g.add_sm_w;
+      g.sm_all_vs_1_increase_pct = 100.0 * ((c0 + c1 * n) / (c0 + c1) - 1.0);
+    } else {
+      missing.push_back("1-lane rows on fewer than two SM counts");
+    }
+    if (y.size() >= 2) {
+      double d0, d1;
+      FitLine(y, py, &d0, &d1);
+      g.add_lane_per_sm_w = d1 / n;
+      g.first_to_add_lane_ratio = g.first_lane_per_sm_w / g.add_lane_per_sm_w;
+      if (8 <= h) g.lanes_8_vs_1_increase_pct = 100.0 * ((d0 + 8.0 * d1) / (d0 + d1) - 1.0);
+    } else {
+      missing.push_back(fmt::format("rows on all {} SMs with fewer than two lane counts <= {}", n, h));
+    }
+    g.status = missing.empty() ? "ok" : missing.front();
+    for (size_t i = 1; i < missing.size(); ++i) g.status += "; " + missing[i];
+  }
+
+  // --- Divergence (§4.4-4.5).
+  const std::vector<SweepCurve> curves = GroupCurves(sweep);
+  for (const std::string& category : MixCategories()) {
+    CategoryStatic cs;
+    cs.category = category;
+    // Lane sweeps: benchmarks of the category with >= 3 lane counts on all N SMs.
+    std::map<std::string, std::set<int>> lanes_by_benchmark;
+    for (const SweepCurve& c : curves) {
+      if (c.category == category && sms_of(c.active_sms) == n) {
+        lanes_by_benchmark[c.benchmark].insert(lanes_of(c.lanes_per_warp));
+      }
+    }
+    double mape_sum = 0.0;
+    for (const SweepCurve& c : curves) {
+      if (c.category != category || sms_of(c.active_sms) != n ||
+          lanes_by_benchmark[c.benchmark].size() < 3) {
+        continue;
+      }
+      const int distinct = c.DistinctFrequencies();
+      if (distinct < options.min_frequencies) {
+        result.excluded.push_back({c.benchmark, c.active_sms, c.lanes_per_warp,
+                                   fmt::format("{} distinct core clocks, fewer than {}", distinct,
+                                               options.min_frequencies)});
+        continue;
+      }
+      const Eq3Fit fit = FitEq3FixedConstant(c, options.p_const_w);
+      DivergencePoint p;
+      p.benchmark = c.benchmark;
+      p.lanes_per_warp = lanes_of(c.lanes_per_warp);
+      p.tau_w_per_mhz = fit.tau_w_per_mhz;
+      p.beta_w_per_mhz3 = fit.beta_w_per_mhz3;
+      p.static_w = fit.tau_w_per_mhz * f_ref;
+      p.eq3_mape_pct = fit.mape_pct;
+      p.points = static_cast<int>(c.f_core_mhz.size());
+      cs.points.push_back(p);
+      mape_sum += fit.mape_pct;
+      if (std::find(cs.benchmarks.begin(), cs.benchmarks.end(), c.benchmark) == cs.benchmarks.end()) {
+        cs.benchmarks.push_back(c.benchmark);
+      }
+    }
+    std::sort(cs.points.begin(), cs.points.end(), [](const DivergencePoint& a, const DivergencePoint& b) {
+      return a.lanes_per_warp != b.lanes_per_warp ? a.lanes_per_warp < b.lanes_per_warp
+                                                  : a.benchmark < b.benchmark;
+    });
+    std::set<int> lanes;
+    for (const DivergencePoint& p : cs.points) lanes.insert(p.lanes_per_warp);
+    if (cs.points.empty()) {
+      cs.status = fmt::format("no lane sweep (a benchmark of this category with 3 or more lane "
+                              "counts on all {} SMs)", n);
+    } else if (lanes.size() < 2) {
+      cs.status = "fewer than two lane counts";
+    } else {
+      cs.eq3_mape_pct = mape_sum / cs.points.size();
+      cs.linear = FitDivergence(cs.points, w, [](int y) { return y - 1.0; });
+      cs.half_warp = FitDivergence(cs.points, w, [h](int y) { return HalfWarpBasis(y, h); });
+      const double scale = std::max(cs.linear.rmse_w, cs.half_warp.rmse_w);
+      cs.distinguishable = *lanes.rbegin() > h &&
+                           std::abs(cs.linear.rmse_w - cs.half_warp.rmse_w) > 1e-9 * (scale + 1.0);
+      cs.chosen_model =
+          cs.distinguishable && cs.half_warp.rmse_w < cs.linear.rmse_w ? "half_warp" : "linear";
+      cs.status = "ok";
+    }
+    result.categories.push_back(cs);
+  }
+  return result;
+}
+
+nlohmann::json StaticPowerOptionsToJson(const StaticPowerOptions& o) {
+  return {{"p_const_w", o.p_const_w},
+          {"reference_f_core_mhz", o.reference_f_core_mhz},
+          {"f_tolerance_mhz", o.f_tolerance_mhz},
+          {"num_sms", o.num_sms},
+          {"warp_size", o.warp_size},
+          {"half_warp_lanes", o.half_warp_lanes},
+          {"gating_benchmark", o.gating_benchmark},
+          {"min_frequencies", o.min_frequencies}};
+}
+
+namespace {
+
+nlohmann::json ModelJson(const DivergenceModel& m, int n) {
+  return {{"p_static_first_lane_w", Num(m.p_static_first_lane_w)},
+          {"p_static_add_lane_w", Num(m.p_static_add_lane_w)},
+          {"p_static_full_warp_w", Num(m.p_static_full_warp_w)},
+          {"p_static_first_lane_per_active_sm_w", Num(m.p_static_first_lane_w / n)},
+          {"p_static_add_lane_per_active_sm_w", Num(m.p_static_add_lane_w / n)},
+          {"rmse_w", Num(m.rmse_w)},
+          {"max_abs_error_w", Num(m.max_abs_error_w)}};
+}
+
+}  // namespace
+
+nlohmann::json StaticPowerToJson(const StaticPowerResult& r, const Sweep& sweep,
+                                 const StaticPowerOptions& options) {
+  nlohmann::json j;
+  j["model"] = "AccelWattch MICRO'21 §4.3-4.5 and Eq. 9: power-gating terms from total power at "
+               "the reference clock; per instruction-mix category, linear (Eq. 4) and half-warp "
+               "(Eq. 5) models of the static power tau f (Eq. 3 with p_const fixed), the one with "
+               "the smaller RMSE chosen";
+  j["p_const_w"] = r.p_const_w;
+  j["reference_f_core_mhz"] = r.reference_f_core_mhz;
+  j["num_sms"] = r.num_sms;
+  j["warp_size"] = options.warp_size;
+  j["half_warp_lanes"] = options.half_warp_lanes;
+  const GatingTerms& g = r.gating;
+  j["gating"] = {{"benchmark", g.benchmark},
+                 {"status", g.status},
+                 {"basis", "total power at reference_f_core_mhz"},
+                 {"sm_counts", g.sm_counts},
+                 {"lane_counts", g.lane_counts},
+                 {"first_sm_w", Num(g.first_sm_w)},
+                 {"add_sm_w", Num(g.add_sm_w)},
+                 {"first_to_add_sm_ratio", Num(g.first_to_add_sm_ratio)},
+                 {"first_lane_per_sm_w", Num(g.first_lane_per_sm_w)},
+                 {"add_lane_per_sm_w", Num(g.add_lane_per_sm_w)},
+                 {"first_to_add_lane_ratio", Num(g.first_to_add_lane_ratio)},
+                 {"sm_all_vs_1_increase_pct", Num(g.sm_all_vs_1_increase_pct)},
+                 {"lanes_8_vs_1_increase_pct", Num(g.lanes_8_vs_1_increase_pct)}};
+  nlohmann::json categories = nlohmann::json::object();
+  for (const CategoryStatic& c : r.categories) {
+    nlohmann::json cj = {{"status", c.status}, {"benchmarks", c.benchmarks}};
+    if (c.status == "ok") {
+      cj["chosen_model"] = c.chosen_model;
+      cj["distinguishable"] = c.distinguishable;
+      cj["linear"] = ModelJson(c.linear, r.num_sms);
+      cj["half_warp"] = ModelJson(c.half_warp, r.num_sms);
+      cj["eq3_mape_pct"] = Num(c.eq3_mape_pct);
+      nlohmann::json points = nlohmann::json::array();
+      for (const DivergencePoint& p : c.points) {
+        points.push_back({{"benchmark", p.benchmark},
+                          {"lanes_per_warp", p.lanes_per_warp},
+                          {"static_w", Num(p.static_w)},
+                          {"beta_w_per_mhz3", Num(p.beta_w_per_mhz3)},
+                          {"tau_w_per_mhz", Num(p.tau_w_per_mhz)},
+                          {"eq3_mape_pct", Num(p.eq3_mape_pct)},
+                          {"points", p.points}});
+      }
+      cj["lanes"] = points;
+    }
+    categories[c.category] = cj;
+  }
+  j["categories"] = categories;
+  nlohmann::json order = MixCategories();
+  j["category_order"] = order;
+  nlohmann::json excluded = nlohmann::json::array();
+  for (const ExcludedCurve& e : r.excluded) {
+    excluded.push_back({{"benchmark", e.benchmark},
+                        {"active_sms", e.active_sms},
+                        {"lanes_per_warp", e.lanes_per_warp},
+                        {"reason", e.reason}});
+  }
+  j["excluded_curves"] = excluded;
+  j["sweep"] = {{"path", sweep.path},
+                {"description_path", sweep.description_path},
+                {"rows", static_cast<int64_t>(sweep.points.size())},
+                {"skipped_rows", sweep.skipped_rows}};
+  return j;
+}
+
+}  // namespace wattcal
