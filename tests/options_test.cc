@@ -237,7 +237,8 @@ TEST(OptionsCheckSyntheticSpec, VirtualGpuSpecPasses) {
   EXPECT_EQ(spec.layout.domains[1].default_freq_mhz, 3505.0);
   EXPECT_EQ(spec.layout.num_components(), 12);
   EXPECT_EQ(spec.coefficients.size(), 2u * 2 + 12);
-  EXPECT_EQ(spec.voltage[0].freq_levels_mhz.size(), 16u);
+  EXPECT_EQ(spec.voltage[0].freq_levels_mhz.size(), 8u);  // the 8 x 3 grid of the campaign
+  EXPECT_EQ(spec.voltage[1].freq_levels_mhz.size(), 3u);
   EXPECT_EQ(spec.heldout_applications, 24);
 }
 
