@@ -1,5 +1,5 @@
-// The run-time and DVFS figures, drawn by gnuplot through gnuplot-iostream like the power
-// validation figures (report/validation_plots.h): PNG (pngcairo) and SVG, 800x600, data inline
+// The run-time and DVFS figures, drawn by gnuplot through gnuplot-iostream with the session
+// every figure shares (report/gnuplot_figure.h): PNG (pngcairo) and SVG, 800x600, data inline
 // in the script, so the same inputs give byte-identical files. Each function writes exactly the
 // two paths it is given (callers pass OutputSet temporaries), returns after gnuplot has closed
 // them, throws std::runtime_error carrying gnuplot's output when gnuplot is missing or fails

@@ -1,179 +1,23 @@
 #include "report/validation_plots.h"
 
-#include <pthread.h>
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
-#include <functional>
-#include <locale>
-#include <sstream>
 #include <stdexcept>
 
-#include <boost/filesystem.hpp>
 #include <fmt/format.h>
 #include <gnuplot-iostream.h>
 
-#include "util/logging.h"
-
-namespace fs = boost::filesystem;
+#include "report/gnuplot_figure.h"
 
 namespace wattcal {
 namespace {
 
-// Figure geometry and typography: 800x600 px with 14 pt text stays legible when the
-// figure is scaled down to one column of a two-column paper (about 3.3 in wide).
-constexpr int kWidthPx = 800;
-constexpr int kHeightPx = 600;
-constexpr const char* kFont = "Sans,14";
 // Half-width of the band drawn around y = x in the scatter plot.
 constexpr double kBandFrac = 0.10;
 // Margin added around the data range of the scatter axes, as a fraction of the range.
 constexpr double kAxisPadFrac = 0.05;
-// Marker of the last line gnuplot's wrapper appends to the log: its exit status.
-constexpr const char* kStatusMarker = "wattcal-gnuplot-exit-status ";
-
-// Okabe-Ito colours (distinguishable with colour-vision deficiencies), with a dash type
-// per series so the curves also separate in greyscale print.
-constexpr const char* kSeriesColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
-                                          "#E69F00", "#56B4E9", "#000000"};
-constexpr int kSeriesColourCount = sizeof(kSeriesColours) / sizeof(kSeriesColours[0]);
-constexpr int kDashTypes = 5;
-
-// A gnuplot single-quoted string literal: inside one only the quote itself is special.
-std::string GnuplotString(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      quoted += "''";
-    } else if (c == '\n' || c == '\r') {
-      quoted += ' ';
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
-}
-
-// A POSIX shell single-quoted word.
-std::string ShellWord(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
-}
-
-std::string GnuplotExecutable() {
-#ifdef WATTCAL_GNUPLOT
-  return WATTCAL_GNUPLOT;
-#else
-  return "";
-#endif
-}
-
-// Blocks SIGPIPE in the calling thread while gnuplot's pipe is open, so that a gnuplot
-// that exits early (on an error) makes our writes fail instead of killing the process.
-// The pending signal, if any, is consumed before the previous mask is restored.
-class ScopedSigpipeBlock {
- public:
-  ScopedSigpipeBlock() {
-    sigemptyset(&sigpipe_);
-    sigaddset(&sigpipe_, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &sigpipe_, &previous_);
-  }
-  ~ScopedSigpipeBlock() {
-    if (sigismember(&previous_, SIGPIPE) == 1) return;  // it was blocked before us
-    const struct timespec no_wait = {0, 0};
-    while (sigtimedwait(&sigpipe_, nullptr, &no_wait) == SIGPIPE) {
-    }
-    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
-  }
-  ScopedSigpipeBlock(const ScopedSigpipeBlock&) = delete;
-  ScopedSigpipeBlock& operator=(const ScopedSigpipeBlock&) = delete;
-
- private:
-  sigset_t sigpipe_;
-  sigset_t previous_;
-};
-
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-// Renders one figure to `png_path` and `svg_path`: `body` writes the plot commands and
-// their inline data once per terminal. Returns after gnuplot has exited; throws
-// std::runtime_error carrying gnuplot's output when it failed.
-void RenderFigure(const std::string& figure, const std::string& png_path,
-                  const std::string& svg_path, const std::function<void(Gnuplot*)>& body) {
-  if (!GnuplotAvailable()) {
-    throw std::runtime_error("cannot draw the " + figure +
-                             ": gnuplot is not available (install gnuplot and re-run cmake)");
-  }
-  // gnuplot runs the piped script as a file (/dev/stdin), so that it stops at the first
-  // error as in batch mode instead of carrying on (a failed "set output" would otherwise
-  // send the image to stdout). Its messages go to a log, followed by its exit status: the
-  // gnuplot-iostream destructor waits for gnuplot but discards the status itself.
-  const fs::path log_path =
-      fs::temp_directory_path() / fs::unique_path("wattcal-gnuplot-%%%%-%%%%-%%%%.log");
-  const std::string command = ShellWord(GnuplotExecutable()) + " /dev/stdin >/dev/null 2>" +
-                              ShellWord(log_path.string()) + "; echo \"" + kStatusMarker +
-                              "$?\" >>" + ShellWord(log_path.string());
-  bool stream_ok = false;
-  {
-    ScopedSigpipeBlock sigpipe_block;
-    Gnuplot gp(command);  // one session per figure: both files are closed when it exits
-    gp.imbue(std::locale::classic());  // '.' decimals whatever the global locale
-    gp << "set encoding utf8\n";
-    gp << "set terminal pngcairo size " << kWidthPx << "," << kHeightPx
-       << " noenhanced font " << GnuplotString(kFont) << " linewidth 1.5 rounded\n";
-    gp << "set output " << GnuplotString(png_path) << "\n";
-    body(&gp);
-    gp << "set terminal svg size " << kWidthPx << "," << kHeightPx << " fixed noenhanced font "
-       << GnuplotString(kFont) << " linewidth 1.5 rounded background '#ffffff'\n";
-    gp << "set output " << GnuplotString(svg_path) << "\n";
-    body(&gp);
-    gp << "unset output\n";
-    gp << std::flush;
-    stream_ok = gp.good();
-  }  // ~Gnuplot flushes, closes the pipe and waits for gnuplot to exit
-
-  std::string log = ReadWholeFile(log_path.string());
-  boost::system::error_code ignored;
-  fs::remove(log_path, ignored);
-  int status = -1;
-  const size_t marker = log.rfind(kStatusMarker);
-  if (marker != std::string::npos) {
-    status = std::atoi(log.c_str() + marker + std::string(kStatusMarker).size());
-    log.erase(marker);
-  }
-  while (!log.empty() && (log.back() == '\n' || log.back() == ' ')) log.pop_back();
-  if (status != 0 || !stream_ok) {
-    fs::remove(png_path, ignored);  // no partial figures
-    fs::remove(svg_path, ignored);
-    throw std::runtime_error(fmt::format(
-        "gnuplot failed to draw the {} ({}, {}): exit status {}{}{}", figure, png_path, svg_path,
-        status, log.empty() ? "" : "; gnuplot said:\n", log));
-  }
-  if (!log.empty()) LogWarning("gnuplot, drawing the " + figure + ": " + log);
-}
 
 }  // namespace
-
-bool GnuplotAvailable() {
-  const std::string executable = GnuplotExecutable();
-  return !executable.empty() && access(executable.c_str(), X_OK) == 0;
-}
 
 void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMetrics& m,
                       const std::string& title, const std::string& png_path,
@@ -296,8 +140,8 @@ void WriteErrorCdfPlot(const std::vector<std::pair<std::string, std::vector<doub
     *gp << "plot ";
     for (size_t s = 0; s < curves.size(); ++s) {
       if (s > 0) *gp << ", \\\n  ";
-      *gp << "'-' using 1:2 with steps lw 2 lc rgb '" << kSeriesColours[s % kSeriesColourCount]
-          << "' dt " << 1 + static_cast<int>(s % kDashTypes) << " title "
+      *gp << "'-' using 1:2 with steps lw 2 lc rgb '" << SeriesColour(static_cast<int>(s))
+          << "' dt " << SeriesDashType(static_cast<int>(s)) << " title "
           << GnuplotString(titles[s]);
     }
     *gp << "\n";

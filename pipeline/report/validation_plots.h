@@ -1,7 +1,7 @@
-// Validation figures drawn by gnuplot (through gnuplot-iostream): measured-vs-predicted
-// scatter (TPDS'19 Figs. 8a/9 style) and the cumulative distribution of the absolute
-// percentage error. Each figure is written as PNG (pngcairo, 800x600) and SVG (800x600)
-// with its data inline in the script, so the same inputs give byte-identical files.
+// Validation figures drawn by gnuplot (through gnuplot-iostream, report/gnuplot_figure.h):
+// measured-vs-predicted scatter (TPDS'19 Figs. 8a/9 style) and the cumulative distribution of
+// the absolute percentage error. Each figure is written as PNG (pngcairo, 800x600) and SVG
+// (800x600) with its data inline in the script, so the same inputs give byte-identical files.
 //
 // Each function writes exactly to the paths it is given (callers pass the temporary paths
 // from OutputSet::Stage) and returns only after gnuplot has finished and closed both files.
@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "report/gnuplot_figure.h"  // GnuplotAvailable()
 #include "validate/metrics.h"
 #include "validate/prediction.h"
 
@@ -36,9 +37,5 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
 void WriteErrorCdfPlot(const std::vector<std::pair<std::string, std::vector<double>>>& series_ape_pct,
                        const std::string& title, const std::string& png_path,
                        const std::string& svg_path);
-
-// True when this build knows a gnuplot executable (CMake's WATTCAL_GNUPLOT) and it can be
-// executed now.
-bool GnuplotAvailable();
 
 }  // namespace wattcal
