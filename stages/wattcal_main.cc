@@ -28,6 +28,7 @@ const Stage kStages[] = {
     {"perf", "CRISP run-time prediction at other core frequencies"},
     {"dvfs", "energy-, EDP- or ED2P-optimal V-F choice from run time and power"},
     {"report", "figures and an HTML/Markdown index per run"},
+    {"check", "runs' headline figures against the expected values"},
 };
 
 std::string SelfDir() {
