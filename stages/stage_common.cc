@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 #include <glog/logging.h>
 
+#include "accelwattch/orderings.h"
+#include "accelwattch/scaling_model.h"
+#include "io/csv_reader.h"
 #include "util/errors.h"
 #include "util/logging.h"
 
@@ -13,8 +16,9 @@ namespace wattcal {
 void AddCalibrationOptions(CLI::App* app, CalibrationFlags* f) {
   app->add_option("--method", f->method,
                   "dvfs: cross-domain model with unknown voltages (TPDS Eqs. 4-6); fixed: "
-                  "linear model at the default V-F pair (Eq. 9)")
-      ->check(CLI::IsMember({"dvfs", "fixed"}))
+                  "linear model at the default V-F pair (Eq. 9); accelwattch (calibrate only, "
+                  "with --components): AccelWattch's dynamic scaling factors (MICRO'21 Eq. 14)")
+      ->check(CLI::IsMember({"dvfs", "fixed", "accelwattch"}))
       ->capture_default_str();
   app->add_option("--solver", f->solver,
                   "joint: voltages and coefficients in one Ceres problem; alternating: "
@@ -37,7 +41,8 @@ void AddCalibrationOptions(CLI::App* app, CalibrationFlags* f) {
   app->add_option("--voltage-max", f->voltage_max, "Upper bound of every normalised voltage")
       ->capture_default_str();
   app->add_option("--max-iterations", f->max_iterations,
-                  "Iterations of the joint solver and of the alternating solver")
+                  "Iterations of the joint solver, of the alternating solver and of each start "
+                  "of the accelwattch fit")
       ->capture_default_str();
   app->add_flag("--start-from-alternating,!--cold-start-only", f->start_from_alternating,
                 "Joint solver: besides the cold start, also start from gpmTOOL's alternating "
@@ -52,6 +57,11 @@ void AddCalibrationOptions(CLI::App* app, CalibrationFlags* f) {
 }
 
 CalibrationOptions ToCalibrationOptions(const CalibrationFlags& f) {
+  if (f.method == "accelwattch") {
+    throw OptionError(
+        "--method accelwattch fits scaling factors to a per-kernel table: wattcal-calibrate "
+        "--method accelwattch --components TABLE.csv (validate it with --mode accelwattch)");
+  }
   CalibrationOptions o;
   o.method = f.method == "fixed" ? FitMethod::kFixed : FitMethod::kDvfs;
   o.solver = f.solver == "alternating" ? FitSolver::kAlternating : FitSolver::kJoint;
@@ -96,6 +106,122 @@ nlohmann::json CalibrationOptionsToJson(const CalibrationOptions& o) {
   j["joint_start_from_alternating"] = o.joint_start_from_alternating;
   return j;
 }
+void AddAccelWattchOptions(CLI::App* app, AccelWattchFlags* f) {
+  app->add_option("--bounds", f->bounds,
+                  "accelwattch: bounds of the scaling factors, LO:HI for every component or "
+                  "NAME=LO:HI for one (repeatable; default 0.001:1000, MICRO'21 Eq. 14)");
+  app->add_option("--orderings", f->orderings_path,
+                  "accelwattch: more ordering constraints, one 'A <= B' (or 'A <= B <= C') per "
+                  "line, '#' comments (e.g. microbench_specs/accelwattch_orderings.txt)")
+      ->check(CLI::ExistingFile);
+  app->add_flag("--paper-orderings,!--no-paper-orderings", f->paper_orderings,
+                "accelwattch: enforce the paper's orderings INTP <= FPUP <= DPUP, INTP <= "
+                "INT_MULP, FP_MULP <= {INT_MULP, DP_MULP, FP_SQRTP, FP_LGP, FP_SINP, FP_EXP, "
+                "TENSORP, TEXP} (default; constraints naming a column the table lacks are dropped "
+                "and reported)");
+  app->add_option("--prior", f->prior_path,
+                  "accelwattch: a prior model (wattcal-accelwattch-model JSON): second starting "
+                  "point and target of --prior-weight (default: x = 1, the published model)")
+      ->check(CLI::ExistingFile);
+  app->add_option("--prior-weight", f->prior_weight,
+                  "accelwattch: Tikhonov weight lambda on (x - x_prior) / x_prior, in units of one "
+                  "kernel's squared relative error (0: no pull)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app->add_flag("--prior-start,!--no-prior-start", f->start_from_prior,
+                "accelwattch: with --prior, also start from the prior model and keep the "
+                "lower-cost optimum (default)");
+}
+
+bool AccelWattchFlagsGiven(const AccelWattchFlags& f) {
+  return !f.bounds.empty() || !f.orderings_path.empty() || !f.paper_orderings ||
+         !f.prior_path.empty() || f.prior_weight != 0.0 || !f.start_from_prior;
+}
+
+namespace {
+// Parses "LO:HI" into two numbers; false when malformed.
+bool ParseBoundPair(const std::string& text, double* lo, double* hi) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos) return false;
+  return ParseFiniteDouble(text.substr(0, colon), lo) && ParseFiniteDouble(text.substr(colon + 1), hi);
+}
+}  // namespace
+
+AccelWattchFitOptions ToAccelWattchFitOptions(const AccelWattchFlags& f, int max_iterations) {
+  AccelWattchFitOptions o;
+  for (const std::string& b : f.bounds) {
+    const size_t eq = b.find('=');
+    const std::string name = eq == std::string::npos ? "" : b.substr(0, eq);
+    double lo = 0.0, hi = 0.0;
+    if (!ParseBoundPair(eq == std::string::npos ? b : b.substr(eq + 1), &lo, &hi) ||
+        (eq != std::string::npos && name.empty())) {
+      throw OptionError(fmt::format("--bounds '{}': expected LO:HI or NAME=LO:HI (e.g. 0.001:1000, "
+                                    "INTP=0.5:2)",
+                                    b));
+    }
+    if (name.empty()) {
+      o.lower_bound = lo;
+      o.upper_bound = hi;
+    } else {
+      o.component_bounds[name] = {lo, hi};
+    }
+  }
+  o.paper_orderings = f.paper_orderings;
+  if (!f.orderings_path.empty()) o.extra_orderings = ReadOrderingsFile(f.orderings_path);
+  o.prior_weight = f.prior_weight;
+  o.start_from_prior = f.start_from_prior;
+  o.max_iterations = max_iterations;
+  if (!f.prior_path.empty()) {
+    const AccelWattchModel prior = ReadAccelWattchModel(f.prior_path);
+    for (size_t i = 0; i < prior.components.size(); ++i) o.prior_x[prior.components[i]] = prior.x[i];
+    o.prior_source = f.prior_path;
+  }
+  std::string error;
+  if (!o.Check(&error)) throw OptionError("invalid accelwattch options (--bounds, --prior-weight, "
+                                          "--max-iterations): " + error);
+  return o;
+}
+
+nlohmann::json AccelWattchFitOptionsToJson(const AccelWattchFitOptions& o, const AccelWattchFlags& f) {
+  nlohmann::json j;
+  j["lower_bound"] = o.lower_bound;
+  j["upper_bound"] = o.upper_bound;
+  nlohmann::json bounds = nlohmann::json::object();
+  for (const auto& [name, b] : o.component_bounds) bounds[name] = {b.first, b.second};
+  j["component_bounds"] = bounds;
+  j["paper_orderings"] = o.paper_orderings;
+  j["orderings_file"] = f.orderings_path;
+  j["prior"] = f.prior_path.empty() ? "x = 1" : f.prior_path;
+  j["prior_weight"] = o.prior_weight;
+  j["start_from_prior"] = o.start_from_prior;
+  j["max_iterations"] = o.max_iterations;
+  return j;
+}
+
+std::vector<std::string> AccelWattchInputFiles(const AccelWattchFlags& f) {
+  std::vector<std::string> files;
+  if (!f.orderings_path.empty()) files.push_back(f.orderings_path);
+  if (!f.prior_path.empty()) files.push_back(f.prior_path);
+  return files;
+}
+
+void AddMapeCiOption(CLI::App* app, std::string* method) {
+  app->add_option("--mape-ci", *method,
+                  "MAPE confidence interval: student-t (t quantile, sample sd; default) or "
+                  "normal-population-sd (normal quantile, population sd: Excel's CONFIDENCE with "
+                  "STDEV.P, what the AccelWattch paper prints)")
+      ->check(CLI::IsMember({"student-t", "normal-population-sd"}))
+      ->capture_default_str();
+}
+
+MetricsOptions ToMetricsOptions(const std::string& mape_ci) {
+  MetricsOptions o;
+  if (!ParseMapeCiMethod(mape_ci, &o.ci_method)) {
+    throw OptionError(fmt::format("--mape-ci '{}': expected student-t or normal-population-sd", mape_ci));
+  }
+  return o;
+}
+
 namespace {
 bool g_quiet = false;
 bool g_verbose = false;

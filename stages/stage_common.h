@@ -8,8 +8,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "accelwattch/scaling_fit.h"
 #include "fit/calibrate.h"
 #include "io/corpus_io.h"
+#include "validate/metrics.h"
 
 namespace wattcal {
 
@@ -39,6 +41,37 @@ CorpusReadOptions ToCorpusReadOptions(const CalibrationFlags& flags);
 
 // The effective options, for manifests and model files.
 nlohmann::json CalibrationOptionsToJson(const CalibrationOptions& options);
+
+// The command-line form of AccelWattchFitOptions (calibrate --method accelwattch, validate
+// --mode accelwattch --cv loko).
+struct AccelWattchFlags {
+  std::vector<std::string> bounds;  // "LO:HI" (every component) or "NAME=LO:HI", repeatable
+  std::string orderings_path;       // extra orderings, one "A <= B" per line
+  bool paper_orderings = true;
+  std::string prior_path;           // a wattcal-accelwattch-model file
+  double prior_weight = 0.0;
+  bool start_from_prior = true;
+};
+
+// Adds --bounds, --orderings, --no-paper-orderings, --prior, --prior-weight, --no-prior-start.
+void AddAccelWattchOptions(CLI::App* app, AccelWattchFlags* flags);
+
+// True when any accelwattch flag differs from its default (so that other methods can refuse it).
+bool AccelWattchFlagsGiven(const AccelWattchFlags& flags);
+
+// Turns the flags into checked options: parses --bounds (OptionError naming the flag and the
+// value), reads --orderings and --prior (InputError naming FILE:LINE). `max_iterations` comes
+// from --max-iterations.
+AccelWattchFitOptions ToAccelWattchFitOptions(const AccelWattchFlags& flags, int max_iterations);
+
+// The effective options and the extra input files (orderings, prior), for manifests.
+nlohmann::json AccelWattchFitOptionsToJson(const AccelWattchFitOptions& options,
+                                           const AccelWattchFlags& flags);
+std::vector<std::string> AccelWattchInputFiles(const AccelWattchFlags& flags);
+
+// Adds --mape-ci student-t|normal-population-sd to `app` (the MAPE confidence interval).
+void AddMapeCiOption(CLI::App* app, std::string* method);
+MetricsOptions ToMetricsOptions(const std::string& mape_ci);
 
 // Adds --quiet / --verbose to `app`.
 void AddLoggingOptions(CLI::App* app);

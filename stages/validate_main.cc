@@ -4,10 +4,13 @@
 //   wattcal-validate --model MODEL.json --heldout HELDOUT.csv --mode dvfs|fixed|scaling
 //                    --predictions PRED.csv --metrics METRICS.json
 //   wattcal-validate --train TRAIN.csv --cv-folds K --mode ... --predictions ... --metrics ...
+//   wattcal-validate --components TABLE.csv --mode accelwattch [--cv loko [--prior-weight L]] ...
+//   wattcal-validate --model MODEL.json --heldout TABLE.csv --mode accelwattch ...
 #include <fmt/format.h>
 
 #include <boost/filesystem.hpp>
 
+#include "accelwattch/accelwattch_validation.h"
 #include "io/corpus_io.h"
 #include "io/model_io.h"
 #include "report/validation_plots.h"
@@ -25,7 +28,9 @@ using namespace wattcal;
 int main(int argc, char** argv) {
   CLI::App app{"Validate a power model on held-out measurements (MAPE with CI, RMSE, r, ...)",
                "wattcal-validate"};
-  std::string model_path, heldout_path, train_path, mode_text = "dvfs";
+  std::string model_path, heldout_path, train_path, components_path, cv_text, mode_text = "dvfs";
+  std::string mape_ci = "student-t";
+  AccelWattchFlags accelwattch;
   std::string predictions_path, metrics_path, plot_path, summary_path, truth_path, title;
   int cv_folds = 0;
   unsigned cv_seed = 1;
@@ -37,13 +42,22 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--train", train_path, "Cross-validation: the measurements to split by benchmark")
       ->check(CLI::ExistingFile);
+  app.add_option("--components", components_path,
+                 "accelwattch: a per-kernel component table to validate the published model "
+                 "(x = 1) on, or to cross-validate with --cv loko")
+      ->check(CLI::ExistingFile);
+  app.add_option("--cv", cv_text,
+                 "accelwattch: loko = leave-one-kernel-out re-estimation of the scaling factors "
+                 "on --components")
+      ->check(CLI::IsMember({"loko"}));
   app.add_option("--cv-folds", cv_folds, "Cross-validation: number of folds (whole benchmarks per fold)");
   app.add_option("--cv-seed", cv_seed, "Cross-validation: seed of the fold assignment")->capture_default_str();
   app.add_option("--mode", mode_text,
-                 "dvfs (TPDS §4.3), fixed (default pair only, §4.2) or scaling (Eq. 10, anchored at "
-                 "each benchmark's measured power at the default pair)")
+                 "dvfs (TPDS §4.3), fixed (default pair only, §4.2), scaling (Eq. 10, anchored at "
+                 "each benchmark's measured power at the default pair) or accelwattch (per-kernel "
+                 "tables, MICRO'21 Eqs. 12-14)")
       ->required()
-      ->check(CLI::IsMember({"dvfs", "fixed", "scaling"}));
+      ->check(CLI::IsMember({"dvfs", "fixed", "scaling", "accelwattch"}));
   app.add_option("--predictions", predictions_path, "Per-point predictions CSV to write")->required();
   app.add_option("--metrics", metrics_path, "Metrics JSON to write")->required();
   app.add_option("--plot", plot_path, "Also draw measured vs. predicted (PNG; an SVG twin beside it)");
@@ -54,62 +68,103 @@ int main(int argc, char** argv) {
   app.add_option("--title", title, "Title of the terminal table, figure and summary");
   app.add_option("--max-mape-pct", max_mape_pct,
                  "Exit with status 3 when the MAPE exceeds this (0: no threshold)");
+  AddMapeCiOption(&app, &mape_ci);
   AddCalibrationOptions(&app, &flags);
+  AddAccelWattchOptions(&app, &accelwattch);
   AddLoggingOptions(&app);
 
   return RunStageMain(&app, argc, argv, [&]() {
-    PredictMode mode;
-    ParsePredictMode(mode_text, &mode);
-    const bool cv = cv_folds > 0;
-    if (cv && (train_path.empty() || !model_path.empty() || !heldout_path.empty())) {
-      throw OptionError("--cv-folds needs --train and takes neither --model nor --heldout");
-    }
-    if (!cv && (model_path.empty() || heldout_path.empty())) {
-      throw OptionError("give --model and --heldout, or --train with --cv-folds K");
-    }
-    if (!cv && !train_path.empty()) throw OptionError("--train is only used with --cv-folds");
+    const MetricsOptions metrics_options = ToMetricsOptions(mape_ci);
     if (!plot_path.empty() && boost::filesystem::path(plot_path).extension() != ".png") {
       throw OptionError("--plot must name a .png file (an .svg twin is written beside it)");
     }
-    const CorpusReadOptions read_options = ToCorpusReadOptions(flags);
-
     ValidationInputs in;
-    in.mode = mode;
-    in.title = title;
+    ValidationOutcome outcome;
     std::vector<std::string> inputs;
     nlohmann::json options = {{"mode", mode_text}};
-    if (cv) {
-      const CalibrationOptions calibration = ToCalibrationOptions(flags);
-      CrossValidationOptions cv_options;
-      cv_options.folds = cv_folds;
-      cv_options.seed = cv_seed;
-      cv_options.num_threads = calibration.num_threads;
-      const Corpus train = ReadCorpus(train_path, read_options);
-      LogInfo(fmt::format("{}-fold cross-validation by benchmark on {} ({} benchmarks, {} rows)",
-                          cv_folds, train_path, train.Benchmarks().size(), train.rows()));
-      const CrossValidationResult result = CrossValidate(train, calibration, mode, cv_options);
-      in.rows = result.rows;
-      in.fold_benchmarks = result.fold_benchmarks;
-      in.source = train_path;
-      inputs = {train_path};
-      options["calibration"] = CalibrationOptionsToJson(calibration);
-      options["cv_folds"] = cv_folds;
-      options["cv_seed"] = cv_seed;
-    } else {
-      const PowerModel model = ReadModel(model_path);
-      const Corpus heldout = ReadCorpus(heldout_path, read_options);
-      in.rows = PredictHeldout(model, heldout, mode);
-      in.source = heldout_path;
-      in.model_path = model_path;
-      inputs = {model_path, heldout_path};
-      if (!truth_path.empty()) {
-        const PowerModel truth = ReadModel(truth_path);
-        in.truth = CompareWithTruth(model, truth, PredictHeldout(truth, heldout, mode));
-        inputs.push_back(truth_path);
+    if (mode_text == "accelwattch") {
+      const bool on_components = !components_path.empty();
+      const bool inputs_ok = on_components ? model_path.empty() && heldout_path.empty()
+                                           : !model_path.empty() && !heldout_path.empty() && cv_text.empty();
+      if (!inputs_ok || !train_path.empty() || cv_folds > 0) {
+        throw OptionError("--mode accelwattch takes --components TABLE.csv [--cv loko], or "
+                          "--model MODEL.json --heldout TABLE.csv (not --train, --cv-folds)");
       }
+      if (!truth_path.empty() || !summary_path.empty()) {
+        throw OptionError("--truth-model and --summary-md are not available with --mode accelwattch");
+      }
+      AccelWattchValidationRequest request;
+      request.table_path = on_components ? components_path : heldout_path;
+      request.model_path = model_path;
+      request.loko = cv_text == "loko";
+      request.title = title;
+      if (request.loko) {
+        request.fit = ToAccelWattchFitOptions(accelwattch, flags.max_iterations);
+        options["accelwattch"] = AccelWattchFitOptionsToJson(request.fit, accelwattch);
+      } else if (AccelWattchFlagsGiven(accelwattch)) {
+        throw OptionError("--bounds, --orderings, --prior and --prior-weight apply to --cv loko");
+      }
+      AccelWattchValidationRun run = RunAccelWattchValidation(request, metrics_options);
+      in.rows = std::move(run.rows);
+      outcome = std::move(run.outcome);
+      inputs = run.inputs;
+      if (request.loko) {
+        for (const std::string& f : AccelWattchInputFiles(accelwattch)) inputs.push_back(f);
+      }
+      options["variant"] = run.variant;
+    } else {
+      if (!components_path.empty() || !cv_text.empty() || AccelWattchFlagsGiven(accelwattch)) {
+        throw OptionError(
+            "--components, --cv and the accelwattch fit options belong to --mode accelwattch");
+      }
+      PredictMode mode;
+      ParsePredictMode(mode_text, &mode);
+      const bool cv = cv_folds > 0;
+      if (cv && (train_path.empty() || !model_path.empty() || !heldout_path.empty())) {
+        throw OptionError("--cv-folds needs --train and takes neither --model nor --heldout");
+      }
+      if (!cv && (model_path.empty() || heldout_path.empty())) {
+        throw OptionError("give --model and --heldout, or --train with --cv-folds K");
+      }
+      if (!cv && !train_path.empty()) throw OptionError("--train is only used with --cv-folds");
+      const CorpusReadOptions read_options = ToCorpusReadOptions(flags);
+
+      in.mode = mode;
+      in.title = title;
+      if (cv) {
+        const CalibrationOptions calibration = ToCalibrationOptions(flags);
+        CrossValidationOptions cv_options;
+        cv_options.folds = cv_folds;
+        cv_options.seed = cv_seed;
+        cv_options.num_threads = calibration.num_threads;
+        const Corpus train = ReadCorpus(train_path, read_options);
+        LogInfo(fmt::format("{}-fold cross-validation by benchmark on {} ({} benchmarks, {} rows)",
+                            cv_folds, train_path, train.Benchmarks().size(), train.rows()));
+        const CrossValidationResult result = CrossValidate(train, calibration, mode, cv_options);
+        in.rows = result.rows;
+        in.fold_benchmarks = result.fold_benchmarks;
+        in.source = train_path;
+        inputs = {train_path};
+        options["calibration"] = CalibrationOptionsToJson(calibration);
+        options["cv_folds"] = cv_folds;
+        options["cv_seed"] = cv_seed;
+      } else {
+        const PowerModel model = ReadModel(model_path);
+        const Corpus heldout = ReadCorpus(heldout_path, read_options);
+        in.rows = PredictHeldout(model, heldout, mode);
+        in.source = heldout_path;
+        in.model_path = model_path;
+        inputs = {model_path, heldout_path};
+        if (!truth_path.empty()) {
+          const PowerModel truth = ReadModel(truth_path);
+          in.truth = CompareWithTruth(model, truth, PredictHeldout(truth, heldout, mode));
+          inputs.push_back(truth_path);
+        }
+      }
+      outcome = SummariseValidation(in, metrics_options);
     }
     options["max_mape_pct"] = max_mape_pct;
-    const ValidationOutcome outcome = SummariseValidation(in);
+    if (metrics_options.ci_method != MapeCiMethod::kStudentT) options["mape_ci"] = mape_ci;
 
     OutputSet outputs;
     outputs.StageText(predictions_path, PredictionsToCsv(in.rows));

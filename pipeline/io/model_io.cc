@@ -15,6 +15,7 @@
 
 #include "io/corpus_io.h"
 #include "io/csv_reader.h"
+#include "io/json_lines.h"
 #include "util/errors.h"
 #include "util/output.h"
 
@@ -163,81 +164,6 @@ PowerModel ReadGpmtoolModel(const std::string& path) {
 
 // ---------------------------------------------------------------------------------------
 // JSON.
-
-// Line of every value of a (valid) JSON text, by path: "fit.iterations",
-// "layout.domains[1].components[0]". Lets errors found after parsing name their line.
-class JsonLineIndex {
- public:
-  explicit JsonLineIndex(const std::string& text) : text_(text) { Value(""); }
-
-  // Line of `path`, or of its nearest enclosing value when it is absent (a missing key).
-  int64_t LineOf(std::string path) const {
-    while (true) {
-      const auto it = lines_.find(path);
-      if (it != lines_.end()) return it->second;
-      if (path.empty()) return 1;
-      const size_t cut = path.find_last_of(".[");
-      path = cut == std::string::npos ? "" : path.substr(0, cut);
-    }
-  }
-
- private:
-  bool AtEnd() const { return pos_ >= text_.size(); }
-
-  void SkipSpace() {
-    while (!AtEnd() && std::isspace(static_cast<unsigned char>(text_[pos_]))) {
-      if (text_[pos_] == '\n') ++line_;
-      ++pos_;
-    }
-  }
-
-  std::string String() {
-    std::string s;
-    ++pos_;  // opening quote
-    while (!AtEnd() && text_[pos_] != '"') {
-      if (text_[pos_] == '\\') ++pos_;
-      if (!AtEnd()) s += text_[pos_++];
-    }
-    ++pos_;  // closing quote
-    return s;
-  }
-
-  void Value(const std::string& path) {
-    SkipSpace();
-    if (AtEnd()) return;
-    lines_[path] = line_;
-    const char c = text_[pos_];
-    if (c == '{' || c == '[') {
-      const char close = c == '{' ? '}' : ']';
-      ++pos_;
-      for (int index = 0;; ++index) {
-        SkipSpace();
-        if (AtEnd()) return;
-        if (text_[pos_] == close) break;
-        if (c == '{') {
-          const std::string key = String();
-          SkipSpace();
-          ++pos_;  // ':'
-          Value(path.empty() ? key : path + "." + key);
-        } else {
-          Value(fmt::format("{}[{}]", path, index));
-        }
-        SkipSpace();
-        if (!AtEnd() && text_[pos_] == ',') ++pos_;
-      }
-      ++pos_;  // closing bracket
-    } else if (c == '"') {
-      String();
-    } else {
-      while (!AtEnd() && std::strchr(",]} \t\r\n", text_[pos_]) == nullptr) ++pos_;
-    }
-  }
-
-  const std::string& text_;
-  size_t pos_ = 0;
-  int64_t line_ = 1;
-  std::map<std::string, int64_t> lines_;
-};
 
 const char* JsonTypeName(const Json& v) { return v.type_name(); }
 

@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 #include <fmt/format.h>
 
@@ -38,6 +39,14 @@ double SampleStdDev(const std::vector<double>& values, double mean) {
   double sum_sq = 0.0;
   for (double v : values) sum_sq += (v - mean) * (v - mean);
   return std::sqrt(sum_sq / static_cast<double>(values.size() - 1));
+}
+
+// Population standard deviation (n in the denominator); 0 for a single value.
+double PopulationStdDev(const std::vector<double>& values, double mean) {
+  if (values.size() < 2) return 0.0;
+  double sum_sq = 0.0;
+  for (double v : values) sum_sq += (v - mean) * (v - mean);
+  return std::sqrt(sum_sq / static_cast<double>(values.size()));
 }
 
 // Pearson correlation; NaN when either variable has zero variance.
@@ -99,6 +108,21 @@ std::string Printf(const char* format, double value) {
 
 }  // namespace
 
+const char* MapeCiMethodName(MapeCiMethod method) {
+  return method == MapeCiMethod::kStudentT ? "student-t" : "normal-population-sd";
+}
+
+bool ParseMapeCiMethod(const std::string& text, MapeCiMethod* method) {
+  if (text == "student-t") {
+    *method = MapeCiMethod::kStudentT;
+  } else if (text == "normal-population-sd") {
+    *method = MapeCiMethod::kNormalPopulationSd;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 bool MetricsOptions::Check(std::string* error) const {
   if (!(std::isfinite(confidence_level) && confidence_level > 0.0 && confidence_level < 1.0)) {
     *error = fmt::format("MetricsOptions.confidence_level = {} must lie strictly between 0 and 1",
@@ -159,6 +183,13 @@ ErrorMetrics ComputeErrorMetrics(const std::vector<PredictionRow>& rows,
   if (n == 1) {
     e.mape_ci_low_pct = e.mape_pct;
     e.mape_ci_high_pct = e.mape_pct;
+  } else if (options.ci_method == MapeCiMethod::kNormalPopulationSd) {
+    const boost::math::normal normal;
+    const double z = boost::math::quantile(normal, 0.5 * (1.0 + options.confidence_level));
+    const double half_width =
+        z * PopulationStdDev(ape_pct, e.mape_pct) / std::sqrt(static_cast<double>(n));
+    e.mape_ci_low_pct = e.mape_pct - half_width;
+    e.mape_ci_high_pct = e.mape_pct + half_width;
   } else {
     const boost::math::students_t t_dist(static_cast<double>(n - 1));
     const double t = boost::math::quantile(t_dist, 0.5 * (1.0 + options.confidence_level));
@@ -227,6 +258,9 @@ ValidationMetrics ComputeValidationMetrics(const std::vector<PredictionRow>& row
 nlohmann::json MetricsToJson(const ValidationMetrics& m, const MetricsOptions& options) {
   nlohmann::json j = nlohmann::json::object();
   j["confidence_level"] = options.confidence_level;
+  if (options.ci_method != MapeCiMethod::kStudentT) {
+    j["mape_ci_method"] = MapeCiMethodName(options.ci_method);
+  }
   j["within_pct"] = options.within_pct;
   AddErrorMetrics(m.overall, options, &j);
 

@@ -8,7 +8,11 @@
 //   APE_j    = |error_j|                             (absolute percentage error, %)
 //   MAPE     = mean_j APE_j
 //   CI       = MAPE -/+ t_{(1+level)/2, n-1} * sd(APE) / sqrt(n)   (Student t, sample sd);
-//              for n == 1 both ends equal the MAPE
+//              for n == 1 both ends equal the MAPE. MapeCiMethod::kNormalPopulationSd instead
+//              uses z_{(1+level)/2} * sd_pop(APE) / sqrt(n) (population sd, n in its
+//              denominator): Excel's CONFIDENCE(alpha, STDEV.P(APE), n), which is what the
+//              AccelWattch paper prints (SASS SIM 9.2% +/- 3.12%, Pascal 11 +/- 3.8%, Turing
+//              13 +/- 4.7%; the Student t interval of the same sheets is 3.34 / 4.14 / 5.05).
 //   RMSE     = sqrt(mean_j (p_j - m_j)^2)            (W)
 //   r        = Pearson correlation of (m_j, p_j); NaN when either has zero variance
 //              (including n == 1), since the correlation is undefined there
@@ -26,9 +30,21 @@
 
 namespace wattcal {
 
+// How the MAPE confidence interval is computed (see the definitions above).
+enum class MapeCiMethod {
+  kStudentT,            // t quantile, sample standard deviation (wattcal's default)
+  kNormalPopulationSd,  // normal quantile, population standard deviation (AccelWattch's sheet)
+};
+
+const char* MapeCiMethodName(MapeCiMethod method);  // "student-t" | "normal-population-sd"
+// Parses the names above; false otherwise.
+bool ParseMapeCiMethod(const std::string& text, MapeCiMethod* method);
+
 struct MetricsOptions {
   // Two-sided confidence level of the MAPE confidence interval, in (0, 1).
   double confidence_level = 0.95;
+  // Distribution and standard deviation behind the MAPE confidence interval.
+  MapeCiMethod ci_method = MapeCiMethod::kStudentT;
   // Thresholds, in % APE, for the "fraction of points within" statistics; strictly
   // ascending, finite and >= 0.
   std::vector<double> within_pct = {1.0, 5.0, 10.0};
@@ -83,7 +99,9 @@ std::string FreqPairKey(double f_core_mhz, double f_mem_mhz);
 std::string PercentKeyLabel(double pct);
 
 // JSON with the overall statistics at the top level and one object per group:
-//   {"confidence_level": 0.95, "within_pct": [1, 5, 10], "points": n,
+//   {"confidence_level": 0.95, ["mape_ci_method": "normal-population-sd" (only when not the
+//    default Student t, so that default outputs keep their bytes),] "within_pct": [1, 5, 10],
+//    "points": n,
 //    "mape_pct", "mape_ci95_low_pct", "mape_ci95_high_pct", "max_ape_pct",
 //    "mean_error_pct", "rmse_w", "pearson_r", "within_1_pct_frac", "within_5_pct_frac", ...,
 //    "per_benchmark": [{"benchmark": ..., <the same statistics>}, ...],

@@ -1,0 +1,345 @@
+#include "accelwattch/orderings.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <functional>
+#include <numeric>
+#include <set>
+
+#include "util/errors.h"
+
+namespace wattcal {
+namespace {
+
+std::string Trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+bool IsName(const std::string& s) {
+  if (s.empty()) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+  });
+}
+
+[[noreturn]] void FailOrdering(const Ordering& o, const std::string& message) {
+  throw InputError(o.file.empty() ? "AccelWattch Eq. 14" : o.file, o.line, "ordering",
+                   o.Text() + ": " + message);
+}
+
+std::string JoinPath(const std::vector<std::string>& names, const std::string& sep) {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i) s += (i > 0 ? sep : "") + names[i];
+  return s;
+}
+
+}  // namespace
+
+std::string Ordering::Source() const {
+  return file.empty() ? "AccelWattch Eq. 14" : fmt::format("{}:{}", file, line);
+}
+
+std::vector<Ordering> PaperOrderings() {
+  const auto paper = [](const std::string& lower, const std::string& upper) {
+    Ordering o;
+    o.lower = lower;
+    o.upper = upper;
+    return o;
+  };
+  std::vector<Ordering> o = {paper("INTP", "FPUP"), paper("FPUP", "DPUP"), paper("INTP", "INT_MULP")};
+  for (const char* upper :
+       {"INT_MULP", "DP_MULP", "FP_SQRTP", "FP_LGP", "FP_SINP", "FP_EXP", "TENSORP", "TEXP"}) {
+    o.push_back(paper("FP_MULP", upper));
+  }
+  return o;
+}
+
+const std::vector<std::string>& AccelWattchComponentNames() {
+  static const std::vector<std::string> names = {
+      "IBP",        "ICP",        "DCP",     "TCP",      "CCP",     "SHRDP",    "RFP",
+      "INTP",       "FPUP",       "DPUP",    "INT_MUL24P", "INT_MUL32P", "INT_MULP", "INT_DIVP",
+      "FP_MULP",    "FP_DIVP",    "FP_SQRTP", "FP_LGP",   "FP_SINP", "FP_EXP",   "DP_MULP",
+      "DP_DIVP",    "TENSORP",    "TEXP",    "SCHEDP",   "L2CP",    "DRAMP",    "PIPEP"};
+  return names;
+}
+
+std::vector<Ordering> ReadOrderingsFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "", "cannot open the orderings file");
+  std::vector<Ordering> out;
+  std::string text;
+  int64_t line = 0;
+  while (std::getline(in, text)) {
+    ++line;
+    const size_t hash = text.find('#');
+    if (hash != std::string::npos) text.resize(hash);
+    text = Trim(text);
+    if (text.empty()) continue;
+    std::vector<std::string> names;
+    size_t start = 0;
+    while (true) {
+      const size_t op = text.find("<=", start);
+      names.push_back(Trim(text.substr(start, op == std::string::npos ? std::string::npos : op - start)));
+      if (op == std::string::npos) break;
+      start = op + 2;
+    }
+    if (names.size() < 2) {
+      throw InputError(path, line, "ordering",
+                       fmt::format("expected 'A <= B' (or a chain 'A <= B <= C'), got '{}'", text));
+    }
+    for (const std::string& n : names) {
+      if (!IsName(n)) {
+        throw InputError(path, line, "ordering",
+                         fmt::format("'{}' is not a component name (letters, digits, _ . -) in "
+                                     "'{}'; write one 'A <= B' per line",
+                                     n, text));
+      }
+    }
+    for (size_t i = 0; i + 1 < names.size(); ++i) out.push_back({names[i], names[i + 1], path, line});
+  }
+  return out;
+}
+
+OrderingForest::OrderingForest(const std::vector<std::string>& components,
+                               const std::vector<Ordering>& orderings,
+                               const std::vector<double>& lower, const std::vector<double>& upper)
+    : lower_(lower), upper_(upper) {
+  const int n = static_cast<int>(components.size());
+  const auto index_of = [&](const std::string& name) {
+    const auto it = std::find(components.begin(), components.end(), name);
+    return it == components.end() ? -1 : static_cast<int>(it - components.begin());
+  };
+  const auto& known = AccelWattchComponentNames();
+
+  // 1. Names, trivial and duplicate constraints.
+  std::vector<Ordering> candidates;
+  std::vector<std::pair<int, int>> candidate_edges;
+  std::set<std::pair<int, int>> seen;
+  for (const Ordering& o : orderings) {
+    const int a = index_of(o.lower), b = index_of(o.upper);
+    bool absent = false;
+    for (const auto& [name, idx] : {std::pair<std::string, int>{o.lower, a}, {o.upper, b}}) {
+      if (idx >= 0) continue;
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        FailOrdering(o, fmt::format("unknown component '{}': neither a column of the table ({}) "
+                                    "nor an AccelWattch component",
+                                    name, JoinPath(components, ", ")));
+      }
+      if (!absent) dropped_.push_back({o, fmt::format("the table has no {}_W column", name)});
+      absent = true;
+    }
+    if (absent) continue;
+    if (a == b) {
+      dropped_.push_back({o, "trivial (a component against itself)"});
+      continue;
+    }
+    if (!seen.insert({a, b}).second) {
+      dropped_.push_back({o, "duplicate of an earlier constraint"});
+      continue;
+    }
+    candidates.push_back(o);
+    candidate_edges.push_back({a, b});
+  }
+
+  // 2. Directed cycles, checked edge by edge so that the message names the closing one.
+  std::vector<std::vector<int>> succ(n);
+  // A path from `from` to `to` along `succ` skipping the direct edge `skip` (-1: none), as
+  // component indices; empty when there is none.
+  const auto find_path = [&](int from, int to, std::pair<int, int> skip) {
+    std::vector<int> prev(n, -2);
+    std::vector<int> queue = {from};
+    prev[from] = -1;
+    for (size_t q = 0; q < queue.size(); ++q) {
+      const int u = queue[q];
+      for (int v : succ[u]) {
+        if (std::make_pair(u, v) == skip || prev[v] != -2) continue;
+        prev[v] = u;
+        queue.push_back(v);
+      }
+    }
+    std::vector<int> path;
+    if (prev[to] == -2) return path;
+    for (int v = to; v != -1; v = prev[v]) path.push_back(v);
+    std::reverse(path.begin(), path.end());
+    return path;
+  };
+  const auto names_of = [&](const std::vector<int>& path) {
+    std::vector<std::string> names;
+    for (int v : path) names.push_back(components[v]);
+    return names;
+  };
+  for (size_t e = 0; e < candidates.size(); ++e) {
+    const auto [a, b] = candidate_edges[e];
+    const std::vector<int> back = find_path(b, a, {-1, -1});
+    if (!back.empty()) {
+      FailOrdering(candidates[e],
+                   fmt::format("closes the cycle {} <= {}, which would force these factors to be "
+                               "equal; drop one constraint (or pin the factors with equal bounds)",
+                               JoinPath(names_of(back), " <= "), components[b]));
+    }
+    succ[a].push_back(b);
+  }
+
+  // 3. Transitive reduction (unique for a DAG): drop every edge implied by a longer path.
+  std::vector<bool> implied(candidates.size(), false);
+  for (size_t e = 0; e < candidates.size(); ++e) {
+    const auto [a, b] = candidate_edges[e];
+    const std::vector<int> path = find_path(a, b, {a, b});
+    if (!path.empty()) {
+      implied[e] = true;
+      dropped_.push_back({candidates[e], "implied by " + JoinPath(names_of(path), " <= ")});
+    }
+  }
+
+  // 4. The rest must be a forest when directions are ignored.
+  std::vector<int> root(n);
+  std::iota(root.begin(), root.end(), 0);
+  std::function<int(int)> find = [&](int v) { return root[v] == v ? v : root[v] = find(root[v]); };
+  std::vector<std::vector<std::pair<int, bool>>> adjacent(n);  // (neighbour, neighbour is above)
+  for (size_t e = 0; e < candidates.size(); ++e) {
+    if (implied[e]) continue;
+    const auto [a, b] = candidate_edges[e];
+    if (find(a) == find(b)) {
+      // The undirected path between a and b in the forest so far, for the message.
+      std::vector<int> prev(n, -2);
+      std::vector<int> queue = {a};
+      prev[a] = -1;
+      for (size_t q = 0; q < queue.size(); ++q) {
+        for (const auto& [v, up] : adjacent[queue[q]]) {
+          if (prev[v] != -2) continue;
+          prev[v] = queue[q];
+          queue.push_back(v);
+        }
+      }
+      std::vector<std::string> path;
+      for (int v = b; v != -1; v = prev[v]) path.push_back(components[v]);
+      std::reverse(path.begin(), path.end());
+      FailOrdering(candidates[e],
+                   fmt::format("closes a cycle with the constraints linking {} (directions "
+                               "ignored); wattcal encodes orderings whose graph is a forest "
+                               "(chains, trees, several lower or upper bounds on one component) "
+                               "and not diamonds such as a <= b, a <= c, b <= d, c <= d",
+                               JoinPath(path, " - ")));
+    }
+    root[find(a)] = find(b);
+    adjacent[a].push_back({b, true});
+    adjacent[b].push_back({a, false});
+    used_.push_back(candidates[e]);
+    edges_.push_back({a, b});
+  }
+
+  // 5. Tighten the bounds along the edges until nothing changes.
+  const std::vector<double> given_lower = lower_, given_upper = upper_;
+  for (int pass = 0; pass <= n; ++pass) {
+    bool changed = false;
+    for (const auto& [a, b] : edges_) {
+      if (lower_[a] > lower_[b]) lower_[b] = lower_[a], changed = true;
+      if (upper_[b] < upper_[a]) upper_[a] = upper_[b], changed = true;
+    }
+    if (!changed) break;
+  }
+  for (int i = 0; i < n; ++i) {
+    if (lower_[i] > upper_[i]) {
+      throw OptionError(fmt::format(
+          "bounds: the orderings leave {} no feasible value: its bounds [{}, {}] become [{}, {}] "
+          "through the bounds of the components ordered below and above it",
+          components[i], given_lower[i], given_upper[i], lower_[i], upper_[i]));
+    }
+  }
+
+  // 6. Root every tree at its first component in table order; parents before children.
+  parent_.assign(n, -1);
+  above_.assign(n, false);
+  std::vector<bool> visited(n, false);
+  for (int r = 0; r < n; ++r) {
+    if (visited[r]) continue;
+    visited[r] = true;
+    const size_t begin = order_.size();
+    order_.push_back(r);
+    for (size_t q = begin; q < order_.size(); ++q) {
+      const int u = order_[q];
+      std::vector<std::pair<int, bool>> next = adjacent[u];
+      std::sort(next.begin(), next.end());
+      for (const auto& [v, v_above] : next) {
+        if (visited[v]) continue;
+        visited[v] = true;
+        parent_[v] = u;
+        above_[v] = v_above;
+        order_.push_back(v);
+      }
+    }
+  }
+}
+
+double OrderingForest::ParameterLower(int i) const { return IsRoot(i) ? lower_[i] : 0.0; }
+double OrderingForest::ParameterUpper(int i) const { return IsRoot(i) ? upper_[i] : 1.0; }
+
+void OrderingForest::ToX(const double* theta, double* x, double* jacobian) const {
+  const int n = size();
+  if (jacobian != nullptr) std::fill(jacobian, jacobian + static_cast<size_t>(n) * n, 0.0);
+  for (int v : order_) {
+    double* row = jacobian != nullptr ? jacobian + static_cast<size_t>(v) * n : nullptr;
+    const int p = parent_[v];
+    if (p < 0) {
+      x[v] = std::clamp(theta[v], lower_[v], upper_[v]);
+      if (row != nullptr) row[v] = 1.0;
+      continue;
+    }
+    const double s = theta[v];
+    const double* parent_row = jacobian != nullptr ? jacobian + static_cast<size_t>(p) * n : nullptr;
+    double lo, hi;
+    bool follows_parent;  // the moving end of the interval is the parent's value
+    if (above_[v]) {
+      follows_parent = x[p] >= lower_[v];
+      lo = follows_parent ? x[p] : lower_[v];
+      hi = upper_[v];
+      if (row != nullptr && follows_parent) {
+        for (int j = 0; j < n; ++j) row[j] = (1.0 - s) * parent_row[j];
+      }
+    } else {
+      follows_parent = x[p] <= upper_[v];
+      lo = lower_[v];
+      hi = follows_parent ? x[p] : upper_[v];
+      if (row != nullptr && follows_parent) {
+        for (int j = 0; j < n; ++j) row[j] = s * parent_row[j];
+      }
+    }
+    // Clamped so that rounding can never break an ordering or a bound.
+    x[v] = std::clamp(lo + s * (hi - lo), lo, hi);
+    if (row != nullptr) row[v] = hi - lo;
+  }
+}
+
+std::vector<double> OrderingForest::FromX(const std::vector<double>& x) const {
+  const int n = size();
+  std::vector<double> theta(n, 0.0), xc(n, 0.0);
+  for (int v : order_) {
+    const int p = parent_[v];
+    if (p < 0) {
+      theta[v] = xc[v] = std::clamp(x[v], lower_[v], upper_[v]);
+      continue;
+    }
+    const double lo = above_[v] ? std::max(xc[p], lower_[v]) : lower_[v];
+    const double hi = above_[v] ? upper_[v] : std::min(xc[p], upper_[v]);
+    xc[v] = std::clamp(x[v], lo, hi);
+    theta[v] = hi > lo ? std::clamp((xc[v] - lo) / (hi - lo), 0.0, 1.0) : 0.0;
+  }
+  return theta;
+}
+
+double OrderingForest::MaxViolation(const std::vector<double>& x) const {
+  double worst = 0.0;
+  for (int i = 0; i < size(); ++i) {
+    worst = std::max({worst, lower_[i] - x[i], x[i] - upper_[i]});
+  }
+  for (const auto& [a, b] : edges_) worst = std::max(worst, x[a] - x[b]);
+  return worst;
+}
+
+}  // namespace wattcal
