@@ -49,6 +49,13 @@ Problem FindProblem(const GpuDescription& gpu) {
     return bad("default_mem_mhz", fmt::format("{}", gpu.default_mem_mhz),
                "must be a finite frequency >= 0 MHz");
   }
+  if (gpu.l2_banks < 0) {
+    return bad("l2_banks", std::to_string(gpu.l2_banks), "must be >= 0 (0: not given)");
+  }
+  if (gpu.memory_bus_width_bits < 0) {
+    return bad("memory_bus_width_bits", std::to_string(gpu.memory_bus_width_bits),
+               "must be >= 0 (0: not given)");
+  }
   if (gpu.components.empty()) return bad("components", "", "must list at least one component");
 
   bool any_compute = false, any_bandwidth = false, seen_mem = false;
@@ -70,6 +77,17 @@ Problem FindProblem(const GpuDescription& gpu) {
       return bad(at + ".domain", Quoted(c.domain),
                  fmt::format("({}) follows a mem component; list the core components first "
                              "(model order)",
+                             c.component));
+    }
+    if (!c.scales_with.empty() && c.scales_with != "units" && c.scales_with != "sms" &&
+        c.scales_with != "l2_banks" && c.scales_with != "memory_bus") {
+      return bad(at + ".scales_with", Quoted(c.scales_with),
+                 "must be \"units\", \"sms\", \"l2_banks\" or \"memory_bus\"");
+    }
+    if (c.scales_with == "units" && c.kind != UtilisationKind::kComputeUnit) {
+      return bad(at + ".scales_with", Quoted(c.scales_with),
+                 fmt::format("needs units_per_sm, which only compute components have ({} is "
+                             "a bandwidth component)",
                              c.component));
     }
     const bool counts_ops = !c.thread_metrics.empty() || !c.warp_metrics.empty();
@@ -237,7 +255,8 @@ class DescriptionReader {
     if (!root.is_object()) Fail("", "expected a JSON object at the top level");
     CheckKeys(root, "",
               {"name", "about", "sm_count", "warp_size", "default_core_mhz", "default_mem_mhz",
-               "active_cycles_metric", "duration_metric", "components", "sources"});
+               "active_cycles_metric", "duration_metric", "l2_banks", "memory_bus_width_bits",
+               "components", "sources"});
     GpuDescription gpu;
     gpu.name = String(root, "name", "", true);
     gpu.sm_count = Integer(root, "sm_count", "", true);
@@ -247,6 +266,8 @@ class DescriptionReader {
     gpu.active_cycles_metric =
         String(root, "active_cycles_metric", "", false, gpu.active_cycles_metric);
     gpu.duration_metric = String(root, "duration_metric", "", false, gpu.duration_metric);
+    gpu.l2_banks = Integer(root, "l2_banks", "", false, 0);
+    gpu.memory_bus_width_bits = Integer(root, "memory_bus_width_bits", "", false, 0);
     if (!root.contains("components")) Fail("components", "missing (an array is required)");
     const Json& components = root.at("components");
     if (!components.is_array()) {
@@ -259,7 +280,8 @@ class DescriptionReader {
       CheckKeys(
           c, at,
           {"component", "about", "domain", "kind", "units_per_sm", "peak_bytes_per_s",
-           "bytes_per_access", "thread_metrics", "warp_metrics", "byte_metrics", "access_metrics"});
+           "bytes_per_access", "thread_metrics", "warp_metrics", "byte_metrics", "access_metrics",
+           "scales_with"});
       ComponentCounters component;
       component.component = String(c, "component", at, true);
       component.domain = String(c, "domain", at, false, component.domain);
@@ -280,6 +302,7 @@ class DescriptionReader {
       component.warp_metrics = Strings(c, "warp_metrics", at);
       component.byte_metrics = Strings(c, "byte_metrics", at);
       component.access_metrics = Strings(c, "access_metrics", at);
+      component.scales_with = String(c, "scales_with", at, false, "");
       gpu.components.push_back(std::move(component));
     }
     if (root.contains("sources")) {
@@ -348,7 +371,9 @@ GpuDescription ReadGpuDescription(const std::string& path) {
     throw InputError(path, line, "",
                      "invalid JSON: " + (detail == std::string::npos ? what : what.substr(detail)));
   }
-  return DescriptionReader(path).Read(root);
+  GpuDescription gpu = DescriptionReader(path).Read(root);
+  gpu.path = path;
+  return gpu;
 }
 
 }  // namespace wattcal

@@ -45,9 +45,17 @@ struct ComponentCounters {
   std::vector<std::string> byte_metrics;
   // ... and access counts, multiplied by bytes_per_access.
   std::vector<std::string> access_metrics;
+  // What this component's count on the chip is, when a model is carried to another GPU
+  // (TPDS §4.6, pipeline/port/gpu_port.h): "units" (sm_count x units_per_sm), "sms"
+  // (sm_count), "l2_banks" or "memory_bus" (memory_bus_width_bits). Empty = the default rule:
+  // compute -> units; bandwidth in mem -> memory_bus; bandwidth in core named L2 -> l2_banks;
+  // other core bandwidth (Shared) -> sms.
+  std::string scales_with;
 };
 
 struct GpuDescription {
+  // File the description was read from ("" when built in code); for error messages.
+  std::string path;
   std::string name;
   int sm_count = 0;
   int warp_size = 32;
@@ -58,6 +66,10 @@ struct GpuDescription {
   std::string active_cycles_metric = "sm__cycles_active.avg";
   // Metric giving the kernel duration, e.g. gpu__time_duration.sum (unit from the file).
   std::string duration_metric = "gpu__time_duration.sum";
+  // L2 cache banks (slices); 0 = not given. Used only to port a model (TPDS §4.6, Table 3).
+  int l2_banks = 0;
+  // Width of the memory bus in bits; 0 = not given. Used only to port a model.
+  int memory_bus_width_bits = 0;
   // The modelled components, in model order (core components first, then mem).
   std::vector<ComponentCounters> components;
   // Where each number came from: field path -> citation.
