@@ -38,7 +38,17 @@ int main(int argc, char** argv) {
   app.add_option("--corpus", in.corpus,
                  "A gpmTOOL training/real/prediction file (or tidy CSV) to convert to tidy form")
       ->check(CLI::ExistingFile);
-  std::string counters_table_path, corpus_out_path;
+  std::string counters_table_path, corpus_out_path, kernel_power_out_path, ubench_out_path;
+  app.add_option("--kernel-power", in.kernel_power,
+                 "AccelWattch's measured power per kernel (hw_power_validation_*.csv)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--kernel-power-out", kernel_power_out_path,
+                 "It as kernel,mean_power_w,power_sd_w,power_var_w2,samples");
+  app.add_option("--ubench", in.ubench, "AccelWattch microbenchmark run list (ubench.cfg)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--ubench-out", ubench_out_path, "It as benchmark,iterations,active_sms,lanes_per_warp");
+  app.add_option("--ubench-sm-count", in.ubench_sm_count, "SMs for ubench lines that omit them")
+      ->capture_default_str();
   app.add_option("--counters-table", counters_table_path,
                  "Every counter of every kernel, base units: kernel,benchmark,launches,metric,value");
   app.add_option("--corpus-out", corpus_out_path, "The converted --corpus (tidy CSV)");
@@ -94,6 +104,10 @@ int main(int argc, char** argv) {
       throw OptionError("--counters-table needs --counters");
     }
     if (!in.corpus.empty() && corpus_out_path.empty()) throw OptionError("--corpus needs --corpus-out");
+    if (!in.kernel_power.empty() && kernel_power_out_path.empty()) {
+      throw OptionError("--kernel-power needs --kernel-power-out");
+    }
+    if (!in.ubench.empty() && ubench_out_path.empty()) throw OptionError("--ubench needs --ubench-out");
     if (!in.counters.empty() && in.gpu_description.empty() && counters_table_path.empty()) {
       throw OptionError("--counters needs --gpu (for utilisations) or --counters-table");
     }
@@ -107,7 +121,7 @@ int main(int argc, char** argv) {
 
     std::vector<std::string> inputs;
     for (const std::string& p : {in.power_log, in.windows, in.counters, in.gpu_description,
-                                 in.instruction_pairs, in.corpus}) {
+                                 in.instruction_pairs, in.corpus, in.kernel_power, in.ubench}) {
       if (!p.empty()) inputs.push_back(p);
     }
     const nlohmann::json manifest_options = {
@@ -133,6 +147,8 @@ int main(int argc, char** argv) {
     write(instructions_out_path, r.instructions_csv);
     write(counters_table_path, r.counters_csv);
     write(corpus_out_path, r.corpus_tidy_csv);
+    write(kernel_power_out_path, r.kernel_power_csv);
+    write(ubench_out_path, r.ubench_csv);
     outputs.Commit();
     LogInfo(r.summary);
     return static_cast<int>(kExitOk);

@@ -109,6 +109,15 @@ TEST(IngestStage, RealCounterExportsAndGpmtoolFilesIngest) {
     ASSERT_EQ(r.exit_code, 0) << f << "\n" << r.output;
     EXPECT_EQ(ReadFile(dir + "/t.csv").rfind("# wattcal-tidy default_f_core_mhz=975 default_f_mem_mhz=3505\n", 0), 0u);
   }
+  // AccelWattch's measured power table (CRLF) and its run list; values read by hand.
+  auto r2 = RunStage("wattcal-ingest", {"--kernel-power", Sample("accelwattch/hw_power_validation_volta.csv"),
+                                        "--kernel-power-out", dir + "/p.csv", "--ubench",
+                                        Sample("accelwattch/ubench.cfg"), "--ubench-out", dir + "/u.csv", "-q"});
+  ASSERT_EQ(r2.exit_code, 0) << r2.output;
+  EXPECT_EQ(FirstRowValue(ReadFile(dir + "/p.csv"), "kernel"), "backprop_k1");
+  EXPECT_EQ(FirstRowValue(ReadFile(dir + "/p.csv"), "mean_power_w"), "219.7978");
+  EXPECT_EQ(FirstRowValue(ReadFile(dir + "/p.csv"), "samples"), "5");
+  EXPECT_EQ(ReadFile(dir + "/u.csv").rfind("benchmark,iterations,active_sms,lanes_per_warp\nACT_CORE1,2000000000,1,32\n", 0), 0u);
   // The first training row of the gpmTOOL sample, read by hand: 142.6985 W at 1164/4005 MHz.
   EXPECT_EQ(FirstRowValue(ReadFile(dir + "/t.csv"), "benchmark").substr(0, 0), "");
   const auto r = RunStage("wattcal-ingest", {"--corpus", Sample("gpmtool/v2_micro_gtxtitanx.csv"),

@@ -7,6 +7,7 @@
 
 #include "ingest/utilisation.h"
 #include "io/corpus_io.h"
+#include "synth/accelwattch_sweeps.h"
 #include "io/csv_reader.h"
 #include "util/errors.h"
 
@@ -105,13 +106,43 @@ std::string InstructionEnergiesCsv(const IngestInputs& in,
   return s;
 }
 
+// AccelWattch's measured power per kernel: ",mean HW_power,st_dev,var,#samples".
+std::string KernelPowerTableCsv(const std::string& path) {
+  CsvReader reader(path);
+  std::vector<std::string> f;
+  if (!reader.Next(&f)) reader.Fail("", "the file is empty");
+  if (f.size() != 5 || f[1] != "mean HW_power" || f[2] != "st_dev" || f[3] != "var" || f[4] != "#samples") {
+    reader.Fail("header", "expected AccelWattch's header ',mean HW_power,st_dev,var,#samples'");
+  }
+  std::string s = "kernel,mean_power_w,power_sd_w,power_var_w2,samples\n";
+  int rows = 0;
+  while (reader.Next(&f)) {
+    if (f.size() != 5) reader.Fail("", fmt::format("expected 5 fields, got {}", f.size()));
+    if (f[0].empty()) reader.Fail("kernel", "empty kernel name");
+    const double mean_w = reader.ParseNumber(f[1], "mean HW_power");
+    const double sd_w = reader.ParseNumber(f[2], "st_dev");
+    const double var_w2 = reader.ParseNumber(f[3], "var");
+    const double samples = reader.ParseNumber(f[4], "#samples");
+    if (!(mean_w > 0.0)) reader.Fail("mean HW_power", "must be > 0 W");
+    if (sd_w < 0.0 || var_w2 < 0.0) reader.Fail("st_dev", "spread must be >= 0");
+    if (!(samples >= 1.0) || samples != std::floor(samples)) reader.Fail("#samples", "must be a count >= 1");
+    s += fmt::format("{},{},{},{},{}\n", CsvField(f[0]), Number(mean_w), Number(sd_w), Number(var_w2),
+                     static_cast<int64_t>(samples));
+    ++rows;
+  }
+  if (rows == 0) reader.Fail("", "no kernels after the header");
+  return s;
+}
+
 }  // namespace
 
 IngestResult Ingest(const IngestInputs& in, const IngestOptions& options) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
-  if (in.power_log.empty() && in.counters.empty() && in.corpus.empty()) {
-    throw OptionError("give --power-log with --windows, --counters, --corpus, or several");
+  if (in.power_log.empty() && in.counters.empty() && in.corpus.empty() && in.kernel_power.empty() &&
+      in.ubench.empty()) {
+    throw OptionError(
+        "give --power-log with --windows, --counters, --corpus, --kernel-power, --ubench, or several");
   }
   if (!in.power_log.empty() && in.windows.empty()) {
     throw OptionError("--power-log needs --windows (the kernel launch windows)");
@@ -179,6 +210,14 @@ IngestResult Ingest(const IngestInputs& in, const IngestOptions& options) {
   }
   if (!in.instruction_pairs.empty())
     r.instructions_csv = InstructionEnergiesCsv(in, r.energy.kernels);
+  if (!in.kernel_power.empty()) r.kernel_power_csv = KernelPowerTableCsv(in.kernel_power);
+  if (!in.ubench.empty()) {
+    r.ubench_csv = "benchmark,iterations,active_sms,lanes_per_warp\n";
+    for (const UbenchConfig& u : ReadUbenchCfg(in.ubench, in.ubench_sm_count, in.ubench_warp_size)) {
+      r.ubench_csv += fmt::format("{},{},{},{}\n", CsvField(u.name), u.iterations, u.active_sms,
+                                  u.lanes_per_warp);
+    }
+  }
   if (!in.corpus.empty()) {
     const Corpus corpus = ReadCorpus(in.corpus);
     r.corpus_tidy_csv = CorpusToTidyCsv(corpus);

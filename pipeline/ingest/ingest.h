@@ -30,6 +30,14 @@ struct IngestInputs {
   // An already tabular corpus (gpmTOOL training/real/prediction file or tidy CSV) to convert
   // to the tidy form.
   std::string corpus;
+  // A per-kernel measured power table, AccelWattch's hw_power_validation_*.csv
+  // (",mean HW_power,st_dev,var,#samples": kernel, W, W, W^2, count).
+  std::string kernel_power;
+  // An AccelWattch microbenchmark run list (ubench.cfg), and the GPU's SM count and warp size
+  // for the lines that omit them.
+  std::string ubench;
+  int ubench_sm_count = 80;
+  int ubench_warp_size = 32;
 };
 
 struct IngestOptions {
@@ -52,6 +60,8 @@ struct IngestResult {
   std::string instructions_csv;  // energy per instruction (instruction pairs)
   std::string counters_csv;      // every counter of every kernel: kernel,launches,metric,value
   std::string corpus_tidy_csv;   // the converted corpus
+  std::string kernel_power_csv;  // kernel,mean_power_w,power_sd_w,power_var_w2,samples
+  std::string ubench_csv;        // benchmark,iterations,active_sms,lanes_per_warp
   std::string summary;           // for the terminal
 };
 
