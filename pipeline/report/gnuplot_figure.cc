@@ -111,8 +111,7 @@ const char* SeriesColour(int index) {
 int SeriesDashType(int index) { return 1 + (index % kDashTypes + kDashTypes) % kDashTypes; }
 
 void RenderFigure(const std::string& figure, const std::string& png_path,
-                  const std::string& svg_path,
-                  const std::function<void(gnuplotio::Gnuplot*)>& body,
+                  const std::string& svg_path, const std::function<void(gnuplotio::Gnuplot*)>& body,
                   const FigureSize& size) {
   if (!GnuplotAvailable()) {
     throw std::runtime_error("cannot draw the " + figure +
@@ -164,9 +163,9 @@ void RenderFigure(const std::string& figure, const std::string& png_path,
   if (status != 0 || !stream_ok) {
     fs::remove(png_path, ignored);  // no partial figures
     fs::remove(svg_path, ignored);
-    throw std::runtime_error(fmt::format(
-        "gnuplot failed to draw the {} ({}, {}): exit status {}{}{}", figure, png_path, svg_path,
-        status, log.empty() ? "" : "; gnuplot said:\n", log));
+    throw std::runtime_error(
+        fmt::format("gnuplot failed to draw the {} ({}, {}): exit status {}{}{}", figure, png_path,
+                    svg_path, status, log.empty() ? "" : "; gnuplot said:\n", log));
   }
   if (!log.empty()) LogWarning("gnuplot, drawing the " + figure + ": " + log);
 }

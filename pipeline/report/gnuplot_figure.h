@@ -50,8 +50,7 @@ int SeriesDashType(int index);
 // message names `figure` and carries gnuplot's own output; neither file is left behind);
 // gnuplot's warnings on a successful run are logged with LogWarning.
 void RenderFigure(const std::string& figure, const std::string& png_path,
-                  const std::string& svg_path,
-                  const std::function<void(gnuplotio::Gnuplot*)>& body,
+                  const std::string& svg_path, const std::function<void(gnuplotio::Gnuplot*)>& body,
                   const FigureSize& size = FigureSize());
 
 }  // namespace wattcal

@@ -1,0 +1,198 @@
+#include "report/collinearity.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <Eigen/SVD>
+#include <fmt/format.h>
+
+#include "util/errors.h"
+
+namespace wattcal {
+namespace {
+
+// Below this ratio sigma_min / sigma_max the standardised matrix counts as rank-deficient (its
+// condition number is reported as infinite).
+constexpr double kRankRelTolerance = 1e-12;
+
+// Pearson r of two equally long vectors; NaN when either is constant.
+double Pearson(const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
+  const Eigen::ArrayXd da = a.array() - a.mean();
+  const Eigen::ArrayXd db = b.array() - b.mean();
+  const double saa = (da * da).sum();
+  const double sbb = (db * db).sum();
+  if (!(saa > 0.0) || !(sbb > 0.0)) return CollinearityReport::kNaN;
+  return std::clamp((da * db).sum() / std::sqrt(saa * sbb), -1.0, 1.0);
+}
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return CollinearityReport::kNaN;
+  const size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+  const double upper = values[mid];
+  if (values.size() % 2 == 1) return upper;
+  const double lower =
+      *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+  return 0.5 * (lower + upper);
+}
+
+}  // namespace
+
+bool CollinearityOptions::Check(std::string* error) const {
+  if (!(pair_threshold_abs_r > 0.0 && pair_threshold_abs_r <= 1.0)) {
+    *error = fmt::format("pair_threshold_abs_r = {} must lie in (0, 1]", pair_threshold_abs_r);
+    return false;
+  }
+  if (!(condition_number_threshold > 1.0) || !std::isfinite(condition_number_threshold)) {
+    *error = fmt::format("condition_number_threshold = {} must be finite and > 1",
+                         condition_number_threshold);
+    return false;
+  }
+  return true;
+}
+
+CollinearityReport AnalyseCollinearity(const Corpus& corpus, const CollinearityOptions& options) {
+  std::string error;
+  if (!options.Check(&error)) throw OptionError("invalid collinearity options: " + error);
+  CollinearityReport r;
+  r.source = corpus.path;
+  r.components = corpus.layout.ComponentNames();
+  const int p = static_cast<int>(r.components.size());
+  if (p == 0) {
+    throw InputError(corpus.path, corpus.components_line, "components",
+                     "the corpus names no component: nothing to correlate");
+  }
+
+  // One row per benchmark: the one at the default pair when there is one, else the first.
+  std::vector<int> chosen;
+  std::vector<bool> at_default(static_cast<size_t>(corpus.rows()), false);
+  if (corpus.has_freq()) {
+    for (int row : corpus.RowsAtDefault()) at_default[static_cast<size_t>(row)] = true;
+  }
+  for (int row = 0; row < corpus.rows(); ++row) {
+    const std::string& name = corpus.benchmark[static_cast<size_t>(row)];
+    auto it = std::find(r.benchmarks.begin(), r.benchmarks.end(), name);
+    if (it == r.benchmarks.end()) {
+      r.benchmarks.push_back(name);
+      chosen.push_back(row);
+    } else if (at_default[static_cast<size_t>(row)]) {
+      const size_t k = static_cast<size_t>(it - r.benchmarks.begin());
+      if (!at_default[static_cast<size_t>(chosen[k])]) chosen[k] = row;
+    }
+  }
+  const int n = static_cast<int>(chosen.size());
+  if (n < 2) {
+    throw InputError(corpus.path, 0, "benchmark",
+                     fmt::format("{} benchmark(s): correlations need at least two", n));
+  }
+  r.util_frac.resize(n, p);
+  for (int i = 0; i < n; ++i)
+    r.util_frac.row(i) = corpus.util_frac.row(chosen[static_cast<size_t>(i)]);
+
+  // Component x component.
+  r.component_r.resize(p, p);
+  std::vector<int> varying;
+  for (int c = 0; c < p; ++c) {
+    const Eigen::ArrayXd centred = r.util_frac.col(c).array() - r.util_frac.col(c).mean();
+    if ((centred * centred).sum() > 0.0) {
+      varying.push_back(c);
+    } else {
+      r.constant_components.push_back(r.components[static_cast<size_t>(c)]);
+    }
+  }
+  for (int a = 0; a < p; ++a) {
+    for (int b = a; b < p; ++b) {
+      const double value = Pearson(r.util_frac.col(a), r.util_frac.col(b));
+      r.component_r(a, b) = value;
+      r.component_r(b, a) = value;
+    }
+  }
+  for (int a = 0; a < p; ++a) {
+    for (int b = a + 1; b < p; ++b) {
+      const double value = r.component_r(a, b);
+      if (std::isfinite(value) && std::abs(value) >= options.pair_threshold_abs_r) {
+        r.pairs.push_back(
+            {r.components[static_cast<size_t>(a)], r.components[static_cast<size_t>(b)], value});
+      }
+    }
+  }
+  std::stable_sort(r.pairs.begin(), r.pairs.end(),
+                   [](const CorrelatedPair& x, const CorrelatedPair& y) {
+                     return std::abs(x.r) > std::abs(y.r);
+                   });
+
+  // Benchmark x benchmark.
+  r.benchmark_r.resize(n, n);
+  std::vector<double> off_diagonal;
+  for (int a = 0; a < n; ++a) {
+    for (int b = a; b < n; ++b) {
+      const double value = Pearson(r.util_frac.row(a).transpose(), r.util_frac.row(b).transpose());
+      r.benchmark_r(a, b) = value;
+      r.benchmark_r(b, a) = value;
+      if (b > a && std::isfinite(value)) off_diagonal.push_back(std::abs(value));
+    }
+  }
+  r.median_abs_benchmark_r = Median(off_diagonal);
+
+  // Condition number of the standardised matrix of the varying components.
+  const int q = static_cast<int>(varying.size());
+  if (q >= 2) {
+    Eigen::MatrixXd z(n, q);
+    for (int j = 0; j < q; ++j) {
+      const Eigen::VectorXd column = r.util_frac.col(varying[static_cast<size_t>(j)]);
+      const Eigen::ArrayXd centred = column.array() - column.mean();
+      const double sd = std::sqrt((centred * centred).sum() / std::max(1, n - 1));
+      z.col(j) = (centred / sd).matrix();
+    }
+    if (n < q) {
+      r.condition_number = std::numeric_limits<double>::infinity();
+    } else {
+      Eigen::JacobiSVD<Eigen::MatrixXd> svd(z);
+      const Eigen::VectorXd& s = svd.singularValues();
+      const double largest = s(0);
+      const double smallest = s(s.size() - 1);
+      r.condition_number = smallest > kRankRelTolerance * largest
+                               ? largest / smallest
+                               : std::numeric_limits<double>::infinity();
+    }
+  }
+
+  if (!r.constant_components.empty()) {
+    std::string names;
+    for (const std::string& name : r.constant_components)
+      names += (names.empty() ? "" : ", ") + name;
+    r.warnings.push_back(fmt::format(
+        "{} component(s) have the same utilisation in every benchmark ({}): their coefficients "
+        "cannot be told apart from the constant terms",
+        r.constant_components.size(), names));
+  }
+  if (!r.pairs.empty()) {
+    std::string list;
+    for (const CorrelatedPair& pair : r.pairs) {
+      list += fmt::format("{}{} ~ {} (r = {:.3f})", list.empty() ? "" : ", ", pair.first,
+                          pair.second, pair.r);
+    }
+    r.warnings.push_back(fmt::format(
+        "{} pair(s) of components correlate with |r| >= {:g} across the benchmarks: {}; the fit "
+        "cannot separate their coefficients (TPDS'19 §5.1: merge them or add benchmarks that "
+        "exercise them apart)",
+        r.pairs.size(), options.pair_threshold_abs_r, list));
+  }
+  if (std::isinf(r.condition_number)) {
+    r.warnings.push_back(fmt::format(
+        "the standardised utilisation matrix ({} benchmarks x {} varying components) is "
+        "rank-deficient: some component's utilisation is an exact combination of others'",
+        n, q));
+  } else if (std::isfinite(r.condition_number) &&
+             r.condition_number > options.condition_number_threshold) {
+    r.warnings.push_back(fmt::format(
+        "condition number {:.1f} of the standardised utilisation matrix exceeds {:g}: "
+        "near-linear dependencies among the components' utilisations make some coefficients "
+        "poorly determined",
+        r.condition_number, options.condition_number_threshold));
+  }
+  return r;
+}
+
+}  // namespace wattcal

@@ -1,0 +1,83 @@
+// How much the utilisations of a training corpus tell the model's components apart: the
+// correlation of the microbenchmarks' utilisation vectors (TPDS'19 Fig. 3b) and of the
+// components' utilisations across microbenchmarks (Fig. 13a), with a multicollinearity
+// warning.
+//
+// Why it matters (TPDS'19 §5.1): the model is a regression on the utilisations; when two
+// components' utilisations move together across the training suite (LDST and shared memory at
+// r ~ 0.99 on the Titan Xp), the fit cannot tell their coefficients apart: it shares the power
+// between them arbitrarily, and adding the second component lowers the prediction accuracy.
+// Two numbers flag it here:
+//   * the pairs of components whose utilisations correlate with |r| >= a threshold (0.95);
+//   * the condition number kappa = sigma_max / sigma_min of the standardised utilisation matrix
+//     (one row per microbenchmark, each non-constant component's column centred and scaled to
+//     unit standard deviation): kappa above 30 marks strong near-linear dependencies among
+//     several components at once, which pairwise correlations can miss (Belsley, Kuh & Welsch,
+//     Regression Diagnostics, 1980, ch. 3).
+//
+// Each benchmark counts once (its row at the layout's default pair when it has one, else its
+// first row): utilisations are measured at the reference pair and repeated on every V-F row.
+#pragma once
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "io/corpus.h"
+
+namespace wattcal {
+
+struct CollinearityOptions {
+  // Pairs of components with |r| at or above this are reported as collinear; in (0, 1].
+  double pair_threshold_abs_r = 0.95;
+  // A condition number of the standardised utilisation matrix above this is reported; > 1.
+  double condition_number_threshold = 30.0;
+
+  // False, with a sentence naming the field, its value and the rule broken, when invalid.
+  bool Check(std::string* error) const;
+};
+
+struct CorrelatedPair {
+  std::string first;
+  std::string second;
+  double r = 0.0;  // Pearson correlation across benchmarks
+};
+
+struct CollinearityReport {
+  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+  std::string source;                   // corpus path
+  std::vector<std::string> benchmarks;  // one per row of util_frac, in corpus order
+  std::vector<std::string> components;  // layout order
+  Eigen::MatrixXd util_frac;            // benchmarks x components
+  // components x components Pearson r across benchmarks; NaN where a component is constant.
+  Eigen::MatrixXd component_r;
+  // benchmarks x benchmarks Pearson r of the utilisation vectors (across components); NaN for
+  // a benchmark whose utilisations are all equal.
+  Eigen::MatrixXd benchmark_r;
+  // Components with the same utilisation in every benchmark (no information to fit them).
+  std::vector<std::string> constant_components;
+  // sigma_max / sigma_min of the standardised matrix of the non-constant components; infinite
+  // when it is rank-deficient (fewer benchmarks than components, or an exact dependency); NaN
+  // when fewer than two components vary.
+  double condition_number = kNaN;
+  // |r| >= pair_threshold_abs_r, by decreasing |r| (then component order).
+  std::vector<CorrelatedPair> pairs;
+  // Median |r| over the pairs of distinct benchmarks (TPDS Fig. 3b's histogram, in one number).
+  double median_abs_benchmark_r = kNaN;
+  // One sentence per finding (constant components, collinear pairs, a large condition number);
+  // empty when nothing was found.
+  std::vector<std::string> warnings;
+
+  bool flagged() const { return !warnings.empty(); }
+};
+
+// Analyses `corpus` (any kind; needs at least two benchmarks and one component). Throws
+// InputError naming the corpus when it has fewer than two benchmarks or no component, and
+// OptionError when `options` fails Check().
+CollinearityReport AnalyseCollinearity(const Corpus& corpus,
+                                       const CollinearityOptions& options = {});
+
+}  // namespace wattcal

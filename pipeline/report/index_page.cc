@@ -1,0 +1,780 @@
+// index.html and index.md of a run report (report/run_report.h): one document model, two
+// renderers, so that the two pages always say the same.
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "report/run_report.h"
+#include "util/output.h"
+#include "validate/metrics.h"
+
+namespace fs = std::filesystem;
+
+namespace wattcal {
+namespace {
+
+// ---- Document model ---------------------------------------------------------------------------
+
+struct Span {
+  std::string text;
+  std::string href;  // "" = plain text
+  bool code = false;
+};
+using Inline = std::vector<Span>;
+
+Inline Text(const std::string& text) { return {Span{text, "", false}}; }
+
+struct Block {
+  enum class Kind { kHeading, kParagraph, kList, kTable, kFigure, kCode };
+  Kind kind = Kind::kParagraph;
+  int level = 2;                          // heading
+  std::string id;                         // heading anchor
+  Inline text;                            // heading, paragraph, figure caption
+  std::vector<Inline> items;              // list
+  std::vector<std::string> header;        // table
+  std::vector<bool> numeric;              // table: right-aligned columns
+  std::vector<std::vector<Inline>> rows;  // table
+  std::string png, svg, alt;              // figure (hrefs)
+  std::string code;                       // code block (JSON)
+};
+
+class Document {
+ public:
+  void Heading(int level, const std::string& text, const std::string& id = "") {
+    Block b;
+    b.kind = Block::Kind::kHeading;
+    b.level = level;
+    b.id = id;
+    b.text = Text(text);
+    blocks_.push_back(std::move(b));
+  }
+  void Paragraph(Inline text) {
+    Block b;
+    b.kind = Block::Kind::kParagraph;
+    b.text = std::move(text);
+    blocks_.push_back(std::move(b));
+  }
+  void List(std::vector<Inline> items) {
+    if (items.empty()) return;
+    Block b;
+    b.kind = Block::Kind::kList;
+    b.items = std::move(items);
+    blocks_.push_back(std::move(b));
+  }
+  void Table(std::vector<std::string> header, std::vector<bool> numeric,
+             std::vector<std::vector<Inline>> rows) {
+    Block b;
+    b.kind = Block::Kind::kTable;
+    b.header = std::move(header);
+    b.numeric = std::move(numeric);
+    b.numeric.resize(b.header.size(), false);
+    b.rows = std::move(rows);
+    blocks_.push_back(std::move(b));
+  }
+  void Figure(const std::string& png, const std::string& svg, const std::string& alt,
+              Inline caption) {
+    Block b;
+    b.kind = Block::Kind::kFigure;
+    b.png = png;
+    b.svg = svg;
+    b.alt = alt;
+    b.text = std::move(caption);
+    blocks_.push_back(std::move(b));
+  }
+  void Code(const std::string& code) {
+    Block b;
+    b.kind = Block::Kind::kCode;
+    b.code = code;
+    blocks_.push_back(std::move(b));
+  }
+  const std::vector<Block>& blocks() const { return blocks_; }
+
+ private:
+  std::vector<Block> blocks_;
+};
+
+// ---- Formatting helpers ------------------------------------------------------------------------
+
+constexpr const char* kDash = "–";  // an empty cell
+
+std::string Fixed(double value, int digits) {
+  return std::isfinite(value) ? fmt::format("{:.{}f}", value, digits) : kDash;
+}
+
+std::string Significant(double value) {
+  return std::isfinite(value) ? fmt::format("{:.5g}", value) : kDash;
+}
+
+double Number(const nlohmann::json& j, const std::string& key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return j[key].get<double>();
+}
+
+// Link target of `path` relative to the output folder; "" when the file does not exist.
+class Linker {
+ public:
+  explicit Linker(const std::string& out_dir)
+      : out_dir_(fs::absolute(out_dir.empty() ? "." : out_dir).lexically_normal()) {}
+
+  std::string Href(const std::string& path) const {
+    std::error_code ec;
+    if (path.empty() || !fs::is_regular_file(path, ec)) return "";
+    return fs::absolute(path).lexically_normal().lexically_relative(out_dir_).generic_string();
+  }
+  Span Link(const std::string& text, const std::string& path) const {
+    return {text, Href(path), false};
+  }
+  Span File(const std::string& path) const { return {path, Href(path), true}; }
+
+ private:
+  fs::path out_dir_;
+};
+
+std::string Sentence(const std::string& text) {
+  if (text.empty()) return text;
+  const char last = text.back();
+  return last == '.' || last == ')' ? text : text + ".";
+}
+
+// ---- Building the document
+// -----------------------------------------------------------------------
+
+void AddFigures(Document* doc, const RunReport& r, const ReportOptions& o,
+                const std::string& section) {
+  if (!o.figures) return;
+  for (const ReportFigure& f : r.figures) {
+    if (f.section != section) continue;
+    doc->Figure("figures/" + f.stem + ".png", "figures/" + f.stem + ".svg", f.title,
+                Text(f.caption));
+  }
+}
+
+void ValidationSection(Document* doc, const RunReport& r, const ReportOptions& o,
+                       const Linker& link) {
+  doc->Heading(2, "Validation", "validation");
+  if (r.validations.empty()) {
+    doc->Paragraph(
+        Text("No validation in this run (wattcal-validate writes metrics_<mode>.json "
+             "and predictions_<mode>.csv)."));
+    return;
+  }
+  std::vector<double> within = {1.0, 5.0, 10.0};
+  const nlohmann::json& first = r.validations.front().metrics;
+  if (first.is_object() && first.contains("within_pct") && first["within_pct"].is_array()) {
+    within.clear();
+    for (const auto& w : first["within_pct"]) {
+      if (w.is_number()) within.push_back(w.get<double>());
+    }
+  }
+  std::vector<std::string> header = {"Validation",  "Points",   "MAPE (%)", "CI (%)",
+                                     "Max APE (%)", "Bias (%)", "RMSE (W)", "Pearson r"};
+  for (double w : within) header.push_back(fmt::format("Within {:g}%", w));
+  header.push_back("Files");
+  std::vector<bool> numeric(header.size(), true);
+  numeric.front() = false;
+  numeric.back() = false;
+  std::vector<std::vector<Inline>> rows;
+  for (const ReportValidation& v : r.validations) {
+    const nlohmann::json& m = v.metrics;
+    double level = Number(m, "confidence_level");
+    if (!std::isfinite(level)) level = 0.95;
+    const std::string ci = PercentKeyLabel(100.0 * level);
+    std::vector<Inline> row = {
+        Text(v.label),
+        Text(Significant(Number(m, "points"))),
+        Text(Fixed(Number(m, "mape_pct"), 2)),
+        Text(fmt::format("{}–{} ({:g}%)", Fixed(Number(m, "mape_ci" + ci + "_low_pct"), 2),
+                         Fixed(Number(m, "mape_ci" + ci + "_high_pct"), 2), 100.0 * level)),
+        Text(Fixed(Number(m, "max_ape_pct"), 2)),
+        Text(Fixed(Number(m, "mean_error_pct"), 2)),
+        Text(Fixed(Number(m, "rmse_w"), 2)),
+        Text(Fixed(Number(m, "pearson_r"), 4)),
+    };
+    for (double w : within) {
+      const double frac = Number(m, "within_" + PercentKeyLabel(w) + "_pct_frac");
+      row.push_back(Text(std::isfinite(frac) ? Fixed(100.0 * frac, 1) + "%" : kDash));
+    }
+    Inline files = {link.Link("predictions", v.predictions_path)};
+    if (!v.metrics_path.empty()) files.push_back(link.Link("metrics", v.metrics_path));
+    if (!v.summary_path.empty()) files.push_back(link.Link("summary", v.summary_path));
+    Inline joined;
+    for (size_t i = 0; i < files.size(); ++i) {
+      if (i > 0) joined.push_back({", ", "", false});
+      joined.push_back(files[i]);
+    }
+    row.push_back(joined);
+    rows.push_back(std::move(row));
+  }
+  doc->Paragraph(
+      Text("Held-out predictions against measurements: MAPE with its confidence "
+           "interval, the largest absolute percentage error, the mean signed error "
+           "(bias; > 0 over-predicts), RMSE, Pearson r and the share of points within "
+           "each error bound (AccelWattch §6, TPDS'19 §4)."));
+  doc->Table(header, numeric, rows);
+  std::vector<Inline> sources;
+  for (const ReportValidation& v : r.validations) {
+    Inline item = Text(v.label + ": ");
+    if (!v.title.empty()) item.push_back({v.title + "; ", "", false});
+    if (v.cross_validated) {
+      item.push_back({"cross-validated on ", "", false});
+    } else if (!v.model_path.empty()) {
+      item.push_back({"model ", "", false});
+      item.push_back(link.File(v.model_path));
+      item.push_back({" on ", "", false});
+    } else {
+      item.push_back({"measurements ", "", false});
+    }
+    const std::string measured =
+        v.measurements_path.empty()
+            ? (v.metrics.is_object() && v.metrics.contains("measurements") &&
+                       v.metrics["measurements"].is_string()
+                   ? v.metrics["measurements"].get<std::string>()
+                   : std::string("(not named)"))
+            : v.measurements_path;
+    item.push_back(link.File(measured));
+    sources.push_back(std::move(item));
+  }
+  doc->List(sources);
+  AddFigures(doc, r, o, "validation");
+}
+
+void BenchmarkSection(Document* doc, const RunReport& r, const ReportOptions& o) {
+  if (r.vf_benchmarks.empty()) return;
+  doc->Heading(2, "Benchmarks over the V-F pairs", "benchmarks");
+  std::string names;
+  for (const std::string& b : r.vf_benchmarks) names += (names.empty() ? "" : ", ") + b;
+  doc->Paragraph(Text(fmt::format(
+      "{} across every V-F pair it was measured at: the model predicts how power scales with "
+      "the voltage and frequency of both domains; the scaling-factor mode (TPDS'19 Eq. 10) "
+      "anchors the curve at the measured power at the default pair.",
+      names)));
+  AddFigures(doc, r, o, "benchmarks");
+}
+
+void ModelSection(Document* doc, const RunReport& r, const ReportOptions& o, const Linker& link) {
+  doc->Heading(2, "Models", "models");
+  if (r.models.empty()) {
+    doc->Paragraph(
+        Text("No wattcal power model in this run (cross-validation fits one per fold "
+             "and keeps none)."));
+    return;
+  }
+  std::vector<std::string> header = {"Field"};
+  for (const ReportModel& m : r.models) header.push_back(m.label);
+  std::vector<bool> numeric(header.size(), true);
+  numeric.front() = false;
+  std::vector<std::vector<Inline>> fit_rows;
+  auto fit_row = [&](const std::string& field, auto value) {
+    std::vector<Inline> row = {Text(field)};
+    for (const ReportModel& m : r.models) row.push_back(value(m));
+    fit_rows.push_back(std::move(row));
+  };
+  fit_row("file", [&](const ReportModel& m) { return Inline{link.File(m.path)}; });
+  fit_row("method", [](const ReportModel& m) { return Text(m.model.method); });
+  fit_row("solver", [](const ReportModel& m) {
+    return Text(m.model.fit.solver.empty() ? kDash : m.model.fit.solver);
+  });
+  fit_row("loss, residual", [](const ReportModel& m) {
+    return Text(m.model.fit.loss.empty() ? kDash : m.model.fit.loss + ", " + m.model.fit.residual);
+  });
+  fit_row("converged", [](const ReportModel& m) {
+    return Text(m.model.fit.solver.empty() ? kDash : m.model.fit.converged ? "yes" : "NO");
+  });
+  fit_row("iterations",
+          [](const ReportModel& m) { return Text(fmt::format("{}", m.model.fit.iterations)); });
+  fit_row("train_rows",
+          [](const ReportModel& m) { return Text(fmt::format("{}", m.model.fit.train_rows)); });
+  fit_row("train_mape_pct",
+          [](const ReportModel& m) { return Text(Fixed(m.model.fit.train_mape_pct, 2)); });
+  fit_row("train_rmse_w",
+          [](const ReportModel& m) { return Text(Fixed(m.model.fit.train_rmse_w, 2)); });
+  fit_row("train_r2", [](const ReportModel& m) { return Text(Fixed(m.model.fit.train_r2, 4)); });
+  fit_row("trained_on",
+          [&](const ReportModel& m) { return Inline{link.File(m.model.trained_on)}; });
+  doc->Paragraph(Text("What each fit reported about itself (from the model files):"));
+  doc->Table(header, numeric, fit_rows);
+
+  // Coefficients, by name (the JSON keys), units in the names.
+  std::vector<std::string> domains, components;
+  for (const ReportModel& m : r.models) {
+    for (const FrequencyDomain& d : m.model.layout.domains) {
+      if (std::find(domains.begin(), domains.end(), d.name) == domains.end())
+        domains.push_back(d.name);
+    }
+    for (const std::string& c : m.model.layout.ComponentNames()) {
+      if (std::find(components.begin(), components.end(), c) == components.end())
+        components.push_back(c);
+    }
+  }
+  auto domain_value = [](const ReportModel& m, const std::string& domain,
+                         const std::vector<double>& values) {
+    for (size_t d = 0; d < m.model.layout.domains.size() && d < values.size(); ++d) {
+      if (m.model.layout.domains[d].name == domain) return Text(Significant(values[d]));
+    }
+    return Text(kDash);
+  };
+  std::vector<std::vector<Inline>> coefficient_rows;
+  for (const std::string& d : domains) {
+    std::vector<Inline> row = {Text("static_w[" + d + "]")};
+    for (const ReportModel& m : r.models) row.push_back(domain_value(m, d, m.model.static_w));
+    coefficient_rows.push_back(std::move(row));
+  }
+  for (const std::string& d : domains) {
+    std::vector<Inline> row = {Text("idle_dyn_w_per_mhz[" + d + "]")};
+    for (const ReportModel& m : r.models)
+      row.push_back(domain_value(m, d, m.model.idle_dyn_w_per_mhz));
+    coefficient_rows.push_back(std::move(row));
+  }
+  for (const std::string& c : components) {
+    std::vector<Inline> row = {Text("component_w_per_mhz[" + c + "]")};
+    for (const ReportModel& m : r.models) {
+      const std::vector<std::string> names = m.model.layout.ComponentNames();
+      const auto it = std::find(names.begin(), names.end(), c);
+      row.push_back(
+          it == names.end() ||
+                  static_cast<size_t>(it - names.begin()) >= m.model.component_w_per_mhz.size()
+              ? Text(kDash)
+              : Text(Significant(
+                    m.model.component_w_per_mhz[static_cast<size_t>(it - names.begin())])));
+    }
+    coefficient_rows.push_back(std::move(row));
+  }
+  std::vector<std::string> coefficient_header = header;
+  coefficient_header.front() = "Coefficient";
+  doc->Paragraph(
+      Text("Coefficients (TPDS'19 Eqs. 4-6: static power alpha0 per domain in W, "
+           "component-independent dynamic power alpha1 and component weights gamma_i "
+           "in W per MHz at the default voltage; a fixed-frequency model stores Eq. 9 "
+           "in the same form):"));
+  doc->Table(coefficient_header, numeric, coefficient_rows);
+
+  // Voltages per domain.
+  for (const std::string& d : domains) {
+    std::vector<const ReportModel*> with_levels;
+    std::set<double> levels;
+    for (const ReportModel& m : r.models) {
+      for (size_t k = 0; k < m.model.layout.domains.size(); ++k) {
+        if (m.model.layout.domains[k].name != d || m.model.freq_levels_mhz[k].size() < 2) continue;
+        with_levels.push_back(&m);
+        levels.insert(m.model.freq_levels_mhz[k].begin(), m.model.freq_levels_mhz[k].end());
+      }
+    }
+    if (with_levels.empty()) continue;
+    std::vector<std::string> vheader = {"f_" + d + "_mhz"};
+    for (const ReportModel* m : with_levels) vheader.push_back(m->label);
+    std::vector<std::vector<Inline>> vrows;
+    for (double f : levels) {
+      std::vector<Inline> row = {Text(fmt::format("{:g}", f))};
+      for (const ReportModel* m : with_levels) {
+        std::string cell = kDash;
+        for (size_t k = 0; k < m->model.layout.domains.size(); ++k) {
+          if (m->model.layout.domains[k].name != d) continue;
+          const auto& fl = m->model.freq_levels_mhz[k];
+          for (size_t i = 0; i < fl.size() && i < m->model.voltage_rel[k].size(); ++i) {
+            if (fl[i] == f) cell = Fixed(m->model.voltage_rel[k][i], 4);
+          }
+        }
+        row.push_back(Text(cell));
+      }
+      vrows.push_back(std::move(row));
+    }
+    doc->Paragraph(Text(fmt::format(
+        "Estimated voltage of the {} domain, relative to its voltage at the default frequency "
+        "(voltage_rel):",
+        d)));
+    doc->Table(vheader, std::vector<bool>(vheader.size(), true), vrows);
+  }
+  AddFigures(doc, r, o, "models");
+}
+
+void BreakdownSection(Document* doc, const RunReport& r, const ReportOptions& o,
+                      const Linker& link) {
+  if (!r.has_breakdown) return;
+  doc->Heading(2, "Power breakdown", "breakdown");
+  const ReportModel& m = r.models[static_cast<size_t>(r.breakdown_model)];
+  doc->Paragraph({{"Predicted power at the default pair (" + r.breakdown.pair_label + ") of the " +
+                       std::to_string(r.breakdown.bars.size()) + " benchmarks of ",
+                   "", false},
+                  link.File(r.breakdown_activity),
+                  {", by term of the model ", "", false},
+                  link.File(m.path),
+                  {" (PowerModel::Predict with a PowerBreakdown): which components the power goes "
+                   "to, as opposed to how busy they are (TPDS'19 §4.5).",
+                   "", false}});
+  const std::vector<double> average = AverageBreakdown(r.breakdown);
+  double total = 0.0;
+  for (double w : average) total += w;
+  std::vector<std::vector<Inline>> rows;
+  for (size_t t = 0; t < r.breakdown.terms.size(); ++t) {
+    rows.push_back({Text(r.breakdown.terms[t]), Text(Fixed(average[t], 2)),
+                    Text(total > 0.0 ? Fixed(100.0 * average[t] / total, 1) : kDash)});
+  }
+  rows.push_back(
+      {Text("total predicted"), Text(Fixed(total, 2)), Text(total > 0.0 ? "100.0" : kDash)});
+  double measured = 0.0;
+  bool all_measured = true;
+  for (const BreakdownBar& bar : r.breakdown.bars) {
+    all_measured = all_measured && std::isfinite(bar.measured_w);
+    if (std::isfinite(bar.measured_w)) measured += bar.measured_w;
+  }
+  if (all_measured) {
+    rows.push_back({Text("measured"),
+                    Text(Fixed(measured / static_cast<double>(r.breakdown.bars.size()), 2)),
+                    Text(kDash)});
+  }
+  doc->Table({"Term (average over the benchmarks)", "power_w", "share_pct"}, {false, true, true},
+             rows);
+  AddFigures(doc, r, o, "breakdown");
+}
+
+void CollinearitySection(Document* doc, const RunReport& r, const ReportOptions& o,
+                         const Linker& link) {
+  if (r.corpora.empty()) return;
+  doc->Heading(2, "Training utilisations and multicollinearity", "collinearity");
+  doc->Paragraph(Text(fmt::format(
+      "The model is a regression on the components' utilisations. When two components' "
+      "utilisations move together across the training benchmarks, the fit cannot tell their "
+      "coefficients apart and shares the power between them arbitrarily; TPDS'19 §5.1 found LDST "
+      "and shared memory at r ~ 0.99 and dropped LDST and texture for that reason. Flagged here: "
+      "pairs with |r| >= {:g}, and a condition number of the standardised utilisation matrix "
+      "(one row per benchmark, columns centred and scaled) above {:g} (Belsley, Kuh & Welsch), "
+      "which also catches dependencies among more than two components.",
+      o.collinearity.pair_threshold_abs_r, o.collinearity.condition_number_threshold)));
+  for (const ReportCorpus& c : r.corpora) {
+    const CollinearityReport& k = c.collinearity;
+    doc->Heading(3, fs::path(c.path).filename().string());
+    doc->Paragraph({{"Corpus ", "", false}, link.File(c.path), {".", "", false}});
+    const size_t varying = k.components.size() - k.constant_components.size();
+    doc->Table(
+        {"Benchmarks", "Components (varying)", "Condition number", "Median |r| between benchmarks",
+         fmt::format("Pairs with |r| >= {:g}", o.collinearity.pair_threshold_abs_r)},
+        {true, true, true, true, true},
+        {{Text(std::to_string(k.benchmarks.size())),
+          Text(fmt::format("{} ({})", k.components.size(), varying)),
+          Text(std::isinf(k.condition_number) ? "infinite" : Fixed(k.condition_number, 1)),
+          Text(Fixed(k.median_abs_benchmark_r, 2)), Text(std::to_string(k.pairs.size()))}});
+    if (k.warnings.empty()) {
+      doc->Paragraph(Text("No multicollinearity warning for this corpus."));
+    } else {
+      std::vector<Inline> items;
+      for (const std::string& w : k.warnings) items.push_back(Text("Warning: " + Sentence(w)));
+      doc->List(items);
+    }
+    if (!k.pairs.empty()) {
+      std::vector<std::vector<Inline>> rows;
+      for (const CorrelatedPair& p : k.pairs) {
+        rows.push_back({Text(p.first), Text(p.second), Text(Fixed(p.r, 3))});
+      }
+      doc->Table({"Component", "Component", "Pearson r"}, {false, false, true}, rows);
+    }
+    if (o.figures) {
+      for (const ReportFigure& f : r.figures) {
+        if (f.section == "collinearity" && f.index >= 0 &&
+            r.corpora[static_cast<size_t>(f.index)].path == c.path) {
+          doc->Figure("figures/" + f.stem + ".png", "figures/" + f.stem + ".svg", f.title,
+                      Text(f.caption));
+        }
+      }
+    }
+  }
+}
+
+void ConstantSection(Document* doc, const RunReport& r, const ReportOptions& o,
+                     const Linker& link) {
+  if (!r.has_constant) return;
+  doc->Heading(2, "Constant power", "constant");
+  const ConstantFitChart& c = r.constant;
+  doc->Paragraph(
+      {{"From ", "", false},
+       link.File(r.constant_path),
+       {fmt::format(": P_const = {} W, {:g}% interval {}–{} W, over {} curves.",
+                    Fixed(c.p_const_w, 2), 100.0 * c.confidence_level, Fixed(c.p_const_ci_low_w, 2),
+                    Fixed(c.p_const_ci_high_w, 2), c.curves.size()),
+        "", false}});
+  AddFigures(doc, r, o, "constant");
+}
+
+void CompareSection(Document* doc, const RunReport& r, const ReportOptions& o, const Linker& link) {
+  if (!r.has_compare) return;
+  doc->Heading(2, "Relative architectures", "compare");
+  const RelativePowerChart& c = r.compare;
+  double estimated = 0.0, measured = 0.0;
+  std::vector<std::vector<Inline>> rows;
+  for (const RelativePowerBar& b : c.bars) {
+    estimated += b.estimated_pct;
+    measured += b.measured_pct;
+    rows.push_back({Text(b.workload), Text(Fixed(b.estimated_pct, 1)),
+                    Text(Fixed(b.measured_pct, 1)),
+                    Text(Fixed(b.estimated_pct - b.measured_pct, 1))});
+  }
+  const double n = static_cast<double>(c.bars.size());
+  rows.push_back({Text("average"), Text(Fixed(estimated / n, 1)), Text(Fixed(measured / n, 1)),
+                  Text(Fixed((estimated - measured) / n, 1))});
+  doc->Paragraph(
+      {{"Power of " + c.gpu_b + " relative to " + c.gpu_a + " per workload, from ", "", false},
+       link.File(r.compare_path),
+       {": AccelWattch (§7.1) judges a model by how well the average tracks the "
+        "measured average, and by how often each estimate points the same way.",
+        "", false}});
+  doc->Table({"Workload", "estimated_rel_pct", "measured_rel_pct", "difference_pp"},
+             {false, true, true, true}, rows);
+  AddFigures(doc, r, o, "compare");
+}
+
+void ProvenanceSection(Document* doc, const RunReport& r, const Linker& link) {
+  doc->Heading(2, "Provenance", "provenance");
+  doc->Paragraph(Text(fmt::format(
+      "Written by wattcal-report {}. Every file of this report has a .manifest.json beside it "
+      "(inputs with SHA-256, options, version); the inputs' own manifests, where they have one, "
+      "say which data and settings produced them.",
+      WattcalVersion())));
+  std::vector<std::vector<Inline>> rows;
+  for (const std::string& input : r.inputs) {
+    std::error_code ec;
+    const auto bytes = fs::file_size(input, ec);
+    const std::string manifest = input + ".manifest.json";
+    rows.push_back({Inline{link.File(input)}, Text(ec ? kDash : std::to_string(bytes)),
+                    Inline{{Sha256OfFile(input), "", true}},
+                    Inline{link.Href(manifest).empty() ? Span{kDash, "", false}
+                                                       : link.Link("manifest", manifest)}});
+  }
+  doc->Table({"Input", "Bytes", "SHA-256", "Its manifest"}, {false, true, false, false}, rows);
+  doc->Paragraph(Text("Options:"));
+  doc->Code(r.options.dump(2));
+}
+
+Document BuildDocument(const RunReport& r, const ReportOptions& o) {
+  const Linker link(o.EffectiveOutDir());
+  Document doc;
+  doc.Heading(1, r.title);
+  Inline intro = Text(fmt::format("Report of wattcal-report {} ", WattcalVersion()));
+  if (!o.run_dir.empty()) {
+    intro.push_back({"on the run folder ", "", false});
+    intro.push_back({o.run_dir, "", true});
+  }
+  intro.push_back({fmt::format(": {} model(s), {} validation(s), {} training corpus(es), {} "
+                               "figure(s).",
+                               r.models.size(), r.validations.size(), r.corpora.size(),
+                               o.figures ? r.figures.size() : 0),
+                   "", false});
+  doc.Paragraph(intro);
+  bool warned = false;
+  for (const ReportCorpus& c : r.corpora) warned = warned || c.collinearity.flagged();
+  if (warned) {
+    doc.Paragraph(
+        Text("Warning: the training utilisations do not separate every component "
+             "(collinear or constant utilisations; see \"Training utilisations and "
+             "multicollinearity\")."));
+  }
+  ValidationSection(&doc, r, o, link);
+  BenchmarkSection(&doc, r, o);
+  ModelSection(&doc, r, o, link);
+  BreakdownSection(&doc, r, o, link);
+  CollinearitySection(&doc, r, o, link);
+  ConstantSection(&doc, r, o, link);
+  CompareSection(&doc, r, o, link);
+  std::vector<std::string> notes = r.notes;
+  if (!o.figures) notes.push_back("figures were not drawn (--no-figures)");
+  if (!notes.empty()) {
+    doc.Heading(2, "Notes", "notes");
+    std::vector<Inline> items;
+    for (const std::string& n : notes) items.push_back(Text(Sentence(n)));
+    doc.List(items);
+  }
+  ProvenanceSection(&doc, r, link);
+  return doc;
+}
+
+// ---- HTML ------------------------------------------------------------------------------------
+
+std::string Html(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string HtmlInline(const Inline& spans) {
+  std::string out;
+  for (const Span& s : spans) {
+    std::string text = Html(s.text);
+    if (s.code) text = "<code>" + text + "</code>";
+    if (!s.href.empty()) text = "<a href=\"" + Html(s.href) + "\">" + text + "</a>";
+    out += text;
+  }
+  return out;
+}
+
+constexpr const char* kStyle =
+    "body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em;line-height:1.4;"
+    "color:#222}\n"
+    "table{border-collapse:collapse;margin:1em 0;font-size:0.9em}\n"
+    "th,td{border:1px solid #ccc;padding:0.25em 0.5em;vertical-align:top}\n"
+    "th{background:#f2f2f2}\ntd.n{text-align:right;font-variant-numeric:tabular-nums}\n"
+    "figure{margin:1.5em 0}\nfigure img{max-width:100%;height:auto;border:1px solid #eee}\n"
+    "figcaption{font-size:0.9em;color:#444}\ncode{font-size:0.9em}\n"
+    "pre{background:#f7f7f7;padding:0.75em;overflow-x:auto;font-size:0.85em}\n";
+
+std::string RenderHtml(const Document& doc, const std::string& title) {
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  out += "<title>" + Html(title) + "</title>\n<style>\n" + kStyle + "</style>\n</head>\n<body>\n";
+  for (const Block& b : doc.blocks()) {
+    switch (b.kind) {
+      case Block::Kind::kHeading:
+        out += fmt::format("<h{}{}>{}</h{}>\n", b.level,
+                           b.id.empty() ? "" : " id=\"" + Html(b.id) + "\"", HtmlInline(b.text),
+                           b.level);
+        break;
+      case Block::Kind::kParagraph:
+        out += "<p>" + HtmlInline(b.text) + "</p>\n";
+        break;
+      case Block::Kind::kList:
+        out += "<ul>\n";
+        for (const Inline& item : b.items) out += "<li>" + HtmlInline(item) + "</li>\n";
+        out += "</ul>\n";
+        break;
+      case Block::Kind::kTable:
+        out += "<table>\n<tr>";
+        for (const std::string& h : b.header) out += "<th>" + Html(h) + "</th>";
+        out += "</tr>\n";
+        for (const auto& row : b.rows) {
+          out += "<tr>";
+          for (size_t i = 0; i < row.size(); ++i) {
+            out += (i < b.numeric.size() && b.numeric[i] ? "<td class=\"n\">" : "<td>") +
+                   HtmlInline(row[i]) + "</td>";
+          }
+          out += "</tr>\n";
+        }
+        out += "</table>\n";
+        break;
+      case Block::Kind::kFigure:
+        out += "<figure>\n<a href=\"" + Html(b.svg) + "\"><img src=\"" + Html(b.png) + "\" alt=\"" +
+               Html(b.alt) + "\" width=\"800\" height=\"600\"></a>\n<figcaption>" +
+               HtmlInline(b.text) + " (<a href=\"" + Html(b.svg) + "\">SVG</a>)</figcaption>\n" +
+               "</figure>\n";
+        break;
+      case Block::Kind::kCode:
+        out += "<pre><code>" + Html(b.code) + "</code></pre>\n";
+        break;
+    }
+  }
+  out += "</body>\n</html>\n";
+  return out;
+}
+
+// ---- Markdown ----------------------------------------------------------------------------------
+
+// Escapes the characters that would start Markdown markup inside running text.
+std::string MdText(const std::string& text, bool in_table) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|' && in_table) {
+      out += "\\|";
+    } else if (c == '*' || c == '_' || c == '[' || c == ']' || c == '`' || c == '<') {
+      out += '\\';
+      out += c;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string MdInline(const Inline& spans, bool in_table = false) {
+  std::string out;
+  for (const Span& s : spans) {
+    std::string text = s.code ? "`" + s.text + "`" : MdText(s.text, in_table);
+    if (s.code && in_table) {
+      std::string escaped;
+      for (char c : text) escaped += c == '|' ? std::string("\\|") : std::string(1, c);
+      text = escaped;
+    }
+    if (!s.href.empty()) {
+      std::string href;
+      for (char c : s.href)
+        href += c == ' ' ? std::string("%20") : c == ')' ? std::string("%29") : std::string(1, c);
+      text = "[" + text + "](" + href + ")";
+    }
+    out += text;
+  }
+  return out;
+}
+
+std::string RenderMarkdown(const Document& doc) {
+  std::string out;
+  for (const Block& b : doc.blocks()) {
+    switch (b.kind) {
+      case Block::Kind::kHeading:
+        out += std::string(static_cast<size_t>(b.level), '#') + " " + MdInline(b.text) + "\n\n";
+        break;
+      case Block::Kind::kParagraph:
+        out += MdInline(b.text) + "\n\n";
+        break;
+      case Block::Kind::kList:
+        for (const Inline& item : b.items) out += "- " + MdInline(item) + "\n";
+        out += "\n";
+        break;
+      case Block::Kind::kTable: {
+        out += "|";
+        for (const std::string& h : b.header) out += " " + MdText(h, true) + " |";
+        out += "\n|";
+        for (size_t i = 0; i < b.header.size(); ++i) out += b.numeric[i] ? "---:|" : "---|";
+        out += "\n";
+        for (const auto& row : b.rows) {
+          out += "|";
+          for (const Inline& cell : row) out += " " + MdInline(cell, true) + " |";
+          out += "\n";
+        }
+        out += "\n";
+        break;
+      }
+      case Block::Kind::kFigure:
+        out += "[![" + MdText(b.alt, false) + "](" + b.png + ")](" + b.svg + ")\n\n*" +
+               MdInline(b.text) + "* ([SVG](" + b.svg + "))\n\n";
+        break;
+      case Block::Kind::kCode:
+        out += "```json\n" + b.code + "\n```\n\n";
+        break;
+    }
+  }
+  while (out.size() >= 2 && out[out.size() - 1] == '\n' && out[out.size() - 2] == '\n')
+    out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+std::string RunReportHtml(const RunReport& report, const ReportOptions& options) {
+  return RenderHtml(BuildDocument(report, options), report.title);
+}
+
+std::string RunReportMarkdown(const RunReport& report, const ReportOptions& options) {
+  return RenderMarkdown(BuildDocument(report, options));
+}
+
+}  // namespace wattcal

@@ -1,0 +1,902 @@
+#include "report/report_figures.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <gnuplot-iostream.h>
+#include <nlohmann/json.hpp>
+
+#include "accelwattch/constant_power.h"
+#include "accelwattch/sweep.h"
+#include "report/gnuplot_figure.h"
+#include "util/errors.h"
+
+namespace wattcal {
+namespace {
+
+// Light grid and outward tics, as in the validation figures.
+constexpr const char* kGridStyle = "set grid lc rgb '#d9d9d9' lw 0.5\n";
+// Colour of cells and curves that carry no value.
+constexpr const char* kMissingColour = "#bdbdbd";
+// Diverging palette of the correlation heat-maps (ColorBrewer RdBu, blue = -1, red = +1).
+constexpr const char* kCorrelationPalette =
+    "set palette defined (-1 '#2166ac', -0.5 '#92c5de', 0 '#f7f7f7', 0.5 '#f4a582', 1 '#b2182b')\n";
+// Above this |r| a heat-map cell is dark enough for white text.
+constexpr double kWhiteTextAbsR = 0.6;
+// Greys of the static and component-independent terms of a breakdown, darkest first.
+constexpr const char* kGreyColours[] = {"#404040", "#6e6e6e", "#9a9a9a", "#c4c4c4"};
+// ColorBrewer "Paired" (12 classes): one colour per component of a breakdown.
+constexpr const char* kComponentColours[] = {"#1f78b4", "#a6cee3", "#33a02c", "#b2df8a",
+                                             "#e31a1c", "#fb9a99", "#ff7f00", "#fdbf6f",
+                                             "#6a3d9a", "#cab2d6", "#b15928", "#ffff99"};
+// Heat-maps label every benchmark up to this many; beyond, every tenth index.
+constexpr int kMaxNamedBenchmarks = 40;
+// Samples of each fitted curve of the constant-power figure.
+constexpr int kCurveSamples = 120;
+
+// Reads a JSON file; InputError naming it when it cannot be read or parsed.
+nlohmann::json ReadJson(const std::string& path, const std::string& what) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "", "cannot open the " + what + " file");
+  try {
+    nlohmann::json j;
+    in >> j;
+    return j;
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
+  }
+}
+
+// object[key] as a number: NaN when absent or null and not required; InputError naming
+// `where` + key when required and absent, or when not a number.
+double JsonNumber(const std::string& path, const nlohmann::json& object, const std::string& key,
+                  const std::string& where, bool required) {
+  if (!object.is_object() || !object.contains(key) || object[key].is_null()) {
+    if (required) throw InputError(path, 0, where + key, "missing (expected a number)");
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  if (!object[key].is_number()) throw InputError(path, 0, where + key, "expected a number");
+  return object[key].get<double>();
+}
+
+// A number for the script: 10 significant digits, '.' decimals, no locale.
+std::string Num(double value) { return fmt::format("{:.10g}", value); }
+
+// A string column of a datablock: double-quoted, with double quotes and line breaks replaced.
+std::string DataString(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') {
+      out += '\'';
+    } else if (c == '\n' || c == '\r' || c == '\t') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+void CheckFinite(double value, const std::string& what) {
+  if (!std::isfinite(value)) {
+    throw std::invalid_argument(fmt::format("{} is {}; figures need finite values", what, value));
+  }
+}
+
+std::string DomainTitle(const std::string& domain) {
+  if (domain == "core") return "Core domain";
+  if (domain == "mem") return "Memory domain";
+  return domain + " domain";
+}
+
+std::string FrequencyAxisLabel(const std::string& domain) {
+  if (domain == "core") return "Core frequency (MHz)";
+  if (domain == "mem") return "Memory frequency (MHz)";
+  return domain + " frequency (MHz)";
+}
+
+// A tic label font small enough for `count` labels side by side across about `span_px`.
+int TicFontPt(int count, int span_px, int largest_pt) {
+  if (count <= 0) return largest_pt;
+  // A text line is about 1.45 px per pt at the terminals' 72 dpi font scale with spacing.
+  const int fitting = static_cast<int>(std::floor(span_px / (1.45 * count)));
+  return std::clamp(fitting, 6, largest_pt);
+}
+
+// A round tic step (1, 2 or 5 times a power of ten) giving at most about five tics over the
+// frequencies of `curves`.
+double NiceStep(const std::vector<std::vector<std::pair<double, double>>>& curves) {
+  double low = 0.0, high = 0.0;
+  bool any = false;
+  for (const auto& curve : curves) {
+    for (const auto& [f, v] : curve) {
+      low = any ? std::min(low, f) : f;
+      high = any ? std::max(high, f) : f;
+      any = true;
+    }
+  }
+  const double span = high - low;
+  if (!(span > 0.0)) return 1.0;
+  const double raw = span / 4.0;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double factor : {1.0, 2.0, 5.0, 10.0}) {
+    if (factor * magnitude >= raw) return factor * magnitude;
+  }
+  return 10.0 * magnitude;
+}
+
+// Bottom margin, in lines of the 14 pt font, for x tic labels of up to `chars` characters
+// written at `font_pt` and rotated by 90 degrees, plus a line of air.
+int BottomMarginChars(size_t chars, int font_pt) {
+  // A character of a proportional sans font is about 0.55 of its size wide; a line of the
+  // 14 pt font is about 1.25 of its size high.
+  return 1 +
+         static_cast<int>(std::ceil(0.55 * static_cast<double>(chars) * font_pt / (1.25 * 14.0)));
+}
+
+}  // namespace
+
+// ---- Voltage ---------------------------------------------------------------------------------
+
+void WriteVoltagePlot(const std::vector<std::pair<std::string, PowerModel>>& labelled_models,
+                      const std::string& title, const std::string& png_path,
+                      const std::string& svg_path) {
+  std::vector<std::string> domains;
+  std::map<std::string, double> default_mhz;
+  for (const auto& [label, model] : labelled_models) {
+    for (const FrequencyDomain& d : model.layout.domains) {
+      if (std::find(domains.begin(), domains.end(), d.name) == domains.end()) {
+        domains.push_back(d.name);
+        default_mhz[d.name] = d.default_freq_mhz;
+      }
+    }
+  }
+  // Per domain, per model: the curve (empty when the model has one level there).
+  std::vector<std::vector<std::vector<std::pair<double, double>>>> curves(domains.size());
+  bool any = false;
+  for (size_t d = 0; d < domains.size(); ++d) {
+    for (const auto& [label, model] : labelled_models) {
+      std::vector<std::pair<double, double>> curve;
+      for (int k = 0; k < model.layout.num_domains(); ++k) {
+        if (model.layout.domains[static_cast<size_t>(k)].name != domains[d]) continue;
+        const std::vector<double>& f = model.freq_levels_mhz[static_cast<size_t>(k)];
+        const std::vector<double>& v = model.voltage_rel[static_cast<size_t>(k)];
+        if (f.size() < 2) continue;
+        for (size_t i = 0; i < f.size() && i < v.size(); ++i) {
+          CheckFinite(v[i], "voltage of '" + label + "'");
+          curve.emplace_back(f[i], v[i]);
+        }
+      }
+      any = any || !curve.empty();
+      curves[d].push_back(std::move(curve));
+    }
+  }
+  if (!any) {
+    throw std::invalid_argument(
+        "voltage figure: no model has two or more frequency levels in any domain");
+  }
+
+  // The key goes below the panels (panels are too narrow to hold it): one row per model.
+  int keyed = 0;
+  for (size_t m = 0; m < labelled_models.size(); ++m) {
+    bool drawn = false;
+    for (size_t d = 0; d < domains.size(); ++d) drawn = drawn || !curves[d][m].empty();
+    keyed += drawn ? 1 : 0;
+  }
+  const double bottom = std::min(0.45, 0.17 + 0.045 * keyed);
+  auto body = [&](Gnuplot* gp) {
+    *gp << "reset\n";
+    *gp << "set multiplot layout 1," << domains.size() << " title " << GnuplotString(title)
+        << " margins 0.14, 0.97, " << Num(bottom) << ", 0.85 spacing 0.1, 0.1\n";
+    for (size_t d = 0; d < domains.size(); ++d) {
+      *gp << "set title " << GnuplotString(DomainTitle(domains[d])) << "\n";
+      *gp << "set xlabel " << GnuplotString(FrequencyAxisLabel(domains[d])) << "\n";
+      if (d == 0) {
+        *gp << "set ylabel 'Voltage / voltage at default frequency' offset 1,0\n";
+      } else {
+        *gp << "unset ylabel\n";
+      }
+      *gp << "set tics out nomirror\n" << kGridStyle;
+      *gp << "set xtics " << Num(NiceStep(curves[d])) << "\n";
+      *gp << "set offsets graph 0.04, graph 0.04, graph 0.06, graph 0.06\n";
+      *gp << "set arrow 1 from " << Num(default_mhz[domains[d]]) << ", graph 0 to "
+          << Num(default_mhz[domains[d]]) << ", graph 1 nohead dt 3 lw 1 lc rgb '#808080'\n";
+      if (d == 0) {
+        *gp << "set key at screen 0.5, screen " << Num(bottom - 0.14)
+            << " center top vertical Left reverse noautotitle samplen 3 spacing 1.1 maxcols 1\n";
+      } else {
+        *gp << "unset key\n";
+      }
+      std::vector<size_t> drawn;
+      for (size_t m = 0; m < curves[d].size(); ++m) {
+        if (!curves[d][m].empty()) drawn.push_back(m);
+      }
+      if (drawn.empty()) {
+        // Keep the panel (and its axes) for a domain only fixed models describe.
+        *gp << "set label 1 'single level only' at graph 0.5, graph 0.5 center\n";
+        *gp << "plot 1 with lines lc rgb '#ffffff' notitle\n";
+        *gp << "unset label 1\n";
+        continue;
+      }
+      *gp << "plot ";
+      for (size_t j = 0; j < drawn.size(); ++j) {
+        const int m = static_cast<int>(drawn[j]);
+        if (j > 0) *gp << ", \\\n  ";
+        *gp << "'-' using 1:2 with linespoints lw 2 pt " << 5 + 2 * m << " ps 1.1 lc rgb '"
+            << SeriesColour(m) << "' dt " << SeriesDashType(m) << " title "
+            << GnuplotString(d == 0 ? labelled_models[static_cast<size_t>(m)].first : "");
+      }
+      *gp << "\n";
+      for (size_t m : drawn) gp->send1d(curves[d][m]);
+    }
+    *gp << "unset multiplot\n";
+  };
+  RenderFigure("voltage figure", png_path, svg_path, body);
+}
+
+// ---- One benchmark over the V-F pairs ----------------------------------------------------------
+
+void WriteBenchmarkVfPlot(const std::string& benchmark, const std::vector<BenchmarkSeries>& series,
+                          const std::string& title, const std::string& png_path,
+                          const std::string& svg_path) {
+  std::set<double, std::greater<double>> mem_levels;
+  std::map<std::pair<double, double>, double> measured;  // (mem, core) -> W
+  for (const BenchmarkSeries& s : series) {
+    for (const PredictionRow& row : s.rows) {
+      CheckFinite(row.measured_w, "measured power of '" + benchmark + "'");
+      CheckFinite(row.predicted_w, "predicted power of '" + benchmark + "' (" + s.label + ")");
+      mem_levels.insert(row.f_mem_mhz);
+      measured.emplace(std::make_pair(row.f_mem_mhz, row.f_core_mhz), row.measured_w);
+    }
+  }
+  if (measured.empty()) {
+    throw std::invalid_argument("V-F figure: benchmark '" + benchmark + "' has no rows");
+  }
+  const std::vector<double> mems(mem_levels.begin(), mem_levels.end());
+  const bool one_domain = mems.size() == 1 && mems.front() == 0.0;
+
+  // Per series, per memory level: (core, predicted), ascending core.
+  std::vector<std::vector<std::vector<std::pair<double, double>>>> lines(series.size());
+  std::vector<std::string> series_titles;
+  for (size_t s = 0; s < series.size(); ++s) {
+    lines[s].resize(mems.size());
+    double sum_ape = 0.0;
+    for (const PredictionRow& row : series[s].rows) {
+      const size_t m =
+          static_cast<size_t>(std::find(mems.begin(), mems.end(), row.f_mem_mhz) - mems.begin());
+      lines[s][m].emplace_back(row.f_core_mhz, row.predicted_w);
+      sum_ape += std::abs(row.error_pct());
+    }
+    for (auto& line : lines[s]) std::sort(line.begin(), line.end());
+    series_titles.push_back(
+        series[s].rows.empty() ? series[s].label + " (no rows)"
+                               : fmt::format("{} (MAPE {:.2f}%)", series[s].label,
+                                             sum_ape / static_cast<double>(series[s].rows.size())));
+  }
+  std::vector<std::vector<std::pair<double, double>>> points(mems.size());
+  for (const auto& [key, watts] : measured) {
+    const size_t m =
+        static_cast<size_t>(std::find(mems.begin(), mems.end(), key.first) - mems.begin());
+    points[m].emplace_back(key.second, watts);
+  }
+
+  const int key_rows =
+      static_cast<int>(one_domain ? 1 + series.size() : std::max(mems.size(), 1 + series.size()));
+  auto body = [&](Gnuplot* gp) {
+    *gp << "reset\n";
+    *gp << "set title " << GnuplotString(title) << "\n";
+    *gp << "set xlabel 'Core frequency (MHz)'\n";
+    *gp << "set ylabel 'Power (W)'\n";
+    *gp << "set tics out nomirror\n" << kGridStyle;
+    *gp << "set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05\n";
+    *gp << "set xtics " << Num(NiceStep(points)) << "\n";
+    // Below the axes in two columns: the memory frequencies' colours, then what the points
+    // and each dash mean.
+    *gp << "set key outside below center vertical Left reverse nobox maxrows " << key_rows
+        << " samplen 3 spacing 1.1 width 1 font ',12'\n";
+    *gp << "set bmargin " << 4 + static_cast<int>(std::ceil(1.1 * key_rows)) << "\n";
+    *gp << "plot ";
+    bool first = true;
+    auto next = [&]() {
+      if (!first) *gp << ", \\\n  ";
+      first = false;
+    };
+    for (size_t s = 0; s < series.size(); ++s) {
+      for (size_t m = 0; m < mems.size(); ++m) {
+        if (lines[s][m].empty()) continue;
+        next();
+        *gp << "'-' using 1:2 with lines lw 2 dt " << SeriesDashType(static_cast<int>(s))
+            << " lc rgb '" << SeriesColour(static_cast<int>(m)) << "' notitle";
+      }
+    }
+    for (size_t m = 0; m < mems.size(); ++m) {
+      next();
+      *gp << "'-' using 1:2 with points pt 7 ps 1.0 lc rgb '" << SeriesColour(static_cast<int>(m))
+          << "' notitle";
+    }
+    // The key: one colour per memory frequency, then what points and each dash mean.
+    if (!one_domain) {
+      for (size_t m = 0; m < mems.size(); ++m) {
+        next();
+        *gp << "keyentry with linespoints lw 2 pt 7 lc rgb '" << SeriesColour(static_cast<int>(m))
+            << "' title " << GnuplotString(fmt::format("memory {:g} MHz", mems[m]));
+      }
+    }
+    next();
+    *gp << "keyentry with points pt 7 lc rgb '#303030' title 'measured'";
+    for (size_t s = 0; s < series.size(); ++s) {
+      next();
+      *gp << "keyentry with lines lw 2 dt " << SeriesDashType(static_cast<int>(s))
+          << " lc rgb '#303030' title " << GnuplotString(series_titles[s]);
+    }
+    *gp << "\n";
+    for (size_t s = 0; s < series.size(); ++s) {
+      for (size_t m = 0; m < mems.size(); ++m) {
+        if (!lines[s][m].empty()) gp->send1d(lines[s][m]);
+      }
+    }
+    for (size_t m = 0; m < mems.size(); ++m) gp->send1d(points[m]);
+  };
+  RenderFigure("V-F figure of " + benchmark, png_path, svg_path, body);
+}
+
+// ---- Breakdown -------------------------------------------------------------------------------
+
+BreakdownChart ComputeBreakdownChart(const PowerModel& model, const Corpus& activity) {
+  const std::string mismatch = model.layout.Mismatch(activity.layout);
+  if (!mismatch.empty()) {
+    throw InputError(activity.path, activity.components_line, "components",
+                     model.LayoutMismatchMessage(mismatch));
+  }
+  BreakdownChart chart;
+  const int domains = model.layout.num_domains();
+  for (int d = 0; d < domains; ++d) {
+    chart.terms.push_back("static (" + model.layout.domains[static_cast<size_t>(d)].name + ")");
+  }
+  for (int d = 0; d < domains; ++d) {
+    chart.terms.push_back("idle dynamic (" + model.layout.domains[static_cast<size_t>(d)].name +
+                          ")");
+  }
+  chart.grey_terms = 2 * domains;
+  for (const std::string& c : model.layout.ComponentNames()) chart.terms.push_back(c);
+  const std::vector<double> defaults = model.DefaultFrequencies();
+  std::vector<std::string> pair;
+  for (double f : defaults) pair.push_back(fmt::format("{:g}", f));
+  chart.pair_label = fmt::format("{} MHz", fmt::join(pair, "/"));
+
+  std::vector<bool> at_default(static_cast<size_t>(activity.rows()), false);
+  if (activity.has_freq()) {
+    for (int row : activity.RowsAtDefault()) at_default[static_cast<size_t>(row)] = true;
+  }
+  std::vector<std::string> names;
+  std::vector<int> chosen;
+  for (int row = 0; row < activity.rows(); ++row) {
+    const std::string& name = activity.benchmark[static_cast<size_t>(row)];
+    auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end()) {
+      names.push_back(name);
+      chosen.push_back(row);
+    } else if (at_default[static_cast<size_t>(row)] &&
+               !at_default[static_cast<size_t>(chosen[static_cast<size_t>(it - names.begin())])]) {
+      chosen[static_cast<size_t>(it - names.begin())] = row;
+    }
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    const int row = chosen[i];
+    const Eigen::VectorXd u = activity.util_frac.row(row).transpose();
+    PowerBreakdown b;
+    model.PredictAtDefault(u.data(), &b);
+    BreakdownBar bar;
+    bar.label = names[i];
+    bar.term_w.insert(bar.term_w.end(), b.static_w.begin(), b.static_w.end());
+    bar.term_w.insert(bar.term_w.end(), b.idle_dyn_w.begin(), b.idle_dyn_w.end());
+    bar.term_w.insert(bar.term_w.end(), b.component_w.begin(), b.component_w.end());
+    if (activity.has_power() && at_default[static_cast<size_t>(row)]) {
+      bar.measured_w = activity.power_w(row);
+    }
+    chart.bars.push_back(std::move(bar));
+  }
+  return chart;
+}
+
+std::vector<double> AverageBreakdown(const BreakdownChart& chart) {
+  std::vector<double> mean(chart.terms.size(), 0.0);
+  if (chart.bars.empty()) return mean;
+  for (const BreakdownBar& bar : chart.bars) {
+    for (size_t t = 0; t < mean.size() && t < bar.term_w.size(); ++t) mean[t] += bar.term_w[t];
+  }
+  for (double& m : mean) m /= static_cast<double>(chart.bars.size());
+  return mean;
+}
+
+void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
+                        const std::string& png_path, const std::string& svg_path) {
+  if (chart.bars.empty() || chart.terms.empty()) {
+    throw std::invalid_argument("breakdown figure: no bars or no terms to draw");
+  }
+  for (const BreakdownBar& bar : chart.bars) {
+    if (bar.term_w.size() != chart.terms.size()) {
+      throw std::invalid_argument(fmt::format("breakdown figure: bar '{}' has {} terms, not {}",
+                                              bar.label, bar.term_w.size(), chart.terms.size()));
+    }
+    for (double w : bar.term_w) CheckFinite(w, "a term of bar '" + bar.label + "'");
+  }
+  const std::vector<double> average = AverageBreakdown(chart);
+  double measured_sum = 0.0;
+  bool all_measured = true;
+  for (const BreakdownBar& bar : chart.bars) {
+    all_measured = all_measured && std::isfinite(bar.measured_w);
+    if (std::isfinite(bar.measured_w)) measured_sum += bar.measured_w;
+  }
+
+  // Rows: every bar, an empty row (the gap), the average.
+  std::string table;
+  auto row = [&](const std::string& label, const std::vector<double>& terms) {
+    table += DataString(label);
+    for (double w : terms) table += " " + Num(std::max(0.0, w));
+    table += "\n";
+  };
+  for (const BreakdownBar& bar : chart.bars) row(bar.label, bar.term_w);
+  row("", std::vector<double>(chart.terms.size(), 0.0));
+  row("average", average);
+  std::string measured;
+  for (size_t i = 0; i < chart.bars.size(); ++i) {
+    if (std::isfinite(chart.bars[i].measured_w)) {
+      measured += fmt::format("{} {}\n", i, Num(chart.bars[i].measured_w));
+    }
+  }
+  if (all_measured) {
+    measured += fmt::format("{} {}\n", chart.bars.size() + 1,
+                            Num(measured_sum / static_cast<double>(chart.bars.size())));
+  }
+  const int bar_count = static_cast<int>(chart.bars.size()) + 2;
+  const int tic_pt = TicFontPt(bar_count, 520, 12);
+  size_t longest_label = std::string("average").size();
+  for (const BreakdownBar& bar : chart.bars)
+    longest_label = std::max(longest_label, bar.label.size());
+  const int bottom_chars = BottomMarginChars(longest_label, tic_pt);
+  auto colour = [&](size_t t) -> std::string {
+    if (static_cast<int>(t) < chart.grey_terms) {
+      return kGreyColours[std::min<size_t>(t, sizeof(kGreyColours) / sizeof(kGreyColours[0]) - 1)];
+    }
+    const size_t c = t - static_cast<size_t>(chart.grey_terms);
+    return kComponentColours[c % (sizeof(kComponentColours) / sizeof(kComponentColours[0]))];
+  };
+
+  auto body = [&](Gnuplot* gp) {
+    *gp << "reset\n";
+    *gp << "$bars << EOD\n" << table << "EOD\n";
+    if (!measured.empty()) *gp << "$measured << EOD\n" << measured << "EOD\n";
+    // Centred on the figure, not over the plot area the key narrows.
+    *gp << "set label 1 " << GnuplotString(title) << " at screen 0.5, screen 0.965 center\n";
+    *gp << "set tmargin 3\n";
+    *gp << "set ylabel 'Power (W)'\n";
+    *gp << "set style data histograms\n";
+    *gp << "set style histogram rowstacked\n";
+    *gp << "set style fill solid 1.0 border rgb '#ffffff'\n";
+    *gp << "set boxwidth 0.8\n";
+    *gp << "set xtics rotate by 90 right scale 0 font '," << tic_pt << "'\n";
+    *gp << "set ytics out nomirror\n";
+    *gp << "set grid ytics lc rgb '#d9d9d9' lw 0.5\n";
+    *gp << "set yrange [0:*]\n";
+    *gp << "set xrange [-0.7:" << bar_count - 1 << ".7]\n";
+    *gp << "set bmargin " << bottom_chars << "\n";
+    *gp << "set key outside right top Left reverse invert noautotitle samplen 1.5 spacing 1.0 "
+           "maxcols 1 font ',11'\n";
+    *gp << "plot ";
+    for (size_t t = 0; t < chart.terms.size(); ++t) {
+      if (t > 0) *gp << ", \\\n  ";
+      *gp << "$bars using " << t + 2 << (t == 0 ? ":xtic(1)" : "") << " lc rgb '" << colour(t)
+          << "' title " << GnuplotString(chart.terms[t]);
+    }
+    if (!measured.empty()) {
+      *gp << ", \\\n  $measured using 1:2 with points pt 13 ps 1.3 lc rgb '#000000' title "
+             "'measured'";
+    }
+    *gp << "\n";
+  };
+  RenderFigure("breakdown figure", png_path, svg_path, body);
+}
+
+// ---- Correlation heat-maps -------------------------------------------------------------------
+
+namespace {
+
+// The matrix as rows of numbers (NaN written as 0) and the NaN cells as "x y" lines.
+void MatrixBlocks(const Eigen::MatrixXd& m, std::string* matrix, std::string* missing) {
+  for (int i = 0; i < m.rows(); ++i) {
+    for (int j = 0; j < m.cols(); ++j) {
+      const double value = m(i, j);
+      *matrix += (j > 0 ? " " : "") + (std::isfinite(value) ? Num(value) : std::string("0"));
+      if (!std::isfinite(value)) *missing += fmt::format("{} {}\n", j, i);
+    }
+    *matrix += "\n";
+  }
+}
+
+// Tics naming each index (names) or every tenth index (1-based) along both axes.
+void HeatmapTics(Gnuplot* gp, const std::vector<std::string>& names, int font_pt) {
+  const int n = static_cast<int>(names.size());
+  if (n <= kMaxNamedBenchmarks) {
+    std::string tics;
+    for (int i = 0; i < n; ++i) {
+      tics += fmt::format("{}{} {}", i > 0 ? ", " : "",
+                          GnuplotString(names[static_cast<size_t>(i)]), i);
+    }
+    *gp << "set xtics (" << tics << ") rotate by 90 right scale 0 font '," << font_pt << "'\n";
+    *gp << "set ytics (" << tics << ") scale 0 font '," << font_pt << "'\n";
+  } else {
+    std::string tics;
+    for (int i = 0; i < n; i += 10) tics += fmt::format("{}'{}' {}", i > 0 ? ", " : "", i + 1, i);
+    *gp << "set xtics (" << tics << ") out nomirror\n";
+    *gp << "set ytics (" << tics << ") out nomirror\n";
+  }
+}
+
+}  // namespace
+
+void WriteBenchmarkCorrelationHeatmap(const CollinearityReport& report, const std::string& title,
+                                      const std::string& png_path, const std::string& svg_path) {
+  const int n = static_cast<int>(report.benchmarks.size());
+  if (n < 2 || report.benchmark_r.rows() != n || report.benchmark_r.cols() != n) {
+    throw std::invalid_argument("benchmark correlation heat-map: needs an n x n matrix, n >= 2");
+  }
+  std::string matrix, missing;
+  MatrixBlocks(report.benchmark_r, &matrix, &missing);
+  const bool named = n <= kMaxNamedBenchmarks;
+  auto body = [&](Gnuplot* gp) {
+    *gp << "reset\n";
+    *gp << "$r << EOD\n" << matrix << "EOD\n";
+    if (!missing.empty()) *gp << "$undefined << EOD\n" << missing << "EOD\n";
+    *gp << "set title " << GnuplotString(title) << "\n";
+    *gp << "set size square\n";
+    *gp << kCorrelationPalette << "set cbrange [-1:1]\nset cbtics 0.5\n";
+    *gp << "set cblabel 'Pearson r of the utilisation vectors'\n";
+    *gp << "set xrange [-0.5:" << n - 0.5 << "]\n";
+    *gp << "set yrange [" << n - 0.5 << ":-0.5]\n";
+    if (!named) {
+      *gp << "set xlabel 'Benchmark (corpus order)'\n";
+      *gp << "set ylabel 'Benchmark (corpus order)'\n";
+    }
+    HeatmapTics(gp, report.benchmarks, TicFontPt(n, 430, 11));
+    *gp << "unset key\n";
+    *gp << "plot $r matrix with image pixels";
+    if (!missing.empty()) {
+      *gp << ", \\\n  $undefined using 1:2:(0.5):(0.5) with boxxyerror fs solid 1.0 noborder "
+             "fc rgb '"
+          << kMissingColour << "'";
+    }
+    *gp << "\n";
+  };
+  RenderFigure("benchmark correlation heat-map", png_path, svg_path, body);
+}
+
+void WriteComponentCorrelationHeatmap(const CollinearityReport& report, double pair_threshold_abs_r,
+                                      const std::string& title, const std::string& png_path,
+                                      const std::string& svg_path) {
+  const int p = static_cast<int>(report.components.size());
+  if (p < 1 || report.component_r.rows() != p || report.component_r.cols() != p) {
+    throw std::invalid_argument("component correlation heat-map: needs a p x p matrix, p >= 1");
+  }
+  std::string matrix, missing;
+  MatrixBlocks(report.component_r, &matrix, &missing);
+  std::string dark_labels, light_labels, outlines;
+  int outline = 0;
+  const int label_pt = p <= 8 ? 12 : p <= 12 ? 10 : p <= 20 ? 8 : 0;
+  for (int i = 0; i < p; ++i) {
+    for (int j = 0; j < p; ++j) {
+      const double r = report.component_r(i, j);
+      // |r| < 0.005 prints as 0.00, not -0.00.
+      const std::string text =
+          std::isfinite(r) ? fmt::format("{:.2f}", std::abs(r) < 0.005 ? 0.0 : r) : "n/a";
+      std::string& block =
+          std::isfinite(r) && std::abs(r) > kWhiteTextAbsR ? light_labels : dark_labels;
+      block += fmt::format("{} {} {}\n", j, i, DataString(text));
+      if (i != j && std::isfinite(r) && std::abs(r) >= pair_threshold_abs_r) {
+        outlines += fmt::format(
+            "set object {} rect from {}, {} to {}, {} fs empty border lc rgb '#000000' lw 2.5 "
+            "front\n",
+            ++outline, j - 0.5, i - 0.5, j + 0.5, i + 0.5);
+      }
+    }
+  }
+  auto body = [&](Gnuplot* gp) {
+    *gp << "reset\n";
+    *gp << "$r << EOD\n" << matrix << "EOD\n";
+    if (!missing.empty()) *gp << "$undefined << EOD\n" << missing << "EOD\n";
+    if (label_pt > 0 && !dark_labels.empty()) *gp << "$dark << EOD\n" << dark_labels << "EOD\n";
+    if (label_pt > 0 && !light_labels.empty()) *gp << "$light << EOD\n" << light_labels << "EOD\n";
+    *gp << "set title " << GnuplotString(title) << "\n";
+    *gp << "set size square\n";
+    *gp << kCorrelationPalette << "set cbrange [-1:1]\nset cbtics 0.5\n";
+    *gp << "set cblabel 'Pearson r across benchmarks'\n";
+    *gp << "set xrange [-0.5:" << p - 0.5 << "]\n";
+    *gp << "set yrange [" << p - 0.5 << ":-0.5]\n";
+    HeatmapTics(gp, report.components, 12);
+    *gp << outlines;
+    *gp << "unset key\n";
+    *gp << "plot $r matrix with image pixels";
+    if (!missing.empty()) {
+      *gp << ", \\\n  $undefined using 1:2:(0.5):(0.5) with boxxyerror fs solid 1.0 noborder "
+             "fc rgb '"
+          << kMissingColour << "'";
+    }
+    if (label_pt > 0 && !dark_labels.empty()) {
+      *gp << ", \\\n  $dark using 1:2:3 with labels font '," << label_pt << "' tc rgb '#000000'";
+    }
+    if (label_pt > 0 && !light_labels.empty()) {
+      *gp << ", \\\n  $light using 1:2:3 with labels font '," << label_pt << "' tc rgb '#ffffff'";
+    }
+    *gp << "\n";
+  };
+  RenderFigure("component correlation heat-map", png_path, svg_path, body);
+}
+
+// ---- Constant power --------------------------------------------------------------------------
+
+void WriteConstantPowerPlot(const ConstantFitChart& chart, const std::string& title,
+                            const std::string& png_path, const std::string& svg_path) {
+  if (chart.curves.empty()) throw std::invalid_argument("constant-power figure: no curves");
+  CheckFinite(chart.p_const_w, "P_const");
+  double f_max = 0.0;
+  for (const ConstantFitCurve& c : chart.curves) {
+    CheckFinite(c.beta_w_per_mhz3, "beta of '" + c.label + "'");
+    CheckFinite(c.tau_w_per_mhz, "tau of '" + c.label + "'");
+    if (!(c.f_max_mhz > 0.0) || !(c.f_min_mhz <= c.f_max_mhz)) {
+      throw std::invalid_argument(fmt::format("constant-power figure: curve '{}' spans {}-{} MHz",
+                                              c.label, c.f_min_mhz, c.f_max_mhz));
+    }
+    f_max = std::max(f_max, c.f_max_mhz);
+    for (const auto& [f, w] : c.measured) f_max = std::max(f_max, f);
+  }
+  auto eq3 = [&](const ConstantFitCurve& c, double f) {
+    return c.beta_w_per_mhz3 * f * f * f + c.tau_w_per_mhz * f + chart.p_const_w;
+  };
+  std::vector<std::vector<std::pair<double, double>>> extrapolated, fitted;
+  for (const ConstantFitCurve& c : chart.curves) {
+    std::vector<std::pair<double, double>> low, in;
+    for (int i = 0; i <= kCurveSamples; ++i) {
+      const double f = c.f_min_mhz * i / kCurveSamples;
+      low.emplace_back(f, eq3(c, f));
+    }
+    for (int i = 0; i <= kCurveSamples; ++i) {
+      const double f = c.f_min_mhz + (c.f_max_mhz - c.f_min_mhz) * i / kCurveSamples;
+      in.emplace_back(f, eq3(c, f));
+    }
+    extrapolated.push_back(std::move(low));
+    fitted.push_back(std::move(in));
+  }
+  const bool has_ci =
+      std::isfinite(chart.p_const_ci_low_w) && std::isfinite(chart.p_const_ci_high_w);
+  const std::string const_title = has_ci
+                                      ? fmt::format("P_const = {:.1f} W ({:g}% CI {:.1f}–{:.1f} W)",
+                                                    chart.p_const_w, 100.0 * chart.confidence_level,
+                                                    chart.p_const_ci_low_w, chart.p_const_ci_high_w)
+                                      : fmt::format("P_const = {:.1f} W", chart.p_const_w);
+  auto body = [&](Gnuplot* gp) {
+    *gp << "reset\n";
+    *gp << "set title " << GnuplotString(title) << "\n";
+    *gp << "set xlabel 'Core frequency (MHz)'\n";
+    *gp << "set ylabel 'Power (W)'\n";
+    *gp << "set tics out nomirror\n" << kGridStyle;
+    *gp << "set xrange [0:" << Num(1.02 * f_max) << "]\n";
+    *gp << "set yrange [0:*]\n";
+    *gp << "set key inside left top Left reverse box opaque samplen 2 spacing 1.1 font ',11'\n";
+    *gp << "plot ";
+    if (has_ci) {
+      *gp << Num(chart.p_const_ci_low_w) << " with filledcurves y=" << Num(chart.p_const_ci_high_w)
+          << " fc rgb '#e0e0e0' fs solid 1.0 notitle, \\\n  ";
+    }
+    *gp << Num(chart.p_const_w) << " with lines lw 1.5 dt 2 lc rgb '#000000' title "
+        << GnuplotString(const_title);
+    for (size_t i = 0; i < chart.curves.size(); ++i) {
+      const int s = static_cast<int>(i);
+      *gp << ", \\\n  '-' using 1:2 with lines lw 1.5 dt 3 lc rgb '" << SeriesColour(s)
+          << "' notitle";
+      *gp << ", \\\n  '-' using 1:2 with lines lw 2 lc rgb '" << SeriesColour(s) << "' title "
+          << GnuplotString(chart.curves[i].label);
+      if (!chart.curves[i].measured.empty()) {
+        *gp << ", \\\n  '-' using 1:2 with points pt 7 ps 0.9 lc rgb '" << SeriesColour(s)
+            << "' notitle";
+      }
+    }
+    *gp << "\n";
+    for (size_t i = 0; i < chart.curves.size(); ++i) {
+      gp->send1d(extrapolated[i]);
+      gp->send1d(fitted[i]);
+      if (!chart.curves[i].measured.empty()) gp->send1d(chart.curves[i].measured);
+    }
+  };
+  RenderFigure("constant-power figure", png_path, svg_path, body);
+}
+
+ConstantFitChart ReadConstantFitChart(const std::string& path) {
+  const nlohmann::json j = ReadJson(path, "constant-power result");
+  auto number = [&](const nlohmann::json& object, const std::string& key, const std::string& where,
+                    bool required) { return JsonNumber(path, object, key, where, required); };
+  ConstantFitChart chart;
+  chart.p_const_w = number(j, "p_const_w", "", true);
+  chart.p_const_ci_low_w = number(j, "p_const_ci_low_w", "", false);
+  chart.p_const_ci_high_w = number(j, "p_const_ci_high_w", "", false);
+  const double level = number(j, "confidence_level", "", false);
+  if (std::isfinite(level)) chart.confidence_level = level;
+  if (!j.contains("curves") || !j["curves"].is_array()) {
+    throw InputError(path, 0, "curves", "missing (expected an array of per-benchmark fits)");
+  }
+  for (size_t i = 0; i < j["curves"].size(); ++i) {
+    const nlohmann::json& c = j["curves"][i];
+    const std::string where = fmt::format("curves[{}].", i);
+    ConstantFitCurve curve;
+    if (!c.is_object() || !c.contains("benchmark") || !c["benchmark"].is_string()) {
+      throw InputError(path, 0, where + "benchmark", "missing (expected a string)");
+    }
+    curve.benchmark = c["benchmark"].get<std::string>();
+    curve.label = curve.benchmark;
+    const double sms = number(c, "active_sms", where, false);
+    const double lanes = number(c, "lanes_per_warp", where, false);
+    curve.active_sms = std::isfinite(sms) ? static_cast<int>(sms) : 0;
+    curve.lanes_per_warp = std::isfinite(lanes) ? static_cast<int>(lanes) : 0;
+    curve.beta_w_per_mhz3 = number(c, "beta_w_per_mhz3", where, true);
+    curve.tau_w_per_mhz = number(c, "tau_w_per_mhz", where, true);
+    curve.f_min_mhz = number(c, "f_core_min_mhz", where, true);
+    curve.f_max_mhz = number(c, "f_core_max_mhz", where, true);
+    chart.curves.push_back(std::move(curve));
+  }
+  std::map<std::string, int> per_benchmark;
+  for (const ConstantFitCurve& c : chart.curves) ++per_benchmark[c.benchmark];
+  for (ConstantFitCurve& c : chart.curves) {
+    if (per_benchmark[c.benchmark] < 2) continue;
+    const std::string sms = c.active_sms <= 0   ? "all SMs"
+                            : c.active_sms == 1 ? "1 SM"
+                                                : fmt::format("{} SMs", c.active_sms);
+    const std::string lanes = c.lanes_per_warp <= 0   ? "32 lanes"
+                              : c.lanes_per_warp == 1 ? "1 lane"
+                                                      : fmt::format("{} lanes", c.lanes_per_warp);
+    c.label = fmt::format("{} ({}, {})", c.benchmark, sms, lanes);
+  }
+  return chart;
+}
+
+bool AddSweepPoints(const std::string& constant_json_path, ConstantFitChart* chart,
+                    std::vector<std::string>* files_read) {
+  const nlohmann::json j = ReadJson(constant_json_path, "constant-power result");
+  if (!j.contains("sweep") || !j["sweep"].is_object() || !j["sweep"].contains("path") ||
+      !j["sweep"]["path"].is_string()) {
+    return false;
+  }
+  const std::string sweep_path = j["sweep"]["path"].get<std::string>();
+  std::string description;
+  if (j["sweep"].contains("description_path") && j["sweep"]["description_path"].is_string()) {
+    description = j["sweep"]["description_path"].get<std::string>();
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(sweep_path, ec) ||
+      (!description.empty() && !std::filesystem::is_regular_file(description, ec))) {
+    return false;
+  }
+  const Sweep sweep = ReadSweep(sweep_path, description);
+  if (files_read != nullptr) {
+    files_read->push_back(sweep_path);
+    if (!description.empty()) files_read->push_back(description);
+  }
+  for (const SweepCurve& s : GroupCurves(sweep)) {
+    for (ConstantFitCurve& c : chart->curves) {
+      if (c.benchmark != s.benchmark || c.active_sms != s.active_sms ||
+          c.lanes_per_warp != s.lanes_per_warp) {
+        continue;
+      }
+      c.measured.clear();
+      for (size_t i = 0; i < s.f_core_mhz.size(); ++i)
+        c.measured.emplace_back(s.f_core_mhz[i], s.power_w[i]);
+      std::sort(c.measured.begin(), c.measured.end());
+    }
+  }
+  return true;
+}
+
+// ---- Relative architectures ------------------------------------------------------------------
+
+void WriteRelativePowerPlot(const RelativePowerChart& chart, const std::string& title,
+                            const std::string& png_path, const std::string& svg_path) {
+  const std::vector<RelativePowerBar>& bars = chart.bars;
+  if (bars.empty()) throw std::invalid_argument("relative-power figure: no workloads");
+  double estimated_sum = 0.0, measured_sum = 0.0;
+  int same_direction = 0;
+  std::string table;
+  for (const RelativePowerBar& bar : bars) {
+    CheckFinite(bar.estimated_pct, "estimated relative power of '" + bar.workload + "'");
+    CheckFinite(bar.measured_pct, "measured relative power of '" + bar.workload + "'");
+    estimated_sum += bar.estimated_pct;
+    measured_sum += bar.measured_pct;
+    const bool same = bar.same_direction >= 0
+                          ? bar.same_direction == 1
+                          : (bar.estimated_pct > 0.0) - (bar.estimated_pct < 0.0) ==
+                                (bar.measured_pct > 0.0) - (bar.measured_pct < 0.0);
+    same_direction += same ? 1 : 0;
+    table += fmt::format("{} {} {}\n", DataString(bar.workload), Num(bar.estimated_pct),
+                         Num(bar.measured_pct));
+  }
+  const double n = static_cast<double>(bars.size());
+  table += "\"\" 0 0\n";
+  table += fmt::format("\"average\" {} {}\n", Num(estimated_sum / n), Num(measured_sum / n));
+  const int bar_count = static_cast<int>(bars.size()) + 2;
+  const int tic_pt = TicFontPt(bar_count, 600, 12);
+  size_t longest_label = std::string("average").size();
+  for (const RelativePowerBar& bar : bars)
+    longest_label = std::max(longest_label, bar.workload.size());
+  const int key_lines = 2;
+  const int bottom_chars = BottomMarginChars(longest_label, tic_pt) + 1 + key_lines;
+  const std::string difference = fmt::format(
+      "averages {:+.1f}% estimated, {:+.1f}% measured: "
+      "{:.1f} points apart",
+      estimated_sum / n, measured_sum / n, std::abs(estimated_sum - measured_sum) / n);
+  const std::string direction =
+      fmt::format("same direction in {} of {} workloads ({:.0f}%)", same_direction, bars.size(),
+                  100.0 * same_direction / n);
+  auto body = [&](Gnuplot* gp) {
+    *gp << "reset\n";
+    *gp << "$bars << EOD\n" << table << "EOD\n";
+    *gp << "set title " << GnuplotString(title) << " offset 0,1\n";
+    *gp << "set ylabel "
+        << GnuplotString("Power of " + chart.gpu_b + " vs. " + chart.gpu_a + " (%)") << "\n";
+    *gp << "set style data histograms\n";
+    *gp << "set style histogram clustered gap 1\n";
+    *gp << "set style fill solid 1.0 noborder\n";
+    *gp << "set xtics rotate by 90 right scale 0 font '," << tic_pt << "'\n";
+    *gp << "set ytics out nomirror\n";
+    *gp << "set grid ytics lc rgb '#d9d9d9' lw 0.5\n";
+    *gp << "set xzeroaxis lt -1 lw 1\n";
+    *gp << "set xrange [-0.7:" << bar_count - 1 << ".7]\n";
+    *gp << "set bmargin " << bottom_chars << "\n";
+    // The two series above the axes; the summary in two lines at the bottom of the figure.
+    *gp << "set tmargin 4.5\n";
+    *gp << "set key at graph 0.5, graph 1.01 center bottom horizontal Left reverse samplen 1.5\n";
+    *gp << "set label 1 " << GnuplotString(difference)
+        << " at screen 0.5, screen 0.065 center font ',11'\n";
+    *gp << "set label 2 " << GnuplotString(direction)
+        << " at screen 0.5, screen 0.025 center font ',11'\n";
+    *gp << "plot $bars using 2:xtic(1) lc rgb '" << SeriesColour(0) << "' title 'estimated', \\\n"
+        << "  '' using 3 lc rgb '" << SeriesColour(1) << "' title 'measured'\n";
+  };
+  RenderFigure("relative-power figure", png_path, svg_path, body);
+}
+
+RelativePowerChart ReadRelativePowerChart(const std::string& path) {
+  const nlohmann::json j = ReadJson(path, "comparison");
+  RelativePowerChart chart;
+  auto text = [&](const nlohmann::json& object, const std::string& key, const std::string& where) {
+    if (!object.is_object() || !object.contains(key) || !object[key].is_string()) {
+      throw InputError(path, 0, where + key, "missing (expected a string)");
+    }
+    return object[key].get<std::string>();
+  };
+  chart.gpu_a = text(j, "arch_a", "");
+  chart.gpu_b = text(j, "arch_b", "");
+  if (!j.contains("per_workload") || !j["per_workload"].is_array()) {
+    throw InputError(path, 0, "per_workload", "missing (expected an array of workloads)");
+  }
+  for (size_t i = 0; i < j["per_workload"].size(); ++i) {
+    const nlohmann::json& w = j["per_workload"][i];
+    const std::string where = fmt::format("per_workload[{}].", i);
+    RelativePowerBar bar;
+    bar.workload = text(w, "workload", where);
+    bar.estimated_pct = JsonNumber(path, w, "estimated_rel_pct", where, true);
+    bar.measured_pct = JsonNumber(path, w, "measured_rel_pct", where, true);
+    if (w.contains("same_direction")) {
+      if (!w["same_direction"].is_boolean()) {
+        throw InputError(path, 0, where + "same_direction", "expected true or false");
+      }
+      bar.same_direction = w["same_direction"].get<bool>() ? 1 : 0;
+    }
+    chart.bars.push_back(std::move(bar));
+  }
+  return chart;
+}
+
+}  // namespace wattcal

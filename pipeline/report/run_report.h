@@ -1,0 +1,185 @@
+// One report per run: what wattcal-report collects from a run folder (models, validations,
+// training corpora, constant-power fits), the figures it draws and the index it writes
+// (index.html and its Markdown twin index.md, with the figures, the metric tables, the model
+// parameters, the multicollinearity diagnosis and the provenance of every input).
+//
+//   RunReport report = CollectRunReport(options);   // reads and analyses; draws nothing
+//   OutputSet outputs;
+//   StageRunReport(report, options, &outputs);      // figures + index, each with a manifest
+//   outputs.Commit();
+//
+// Layout of the output folder: index.html, index.md and figures/<name>.{png,svg}, every file
+// with its <file>.manifest.json. Same inputs and options, same bytes (no timestamps; paths as
+// given; links relative to the output folder).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "io/corpus_io.h"
+#include "model/power_model.h"
+#include "report/collinearity.h"
+#include "report/report_figures.h"
+#include "util/output.h"
+#include "validate/prediction.h"
+
+namespace wattcal {
+
+// A file with the label it is shown under ("" = derived from the file).
+struct LabelledPath {
+  std::string label;
+  std::string path;
+};
+
+// "LABEL=PATH" -> {LABEL, PATH}; "PATH" (no '=') -> {"", PATH}.
+LabelledPath ParseLabelledPath(const std::string& text);
+
+struct ReportOptions {
+  // A run folder (Makefile.runs' reports/<run>/) whose files are discovered, in it and in its
+  // sub-folders up to two levels down: wattcal power models (*model*.json of format
+  // wattcal-power-model), validations (metrics_<mode>.json with predictions_<mode>.csv beside
+  // it, and summary_<mode>.md when present), constant-power results (*constant*.json) and
+  // architecture comparisons (*compare*.json).
+  // Files named inside them (a model's trained_on, a validation's measurements) are opened as
+  // written there, else relative to the run folder. Empty: only the files given below.
+  std::string run_dir;
+  // Folder that receives index.html, index.md and figures/; empty = run_dir.
+  std::string out_dir;
+  // Heading of the index and prefix of the figure titles; empty = the run folder's name.
+  std::string title;
+  // More models, shown beside the discovered ones ("LABEL=PATH" or "PATH").
+  std::vector<LabelledPath> models;
+  // More predictions CSVs (wattcal-validate --predictions), drawn in the error CDF and as
+  // scatter plots ("LABEL=PATH" or "PATH").
+  std::vector<std::string> predictions;
+  // Corpora whose utilisations are analysed for multicollinearity; empty = the training corpus
+  // named by the primary model (or, without a model, the cross-validated corpus).
+  std::vector<std::string> train;
+  // Corpus whose benchmarks the breakdown shows; empty = the held-out measurements of the
+  // breakdown model's validation.
+  std::string activity;
+  // Model of the breakdown; empty = the primary model (model.json in the run folder, else the
+  // first DVFS model, else the first model).
+  std::string breakdown_model;
+  // Benchmarks drawn over the V-F pairs; empty = `auto_benchmarks` of them chosen by their
+  // MAPE in the first validation: the best, the worst and evenly spaced ones between.
+  std::vector<std::string> benchmarks;
+  // How many benchmarks to choose when `benchmarks` is empty; >= 0.
+  int auto_benchmarks = 3;
+  // wattcal-constant's JSON; empty = discovered in the run folder.
+  std::string constant_path;
+  // Most curves drawn in the constant-power figure (spread over the range of power); >= 1.
+  int max_constant_curves = 7;
+  // wattcal-compare's JSON (relative power of two architectures); empty = discovered in the
+  // run folder (*compare*.json with per_workload).
+  std::string compare_path;
+  // Reading tidy corpora without a preamble (default frequencies); 0 = the model's defaults.
+  CorpusReadOptions corpus_read;
+  CollinearityOptions collinearity;
+  // False: write the index without figures (no gnuplot needed).
+  bool figures = true;
+
+  // False, with a sentence naming the field, its value and the rule broken, when invalid.
+  bool Check(std::string* error) const;
+  std::string EffectiveOutDir() const { return out_dir.empty() ? run_dir : out_dir; }
+};
+
+struct ReportModel {
+  std::string label;  // shown in tables and keys
+  std::string path;
+  PowerModel model;
+};
+
+struct ReportValidation {
+  std::string label;         // "dvfs, joint", "gpmtool/scaling", ...
+  std::string mode;          // dvfs | fixed | scaling | accelwattch | ...
+  std::string metrics_path;  // empty for --predictions files
+  std::string predictions_path;
+  std::string summary_path;       // summary_<mode>.md beside it, when present
+  std::string title;              // the validation's own title (metrics JSON), else the label
+  std::string model_path;         // resolved; empty when unknown or cross-validated
+  std::string measurements_path;  // resolved; empty when unknown
+  bool cross_validated = false;
+  bool in_run_root = false;  // metrics file directly in the run folder
+  bool extra = false;        // given with --predictions (not discovered)
+  nlohmann::json metrics;    // metrics JSON as written by wattcal-validate (or computed)
+  std::vector<PredictionRow> rows;
+};
+
+struct ReportCorpus {
+  std::string path;
+  CollinearityReport collinearity;
+};
+
+enum class FigureKind {
+  kScatter,  // index = validation
+  kErrorCdf,
+  kVoltage,
+  kBenchmarkVf,  // name = benchmark
+  kBreakdown,
+  kBenchmarkCorrelation,  // index = corpus
+  kComponentCorrelation,  // index = corpus
+  kConstant,
+  kRelative,
+};
+
+struct ReportFigure {
+  FigureKind kind;
+  int index = -1;
+  std::string name;                 // benchmark (kBenchmarkVf)
+  std::string stem;                 // figures/<stem>.png and .svg
+  std::string section;              // index section the figure belongs to
+  std::string title;                // drawn on the figure
+  std::string caption;              // under it in the index
+  std::vector<std::string> inputs;  // the files its data came from
+};
+
+struct RunReport {
+  std::string title;
+  std::vector<ReportModel> models;
+  int primary_model = -1;
+  std::vector<ReportValidation> validations;
+  std::vector<ReportCorpus> corpora;
+  // Breakdown of breakdown_model over the benchmarks of breakdown_activity.
+  bool has_breakdown = false;
+  BreakdownChart breakdown;
+  int breakdown_model = -1;
+  std::string breakdown_activity;
+  // Constant power (wattcal-constant).
+  bool has_constant = false;
+  std::string constant_path;
+  ConstantFitChart constant;        // every curve
+  ConstantFitChart constant_drawn;  // the ones drawn
+  // Relative power of two architectures (wattcal-compare).
+  bool has_compare = false;
+  std::string compare_path;
+  RelativePowerChart compare;
+  std::vector<std::string> vf_benchmarks;
+  std::vector<ReportFigure> figures;
+  std::vector<std::string> inputs;  // every file read, in order of first use
+  std::vector<std::string> notes;   // what was left out, and why
+  nlohmann::json options;           // effective options (manifests, index)
+};
+
+// Discovers and reads the run's files and decides the figures. Throws OptionError for invalid
+// options, when run_dir and out_dir are both empty, or for a --benchmark no validation has, and
+// InputError (FILE:LINE: FIELD) for bad data.
+// Collinearity findings are logged as warnings.
+RunReport CollectRunReport(const ReportOptions& options);
+
+// Draws every figure (unless options.figures is false) and writes index.html and index.md,
+// each output staged in `outputs` with its manifest. Shows progress on a terminal.
+void StageRunReport(const RunReport& report, const ReportOptions& options, OutputSet* outputs);
+
+// The index pages (also used by the tests).
+std::string RunReportHtml(const RunReport& report, const ReportOptions& options);
+std::string RunReportMarkdown(const RunReport& report, const ReportOptions& options);
+
+// Predictions written by wattcal-validate (benchmark, f_core_mhz[, f_mem_mhz], measured_w,
+// predicted_w[, error_pct][, fold], in any order). Throws InputError naming FILE:LINE and the
+// column for a missing column, a bad number or a measured power that is not > 0.
+std::vector<PredictionRow> ReadPredictionsCsv(const std::string& path);
+
+}  // namespace wattcal
