@@ -591,6 +591,28 @@ TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
   EXPECT_TRUE(has_train);
 }
 
+// TPDS'19 Fig. 10C: one error-CDF curve per GPU, from several runs' predictions.
+TEST(ReportStage, PredictionsOfOtherRunsJoinTheErrorCdfUnderTheirLabels) {
+  WATTCAL_REQUIRE_GNUPLOT();
+  const std::string root = ScratchDir();
+  const RunFolder run = MakeRunFolder(root, SeedFromTestName());
+  const std::string out = root + "/gpus";
+  const CommandResult result = RunStage(
+      "wattcal-report", {"--out-dir", out, "--title", "Across GPUs", "--predictions",
+                         "GPU A=" + run.dir + "/predictions_dvfs.csv", "--predictions",
+                         "GPU B=" + run.dir + "/gpmtool/predictions_dvfs.csv", "-q"});
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const std::string cdf = ReadFile(out + "/figures/error_cdf.svg");
+  EXPECT_NE(cdf.find("GPU A (n = "), std::string::npos);
+  EXPECT_NE(cdf.find("GPU B (n = "), std::string::npos);
+  ExpectPng(out + "/figures/scatter_gpu_a.png");
+  ExpectPng(out + "/figures/scatter_gpu_b.png");
+  // Other runs' benchmarks are not drawn over the V-F pairs; no training corpus is guessed.
+  const std::string html = ReadFile(out + "/index.html");
+  EXPECT_EQ(html.find("figures/vf_"), std::string::npos);
+  EXPECT_EQ(html.find("util_corr_"), std::string::npos);
+}
+
 TEST(ReportStage, RerunsAreByteIdentical) {
   WATTCAL_REQUIRE_GNUPLOT();
   const std::string root = ScratchDir();

@@ -502,7 +502,7 @@ class Collector {
       return;
     }
     for (const ReportValidation& v : r_.validations) {
-      if (v.cross_validated && !v.measurements_path.empty()) {
+      if (v.cross_validated && !v.extra && !v.measurements_path.empty()) {
         AddCorpus(v.measurements_path, nullptr);
         return;
       }
