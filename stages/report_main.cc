@@ -59,10 +59,11 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--constant", options.constant_path,
-                 "wattcal-constant's JSON (default: *constant*.json in the run folder)")
+                 "wattcal-constant's JSON (default: the one in the run folder)")
       ->check(CLI::ExistingFile);
-  app.add_option("--compare", options.compare_path,
-                 "wattcal-compare's JSON (default: *compare*.json in the run folder)")
+  app.add_option("--compare", options.compare_paths,
+                 "wattcal-compare's JSON, one figure each (repeatable; default: those in the "
+                 "run folder)")
       ->check(CLI::ExistingFile);
   app.add_option("--max-constant-curves", options.max_constant_curves,
                  "Most sweep curves drawn in the constant-power figure")

@@ -394,7 +394,7 @@ TEST(ReportFigures, ConstantPowerAndRelativePowerHooks) {
       ExpectDeterministicFigure([&](const std::string& png, const std::string& s) {
         WriteRelativePowerPlot(relative, "Turing vs. Volta", png, s);
       });
-  EXPECT_NE(rel.find("Power of Turing vs. Volta (%)"), std::string::npos);
+  EXPECT_NE(rel.find("Power of B relative to A (%)"), std::string::npos);
   EXPECT_NE(rel.find("same direction in 2 of 3 workloads"), std::string::npos);
 }
 
@@ -500,7 +500,7 @@ RunFolder MakeRunFolder(const std::string& root, unsigned seed) {
                                        {"measured_rel_pct", -18.0 + 9.0 * i},
                                        {"same_direction", true}});
   }
-  WriteFile(run.dir + "/compare_pascal_volta.json", compare.dump(2) + "\n");
+  WriteFile(run.dir + "/pascal_vs_volta.json", compare.dump(2) + "\n");  // found by content
   WriteFile(run.dir + "/accelwattch_model.json",
             "{\"format\": \"wattcal-accelwattch-model\", \"version\": 1}\n");
   return run;
@@ -564,7 +564,7 @@ TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
        {"error_cdf", "scatter_dvfs", "scatter_scaling", "scatter_gpmtool_dvfs",
         "scatter_gpmtool_scaling", "voltage_vs_frequency", "breakdown_default_pair",
         "util_corr_benchmarks_train", "util_corr_components_train", "constant_power_fits",
-        "relative_power"}) {
+        "relative_power_pascal_vs_volta"}) {
     EXPECT_EQ(figures.count("figures/" + stem + ".png"), 1u) << stem;
     EXPECT_EQ(figures.count("figures/" + stem + ".svg"), 1u) << stem;
   }
@@ -597,10 +597,10 @@ TEST(ReportStage, PredictionsOfOtherRunsJoinTheErrorCdfUnderTheirLabels) {
   const std::string root = ScratchDir();
   const RunFolder run = MakeRunFolder(root, SeedFromTestName());
   const std::string out = root + "/gpus";
-  const CommandResult result = RunStage(
-      "wattcal-report", {"--out-dir", out, "--title", "Across GPUs", "--predictions",
-                         "GPU A=" + run.dir + "/predictions_dvfs.csv", "--predictions",
-                         "GPU B=" + run.dir + "/gpmtool/predictions_dvfs.csv", "-q"});
+  const CommandResult result =
+      RunStage("wattcal-report", {"--out-dir", out, "--title", "Across GPUs", "--predictions",
+                                  "GPU A=" + run.dir + "/predictions_dvfs.csv", "--predictions",
+                                  "GPU B=" + run.dir + "/gpmtool/predictions_dvfs.csv", "-q"});
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const std::string cdf = ReadFile(out + "/figures/error_cdf.svg");
   EXPECT_NE(cdf.find("GPU A (n = "), std::string::npos);

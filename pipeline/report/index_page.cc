@@ -501,30 +501,41 @@ void ConstantSection(Document* doc, const RunReport& r, const ReportOptions& o,
 }
 
 void CompareSection(Document* doc, const RunReport& r, const ReportOptions& o, const Linker& link) {
-  if (!r.has_compare) return;
+  if (r.comparisons.empty()) return;
   doc->Heading(2, "Relative architectures", "compare");
-  const RelativePowerChart& c = r.compare;
-  double estimated = 0.0, measured = 0.0;
-  std::vector<std::vector<Inline>> rows;
-  for (const RelativePowerBar& b : c.bars) {
-    estimated += b.estimated_pct;
-    measured += b.measured_pct;
-    rows.push_back({Text(b.workload), Text(Fixed(b.estimated_pct, 1)),
-                    Text(Fixed(b.measured_pct, 1)),
-                    Text(Fixed(b.estimated_pct - b.measured_pct, 1))});
-  }
-  const double n = static_cast<double>(c.bars.size());
-  rows.push_back({Text("average"), Text(Fixed(estimated / n, 1)), Text(Fixed(measured / n, 1)),
-                  Text(Fixed((estimated - measured) / n, 1))});
   doc->Paragraph(
-      {{"Power of " + c.gpu_b + " relative to " + c.gpu_a + " per workload, from ", "", false},
-       link.File(r.compare_path),
-       {": AccelWattch (§7.1) judges a model by how well the average tracks the "
-        "measured average, and by how often each estimate points the same way.",
-        "", false}});
-  doc->Table({"Workload", "estimated_rel_pct", "measured_rel_pct", "difference_pp"},
-             {false, true, true, true}, rows);
-  AddFigures(doc, r, o, "compare");
+      Text("AccelWattch (§7.1) judges a model across architectures by how well its "
+           "average relative power tracks the measured average, and by how often each "
+           "workload's estimate points the same way as the measurement."));
+  for (size_t i = 0; i < r.comparisons.size(); ++i) {
+    const RelativePowerChart& c = r.comparisons[i];
+    doc->Heading(3, c.gpu_b + " relative to " + c.gpu_a);
+    double estimated = 0.0, measured = 0.0;
+    std::vector<std::vector<Inline>> rows;
+    for (const RelativePowerBar& b : c.bars) {
+      estimated += b.estimated_pct;
+      measured += b.measured_pct;
+      rows.push_back({Text(b.workload), Text(Fixed(b.estimated_pct, 1)),
+                      Text(Fixed(b.measured_pct, 1)),
+                      Text(Fixed(b.estimated_pct - b.measured_pct, 1))});
+    }
+    const double n = static_cast<double>(c.bars.size());
+    rows.push_back({Text("average"), Text(Fixed(estimated / n, 1)), Text(Fixed(measured / n, 1)),
+                    Text(Fixed((estimated - measured) / n, 1))});
+    doc->Paragraph(Inline{{"(P_B - P_A) / P_A per workload, from ", "", false},
+                          link.File(r.compare_paths[i]),
+                          {":", "", false}});
+    doc->Table({"Workload", "estimated_rel_pct", "measured_rel_pct", "difference_pp"},
+               {false, true, true, true}, rows);
+    if (o.figures) {
+      for (const ReportFigure& f : r.figures) {
+        if (f.kind == FigureKind::kRelative && f.index == static_cast<int>(i)) {
+          doc->Figure("figures/" + f.stem + ".png", "figures/" + f.stem + ".svg", f.title,
+                      Text(f.caption));
+        }
+      }
+    }
+  }
 }
 
 void ProvenanceSection(Document* doc, const RunReport& r, const Linker& link) {

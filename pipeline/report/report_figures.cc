@@ -843,8 +843,8 @@ void WriteRelativePowerPlot(const RelativePowerChart& chart, const std::string& 
     *gp << "reset\n";
     *gp << "$bars << EOD\n" << table << "EOD\n";
     *gp << "set title " << GnuplotString(title) << " offset 0,1\n";
-    *gp << "set ylabel "
-        << GnuplotString("Power of " + chart.gpu_b + " vs. " + chart.gpu_a + " (%)") << "\n";
+    // The title names the two GPUs (long names would not fit along the axis).
+    *gp << "set ylabel 'Power of B relative to A (%)'\n";
     *gp << "set style data histograms\n";
     *gp << "set style histogram clustered gap 1\n";
     *gp << "set style fill solid 1.0 noborder\n";
@@ -856,7 +856,7 @@ void WriteRelativePowerPlot(const RelativePowerChart& chart, const std::string& 
     *gp << "set bmargin " << bottom_chars << "\n";
     // The two series above the axes; the summary in two lines at the bottom of the figure.
     *gp << "set tmargin 4.5\n";
-    *gp << "set key at graph 0.5, graph 1.01 center bottom horizontal Left reverse samplen 1.5\n";
+    *gp << "set key at graph 0.5, graph 1.04 center bottom horizontal Left reverse samplen 1.5\n";
     *gp << "set label 1 " << GnuplotString(difference)
         << " at screen 0.5, screen 0.065 center font ',11'\n";
     *gp << "set label 2 " << GnuplotString(direction)

@@ -153,9 +153,9 @@ struct RelativePowerChart {
   std::vector<RelativePowerBar> bars;
 };
 
-// Clustered bars per workload, estimated and measured power of GPU B relative to GPU A (%),
-// then the two averages after a gap; the key states the difference of the averages and the
-// share of workloads whose estimate points the same direction as the measurement.
+// Clustered bars per workload, estimated and measured power of GPU B relative to GPU A (%; the
+// title should name both), then the two averages after a gap; the key states the difference of the
+// averages and the share of workloads whose estimate points the same direction as the measurement.
 void WriteRelativePowerPlot(const RelativePowerChart& chart, const std::string& title,
                             const std::string& png_path, const std::string& svg_path);
 

@@ -27,7 +27,7 @@ namespace {
 // Depth below the run folder searched for files (run/, run/a/, run/a/b/).
 constexpr int kDiscoveryDepth = 2;
 // Most bars in the breakdown figure (more would not fit a column; the rest are noted).
-constexpr size_t kMaxBreakdownBars = 60;
+constexpr size_t kMaxBreakdownBars = 40;
 
 std::string Lower(std::string text) {
   for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -268,6 +268,7 @@ class Collector {
       r_.title = (dir.filename().empty() ? dir.parent_path().filename() : dir.filename()).string();
     }
     if (!o_.run_dir.empty()) files_ = ListRunFiles(o_.run_dir);
+    ReadJsonFiles();
     DiscoverModels();
     DiscoverValidations();
     ChoosePrimaryModel();
@@ -313,30 +314,42 @@ class Collector {
     r_.models.push_back(std::move(m));
   }
 
-  void DiscoverModels() {
+  // Parses every JSON file of the run folder once (discovery goes by content, not by name);
+  // one that is not valid JSON is noted and left out.
+  void ReadJsonFiles() {
     for (const std::string& f : files_) {
-      const std::string name = fs::path(f).filename().string();
-      if (!EndsWith(name, ".json") || Lower(name).find("model") == std::string::npos) continue;
+      if (!EndsWith(Lower(f), ".json")) continue;
       const std::string path = JoinPath(o_.run_dir, f);
-      const nlohmann::json j = ReadJsonFile(path);
+      try {
+        json_files_.emplace_back(path, ReadJsonFile(path));
+      } catch (const InputError& e) {
+        r_.notes.push_back(std::string(e.what()) + "; left out");
+      }
+    }
+  }
+
+  void DiscoverModels() {
+    for (const auto& [path, j] : json_files_) {
       const std::string format = JsonString(j, "format");
-      if (format != kModelJsonFormat) {
+      if (format == kModelJsonFormat) {
+        AddModel("", path);
+      } else if (Lower(format).find("model") != std::string::npos) {
         r_.notes.push_back(
             fmt::format("{}: format '{}' is not a wattcal power model; not shown", path, format));
-        continue;
       }
-      AddModel("", path);
     }
     for (const LabelledPath& m : o_.models) AddModel(m.label, m.path);
   }
 
   // Loads predictions (and the metrics JSON beside them when there is one).
+  // `name` is what its files are called after (metrics_<name>.json), "" for metrics.json.
   void AddValidation(const std::string& predictions_path, const std::string& metrics_path,
-                     const std::string& mode, const std::string& given_label, bool in_root,
+                     const std::string& name, const std::string& given_label, bool in_root,
                      bool extra) {
     ReportValidation v;
     v.extra = extra;
-    v.mode = mode;
+    v.name = name;
+    v.mode = name;
     v.predictions_path = predictions_path;
     v.metrics_path = metrics_path;
     v.in_run_root = in_root;
@@ -349,6 +362,7 @@ class Collector {
       v.metrics = MetricsToJson(ComputeValidationMetrics(v.rows), MetricsOptions());
     }
     v.title = JsonString(v.metrics, "title");
+    if (!JsonString(v.metrics, "mode").empty()) v.mode = JsonString(v.metrics, "mode");
     const std::vector<std::string> known = KnownFiles();
     v.cross_validated = v.metrics.is_object() && v.metrics.contains("cv_folds");
     v.model_path = ResolveNamed(JsonString(v.metrics, "model"), o_.run_dir, known);
@@ -357,8 +371,8 @@ class Collector {
       r_.notes.push_back(fmt::format("{}: the measurements it names ({}) were not found",
                                      metrics_path, JsonString(v.metrics, "measurements")));
     }
-    const std::string summary =
-        JoinPath(fs::path(predictions_path).parent_path().string(), "summary_" + mode + ".md");
+    const std::string summary = JoinPath(fs::path(predictions_path).parent_path().string(),
+                                         name.empty() ? "summary.md" : "summary_" + name + ".md");
     if (!metrics_path.empty() && IsFile(summary)) v.summary_path = summary;
 
     v.label = given_label;
@@ -371,12 +385,15 @@ class Collector {
           if (SameFile(m.path, v.model_path)) how = ModelKind(m.model);
         }
       }
-      v.label = how.empty() ? mode : mode + ", " + how;
-      if (!in_root && !o_.run_dir.empty()) {
-        const std::string dir = fs::path(predictions_path)
-                                    .parent_path()
-                                    .lexically_relative(o_.run_dir)
-                                    .generic_string();
+      const std::string dir = o_.run_dir.empty() ? std::string()
+                                                 : fs::path(predictions_path)
+                                                       .parent_path()
+                                                       .lexically_relative(o_.run_dir)
+                                                       .generic_string();
+      // Named after its files, else after its folder (metrics.json), else after its mode.
+      const std::string base = !name.empty() ? name : !dir.empty() && dir != "." ? dir : v.mode;
+      v.label = how.empty() ? base : base + ", " + how;
+      if (!in_root && !name.empty()) {
         if (!dir.empty() && dir != ".") {
           bool clash = false;
           for (const ReportValidation& other : r_.validations)
@@ -396,20 +413,23 @@ class Collector {
       std::string dir, mode, metrics, predictions;
     };
     std::vector<Found> found;
-    for (const std::string& f : files_) {
-      const fs::path p(f);
-      const std::string name = p.filename().string();
-      if (!StartsWith(name, "metrics_") || !EndsWith(name, ".json")) continue;
-      const std::string mode = name.substr(8, name.size() - 8 - 5);
-      const std::string dir = p.parent_path().generic_string();
+    for (const auto& [path, j] : json_files_) {
+      const fs::path relative = fs::path(path).lexically_relative(o_.run_dir);
+      const std::string name = relative.filename().string();
+      // metrics.json or metrics_<name>.json, with predictions[_<name>].csv beside it.
+      if (!StartsWith(name, "metrics") || !EndsWith(name, ".json")) continue;
+      const std::string suffix = name.substr(7, name.size() - 7 - 5);
+      if (!suffix.empty() && suffix[0] != '_') continue;
+      if (!j.is_object() || !j.contains("mape_pct")) continue;
+      const std::string dir = relative.parent_path().generic_string();
       const std::string predictions =
-          JoinPath(o_.run_dir, JoinPath(dir, "predictions_" + mode + ".csv"));
+          JoinPath(o_.run_dir, JoinPath(dir, "predictions" + suffix + ".csv"));
       if (!IsFile(predictions)) {
-        r_.notes.push_back(fmt::format("{}: no predictions_{}.csv beside it; not shown",
-                                       JoinPath(o_.run_dir, f), mode));
+        r_.notes.push_back(
+            fmt::format("{}: no predictions{}.csv beside it; not shown", path, suffix));
         continue;
       }
-      found.push_back({dir, mode, JoinPath(o_.run_dir, f), predictions});
+      found.push_back({dir, suffix.empty() ? "" : suffix.substr(1), path, predictions});
     }
     std::stable_sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
       if (a.dir != b.dir) {
@@ -490,7 +510,12 @@ class Collector {
     }
     if (primary != nullptr) {
       const std::string named = primary->trained_on;
-      const std::string path = ResolveNamed(named, o_.run_dir, KnownFiles());
+      std::string path = ResolveNamed(named, o_.run_dir, KnownFiles());
+      // wattcal-port writes "<corpus> (ported from ...)".
+      const size_t note = named.find(" (");
+      if (path.empty() && note != std::string::npos) {
+        path = ResolveNamed(named.substr(0, note), o_.run_dir, KnownFiles());
+      }
       if (!path.empty()) {
         AddCorpus(path, primary);
       } else if (!named.empty()) {
@@ -522,7 +547,7 @@ class Collector {
       }
     }
     if (model < 0) {
-      r_.notes.push_back("no model: no power breakdown");
+      if (!r_.validations.empty()) r_.notes.push_back("no model: no power breakdown");
       return;
     }
     const ReportModel& m = r_.models[static_cast<size_t>(model)];
@@ -554,10 +579,16 @@ class Collector {
   }
 
   void CollectConstant() {
-    const std::string path = o_.constant_path.empty()
-                                 ? DiscoverJson("constant", "p_const_w", "constant-power result")
-                                 : o_.constant_path;
-    if (path.empty()) return;
+    std::string path = o_.constant_path;
+    if (path.empty()) {
+      const std::vector<std::string> found = DiscoverJson({"p_const_w", "curves"});
+      for (size_t i = 1; i < found.size(); ++i) {
+        r_.notes.push_back(found[i] + ": a second constant-power result; only " + found[0] +
+                           " is shown (or pass --constant FILE)");
+      }
+      if (found.empty()) return;
+      path = found[0];
+    }
     r_.constant = ReadConstantFitChart(path);
     UseInput(path);
     std::vector<std::string> sweep_files;
@@ -595,35 +626,31 @@ class Collector {
     }
   }
 
-  // The first discovered JSON whose name contains `word` and that has key `key`, else "".
-  std::string DiscoverJson(const std::string& word, const std::string& key,
-                           const std::string& what) {
-    std::string path;
-    for (const std::string& f : files_) {
-      const std::string name = Lower(fs::path(f).filename().string());
-      if (!EndsWith(name, ".json") || name.find(word) == std::string::npos) continue;
-      const nlohmann::json j = ReadJsonFile(JoinPath(o_.run_dir, f));
-      if (!j.is_object() || !j.contains(key)) continue;
-      if (path.empty()) {
-        path = JoinPath(o_.run_dir, f);
-      } else {
-        r_.notes.push_back(
-            fmt::format("{}: a second {}; only {} is shown", JoinPath(o_.run_dir, f), what, path));
-      }
+  // The run folder's JSON files that have every one of `keys`, in discovery order.
+  std::vector<std::string> DiscoverJson(const std::vector<std::string>& keys) const {
+    std::vector<std::string> paths;
+    for (const auto& [path, j] : json_files_) {
+      bool all = j.is_object();
+      for (const std::string& key : keys) all = all && j.contains(key);
+      if (all) paths.push_back(path);
     }
-    return path;
+    return paths;
   }
 
   void CollectCompare() {
-    const std::string path =
-        o_.compare_path.empty() ? DiscoverJson("compare", "per_workload", "architecture comparison")
-                                : o_.compare_path;
-    if (path.empty()) return;
-    r_.compare = ReadRelativePowerChart(path);
-    UseInput(path);
-    r_.compare_path = path;
-    r_.has_compare = !r_.compare.bars.empty();
-    if (!r_.has_compare) r_.notes.push_back(path + ": no workload to compare");
+    const std::vector<std::string> paths = o_.compare_paths.empty()
+                                               ? DiscoverJson({"arch_a", "arch_b", "per_workload"})
+                                               : o_.compare_paths;
+    for (const std::string& path : paths) {
+      RelativePowerChart chart = ReadRelativePowerChart(path);
+      UseInput(path);
+      if (chart.bars.empty()) {
+        r_.notes.push_back(path + ": no workload to compare");
+        continue;
+      }
+      r_.compare_paths.push_back(path);
+      r_.comparisons.push_back(std::move(chart));
+    }
   }
 
   // Validations drawn over the V-F pairs (see VfValidationIndices).
@@ -715,16 +742,16 @@ class Collector {
       ReportFigure f;
       f.kind = FigureKind::kScatter;
       f.index = static_cast<int>(i);
-      std::string stem = "scatter_" + v.mode;
-      if (!v.metrics_path.empty() && !o_.run_dir.empty() && !v.in_run_root) {
-        stem = "scatter_" +
-               SafeStem(fs::path(v.predictions_path)
-                            .parent_path()
-                            .lexically_relative(o_.run_dir)
-                            .generic_string()) +
-               "_" + SafeStem(v.mode);
-      } else if (v.metrics_path.empty() || o_.run_dir.empty()) {
-        stem = "scatter_" + SafeStem(v.label);
+      // scatter_<folder>_<name> after the validation's files, or after its label.
+      std::string stem = "scatter_" + SafeStem(v.label);
+      if (!v.extra && !o_.run_dir.empty()) {
+        const std::string dir = fs::path(v.predictions_path)
+                                    .parent_path()
+                                    .lexically_relative(o_.run_dir)
+                                    .generic_string();
+        std::string key = dir == "." ? "" : dir;
+        if (!v.name.empty()) key += (key.empty() ? "" : "_") + v.name;
+        if (!key.empty()) stem = "scatter_" + SafeStem(key);
       }
       f.stem = UniqueStem(stem);
       f.section = "validation";
@@ -842,22 +869,25 @@ class Collector {
       f.inputs.insert(f.inputs.end(), constant_inputs_.begin(), constant_inputs_.end());
       r_.figures.push_back(f);
     }
-    DecideCompareFigure(prefix);
+    DecideCompareFigures(prefix);
   }
 
-  void DecideCompareFigure(const std::string& prefix) {
-    if (!r_.has_compare) return;
-    ReportFigure f;
-    f.kind = FigureKind::kRelative;
-    f.stem = UniqueStem("relative_power");
-    f.section = "compare";
-    f.title = prefix + r_.compare.gpu_b + " relative to " + r_.compare.gpu_a;
-    f.caption = fmt::format(
-        "Power of {} relative to {} per workload, (P_B - P_A) / P_A, as estimated and as "
-        "measured, and the averages (AccelWattch Fig. 12), from {}.",
-        r_.compare.gpu_b, r_.compare.gpu_a, r_.compare_path);
-    f.inputs = {r_.compare_path};
-    r_.figures.push_back(f);
+  void DecideCompareFigures(const std::string& prefix) {
+    for (size_t i = 0; i < r_.comparisons.size(); ++i) {
+      const RelativePowerChart& c = r_.comparisons[i];
+      ReportFigure f;
+      f.kind = FigureKind::kRelative;
+      f.index = static_cast<int>(i);
+      f.stem = UniqueStem("relative_power_" + SafeStem(c.gpu_b + "_vs_" + c.gpu_a));
+      f.section = "compare";
+      f.title = prefix + c.gpu_b + " relative to " + c.gpu_a;
+      f.caption = fmt::format(
+          "Power of {} relative to {} per workload, (P_B - P_A) / P_A, as estimated and as "
+          "measured, and the averages (AccelWattch Fig. 12), from {}.",
+          c.gpu_b, c.gpu_a, r_.compare_paths[i]);
+      f.inputs = {r_.compare_paths[i]};
+      r_.figures.push_back(f);
+    }
   }
 
   nlohmann::json OptionsJson() const {
@@ -882,7 +912,7 @@ class Collector {
     j["auto_benchmarks"] = o_.auto_benchmarks;
     j["constant"] = r_.constant_path;
     j["max_constant_curves"] = o_.max_constant_curves;
-    j["compare"] = r_.compare_path;
+    j["compare"] = r_.compare_paths;
     j["default_core_mhz"] = o_.corpus_read.default_core_mhz;
     j["default_mem_mhz"] = o_.corpus_read.default_mem_mhz;
     j["collinearity_pair_threshold_abs_r"] = o_.collinearity.pair_threshold_abs_r;
@@ -896,6 +926,7 @@ class Collector {
   std::vector<std::string> files_;
   std::set<std::string> stems_;
   std::string vf_ranking_label_;
+  std::vector<std::pair<std::string, nlohmann::json>> json_files_;  // (path, content)
   std::vector<std::string> constant_inputs_;  // the sweep files behind the constant figure
 };
 
@@ -972,7 +1003,7 @@ void DrawFigure(const RunReport& r, const ReportFigure& f, const std::string& pn
       WriteConstantPowerPlot(r.constant_drawn, f.title, png, svg);
       return;
     case FigureKind::kRelative:
-      WriteRelativePowerPlot(r.compare, f.title, png, svg);
+      WriteRelativePowerPlot(r.comparisons[static_cast<size_t>(f.index)], f.title, png, svg);
       return;
   }
 }

@@ -38,10 +38,10 @@ LabelledPath ParseLabelledPath(const std::string& text);
 
 struct ReportOptions {
   // A run folder (Makefile.runs' reports/<run>/) whose files are discovered, in it and in its
-  // sub-folders up to two levels down: wattcal power models (*model*.json of format
-  // wattcal-power-model), validations (metrics_<mode>.json with predictions_<mode>.csv beside
-  // it, and summary_<mode>.md when present), constant-power results (*constant*.json) and
-  // architecture comparisons (*compare*.json).
+  // sub-folders up to two levels down, by their content: wattcal power models (JSON of format
+  // wattcal-power-model), validations (metrics[_NAME].json with predictions[_NAME].csv beside
+  // it, and summary[_NAME].md when present), constant-power results (JSON with p_const_w and
+  // curves) and architecture comparisons (JSON with arch_a and per_workload).
   // Files named inside them (a model's trained_on, a validation's measurements) are opened as
   // written there, else relative to the run folder. Empty: only the files given below.
   std::string run_dir;
@@ -72,9 +72,9 @@ struct ReportOptions {
   std::string constant_path;
   // Most curves drawn in the constant-power figure (spread over the range of power); >= 1.
   int max_constant_curves = 7;
-  // wattcal-compare's JSON (relative power of two architectures); empty = discovered in the
-  // run folder (*compare*.json with per_workload).
-  std::string compare_path;
+  // wattcal-compare's JSONs (relative power of two architectures), one figure each; empty =
+  // those discovered in the run folder.
+  std::vector<std::string> compare_paths;
   // Reading tidy corpora without a preamble (default frequencies); 0 = the model's defaults.
   CorpusReadOptions corpus_read;
   CollinearityOptions collinearity;
@@ -94,6 +94,7 @@ struct ReportModel {
 
 struct ReportValidation {
   std::string label;         // "dvfs, joint", "gpmtool/scaling", ...
+  std::string name;          // its files' name: metrics_<name>.json ("" for metrics.json)
   std::string mode;          // dvfs | fixed | scaling | accelwattch | ...
   std::string metrics_path;  // empty for --predictions files
   std::string predictions_path;
@@ -122,7 +123,7 @@ enum class FigureKind {
   kBenchmarkCorrelation,  // index = corpus
   kComponentCorrelation,  // index = corpus
   kConstant,
-  kRelative,
+  kRelative,  // index = comparison
 };
 
 struct ReportFigure {
@@ -152,10 +153,9 @@ struct RunReport {
   std::string constant_path;
   ConstantFitChart constant;        // every curve
   ConstantFitChart constant_drawn;  // the ones drawn
-  // Relative power of two architectures (wattcal-compare).
-  bool has_compare = false;
-  std::string compare_path;
-  RelativePowerChart compare;
+  // Relative power of two architectures (wattcal-compare), one per file.
+  std::vector<std::string> compare_paths;
+  std::vector<RelativePowerChart> comparisons;
   std::vector<std::string> vf_benchmarks;
   std::vector<ReportFigure> figures;
   std::vector<std::string> inputs;  // every file read, in order of first use
