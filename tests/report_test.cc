@@ -560,7 +560,7 @@ TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
     EXPECT_NE(md.find("(" + figure + ")"), std::string::npos) << "index.md lacks " << figure;
   }
   // What was discovered, one figure each.
-  for (const std::string& stem :
+  for (const std::string stem :
        {"error_cdf", "scatter_dvfs", "scatter_scaling", "scatter_gpmtool_dvfs",
         "scatter_gpmtool_scaling", "voltage_vs_frequency", "breakdown_default_pair",
         "util_corr_benchmarks_train", "util_corr_components_train", "constant_power_fits",
