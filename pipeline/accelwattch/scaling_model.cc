@@ -34,10 +34,10 @@ OrderedJson Numbers(const std::vector<double>& values) {
 }
 
 // Reads the JSON model with every error naming its line.
-class Reader {
+class Reader : public JsonFieldReader {
  public:
   Reader(const std::string& path, const std::string& text, const Json& root)
-      : path_(path), lines_(text), root_(root) {}
+      : JsonFieldReader(path, text), root_(root) {}
 
   AccelWattchModel Read() {
     if (!root_.is_object()) Fail("", "expected a JSON object at the top level");
@@ -69,10 +69,10 @@ class Reader {
       if (!names.insert(name).second) {
         Fail(p + ".component", fmt::format("component '{}' is named twice", name));
       }
-      const double x = NumberAt(components[i], p, "x");
-      const double lo = NumberAt(components[i], p, "lower_bound");
-      const double hi = NumberAt(components[i], p, "upper_bound");
-      const double prior = NumberAt(components[i], p, "prior_x");
+      const double x = Number(components[i], p, "x");
+      const double lo = Number(components[i], p, "lower_bound");
+      const double hi = Number(components[i], p, "upper_bound");
+      const double prior = Number(components[i], p, "prior_x");
       if (!(lo >= 0.0 && lo <= hi)) {
         Fail(p + ".lower_bound", fmt::format("bounds [{}, {}] must satisfy 0 <= lower <= upper", lo, hi));
       }
@@ -112,49 +112,6 @@ class Reader {
   }
 
  private:
-  [[noreturn]] void Fail(const std::string& field, const std::string& message) const {
-    throw InputError(path_, lines_.LineOf(field), field, message);
-  }
-  static std::string Join(const std::string& parent, const std::string& key) {
-    return parent.empty() ? key : parent + "." + key;
-  }
-  const Json& Get(const Json& object, const std::string& parent, const std::string& key) const {
-    if (!object.is_object()) Fail(parent, fmt::format("expected an object, got {}", object.type_name()));
-    const auto it = object.find(key);
-    if (it == object.end()) Fail(Join(parent, key), fmt::format("missing key \"{}\"", key));
-    return *it;
-  }
-  std::string String(const Json& object, const std::string& parent, const std::string& key) const {
-    const Json& v = Get(object, parent, key);
-    if (!v.is_string()) Fail(Join(parent, key), fmt::format("expected a string, got {}", v.type_name()));
-    return v.get<std::string>();
-  }
-  int Int(const Json& object, const std::string& parent, const std::string& key) const {
-    const Json& v = Get(object, parent, key);
-    if (!v.is_number_integer()) Fail(Join(parent, key), fmt::format("expected a whole number, got {}", v.dump()));
-    return v.get<int>();
-  }
-  bool Bool(const Json& object, const std::string& parent, const std::string& key) const {
-    const Json& v = Get(object, parent, key);
-    if (!v.is_boolean()) Fail(Join(parent, key), fmt::format("expected true or false, got {}", v.dump()));
-    return v.get<bool>();
-  }
-  double Value(const Json& v, const std::string& path, bool allow_null) const {
-    if (allow_null && v.is_null()) return kNaN;
-    if (!v.is_number()) Fail(path, fmt::format("expected a finite number, got {}", v.type_name()));
-    const double x = v.get<double>();
-    if (!std::isfinite(x)) Fail(path, "expected a finite number");
-    return x;
-  }
-  double NumberAt(const Json& object, const std::string& parent, const std::string& key,
-                  bool allow_null = false) const {
-    return Value(Get(object, parent, key), Join(parent, key), allow_null);
-  }
-  const Json& Array(const Json& object, const std::string& parent, const std::string& key) const {
-    const Json& v = Get(object, parent, key);
-    if (!v.is_array()) Fail(Join(parent, key), fmt::format("expected an array, got {}", v.type_name()));
-    return v;
-  }
   std::vector<double> Vector(const Json& object, const std::string& parent, const std::string& key,
                              size_t count) const {
     const Json& v = Array(object, parent, key);
@@ -163,7 +120,7 @@ class Reader {
       Fail(p, fmt::format("expected {} values (one per component) or none, got {}", count, v.size()));
     }
     std::vector<double> out;
-    for (size_t i = 0; i < v.size(); ++i) out.push_back(Value(v[i], fmt::format("{}[{}]", p, i), false));
+    for (size_t i = 0; i < v.size(); ++i) out.push_back(NumberValue(v[i], fmt::format("{}[{}]", p, i)));
     return out;
   }
   Ordering ReadOrdering(const Json& o, const std::string& p) const {
@@ -191,17 +148,17 @@ class Reader {
     if (fit->residual != "relative") {
       Fail("fit.residual", fmt::format("expected \"relative\", got \"{}\"", fit->residual));
     }
-    fit->prior_weight = NumberAt(f, "fit", "prior_weight");
+    fit->prior_weight = Number(f, "fit", "prior_weight");
     fit->prior_source = String(f, "fit", "prior_source");
     fit->kept_start = String(f, "fit", "kept_start");
     fit->converged = Bool(f, "fit", "converged");
-    fit->final_cost = NumberAt(f, "fit", "final_cost", true);
+    fit->final_cost = Number(f, "fit", "final_cost", true);
     fit->train_kernels = Int(f, "fit", "train_kernels");
-    fit->train_mape_pct = NumberAt(f, "fit", "train_mape_pct", true);
-    fit->train_max_ape_pct = NumberAt(f, "fit", "train_max_ape_pct", true);
-    fit->train_rmse_w = NumberAt(f, "fit", "train_rmse_w", true);
-    fit->train_pearson_r = NumberAt(f, "fit", "train_pearson_r", true);
-    fit->max_constraint_violation = NumberAt(f, "fit", "max_constraint_violation", true);
+    fit->train_mape_pct = Number(f, "fit", "train_mape_pct", true);
+    fit->train_max_ape_pct = Number(f, "fit", "train_max_ape_pct", true);
+    fit->train_rmse_w = Number(f, "fit", "train_rmse_w", true);
+    fit->train_pearson_r = Number(f, "fit", "train_pearson_r", true);
+    fit->max_constraint_violation = Number(f, "fit", "max_constraint_violation", true);
     const Json& starts = Array(f, "fit", "starts");
     for (size_t s = 0; s < starts.size(); ++s) {
       const std::string p = fmt::format("fit.starts[{}]", s);
@@ -210,9 +167,9 @@ class Reader {
       r.run = Bool(starts[s], p, "run");
       r.converged = Bool(starts[s], p, "converged");
       r.iterations = Int(starts[s], p, "iterations");
-      r.initial_cost = NumberAt(starts[s], p, "initial_cost", true);
-      r.final_cost = NumberAt(starts[s], p, "final_cost", true);
-      r.train_mape_pct = NumberAt(starts[s], p, "train_mape_pct", true);
+      r.initial_cost = Number(starts[s], p, "initial_cost", true);
+      r.final_cost = Number(starts[s], p, "final_cost", true);
+      r.train_mape_pct = Number(starts[s], p, "train_mape_pct", true);
       r.termination = String(starts[s], p, "termination");
       r.x_start = Vector(starts[s], p, "x_start", num_components);
       r.x = Vector(starts[s], p, "x", num_components);
@@ -220,8 +177,6 @@ class Reader {
     }
   }
 
-  const std::string& path_;
-  JsonLineIndex lines_;
   const Json& root_;
 };
 

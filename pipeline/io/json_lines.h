@@ -7,6 +7,8 @@
 #include <map>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace wattcal {
 
 // Line of every value of a (valid) JSON text, by path: "fit.iterations",
@@ -28,6 +30,36 @@ class JsonLineIndex {
   size_t pos_ = 0;
   int64_t line_ = 1;
   std::map<std::string, int64_t> lines_;
+};
+
+// Typed access to the values of a parsed JSON file, every error an InputError naming
+// FILE:LINE and the value's path. The base of wattcal's JSON file readers.
+class JsonFieldReader {
+ public:
+  using Json = nlohmann::json;
+  // `text` (the file's bytes) must outlive the reader.
+  JsonFieldReader(const std::string& path, const std::string& text) : path_(path), lines_(text) {}
+
+ protected:
+  [[noreturn]] void Fail(const std::string& field, const std::string& message) const;
+  // "parent.key", or "key" at the top level.
+  static std::string Join(const std::string& parent, const std::string& key);
+  // The value at `key` of `object` (which must be an object).
+  const Json& Get(const Json& object, const std::string& parent, const std::string& key) const;
+  std::string String(const Json& object, const std::string& parent, const std::string& key) const;
+  int Int(const Json& object, const std::string& parent, const std::string& key) const;
+  bool Bool(const Json& object, const std::string& parent, const std::string& key) const;
+  // A finite number (or NaN for null when `allow_null`).
+  double NumberValue(const Json& v, const std::string& path, bool allow_null = false) const;
+  double Number(const Json& object, const std::string& parent, const std::string& key,
+                bool allow_null = false) const;
+  // The array at `key`, with `count` elements (any number when count < 0).
+  const Json& Array(const Json& object, const std::string& parent, const std::string& key,
+                    int64_t count = -1) const;
+  void CheckArray(const Json& v, const std::string& path, int64_t count) const;
+
+  const std::string& path_;
+  JsonLineIndex lines_;
 };
 
 }  // namespace wattcal

@@ -165,12 +165,10 @@ PowerModel ReadGpmtoolModel(const std::string& path) {
 // ---------------------------------------------------------------------------------------
 // JSON.
 
-const char* JsonTypeName(const Json& v) { return v.type_name(); }
-
-class JsonModelReader {
+class JsonModelReader : public JsonFieldReader {
  public:
   JsonModelReader(const std::string& path, const std::string& text, const Json& root)
-      : path_(path), lines_(text), root_(root) {}
+      : JsonFieldReader(path, text), root_(root) {}
 
   PowerModel Read() {
     if (!root_.is_object()) Fail("", "expected a JSON object at the top level");
@@ -234,72 +232,6 @@ class JsonModelReader {
   }
 
  private:
-  [[noreturn]] void Fail(const std::string& field, const std::string& message) const {
-    throw InputError(path_, lines_.LineOf(field), field, message);
-  }
-
-  static std::string Join(const std::string& parent, const std::string& key) {
-    return parent.empty() ? key : parent + "." + key;
-  }
-
-  const Json& Get(const Json& object, const std::string& parent, const std::string& key) const {
-    if (!object.is_object()) {
-      Fail(parent, fmt::format("expected an object, got {}", JsonTypeName(object)));
-    }
-    const auto it = object.find(key);
-    if (it == object.end()) Fail(Join(parent, key), fmt::format("missing key \"{}\"", key));
-    return *it;
-  }
-
-  std::string String(const Json& object, const std::string& parent, const std::string& key) const {
-    const Json& v = Get(object, parent, key);
-    if (!v.is_string())
-      Fail(Join(parent, key), fmt::format("expected a string, got {}", JsonTypeName(v)));
-    return v.get<std::string>();
-  }
-
-  double NumberValue(const Json& v, const std::string& path) const {
-    if (!v.is_number())
-      Fail(path, fmt::format("expected a finite number, got {}", JsonTypeName(v)));
-    const double x = v.get<double>();
-    if (!std::isfinite(x)) Fail(path, "expected a finite number");
-    return x;
-  }
-
-  double Number(const Json& object, const std::string& parent, const std::string& key) const {
-    return NumberValue(Get(object, parent, key), Join(parent, key));
-  }
-
-  int Int(const Json& object, const std::string& parent, const std::string& key) const {
-    const Json& v = Get(object, parent, key);
-    if (!v.is_number_integer()) {
-      Fail(Join(parent, key), fmt::format("expected a whole number, got {}", v.dump()));
-    }
-    return v.get<int>();
-  }
-
-  bool Bool(const Json& object, const std::string& parent, const std::string& key) const {
-    const Json& v = Get(object, parent, key);
-    if (!v.is_boolean())
-      Fail(Join(parent, key), fmt::format("expected true or false, got {}", v.dump()));
-    return v.get<bool>();
-  }
-
-  // The array at `key`, which must have `count` elements (any number when count < 0).
-  const Json& Array(const Json& object, const std::string& parent, const std::string& key,
-                    int64_t count) const {
-    const Json& v = Get(object, parent, key);
-    CheckArray(v, Join(parent, key), count);
-    return v;
-  }
-
-  void CheckArray(const Json& v, const std::string& path, int64_t count) const {
-    if (!v.is_array()) Fail(path, fmt::format("expected an array, got {}", JsonTypeName(v)));
-    if (count >= 0 && static_cast<int64_t>(v.size()) != count) {
-      Fail(path, fmt::format("expected {} elements, got {}", count, v.size()));
-    }
-  }
-
   std::vector<double> Numbers(const Json& v, const std::string& path, int64_t count) const {
     CheckArray(v, path, count);
     std::vector<double> out;
@@ -367,8 +299,6 @@ class JsonModelReader {
     fit->train_r2 = Number(f, "fit", "train_r2");
   }
 
-  const std::string& path_;
-  JsonLineIndex lines_;
   const Json& root_;
 };
 
