@@ -32,6 +32,10 @@ class JsonLineIndex {
   std::map<std::string, int64_t> lines_;
 };
 
+// Parses `text` (the bytes of `path`); a syntax error is an InputError naming the line of
+// the offending byte: "invalid JSON: parse error at line ...".
+nlohmann::json ParseJsonText(const std::string& path, const std::string& text);
+
 // Typed access to the values of a parsed JSON file, every error an InputError naming
 // FILE:LINE and the value's path. The base of wattcal's JSON file readers.
 class JsonFieldReader {

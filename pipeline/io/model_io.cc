@@ -303,18 +303,7 @@ class JsonModelReader : public JsonFieldReader {
 };
 
 PowerModel ReadJsonModel(const std::string& path, const std::string& text) {
-  Json root;
-  try {
-    root = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    const size_t end = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
-    const int64_t line =
-        1 + std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(end), '\n');
-    std::string what = e.what();
-    const size_t detail = what.find("parse error");
-    throw InputError(path, line, "",
-                     "invalid JSON: " + (detail == std::string::npos ? what : what.substr(detail)));
-  }
+  const Json root = ParseJsonText(path, text);
   return JsonModelReader(path, text, root).Read();
 }
 
