@@ -6,9 +6,15 @@
 //   wattcal-calibrate --method accelwattch --components TABLE.csv --out MODEL.json
 //                     [--bounds LO:HI|NAME=LO:HI ...] [--orderings FILE] [--no-paper-orderings]
 //                     [--prior MODEL.json] [--prior-weight LAMBDA]
+//   wattcal-calibrate --method accelwattch --activity ACT.csv --energies E.json
+//                     --constant CONSTANT.json --static STATIC.json --idle IDLE.json --out MODEL.json
+//                     [--default-category CAT] [--components-out TABLE.csv] [fit options as above]
 #include <fmt/format.h>
 
+#include "accelwattch/activity.h"
 #include "accelwattch/component_table.h"
+#include "accelwattch/model_terms.h"
+#include "accelwattch/power_model.h"
 #include "accelwattch/scaling_fit.h"
 #include "accelwattch/scaling_model.h"
 
@@ -27,6 +33,8 @@ int main(int argc, char** argv) {
   CLI::App app{"Calibrate a GPU power model from microbenchmark measurements (TPDS Eqs. 4-6, 9)",
                "wattcal-calibrate"};
   std::string train_path, components_path, out_path, gpmtool_path;
+  std::string activity_path, energies_path, constant_path, static_path, idle_path, default_category,
+      components_out_path;
   CalibrationFlags flags;
   AccelWattchFlags accelwattch;
   app.add_option("--train", train_path,
@@ -37,6 +45,28 @@ int main(int argc, char** argv) {
                  "(AccelWattch per_kernel_*.csv, or tidy kernel,measured_w,const_w,static_w,"
                  "idle_w,<component>_w...)")
       ->check(CLI::ExistingFile);
+  app.add_option("--activity", activity_path,
+                 "accelwattch: kernels' activity and measured power (wattcal-ingest "
+                 "--accelwattch-activity), for the whole Eq. 12 model with --energies, --constant, "
+                 "--static and --idle")
+      ->check(CLI::ExistingFile);
+  app.add_option("--energies", energies_path,
+                 "accelwattch: initial per-event energy estimates E-hat_i (wattcal-accelwattch-energies "
+                 "JSON, e.g. microbench_specs/virtual_volta_energies.json)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--constant", constant_path, "accelwattch: wattcal-constant's output (P_const, Eq. 3)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--static", static_path,
+                 "accelwattch: wattcal-static's output (static power per category, Eqs. 4-5, 9)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--idle", idle_path, "accelwattch: wattcal-idle's output (idle-SM power, Eqs. 6-8)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--default-category", default_category,
+                 "accelwattch: the category whose static model serves kernels without one "
+                 "(default: none, such a kernel is an error)");
+  app.add_option("--components-out", components_out_path,
+                 "accelwattch with --activity: also write the per-kernel component table of Eq. 13 "
+                 "(tidy CSV, x = 1) that the fit used");
   app.add_option("--out", out_path, "Model file to write (JSON)")->required();
   app.add_option("--export-gpmtool", gpmtool_path, "Also write the model in gpmTOOL's format");
   AddCalibrationOptions(&app, &flags);
@@ -44,24 +74,62 @@ int main(int argc, char** argv) {
   AddLoggingOptions(&app);
 
   return RunStageMain(&app, argc, argv, [&]() {
+    const bool whole_model = !activity_path.empty() || !energies_path.empty() || !constant_path.empty() ||
+                             !static_path.empty() || !idle_path.empty() || !default_category.empty() ||
+                             !components_out_path.empty();
     if (flags.method == "accelwattch") {
-      if (components_path.empty() || !train_path.empty() || !gpmtool_path.empty()) {
-        throw OptionError("--method accelwattch takes --components TABLE.csv (not --train, "
-                          "not --export-gpmtool)");
+      if (!train_path.empty() || !gpmtool_path.empty()) {
+        throw OptionError("--method accelwattch takes --components TABLE.csv, or --activity with "
+                          "--energies, --constant, --static and --idle (not --train, not --export-gpmtool)");
+      }
+      if (whole_model == !components_path.empty()) {
+        throw OptionError("--method accelwattch takes either --components TABLE.csv (a per-kernel "
+                          "component table) or --activity ACT.csv --energies E.json --constant C.json "
+                          "--static S.json --idle I.json (the whole Eq. 12 model)");
+      }
+      if (whole_model && (activity_path.empty() || energies_path.empty() || constant_path.empty() ||
+                          static_path.empty() || idle_path.empty())) {
+        throw OptionError("--activity needs all of --energies, --constant, --static and --idle");
       }
       const AccelWattchFitOptions options = ToAccelWattchFitOptions(accelwattch, flags.max_iterations);
-      const ComponentTable table = ReadComponentTable(components_path);
-      LogInfo(fmt::format("read {} kernels x {} components from {}", table.num_kernels(),
-                          table.num_components(), components_path));
-      const AccelWattchModel model = FitAccelWattchScaling(table, options);
+      std::vector<std::string> inputs;
+      ComponentTable table;
+      AccelWattchEnergies energies;
+      AccelWattchFixedTerms fixed;
+      if (whole_model) {
+        energies = ReadAccelWattchEnergies(energies_path);
+        fixed = ReadAccelWattchFixedTerms(constant_path, static_path, idle_path, default_category);
+        const ActivityTable activity = ReadActivityTable(activity_path);
+        table = BuildComponentTable(activity, energies, fixed);
+        inputs = {activity_path, energies_path, constant_path, static_path, idle_path};
+        LogInfo(fmt::format("built the Eq. 13 table: {} kernels x {} components from {} (P_const {:.3f} W, "
+                            "{} static categories, idle SM {:.4f} W)",
+                            table.num_kernels(), table.num_components(), activity_path, fixed.p_const_w,
+                            fixed.categories.size(), fixed.p_idle_sm_w));
+      } else {
+        table = ReadComponentTable(components_path);
+        inputs = {components_path};
+        LogInfo(fmt::format("read {} kernels x {} components from {}", table.num_kernels(),
+                            table.num_components(), components_path));
+      }
+      AccelWattchModel model = FitAccelWattchScaling(table, options);
+      if (whole_model) {
+        model.has_terms = true;
+        model.energies = energies;
+        model.fixed = fixed;
+      }
       OutputSet outputs;
-      std::vector<std::string> inputs = {components_path};
       for (const std::string& f : AccelWattchInputFiles(accelwattch)) inputs.push_back(f);
-      const nlohmann::json manifest_options = {
+      nlohmann::json manifest_options = {
           {"method", "accelwattch"},
           {"accelwattch", AccelWattchFitOptionsToJson(options, accelwattch)}};
+      if (whole_model) manifest_options["default_category"] = default_category;
       outputs.StageText(out_path, AccelWattchModelToJson(model));
       outputs.StageManifest(out_path, "calibrate", inputs, manifest_options);
+      if (!components_out_path.empty()) {
+        outputs.StageText(components_out_path, ComponentTableToTidyCsv(table));
+        outputs.StageManifest(components_out_path, "calibrate", inputs, manifest_options);
+      }
       outputs.Commit();
       LogInfo(FormatAccelWattchModelSummary(model));
       LogInfo("wrote " + out_path);
@@ -78,9 +146,10 @@ int main(int argc, char** argv) {
     if (train_path.empty()) {
       throw OptionError("--train is required (or --method accelwattch with --components)");
     }
-    if (!components_path.empty() || AccelWattchFlagsGiven(accelwattch)) {
-      throw OptionError("--components, --bounds, --orderings, --prior and --prior-weight belong "
-                        "to --method accelwattch");
+    if (!components_path.empty() || whole_model || AccelWattchFlagsGiven(accelwattch)) {
+      throw OptionError("--components, --activity, --energies, --constant, --static, --idle, "
+                        "--default-category, --components-out, --bounds, --orderings, --prior and "
+                        "--prior-weight belong to --method accelwattch");
     }
     const CalibrationOptions options = ToCalibrationOptions(flags);
     const Corpus train = ReadCorpus(train_path, ToCorpusReadOptions(flags));

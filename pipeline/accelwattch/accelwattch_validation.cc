@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "accelwattch/activity.h"
+#include "accelwattch/power_model.h"
 #include "util/logging.h"
 
 namespace wattcal {
@@ -11,7 +13,16 @@ namespace wattcal {
 AccelWattchValidationRun RunAccelWattchValidation(const AccelWattchValidationRequest& request,
                                                   const MetricsOptions& metrics) {
   AccelWattchValidationRun run;
-  const ComponentTable table = ReadComponentTable(request.table_path);
+  // A whole Eq. 12 model validates on an activity table (kernels at any V-F pair, SM count and
+  // lane count); everything else on a per-kernel component table.
+  AccelWattchModel fitted;
+  const bool with_model = !request.loko && !request.model_path.empty();
+  if (with_model) fitted = ReadAccelWattchModel(request.model_path);
+  const bool on_activity = with_model && fitted.has_terms && LooksLikeActivityTable(request.table_path);
+  ActivityTable activity;
+  if (on_activity) activity = ReadActivityTable(request.table_path);
+  const ComponentTable table = on_activity ? BuildComponentTable(activity, fitted.energies, fitted.fixed)
+                                           : ReadComponentTable(request.table_path);
   LogInfo(fmt::format("read {} kernels x {} components ({} form) from {}", table.num_kernels(),
                       table.num_components(), table.format, request.table_path));
   nlohmann::json extra;
@@ -33,9 +44,15 @@ AccelWattchValidationRun RunAccelWattchValidation(const AccelWattchValidationReq
   } else if (!request.model_path.empty()) {
     run.variant = "model";
     run.inputs = {request.model_path, request.table_path};
-    const AccelWattchModel model = ReadAccelWattchModel(request.model_path);
-    run.rows = PredictKernels(model, table);
-    components = model.components;
+    run.rows = PredictKernels(fitted, table);
+    if (on_activity) {
+      for (size_t k = 0; k < run.rows.size(); ++k) {
+        run.rows[k].f_core_mhz = activity.kernels[k].f_core_mhz;
+        run.rows[k].f_mem_mhz = activity.kernels[k].f_mem_mhz;
+      }
+      extra["table_form"] = "activity: Eq. 12 with the model's energy estimates and fixed terms";
+    }
+    components = fitted.components;
     extra["model"] = request.model_path;
   } else {
     run.variant = "published";
@@ -59,8 +76,9 @@ AccelWattchValidationRun RunAccelWattchValidation(const AccelWattchValidationReq
   out.title = title;
   out.metrics = ComputeValidationMetrics(run.rows, metrics);
   out.json = MetricsToJson(out.metrics, metrics);
-  // The tables hold one (default) clock per kernel and do not record it: no per-pair breakdown.
-  out.json.erase("per_freq_pair");
+  // The component tables hold one (default) clock per kernel and do not record it: no per-pair
+  // breakdown (activity tables record each kernel's pair).
+  if (!on_activity) out.json.erase("per_freq_pair");
   out.json["mode"] = "accelwattch";
   out.json["variant"] = run.variant;
   out.json["title"] = title;

@@ -37,7 +37,7 @@ OrderedJson Numbers(const std::vector<double>& values) {
 class Reader : public JsonFieldReader {
  public:
   Reader(const std::string& path, const std::string& text, const Json& root)
-      : JsonFieldReader(path, text), root_(root) {}
+      : JsonFieldReader(path, text), text_(text), root_(root) {}
 
   AccelWattchModel Read() {
     if (!root_.is_object()) Fail("", "expected a JSON object at the top level");
@@ -108,6 +108,21 @@ class Reader : public JsonFieldReader {
       m.dropped_orderings.push_back(d);
     }
     ReadFit(&m.fit, m.components.size());
+    const bool has_energies = root_.contains("energies"), has_fixed = root_.contains("fixed_terms");
+    if (has_energies != has_fixed) {
+      Fail(has_energies ? "energies" : "fixed_terms",
+           "a whole Eq. 12 model needs both \"energies\" and \"fixed_terms\"");
+    }
+    if (has_energies) {
+      m.has_terms = true;
+      m.energies = EnergiesFromJson(path_, text_, root_["energies"], "energies");
+      m.fixed = FixedTermsFromJson(path_, text_, root_["fixed_terms"], "fixed_terms");
+      if (m.energies.ComponentNames() != m.components) {
+        Fail("energies.components", fmt::format("components {} differ from the scaling factors' {}",
+                                                fmt::join(m.energies.ComponentNames(), ", "),
+                                                fmt::join(m.components, ", ")));
+      }
+    }
     return m;
   }
 
@@ -177,6 +192,7 @@ class Reader : public JsonFieldReader {
     }
   }
 
+  const std::string& text_;
   const Json& root_;
 };
 
@@ -342,6 +358,10 @@ std::string AccelWattchModelToJson(const AccelWattchModel& m) {
   }
   fit["starts"] = starts;
   j["fit"] = fit;
+  if (m.has_terms) {
+    j["energies"] = EnergiesToJson(m.energies);
+    j["fixed_terms"] = FixedTermsToJson(m.fixed);
+  }
   return j.dump(2) + "\n";
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "accelwattch/component_table.h"
+#include "accelwattch/model_terms.h"
 #include "accelwattch/orderings.h"
 #include "validate/prediction.h"
 
@@ -67,6 +68,12 @@ struct AccelWattchModel {
   AccelWattchFitReport fit;
   std::string trained_on;               // training table (empty for the published model)
   std::vector<std::string> training_kernels;
+  // The whole Eq. 12 model (power_model.h), when calibrated from an activity table: the
+  // initial energy estimates the factors scale (components in the same order) and the fixed
+  // terms. Without them the model scales the columns of per-kernel component tables only.
+  bool has_terms = false;
+  AccelWattchEnergies energies;
+  AccelWattchFixedTerms fixed;
 
   int FindComponent(const std::string& name) const;
 };
@@ -96,12 +103,16 @@ std::string FormatAccelWattchModelSummary(const AccelWattchModel& model);
 //         train_kernels, train_mape_pct, train_max_ape_pct, train_rmse_w, train_pearson_r,
 //         max_constraint_violation,
 //         starts: [{name, run, converged, iterations, initial_cost, final_cost,
-//                   train_mape_pct, termination, x_start: [...], x: [...]}, ...]}.
+//                   train_mape_pct, termination, x_start: [...], x: [...]}, ...]},
+//   and, for a whole Eq. 12 model, energies: {source, reference_f_core_mhz, components: [...]}
+//   and fixed_terms: {voltage_model, constant: {...}, static: {...}, idle: {...}}
+//   (model_terms.h).
 // Numbers round-trip exactly; non-finite ones are written as null.
 std::string AccelWattchModelToJson(const AccelWattchModel& model);
 
 // Reads a model file. Throws InputError naming FILE:LINE and the key on a wrong format or
-// version, a missing or mistyped key, a component named twice, x or a bound not finite, bounds
+// version, a missing or mistyped key, a component named twice, energies whose components
+// differ from the scaling factors' (or fixed terms without energies), x or a bound not finite, bounds
 // with lower > upper or lower < 0, x outside its bounds, a prior x <= 0, or an ordering that
 // names an unknown component or that x violates.
 AccelWattchModel ReadAccelWattchModel(const std::string& path);

@@ -1,0 +1,136 @@
+#include "accelwattch/activity.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "accelwattch/sweep.h"
+#include "io/csv_reader.h"
+#include "util/errors.h"
+
+namespace wattcal {
+namespace {
+
+const std::set<std::string>& DescriptiveColumns() {
+  static const std::set<std::string> columns = {
+      "kernel", "benchmark", "category", "active_sms", "lanes_per_warp", "f_core_mhz",
+      "f_mem_mhz", "elapsed_s", "launches", "mean_power_w"};
+  return columns;
+}
+
+std::vector<std::string> SplitHeader(const std::string& line) {
+  std::vector<std::string> fields;
+  std::string field;
+  for (char c : line) {
+    if (c == ',') {
+      fields.push_back(field);
+      field.clear();
+    } else if (c != '"' && c != '\r' && c != '\n') {
+      field += c;
+    }
+  }
+  fields.push_back(field);
+  return fields;
+}
+
+int ParseCount(const CsvReader& reader, const std::string& cell, const std::string& field, int min) {
+  const double v = reader.ParseNumber(cell, field);
+  if (v != std::floor(v) || v < min || v > 1e9) {
+    reader.Fail(field, fmt::format("expected an integer >= {}, got '{}'", min, cell));
+  }
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+bool LooksLikeActivityTable(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return false;
+  std::set<std::string> names;
+  for (const std::string& f : SplitHeader(line)) names.insert(f);
+  return names.count("kernel") && names.count("active_sms") && names.count("lanes_per_warp") &&
+         names.count("elapsed_s");
+}
+
+ActivityTable ReadActivityTable(const std::string& path) {
+  CsvReader reader(path);
+  std::vector<std::string> header;
+  if (!reader.Next(&header)) throw InputError(path, 1, "", "empty file: expected an activity table header");
+  std::map<std::string, int> column;
+  ActivityTable table;
+  table.path = path;
+  for (size_t i = 0; i < header.size(); ++i) {
+    const std::string& name = header[i];
+    if (name.empty()) reader.Fail(fmt::format("column {}", i + 1), "empty column name");
+    if (!column.emplace(name, static_cast<int>(i)).second) {
+      reader.Fail(name, "column named twice");
+    }
+    if (!DescriptiveColumns().count(name)) table.counters.push_back(name);
+  }
+  for (const char* required : {"kernel", "active_sms", "lanes_per_warp", "f_core_mhz", "elapsed_s"}) {
+    if (!column.count(required)) {
+      reader.Fail(required, "missing column (an activity table has kernel, active_sms, lanes_per_warp, "
+                            "f_core_mhz, elapsed_s and one column per counter)");
+    }
+  }
+  auto cell = [&](const std::vector<std::string>& row, const char* name) -> const std::string* {
+    const auto it = column.find(name);
+    return it == column.end() ? nullptr : &row[it->second];
+  };
+  std::set<std::string> seen;
+  std::vector<std::string> row;
+  while (reader.Next(&row)) {
+    if (row.size() != header.size()) {
+      reader.Fail("", fmt::format("expected {} fields (as the header), got {}", header.size(), row.size()));
+    }
+    KernelActivity k;
+    k.line = reader.line();
+    k.kernel = *cell(row, "kernel");
+    if (k.kernel.empty()) reader.Fail("kernel", "empty kernel name");
+    if (!seen.insert(k.kernel).second) reader.Fail("kernel", fmt::format("kernel '{}' is given twice", k.kernel));
+    if (const std::string* b = cell(row, "benchmark")) k.benchmark = *b;
+    if (k.benchmark.empty()) k.benchmark = k.kernel;
+    if (const std::string* c = cell(row, "category")) {
+      k.category = *c;
+      if (!k.category.empty() && !IsMixCategory(k.category)) {
+        reader.Fail("category", fmt::format("'{}' is not one of AccelWattch's nine categories ({})", k.category,
+                                            fmt::join(MixCategories(), ", ")));
+      }
+    }
+    k.active_sms = ParseCount(reader, *cell(row, "active_sms"), "active_sms", 1);
+    k.lanes_per_warp = ParseCount(reader, *cell(row, "lanes_per_warp"), "lanes_per_warp", 1);
+    k.f_core_mhz = reader.ParseNumber(*cell(row, "f_core_mhz"), "f_core_mhz");
+    if (!(k.f_core_mhz > 0.0)) reader.Fail("f_core_mhz", fmt::format("must be > 0, got {}", k.f_core_mhz));
+    if (const std::string* m = cell(row, "f_mem_mhz"); m != nullptr && !m->empty()) {
+      k.f_mem_mhz = reader.ParseNumber(*m, "f_mem_mhz");
+      if (k.f_mem_mhz < 0.0) reader.Fail("f_mem_mhz", fmt::format("must be >= 0, got {}", k.f_mem_mhz));
+    }
+    k.elapsed_s = reader.ParseNumber(*cell(row, "elapsed_s"), "elapsed_s");
+    if (!(k.elapsed_s > 0.0)) reader.Fail("elapsed_s", fmt::format("must be > 0, got {}", k.elapsed_s));
+    if (const std::string* l = cell(row, "launches"); l != nullptr && !l->empty()) {
+      k.launches = ParseCount(reader, *l, "launches", 0);
+    }
+    if (const std::string* p = cell(row, "mean_power_w"); p != nullptr && !p->empty()) {
+      k.mean_power_w = reader.ParseNumber(*p, "mean_power_w");
+      if (!(k.mean_power_w > 0.0)) {
+        reader.Fail("mean_power_w", fmt::format("a measured power must be > 0, got {}", k.mean_power_w));
+      }
+    }
+    for (const std::string& counter : table.counters) {
+      const std::string& v = row[column[counter]];
+      if (v.empty()) continue;
+      const double count = reader.ParseNumber(v, counter);
+      if (count < 0.0) reader.Fail(counter, fmt::format("a count must be >= 0, got {}", count));
+      k.events[counter] = count;
+    }
+    table.kernels.push_back(std::move(k));
+  }
+  if (table.kernels.empty()) throw InputError(path, reader.line() + 1, "", "no kernels after the header");
+  return table;
+}
+
+}  // namespace wattcal
