@@ -3,8 +3,11 @@
 //
 //   wattcal-synth --spec microbench_specs/virtual_gpu.json --out-dir DIR [--seed N]
 //   wattcal-synth --spec microbench_specs/virtual_volta.json --out-dir DIR --accelwattch-sweeps
-//                 [--ubench LIST.cfg]
+//                 [--ubench LIST.cfg] [--f-core-levels-mhz 1447,1140,825]
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include "io/model_io.h"
 #include "stage_common.h"
@@ -17,6 +20,38 @@
 #include "util/output.h"
 
 using namespace wattcal;
+
+namespace {
+
+// --f-core-levels-mhz: positive, distinct clocks, returned ascending (the spec's order).
+std::vector<double> ParseCoreLevelsMhz(const std::string& list) {
+  std::vector<double> levels;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = list.find(',', start);
+    const std::string item = list.substr(start, comma == std::string::npos ? comma : comma - start);
+    double f = 0.0;
+    size_t used = 0;
+    try {
+      f = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || !std::isfinite(f) || !(f > 0.0)) {
+      throw OptionError(fmt::format("--f-core-levels-mhz: '{}' is not a clock > 0 MHz", item));
+    }
+    if (std::find(levels.begin(), levels.end(), f) != levels.end()) {
+      throw OptionError(fmt::format("--f-core-levels-mhz: {} MHz appears twice", item));
+    }
+    levels.push_back(f);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  std::sort(levels.begin(), levels.end());
+  return levels;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Generate microbenchmark and application measurements from a known truth",
@@ -44,14 +79,22 @@ int main(int argc, char** argv) {
   app.add_flag("--accelwattch-sweeps", accelwattch_sweeps,
                "With a virtual Volta spec (microbench_specs/virtual_volta.json): run its AccelWattch "
                "sweep list at every core clock and write DIR/power_log.csv (nvidia-smi), "
-               "windows.csv, sweep.csv (kernel -> benchmark, category, active SMs, lanes, clock), "
-               "truth_power.csv and truth_accelwattch.json");
+               "windows.csv, counters.csv (Nsight Compute raw page), sweep.csv (kernel -> "
+               "benchmark, category, active SMs, lanes, clock), truth_power.csv and "
+               "truth_accelwattch.json");
   app.add_option("--ubench", ubench_path,
                  "With --accelwattch-sweeps: the sweep list (ubench.cfg format) instead of the spec's")
       ->check(CLI::ExistingFile);
+  std::string f_core_levels;
+  app.add_option("--f-core-levels-mhz", f_core_levels,
+                 "With --accelwattch-sweeps: the core clocks to run at, MHz, comma-separated "
+                 "(instead of the spec's f_core_levels_mhz)");
   AddLoggingOptions(&app);
 
   return RunStageMain(&app, argc, argv, [&]() {
+    if (!f_core_levels.empty() && !accelwattch_sweeps) {
+      throw OptionError("--f-core-levels-mhz needs --accelwattch-sweeps");
+    }
     if (accelwattch_sweeps) {
       if (campaign) throw OptionError("--campaign and --accelwattch-sweeps exclude each other");
       CampaignSpec campaign_spec;
@@ -59,6 +102,7 @@ int main(int argc, char** argv) {
       VirtualVoltaSpec spec =
           ReadVirtualVoltaSpec(spec_path, &campaign_spec, &gpu_path, &spec_ubench_path);
       if (noise_rel >= 0.0) spec.noise_rel = noise_rel;
+      if (!f_core_levels.empty()) spec.f_core_levels_mhz = ParseCoreLevelsMhz(f_core_levels);
       if (ubench_path.empty()) ubench_path = spec_ubench_path;
       if (ubench_path.empty()) throw OptionError("--ubench: the spec names no ubench_cfg; give one");
       const std::vector<UbenchConfig> ubench =
@@ -66,10 +110,14 @@ int main(int argc, char** argv) {
       OutputSet outputs;
       const AccelWattchSweepSummary summary =
           WriteAccelWattchSweeps(spec, campaign_spec, ubench, seed, out_dir, &outputs);
-      const nlohmann::json options = {
-          {"seed", seed}, {"noise_rel", spec.noise_rel}, {"accelwattch_sweeps", true}};
+      const nlohmann::json options = {{"seed", seed},
+                                      {"noise_rel", spec.noise_rel},
+                                      {"accelwattch_sweeps", true},
+                                      {"f_core_levels_mhz", spec.f_core_levels_mhz}};
+      std::vector<std::string> inputs = {spec_path, gpu_path, ubench_path};
+      if (!spec.energy_estimates_path.empty()) inputs.push_back(spec.energy_estimates_path);
       for (const std::string& f : AccelWattchSweepFiles()) {
-        outputs.StageManifest(out_dir + "/" + f, "synth", {spec_path, gpu_path, ubench_path}, options);
+        outputs.StageManifest(out_dir + "/" + f, "synth", inputs, options);
       }
       outputs.Commit();
       LogInfo(fmt::format("{}: {} kernel runs ({} sweep lines x {} core clocks), {} power-log "

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "accelwattch/static_power.h"
+#include "io/json_lines.h"
 #include "synth/power_sensor.h"
 #include "synth/rng.h"
 #include "util/errors.h"
@@ -125,8 +126,22 @@ bool VirtualVoltaSpec::Check(std::string* error) const {
     }
     if (!unit_names.insert(u.unit).second) return fail("units: '" + u.unit + "' appears twice");
   }
-  std::set<std::string> op_names;
+  if (!(issue_energy_pj >= 0.0) || !IsFinite(issue_energy_pj)) {
+    return fail(fmt::format("issue_energy_pj = {} must be >= 0", issue_energy_pj));
+  }
+  if (issue_metric.empty() != (issue_energy_pj == 0.0)) {
+    return fail(fmt::format("issue_metric = '{}' and issue_energy_pj = {} go together: a metric "
+                            "needs an energy > 0 and an energy needs a metric",
+                            issue_metric, issue_energy_pj));
+  }
+  std::set<std::string> op_names, metrics;
+  if (!issue_metric.empty()) metrics.insert(issue_metric);
   for (const VoltaOp& o : ops) {
+    if (!o.metric.empty() && !metrics.insert(o.metric).second) {
+      return fail(fmt::format("ops[{}].metric = '{}' is already the metric of another op or the "
+                              "issue_metric; every counter counts one kind of event",
+                              o.op, o.metric));
+    }
     if (!unit_names.count(o.unit)) {
       return fail(fmt::format("ops[{}].unit = '{}' is not one of the units", o.op, o.unit));
     }
@@ -189,6 +204,20 @@ double VirtualVoltaSpec::HalfWarpWeight(const std::string& category) const {
   return 0.0;
 }
 
+double VirtualVoltaSpec::IssuedPerCycle(const VoltaBenchmark& b) const {
+  if (issue_energy_pj <= 0.0) return 0.0;
+  return b.issue_w_per_sm / (issue_energy_pj * 1e-12 * reference_f_core_mhz * 1e6);
+}
+
+std::map<std::string, double> VirtualVoltaSpec::TrueEnergyPerEventPj() const {
+  std::map<std::string, double> energy;
+  for (const VoltaOp& o : ops) {
+    if (!o.metric.empty()) energy[o.metric] = o.energy_pj;
+  }
+  if (!issue_metric.empty()) energy[issue_metric] = issue_energy_pj;
+  return energy;
+}
+
 VirtualVoltaSpec ReadVirtualVoltaSpec(const std::string& path, CampaignSpec* campaign,
                                       std::string* gpu_description_path,
                                       std::string* ubench_cfg_path) {
@@ -229,6 +258,12 @@ VirtualVoltaSpec ReadVirtualVoltaSpec(const std::string& path, CampaignSpec* cam
     s.gating_benchmark = j.value("gating_benchmark", std::string());
     field = "ubench_cfg";
     s.ubench_cfg = j.value("ubench_cfg", std::string());
+    field = "issue_energy_pj";
+    s.issue_energy_pj = j.value("issue_energy_pj", 0.0);
+    field = "issue_metric";
+    s.issue_metric = j.value("issue_metric", std::string());
+    field = "energy_estimates";
+    s.energy_estimates = j.value("energy_estimates", std::string());
     field = "units";
     for (const auto& u : j.at("units")) {
       s.units.push_back({u.at("unit").get<std::string>(), u.at("lane_static_w").get<double>()});
@@ -236,7 +271,8 @@ VirtualVoltaSpec ReadVirtualVoltaSpec(const std::string& path, CampaignSpec* cam
     field = "ops";
     for (const auto& o : j.at("ops")) {
       s.ops.push_back({o.at("op").get<std::string>(), o.at("unit").get<std::string>(),
-                       o.at("energy_pj").get<double>(), o.value("voltage_scaled", true)});
+                       o.at("energy_pj").get<double>(), o.value("voltage_scaled", true),
+                       o.value("metric", std::string())});
     }
     field = "categories";
     for (const auto& c : j.at("categories")) {
@@ -257,10 +293,12 @@ VirtualVoltaSpec ReadVirtualVoltaSpec(const std::string& path, CampaignSpec* cam
   }
   std::string error;
   if (!s.Check(&error)) throw InputError(path, 0, "", error);
+  const boost::filesystem::path folder = boost::filesystem::path(path).parent_path();
   *ubench_cfg_path =
-      s.ubench_cfg.empty()
-          ? std::string()
-          : (boost::filesystem::path(path).parent_path() / s.ubench_cfg).lexically_normal().string();
+      s.ubench_cfg.empty() ? std::string() : (folder / s.ubench_cfg).lexically_normal().string();
+  if (!s.energy_estimates.empty()) {
+    s.energy_estimates_path = (folder / s.energy_estimates).lexically_normal().string();
+  }
   return s;
 }
 
@@ -300,6 +338,147 @@ VoltaPower VoltaTruthPower(const VirtualVoltaSpec& spec, const std::string& benc
 
 namespace {
 
+// The parts of an energy-estimate file the truth needs: per component its events, E-hat and
+// whether it is voltage-scaled.
+class EnergyEstimatesReader : public JsonFieldReader {
+ public:
+  EnergyEstimatesReader(const std::string& path, const std::string& text)
+      : JsonFieldReader(path, text) {}
+
+  std::map<std::string, double> ScalingFactors(const VirtualVoltaSpec& spec,
+                                               const nlohmann::json& j) const {
+    if (!j.is_object()) Fail("", "expected a JSON object (format wattcal-accelwattch-energies)");
+    if (String(j, "", "format") != "wattcal-accelwattch-energies") {
+      Fail("format", "expected \"wattcal-accelwattch-energies\"");
+    }
+    const std::map<std::string, double> truth = spec.TrueEnergyPerEventPj();
+    std::map<std::string, bool> scaled_of;
+    for (const VoltaOp& o : spec.ops) {
+      if (!o.metric.empty()) scaled_of[o.metric] = o.voltage_scaled;
+    }
+    if (!spec.issue_metric.empty()) scaled_of[spec.issue_metric] = true;
+    std::map<std::string, double> x;
+    const Json& components = Array(j, "", "components");
+    for (size_t i = 0; i < components.size(); ++i) {
+      const std::string at = fmt::format("components[{}]", i);
+      const Json& c = components[i];
+      if (!c.is_object()) Fail(at, "expected an object");
+      const std::string name = String(c, at, "component");
+      const double estimate_pj = Number(c, at, "energy_per_event_pj");
+      if (!(estimate_pj > 0.0)) {
+        Fail(Join(at, "energy_per_event_pj"),
+             fmt::format("component {}: {} pJ must be > 0", name, estimate_pj));
+      }
+      const Json& events = Array(c, at, "events");
+      if (events.empty()) Fail(Join(at, "events"), "component " + name + " has no events");
+      double true_pj = 0.0;
+      for (size_t e = 0; e < events.size(); ++e) {
+        const std::string event_at = fmt::format("{}.events[{}]", at, e);
+        if (!events[e].is_string()) Fail(event_at, "expected a metric name");
+        const std::string event = events[e].get<std::string>();
+        const auto it = truth.find(event);
+        if (it == truth.end()) {
+          Fail(event_at, fmt::format("component {}: '{}' is not a counter of the virtual GPU {} "
+                                     "(an op's metric or the issue_metric)",
+                                     name, event, spec.name));
+        }
+        if (e > 0 && it->second != true_pj) {
+          Fail(event_at, fmt::format("component {}: its events have different true energies "
+                                     "({} pJ and {} pJ), so no single scaling factor is true",
+                                     name, true_pj, it->second));
+        }
+        true_pj = it->second;
+        if (c.contains("voltage_scaled") &&
+            Bool(c, at, "voltage_scaled") != scaled_of.at(event)) {
+          Fail(Join(at, "voltage_scaled"),
+               fmt::format("component {}: the truth's '{}' is {}voltage-scaled", name, event,
+                           scaled_of.at(event) ? "" : "not "));
+        }
+      }
+      if (!x.emplace(name, true_pj / estimate_pj).second) {
+        Fail(Join(at, "component"), "component " + name + " appears twice");
+      }
+    }
+    return x;
+  }
+};
+
+// A count or clock as ncu prints it with base units: a whole number without digit grouping, or
+// the shortest text that reads back exactly.
+std::string CounterText(double v) {
+  if (v == std::floor(v) && std::abs(v) < 9007199254740992.0) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.17g}", v);
+}
+
+// The Nsight Compute raw page the virtual GPU's profiler run writes (FORMATS.md §2.2): the
+// leading ID/process/kernel columns, then one column per metric in name order; the second
+// line is the units row (--print-units base).
+class NcuRawPage {
+ public:
+  explicit NcuRawPage(const VirtualVoltaSpec& spec) : spec_(spec) {
+    units_ = {{"gpu__time_duration.sum", "nsecond"},
+              {"launch__block_size", ""},
+              {"launch__grid_size", ""},
+              {"sm__cycles_elapsed.avg", "cycle"},
+              {"sm__cycles_elapsed.avg.per_second", "cycle/second"}};
+    for (const VoltaOp& o : spec.ops) {
+      if (!o.metric.empty()) {
+        units_[o.metric] = o.metric.find("sectors") != std::string::npos ? "sector" : "inst";
+      }
+    }
+    if (!spec.issue_metric.empty()) units_[spec.issue_metric] = "inst";
+    text_ = "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\","
+            "\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\"";
+    std::string units = "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\"";
+    for (const auto& [metric, unit] : units_) {
+      text_ += ",\"" + metric + "\"";
+      units += ",\"" + unit + "\"";
+    }
+    text_ += "\n" + units + "\n";
+  }
+
+  // One launch of `c`'s benchmark at `f_core_mhz` lasting `duration_us` (the window).
+  void AddLaunch(const std::string& kernel, const UbenchConfig& c, double f_core_mhz,
+                 int64_t duration_us) {
+    const VoltaBenchmark& b = *spec_.FindBenchmark(c.name);
+    // f * T in cycles and the per-SM-cycle rates' multiplier: f_hz * T * k.
+    const double cycles = f_core_mhz * static_cast<double>(duration_us);
+    const double sm_cycles = cycles * c.active_sms;
+    std::map<std::string, double> value = {
+        {"gpu__time_duration.sum", static_cast<double>(duration_us) * 1000.0},
+        {"launch__block_size", kBlockThreads},
+        {"launch__grid_size", static_cast<double>(c.active_sms)},
+        {"sm__cycles_elapsed.avg", cycles},
+        {"sm__cycles_elapsed.avg.per_second", f_core_mhz * 1e6}};
+    const double lane_fraction = static_cast<double>(c.lanes_per_warp) / spec_.warp_size;
+    for (const VoltaOp& o : spec_.ops) {
+      if (o.metric.empty()) continue;
+      const auto n = b.ops_per_cycle_per_sm.find(o.op);
+      const double per_cycle = n == b.ops_per_cycle_per_sm.end() ? 0.0 : n->second;
+      value[o.metric] = static_cast<double>(std::llround(per_cycle * lane_fraction * sm_cycles));
+    }
+    if (!spec_.issue_metric.empty()) {
+      value[spec_.issue_metric] =
+          static_cast<double>(std::llround(spec_.IssuedPerCycle(b) * sm_cycles));
+    }
+    text_ += fmt::format("\"{}\",\"1\",\"ubench\",\"virtual-gv100\",\"{}\",\"1\",\"7\","
+                         "\"({}, 1, 1)\",\"({}, 1, 1)\",\"0\",\"7.0\"",
+                         launches_++, kernel, kBlockThreads, c.active_sms);
+    for (const auto& [metric, unit] : units_) text_ += ",\"" + CounterText(value.at(metric)) + "\"";
+    text_ += "\n";
+  }
+
+  const std::string& text() const { return text_; }
+
+ private:
+  // Threads per block of the microbenchmarks (one block per active SM).
+  static constexpr int kBlockThreads = 256;
+  const VirtualVoltaSpec& spec_;
+  std::map<std::string, std::string> units_;  // metric -> unit, in name order
+  std::string text_;
+  int64_t launches_ = 0;
+};
+
 std::string KernelName(const UbenchConfig& c, double f_core_mhz) {
   return fmt::format("{}_sm{}_l{}_f{:g}", c.name, c.active_sms, c.lanes_per_warp, f_core_mhz);
 }
@@ -314,7 +493,12 @@ nlohmann::json TruthJson(const VirtualVoltaSpec& spec, const std::vector<UbenchC
       "_w values are at reference_f_core_mhz. idle_sm_w_eq10 is what AccelWattch Eqs. 6-8 "
       "recover: with chip-wide power G on whenever an SM is active, Eq. 10 reproduces the truth "
       "exactly with per-idle-SM power idle_sm_w + G / N. gating.* are the §4.3 increments of "
-      "total power, static_*_w the chip static power (tau f of Eq. 3) at N SMs.";
+      "total power, static_*_w the chip static power (tau f of Eq. 3) at N SMs. "
+      "true_energy_per_event_pj is the energy E_i of one event of each counter of counters.csv "
+      "(pJ at the reference voltage; V ~ f_core, so a voltage-scaled event costs E_i (f / "
+      "f_ref)^2 at clock f); expected_scaling_factors are x_i = E_i / E-hat_i for the components "
+      "of the energy-estimate file, what AccelWattch Eqs. 12-14 should recover. "
+      "issued_per_cycle_per_sm is r_b, the benchmark's warp instructions per SM cycle.";
   j["name"] = spec.name;
   j["reference_f_core_mhz"] = fr;
   j["sm_count"] = n;
@@ -326,6 +510,13 @@ nlohmann::json TruthJson(const VirtualVoltaSpec& spec, const std::vector<UbenchC
   j["idle_sm_w"] = spec.idle_sm_w;
   j["idle_sm_w_eq10"] = spec.idle_sm_w + spec.chip_static_w / n;
   j["noise_rel"] = spec.noise_rel;
+  j["voltage_model"] = "V proportional to f_core (Eq. 3)";
+  j["voltage_reference_f_core_mhz"] = fr;
+  j["true_energy_per_event_pj"] = spec.TrueEnergyPerEventPj();
+  if (!spec.energy_estimates_path.empty()) {
+    j["energy_estimates"] = spec.energy_estimates;
+    j["expected_scaling_factors"] = ExpectedScalingFactors(spec, spec.energy_estimates_path);
+  }
 
   std::set<std::string> names;
   for (const UbenchConfig& c : ubench) names.insert(c.name);
@@ -342,6 +533,7 @@ nlohmann::json TruthJson(const VirtualVoltaSpec& spec, const std::vector<UbenchC
     const double beta_f3 = (a2 - 2.0 * a) / 6.0;
     benchmarks[name] = {{"category", b->category},
                         {"half_warp_weight", spec.HalfWarpWeight(b->category)},
+                        {"issued_per_cycle_per_sm", spec.IssuedPerCycle(*b)},
                         {"power_full_warp_w", full.total_w()},
                         {"static_first_lane_w", one.static_w},
                         {"static_full_warp_w", full.static_w},
@@ -394,6 +586,15 @@ nlohmann::json TruthJson(const VirtualVoltaSpec& spec, const std::vector<UbenchC
 
 }  // namespace
 
+std::map<std::string, double> ExpectedScalingFactors(const VirtualVoltaSpec& spec,
+                                                     const std::string& estimates_path) {
+  std::ifstream in(estimates_path, std::ios::binary);
+  if (!in) throw InputError(estimates_path, 0, "", "cannot open the energy-estimate file");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const nlohmann::json j = ParseJsonText(estimates_path, text);
+  return EnergyEstimatesReader(estimates_path, text).ScalingFactors(spec, j);
+}
+
 AccelWattchSweepSummary WriteAccelWattchSweeps(const VirtualVoltaSpec& spec,
                                                const CampaignSpec& campaign,
                                                const std::vector<UbenchConfig>& ubench,
@@ -419,6 +620,7 @@ AccelWattchSweepSummary WriteAccelWattchSweeps(const VirtualVoltaSpec& spec,
   std::string sweep = "kernel,benchmark,category,active_sms,lanes_per_warp,f_core_mhz,f_mem_mhz,"
                       "iterations\n";
   std::string truth = "kernel,true_power_w,true_constant_w,true_static_w,true_dynamic_w\n";
+  NcuRawPage counters(spec);
   AccelWattchSweepSummary summary;
   for (auto f = spec.f_core_levels_mhz.rbegin(); f != spec.f_core_levels_mhz.rend(); ++f) {
     for (const UbenchConfig& c : ubench) {
@@ -431,9 +633,10 @@ AccelWattchSweepSummary WriteAccelWattchSweeps(const VirtualVoltaSpec& spec,
       const double start_s = sim.now_s();
       sim.Run(campaign.kernel_duration_s, kernel_w, *f, spec.f_mem_mhz);
       const std::string kernel = KernelName(c, *f);
-      windows += fmt::format("{},{},{}\n", kernel,
-                             std::llround((kCampaignEpochStartS + start_s) * 1e6),
-                             std::llround((kCampaignEpochStartS + sim.now_s()) * 1e6));
+      const int64_t start_us = std::llround((kCampaignEpochStartS + start_s) * 1e6);
+      const int64_t end_us = std::llround((kCampaignEpochStartS + sim.now_s()) * 1e6);
+      windows += fmt::format("{},{},{}\n", kernel, start_us, end_us);
+      counters.AddLaunch(kernel, c, *f, end_us - start_us);
       sweep += fmt::format("{},{},{},{},{},{:g},{:g},{}\n", kernel, c.name,
                            spec.FindBenchmark(c.name)->category, c.active_sms, c.lanes_per_warp,
                            *f, spec.f_mem_mhz, c.iterations);
@@ -446,6 +649,7 @@ AccelWattchSweepSummary WriteAccelWattchSweeps(const VirtualVoltaSpec& spec,
   summary.samples = sim.samples();
   outputs->StageText(out_dir + "/power_log.csv", sim.log());
   outputs->StageText(out_dir + "/windows.csv", windows);
+  outputs->StageText(out_dir + "/counters.csv", counters.text());
   outputs->StageText(out_dir + "/sweep.csv", sweep);
   outputs->StageText(out_dir + "/truth_power.csv", truth);
   outputs->StageText(out_dir + "/truth_accelwattch.json", DumpJson(TruthJson(spec, ubench)));
@@ -453,7 +657,8 @@ AccelWattchSweepSummary WriteAccelWattchSweeps(const VirtualVoltaSpec& spec,
 }
 
 const std::vector<std::string>& AccelWattchSweepFiles() {
-  static const std::vector<std::string> files = {"power_log.csv", "windows.csv", "sweep.csv",
+  static const std::vector<std::string> files = {"power_log.csv",   "windows.csv",
+                                                 "counters.csv",    "sweep.csv",
                                                  "truth_power.csv", "truth_accelwattch.json"};
   return files;
 }

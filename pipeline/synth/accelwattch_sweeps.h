@@ -32,6 +32,23 @@
 // Between kernels the GPU idles at P_const (§4.3: with no SM active only constant power) for
 // gap_s plus a launch jitter drawn uniformly in [0, sensor_refresh_ms).
 // Every kernel's power gets a run-to-run factor 1 + noise_rel * N(0, 1).
+//
+// Hardware counters (counters.csv, an Nsight Compute raw page). The SM-wide dynamic power is
+// explained as issued warp instructions: per active SM and cycle benchmark b issues
+//   r_b = issue_w_per_sm / (issue_energy_pj * 1e-12 * f_ref)
+// warp instructions, each costing issue_energy_pj at the reference voltage, so that
+// k * issue_w_per_sm * s^3 = issue_energy_pj * (V / V_ref)^2 * r_b * f * k (the power above is
+// unchanged; this only defines the counter). A kernel of length T (its window) reports exactly
+//   gpu__time_duration.sum  = T;  sm__cycles_elapsed.avg = f * T;
+//   issue_metric            = r_b * f * T * k                      (smsp__inst_executed.sum)
+//   metric of op            = n_op * (y / W) * f * T * k           (thread-level lane-operations)
+// rounded to whole counts. The counters count the y lanes that execute, while the truth's
+// power follows y_eff: for a divergent kernel of a category with m_c > 0 the counters do not
+// describe the half-warp sawtooth, a real model error that a counter-driven model (AccelWattch
+// Eq. 11) keeps. With these counters Eq. 11 is exact for full warps: the dynamic power is
+// sum_i E_i * (V / V_ref)^2 * a_i / T over the events a_i (E_i = energy_pj; (V / V_ref)^2 = 1
+// for DRAM), which is what the spec's energy-estimate file (AccelWattch's E-hat_i, Eq. 12)
+// must be scaled to.
 #pragma once
 
 #include <cstdint>
@@ -81,6 +98,9 @@ struct VoltaOp {
   // True: the energy scales with the core voltage squared (core logic); false: it does not
   // (DRAM, whose voltage does not follow the core clock).
   bool voltage_scaled = true;
+  // The counter (Nsight Compute metric) that counts its lane-operations; unique among the
+  // ops and different from the spec's issue_metric. "" = not counted.
+  std::string metric;
 };
 
 // An instruction-mix category of §4.5 and how strongly it follows the half-warp model.
@@ -133,12 +153,26 @@ struct VirtualVoltaSpec {
   double noise_rel = 0.0;
   // The sweep list, relative to the spec file ("" = none given).
   std::string ubench_cfg;
+  // Energy of one issued warp instruction at the reference voltage, pJ (0 = no issue
+  // counter), and the counter of issued warp instructions.
+  double issue_energy_pj = 0.0;
+  std::string issue_metric;
+  // The model's initial per-event energy estimates (AccelWattch's E-hat_i), as the spec
+  // names it, relative to the spec file ("" = none), and that path resolved against the
+  // spec's folder by ReadVirtualVoltaSpec.
+  std::string energy_estimates;
+  std::string energy_estimates_path;
 
   // False, with a sentence naming the field, its value and the rule, when invalid.
   bool Check(std::string* error) const;
 
   const VoltaBenchmark* FindBenchmark(const std::string& name) const;
   double HalfWarpWeight(const std::string& category) const;  // 0 for ""
+  // r_b: warp instructions issued per cycle per active SM by `b` (0 without issue_energy_pj).
+  double IssuedPerCycle(const VoltaBenchmark& b) const;
+  // The true energy of one event of each counter, pJ at the reference voltage: every op's
+  // metric -> energy_pj, issue_metric -> issue_energy_pj.
+  std::map<std::string, double> TrueEnergyPerEventPj() const;
 };
 
 // Reads the spec, its GPU description ("gpu_description", relative to the spec) and its
@@ -167,16 +201,27 @@ struct AccelWattchSweepSummary {
   int64_t samples = 0;  // power-log rows
 };
 
+// The true scaling factors of an energy-estimate file (format "wattcal-accelwattch-energies",
+// microbench_specs/virtual_volta_energies.json): per component, x = E / E-hat with E the true
+// energy of its events (TrueEnergyPerEventPj). Throws InputError naming the file and the
+// component when an event is not one of the spec's counters, when a component's events do
+// not share one true energy, or when the file is malformed.
+std::map<std::string, double> ExpectedScalingFactors(const VirtualVoltaSpec& spec,
+                                                     const std::string& estimates_path);
+
 // Runs every line of `ubench` at every core clock of the spec (highest clock first, lines in
 // file order) and stages, under `out_dir`:
 //   power_log.csv        nvidia-smi log (timestamp, index, power.draw [W], clocks, temperature)
 //   windows.csv          kernel,start_us,end_us (one launch per kernel)
+//   counters.csv         Nsight Compute raw page (`ncu --csv --page raw --print-units base`):
+//                        one row per launch with the counters above (ops without a metric
+//                        and a spec without issue counter contribute no column)
 //   sweep.csv            kernel,benchmark,category,active_sms,lanes_per_warp,f_core_mhz,
 //                        f_mem_mhz,iterations  (the description a harness keeps)
 //   truth_power.csv      kernel,true_power_w,true_constant_w,true_static_w,true_dynamic_w
 //   truth_accelwattch.json  the truth and what AccelWattch's methods should recover from it
 // Kernel names are <benchmark>_sm<k>_l<y>_f<MHz>. Throws OptionError for an invalid spec or a
-// ubench name the spec does not define.
+// ubench name the spec does not define, InputError for a bad energy-estimate file.
 AccelWattchSweepSummary WriteAccelWattchSweeps(const VirtualVoltaSpec& spec,
                                                const CampaignSpec& campaign,
                                                const std::vector<UbenchConfig>& ubench,
