@@ -3,6 +3,8 @@
 //   wattcal-ingest --power-log LOG.csv --windows WINDOWS.csv --out KERNELS.csv
 //                  [--counters NCU.csv --gpu GPU.json --tidy MEASUREMENTS.csv]
 //   wattcal-ingest --counters NCU.csv --gpu GPU.json --activity ACTIVITY.csv
+//   wattcal-ingest --counters NCU.csv --description SWEEP.csv --accelwattch-activity OUT.csv
+//                  [--power-log LOG.csv --windows WINDOWS.csv --out KERNELS.csv --settle-ms MS]
 #include <fmt/format.h>
 
 #include "ingest/ingest.h"
@@ -47,6 +49,15 @@ int main(int argc, char** argv) {
   app.add_option("--ubench", in.ubench, "AccelWattch microbenchmark run list (ubench.cfg)")
       ->check(CLI::ExistingFile);
   app.add_option("--ubench-out", ubench_out_path, "It as benchmark,iterations,active_sms,lanes_per_warp");
+  std::string accelwattch_activity_path;
+  app.add_option("--description", in.description,
+                 "Sweep description (wattcal-synth's sweep.csv: kernel,benchmark,category,"
+                 "active_sms,lanes_per_warp,f_core_mhz,f_mem_mhz,iterations)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--accelwattch-activity", accelwattch_activity_path,
+                 "AccelWattch's activity table (needs --counters and --description): per "
+                 "description kernel its description, elapsed_s, launches, mean_power_w and every "
+                 "counter");
   app.add_option("--ubench-sm-count", in.ubench_sm_count, "SMs for ubench lines that omit them")
       ->capture_default_str();
   app.add_option("--counters-table", counters_table_path,
@@ -81,6 +92,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--exclude-flagged", options.energy.exclude_flagged,
                "Leave flagged windows out of the per-kernel aggregates");
+  app.add_option("--settle-ms", options.energy.settle_ms,
+                 "Measure each window from this long after its start (steady state, AccelWattch "
+                 "§4.1), ms")
+      ->capture_default_str();
   AddLoggingOptions(&app);
 
   return RunStageMain(&app, argc, argv, [&]() {
@@ -103,13 +118,21 @@ int main(int argc, char** argv) {
     if (!counters_table_path.empty() && in.counters.empty()) {
       throw OptionError("--counters-table needs --counters");
     }
+    if (!accelwattch_activity_path.empty() && (in.counters.empty() || in.description.empty())) {
+      throw OptionError("--accelwattch-activity needs --counters and --description");
+    }
+    if (!in.description.empty() && accelwattch_activity_path.empty()) {
+      throw OptionError("--description needs --accelwattch-activity (the table it describes)");
+    }
     if (!in.corpus.empty() && corpus_out_path.empty()) throw OptionError("--corpus needs --corpus-out");
     if (!in.kernel_power.empty() && kernel_power_out_path.empty()) {
       throw OptionError("--kernel-power needs --kernel-power-out");
     }
     if (!in.ubench.empty() && ubench_out_path.empty()) throw OptionError("--ubench needs --ubench-out");
-    if (!in.counters.empty() && in.gpu_description.empty() && counters_table_path.empty()) {
-      throw OptionError("--counters needs --gpu (for utilisations) or --counters-table");
+    if (!in.counters.empty() && in.gpu_description.empty() && counters_table_path.empty() &&
+        accelwattch_activity_path.empty()) {
+      throw OptionError(
+          "--counters needs --gpu (for utilisations), --counters-table or --accelwattch-activity");
     }
     if (!instructions_out_path.empty() && in.instruction_pairs.empty()) {
       throw OptionError("--instructions-out needs --instructions");
@@ -121,7 +144,8 @@ int main(int argc, char** argv) {
 
     std::vector<std::string> inputs;
     for (const std::string& p : {in.power_log, in.windows, in.counters, in.gpu_description,
-                                 in.instruction_pairs, in.corpus, in.kernel_power, in.ubench}) {
+                                 in.instruction_pairs, in.corpus, in.kernel_power, in.ubench,
+                                 in.description}) {
       if (!p.empty()) inputs.push_back(p);
     }
     const nlohmann::json manifest_options = {
@@ -133,7 +157,8 @@ int main(int argc, char** argv) {
         {"min_samples", options.energy.min_samples},
         {"max_cv", options.energy.max_cv},
         {"max_temp_drift_c", options.energy.max_temp_drift_c},
-        {"exclude_flagged", options.energy.exclude_flagged}};
+        {"exclude_flagged", options.energy.exclude_flagged},
+        {"settle_ms", options.energy.settle_ms}};
     OutputSet outputs;
     auto write = [&](const std::string& path, const std::string& content) {
       if (path.empty()) return;
@@ -149,6 +174,7 @@ int main(int argc, char** argv) {
     write(corpus_out_path, r.corpus_tidy_csv);
     write(kernel_power_out_path, r.kernel_power_csv);
     write(ubench_out_path, r.ubench_csv);
+    write(accelwattch_activity_path, r.accelwattch_activity_csv);
     outputs.Commit();
     LogInfo(r.summary);
     return static_cast<int>(kExitOk);

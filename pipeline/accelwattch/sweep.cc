@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -131,6 +132,17 @@ struct Described {
 };
 
 std::map<std::string, Described> ReadDescription(const std::string& path) {
+  std::map<std::string, Described> described;
+  for (const SweepDescriptionRow& row : ReadSweepDescription(path)) {
+    described[row.kernel] = {row.benchmark, row.category, row.active_sms, row.lanes_per_warp,
+                             row.f_core_mhz, false};
+  }
+  return described;
+}
+
+}  // namespace
+
+std::vector<SweepDescriptionRow> ReadSweepDescription(const std::string& path) {
   CsvReader reader(path);
   std::vector<std::string> row;
   if (!reader.Next(&row)) throw InputError(path, 0, "", "the description is empty");
@@ -144,28 +156,34 @@ std::map<std::string, Described> ReadDescription(const std::string& path) {
   const Column lanes = header.Find({"lanes_per_warp"});
   const Column freq = header.FindWithUnit({"f_core"}, kFreqUnits);
   if (!freq.found()) header.RejectUnitless({"f_core"}, "f_core_mhz");
-  std::map<std::string, Described> described;
+  const Column mem_freq = header.FindWithUnit({"f_mem"}, kFreqUnits);
+  std::vector<SweepDescriptionRow> rows;
+  std::set<std::string> names;
   while (reader.Next(&row)) {
     CheckWidth(reader, row, width);
     const std::string& name = Cell(row, key);
     if (name.empty()) reader.Fail(key.name, "empty name");
-    Described d;
+    SweepDescriptionRow d;
+    d.kernel = name;
+    d.line = reader.line();
     d.benchmark = bench.found() && !Cell(row, bench).empty() ? Cell(row, bench) : name;
     d.category = ParseCategory(reader, Cell(row, category), "category");
     d.active_sms = ParseCount(reader, Cell(row, sms), "active_sms");
     d.lanes_per_warp = ParseCount(reader, Cell(row, lanes), "lanes_per_warp");
+    d.f_core_mhz = NAN;
     if (freq.found() && !Cell(row, freq).empty()) {
       d.f_core_mhz = reader.ParseNumber(Cell(row, freq), freq.name) * freq.scale;
     }
-    if (!described.emplace(name, d).second) {
-      reader.Fail(key.name, "'" + name + "' is described twice");
+    d.f_mem_mhz = NAN;
+    if (mem_freq.found() && !Cell(row, mem_freq).empty()) {
+      d.f_mem_mhz = reader.ParseNumber(Cell(row, mem_freq), mem_freq.name) * mem_freq.scale;
     }
+    if (!names.insert(name).second) reader.Fail(key.name, "'" + name + "' is described twice");
+    rows.push_back(d);
   }
-  if (described.empty()) throw InputError(path, 0, "", "the description has no rows");
-  return described;
+  if (rows.empty()) throw InputError(path, 0, "", "the description has no rows");
+  return rows;
 }
-
-}  // namespace
 
 Sweep ReadSweep(const std::string& path, const std::string& description_path) {
   std::map<std::string, Described> described;

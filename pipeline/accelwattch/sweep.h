@@ -13,7 +13,8 @@
 // a file: rows with launches = 0 (all launches excluded) are skipped and counted.
 //
 // A description (optional) adds what a harness knew about each row: a CSV keyed by `kernel`
-// (or `benchmark`) with any of benchmark, category, active_sms, lanes_per_warp, f_core_mhz.
+// (or `benchmark`) with any of benchmark, category, active_sms, lanes_per_warp, f_core_mhz,
+// f_mem_mhz (or _ghz, _khz).
 // Every sweep row's name must appear in it exactly once. Where both give a core clock, the
 // sweep file's (measured) one wins; a mismatch of more than 1% is reported in one warning.
 // Units come from the column names (mW/W/kW, kHz/MHz/GHz) and are never guessed.
@@ -57,6 +58,29 @@ struct Sweep {
   // Rows skipped because their kernel had no usable launch (KERNELS.csv launches = 0).
   int64_t skipped_rows = 0;
 };
+
+// One row of a description (wattcal-synth's sweep.csv is one).
+struct SweepDescriptionRow {
+  // The key: the kernel (or benchmark) column.
+  std::string kernel;
+  // The benchmark column, else the key.
+  std::string benchmark;
+  // One of MixCategories(), or "".
+  std::string category;
+  // Active SMs and lanes per warp; 0 = not given.
+  int active_sms = 0;
+  int lanes_per_warp = 0;
+  // Core and memory clocks, MHz; NaN = not given.
+  double f_core_mhz = 0.0;
+  double f_mem_mhz = 0.0;
+  // 1-based line in the description.
+  int64_t line = 0;
+};
+
+// Reads a description in file order. Throws InputError naming FILE:LINE and the field for a
+// missing key column, an empty or repeated key, a bad count, clock or category, or a file
+// without rows.
+std::vector<SweepDescriptionRow> ReadSweepDescription(const std::string& path);
 
 // Reads a sweep (and its description, "" for none). Throws InputError naming FILE:LINE and the
 // field for a missing column, a bad number, an unknown category, a row the description does

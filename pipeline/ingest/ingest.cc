@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "ingest/accelwattch_activity.h"
 #include "ingest/utilisation.h"
 #include "io/corpus_io.h"
 #include "synth/accelwattch_sweeps.h"
@@ -150,6 +151,9 @@ IngestResult Ingest(const IngestInputs& in, const IngestOptions& options) {
   if (!in.instruction_pairs.empty() && in.power_log.empty()) {
     throw OptionError("--instructions needs --power-log and --windows");
   }
+  if (!in.description.empty() && in.counters.empty()) {
+    throw OptionError("--description (AccelWattch's activity table) needs --counters");
+  }
 
   IngestResult r;
   if (!in.power_log.empty()) {
@@ -208,6 +212,12 @@ IngestResult Ingest(const IngestInputs& in, const IngestOptions& options) {
     }
     r.tidy_csv = MeasuredTidyCsv(r.energy.kernels, r.gpu, util_of);
   }
+  AccelWattchActivity activity;
+  if (!in.description.empty()) {
+    activity = AccelWattchActivityTable(in.description, counters, in.counters,
+                                        in.power_log.empty() ? nullptr : &r.energy, in.windows);
+    r.accelwattch_activity_csv = activity.csv;
+  }
   if (!in.instruction_pairs.empty())
     r.instructions_csv = InstructionEnergiesCsv(in, r.energy.kernels);
   if (!in.kernel_power.empty()) r.kernel_power_csv = KernelPowerTableCsv(in.kernel_power);
@@ -257,6 +267,14 @@ IngestResult Ingest(const IngestInputs& in, const IngestOptions& options) {
     r.summary += in.gpu_description.empty()
                      ? "\n"
                      : fmt::format(", utilisations by TPDS Eqs. 7-8 for {}\n", r.gpu.name);
+  }
+  if (!in.description.empty()) {
+    r.summary += fmt::format("AccelWattch activity: {} kernels of {} x {} metrics{}\n",
+                             activity.kernels, in.description, activity.metrics,
+                             activity.ignored_counter_kernels > 0
+                                 ? fmt::format(" ({} counter kernels not described, ignored)",
+                                               activity.ignored_counter_kernels)
+                                 : "");
   }
   if (!r.summary.empty() && r.summary.back() == '\n') r.summary.pop_back();
   return r;

@@ -4,6 +4,8 @@
 //   counters  + GPU description           -> per-kernel utilisations (TPDS Eqs. 7-8)
 //   both                                  -> the measured tidy table calibrate/validate read
 //   instruction pairs (with / without)    -> energy per instruction (Arafa Eq. 1)
+//   counters  + sweep description         -> AccelWattch's activity table (MICRO'21 Eqs. 10-13;
+//   (+ power log)                            accelwattch_activity.h)
 #pragma once
 
 #include <string>
@@ -38,6 +40,9 @@ struct IngestInputs {
   std::string ubench;
   int ubench_sm_count = 80;
   int ubench_warp_size = 32;
+  // A sweep description (wattcal-synth's sweep.csv: kernel,benchmark,category,active_sms,
+  // lanes_per_warp,f_core_mhz,f_mem_mhz,...) for AccelWattch's activity table; needs counters.
+  std::string description;
 };
 
 struct IngestOptions {
@@ -62,6 +67,7 @@ struct IngestResult {
   std::string corpus_tidy_csv;   // the converted corpus
   std::string kernel_power_csv;  // kernel,mean_power_w,power_sd_w,power_var_w2,samples
   std::string ubench_csv;        // benchmark,iterations,active_sms,lanes_per_warp
+  std::string accelwattch_activity_csv;  // AccelWattch's activity table (with a description)
   std::string summary;           // for the terminal
 };
 

@@ -183,6 +183,10 @@ bool KernelEnergyOptions::Check(std::string* error) const {
     *error = fmt::format("KernelEnergyOptions.max_cv = {} must be >= 0", max_cv);
     return false;
   }
+  if (!(settle_ms >= 0.0) || !std::isfinite(settle_ms)) {
+    *error = fmt::format("KernelEnergyOptions.settle_ms = {} must be finite and >= 0", settle_ms);
+    return false;
+  }
   return true;
 }
 
@@ -432,8 +436,19 @@ KernelEnergyResult MeasureKernelEnergies(const std::string& log_path,
                                          const KernelEnergyOptions& options) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
-  const std::vector<KernelWindow> windows =
-      ReadKernelWindows(windows_path, log_options.utc_offset_h);
+  std::vector<KernelWindow> windows = ReadKernelWindows(windows_path, log_options.utc_offset_h);
+  if (options.settle_ms > 0.0) {
+    const double settle_s = options.settle_ms * 1e-3;
+    for (KernelWindow& w : windows) {
+      if (!(w.end_s - w.start_s > settle_s)) {
+        throw InputError(windows_path, w.line, "end",
+                         fmt::format("the launch of '{}' lasts {} ms, not longer than the settle "
+                                     "time of {} ms: nothing is left to measure",
+                                     w.kernel, (w.end_s - w.start_s) * 1e3, options.settle_ms));
+      }
+      w.start_s += settle_s;
+    }
+  }
   PowerLogReader log(log_path, log_options);
   KernelEnergyResult result;
   result.windows = MeasureWindows(&log, windows, windows_path, options);

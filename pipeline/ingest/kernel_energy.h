@@ -41,6 +41,12 @@ struct KernelEnergyOptions {
   // Drop flagged launches before aggregating (they are still counted in `flags` and
   // `excluded_launches`).
   bool exclude_flagged = false;
+  // Settle time, ms: each launch is measured from this long after its start to its end, so
+  // that the steady-state power is measured (AccelWattch §4.1/§6 measures steady state; the
+  // sensor's lag and rise otherwise bias short windows low). With settle_ms > 0 a launch's
+  // start_s and duration_s are those of the measured part, and a window not longer than
+  // settle_ms is an InputError naming its line. Applied by MeasureKernelEnergies.
+  double settle_ms = 0.0;
 
   // False (with a message naming the field, its value and the rule) when a field is invalid.
   bool Check(std::string* error) const;
@@ -185,7 +191,8 @@ std::string KernelEnergiesToCsv(const std::vector<KernelEnergy>& kernels);
 // times as %.6f, other numbers as %.9g, NaN as an empty cell.
 std::string WindowEnergiesToCsv(const std::vector<WindowEnergy>& windows);
 
-// The whole pass: reads the windows, streams the log once, aggregates.
+// The whole pass: reads the windows, moves each start settle_ms later, streams the log once,
+// aggregates.
 struct KernelEnergyResult {
   std::vector<WindowEnergy> windows;
   std::vector<KernelEnergy> kernels;
