@@ -108,7 +108,10 @@ int main(int argc, char** argv) {
         start = comma + 1;
       }
     }
-    if (!in.power_log.empty() && out_path.empty()) throw OptionError("--power-log needs --out");
+    if (!in.power_log.empty() && out_path.empty() && accelwattch_activity_path.empty()) {
+      throw OptionError("--power-log needs --out (or --accelwattch-activity, whose mean_power_w it "
+                        "measures)");
+    }
     if (!tidy_path.empty() && (in.power_log.empty() || in.counters.empty())) {
       throw OptionError("--tidy needs --power-log, --windows, --counters and --gpu");
     }

@@ -405,6 +405,14 @@ TEST(AccelWattchDumps, RerunsAreByteIdentical) {
   }
   EXPECT_EQ(ReadFile(dir + "/a/r1.csv"), ReadFile(dir + "/a/r2.csv"));
   EXPECT_EQ(ReadFile(dir + "/a/r1_kernels.csv"), ReadFile(dir + "/a/r2_kernels.csv"));
+  // The activity table alone (no per-kernel energy table asked for) is the same table.
+  const CommandResult alone = RunStage(
+      "wattcal-ingest", {"--power-log", dir + "/a/power_log.csv", "--windows",
+                         dir + "/a/windows.csv", "--counters", dir + "/a/counters.csv",
+                         "--description", dir + "/a/sweep.csv", "--settle-ms", "100",
+                         "--accelwattch-activity", dir + "/a/alone.csv", "--quiet"});
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
+  EXPECT_EQ(ReadFile(dir + "/a/alone.csv"), ReadFile(dir + "/a/r1.csv"));
   // --settle-ms 0 leaves the existing outputs as they were without the option.
   ASSERT_EQ(IngestActivity(dir + "/a", "0", "zero").exit_code, 0);
   const CommandResult plain = RunStage(
