@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
   bool breakdown = false;
   double default_core_mhz = 0.0, default_mem_mhz = 0.0;
   std::vector<double> f_core_mhz, f_mem_mhz;
-  app.add_option("--model", model_path, "Model (wattcal JSON or gpmTOOL model file)")
+  app.add_option("--model", model_path, "Model (wattcal JSON, gpmTOOL model file, or wattcal-accelwattch-model JSON)")
       ->required()
       ->check(CLI::ExistingFile);
   app.add_option("--activity", activity_path,
