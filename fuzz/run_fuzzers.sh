@@ -20,6 +20,7 @@ for t in "${targets[@]}"; do
       fuzz_corpus|fuzz_model) seeds+=("$samples/gpmtool") ;;
       fuzz_power_log) seeds+=("$samples/nvidia-smi") ;;
       fuzz_counters) seeds+=("$samples/ncu" "$samples/nvprof" "$samples/accelwattch") ;;
+      fuzz_accelwattch) seeds+=("$samples/accelwattch") ;;
     esac
   fi
   echo "== $t for ${seconds}s (seeds: ${seeds[*]:1})"
