@@ -7,8 +7,10 @@
 //                  [--compare COMPARE.json] [--no-figures]
 //
 // The run folder's models, validations (metrics_<mode>.json + predictions_<mode>.csv), the
-// training corpus its model names, a constant-power result and an architecture comparison are
-// discovered; the flags add more or pick them explicitly (see pipeline/report/run_report.h).
+// training corpus its model names, a constant-power result, an architecture comparison,
+// AccelWattch models (with the virtual GPU's truth_accelwattch.json when present) and AccelWattch
+// breakdown CSVs (wattcal-predict --breakdown) are discovered; the flags add more or pick them
+// explicitly (see pipeline/report/run_report.h).
 #include <boost/filesystem.hpp>
 #include <fmt/format.h>
 
@@ -28,7 +30,8 @@ int main(int argc, char** argv) {
   bool no_figures = false;
   app.add_option("--run-dir", options.run_dir,
                  "Run folder to report on (e.g. reports/titanx): its models, validations, "
-                 "training corpus and constant-power result are discovered")
+                 "training corpus, constant-power result and AccelWattch models and breakdowns "
+                 "are discovered")
       ->check(CLI::ExistingDirectory);
   app.add_option("--out-dir", options.out_dir,
                  "Folder for index.html, index.md and figures/ (default: the run folder)");

@@ -1,7 +1,9 @@
 // wattcal-report: the multicollinearity diagnosis (closed-form cases), every figure (complete
 // PNG and SVG of the column size, identical bytes on re-runs), and the stage end to end on a run
 // folder made from the virtual GPU's truth (discovery, index pages whose links all resolve,
-// manifests, byte-identical reruns, exit codes, no partial output).
+// manifests, byte-identical reruns, exit codes, no partial output); AccelWattch runs: the model
+// section (factors against the virtual GPU's truth, orderings, fit, energies, fixed terms) and
+// the figures of a breakdown CSV.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -12,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <boost/filesystem.hpp>
@@ -20,8 +23,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "accelwattch/activity.h"
+#include "accelwattch/model_terms.h"
+#include "accelwattch/power_model.h"
+#include "accelwattch/scaling_model.h"
 #include "io/corpus_io.h"
 #include "io/model_io.h"
+#include "report/accelwattch_report.h"
 #include "report/collinearity.h"
 #include "report/gnuplot_figure.h"
 #include "report/report_figures.h"
@@ -709,6 +717,313 @@ TEST(ReportStage, BadOptionsExit1NamingTheProblem) {
   r = RunStage("wattcal-report", {"--run-dir", root + "/does_not_exist"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_FALSE(FileExists(run.dir + "/index.html"));
+}
+
+// ---- AccelWattch runs ------------------------------------------------------------------------
+
+// Three components: A counts two events, B one, M follows the memory clock; E-hat at 1000 MHz.
+const char* kAwEnergies = R"({
+  "format": "wattcal-accelwattch-energies", "version": 1, "about": "report test",
+  "reference_f_core_mhz": 1000,
+  "components": [
+    {"component": "A", "events": ["a1", "a2"], "energy_per_event_pj": 2.0, "clock": "core", "voltage_scaled": true},
+    {"component": "B", "events": ["b"], "energy_per_event_pj": 10.0, "clock": "core", "voltage_scaled": false},
+    {"component": "M", "events": ["m"], "energy_per_event_pj": 5.0, "clock": "memory", "voltage_scaled": false}
+  ]
+}
+)";
+const char* kAwStatic = R"({
+  "reference_f_core_mhz": 1000.0, "num_sms": 10, "warp_size": 32, "half_warp_lanes": 16,
+  "categories": {
+    "int": {"status": "ok", "chosen_model": "half_warp",
+            "half_warp": {"p_static_first_lane_w": 5.0, "p_static_add_lane_w": 0.5}},
+    "int_fp": {"status": "ok", "chosen_model": "linear",
+               "linear": {"p_static_first_lane_w": 6.0, "p_static_add_lane_w": 0.25}}
+  }
+})";
+// Core clocks the breakdown evaluates every kernel at; the kernels were measured at 1000.
+const std::vector<double> kAwClocksMhz = {700.0, 1000.0, 1300.0};
+
+struct AccelWattchRun {
+  std::string dir, model, breakdown, truth;
+  AccelWattchModel m;
+};
+
+// A run folder as Makefile.runs' volta-dynamic writes it: model.json (a whole Eq. 12 model with
+// A tied to B by an ordering and M at its lower bound), train/truth_accelwattch.json and
+// breakdown.csv (wattcal-predict --breakdown's writer) of 5 benchmarks, 6 kernels.
+AccelWattchRun MakeAccelWattchRun(const std::string& root) {
+  AccelWattchRun run;
+  run.dir = root + "/run";
+  const std::string terms = root + "/terms";  // outside the run: not discovered
+  fs::create_directories(run.dir + "/train");
+  fs::create_directories(terms);
+  AccelWattchModel& m = run.m;
+  m.components = {"A", "B", "M"};
+  m.x = {1.6, 1.6, 0.001};
+  m.lower_bound = {0.001, 0.001, 0.001};
+  m.upper_bound = {1000.0, 1000.0, 1000.0};
+  m.prior_x = {1.0, 1.0, 1.0};
+  m.orderings = {Ordering{"A", "B", "", 0}};
+  m.dropped_orderings = {DroppedOrdering{Ordering{"B", "M", "", 0}, "test: dropped on purpose"}};
+  m.trained_on = WriteFile(run.dir + "/train/activity.csv", "kernel\nnot read by the report\n");
+  m.training_kernels = {"k1", "k2", "k3", "k4"};
+  AccelWattchStartReport ones;
+  ones.name = "ones";
+  ones.run = true;
+  ones.converged = true;
+  ones.iterations = 7;
+  ones.initial_cost = 0.25;
+  ones.final_cost = 0.0125;
+  ones.train_mape_pct = 3.5;
+  ones.termination = "Function tolerance reached.";
+  ones.x_start = {1.0, 1.0, 1.0};
+  ones.x = m.x;
+  AccelWattchStartReport prior;
+  prior.name = "prior";
+  prior.termination = "not run: no prior model given";
+  m.fit.prior_source = "x = 1";
+  m.fit.starts = {ones, prior};
+  m.fit.kept_start = "ones";
+  m.fit.converged = true;
+  m.fit.final_cost = 0.0125;
+  m.fit.train_kernels = 4;
+  m.fit.train_mape_pct = 3.5;
+  m.fit.train_max_ape_pct = 6.25;
+  m.fit.train_rmse_w = 1.5;
+  m.fit.train_pearson_r = 0.99;
+  m.has_terms = true;
+  m.energies = ReadAccelWattchEnergies(WriteFile(terms + "/energies.json", kAwEnergies));
+  m.fixed = ReadAccelWattchFixedTerms(WriteFile(terms + "/constant.json", R"({"p_const_w": 30.0})"),
+                                      WriteFile(terms + "/static.json", kAwStatic),
+                                      WriteFile(terms + "/idle.json",
+                                                R"({"f_core_mhz": 1000.0, "p_idle_sm_w": 0.2})"),
+                                      "int");
+  run.model = WriteFile(run.dir + "/model.json", AccelWattchModelToJson(m));
+  run.truth = WriteFile(run.dir + "/train/truth_accelwattch.json",
+                        R"({"name": "virtual", "expected_scaling_factors": )"
+                        R"({"A": 1.5, "B": 2.0, "M": 0.5}})"
+                        "\n");
+
+  ActivityTable activity;
+  activity.path = run.dir + "/heldout.csv";
+  const std::vector<std::tuple<std::string, std::string, int, int, double>> kernels = {
+      // benchmark, category, active SMs, lanes, events scale
+      {"INT_ADD", "int", 10, 32, 1.0}, {"INT_ADD", "int", 5, 16, 0.5},
+      {"FP_MIX", "int_fp", 10, 32, 2.0}, {"MEMORY", "int", 8, 32, 0.2},
+      {"SLEEP", "int", 10, 8, 0.05},     {"TENSOR", "int_fp", 10, 24, 1.5}};
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const auto& [benchmark, category, sms, lanes, scale] = kernels[i];
+    KernelActivity k;
+    k.kernel = fmt::format("{}_sm{}_l{}", benchmark, sms, lanes);
+    k.benchmark = benchmark;
+    k.category = category;
+    k.active_sms = sms;
+    k.lanes_per_warp = lanes;
+    k.f_core_mhz = 1000.0;
+    k.f_mem_mhz = 850.0;
+    k.elapsed_s = 1.0;
+    k.launches = 1;
+    k.events = {{"a1", scale * 1e12}, {"a2", scale * 4e11}, {"b", scale * 1e11},
+                {"m", benchmark == "MEMORY" ? 2e12 : scale * 1e10}};
+    k.line = static_cast<int64_t>(i) + 2;
+    activity.kernels.push_back(k);
+  }
+  const std::vector<AccelWattchPrediction> predictions =
+      PredictAccelWattchActivity(m, activity, kAwClocksMhz, {});
+  // "Measure" each kernel at its own pair 2% above the model.
+  for (size_t i = 0; i < activity.kernels.size(); ++i) {
+    for (const AccelWattchPrediction& p : predictions) {
+      if (p.kernel == static_cast<int>(i) && p.at_measured_pair) {
+        activity.kernels[i].mean_power_w = 1.02 * p.breakdown.total_w();
+      }
+    }
+  }
+  run.breakdown = WriteFile(run.dir + "/breakdown.csv",
+                            AccelWattchPredictionsToCsv(m, activity, predictions, true));
+  return run;
+}
+
+TEST(ReportAccelWattch, BreakdownCsvIsRecognisedByItsHeaderAndReadBack) {
+  const AccelWattchRun run = MakeAccelWattchRun(ScratchDir());
+  ASSERT_EQ(ReadAccelWattchModel(run.model).components, run.m.components);
+  EXPECT_TRUE(LooksLikeAccelWattchBreakdownCsv(run.breakdown));
+  EXPECT_FALSE(LooksLikeAccelWattchBreakdownCsv(run.m.trained_on));
+  EXPECT_FALSE(LooksLikeAccelWattchBreakdownCsv(run.dir + "/missing.csv"));
+  const AccelWattchBreakdownTable t = ReadAccelWattchBreakdownCsv(run.breakdown);
+  EXPECT_EQ(t.components, (std::vector<std::string>{"A", "B", "M"}));
+  ASSERT_EQ(t.rows.size(), 6u * kAwClocksMhz.size());
+  for (const AccelWattchBreakdownRow& row : t.rows) {
+    double dynamic = 0.0;
+    for (double w : row.component_w) dynamic += w;
+    EXPECT_NEAR(dynamic, row.dynamic_w, 1e-5) << row.kernel;  // the CSV's 6 decimals
+    EXPECT_NEAR(row.const_w + row.static_w + row.idle_w + row.dynamic_w, row.predicted_w, 1e-5);
+    EXPECT_EQ(std::isfinite(row.measured_w), row.f_core_mhz == 1000.0) << row.kernel;
+  }
+
+  // Per clock: the mean of every term; the measured kernels' MAPE is the 2% they were set off.
+  const std::vector<ClockSplit> splits = SplitByCoreClock(t);
+  ASSERT_EQ(splits.size(), 3u);
+  double const_w = 0.0, dynamic_w = 0.0;
+  for (const AccelWattchBreakdownRow& row : t.rows) {
+    if (row.f_core_mhz != 1300.0) continue;
+    const_w += row.const_w / 6.0;
+    dynamic_w += row.dynamic_w / 6.0;
+  }
+  EXPECT_EQ(splits[2].f_core_mhz, 1300.0);
+  EXPECT_EQ(splits[2].kernels, 6);
+  EXPECT_NEAR(splits[2].const_w, const_w, kClosedFormRelTol * const_w);
+  EXPECT_NEAR(splits[2].dynamic_w, dynamic_w, kClosedFormRelTol * dynamic_w);
+  EXPECT_EQ(splits[0].measured_kernels, 0);
+  EXPECT_TRUE(std::isnan(splits[0].mape_pct));
+  EXPECT_EQ(splits[1].measured_kernels, 6);
+  EXPECT_NEAR(splits[1].mape_pct, 100.0 * 0.02 / 1.02, 1e-3);
+  // The energy estimates' clock when evaluated, else the clock the kernels were measured at.
+  std::string why;
+  EXPECT_EQ(ChooseReferenceClock(t, 1000.0, &why), 1000.0);
+  EXPECT_EQ(why, "the energy estimates' reference clock");
+  EXPECT_EQ(ChooseReferenceClock(t, 1447.0, &why), 1000.0);
+  EXPECT_EQ(why, "the clock most kernels were measured at");
+
+  // Per benchmark at 1000 MHz: 5 benchmarks, 3 drawn (lowest, median, highest dynamic power),
+  // then the mean over all 6 kernels.
+  size_t total = 0;
+  const BreakdownChart chart = DynamicByBenchmarkChart(t, 1000.0, 3, &total);
+  EXPECT_EQ(total, 5u);
+  ASSERT_EQ(chart.bars.size(), 3u);
+  EXPECT_EQ(chart.bars.front().label, "SLEEP");
+  EXPECT_EQ(chart.terms, (std::vector<std::string>{"A", "B", "M"}));
+  ASSERT_EQ(chart.average_term_w.size(), 3u);
+  double mean_a = 0.0;
+  for (const AccelWattchBreakdownRow& row : t.rows)
+    if (row.f_core_mhz == 1000.0) mean_a += row.component_w[0] / 6.0;
+  EXPECT_NEAR(chart.average_term_w[0], mean_a, kClosedFormRelTol * mean_a);
+  EXPECT_THROW(DynamicByBenchmarkChart(t, 900.0, 3), std::invalid_argument);
+
+  // Errors name FILE:LINE and the column.
+  const std::string dir = ScratchDir();
+  const std::string header = "kernel,benchmark,f_core_mhz,predicted_w,measured_w,const_w,static_w,"
+                             "idle_w,dynamic_w,A_w\n";
+  try {
+    ReadAccelWattchBreakdownCsv(WriteFile(dir + "/bad.csv", header + "k,b,1000,40,,30,5,1,x,4\n"));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.csv:2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("dynamic_w"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ReadAccelWattchBreakdownCsv(WriteFile(dir + "/empty.csv", header)), InputError);
+}
+
+TEST(ReportAccelWattch, RunFolderGetsTheModelSectionAndBreakdownFigures) {
+  WATTCAL_REQUIRE_GNUPLOT();
+  const std::string root = ScratchDir();
+  const AccelWattchRun run = MakeAccelWattchRun(root);
+  const std::string out = root + "/report";
+  const CommandResult result =
+      RunStage("wattcal-report", {"--run-dir", run.dir, "--out-dir", out, "--title", "AW", "-q"});
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const std::string html = ReadFile(out + "/index.html");
+  const std::string md = ReadFile(out + "/index.md");
+
+  // The model: factors with the truth's and the error, the notes of a bound and a tie.
+  EXPECT_NE(md.find("## AccelWattch model\n"), std::string::npos);
+  EXPECT_NE(md.find("| Component | x | Lower bound | Upper bound | Prior x | True x | Error (%) | "
+                    "Note |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| A | 1.6000 | 0.001 | 1000 | 1 | 1.5000 | 6.67 | tied: A \\<= B |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| B | 1.6000 | 0.001 | 1000 | 1 | 2.0000 | -20.00 | tied: A \\<= B |"),
+            std::string::npos);
+  EXPECT_NE(md.find("| M | 0.0010 | 0.001 | 1000 | 1 | 0.5000 | -99.80 | at lower bound |"),
+            std::string::npos);
+  EXPECT_NE(md.find("train/truth_accelwattch.json`"), std::string::npos);
+  EXPECT_NE(html.find("enforced: A &lt;= B (AccelWattch Eq. 14)"), std::string::npos);
+  EXPECT_NE(html.find("dropped: B &lt;= M (AccelWattch Eq. 14): test: dropped on purpose."),
+            std::string::npos);
+  // The fit, the energies, the fixed terms, the sources.
+  EXPECT_NE(md.find("| ones (kept) | converged | 7 | 0.25 | 0.0125 | 3.500 |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| prior | not run |"), std::string::npos);
+  EXPECT_NE(md.find("| ones | yes | 4 | 3.500 | 6.25 | 1.500 | 0.99000 | 0 |"), std::string::npos);
+  EXPECT_NE(md.find("| A | `a1, a2` | 2 | 3.2 | core | yes |"), std::string::npos);
+  EXPECT_NE(md.find("| M | `m` | 5 | 0.005 | memory | no |"), std::string::npos);
+  EXPECT_NE(md.find("P\\_const = 30.000 W"), std::string::npos);
+  // int: Eq. 5 at 32 lanes, 5 + 0.5 * (15 + 2 * 16 / 2 ... ) as StaticAllSmsW computes.
+  const double int_all_w =
+      AccelWattchFixedTerms::StaticAllSmsW(run.m.fixed.categories[0], 32, 16);
+  EXPECT_NE(md.find(fmt::format("| int (default) | half\\_warp (Eq. 5) | 5.000 | 0.5000 | {:.2f} |",
+                                int_all_w)),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| int\\_fp | linear (Eq. 4) | 6.000 | 0.2500 | 13.75 |"), std::string::npos);
+  EXPECT_NE(md.find("One idle SM draws 0.2000 W at 1000 MHz"), std::string::npos);
+  EXPECT_NE(md.find("Voltage model: V proportional to f\\_core"), std::string::npos);
+  for (const std::string file : {"energies.json", "constant.json", "static.json", "idle.json"}) {
+    EXPECT_NE(html.find("../terms/" + file + "\""), std::string::npos) << file;
+  }
+  EXPECT_EQ(md.find("not a wattcal power model"), std::string::npos);
+  EXPECT_EQ(md.find("no model: no power breakdown"), std::string::npos);
+
+  // The breakdown: a row per clock, both figures.
+  EXPECT_NE(md.find("## AccelWattch power breakdown\n"), std::string::npos);
+  EXPECT_NE(md.find("| 1000 | 6 | 30.00 |"), std::string::npos) << md;
+  std::set<std::string> figures;
+  for (const std::string& ref : LocalReferences(html)) {
+    EXPECT_TRUE(fs::is_regular_file(out + "/" + ref)) << "index.html references missing " << ref;
+    if (ref.rfind("figures/", 0) == 0) figures.insert(ref);
+  }
+  for (const std::string stem : {"accelwattch_power_vs_clock", "accelwattch_dynamic_by_component"}) {
+    for (const std::string ext : {".png", ".svg"}) {
+      const std::string figure = "figures/" + stem + ext;
+      EXPECT_EQ(figures.count(figure), 1u) << figure;
+      EXPECT_NE(md.find("(" + figure + ")"), std::string::npos) << "index.md lacks " << figure;
+      EXPECT_TRUE(FileExists(out + "/" + figure + ".manifest.json")) << figure;
+    }
+    ExpectPng(out + "/figures/" + stem + ".png");
+    ExpectSvg(out + "/figures/" + stem + ".svg");
+  }
+  const std::string clocks = ReadFile(out + "/figures/accelwattch_power_vs_clock.svg");
+  for (const std::string text : {"Core clock (MHz)", "700", "1300", "constant", "static (active SMs)",
+                                 "idle SMs", "dynamic"}) {
+    EXPECT_NE(clocks.find(">" + text + "<"), std::string::npos) << text;
+  }
+  const std::string components = ReadFile(out + "/figures/accelwattch_dynamic_by_component.svg");
+  for (const std::string text : {"INT_ADD", "MEMORY", "SLEEP", "TENSOR", "all kernels", "A", "M"}) {
+    EXPECT_NE(components.find(">" + text + "<"), std::string::npos) << text;
+  }
+  EXPECT_NE(components.find("AW: Dynamic power by component at 1000 MHz"), std::string::npos);
+}
+
+TEST(ReportAccelWattch, RerunsAreByteIdenticalAndTheTruthIsShownOnlyWhenPresent) {
+  WATTCAL_REQUIRE_GNUPLOT();
+  const std::string root = ScratchDir();
+  const AccelWattchRun run = MakeAccelWattchRun(root);
+  const std::vector<std::string> args = {"--run-dir", run.dir, "-q"};
+  const CommandResult first = RunStage("wattcal-report", args);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const std::map<std::string, std::string> before = Snapshot(run.dir);
+  const CommandResult second = RunStage("wattcal-report", args);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  const std::map<std::string, std::string> after = Snapshot(run.dir);
+  ASSERT_EQ(before.size(), after.size());
+  for (const auto& [path, bytes] : before) {
+    ASSERT_TRUE(after.count(path)) << path;
+    EXPECT_TRUE(after.at(path) == bytes) << path << " changed on the rerun";
+  }
+  EXPECT_TRUE(before.count("figures/accelwattch_power_vs_clock.png"));
+  EXPECT_NE(before.at("index.md").find("| True x |"), std::string::npos);
+
+  fs::remove(run.truth);
+  const std::string out = root + "/no_truth";
+  const CommandResult third = RunStage("wattcal-report", {"--run-dir", run.dir, "--out-dir", out,
+                                                          "--no-figures", "-q"});
+  ASSERT_EQ(third.exit_code, 0) << third.output;
+  const std::string md = ReadFile(out + "/index.md");
+  EXPECT_NE(md.find("## AccelWattch model"), std::string::npos);
+  EXPECT_EQ(md.find("True x"), std::string::npos);
+  EXPECT_NE(md.find("| A | 1.6000 | 0.001 | 1000 | 1 | tied: A \\<= B |"), std::string::npos) << md;
 }
 
 }  // namespace

@@ -427,7 +427,13 @@ void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
     }
     for (double w : bar.term_w) CheckFinite(w, "a term of bar '" + bar.label + "'");
   }
-  const std::vector<double> average = AverageBreakdown(chart);
+  const std::vector<double> average =
+      chart.average_term_w.empty() ? AverageBreakdown(chart) : chart.average_term_w;
+  if (average.size() != chart.terms.size()) {
+    throw std::invalid_argument(fmt::format("breakdown figure: the average bar has {} terms, not {}",
+                                            average.size(), chart.terms.size()));
+  }
+  for (double w : average) CheckFinite(w, "a term of the average bar");
   double measured_sum = 0.0;
   bool all_measured = true;
   for (const BreakdownBar& bar : chart.bars) {
@@ -443,24 +449,28 @@ void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
     table += "\n";
   };
   for (const BreakdownBar& bar : chart.bars) row(bar.label, bar.term_w);
-  row("", std::vector<double>(chart.terms.size(), 0.0));
-  row("average", average);
+  if (chart.average_bar) {
+    row("", std::vector<double>(chart.terms.size(), 0.0));
+    row(chart.average_label, average);
+  }
   std::string measured;
   for (size_t i = 0; i < chart.bars.size(); ++i) {
     if (std::isfinite(chart.bars[i].measured_w)) {
       measured += fmt::format("{} {}\n", i, Num(chart.bars[i].measured_w));
     }
   }
-  if (all_measured) {
+  if (all_measured && chart.average_bar) {
     measured += fmt::format("{} {}\n", chart.bars.size() + 1,
                             Num(measured_sum / static_cast<double>(chart.bars.size())));
   }
-  const int bar_count = static_cast<int>(chart.bars.size()) + 2;
+  const int bar_count = static_cast<int>(chart.bars.size()) + (chart.average_bar ? 2 : 0);
   const int tic_pt = TicFontPt(bar_count, 520, 12);
-  size_t longest_label = std::string("average").size();
+  size_t longest_label = chart.average_bar ? chart.average_label.size() : 0;
   for (const BreakdownBar& bar : chart.bars)
     longest_label = std::max(longest_label, bar.label.size());
-  const int bottom_chars = BottomMarginChars(longest_label, tic_pt);
+  // Horizontal labels take one line of tics and one of the axis label.
+  const int bottom_chars = chart.horizontal_labels ? (chart.x_label.empty() ? 2 : 4)
+                                                   : BottomMarginChars(longest_label, tic_pt);
   auto colour = [&](size_t t) -> std::string {
     if (static_cast<int>(t) < chart.grey_terms) {
       return kGreyColours[std::min<size_t>(t, sizeof(kGreyColours) / sizeof(kGreyColours[0]) - 1)];
@@ -481,7 +491,12 @@ void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
     *gp << "set style histogram rowstacked\n";
     *gp << "set style fill solid 1.0 border rgb '#ffffff'\n";
     *gp << "set boxwidth 0.8\n";
-    *gp << "set xtics rotate by 90 right scale 0 font '," << tic_pt << "'\n";
+    if (chart.horizontal_labels) {
+      *gp << "set xtics scale 0 font '," << tic_pt << "'\n";
+    } else {
+      *gp << "set xtics rotate by 90 right scale 0 font '," << tic_pt << "'\n";
+    }
+    if (!chart.x_label.empty()) *gp << "set xlabel " << GnuplotString(chart.x_label) << "\n";
     *gp << "set ytics out nomirror\n";
     *gp << "set grid ytics lc rgb '#d9d9d9' lw 0.5\n";
     *gp << "set yrange [0:*]\n";

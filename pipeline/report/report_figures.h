@@ -61,6 +61,17 @@ struct BreakdownChart {
   int grey_terms = 0;              // the first terms (static, component-independent): greys
   std::vector<BreakdownBar> bars;  // one per benchmark, in order
   std::string pair_label;          // the V-F pair the bars were predicted at ("975/3505 MHz")
+  // Drawing. The defaults draw TPDS'19 Fig. 11's layout.
+  // After a gap, a last bar with the average of the terms (and of the measured power when every
+  // bar has one).
+  bool average_bar = true;
+  std::string average_label = "average";
+  // That bar's terms when it averages more than the bars drawn; empty = AverageBreakdown.
+  std::vector<double> average_term_w;
+  // Text under the x axis; empty = none.
+  std::string x_label;
+  // Bar labels written horizontally (short labels such as clocks) instead of rotated by 90°.
+  bool horizontal_labels = false;
 };
 
 // The model's terms at its default pair for one row per benchmark of `activity` (the row at the
@@ -71,7 +82,7 @@ struct BreakdownChart {
 BreakdownChart ComputeBreakdownChart(const PowerModel& model, const Corpus& activity);
 
 // Stacked bars, one per benchmark, then the average over the benchmarks as a last bar after a
-// gap; measured power (when known) as a marker on each bar. Terms of the static and
+// gap (unless chart.average_bar is false); measured power (when known) as a marker on each bar. Terms of the static and
 // component-independent kinds are drawn in greys, components in colours.
 void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
                         const std::string& png_path, const std::string& svg_path);

@@ -28,6 +28,9 @@ namespace {
 constexpr int kDiscoveryDepth = 2;
 // Most bars in the breakdown figure (more would not fit a column; the rest are noted).
 constexpr size_t kMaxBreakdownBars = 40;
+// Most bars of the AccelWattch figures: core clocks, and benchmarks (plus the all-kernel bar).
+constexpr size_t kMaxAccelWattchClockBars = 12;
+constexpr size_t kMaxAccelWattchBenchmarkBars = 11;
 
 std::string Lower(std::string text) {
   for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -270,6 +273,7 @@ class Collector {
     if (!o_.run_dir.empty()) files_ = ListRunFiles(o_.run_dir);
     ReadJsonFiles();
     DiscoverModels();
+    DiscoverAccelWattch();
     DiscoverValidations();
     ChoosePrimaryModel();
     CollectCorpora();
@@ -333,12 +337,93 @@ class Collector {
       const std::string format = JsonString(j, "format");
       if (format == kModelJsonFormat) {
         AddModel("", path);
+      } else if (format == kAccelWattchModelFormat) {
+        continue;  // DiscoverAccelWattch
       } else if (Lower(format).find("model") != std::string::npos) {
         r_.notes.push_back(
             fmt::format("{}: format '{}' is not a wattcal power model; not shown", path, format));
       }
     }
     for (const LabelledPath& m : o_.models) AddModel(m.label, m.path);
+  }
+
+  std::string RunRelative(const std::string& path) const {
+    return o_.run_dir.empty() || !StartsWith(path, JoinPath(o_.run_dir, ""))
+               ? fs::path(path).filename().string()
+               : fs::path(path).lexically_relative(o_.run_dir).generic_string();
+  }
+
+  // AccelWattch models (format wattcal-accelwattch-model), the virtual GPU's truth beside their
+  // training table, and breakdown CSVs recognised by their header. A model file that does not
+  // read is noted and left out, as any file whose content is not what it seemed.
+  void DiscoverAccelWattch() {
+    std::vector<std::pair<std::string, std::map<std::string, double>>> truths;
+    for (const std::string& path : DiscoverJson({"expected_scaling_factors"})) {
+      for (const auto& [p, j] : json_files_) {
+        if (p != path) continue;
+        std::map<std::string, double> x = ExpectedScalingFactors(path, j);
+        if (!x.empty()) truths.emplace_back(path, std::move(x));
+      }
+    }
+    for (const auto& [path, j] : json_files_) {
+      if (JsonString(j, "format") != kAccelWattchModelFormat) continue;
+      ReportAccelWattchModel m;
+      m.path = path;
+      try {
+        m.model = ReadAccelWattchModel(path);
+      } catch (const InputError& e) {
+        r_.notes.push_back(fmt::format("{}: a {} file that does not read ({}); not shown", path,
+                                       kAccelWattchModelFormat, e.what()));
+        continue;
+      }
+      m.label = RunRelative(path);
+      if (m.model.has_terms && j.contains("fixed_terms")) {
+        m.voltage_model = JsonString(j["fixed_terms"], "voltage_model");
+      }
+      m.trained_on_path = ResolveNamed(m.model.trained_on, o_.run_dir, KnownFiles());
+      // The truth beside the training table, else the run's first.
+      for (const auto& [truth, x] : truths) {
+        if (!m.trained_on_path.empty() &&
+            fs::path(truth).parent_path() == fs::path(m.trained_on_path).parent_path()) {
+          m.truth_path = truth;
+          m.true_x = x;
+          break;
+        }
+      }
+      if (m.truth_path.empty() && !truths.empty()) {
+        m.truth_path = truths.front().first;
+        m.true_x = truths.front().second;
+      }
+      UseInput(path);
+      if (!m.truth_path.empty()) UseInput(m.truth_path);
+      r_.accelwattch_models.push_back(std::move(m));
+    }
+    double reference_mhz = std::numeric_limits<double>::quiet_NaN();
+    for (const ReportAccelWattchModel& m : r_.accelwattch_models) {
+      if (m.model.has_terms && !std::isfinite(reference_mhz)) {
+        reference_mhz = m.model.energies.reference_f_core_mhz;
+      }
+    }
+    for (const std::string& f : files_) {
+      if (!EndsWith(Lower(f), ".csv")) continue;
+      const std::string path = JoinPath(o_.run_dir, f);
+      if (!LooksLikeAccelWattchBreakdownCsv(path)) continue;
+      ReportAccelWattchBreakdown b;
+      b.path = path;
+      b.table = ReadAccelWattchBreakdownCsv(path);
+      UseInput(path);
+      b.clocks = SplitByCoreClock(b.table);
+      b.clock_chart = ClockSplitChart(b.clocks, kMaxAccelWattchClockBars);
+      if (b.clocks.size() > kMaxAccelWattchClockBars) {
+        r_.notes.push_back(fmt::format("{}: {} of its {} core clocks are drawn", path,
+                                       kMaxAccelWattchClockBars, b.clocks.size()));
+      }
+      b.reference_f_core_mhz = ChooseReferenceClock(b.table, reference_mhz, &b.reference_why);
+      b.component_chart = DynamicByBenchmarkChart(b.table, b.reference_f_core_mhz,
+                                                  kMaxAccelWattchBenchmarkBars,
+                                                  &b.benchmarks_at_reference);
+      r_.accelwattch_breakdowns.push_back(std::move(b));
+    }
   }
 
   // Loads predictions (and the metrics JSON beside them when there is one).
@@ -547,7 +632,11 @@ class Collector {
       }
     }
     if (model < 0) {
-      if (!r_.validations.empty()) r_.notes.push_back("no model: no power breakdown");
+      // An AccelWattch run shows its own breakdown.
+      if (!r_.validations.empty() && r_.accelwattch_models.empty() &&
+          r_.accelwattch_breakdowns.empty()) {
+        r_.notes.push_back("no model: no power breakdown");
+      }
       return;
     }
     const ReportModel& m = r_.models[static_cast<size_t>(model)];
@@ -870,6 +959,57 @@ class Collector {
       r_.figures.push_back(f);
     }
     DecideCompareFigures(prefix);
+    DecideAccelWattchFigures(prefix);
+  }
+
+  // The AccelWattch figures' titles carry the run's title only when both fit across the figure.
+  static std::string ShortTitle(const std::string& prefix, const std::string& title) {
+    constexpr size_t kMaxTitleChars = 66;
+    return prefix.size() + title.size() <= kMaxTitleChars ? prefix + title : title;
+  }
+
+  void DecideAccelWattchFigures(const std::string& prefix) {
+    for (size_t i = 0; i < r_.accelwattch_breakdowns.size(); ++i) {
+      const ReportAccelWattchBreakdown& b = r_.accelwattch_breakdowns[i];
+      std::set<std::string> benchmarks, kernels;
+      for (const AccelWattchBreakdownRow& row : b.table.rows) {
+        benchmarks.insert(row.benchmark);
+        kernels.insert(row.kernel);
+      }
+      ReportFigure clocks;
+      clocks.kind = FigureKind::kAccelWattchClocks;
+      clocks.index = static_cast<int>(i);
+      clocks.stem = UniqueStem("accelwattch_power_vs_clock");
+      clocks.section = "accelwattch_breakdown";
+      clocks.title = ShortTitle(prefix, "Eq. 12's power split against the core clock");
+      clocks.caption = fmt::format(
+          "Predicted power of the {} kernels ({} benchmarks) of {}, averaged at each core clock "
+          "they were evaluated at, split into Eq. 12's terms (AccelWattch MICRO'21): constant "
+          "power (Eq. 3), static power of the active SMs (Eqs. 4-5, 9) and of the idle SMs "
+          "(Eqs. 6-8) in greys, and the dynamic power of every component (x_i times its "
+          "energy per event times its event rate) on top. With V ~ f, static and idle power "
+          "grow as f and voltage-scaled dynamic power as f^3.",
+          kernels.size(), benchmarks.size(), b.path);
+      clocks.inputs = {b.path};
+      r_.figures.push_back(clocks);
+      ReportFigure components = clocks;
+      components.kind = FigureKind::kAccelWattchComponents;
+      components.stem = UniqueStem("accelwattch_dynamic_by_component");
+      components.title = ShortTitle(
+          prefix, fmt::format("Dynamic power by component at {:g} MHz", b.reference_f_core_mhz));
+      const size_t drawn = b.component_chart.bars.size();
+      components.caption = fmt::format(
+          "Dynamic power of each component at {:g} MHz ({}), the mean over each benchmark's "
+          "kernels, {} (in increasing dynamic power); the last bar is the mean over every kernel "
+          "evaluated at that clock. Components without dynamic power there are left out. From {}.",
+          b.reference_f_core_mhz, b.reference_why,
+          drawn == b.benchmarks_at_reference
+              ? fmt::format("for all {} benchmarks", drawn)
+              : fmt::format("for {} of the {} benchmarks, spread over the range of dynamic power",
+                            drawn, b.benchmarks_at_reference),
+          b.path);
+      r_.figures.push_back(components);
+    }
   }
 
   void DecideCompareFigures(const std::string& prefix) {
@@ -918,6 +1058,21 @@ class Collector {
     j["collinearity_pair_threshold_abs_r"] = o_.collinearity.pair_threshold_abs_r;
     j["collinearity_condition_number_threshold"] = o_.collinearity.condition_number_threshold;
     j["figures"] = o_.figures;
+    // Only in runs that have them (the options of every other report stay as they were).
+    if (!r_.accelwattch_models.empty()) {
+      nlohmann::json models = nlohmann::json::array();
+      for (const ReportAccelWattchModel& m : r_.accelwattch_models)
+        models.push_back({{"path", m.path}, {"truth", m.truth_path}});
+      j["accelwattch_models"] = models;
+    }
+    if (!r_.accelwattch_breakdowns.empty()) {
+      nlohmann::json breakdowns = nlohmann::json::array();
+      for (const ReportAccelWattchBreakdown& b : r_.accelwattch_breakdowns) {
+        breakdowns.push_back(
+            {{"path", b.path}, {"reference_f_core_mhz", b.reference_f_core_mhz}});
+      }
+      j["accelwattch_breakdowns"] = breakdowns;
+    }
     return j;
   }
 
@@ -1004,6 +1159,14 @@ void DrawFigure(const RunReport& r, const ReportFigure& f, const std::string& pn
       return;
     case FigureKind::kRelative:
       WriteRelativePowerPlot(r.comparisons[static_cast<size_t>(f.index)], f.title, png, svg);
+      return;
+    case FigureKind::kAccelWattchClocks:
+      WriteBreakdownPlot(r.accelwattch_breakdowns[static_cast<size_t>(f.index)].clock_chart,
+                         f.title, png, svg);
+      return;
+    case FigureKind::kAccelWattchComponents:
+      WriteBreakdownPlot(r.accelwattch_breakdowns[static_cast<size_t>(f.index)].component_chart,
+                         f.title, png, svg);
       return;
   }
 }

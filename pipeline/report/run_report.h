@@ -1,7 +1,8 @@
 // One report per run: what wattcal-report collects from a run folder (models, validations,
 // training corpora, constant-power fits), the figures it draws and the index it writes
 // (index.html and its Markdown twin index.md, with the figures, the metric tables, the model
-// parameters, the multicollinearity diagnosis and the provenance of every input).
+// parameters, the multicollinearity diagnosis, AccelWattch's Eq. 12 model and its power split
+// when the run has one, and the provenance of every input).
 //
 //   RunReport report = CollectRunReport(options);   // reads and analyses; draws nothing
 //   OutputSet outputs;
@@ -13,13 +14,16 @@
 // given; links relative to the output folder).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "accelwattch/scaling_model.h"
 #include "io/corpus_io.h"
 #include "model/power_model.h"
+#include "report/accelwattch_report.h"
 #include "report/collinearity.h"
 #include "report/report_figures.h"
 #include "util/output.h"
@@ -41,7 +45,10 @@ struct ReportOptions {
   // sub-folders up to two levels down, by their content: wattcal power models (JSON of format
   // wattcal-power-model), validations (metrics[_NAME].json with predictions[_NAME].csv beside
   // it, and summary[_NAME].md when present), constant-power results (JSON with p_const_w and
-  // curves) and architecture comparisons (JSON with arch_a and per_workload).
+  // curves), architecture comparisons (JSON with arch_a and per_workload), AccelWattch models
+  // (JSON of format wattcal-accelwattch-model), a virtual GPU's AccelWattch truth (JSON with
+  // expected_scaling_factors) and AccelWattch power breakdowns (CSV with wattcal-predict
+  // --breakdown's header for an AccelWattch model).
   // Files named inside them (a model's trained_on, a validation's measurements) are opened as
   // written there, else relative to the run folder. Empty: only the files given below.
   std::string run_dir;
@@ -109,6 +116,30 @@ struct ReportValidation {
   std::vector<PredictionRow> rows;
 };
 
+// An AccelWattch scaling-factor model (accelwattch/scaling_model.h), with the factors a virtual
+// GPU was built to need when the run holds its truth.
+struct ReportAccelWattchModel {
+  std::string label;  // its path relative to the run folder (else its file name)
+  std::string path;
+  AccelWattchModel model;
+  std::string voltage_model;    // fixed_terms.voltage_model as written; "" without terms
+  std::string trained_on_path;  // resolved; "" when not found
+  std::string truth_path;       // truth_accelwattch.json; "" when the run has none
+  std::map<std::string, double> true_x;  // its expected_scaling_factors
+};
+
+// An AccelWattch breakdown CSV (wattcal-predict --breakdown) and its two charts.
+struct ReportAccelWattchBreakdown {
+  std::string path;
+  AccelWattchBreakdownTable table;
+  std::vector<ClockSplit> clocks;
+  BreakdownChart clock_chart;      // Eq. 12's terms per core clock
+  double reference_f_core_mhz = 0.0;
+  std::string reference_why;       // why that clock
+  size_t benchmarks_at_reference = 0;
+  BreakdownChart component_chart;  // dynamic power per component and benchmark at the reference
+};
+
 struct ReportCorpus {
   std::string path;
   CollinearityReport collinearity;
@@ -124,6 +155,8 @@ enum class FigureKind {
   kComponentCorrelation,  // index = corpus
   kConstant,
   kRelative,  // index = comparison
+  kAccelWattchClocks,      // index = AccelWattch breakdown
+  kAccelWattchComponents,  // index = AccelWattch breakdown
 };
 
 struct ReportFigure {
@@ -156,6 +189,9 @@ struct RunReport {
   // Relative power of two architectures (wattcal-compare), one per file.
   std::vector<std::string> compare_paths;
   std::vector<RelativePowerChart> comparisons;
+  // AccelWattch (MICRO'21) scaling-factor models and breakdown CSVs.
+  std::vector<ReportAccelWattchModel> accelwattch_models;
+  std::vector<ReportAccelWattchBreakdown> accelwattch_breakdowns;
   std::vector<std::string> vf_benchmarks;
   std::vector<ReportFigure> figures;
   std::vector<std::string> inputs;  // every file read, in order of first use
