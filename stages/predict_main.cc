@@ -3,7 +3,8 @@
 //   wattcal-predict --model MODEL.json --activity ACT.csv --out PRED.csv
 //                   [--mode dvfs|fixed] [--breakdown]
 //   wattcal-predict --model ACCELWATTCH.json --activity ACT.csv --out PRED.csv
-//                   [--f-core-mhz F,...] [--f-mem-mhz F,...] [--breakdown]
+//                   [--f-core-mhz F,...] [--f-mem-mhz F,...] [--active-sms K,...]
+//                   [--lanes-per-warp Y,...] [--breakdown]
 //   wattcal-predict --model ACCELWATTCH.json --activity TABLE.csv --out PRED.csv
 //
 // The model's format decides: a wattcal-accelwattch-model evaluates AccelWattch's Eq. 12 (for
@@ -88,6 +89,7 @@ int main(int argc, char** argv) {
   bool breakdown = false;
   double default_core_mhz = 0.0, default_mem_mhz = 0.0;
   std::vector<double> f_core_mhz, f_mem_mhz;
+  std::vector<int> active_sms, lanes_per_warp;
   app.add_option("--model", model_path, "Model (wattcal JSON, gpmTOOL model file, or wattcal-accelwattch-model JSON)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -112,6 +114,14 @@ int main(int argc, char** argv) {
   app.add_option("--f-mem-mhz", f_mem_mhz,
                  "AccelWattch: and at these memory clocks, MHz (default: each kernel's own)")
       ->delimiter(',');
+  app.add_option("--active-sms", active_sms,
+                 "AccelWattch: what-if active SM counts k (Eq. 10's static and idle terms; dynamic "
+                 "activity kept per active SM)")
+      ->delimiter(',');
+  app.add_option("--lanes-per-warp", lanes_per_warp,
+                 "AccelWattch: what-if active lanes per warp y (Eq. 4/5 static term; dynamic activity "
+                 "as counted)")
+      ->delimiter(',');
   AddLoggingOptions(&app);
 
   return RunStageMain(&app, argc, argv, [&]() {
@@ -123,19 +133,20 @@ int main(int argc, char** argv) {
       const AccelWattchModel model = ReadAccelWattchModel(model_path);
       OutputSet outputs;
       nlohmann::json options = {{"model_format", kAccelWattchModelFormat}, {"breakdown", breakdown},
-                                {"f_core_mhz", f_core_mhz}, {"f_mem_mhz", f_mem_mhz}};
+                                {"f_core_mhz", f_core_mhz}, {"f_mem_mhz", f_mem_mhz},
+                                {"active_sms", active_sms}, {"lanes_per_warp", lanes_per_warp}};
       size_t rows = 0;
       if (LooksLikeActivityTable(activity_path)) {
         const ActivityTable activity = ReadActivityTable(activity_path);
         const std::vector<AccelWattchPrediction> predictions =
-            PredictAccelWattchActivity(model, activity, f_core_mhz, f_mem_mhz);
+            PredictAccelWattchActivity(model, activity, {f_core_mhz, f_mem_mhz, active_sms, lanes_per_warp});
         outputs.StageText(out_path, AccelWattchPredictionsToCsv(model, activity, predictions, breakdown));
         rows = predictions.size();
-        LogInfo(fmt::format("Eq. 12 for {} kernels at {} V-F pair(s) each", activity.num_kernels(),
+        LogInfo(fmt::format("Eq. 12 for {} kernels at {} configuration(s) each", activity.num_kernels(),
                             activity.num_kernels() ? rows / activity.num_kernels() : 0));
       } else {
-        if (!f_core_mhz.empty() || !f_mem_mhz.empty()) {
-          throw OptionError("--f-core-mhz and --f-mem-mhz need an activity table (a per-kernel component "
+        if (!f_core_mhz.empty() || !f_mem_mhz.empty() || !active_sms.empty() || !lanes_per_warp.empty()) {
+          throw OptionError("--f-core-mhz, --f-mem-mhz, --active-sms and --lanes-per-warp need an activity table (a per-kernel component "
                             "table holds power at its own clocks only)");
         }
         const ComponentTable table = ReadComponentTable(activity_path);
@@ -147,8 +158,8 @@ int main(int argc, char** argv) {
       LogInfo(fmt::format("wrote {} predictions to {}", rows, out_path));
       return static_cast<int>(kExitOk);
     }
-    if (!f_core_mhz.empty() || !f_mem_mhz.empty()) {
-      throw OptionError("--f-core-mhz and --f-mem-mhz are for AccelWattch models (a dvfs model predicts at "
+    if (!f_core_mhz.empty() || !f_mem_mhz.empty() || !active_sms.empty() || !lanes_per_warp.empty()) {
+      throw OptionError("--f-core-mhz, --f-mem-mhz, --active-sms and --lanes-per-warp are for AccelWattch models (a dvfs model predicts at "
                         "each row's pair, or at every pair of the model with --mode dvfs)");
     }
     CorpusReadOptions read_options;

@@ -132,6 +132,48 @@ TEST(AccelWattchPowerModel, Eq12ByHandAtTheKernelsPairAndAnother) {
   EXPECT_DOUBLE_EQ(l.idle_w, 0.0);
 }
 
+// What-if SM and lane counts: Eq. 10's static and idle terms follow k and y, the dynamic
+// activity is kept per active SM.
+TEST(AccelWattchPowerModel, WhatIfActiveSmsAndLanes) {
+  const Files f = WriteTerms(ScratchDir());
+  AccelWattchModel m;
+  m.has_terms = true;
+  m.energies = ReadAccelWattchEnergies(f.energies);
+  m.fixed = ReadAccelWattchFixedTerms(f.constant, f.stat, f.idle, "");
+  m.components = m.energies.ComponentNames();
+  m.x = {1.5, 2.0, 0.5};
+  ActivityTable activity;
+  activity.path = "act.csv";
+  activity.kernels = {HandKernel()};
+  AccelWattchEvaluationGrid grid;
+  grid.active_sms = {1, 4, 10};
+  grid.lanes_per_warp = {16, 24};
+  const std::vector<AccelWattchPrediction> p = PredictAccelWattchActivity(m, activity, grid);
+  ASSERT_EQ(p.size(), 6u);
+  // k-major, then y: (1,16) (1,24) (4,16) (4,24) (10,16) (10,24), all at the kernel's 800/500 MHz.
+  EXPECT_EQ(p[5].active_sms, 10);
+  EXPECT_EQ(p[5].lanes_per_warp, 24);
+  EXPECT_TRUE(p[3].at_measured_pair);
+  EXPECT_FALSE(p[2].at_measured_pair);
+  const double dynamic_at_4 = 1.5 * 1.28 + 2.0 + 0.5;
+  EXPECT_NEAR(p[3].breakdown.dynamic_total_w, dynamic_at_4, 1e-12);
+  EXPECT_NEAR(p[5].breakdown.dynamic_total_w, dynamic_at_4 * 10 / 4, 1e-12);
+  EXPECT_NEAR(p[1].breakdown.dynamic_total_w, dynamic_at_4 / 4, 1e-12);
+  // Half-warp basis: 15 at 16 lanes, 11 at 24; static (5 + 0.5 basis) / 10 SMs * k * 0.8.
+  EXPECT_NEAR(p[2].breakdown.static_w, 12.5 / 10 * 4 * 0.8, 1e-12);
+  EXPECT_NEAR(p[0].breakdown.static_w, 12.5 / 10 * 1 * 0.8, 1e-12);
+  EXPECT_NEAR(p[0].breakdown.idle_w, 0.2 * 9 * 0.8, 1e-12);
+  EXPECT_DOUBLE_EQ(p[4].breakdown.idle_w, 0.0);
+  // The first SM's cost against each further one's, at 24 lanes.
+  EXPECT_NEAR(p[3].breakdown.total_w() - p[1].breakdown.total_w(),
+              3 * (10.5 / 10 * 0.8 - 0.2 * 0.8 + dynamic_at_4 / 4), 1e-9);
+  grid.active_sms = {11};
+  EXPECT_THROW(PredictAccelWattchActivity(m, activity, grid), OptionError);
+  grid.active_sms = {};
+  grid.lanes_per_warp = {0};
+  EXPECT_THROW(PredictAccelWattchActivity(m, activity, grid), OptionError);
+}
+
 TEST(AccelWattchPowerModel, KernelsTheModelCannotDescribeAreInputErrors) {
   const Files f = WriteTerms(ScratchDir());
   const AccelWattchEnergies e = ReadAccelWattchEnergies(f.energies);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
 
 #include "util/errors.h"
 
@@ -113,30 +114,65 @@ std::vector<AccelWattchPrediction> PredictAccelWattchActivity(const AccelWattchM
                                                               const ActivityTable& activity,
                                                               const std::vector<double>& f_core_mhz,
                                                               const std::vector<double>& f_mem_mhz) {
+  AccelWattchEvaluationGrid grid;
+  grid.f_core_mhz = f_core_mhz;
+  grid.f_mem_mhz = f_mem_mhz;
+  return PredictAccelWattchActivity(model, activity, grid);
+}
+
+std::vector<AccelWattchPrediction> PredictAccelWattchActivity(const AccelWattchModel& model,
+                                                              const ActivityTable& activity,
+                                                              const AccelWattchEvaluationGrid& grid) {
   if (!model.has_terms) {
     throw OptionError("this AccelWattch model scales per-kernel component tables only (it has no energy "
                       "estimates and fixed terms); calibrate it with --activity to predict from activity");
   }
-  for (double f : f_core_mhz) {
+  for (double f : grid.f_core_mhz) {
     if (!(f > 0.0)) throw OptionError(fmt::format("--f-core-mhz {}: a clock must be > 0", f));
   }
-  for (double f : f_mem_mhz) {
+  for (double f : grid.f_mem_mhz) {
     if (!(f > 0.0)) throw OptionError(fmt::format("--f-mem-mhz {}: a clock must be > 0", f));
   }
+  for (int k : grid.active_sms) {
+    if (k < 1 || k > model.fixed.num_sms) {
+      throw OptionError(fmt::format("--active-sms {}: must lie in [1, {}] (the model's GPU)", k, model.fixed.num_sms));
+    }
+  }
+  for (int y : grid.lanes_per_warp) {
+    if (y < 1 || y > model.fixed.warp_size) {
+      throw OptionError(fmt::format("--lanes-per-warp {}: must lie in [1, {}]", y, model.fixed.warp_size));
+    }
+  }
   std::vector<AccelWattchPrediction> out;
-  for (int k = 0; k < activity.num_kernels(); ++k) {
-    const KernelActivity& kernel = activity.kernels[k];
-    const std::vector<double> cores = f_core_mhz.empty() ? std::vector<double>{kernel.f_core_mhz} : f_core_mhz;
-    const std::vector<double> mems = f_mem_mhz.empty() ? std::vector<double>{kernel.f_mem_mhz} : f_mem_mhz;
-    for (double fc : cores) {
-      for (double fm : mems) {
-        AccelWattchPrediction p;
-        p.kernel = k;
-        p.f_core_mhz = fc;
-        p.f_mem_mhz = fm;
-        p.at_measured_pair = fc == kernel.f_core_mhz && fm == kernel.f_mem_mhz;
-        p.breakdown = EvaluateAccelWattch(model.energies, model.fixed, model.x, kernel, activity.path, fc, fm);
-        out.push_back(std::move(p));
+  for (int index = 0; index < activity.num_kernels(); ++index) {
+    const KernelActivity& kernel = activity.kernels[index];
+    auto own = [](const auto& list, auto value) {
+      using T = typename std::decay_t<decltype(list)>::value_type;
+      return list.empty() ? std::vector<T>{static_cast<T>(value)} : list;
+    };
+    for (int k : own(grid.active_sms, kernel.active_sms)) {
+      for (int y : own(grid.lanes_per_warp, kernel.lanes_per_warp)) {
+        // The what-if kernel: Eq. 10's k and y; its activity per active SM kept.
+        KernelActivity what_if = kernel;
+        what_if.active_sms = k;
+        what_if.lanes_per_warp = y;
+        if (k != kernel.active_sms) {
+          for (auto& [counter, count] : what_if.events) count *= static_cast<double>(k) / kernel.active_sms;
+        }
+        for (double fc : own(grid.f_core_mhz, kernel.f_core_mhz)) {
+          for (double fm : own(grid.f_mem_mhz, kernel.f_mem_mhz)) {
+            AccelWattchPrediction p;
+            p.kernel = index;
+            p.f_core_mhz = fc;
+            p.f_mem_mhz = fm;
+            p.active_sms = k;
+            p.lanes_per_warp = y;
+            p.at_measured_pair = fc == kernel.f_core_mhz && fm == kernel.f_mem_mhz && k == kernel.active_sms &&
+                                 y == kernel.lanes_per_warp;
+            p.breakdown = EvaluateAccelWattch(model.energies, model.fixed, model.x, what_if, activity.path, fc, fm);
+            out.push_back(std::move(p));
+          }
+        }
       }
     }
   }
@@ -173,7 +209,7 @@ std::string AccelWattchPredictionsToCsv(const AccelWattchModel& model, const Act
     const AccelWattchBreakdown& b = p.breakdown;
     const double total = b.total_w();
     s += fmt::format("{},{},{},{},{},{},{:.6g},{:.6g},{:.6f}", CsvCell(k.kernel), CsvCell(k.benchmark),
-                     k.category, b.static_category, k.active_sms, k.lanes_per_warp, p.f_core_mhz,
+                     k.category, b.static_category, p.active_sms, p.lanes_per_warp, p.f_core_mhz,
                      p.f_mem_mhz, total);
     if (p.at_measured_pair && k.mean_power_w > 0.0) {
       s += fmt::format(",{:.6f},{:.4f}", k.mean_power_w, 100.0 * (total - k.mean_power_w) / k.mean_power_w);

@@ -57,13 +57,27 @@ AccelWattchBreakdown EvaluateAccelWattch(const AccelWattchEnergies& energies,
 ComponentTable BuildComponentTable(const ActivityTable& activity, const AccelWattchEnergies& energies,
                                    const AccelWattchFixedTerms& fixed);
 
-// One kernel evaluated at one V-F pair.
+// One kernel evaluated at one V-F pair (and SM and lane count).
 struct AccelWattchPrediction {
   int kernel = 0;                 // index in the activity table
   double f_core_mhz = 0.0;
   double f_mem_mhz = 0.0;         // 0 = the kernel's, not known
-  bool at_measured_pair = false;  // the pair the counts (and power) were taken at
+  int active_sms = 0;             // k used
+  int lanes_per_warp = 0;         // y used
+  bool at_measured_pair = false;  // the pair, k and y the counts (and power) were taken at
   AccelWattchBreakdown breakdown;
+};
+
+// Where to evaluate: every combination of the lists; an empty list keeps the kernel's own.
+struct AccelWattchEvaluationGrid {
+  std::vector<double> f_core_mhz;
+  std::vector<double> f_mem_mhz;
+  // What-if SM and lane counts (§4.3-4.6: what does the first SM, an idle SM, a divergent
+  // warp cost?). Eq. 10's static and idle terms follow k and y; the dynamic activity is kept
+  // per active SM (counts scaled by k / k_measured) and taken as counted for the lanes (give
+  // counts measured at y for y's dynamic power).
+  std::vector<int> active_sms;
+  std::vector<int> lanes_per_warp;
 };
 
 // Every kernel of `activity` under a whole Eq. 12 model (model.has_terms), at its own pair
@@ -75,11 +89,16 @@ std::vector<AccelWattchPrediction> PredictAccelWattchActivity(const AccelWattchM
                                                               const ActivityTable& activity,
                                                               const std::vector<double>& f_core_mhz,
                                                               const std::vector<double>& f_mem_mhz);
+// The same over a grid of clocks, SM counts and lane counts (OptionError for counts < 1).
+std::vector<AccelWattchPrediction> PredictAccelWattchActivity(const AccelWattchModel& model,
+                                                              const ActivityTable& activity,
+                                                              const AccelWattchEvaluationGrid& grid);
 
 // CSV: kernel,benchmark,category,static_category,active_sms,lanes_per_warp,f_core_mhz,
 // f_mem_mhz,predicted_w,measured_w,error_pct, and with `breakdown`
 // const_w,static_w,idle_w,dynamic_w,<component>_w... (they sum to predicted_w). measured_w
-// and error_pct are empty unless the kernel was measured and is evaluated at its own pair.
+// and error_pct are empty unless the kernel was measured and is evaluated at its own pair, k
+// and y. active_sms and lanes_per_warp are the ones evaluated.
 std::string AccelWattchPredictionsToCsv(const AccelWattchModel& model, const ActivityTable& activity,
                                         const std::vector<AccelWattchPrediction>& predictions,
                                         bool breakdown);
