@@ -8,7 +8,8 @@
 //                     [--prior MODEL.json] [--prior-weight LAMBDA]
 //   wattcal-calibrate --method accelwattch --activity ACT.csv --energies E.json
 //                     --constant CONSTANT.json --static STATIC.json --idle IDLE.json --out MODEL.json
-//                     [--default-category CAT] [--components-out TABLE.csv] [fit options as above]
+//                     [--default-category CAT] [--voltage-curve VF.csv] [--components-out TABLE.csv]
+//                     [fit options as above]
 #include <fmt/format.h>
 
 #include "accelwattch/activity.h"
@@ -34,7 +35,7 @@ int main(int argc, char** argv) {
                "wattcal-calibrate"};
   std::string train_path, components_path, out_path, gpmtool_path;
   std::string activity_path, energies_path, constant_path, static_path, idle_path, default_category,
-      components_out_path;
+      components_out_path, voltage_curve_path;
   CalibrationFlags flags;
   AccelWattchFlags accelwattch;
   app.add_option("--train", train_path,
@@ -64,6 +65,10 @@ int main(int argc, char** argv) {
   app.add_option("--default-category", default_category,
                  "accelwattch: the category whose static model serves kernels without one "
                  "(default: none, such a kernel is an error)");
+  app.add_option("--voltage-curve", voltage_curve_path,
+                 "accelwattch with --activity: a measured core V-f curve (CSV f_core_mhz,voltage_v or "
+                 "voltage_mv) instead of V ~ f (§4.2); static power scales with V, energy per event with V^2")
+      ->check(CLI::ExistingFile);
   app.add_option("--components-out", components_out_path,
                  "accelwattch with --activity: also write the per-kernel component table of Eq. 13 "
                  "(tidy CSV, x = 1) that the fit used");
@@ -76,7 +81,7 @@ int main(int argc, char** argv) {
   return RunStageMain(&app, argc, argv, [&]() {
     const bool whole_model = !activity_path.empty() || !energies_path.empty() || !constant_path.empty() ||
                              !static_path.empty() || !idle_path.empty() || !default_category.empty() ||
-                             !components_out_path.empty();
+                             !components_out_path.empty() || !voltage_curve_path.empty();
     if (flags.method == "accelwattch") {
       if (!train_path.empty() || !gpmtool_path.empty()) {
         throw OptionError("--method accelwattch takes --components TABLE.csv, or --activity with "
@@ -99,9 +104,11 @@ int main(int argc, char** argv) {
       if (whole_model) {
         energies = ReadAccelWattchEnergies(energies_path);
         fixed = ReadAccelWattchFixedTerms(constant_path, static_path, idle_path, default_category);
+        if (!voltage_curve_path.empty()) ReadVoltageCurve(voltage_curve_path, &fixed);
         const ActivityTable activity = ReadActivityTable(activity_path);
         table = BuildComponentTable(activity, energies, fixed);
         inputs = {activity_path, energies_path, constant_path, static_path, idle_path};
+        if (!voltage_curve_path.empty()) inputs.push_back(voltage_curve_path);
         LogInfo(fmt::format("built the Eq. 13 table: {} kernels x {} components from {} (P_const {:.3f} W, "
                             "{} static categories, idle SM {:.4f} W)",
                             table.num_kernels(), table.num_components(), activity_path, fixed.p_const_w,
@@ -148,7 +155,7 @@ int main(int argc, char** argv) {
     }
     if (!components_path.empty() || whole_model || AccelWattchFlagsGiven(accelwattch)) {
       throw OptionError("--components, --activity, --energies, --constant, --static, --idle, "
-                        "--default-category, --components-out, --bounds, --orderings, --prior and "
+                        "--default-category, --voltage-curve, --components-out, --bounds, --orderings, --prior and "
                         "--prior-weight belong to --method accelwattch");
     }
     const CalibrationOptions options = ToCalibrationOptions(flags);

@@ -132,6 +132,58 @@ TEST(AccelWattchPowerModel, Eq12ByHandAtTheKernelsPairAndAnother) {
   EXPECT_DOUBLE_EQ(l.idle_w, 0.0);
 }
 
+// A measured V-f curve instead of V ~ f: static and idle power follow V, energy per event V^2,
+// the event rate the clock; clocks outside the curve are errors naming the kernel's line.
+TEST(AccelWattchPowerModel, MeasuredVoltageCurve) {
+  const Files f = WriteTerms(ScratchDir());
+  const AccelWattchEnergies e = ReadAccelWattchEnergies(f.energies);
+  AccelWattchFixedTerms t = ReadAccelWattchFixedTerms(f.constant, f.stat, f.idle, "");
+  // 0.8 V below 800 MHz (a voltage floor), rising to 1.0 V at 1000 MHz and 1.1 V at 1200.
+  ReadVoltageCurve(WriteFile(f.dir + "/vf.csv", "f_core_mhz,voltage_mv,note\n600,800,floor\n800,800,floor\n"
+                                                 "1000,1000,\n1200,1100,\n"), &t);
+  EXPECT_EQ(t.VoltageModelName().rfind("measured V-f curve", 0), 0u);
+  EXPECT_NEAR(t.VoltageRatio(900, 1000), 0.9, 1e-12);
+  EXPECT_NEAR(t.VoltageRatio(1100, 1000), 1.05, 1e-12);
+  const std::vector<double> x = {1.5, 2.0, 0.5};
+  const KernelActivity k = HandKernel();  // counted at 800/500 MHz, 4 SMs, 24 lanes
+  // At 1100 MHz: V/V_ref = 1.05 (E-hat at 1000 MHz), V/V_static = V/V_idle = 1.05.
+  const AccelWattchBreakdown b = EvaluateAccelWattch(e, t, x, k, "act.csv", 1100, 500);
+  EXPECT_NEAR(b.dynamic_w[0], 1.5 * 2e-12 * 1.05 * 1.05 * 1e12 * 1100.0 / 800.0, 1e-12);
+  EXPECT_NEAR(b.dynamic_w[1], 2.0 * 10e-12 * 1e11 * 1100.0 / 800.0, 1e-12);
+  EXPECT_NEAR(b.dynamic_w[2], 0.5, 1e-12);
+  EXPECT_NEAR(b.static_w, 10.5 / 10 * 4 * 1.05, 1e-12);
+  EXPECT_NEAR(b.idle_w, 0.2 * 6 * 1.05, 1e-12);
+  // At the kernel's own 800 MHz the floor gives V/V_ref = 0.8 (as V ~ f would, by design here).
+  EXPECT_NEAR(EvaluateAccelWattch(e, t, x, k, "act.csv", 700, 500).static_w, 10.5 / 10 * 4 * 0.8, 1e-12);
+  try {
+    EvaluateAccelWattch(e, t, x, k, "act.csv", 1300, 500);
+    ADD_FAILURE() << "1300 MHz lies outside the curve";
+  } catch (const InputError& err) {
+    EXPECT_NE(std::string(err.what()).find("act.csv:2: f_core_mhz"), std::string::npos) << err.what();
+  }
+  // Round trip through the model file.
+  AccelWattchModel m;
+  m.has_terms = true;
+  m.energies = e;
+  m.fixed = t;
+  m.components = e.ComponentNames();
+  m.x = x;
+  m.lower_bound.assign(3, 0.001);
+  m.upper_bound.assign(3, 1000.0);
+  m.prior_x.assign(3, 1.0);
+  const std::string path = WriteFile(f.dir + "/model.json", AccelWattchModelToJson(m));
+  const AccelWattchModel back = ReadAccelWattchModel(path);
+  EXPECT_EQ(back.fixed.voltage_v, t.voltage_v);
+  EXPECT_EQ(back.fixed.voltage_f_core_mhz, t.voltage_f_core_mhz);
+  EXPECT_EQ(AccelWattchModelToJson(back), ReadFile(path));
+  // Errors: descending clocks, a static clock outside the curve.
+  AccelWattchFixedTerms u = ReadAccelWattchFixedTerms(f.constant, f.stat, f.idle, "");
+  EXPECT_THROW(ReadVoltageCurve(WriteFile(f.dir + "/bad.csv", "f_core_mhz,voltage_v\n900,0.9\n800,0.8\n"), &u),
+               InputError);
+  EXPECT_THROW(ReadVoltageCurve(WriteFile(f.dir + "/low.csv", "f_core_mhz,voltage_v\n500,0.8\n900,0.9\n"), &u),
+               OptionError);
+}
+
 // What-if SM and lane counts: Eq. 10's static and idle terms follow k and y, the dynamic
 // activity is kept per active SM.
 TEST(AccelWattchPowerModel, WhatIfActiveSmsAndLanes) {
@@ -400,6 +452,20 @@ TEST(AccelWattchPowerModel, StageErrorsAndNoPartialOutput) {
   r = RunStage("wattcal-calibrate", {"--method", "dvfs", "--train", good, "--energies", f.energies, "--out", out});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_FALSE(FileExists(out));
+
+  // --voltage-curve: one that misses the static term's clock is an option error; a good one
+  // is carried in the model file.
+  std::vector<std::string> curve_args = CalibrateArgs(f, good, out);
+  curve_args.insert(curve_args.end(), {"--voltage-curve", WriteFile(f.dir + "/vf_low.csv",
+                                                                     "f_core_mhz,voltage_v\n500,0.7\n900,0.9\n")});
+  r = RunStage("wattcal-calibrate", curve_args);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("outside the curve"), std::string::npos) << r.output;
+  EXPECT_FALSE(FileExists(out));
+  curve_args.back() = WriteFile(f.dir + "/vf.csv", "f_core_mhz,voltage_v\n500,0.7\n1100,1.05\n");
+  r = RunStage("wattcal-calibrate", curve_args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(ReadFile(out).find("\"voltage_curve\""), std::string::npos);
 
   // predict: --f-core-mhz must be > 0, and a dvfs-only flag is refused for AccelWattch models.
   ASSERT_EQ(RunStage("wattcal-calibrate", CalibrateArgs(f, good, out)).exit_code, 0);

@@ -11,6 +11,7 @@
 
 #include "accelwattch/static_power.h"
 #include "accelwattch/sweep.h"
+#include "io/csv_reader.h"
 #include "io/json_lines.h"
 #include "util/errors.h"
 
@@ -92,8 +93,27 @@ class TermsReader : public JsonFieldReader {
   AccelWattchFixedTerms Fixed(const Json& object, const std::string& parent) const {
     AccelWattchFixedTerms t;
     const std::string voltage = String(object, parent, "voltage_model");
-    if (voltage != kVoltageModel) {
-      Fail(Join(parent, "voltage_model"), fmt::format("expected \"{}\", got \"{}\"", kVoltageModel, voltage));
+    if (voltage != kVoltageModel && voltage != kVoltageCurve) {
+      Fail(Join(parent, "voltage_model"),
+           fmt::format("expected \"{}\" or \"{}\", got \"{}\"", kVoltageModel, kVoltageCurve, voltage));
+    }
+    if (voltage == kVoltageCurve) {
+      const std::string vp = Join(parent, "voltage_curve");
+      const Json& curve = Get(object, parent, "voltage_curve");
+      t.voltage_source = String(curve, vp, "source");
+      const Json& f = Array(curve, vp, "f_core_mhz");
+      const Json& v = Array(curve, vp, "voltage", static_cast<int64_t>(f.size()));
+      if (f.size() < 2) Fail(vp + ".f_core_mhz", "a curve needs at least two points");
+      for (size_t i = 0; i < f.size(); ++i) {
+        const double fi = NumberValue(f[i], fmt::format("{}.f_core_mhz[{}]", vp, i));
+        const double vi = NumberValue(v[i], fmt::format("{}.voltage[{}]", vp, i));
+        if (!(fi > 0.0) || (i > 0 && !(fi > t.voltage_f_core_mhz.back()))) {
+          Fail(fmt::format("{}.f_core_mhz[{}]", vp, i), "clocks must be > 0 and ascending");
+        }
+        if (!(vi > 0.0)) Fail(fmt::format("{}.voltage[{}]", vp, i), fmt::format("must be > 0, got {}", vi));
+        t.voltage_f_core_mhz.push_back(fi);
+        t.voltage_v.push_back(vi);
+      }
     }
     const std::string cp = Join(parent, "constant");
     const Json& c = Get(object, parent, "constant");
@@ -166,6 +186,7 @@ class TermsReader : public JsonFieldReader {
   [[noreturn]] void StageFail(const std::string& field, const std::string& message) const { Fail(field, message); }
 
   static constexpr const char* kVoltageModel = "V proportional to f_core (AccelWattch §4.2, V ~ k f)";
+  static constexpr const char* kVoltageCurve = "measured V-f curve, linear interpolation (Eq. 2: static ~ V, energy ~ V^2)";
 
  private:
   double Positive(const Json& o, const std::string& parent, const std::string& key) const {
@@ -204,6 +225,77 @@ const CategoryStaticTerm* AccelWattchFixedTerms::FindCategory(const std::string&
 
 const CategoryStaticTerm* AccelWattchFixedTerms::StaticFor(const std::string& category) const {
   return FindCategory(category.empty() ? default_category : category);
+}
+
+bool AccelWattchFixedTerms::VoltageDefinedAt(double f_core_mhz) const {
+  if (voltage_v.empty()) return f_core_mhz > 0.0;
+  return f_core_mhz >= voltage_f_core_mhz.front() && f_core_mhz <= voltage_f_core_mhz.back();
+}
+
+namespace {
+
+double InterpolateVoltage(const std::vector<double>& f, const std::vector<double>& v, double at) {
+  const size_t hi = std::lower_bound(f.begin(), f.end(), at) - f.begin();
+  if (hi == 0) return v.front();
+  if (hi >= f.size()) return v.back();
+  const double w = (at - f[hi - 1]) / (f[hi] - f[hi - 1]);
+  return v[hi - 1] + w * (v[hi] - v[hi - 1]);
+}
+
+}  // namespace
+
+double AccelWattchFixedTerms::VoltageRatio(double f_to_mhz, double f_from_mhz) const {
+  if (voltage_v.empty()) return f_to_mhz / f_from_mhz;  // §4.2: V ~ f
+  return InterpolateVoltage(voltage_f_core_mhz, voltage_v, f_to_mhz) /
+         InterpolateVoltage(voltage_f_core_mhz, voltage_v, f_from_mhz);
+}
+
+std::string AccelWattchFixedTerms::VoltageModelName() const {
+  return voltage_v.empty() ? TermsReader::kVoltageModel : TermsReader::kVoltageCurve;
+}
+
+void ReadVoltageCurve(const std::string& path, AccelWattchFixedTerms* fixed) {
+  CsvReader reader(path);
+  std::vector<std::string> header;
+  if (!reader.Next(&header)) throw InputError(path, 1, "", "empty file: expected f_core_mhz,voltage_v");
+  int fc = -1, vc = -1;
+  double scale = 1.0;
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (header[i] == "f_core_mhz") fc = static_cast<int>(i);
+    if (header[i] == "voltage_v") vc = static_cast<int>(i);
+    if (header[i] == "voltage_mv") {
+      vc = static_cast<int>(i);
+      scale = 1e-3;
+    }
+  }
+  if (fc < 0) reader.Fail("f_core_mhz", "missing column (a V-f curve has f_core_mhz and voltage_v or voltage_mv)");
+  if (vc < 0) reader.Fail("voltage_v", "missing column (a V-f curve has f_core_mhz and voltage_v or voltage_mv)");
+  std::vector<double> f, v;
+  std::vector<std::string> row;
+  while (reader.Next(&row)) {
+    if (row.size() != header.size()) {
+      reader.Fail("", fmt::format("expected {} fields (as the header), got {}", header.size(), row.size()));
+    }
+    const double fi = reader.ParseNumber(row[fc], "f_core_mhz");
+    const double vi = reader.ParseNumber(row[vc], header[vc]) * scale;
+    if (!(fi > 0.0) || (!f.empty() && !(fi > f.back()))) {
+      reader.Fail("f_core_mhz", fmt::format("{} MHz: clocks must be > 0 and ascending", fi));
+    }
+    if (!(vi > 0.0)) reader.Fail(header[vc], fmt::format("a voltage must be > 0, got {}", row[vc]));
+    f.push_back(fi);
+    v.push_back(vi);
+  }
+  if (f.size() < 2) throw InputError(path, reader.line() + 1, "", "a V-f curve needs at least two rows");
+  fixed->voltage_source = path;
+  fixed->voltage_f_core_mhz = f;
+  fixed->voltage_v = v;
+  for (const auto& [what, clock] : {std::pair<const char*, double>{"the static power", fixed->static_f_core_mhz},
+                                    std::pair<const char*, double>{"the idle-SM power", fixed->idle_f_core_mhz}}) {
+    if (!fixed->VoltageDefinedAt(clock)) {
+      throw OptionError(fmt::format("--voltage-curve {}: {} was measured at {} MHz, outside the curve's {}-{} MHz",
+                                    path, what, clock, f.front(), f.back()));
+    }
+  }
 }
 
 double AccelWattchFixedTerms::StaticAllSmsW(const CategoryStaticTerm& term, int lanes, int half_warp_lanes) {
@@ -309,7 +401,14 @@ nlohmann::ordered_json EnergiesToJson(const AccelWattchEnergies& e) {
 
 nlohmann::ordered_json FixedTermsToJson(const AccelWattchFixedTerms& t) {
   OrderedJson j;
-  j["voltage_model"] = TermsReader::kVoltageModel;
+  j["voltage_model"] = t.VoltageModelName();
+  if (!t.voltage_v.empty()) {
+    OrderedJson curve;
+    curve["source"] = t.voltage_source;
+    curve["f_core_mhz"] = t.voltage_f_core_mhz;
+    curve["voltage"] = t.voltage_v;
+    j["voltage_curve"] = curve;
+  }
   OrderedJson c;
   c["source"] = t.constant_source;
   c["p_const_w"] = t.p_const_w;

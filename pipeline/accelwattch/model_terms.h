@@ -16,9 +16,12 @@
 // C V^2 f; false for DRAM, whose supply does not follow the core's).
 //
 // Voltage. AccelWattch §4.2 takes the core voltage proportional to the core clock (V ~ k f),
-// which is what makes Eq. 3 a cubic; the model keeps that assumption: V(f) / V(f_ref) =
-// f / f_ref. So between core clocks static and idle power scale with f (Eq. 3's tau f) and
-// the energy of a voltage-scaled event with f^2.
+// which is what makes Eq. 3 a cubic; by default the model keeps that assumption: V(f) /
+// V(f_ref) = f / f_ref, so between core clocks static and idle power scale with f (Eq. 3's
+// tau f) and the energy of a voltage-scaled event with f^2. A measured V-f curve (CSV
+// f_core_mhz,voltage_v or voltage_mv; e.g. from nvidia-smi or a DVFS model's voltages)
+// replaces it: V is interpolated linearly between its points, static power scales with V
+// (Eq. 2's nV) and energy per event with V^2; clocks outside the curve are errors.
 #pragma once
 
 #include <limits>
@@ -75,6 +78,18 @@ struct AccelWattchFixedTerms {
   std::string idle_source;
   double idle_f_core_mhz = kNaN;
   double p_idle_sm_w = kNaN;
+  // The core voltage against the clock: empty = V ~ f (§4.2); else a measured curve, clocks
+  // ascending, voltages > 0 in any one unit (only ratios matter).
+  std::string voltage_source;
+  std::vector<double> voltage_f_core_mhz;
+  std::vector<double> voltage_v;
+
+  // True when `f_core_mhz` lies where the voltage model is defined (always, for V ~ f).
+  bool VoltageDefinedAt(double f_core_mhz) const;
+  // V(f_to) / V(f_from) (both clocks where the model is defined).
+  double VoltageRatio(double f_to_mhz, double f_from_mhz) const;
+  // "V proportional to f_core ..." or "measured V-f curve ...".
+  std::string VoltageModelName() const;
 
   const CategoryStaticTerm* FindCategory(const std::string& category) const;
   // The category whose static model applies to `category` ("" -> default_category), or
@@ -97,6 +112,13 @@ AccelWattchFixedTerms ReadAccelWattchFixedTerms(const std::string& constant_path
                                                 const std::string& static_path,
                                                 const std::string& idle_path,
                                                 const std::string& default_category);
+
+// Reads a measured V-f curve into fixed->voltage_* (CSV with f_core_mhz and voltage_v or
+// voltage_mv; other columns ignored). Throws InputError naming FILE:LINE and the field for a
+// missing column, a clock <= 0 or not above the previous row's, a voltage <= 0, or fewer than
+// two rows; OptionError when a clock the fixed terms were measured at (static, idle) lies
+// outside the curve.
+void ReadVoltageCurve(const std::string& path, AccelWattchFixedTerms* fixed);
 
 // The JSON objects embedded in a wattcal-accelwattch-model file ("energies", "fixed_terms").
 nlohmann::ordered_json EnergiesToJson(const AccelWattchEnergies& energies);

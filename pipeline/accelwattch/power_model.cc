@@ -39,6 +39,13 @@ AccelWattchBreakdown EvaluateAccelWattch(const AccelWattchEnergies& energies,
                                        fixed.static_source));
   }
   const double f_mem_target = f_mem_mhz > 0.0 ? f_mem_mhz : kernel.f_mem_mhz;
+  for (const double f : {f_core_mhz, kernel.f_core_mhz, energies.reference_f_core_mhz}) {
+    if (!fixed.VoltageDefinedAt(f)) {
+      fail("f_core_mhz", fmt::format("{} MHz lies outside the voltage curve's {}-{} MHz ({})", f,
+                                     fixed.voltage_f_core_mhz.front(), fixed.voltage_f_core_mhz.back(),
+                                     fixed.voltage_source));
+    }
+  }
 
   AccelWattchBreakdown b;
   b.static_category = term->category;
@@ -67,19 +74,20 @@ AccelWattchBreakdown EvaluateAccelWattch(const AccelWattchEnergies& energies,
     }
     double energy_j = c.energy_per_event_pj * 1e-12;
     if (c.voltage_scaled) {
-      const double v = f_core_mhz / energies.reference_f_core_mhz;
+      // Eq. 2's C V^2 per event: (V / V_ref)^2, (f / f_ref)^2 under V ~ f.
+      const double v = fixed.VoltageRatio(f_core_mhz, energies.reference_f_core_mhz);
       energy_j *= v * v;
     }
     const double p = x[i] * energy_j * rate_per_s;
     b.dynamic_w.push_back(p);
     b.dynamic_total_w += p;
   }
-  // Eq. 9 and Eq. 10's static term: P_static,yLanes,N / N per active SM, static ~ V ~ f.
+  // Eq. 9 and Eq. 10's static term: P_static,yLanes,N / N per active SM, static ~ V (~ f).
   const double static_all_sms_w =
       AccelWattchFixedTerms::StaticAllSmsW(*term, kernel.lanes_per_warp, fixed.half_warp_lanes);
-  b.static_w = static_all_sms_w / n * kernel.active_sms * (f_core_mhz / fixed.static_f_core_mhz);
-  // Eq. 10's idle term: P_perIdleSM (N - k), static ~ V ~ f.
-  b.idle_w = fixed.p_idle_sm_w * (n - kernel.active_sms) * (f_core_mhz / fixed.idle_f_core_mhz);
+  b.static_w = static_all_sms_w / n * kernel.active_sms * fixed.VoltageRatio(f_core_mhz, fixed.static_f_core_mhz);
+  // Eq. 10's idle term: P_perIdleSM (N - k), static ~ V (~ f).
+  b.idle_w = fixed.p_idle_sm_w * (n - kernel.active_sms) * fixed.VoltageRatio(f_core_mhz, fixed.idle_f_core_mhz);
   b.const_w = fixed.p_const_w;
   return b;
 }

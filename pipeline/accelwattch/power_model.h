@@ -7,8 +7,9 @@
 //                        + P_const                                   (Eq. 3)
 //
 // where c is the kernel's instruction-mix category (§4.5), V/V_s and V/V_d the core voltage
-// relative to the clocks the static and idle terms were measured at (V ~ f, §4.2), and
-// E-hat_i(V) = E-hat_i (V / V_ref)^2 for voltage-scaled components (E-hat_i otherwise).
+// relative to the clocks the static and idle terms were measured at (V ~ f, §4.2, unless the
+// model carries a measured V-f curve; model_terms.h), and E-hat_i(V) = E-hat_i (V / V_ref)^2
+// for voltage-scaled components (E-hat_i otherwise).
 //
 // Evaluating at another V-F pair than the one the counts were taken at keeps the activity per
 // cycle: a component's event rate a_i / T scales with its clock (core or memory). That is
@@ -39,7 +40,8 @@ struct AccelWattchBreakdown {
 
 // Eq. 12 for `kernel` at (f_core_mhz, f_mem_mhz) with scaling factors `x` (one per component
 // of `energies`, in its order). f_mem_mhz <= 0 keeps the kernel's memory clock. Throws
-// InputError naming `activity_path`, the kernel's line and the field for more active SMs than
+// InputError naming `activity_path`, the kernel's line and the field for a clock outside the
+// model's voltage curve, more active SMs than
 // the model's GPU has, more lanes than a warp, a kernel whose category (or the default) has no
 // static model, a missing count of a counter the model needs, or a memory-clock component
 // evaluated at another memory clock when the kernel's is not known.
