@@ -26,6 +26,7 @@
 #include "io/model_io.h"
 #include "model/activity_prediction.h"
 #include "stage_common.h"
+#include "util/csv_field.h"
 #include "util/errors.h"
 #include "util/logging.h"
 #include "util/output.h"
@@ -54,15 +55,7 @@ std::string ComponentPredictionsToCsv(const AccelWattchModel& model, const Compo
   }
   s += "\n";
   for (int k = 0; k < table.num_kernels(); ++k) {
-    const std::string& name = table.kernels[k];
-    const bool quote = name.find_first_of(",\"\r\n") != std::string::npos;
-    std::string cell = name;
-    if (quote) {
-      cell = "\"";
-      for (char c : name) cell += c == '"' ? std::string("\"\"") : std::string(1, c);
-      cell += "\"";
-    }
-    s += fmt::format("{},{:.6f},{:.6f},{:.4f}", cell, power_w[k], table.measured_w[k],
+    s += fmt::format("{},{:.6f},{:.6f},{:.4f}", CsvField(table.kernels[k]), power_w[k], table.measured_w[k],
                      100.0 * (power_w[k] - table.measured_w[k]) / table.measured_w[k]);
     if (breakdown) {
       double dynamic = 0.0;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "util/csv_field.h"
 #include "util/errors.h"
 
 namespace wattcal {
@@ -187,20 +188,6 @@ std::vector<AccelWattchPrediction> PredictAccelWattchActivity(const AccelWattchM
   return out;
 }
 
-namespace {
-
-std::string CsvCell(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  return q + "\"";
-}
-
-}  // namespace
-
 std::string AccelWattchPredictionsToCsv(const AccelWattchModel& model, const ActivityTable& activity,
                                         const std::vector<AccelWattchPrediction>& predictions,
                                         bool breakdown) {
@@ -209,14 +196,14 @@ std::string AccelWattchPredictionsToCsv(const AccelWattchModel& model, const Act
       "predicted_w,measured_w,error_pct";
   if (breakdown) {
     s += ",const_w,static_w,idle_w,dynamic_w";
-    for (const std::string& c : model.components) s += "," + CsvCell(c + "_w");
+    for (const std::string& c : model.components) s += "," + CsvField(c + "_w");
   }
   s += "\n";
   for (const AccelWattchPrediction& p : predictions) {
     const KernelActivity& k = activity.kernels[p.kernel];
     const AccelWattchBreakdown& b = p.breakdown;
     const double total = b.total_w();
-    s += fmt::format("{},{},{},{},{},{},{:.6g},{:.6g},{:.6f}", CsvCell(k.kernel), CsvCell(k.benchmark),
+    s += fmt::format("{},{},{},{},{},{},{:.6g},{:.6g},{:.6f}", CsvField(k.kernel), CsvField(k.benchmark),
                      k.category, b.static_category, p.active_sms, p.lanes_per_warp, p.f_core_mhz,
                      p.f_mem_mhz, total);
     if (p.at_measured_pair && k.mean_power_w > 0.0) {

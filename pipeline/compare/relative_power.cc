@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "util/csv_field.h"
 #include "util/errors.h"
 
 namespace wattcal {
@@ -16,16 +17,6 @@ int Sign(double rel, double deadband) {
 }
 
 // RFC 4180 quoting, only when needed.
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string Exact(double v) { return fmt::format("{:.17g}", v); }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "util/csv_field.h"
 #include "util/errors.h"
 
 namespace wattcal {
@@ -97,15 +98,7 @@ double PerfCsvColumns::FrequencyMhz(const CsvReader& reader, const std::vector<s
   return value * to_mhz_.at(mhz_name);
 }
 
-std::string PerfCsvField(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
-}
+std::string PerfCsvField(const std::string& text) { return CsvField(text); }
 
 std::string PerfCsvNumber(double value) {
   char buffer[64];

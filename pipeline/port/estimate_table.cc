@@ -7,6 +7,7 @@
 #include <map>
 
 #include "io/csv_reader.h"
+#include "util/csv_field.h"
 #include "util/errors.h"
 
 namespace wattcal {
@@ -77,16 +78,6 @@ Column ClassifyTidy(const CsvReader& reader, const std::string& header) {
 }
 
 std::string Exact(double v) { return fmt::format("{:.17g}", v); }
-
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 }  // namespace
 

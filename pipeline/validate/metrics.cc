@@ -11,6 +11,8 @@
 #include <boost/math/distributions/students_t.hpp>
 #include <fmt/format.h>
 
+#include "util/csv_field.h"
+
 namespace wattcal {
 namespace {
 
@@ -88,16 +90,6 @@ void AddErrorMetrics(const ErrorMetrics& e, const MetricsOptions& options, nlohm
     const double frac = i < e.within_frac.size() ? e.within_frac[i] : ErrorMetrics::kNaN;
     j["within_" + PercentKeyLabel(options.within_pct[i]) + "_pct_frac"] = JsonNumber(frac);
   }
-}
-
-std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
 }
 
 std::string Printf(const char* format, double value) {

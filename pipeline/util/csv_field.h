@@ -1,0 +1,11 @@
+// One CSV field as RFC 4180 writes it: quoted (with inner quotes doubled) only when it holds
+// a comma, a quote or a line break. Shared by every writer of wattcal's CSV outputs.
+#pragma once
+
+#include <string>
+
+namespace wattcal {
+
+std::string CsvField(const std::string& text);
+
+}  // namespace wattcal
