@@ -154,7 +154,9 @@ TEST_F(AccelWattchRealData, TuringSheetTotalsAreNotTheColumnSum) {
 void ExpectOrderingsHold(const AccelWattchModel& model) {
   for (const Ordering& o : PaperOrderings()) {
     const int a = model.FindComponent(o.lower), b = model.FindComponent(o.upper);
-    if (a >= 0 && b >= 0) EXPECT_LE(model.x[a], model.x[b]) << o.Text();
+    if (a >= 0 && b >= 0) {
+      EXPECT_LE(model.x[a], model.x[b]) << o.Text();
+    }
   }
   for (size_t i = 0; i < model.x.size(); ++i) {
     EXPECT_GE(model.x[i], 0.001);
