@@ -7,6 +7,7 @@
 
 #include "accelwattch/orderings.h"
 #include "accelwattch/scaling_model.h"
+#include "accelwattch/sweep.h"
 #include "io/csv_reader.h"
 #include "util/errors.h"
 #include "util/logging.h"
@@ -226,6 +227,35 @@ namespace {
 bool g_quiet = false;
 bool g_verbose = false;
 }  // namespace
+
+void AddSweepWithConstantOptions(CLI::App* app, SweepWithConstantFlags* f, double* p_const_w) {
+  app->add_option("--sweep", f->sweep_path, "Sweep CSV (or wattcal-ingest's kernels CSV)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app->add_option("--description", f->description_path,
+                  "Sweep description CSV: kernel -> benchmark, category, active_sms, "
+                  "lanes_per_warp, f_core_mhz")
+      ->check(CLI::ExistingFile);
+  auto* constant = app->add_option("--constant", f->constant_path, "wattcal-constant's output (P_const)")
+                       ->check(CLI::ExistingFile);
+  f->p_const = app->add_option("--p-const-w", *p_const_w, "P_const, W, instead of --constant");
+  constant->excludes(f->p_const);
+  app->add_option("--out", f->out_path, "Result to write (JSON)")->required();
+}
+
+void ResolveConstantPower(const SweepWithConstantFlags& f, double* p_const_w) {
+  if (f.constant_path.empty() && f.p_const->count() == 0) {
+    throw OptionError("give --constant CONSTANT.json or --p-const-w");
+  }
+  if (!f.constant_path.empty()) *p_const_w = ReadConstantPowerW(f.constant_path);
+}
+
+std::vector<std::string> SweepWithConstantInputs(const SweepWithConstantFlags& f) {
+  std::vector<std::string> inputs = {f.sweep_path};
+  if (!f.description_path.empty()) inputs.push_back(f.description_path);
+  if (!f.constant_path.empty()) inputs.push_back(f.constant_path);
+  return inputs;
+}
 
 void AddLoggingOptions(CLI::App* app) {
   app->add_flag("-q,--quiet", g_quiet, "Only print warnings and errors");

@@ -73,6 +73,21 @@ std::vector<std::string> AccelWattchInputFiles(const AccelWattchFlags& flags);
 void AddMapeCiOption(CLI::App* app, std::string* method);
 MetricsOptions ToMetricsOptions(const std::string& mape_ci);
 
+// The inputs of the stages that fit a sweep with P_const held (wattcal-static, wattcal-idle):
+// --sweep, --description, --constant or --p-const-w, and --out.
+struct SweepWithConstantFlags {
+  std::string sweep_path;
+  std::string description_path;
+  std::string constant_path;
+  std::string out_path;
+  CLI::Option* p_const = nullptr;  // --p-const-w, writing into the p_const_w given to Add...
+};
+void AddSweepWithConstantOptions(CLI::App* app, SweepWithConstantFlags* flags, double* p_const_w);
+// Sets *p_const_w from --constant when given; OptionError when neither flag was given.
+void ResolveConstantPower(const SweepWithConstantFlags& flags, double* p_const_w);
+// The files read (sweep, description, constant), for manifests.
+std::vector<std::string> SweepWithConstantInputs(const SweepWithConstantFlags& flags);
+
 // Adds --quiet / --verbose to `app`.
 void AddLoggingOptions(CLI::App* app);
 

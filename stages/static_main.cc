@@ -22,20 +22,9 @@ using namespace wattcal;
 int main(int argc, char** argv) {
   CLI::App app{"Power-gating and divergence-aware static power (AccelWattch §4.3-4.5)",
                "wattcal-static"};
-  std::string sweep_path, description_path, constant_path, out_path;
+  SweepWithConstantFlags files;
   StaticPowerOptions options;
-  app.add_option("--sweep", sweep_path, "Sweep CSV (or wattcal-ingest's kernels CSV)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  app.add_option("--description", description_path,
-                 "Sweep description CSV: kernel -> benchmark, category, active_sms, "
-                 "lanes_per_warp, f_core_mhz")
-      ->check(CLI::ExistingFile);
-  auto* constant = app.add_option("--constant", constant_path, "wattcal-constant's output (P_const)")
-                       ->check(CLI::ExistingFile);
-  auto* p_const = app.add_option("--p-const-w", options.p_const_w, "P_const, W, instead of --constant");
-  constant->excludes(p_const);
-  app.add_option("--out", out_path, "Result to write (JSON)")->required();
+  AddSweepWithConstantOptions(&app, &files, &options.p_const_w);
   app.add_option("--reference-f-core-mhz", options.reference_f_core_mhz,
                  "Clock of the static power and gating terms, MHz (0: the highest)")
       ->capture_default_str();
@@ -54,19 +43,15 @@ int main(int argc, char** argv) {
   AddLoggingOptions(&app);
 
   return RunStageMain(&app, argc, argv, [&]() {
-    if (constant_path.empty() && p_const->count() == 0) {
-      throw OptionError("give --constant CONSTANT.json or --p-const-w");
-    }
-    if (!constant_path.empty()) options.p_const_w = ReadConstantPowerW(constant_path);
+    ResolveConstantPower(files, &options.p_const_w);
     std::string error;
     if (!options.Check(&error)) throw OptionError(error);
-    const Sweep sweep = ReadSweep(sweep_path, description_path);
+    const Sweep sweep = ReadSweep(files.sweep_path, files.description_path);
     const StaticPowerResult result = FitStaticPower(sweep, options);
+    const std::string& out_path = files.out_path;
 
     OutputSet outputs;
-    std::vector<std::string> inputs = {sweep_path};
-    if (!description_path.empty()) inputs.push_back(description_path);
-    if (!constant_path.empty()) inputs.push_back(constant_path);
+    const std::vector<std::string> inputs = SweepWithConstantInputs(files);
     outputs.StageText(out_path, DumpJson(StaticPowerToJson(result, sweep, options)));
     outputs.StageManifest(out_path, "static", inputs, StaticPowerOptionsToJson(options));
     outputs.Commit();

@@ -388,10 +388,7 @@ nlohmann::json ConstantPowerToJson(const ConstantPowerResult& r, const Sweep& sw
                         {"reason", e.reason}});
   }
   j["excluded_curves"] = excluded;
-  j["sweep"] = {{"path", sweep.path},
-                {"description_path", sweep.description_path},
-                {"rows", static_cast<int64_t>(sweep.points.size())},
-                {"skipped_rows", sweep.skipped_rows}};
+  j["sweep"] = SweepToJson(sweep);
   return j;
 }
 

@@ -161,10 +161,7 @@ nlohmann::json IdlePowerToJson(const IdlePowerResult& r, const Sweep& sweep,
                           {"configs", configs}});
   }
   j["benchmarks"] = benchmarks;
-  j["sweep"] = {{"path", sweep.path},
-                {"description_path", sweep.description_path},
-                {"rows", static_cast<int64_t>(sweep.points.size())},
-                {"skipped_rows", sweep.skipped_rows}};
+  j["sweep"] = SweepToJson(sweep);
   return j;
 }
 

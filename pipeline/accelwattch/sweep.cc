@@ -272,6 +272,13 @@ Sweep ReadSweep(const std::string& path, const std::string& description_path) {
   return sweep;
 }
 
+nlohmann::json SweepToJson(const Sweep& sweep) {
+  return {{"path", sweep.path},
+          {"description_path", sweep.description_path},
+          {"rows", static_cast<int64_t>(sweep.points.size())},
+          {"skipped_rows", sweep.skipped_rows}};
+}
+
 double ReadConstantPowerW(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path, 0, "", "cannot open the constant-power file");

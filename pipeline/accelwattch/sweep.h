@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace wattcal {
 
 // The nine instruction-mix categories of AccelWattch §4.5, in the paper's order:
@@ -86,6 +88,10 @@ std::vector<SweepDescriptionRow> ReadSweepDescription(const std::string& path);
 // field for a missing column, a bad number, an unknown category, a row the description does
 // not describe, or a file without rows.
 Sweep ReadSweep(const std::string& path, const std::string& description_path = "");
+
+// What the stages' JSON outputs record of their sweep: {path, description_path, rows,
+// skipped_rows}.
+nlohmann::json SweepToJson(const Sweep& sweep);
 
 // The `p_const_w` of a wattcal-constant output (throws InputError naming the file and field).
 double ReadConstantPowerW(const std::string& constant_json_path);
