@@ -212,7 +212,9 @@ TEST(IngestStage, BadInputsNameFileAndLineAndLeaveNoOutput) {
     const auto r = RunStage("wattcal-ingest", args);
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find(dir + "/" + c.expect_location), std::string::npos) << r.output;
-    if (!c.expect_text.empty()) EXPECT_NE(r.output.find(c.expect_text), std::string::npos) << r.output;
+    if (!c.expect_text.empty()) {
+      EXPECT_NE(r.output.find(c.expect_text), std::string::npos) << r.output;
+    }
     EXPECT_TRUE(Leftovers(dir, inputs).empty()) << "partial output left behind";
   }
 }

@@ -22,25 +22,12 @@
 namespace wattcal {
 namespace {
 
+using ::wattcal::testing::ExpectInputError;
 using ::wattcal::testing::FileExists;
 using ::wattcal::testing::ScratchDir;
 using ::wattcal::testing::WriteFile;
 
 constexpr double kEnergyTolJ = 1e-9;
-
-void ExpectInputError(const std::function<void()>& body, int64_t line,
-                      const std::vector<std::string>& parts) {
-  try {
-    body();
-    ADD_FAILURE() << "expected an InputError at line " << line;
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.line(), line) << e.what();
-    for (const std::string& part : parts) {
-      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
-          << "'" << part << "' not in: " << e.what();
-    }
-  }
-}
 
 struct Reading {
   double t_s;

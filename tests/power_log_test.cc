@@ -17,6 +17,7 @@
 namespace wattcal {
 namespace {
 
+using ::wattcal::testing::ExpectInputError;
 using ::wattcal::testing::FileExists;
 using ::wattcal::testing::ScratchDir;
 using ::wattcal::testing::WriteFile;
@@ -69,21 +70,6 @@ const PowerSample& AtLine(const LogContents& log, int64_t line) {
   ADD_FAILURE() << "no sample from line " << line;
   static const PowerSample none;
   return none;
-}
-
-// Runs `body`, expects an InputError at `line` whose message holds every one of `parts`.
-void ExpectInputError(const std::function<void()>& body, int64_t line,
-                      const std::vector<std::string>& parts) {
-  try {
-    body();
-    ADD_FAILURE() << "expected an InputError at line " << line;
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.line(), line) << e.what();
-    for (const std::string& part : parts) {
-      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
-          << "'" << part << "' not in: " << e.what();
-    }
-  }
 }
 
 // ------------------------------------------------------------------ real nvidia-smi samples

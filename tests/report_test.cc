@@ -48,6 +48,8 @@ namespace {
 
 using ::wattcal::testing::CommandResult;
 using ::wattcal::testing::Dataset;
+using ::wattcal::testing::ExpectFigurePng;
+using ::wattcal::testing::ExpectFigureSvg;
 using ::wattcal::testing::FileExists;
 using ::wattcal::testing::ReadFile;
 using ::wattcal::testing::RunStage;
@@ -55,48 +57,10 @@ using ::wattcal::testing::ScratchDir;
 using ::wattcal::testing::SeedFromTestName;
 using ::wattcal::testing::WriteFile;
 
-#define WATTCAL_REQUIRE_GNUPLOT()                                                 \
-  do {                                                                            \
-    if (!GnuplotAvailable())                                                      \
-      GTEST_SKIP() << "gnuplot not found: install gnuplot (e.g. apt-get install " \
-                      "gnuplot-nox) and re-run cmake to test the report figures"; \
-  } while (0)
-
-// Every figure is sized for one paper column (report/gnuplot_figure.h).
-constexpr uint32_t kWidthPx = 800;
-constexpr uint32_t kHeightPx = 600;
 // Tolerance of closed-form checks on double arithmetic.
 constexpr double kClosedFormRelTol = 1e-9;
 
 const std::string kSpec = std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/virtual_gpu.json";
-
-uint32_t BigEndian32(const std::string& bytes, size_t offset) {
-  uint32_t value = 0;
-  for (size_t i = 0; i < 4; ++i)
-    value = (value << 8) | static_cast<unsigned char>(bytes[offset + i]);
-  return value;
-}
-
-// A complete PNG of the column size: signature, IHDR first with width and height, IEND last.
-void ExpectPng(const std::string& path) {
-  const std::string png = ReadFile(path);
-  ASSERT_GT(png.size(), 33u) << path;
-  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << path;
-  EXPECT_EQ(png.substr(12, 4), "IHDR") << path;
-  EXPECT_EQ(BigEndian32(png, 16), kWidthPx) << path;
-  EXPECT_EQ(BigEndian32(png, 20), kHeightPx) << path;
-  EXPECT_EQ(png.substr(png.size() - 8, 4), "IEND") << path;
-}
-
-// A complete SVG document of the column size.
-void ExpectSvg(const std::string& path) {
-  const std::string svg = ReadFile(path);
-  ASSERT_FALSE(svg.empty()) << path;
-  EXPECT_TRUE(svg.rfind("<?xml", 0) == 0 || svg.rfind("<svg", 0) == 0) << path;
-  EXPECT_NE(svg.find("width=\"800\" height=\"600\""), std::string::npos) << path;
-  EXPECT_NE(svg.find("viewBox=\"0 0 800 600\""), std::string::npos) << path;
-  EXPECT_NE(svg.find("</svg>"), std::string::npos) << path;
-}
 
 // Draws a figure twice and checks both files and that the second run gives the same bytes;
 // returns the SVG text.
@@ -105,8 +69,8 @@ std::string ExpectDeterministicFigure(const Draw& draw) {
   const std::string dir = ScratchDir();
   draw(dir + "/a.png", dir + "/a.svg");
   draw(dir + "/b.png", dir + "/b.svg");
-  ExpectPng(dir + "/a.png");
-  ExpectSvg(dir + "/a.svg");
+  ExpectFigurePng(dir + "/a.png");
+  ExpectFigureSvg(dir + "/a.svg");
   EXPECT_EQ(ReadFile(dir + "/a.png"), ReadFile(dir + "/b.png"));
   EXPECT_EQ(ReadFile(dir + "/a.svg"), ReadFile(dir + "/b.svg"));
   return ReadFile(dir + "/a.svg");
@@ -264,7 +228,7 @@ TEST(ReportRealData, TitanXMicrobenchmarksAreNotCollinear) {
 PowerModel VirtualTruth() { return TruthModel(ReadSyntheticSpec(kSpec)); }
 
 TEST(ReportFigures, VoltageFigureShowsEveryDvfsModel) {
-  WATTCAL_REQUIRE_GNUPLOT();
+  WATTCAL_REQUIRE_GNUPLOT("report figures");
   const PowerModel joint = VirtualTruth();
   PowerModel alternating = joint;
   for (double& v : alternating.voltage_rel[0]) v = v < 1.0 ? v - 0.01 : v;
@@ -304,7 +268,7 @@ std::vector<PredictionRow> BenchmarkRows(double offset_w) {
 }
 
 TEST(ReportFigures, BenchmarkVfFigureHasMeasuredAndEverySeries) {
-  WATTCAL_REQUIRE_GNUPLOT();
+  WATTCAL_REQUIRE_GNUPLOT("report figures");
   const std::vector<BenchmarkSeries> series = {{"dvfs", BenchmarkRows(5.0)},
                                                {"scaling", BenchmarkRows(-1.0)}};
   const std::string svg =
@@ -321,7 +285,7 @@ TEST(ReportFigures, BenchmarkVfFigureHasMeasuredAndEverySeries) {
 }
 
 TEST(ReportFigures, BreakdownSumsToThePredictionAndIsDrawn) {
-  WATTCAL_REQUIRE_GNUPLOT();
+  WATTCAL_REQUIRE_GNUPLOT("report figures");
   const SyntheticSpec spec = ReadSyntheticSpec(kSpec);
   const SyntheticCorpus corpus = GenerateSyntheticCorpus(spec, SeedFromTestName());
   const BreakdownChart chart = ComputeBreakdownChart(corpus.truth, corpus.heldout);
@@ -350,7 +314,7 @@ TEST(ReportFigures, BreakdownSumsToThePredictionAndIsDrawn) {
 }
 
 TEST(ReportFigures, CorrelationHeatmapsOfBothKinds) {
-  WATTCAL_REQUIRE_GNUPLOT();
+  WATTCAL_REQUIRE_GNUPLOT("report figures");
   std::mt19937 rng(SeedFromTestName());
   const std::vector<double> a = Uniform(&rng, 30);
   std::vector<double> b = a;
@@ -371,7 +335,7 @@ TEST(ReportFigures, CorrelationHeatmapsOfBothKinds) {
 }
 
 TEST(ReportFigures, ConstantPowerAndRelativePowerHooks) {
-  WATTCAL_REQUIRE_GNUPLOT();
+  WATTCAL_REQUIRE_GNUPLOT("report figures");
   ConstantFitChart constant;
   constant.p_const_w = 32.0;
   constant.p_const_ci_low_w = 31.0;
@@ -538,7 +502,7 @@ std::vector<std::string> LocalReferences(const std::string& html) {
 }
 
 TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
-  WATTCAL_REQUIRE_GNUPLOT();
+  WATTCAL_REQUIRE_GNUPLOT("report figures");
   const std::string root = ScratchDir();
   const RunFolder run = MakeRunFolder(root, SeedFromTestName());
   const std::string out = root + "/report";
@@ -562,8 +526,8 @@ TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
   }
   for (const std::string& figure : figures) {
     const std::string path = out + "/" + figure;
-    if (fs::path(path).extension() == ".png") ExpectPng(path);
-    if (fs::path(path).extension() == ".svg") ExpectSvg(path);
+    if (fs::path(path).extension() == ".png") ExpectFigurePng(path);
+    if (fs::path(path).extension() == ".svg") ExpectFigureSvg(path);
     EXPECT_TRUE(FileExists(path + ".manifest.json")) << figure;
     EXPECT_NE(md.find("(" + figure + ")"), std::string::npos) << "index.md lacks " << figure;
   }
@@ -601,7 +565,7 @@ TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
 
 // TPDS'19 Fig. 10C: one error-CDF curve per GPU, from several runs' predictions.
 TEST(ReportStage, PredictionsOfOtherRunsJoinTheErrorCdfUnderTheirLabels) {
-  WATTCAL_REQUIRE_GNUPLOT();
+  WATTCAL_REQUIRE_GNUPLOT("report figures");
   const std::string root = ScratchDir();
   const RunFolder run = MakeRunFolder(root, SeedFromTestName());
   const std::string out = root + "/gpus";
@@ -613,8 +577,8 @@ TEST(ReportStage, PredictionsOfOtherRunsJoinTheErrorCdfUnderTheirLabels) {
   const std::string cdf = ReadFile(out + "/figures/error_cdf.svg");
   EXPECT_NE(cdf.find("GPU A (n = "), std::string::npos);
   EXPECT_NE(cdf.find("GPU B (n = "), std::string::npos);
-  ExpectPng(out + "/figures/scatter_gpu_a.png");
-  ExpectPng(out + "/figures/scatter_gpu_b.png");
+  ExpectFigurePng(out + "/figures/scatter_gpu_a.png");
+  ExpectFigurePng(out + "/figures/scatter_gpu_b.png");
   // Other runs' benchmarks are not drawn over the V-F pairs; no training corpus is guessed.
   const std::string html = ReadFile(out + "/index.html");
   EXPECT_EQ(html.find("figures/vf_"), std::string::npos);
@@ -622,7 +586,7 @@ TEST(ReportStage, PredictionsOfOtherRunsJoinTheErrorCdfUnderTheirLabels) {
 }
 
 TEST(ReportStage, RerunsAreByteIdentical) {
-  WATTCAL_REQUIRE_GNUPLOT();
+  WATTCAL_REQUIRE_GNUPLOT("report figures");
   const std::string root = ScratchDir();
   const RunFolder run = MakeRunFolder(root, SeedFromTestName());
   // The report written into the run folder itself, as Makefile.runs does.
@@ -915,7 +879,7 @@ TEST(ReportAccelWattch, BreakdownCsvIsRecognisedByItsHeaderAndReadBack) {
 }
 
 TEST(ReportAccelWattch, RunFolderGetsTheModelSectionAndBreakdownFigures) {
-  WATTCAL_REQUIRE_GNUPLOT();
+  WATTCAL_REQUIRE_GNUPLOT("report figures");
   const std::string root = ScratchDir();
   const AccelWattchRun run = MakeAccelWattchRun(root);
   const std::string out = root + "/report";
@@ -981,8 +945,8 @@ TEST(ReportAccelWattch, RunFolderGetsTheModelSectionAndBreakdownFigures) {
       EXPECT_NE(md.find("(" + figure + ")"), std::string::npos) << "index.md lacks " << figure;
       EXPECT_TRUE(FileExists(out + "/" + figure + ".manifest.json")) << figure;
     }
-    ExpectPng(out + "/figures/" + stem + ".png");
-    ExpectSvg(out + "/figures/" + stem + ".svg");
+    ExpectFigurePng(out + "/figures/" + stem + ".png");
+    ExpectFigureSvg(out + "/figures/" + stem + ".svg");
   }
   const std::string clocks = ReadFile(out + "/figures/accelwattch_power_vs_clock.svg");
   for (const std::string text : {"Core clock (MHz)", "700", "1300", "constant", "static (active SMs)",
@@ -997,7 +961,7 @@ TEST(ReportAccelWattch, RunFolderGetsTheModelSectionAndBreakdownFigures) {
 }
 
 TEST(ReportAccelWattch, RerunsAreByteIdenticalAndTheTruthIsShownOnlyWhenPresent) {
-  WATTCAL_REQUIRE_GNUPLOT();
+  WATTCAL_REQUIRE_GNUPLOT("report figures");
   const std::string root = ScratchDir();
   const AccelWattchRun run = MakeAccelWattchRun(root);
   const std::vector<std::string> args = {"--run-dir", run.dir, "-q"};

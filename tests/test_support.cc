@@ -10,6 +10,8 @@
 #include <functional>
 #include <sstream>
 
+#include "util/errors.h"
+
 namespace fs = boost::filesystem;
 
 namespace wattcal::testing {
@@ -91,6 +93,52 @@ unsigned SeedFromTestName() {
   unsigned h = 2166136261u;
   for (unsigned char c : name) h = (h ^ c) * 16777619u;
   return h;
+}
+
+void ExpectInputError(const std::function<void()>& body, int64_t line, const std::vector<std::string>& parts) {
+  try {
+    body();
+    ADD_FAILURE() << "expected an InputError at line " << line;
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), line) << e.what();
+    for (const std::string& part : parts) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << "'" << part << "' not in: " << e.what();
+    }
+  }
+}
+
+namespace {
+
+constexpr uint32_t kFigureWidthPx = 800;
+constexpr uint32_t kFigureHeightPx = 600;
+
+uint32_t BigEndian32(const std::string& bytes, size_t offset) {
+  uint32_t value = 0;
+  for (size_t i = 0; i < 4; ++i) value = (value << 8) | static_cast<unsigned char>(bytes[offset + i]);
+  return value;
+}
+
+}  // namespace
+
+void ExpectFigurePng(const std::string& path) {
+  const std::string png = ReadFile(path);
+  ASSERT_GT(png.size(), 33u) << path;
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << path;
+  EXPECT_EQ(png.substr(12, 4), "IHDR") << path;
+  EXPECT_EQ(BigEndian32(png, 16), kFigureWidthPx) << path;
+  EXPECT_EQ(BigEndian32(png, 20), kFigureHeightPx) << path;
+  // Complete: the file ends with the IEND chunk.
+  EXPECT_EQ(png.substr(png.size() - 8, 4), "IEND") << path;
+}
+
+void ExpectFigureSvg(const std::string& path) {
+  const std::string svg = ReadFile(path);
+  ASSERT_FALSE(svg.empty()) << path;
+  EXPECT_TRUE(svg.rfind("<?xml", 0) == 0 || svg.rfind("<svg", 0) == 0) << svg.substr(0, 80);
+  EXPECT_NE(svg.find("<svg"), std::string::npos) << path;
+  EXPECT_NE(svg.find("width=\"800\" height=\"600\""), std::string::npos) << path;
+  EXPECT_NE(svg.find("viewBox=\"0 0 800 600\""), std::string::npos) << path;
+  EXPECT_NE(svg.find("</svg>"), std::string::npos) << path;
 }
 
 }  // namespace wattcal::testing

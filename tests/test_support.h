@@ -2,10 +2,14 @@
 // running a stage executable as a user would.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "report/gnuplot_figure.h"  // GnuplotAvailable()
 
 namespace wattcal::testing {
 
@@ -33,7 +37,25 @@ CommandResult RunStage(const std::string& program, const std::vector<std::string
 // A test seed derived from the running test's name (STYLE.md rule 4).
 unsigned SeedFromTestName();
 
+// Runs `body`; expects an InputError at `line` whose message holds every one of `parts`.
+void ExpectInputError(const std::function<void()>& body, int64_t line, const std::vector<std::string>& parts);
+
+// Every figure is sized for one paper column (report/gnuplot_figure.h): 800 x 600.
+// A complete PNG of that size: signature, IHDR first with width and height, IEND last.
+void ExpectFigurePng(const std::string& path);
+// A complete SVG document of that size: XML declaration or <svg> first, its width, height and
+// view box, closed by </svg>.
+void ExpectFigureSvg(const std::string& path);
+
 }  // namespace wattcal::testing
+
+// Skips the current test when gnuplot is absent; `figures` says which figures go untested.
+#define WATTCAL_REQUIRE_GNUPLOT(figures)                                                    \
+  do {                                                                                      \
+    if (!::wattcal::GnuplotAvailable())                                                     \
+      GTEST_SKIP() << "gnuplot not found: install gnuplot (e.g. apt-get install "           \
+                      "gnuplot-nox) and re-run cmake to test the " figures;                 \
+  } while (0)
 
 // Skips the current test with a clear message when ../shared/datasets is absent.
 #define WATTCAL_REQUIRE_DATASETS()                                                          \

@@ -17,20 +17,12 @@
 namespace wattcal {
 namespace {
 
+using ::wattcal::testing::ExpectFigurePng;
+using ::wattcal::testing::ExpectFigureSvg;
 using ::wattcal::testing::FileExists;
 using ::wattcal::testing::ReadFile;
 using ::wattcal::testing::ScratchDir;
 using ::wattcal::testing::SeedFromTestName;
-
-#define WATTCAL_REQUIRE_GNUPLOT()                                                           \
-  do {                                                                                      \
-    if (!GnuplotAvailable())                                                                \
-      GTEST_SKIP() << "gnuplot not found: install gnuplot (e.g. apt-get install "           \
-                      "gnuplot-nox) and re-run cmake to test the validation figures";       \
-  } while (0)
-
-constexpr int kExpectedWidthPx = 800;
-constexpr int kExpectedHeightPx = 600;
 
 // Held-out points around a truth of 60-250 W with ~5% multiplicative error and a few
 // outliers, as a validation set looks.
@@ -53,38 +45,8 @@ std::vector<PredictionRow> SyntheticRows(int count, unsigned seed) {
   return rows;
 }
 
-uint32_t BigEndian32(const std::string& bytes, size_t offset) {
-  uint32_t value = 0;
-  for (size_t i = 0; i < 4; ++i) {
-    value = (value << 8) | static_cast<unsigned char>(bytes[offset + i]);
-  }
-  return value;
-}
-
-// A PNG: signature, then the IHDR chunk first with the image's width and height.
-void ExpectPng(const std::string& path) {
-  const std::string png = ReadFile(path);
-  ASSERT_GT(png.size(), 33u) << path;
-  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << path;
-  EXPECT_EQ(png.substr(12, 4), "IHDR") << path;
-  EXPECT_EQ(BigEndian32(png, 16), static_cast<uint32_t>(kExpectedWidthPx)) << path;
-  EXPECT_EQ(BigEndian32(png, 20), static_cast<uint32_t>(kExpectedHeightPx)) << path;
-  // Complete: the file ends with the IEND chunk.
-  EXPECT_EQ(png.substr(png.size() - 8, 4), "IEND") << path;
-}
-
-// An SVG document: XML declaration or <svg> first, closed by </svg>.
-void ExpectSvg(const std::string& path) {
-  const std::string svg = ReadFile(path);
-  ASSERT_FALSE(svg.empty()) << path;
-  EXPECT_TRUE(svg.rfind("<?xml", 0) == 0 || svg.rfind("<svg", 0) == 0) << svg.substr(0, 80);
-  EXPECT_NE(svg.find("<svg"), std::string::npos) << path;
-  EXPECT_NE(svg.find("</svg>"), std::string::npos) << path;
-  EXPECT_NE(svg.find("width=\"800\""), std::string::npos) << path;
-}
-
 TEST(ValidationPlots, ScatterWritesCompletePngAndSvgIdenticalAcrossRuns) {
-  WATTCAL_REQUIRE_GNUPLOT();
+  WATTCAL_REQUIRE_GNUPLOT("validation figures");
   const std::string dir = ScratchDir();
   const std::vector<PredictionRow> rows = SyntheticRows(200, SeedFromTestName());
   const ValidationMetrics m = ComputeValidationMetrics(rows);
@@ -92,8 +54,8 @@ TEST(ValidationPlots, ScatterWritesCompletePngAndSvgIdenticalAcrossRuns) {
 
   WriteScatterPlot(rows, m, title, dir + "/first.png", dir + "/first.svg");
   WriteScatterPlot(rows, m, title, dir + "/second.png", dir + "/second.svg");
-  ExpectPng(dir + "/first.png");
-  ExpectSvg(dir + "/first.svg");
+  ExpectFigurePng(dir + "/first.png");
+  ExpectFigureSvg(dir + "/first.svg");
   EXPECT_EQ(ReadFile(dir + "/first.png"), ReadFile(dir + "/second.png"));
   EXPECT_EQ(ReadFile(dir + "/first.svg"), ReadFile(dir + "/second.svg"));
 
@@ -106,7 +68,7 @@ TEST(ValidationPlots, ScatterWritesCompletePngAndSvgIdenticalAcrossRuns) {
 }
 
 TEST(ValidationPlots, ErrorCdfWritesCompletePngAndSvgIdenticalAcrossRuns) {
-  WATTCAL_REQUIRE_GNUPLOT();
+  WATTCAL_REQUIRE_GNUPLOT("validation figures");
   const std::string dir = ScratchDir();
   const unsigned seed = SeedFromTestName();
   std::vector<std::pair<std::string, std::vector<double>>> series = {
@@ -116,8 +78,8 @@ TEST(ValidationPlots, ErrorCdfWritesCompletePngAndSvgIdenticalAcrossRuns) {
   };
   WriteErrorCdfPlot(series, "Titan Xp: error CDF by mode", dir + "/a.png", dir + "/a.svg");
   WriteErrorCdfPlot(series, "Titan Xp: error CDF by mode", dir + "/b.png", dir + "/b.svg");
-  ExpectPng(dir + "/a.png");
-  ExpectSvg(dir + "/a.svg");
+  ExpectFigurePng(dir + "/a.png");
+  ExpectFigureSvg(dir + "/a.svg");
   EXPECT_EQ(ReadFile(dir + "/a.png"), ReadFile(dir + "/b.png"));
   EXPECT_EQ(ReadFile(dir + "/a.svg"), ReadFile(dir + "/b.svg"));
   const std::string svg = ReadFile(dir + "/a.svg");
@@ -126,21 +88,21 @@ TEST(ValidationPlots, ErrorCdfWritesCompletePngAndSvgIdenticalAcrossRuns) {
 }
 
 TEST(ValidationPlots, WritesExactlyToGivenPathsEvenWithQuotesAndSpaces) {
-  WATTCAL_REQUIRE_GNUPLOT();
+  WATTCAL_REQUIRE_GNUPLOT("validation figures");
   const std::string dir = ScratchDir();
   const std::vector<PredictionRow> rows = SyntheticRows(20, SeedFromTestName());
   const std::string png = dir + "/it's a figure.png.tmp.123";
   const std::string svg = dir + "/it's a figure.svg.tmp.123";
   WriteScatterPlot(rows, ComputeValidationMetrics(rows), "title with 'quotes' and_under_scores",
                    png, svg);
-  ExpectPng(png);
-  ExpectSvg(svg);
+  ExpectFigurePng(png);
+  ExpectFigureSvg(svg);
   EXPECT_NE(ReadFile(svg).find("title with 'quotes' and_under_scores"),
             std::string::npos);
 }
 
 TEST(ValidationPlots, GnuplotFailureThrowsRuntimeError) {
-  WATTCAL_REQUIRE_GNUPLOT();
+  WATTCAL_REQUIRE_GNUPLOT("validation figures");
   const std::string dir = ScratchDir();
   const std::vector<PredictionRow> rows = SyntheticRows(20, SeedFromTestName());
   try {
@@ -156,7 +118,7 @@ TEST(ValidationPlots, GnuplotFailureThrowsRuntimeError) {
 }
 
 TEST(ValidationPlots, FailureLeavesNoPartialFigure) {
-  WATTCAL_REQUIRE_GNUPLOT();
+  WATTCAL_REQUIRE_GNUPLOT("validation figures");
   // The PNG is drawn first and succeeds; the SVG cannot be opened.
   const std::string dir = ScratchDir();
   EXPECT_THROW(WriteErrorCdfPlot({{"dvfs", {1.0, 2.0, 3.0}}}, "t", dir + "/a.png",
@@ -166,7 +128,7 @@ TEST(ValidationPlots, FailureLeavesNoPartialFigure) {
 }
 
 TEST(ValidationPlots, GnuplotExitingMidStreamDoesNotKillTheProcess) {
-  WATTCAL_REQUIRE_GNUPLOT();
+  WATTCAL_REQUIRE_GNUPLOT("validation figures");
   // gnuplot stops at the first error, long before these megabytes of inline data are
   // written: our writes then meet a closed pipe, which must surface as an exception.
   const std::string dir = ScratchDir();
