@@ -97,17 +97,20 @@ PerfSuiteSpec ReadPerfSuiteSpec(const std::string& path) {
   if (!j.is_object()) throw InputError(path, 0, "", "expected a JSON object");
   PerfSuiteSpec spec;
   std::string field;  // the key being read, for error messages
+  // An optional key of `object` (at `prefix` in the file) into *target, which keeps its
+  // default when the key is absent.
+  auto optional = [&field](const nlohmann::json& object, const std::string& prefix, const char* key,
+                           auto* target) {
+    field = prefix + key;
+    *target = object.value(key, *target);
+  };
   try {
     RejectUnknownKeys(j, {"name", "about", "seed", "base_mhz", "targets_mhz", "sm", "kernels"},
                       path, "");
-    field = "name";
-    spec.name = j.value(field, spec.name);
-    field = "seed";
-    spec.seed = j.value(field, spec.seed);
-    field = "base_mhz";
-    spec.base_mhz = j.value(field, spec.base_mhz);
-    field = "targets_mhz";
-    spec.targets_mhz = j.value(field, spec.targets_mhz);
+    optional(j, "", "name", &spec.name);
+    optional(j, "", "seed", &spec.seed);
+    optional(j, "", "base_mhz", &spec.base_mhz);
+    optional(j, "", "targets_mhz", &spec.targets_mhz);
     if (j.contains("sm")) {
       const nlohmann::json& sm = j.at("sm");
       RejectUnknownKeys(sm, {"issue_width", "alu_latency_cycles", "mem_latency_ns",
@@ -115,22 +118,14 @@ PerfSuiteSpec ReadPerfSuiteSpec(const std::string& path) {
                              "mshr_entries", "store_queue_entries"},
                         path, "sm.");
       SmConfig& c = spec.sm;
-      field = "sm.issue_width";
-      c.issue_width = sm.value("issue_width", c.issue_width);
-      field = "sm.alu_latency_cycles";
-      c.alu_latency_cycles = sm.value("alu_latency_cycles", c.alu_latency_cycles);
-      field = "sm.mem_latency_ns";
-      c.mem_latency_ns = sm.value("mem_latency_ns", c.mem_latency_ns);
-      field = "sm.mem_latency_jitter_ns";
-      c.mem_latency_jitter_ns = sm.value("mem_latency_jitter_ns", c.mem_latency_jitter_ns);
-      field = "sm.load_service_ns";
-      c.load_service_ns = sm.value("load_service_ns", c.load_service_ns);
-      field = "sm.store_service_ns";
-      c.store_service_ns = sm.value("store_service_ns", c.store_service_ns);
-      field = "sm.mshr_entries";
-      c.mshr_entries = sm.value("mshr_entries", c.mshr_entries);
-      field = "sm.store_queue_entries";
-      c.store_queue_entries = sm.value("store_queue_entries", c.store_queue_entries);
+      optional(sm, "sm.", "issue_width", &c.issue_width);
+      optional(sm, "sm.", "alu_latency_cycles", &c.alu_latency_cycles);
+      optional(sm, "sm.", "mem_latency_ns", &c.mem_latency_ns);
+      optional(sm, "sm.", "mem_latency_jitter_ns", &c.mem_latency_jitter_ns);
+      optional(sm, "sm.", "load_service_ns", &c.load_service_ns);
+      optional(sm, "sm.", "store_service_ns", &c.store_service_ns);
+      optional(sm, "sm.", "mshr_entries", &c.mshr_entries);
+      optional(sm, "sm.", "store_queue_entries", &c.store_queue_entries);
     }
     field = "kernels";
     const nlohmann::json& kernels = j.at("kernels");
@@ -146,24 +141,15 @@ PerfSuiteSpec ReadPerfSuiteSpec(const std::string& path) {
       PerfKernelSpec s;
       field = where + "name";
       s.name = k.at("name").get<std::string>();
-      field = where + "warps";
-      s.warps = k.value("warps", s.warps);
-      field = where + "iterations";
-      s.iterations = k.value("iterations", s.iterations);
-      field = where + "loads";
-      s.loads = k.value("loads", s.loads);
-      field = where + "pointer_chase";
-      s.pointer_chase = k.value("pointer_chase", s.pointer_chase);
-      field = where + "independent_alu";
-      s.independent_alu = k.value("independent_alu", s.independent_alu);
-      field = where + "dependent_alu";
-      s.dependent_alu = k.value("dependent_alu", s.dependent_alu);
-      field = where + "alu_ilp";
-      s.alu_ilp = k.value("alu_ilp", s.alu_ilp);
-      field = where + "stores";
-      s.stores = k.value("stores", s.stores);
-      field = where + "alu_component";
-      s.alu_component = k.value("alu_component", s.alu_component);
+      optional(k, where, "warps", &s.warps);
+      optional(k, where, "iterations", &s.iterations);
+      optional(k, where, "loads", &s.loads);
+      optional(k, where, "pointer_chase", &s.pointer_chase);
+      optional(k, where, "independent_alu", &s.independent_alu);
+      optional(k, where, "dependent_alu", &s.dependent_alu);
+      optional(k, where, "alu_ilp", &s.alu_ilp);
+      optional(k, where, "stores", &s.stores);
+      optional(k, where, "alu_component", &s.alu_component);
       spec.kernels.push_back(std::move(s));
     }
   } catch (const nlohmann::json::exception& e) {
