@@ -33,16 +33,7 @@ std::string ReadText(const std::string& path, const std::string& what) {
 class TermsReader : public JsonFieldReader {
  public:
   TermsReader(const std::string& path, const std::string& text) : JsonFieldReader(path, text) {}
-
-  void CheckFormat(const Json& root, const std::string& format, int version) const {
-    if (!root.is_object()) Fail("", "expected a JSON object at the top level");
-    const std::string f = String(root, "", "format");
-    if (f != format) Fail("format", fmt::format("expected \"{}\", got \"{}\"", format, f));
-    const int v = Int(root, "", "version");
-    if (v != version) {
-      Fail("version", fmt::format("unsupported format version {}; this wattcal reads version {}", v, version));
-    }
-  }
+  using JsonFieldReader::CheckFormatAndVersion;
 
   // `object` holds reference_f_core_mhz and components; `parent` is its path.
   AccelWattchEnergies Energies(const Json& object, const std::string& parent) const {
@@ -308,7 +299,7 @@ AccelWattchEnergies ReadAccelWattchEnergies(const std::string& path) {
   const std::string text = ReadText(path, "energy-estimate file");
   const Json root = ParseJsonText(path, text);
   TermsReader reader(path, text);
-  reader.CheckFormat(root, kAccelWattchEnergiesFormat, 1);
+  reader.CheckFormatAndVersion(root, kAccelWattchEnergiesFormat, 1);
   AccelWattchEnergies e = reader.Energies(root, "");
   e.source = path;
   return e;

@@ -40,16 +40,7 @@ class Reader : public JsonFieldReader {
       : JsonFieldReader(path, text), text_(text), root_(root) {}
 
   AccelWattchModel Read() {
-    if (!root_.is_object()) Fail("", "expected a JSON object at the top level");
-    const std::string format = String(root_, "", "format");
-    if (format != kAccelWattchModelFormat) {
-      Fail("format", fmt::format("expected \"{}\", got \"{}\"", kAccelWattchModelFormat, format));
-    }
-    const int version = Int(root_, "", "version");
-    if (version != AccelWattchModel::kFormatVersion) {
-      Fail("version", fmt::format("unsupported format version {}; this wattcal reads version {}",
-                                  version, AccelWattchModel::kFormatVersion));
-    }
+    CheckFormatAndVersion(root_, kAccelWattchModelFormat, AccelWattchModel::kFormatVersion);
     AccelWattchModel m;
     m.trained_on = String(root_, "", "trained_on");
     const Json& kernels = Array(root_, "", "training_kernels");

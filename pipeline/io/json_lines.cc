@@ -91,6 +91,17 @@ void JsonFieldReader::Fail(const std::string& field, const std::string& message)
   throw InputError(path_, lines_.LineOf(field), field, message);
 }
 
+void JsonFieldReader::CheckFormatAndVersion(const Json& root, const std::string& format, int version,
+                                            const std::string& kind) const {
+  if (!root.is_object()) Fail("", "expected a JSON object at the top level");
+  const std::string f = String(root, "", "format");
+  if (f != format) Fail("format", fmt::format("expected \"{}\", got \"{}\"", format, f));
+  const int v = Int(root, "", "version");
+  if (v != version) {
+    Fail("version", fmt::format("unsupported {} version {}; this wattcal reads version {}", kind, v, version));
+  }
+}
+
 std::string JsonFieldReader::Join(const std::string& parent, const std::string& key) {
   return parent.empty() ? key : parent + "." + key;
 }

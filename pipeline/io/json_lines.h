@@ -61,6 +61,11 @@ class JsonFieldReader {
   const Json& Array(const Json& object, const std::string& parent, const std::string& key,
                     int64_t count = -1) const;
   void CheckArray(const Json& v, const std::string& path, int64_t count) const;
+  // The top level of a versioned wattcal file: an object whose "format" is `format` and whose
+  // "version" is `version`; `kind` names it in the version message ("unsupported KIND
+  // version V; this wattcal reads version W").
+  void CheckFormatAndVersion(const Json& root, const std::string& format, int version,
+                             const std::string& kind = "format") const;
 
   const std::string& path_;
   JsonLineIndex lines_;

@@ -171,17 +171,7 @@ class JsonModelReader : public JsonFieldReader {
       : JsonFieldReader(path, text), root_(root) {}
 
   PowerModel Read() {
-    if (!root_.is_object()) Fail("", "expected a JSON object at the top level");
-    const std::string format = String(root_, "", "format");
-    if (format != kModelJsonFormat) {
-      Fail("format", fmt::format("expected \"{}\", got \"{}\"", kModelJsonFormat, format));
-    }
-    const int version = Int(root_, "", "version");
-    if (version != PowerModel::kFormatVersion) {
-      Fail("version", fmt::format("unsupported model format version {}; this wattcal reads "
-                                  "version {}",
-                                  version, PowerModel::kFormatVersion));
-    }
+    CheckFormatAndVersion(root_, kModelJsonFormat, PowerModel::kFormatVersion, "model format");
     PowerModel model;
     model.method = String(root_, "", "method");
     if (model.method != "dvfs" && model.method != "fixed") {
