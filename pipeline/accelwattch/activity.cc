@@ -21,21 +21,6 @@ const std::set<std::string>& DescriptiveColumns() {
   return columns;
 }
 
-std::vector<std::string> SplitHeader(const std::string& line) {
-  std::vector<std::string> fields;
-  std::string field;
-  for (char c : line) {
-    if (c == ',') {
-      fields.push_back(field);
-      field.clear();
-    } else if (c != '"' && c != '\r' && c != '\n') {
-      field += c;
-    }
-  }
-  fields.push_back(field);
-  return fields;
-}
-
 int ParseCount(const CsvReader& reader, const std::string& cell, const std::string& field, int min) {
   const double v = reader.ParseNumber(cell, field);
   if (v != std::floor(v) || v < min || v > 1e9) {
@@ -47,11 +32,11 @@ int ParseCount(const CsvReader& reader, const std::string& cell, const std::stri
 }  // namespace
 
 bool LooksLikeActivityTable(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return false;
-  std::set<std::string> names;
-  for (const std::string& f : SplitHeader(line)) names.insert(f);
+  if (!std::ifstream(path)) return false;
+  CsvReader reader(path);
+  std::vector<std::string> header;
+  if (!reader.Next(&header)) return false;
+  const std::set<std::string> names(header.begin(), header.end());
   return names.count("kernel") && names.count("active_sms") && names.count("lanes_per_warp") &&
          names.count("elapsed_s");
 }

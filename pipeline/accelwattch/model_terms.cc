@@ -164,17 +164,12 @@ class TermsReader : public JsonFieldReader {
     }
     return Number(root, "", key);
   }
-  int StageInt(const Json& root, const std::string& key) const { return Int(root, "", key); }
-  std::string StageString(const Json& root, const std::string& parent, const std::string& key) const {
-    return String(root, parent, key);
-  }
-  const Json& StageGet(const Json& root, const std::string& parent, const std::string& key) const {
-    return Get(root, parent, key);
-  }
-  double StageNumberAt(const Json& object, const std::string& parent, const std::string& key) const {
-    return Number(object, parent, key);
-  }
-  [[noreturn]] void StageFail(const std::string& field, const std::string& message) const { Fail(field, message); }
+  // The base's typed reads, for the stage outputs read outside the class.
+  using JsonFieldReader::Fail;
+  using JsonFieldReader::Get;
+  using JsonFieldReader::Int;
+  using JsonFieldReader::Number;
+  using JsonFieldReader::String;
 
   static constexpr const char* kVoltageModel = "V proportional to f_core (AccelWattch §4.2, V ~ k f)";
   static constexpr const char* kVoltageCurve = "measured V-f curve, linear interpolation (Eq. 2: static ~ V, energy ~ V^2)";
@@ -316,7 +311,7 @@ AccelWattchFixedTerms ReadAccelWattchFixedTerms(const std::string& constant_path
     TermsReader r(constant_path, text);
     t.constant_source = constant_path;
     t.p_const_w = r.StageNumber(root, "p_const_w");
-    if (t.p_const_w < 0.0) r.StageFail("p_const_w", fmt::format("must be >= 0, got {}", t.p_const_w));
+    if (t.p_const_w < 0.0) r.Fail("p_const_w", fmt::format("must be >= 0, got {}", t.p_const_w));
   }
   {
     const std::string text = ReadText(static_path, "static-power file (wattcal-static's output)");
@@ -324,32 +319,32 @@ AccelWattchFixedTerms ReadAccelWattchFixedTerms(const std::string& constant_path
     TermsReader r(static_path, text);
     t.static_source = static_path;
     t.static_f_core_mhz = r.StageNumber(root, "reference_f_core_mhz");
-    t.num_sms = r.StageInt(root, "num_sms");
-    t.warp_size = r.StageInt(root, "warp_size");
-    t.half_warp_lanes = r.StageInt(root, "half_warp_lanes");
+    t.num_sms = r.Int(root, "", "num_sms");
+    t.warp_size = r.Int(root, "", "warp_size");
+    t.half_warp_lanes = r.Int(root, "", "half_warp_lanes");
     if (t.num_sms < 1 || t.warp_size < 2 || t.half_warp_lanes < 1 || t.half_warp_lanes >= t.warp_size) {
-      r.StageFail("num_sms", fmt::format("num_sms {}, warp_size {}, half_warp_lanes {} are not a GPU",
+      r.Fail("num_sms", fmt::format("num_sms {}, warp_size {}, half_warp_lanes {} are not a GPU",
                                          t.num_sms, t.warp_size, t.half_warp_lanes));
     }
-    const Json& categories = r.StageGet(root, "", "categories");
+    const Json& categories = r.Get(root, "", "categories");
     for (const std::string& name : MixCategories()) {
       if (!categories.is_object() || !categories.contains(name)) continue;
       const std::string p = "categories." + name;
       const Json& c = categories[name];
-      if (r.StageString(c, p, "status") != "ok") continue;
+      if (r.String(c, p, "status") != "ok") continue;
       CategoryStaticTerm term;
       term.category = name;
-      term.model = r.StageString(c, p, "chosen_model");
+      term.model = r.String(c, p, "chosen_model");
       if (term.model != "linear" && term.model != "half_warp") {
-        r.StageFail(p + ".chosen_model", fmt::format("expected linear or half_warp, got \"{}\"", term.model));
+        r.Fail(p + ".chosen_model", fmt::format("expected linear or half_warp, got \"{}\"", term.model));
       }
-      const Json& m = r.StageGet(c, p, term.model);
-      term.p_static_first_lane_w = r.StageNumberAt(m, p + "." + term.model, "p_static_first_lane_w");
-      term.p_static_add_lane_w = r.StageNumberAt(m, p + "." + term.model, "p_static_add_lane_w");
+      const Json& m = r.Get(c, p, term.model);
+      term.p_static_first_lane_w = r.Number(m, p + "." + term.model, "p_static_first_lane_w");
+      term.p_static_add_lane_w = r.Number(m, p + "." + term.model, "p_static_add_lane_w");
       t.categories.push_back(term);
     }
     if (t.categories.empty()) {
-      r.StageFail("categories", "no category has a fitted static model (status \"ok\")");
+      r.Fail("categories", "no category has a fitted static model (status \"ok\")");
     }
   }
   {
@@ -359,8 +354,8 @@ AccelWattchFixedTerms ReadAccelWattchFixedTerms(const std::string& constant_path
     t.idle_source = idle_path;
     t.idle_f_core_mhz = r.StageNumber(root, "f_core_mhz");
     t.p_idle_sm_w = r.StageNumber(root, "p_idle_sm_w");
-    if (!(t.idle_f_core_mhz > 0.0)) r.StageFail("f_core_mhz", "must be > 0");
-    if (t.p_idle_sm_w < 0.0) r.StageFail("p_idle_sm_w", fmt::format("must be >= 0, got {}", t.p_idle_sm_w));
+    if (!(t.idle_f_core_mhz > 0.0)) r.Fail("f_core_mhz", "must be > 0");
+    if (t.p_idle_sm_w < 0.0) r.Fail("p_idle_sm_w", fmt::format("must be >= 0, got {}", t.p_idle_sm_w));
   }
   if (!default_category.empty() && t.FindCategory(default_category) == nullptr) {
     std::vector<std::string> names;
@@ -434,7 +429,7 @@ AccelWattchEnergies EnergiesFromJson(const std::string& path, const std::string&
                                      const nlohmann::json& object, const std::string& key) {
   TermsReader reader(path, text);
   AccelWattchEnergies e = reader.Energies(object, key);
-  e.source = reader.StageString(object, key, "source");
+  e.source = reader.String(object, key, "source");
   return e;
 }
 
