@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/csv_reader.h"
+#include "io/json_lines.h"
 #include "util/errors.h"
 #include "util/logging.h"
 
@@ -280,14 +281,7 @@ nlohmann::json SweepToJson(const Sweep& sweep) {
 }
 
 double ReadConstantPowerW(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", "cannot open the constant-power file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
-  }
+  const nlohmann::json j = ReadJsonFile(path, "the constant-power file");
   if (!j.is_object() || !j.contains("p_const_w") || !j["p_const_w"].is_number()) {
     throw InputError(path, 0, "p_const_w", "expected a number (the output of wattcal-constant)");
   }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "io/json_lines.h"
 #include "perf/perf_csv.h"
 #include "util/errors.h"
 
@@ -86,14 +87,7 @@ void RejectUnknownKeys(const nlohmann::json& object, const std::set<std::string>
 }  // namespace
 
 PerfSuiteSpec ReadPerfSuiteSpec(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", "cannot open spec file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
-  }
+  const nlohmann::json j = ReadJsonFile(path, "spec file");
   if (!j.is_object()) throw InputError(path, 0, "", "expected a JSON object");
   PerfSuiteSpec spec;
   std::string field;  // the key being read, for error messages

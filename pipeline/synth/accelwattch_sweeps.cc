@@ -223,13 +223,7 @@ VirtualVoltaSpec ReadVirtualVoltaSpec(const std::string& path, CampaignSpec* cam
                                       std::string* ubench_cfg_path) {
   *campaign = ReadCampaignSpec(path, gpu_description_path);
   const GpuDescription gpu = ReadGpuDescription(*gpu_description_path);
-  std::ifstream in(path);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
-  }
+  const nlohmann::json j = ReadJsonFile(path, "spec file");
   VirtualVoltaSpec s;
   s.sm_count = gpu.sm_count;
   s.warp_size = gpu.warp_size;

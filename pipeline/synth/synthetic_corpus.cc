@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 
+#include "io/json_lines.h"
 #include "synth/rng.h"
 #include "util/errors.h"
 
@@ -70,14 +71,7 @@ bool SyntheticSpec::Check(std::string* error) const {
 }
 
 SyntheticSpec ReadSyntheticSpec(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", "cannot open spec file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
-  }
+  const nlohmann::json j = ReadJsonFile(path, "spec file");
   SyntheticSpec spec;
   try {
     spec.name = j.value("name", spec.name);

@@ -10,6 +10,7 @@
 
 #include "ingest/counters.h"
 #include "ingest/utilisation.h"
+#include "io/json_lines.h"
 #include "io/model_io.h"
 #include "synth/power_sensor.h"
 #include "synth/rng.h"
@@ -47,14 +48,7 @@ bool CampaignSpec::Check(std::string* error) const {
 }
 
 CampaignSpec ReadCampaignSpec(const std::string& spec_path, std::string* gpu_description_path) {
-  std::ifstream in(spec_path);
-  if (!in) throw InputError(spec_path, 0, "", "cannot open spec file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(spec_path, 0, "", std::string("not valid JSON: ") + e.what());
-  }
+  const nlohmann::json j = ReadJsonFile(spec_path, "spec file");
   CampaignSpec c;
   try {
     const std::string relative = j.at("gpu_description").get<std::string>();
