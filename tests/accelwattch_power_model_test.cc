@@ -397,6 +397,32 @@ TEST(AccelWattchPowerModel, CalibratePredictValidateFromActivity) {
   EXPECT_TRUE(j.contains("per_freq_pair"));
 }
 
+// Units come from the column names: power in mW and time in ms read as W and s; the same
+// quantity in two units is an error naming the second column.
+TEST(AccelWattchPowerModel, ActivityUnitsFromColumnNames) {
+  const std::string dir = ScratchDir();
+  const std::string w = WriteFile(dir + "/w.csv", std::string(kHeader) + "k1,b,int,4,24,800,500,2,1,120.5,1,2,3,4\n");
+  const std::string mw = WriteFile(dir + "/mw.csv",
+                                   "kernel,benchmark,category,active_sms,lanes_per_warp,f_core_mhz,f_mem_mhz,"
+                                   "elapsed_ms,launches,mean_power_mw,a1,a2,b,m\n"
+                                   "k1,b,int,4,24,800,500,2000,1,120500,1,2,3,4\n");
+  const ActivityTable a = ReadActivityTable(w), b = ReadActivityTable(mw);
+  ASSERT_EQ(b.num_kernels(), 1);
+  EXPECT_TRUE(LooksLikeActivityTable(mw));
+  EXPECT_DOUBLE_EQ(b.kernels[0].elapsed_s, a.kernels[0].elapsed_s);
+  EXPECT_DOUBLE_EQ(b.kernels[0].mean_power_w, a.kernels[0].mean_power_w);
+  EXPECT_EQ(b.counters, a.counters);
+  const std::string both = WriteFile(dir + "/both.csv",
+                                     "kernel,active_sms,lanes_per_warp,f_core_mhz,elapsed_s,mean_power_w,"
+                                     "mean_power_mw\nk1,4,24,800,2,120.5,120500\n");
+  try {
+    ReadActivityTable(both);
+    ADD_FAILURE() << "two power columns";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("both.csv:1: mean_power_mw"), std::string::npos) << e.what();
+  }
+}
+
 TEST(AccelWattchPowerModel, StageErrorsAndNoPartialOutput) {
   const Files f = WriteTerms(ScratchDir());
   const std::vector<double> truth = {1.0, 1.0, 1.0};

@@ -14,11 +14,34 @@
 namespace wattcal {
 namespace {
 
-const std::set<std::string>& DescriptiveColumns() {
-  static const std::set<std::string> columns = {
-      "kernel", "benchmark", "category", "active_sms", "lanes_per_warp", "f_core_mhz",
-      "f_mem_mhz", "elapsed_s", "launches", "mean_power_w"};
+// The elapsed-time and power columns by unit: name -> factor to s or W.
+const std::map<std::string, double>& ElapsedColumns() {
+  static const std::map<std::string, double> columns = {
+      {"elapsed_s", 1.0}, {"elapsed_ms", 1e-3}, {"elapsed_us", 1e-6}, {"elapsed_ns", 1e-9}};
   return columns;
+}
+const std::map<std::string, double>& PowerColumns() {
+  static const std::map<std::string, double> columns = {{"mean_power_w", 1.0}, {"mean_power_mw", 1e-3}};
+  return columns;
+}
+
+bool IsDescriptiveColumn(const std::string& name) {
+  static const std::set<std::string> columns = {"kernel",     "benchmark", "category", "active_sms",
+                                                "lanes_per_warp", "f_core_mhz", "f_mem_mhz", "launches"};
+  return columns.count(name) || ElapsedColumns().count(name) || PowerColumns().count(name);
+}
+
+// The one column of `header` whose name is a key of `units` ("" when none); InputError when
+// there are several.
+std::string UnitColumn(const CsvReader& reader, const std::vector<std::string>& header,
+                       const std::map<std::string, double>& units) {
+  std::string found;
+  for (const std::string& name : header) {
+    if (!units.count(name)) continue;
+    if (!found.empty()) reader.Fail(name, fmt::format("the same quantity as column '{}' in another unit", found));
+    found = name;
+  }
+  return found;
 }
 
 int ParseCount(const CsvReader& reader, const std::string& cell, const std::string& field, int min) {
@@ -37,8 +60,9 @@ bool LooksLikeActivityTable(const std::string& path) {
   std::vector<std::string> header;
   if (!reader.Next(&header)) return false;
   const std::set<std::string> names(header.begin(), header.end());
-  return names.count("kernel") && names.count("active_sms") && names.count("lanes_per_warp") &&
-         names.count("elapsed_s");
+  bool elapsed = false;
+  for (const auto& [name, factor] : ElapsedColumns()) elapsed = elapsed || names.count(name);
+  return names.count("kernel") && names.count("active_sms") && names.count("lanes_per_warp") && elapsed;
 }
 
 ActivityTable ReadActivityTable(const std::string& path) {
@@ -54,14 +78,16 @@ ActivityTable ReadActivityTable(const std::string& path) {
     if (!column.emplace(name, static_cast<int>(i)).second) {
       reader.Fail(name, "column named twice");
     }
-    if (!DescriptiveColumns().count(name)) table.counters.push_back(name);
+    if (!IsDescriptiveColumn(name)) table.counters.push_back(name);
   }
-  for (const char* required : {"kernel", "active_sms", "lanes_per_warp", "f_core_mhz", "elapsed_s"}) {
-    if (!column.count(required)) {
-      reader.Fail(required, "missing column (an activity table has kernel, active_sms, lanes_per_warp, "
-                            "f_core_mhz, elapsed_s and one column per counter)");
-    }
+  const std::string elapsed_column = UnitColumn(reader, header, ElapsedColumns());
+  const std::string power_column = UnitColumn(reader, header, PowerColumns());
+  const char* kMissing = "missing column (an activity table has kernel, active_sms, lanes_per_warp, "
+                         "f_core_mhz, elapsed_s (or _ms, _us, _ns) and one column per counter)";
+  for (const char* required : {"kernel", "active_sms", "lanes_per_warp", "f_core_mhz"}) {
+    if (!column.count(required)) reader.Fail(required, kMissing);
   }
+  if (elapsed_column.empty()) reader.Fail("elapsed_s", kMissing);
   auto cell = [&](const std::vector<std::string>& row, const char* name) -> const std::string* {
     const auto it = column.find(name);
     return it == column.end() ? nullptr : &row[it->second];
@@ -94,15 +120,17 @@ ActivityTable ReadActivityTable(const std::string& path) {
       k.f_mem_mhz = reader.ParseNumber(*m, "f_mem_mhz");
       if (k.f_mem_mhz < 0.0) reader.Fail("f_mem_mhz", fmt::format("must be >= 0, got {}", k.f_mem_mhz));
     }
-    k.elapsed_s = reader.ParseNumber(*cell(row, "elapsed_s"), "elapsed_s");
-    if (!(k.elapsed_s > 0.0)) reader.Fail("elapsed_s", fmt::format("must be > 0, got {}", k.elapsed_s));
+    k.elapsed_s = reader.ParseNumber(row[column[elapsed_column]], elapsed_column) *
+                  ElapsedColumns().at(elapsed_column);
+    if (!(k.elapsed_s > 0.0)) reader.Fail(elapsed_column, fmt::format("must be > 0, got {}", row[column[elapsed_column]]));
     if (const std::string* l = cell(row, "launches"); l != nullptr && !l->empty()) {
       k.launches = ParseCount(reader, *l, "launches", 0);
     }
-    if (const std::string* p = cell(row, "mean_power_w"); p != nullptr && !p->empty()) {
-      k.mean_power_w = reader.ParseNumber(*p, "mean_power_w");
+    if (!power_column.empty() && !row[column[power_column]].empty()) {
+      const std::string& p = row[column[power_column]];
+      k.mean_power_w = reader.ParseNumber(p, power_column) * PowerColumns().at(power_column);
       if (!(k.mean_power_w > 0.0)) {
-        reader.Fail("mean_power_w", fmt::format("a measured power must be > 0, got {}", k.mean_power_w));
+        reader.Fail(power_column, fmt::format("a measured power must be > 0, got {}", p));
       }
     }
     for (const std::string& counter : table.counters) {

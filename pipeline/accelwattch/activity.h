@@ -9,6 +9,8 @@
 //
 // Columns are matched by name (any order after `kernel`); `benchmark`, `category`,
 // `launches` and `mean_power_w` may be absent, and so may `f_mem_mhz` (0 = not known).
+// The elapsed time may be given as elapsed_ms, elapsed_us or elapsed_ns and the power as
+// mean_power_mw instead; they are converted (one column per quantity, never guessed).
 // Every other column is an event counter: the count per launch (empty where the kernel lacks
 // it). category is "" or one of AccelWattch's nine (sweep.h). Every problem is an InputError
 // naming FILE:LINE and the field.
@@ -46,7 +48,7 @@ struct ActivityTable {
 };
 
 // True when the header of `path` (its first line) names kernel, active_sms, lanes_per_warp
-// and elapsed_s: an activity table rather than a per-kernel component table.
+// and an elapsed time: an activity table rather than a per-kernel component table.
 bool LooksLikeActivityTable(const std::string& path);
 
 // Throws InputError for a missing required column or one named twice, a row with the wrong
