@@ -87,6 +87,7 @@ std::vector<KernelWindow> ReadKernelWindows(const std::string& path, double utc_
   }
   const int64_t header_line = reader.line();
   int kernel = -1;
+  int launches = -1, blocks = -1, threads = -1;
   TimeColumn start, end;
   for (size_t i = 0; i < header.size(); ++i) {
     const std::string lower = Lower(header[i]);
@@ -96,6 +97,10 @@ std::vector<KernelWindow> ReadKernelWindows(const std::string& path, double utc_
     if (lower == "kernel" || lower == "name" || lower == "kernel_name") {
       if (kernel >= 0) reader.Fail(header[i], "a second kernel name column");
       kernel = static_cast<int>(i);
+    } else if (lower == "launches" || lower == "blocks" || lower == "threads") {
+      int& column = lower == "launches" ? launches : lower == "blocks" ? blocks : threads;
+      if (column >= 0) reader.Fail(header[i], fmt::format("a second {} column", lower));
+      column = static_cast<int>(i);
     } else if (MatchTime(lower, "start", &t)) {
       if (start.index >= 0) {
         reader.Fail(header[i],
@@ -153,6 +158,17 @@ std::vector<KernelWindow> ReadKernelWindows(const std::string& path, double utc_
     if (w.end_s < w.start_s) {
       reader.Fail(end.name, fmt::format("the window ends before it starts ({} < {})",
                                         fields[end.index], fields[start.index]));
+    }
+    for (const auto& [column, target] : {std::pair<int, int64_t*>{launches, &w.launches},
+                                         std::pair<int, int64_t*>{blocks, &w.blocks},
+                                         std::pair<int, int64_t*>{threads, &w.threads}}) {
+      if (column < 0 || fields[column].empty()) continue;
+      const double value = reader.ParseNumber(fields[column], header[column]);
+      if (value < 0.0 || value != std::floor(value) || value > 9.0e15) {
+        reader.Fail(header[column],
+                    fmt::format("expected a whole number >= 0, got '{}'", fields[column]));
+      }
+      *target = static_cast<int64_t>(value);
     }
     windows.push_back(std::move(w));
   }

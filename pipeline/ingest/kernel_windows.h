@@ -13,6 +13,11 @@
 //   duration_<unit>                instead of end_<unit>: end = start + duration.
 //   start, end                     nvidia-smi style timestamps `YYYY/MM/DD HH:MM:SS.mmm` (local
 //                                  time; utc_offset_h is subtracted as for the log).
+//   launches, blocks, threads      optional whole numbers >= 0 (a capture directory's windows.csv):
+//                                  kernel launches in the window, and the launch configuration
+//                                  (thread blocks in the grid, threads per block) that
+//                                  wattcal-ingest --capture checks against the profiler's Grid
+//                                  Size and Block Size. Empty cells are 0 (unknown).
 // Lines starting with '#' are comments. An end before its start, a missing column, an empty
 // kernel name or a value that is not a number or timestamp is an InputError naming FILE:LINE
 // and the column.
@@ -34,6 +39,11 @@ struct KernelWindow {
   double end_s = 0.0;
   // 1-based line of the windows file, for error messages.
   int64_t line = 0;
+  // Optional columns (0 = not given): launches inside the window, thread blocks per launch
+  // (the grid's product) and threads per block (the block's product).
+  int64_t launches = 0;
+  int64_t blocks = 0;
+  int64_t threads = 0;
 };
 
 // Reads every window of `path` in file order. `utc_offset_h`: hours the logging machine's clock
