@@ -48,11 +48,11 @@ void StripByteOrderMark(std::string* s) {
   if (StartsWith(*s, "\xEF\xBB\xBF")) s->erase(0, 3);
 }
 
-// "n/a" in any case (ncu, nvprof); `empty_is_absent` adds "" and "nan" (pandas' NaN in
+// "n/a" in any case (ncu, nvprof) and "no data" (ncu 2025.3); `empty_is_absent` adds "" and "nan" (pandas' NaN in
 // hw_perf.csv).
 bool IsAbsent(const std::string& cell, bool empty_is_absent) {
   const std::string lower = ToLower(Trim(cell));
-  if (lower == "n/a") return true;
+  if (lower == "n/a" || lower == "no data") return true;
   return empty_is_absent && (lower.empty() || lower == "nan");
 }
 
@@ -120,9 +120,11 @@ bool ParseUnitPart(const std::string& part, UnitPart* out) {
     }
   }
   // Count units keep their value; plurals ("cycles", "passes") are accepted.
+  // "cluster" (thread-block clusters, launch__cluster_max_active), "sm" (ncu's "SM",
+  // launch__sm_count) and "block" are in ncu 2025.3 raw pages.
   static const std::set<std::string> kCounts = {
-      "cycle",     "inst",        "warp", "thread", "block", "register", "sector", "request",
-      "wavefront", "transaction", "flop", "sm",     "pass",  "launch",   "lane"};
+      "cycle", "inst",   "warp",   "thread", "block",     "cluster",     "register",
+      "sector", "request", "wavefront", "transaction", "flop", "sm", "pass", "launch", "lane"};
   if (lower == "ratio") return true;  // a plain number
   std::string word = lower == "instruction" || lower == "instructions" ? "inst" : lower;
   for (const size_t plural : {0, 1, 2}) {
@@ -140,7 +142,7 @@ bool ParseUnitPart(const std::string& part, UnitPart* out) {
 const char* KnownUnitsText() {
   return "bytes (byte, Kbyte, Mbyte, Gbyte, Tbyte, B, KB, MB, GB, TB, KiB, MiB, GiB), times "
          "(nsecond, usecond, msecond, second, ns, us, ms, s), frequencies (hz, khz, mhz, "
-         "ghz), %, counts (\"\", cycle, inst, warp, thread, block, register, sector, "
+         "ghz), %, counts (\"\", cycle, inst, warp, thread, block, cluster, register, sector, "
          "request, wavefront, transaction, flop, sm, pass, launch, lane, ratio) and A/B of these";
 }
 
@@ -417,9 +419,11 @@ class CounterTable {
     text_cells_.emplace(metric, TextCell{text, field, line});
   }
 
-  // Final records; launches from `launches_of`.
+  // Final records; launches from `launches_of`; each record's metric kinds in `bases` when
+  // given.
   std::vector<KernelCounters> Finish(
-      const std::function<int(const KernelAccumulator&)>& launches_of) {
+      const std::function<int(const KernelAccumulator&)>& launches_of,
+      std::vector<std::map<std::string, std::string>>* bases = nullptr) {
     for (const auto& [metric, cell] : text_cells_) {
       const auto numeric = numeric_lines_.find(metric);
       if (numeric == numeric_lines_.end()) continue;
@@ -431,8 +435,11 @@ class CounterTable {
     std::vector<KernelCounters> out;
     out.reserve(kernels_.size());
     for (KernelAccumulator& k : kernels_) {
+      if (bases != nullptr) bases->emplace_back();
       for (const auto& [name, m] : k.metrics) {
-        if (m.weight > 0.0) k.record.metrics[name] = m.mean;
+        if (m.weight == 0.0) continue;
+        k.record.metrics[name] = m.mean;
+        if (bases != nullptr) bases->back()[name] = m.base;
       }
       k.record.launches = launches_of(k);
       out.push_back(std::move(k.record));
@@ -455,111 +462,347 @@ class CounterTable {
   std::map<std::string, TextCell> text_cells_;    // metric -> first text value
 };
 
-// Parses one ncu value cell with its unit and adds it; handles n/a and text attributes.
-void AddNcuValue(CounterTable* table, KernelAccumulator* k, const std::string& metric,
-                 const std::string& unit_text, const CounterUnit& unit, const std::string& cell,
-                 Decimal decimal, CsvReader& reader, const std::string& value_field,
+// ----------------------------------------------------------------------------------------
+// Nsight Compute: the table, read in parts (one per header line: appended exports).
+
+// A launch ID: a whole number.
+bool IsLaunchId(const std::string& cell) { return !cell.empty() && AllDigits(cell); }
+
+// What a physical line starts with, to tell rows of the table (every field quoted) from the
+// application's output and the tool's messages.
+enum class LineStart : char { kBlank, kQuote, kOther };
+
+std::vector<LineStart> ScanLineStarts(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "", "cannot open file");
+  std::vector<LineStart> starts(1, LineStart::kBlank);  // index = line number; 0 unused
+  std::string text;
+  while (std::getline(in, text)) {
+    if (starts.size() == 1) StripByteOrderMark(&text);
+    const size_t first = text.find_first_not_of(" \t\r");
+    starts.push_back(first == std::string::npos ? LineStart::kBlank
+                     : text[first] == '"'        ? LineStart::kQuote
+                                                 : LineStart::kOther);
+  }
+  return starts;
+}
+
+struct NcuRow {
+  int64_t line = 0;
+  std::vector<std::string> fields;  // as many as the part's header
+};
+
+struct NcuPart {
+  int64_t header_line = 0;
+  std::vector<std::string> header;
+  std::vector<NcuRow> rows;
+
+  int Column(const std::string& name) const {
+    for (size_t j = 0; j < header.size(); ++j) {
+      if (header[j] == name) return static_cast<int>(j);
+    }
+    return -1;
+  }
+  int RequireColumn(const std::string& path, const std::string& name) const {
+    const int j = Column(name);
+    if (j < 0) {
+      throw InputError(path, header_line, name,
+                       fmt::format("missing column \"{}\" in the header", name));
+    }
+    return j;
+  }
+};
+
+// True when the columns of `header` from `present` on are all rule columns, which ncu 2025.3
+// leaves out of metric rows ("...,"Metric Value",").
+bool OnlyRuleColumnsMissing(const std::vector<std::string>& header, size_t present) {
+  static const std::set<std::string> kRuleColumns = {
+      "Rule Name", "Rule Type", "Rule Description", "Estimated Speedup Type",
+      "Estimated Speedup"};
+  if (present == 0 || present >= header.size()) return false;
+  for (size_t j = present; j < header.size(); ++j) {
+    if (kRuleColumns.count(header[j]) == 0) return false;
+  }
+  return true;
+}
+
+// The rows of a Nsight Compute CSV (counters.h: "Nsight Compute rows", "Appended exports").
+std::vector<NcuPart> ReadNcuParts(const std::string& path, const CsvStart& start) {
+  const std::vector<LineStart> starts = ScanLineStarts(path);
+  const auto start_of = [&starts](int64_t line) {
+    return line < static_cast<int64_t>(starts.size()) ? starts[line] : LineStart::kOther;
+  };
+  CounterCsv csv(path, start);
+  CsvReader& reader = csv.reader();
+  std::vector<NcuPart> parts(1);
+  parts[0].header_line = csv.header_line();
+  parts[0].header = csv.header();
+  // A line skipped as not a row must not have opened a quoted field that ran over the lines
+  // after it: those would be rows lost without a word.
+  int64_t skipped = 0;
+  const auto check_skipped = [&](int64_t next_line) {
+    if (skipped == 0) return;
+    for (int64_t l = skipped + 1; l < next_line && l < static_cast<int64_t>(starts.size()); ++l) {
+      if (starts[l] == LineStart::kBlank) continue;
+      throw InputError(path, skipped, "",
+                       fmt::format("this line is not a row of the Nsight Compute table, and a "
+                                   "'\"' in it opens a field that runs over line {} and after; "
+                                   "remove the line or write the profiler output with "
+                                   "--log-file",
+                                   l));
+    }
+    skipped = 0;
+  };
+  std::vector<std::string> fields;
+  while (reader.Next(&fields)) {
+    const int64_t line = reader.line();
+    check_skipped(line);
+    if (start_of(line) != LineStart::kQuote) {  // application output, ==PROF== messages
+      skipped = line;
+      continue;
+    }
+    if (!fields.empty() && fields[0] == "ID") {  // the header of another export
+      parts.emplace_back();
+      parts.back().header_line = line;
+      parts.back().header = fields;
+      continue;
+    }
+    NcuPart& part = parts.back();
+    const size_t width = part.header.size();
+    if (fields.size() != width) {
+      const bool table_row = fields.empty() || fields[0].empty() || IsLaunchId(fields[0]);
+      if (!table_row) {  // quoted output of the application
+        skipped = line;
+        continue;
+      }
+      if (fields.size() < width && OnlyRuleColumnsMissing(part.header, fields.size())) {
+        fields.resize(width);
+      } else {
+        reader.Fail("", fmt::format("{} row: expected {} fields as in the header on line {}, "
+                                    "got {}",
+                                    fields.size() < width ? "truncated" : "overlong", width,
+                                    part.header_line, fields.size()));
+      }
+    }
+    part.rows.push_back({line, fields});
+  }
+  check_skipped(static_cast<int64_t>(starts.size()));
+  return parts;
+}
+
+int64_t ParseLaunchId(const std::string& cell, const std::string& path, int64_t line) {
+  if (cell.empty()) throw InputError(path, line, "ID", "empty launch ID");
+  if (!IsLaunchId(cell) || cell.size() > 18) {
+    throw InputError(path, line, "ID",
+                     fmt::format("expected a launch ID (a whole number), got '{}'", cell));
+  }
+  return std::stoll(cell);
+}
+
+// "(1056, 1, 1)" -> {1056, 1, 1}.
+bool ParseDim3(const std::string& cell, std::array<int64_t, 3>* dims) {
+  const std::string s = Trim(cell);
+  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return false;
+  const std::string inside = s.substr(1, s.size() - 2);
+  size_t begin = 0;
+  for (int i = 0; i < 3; ++i) {
+    const size_t comma = inside.find(',', begin);
+    if ((i < 2) != (comma != std::string::npos)) return false;
+    const std::string piece = Trim(inside.substr(begin, comma == std::string::npos
+                                                            ? std::string::npos
+                                                            : comma - begin));
+    if (piece.empty() || piece.size() > 18 || !AllDigits(piece)) return false;
+    (*dims)[i] = std::stoll(piece);
+    begin = comma + 1;
+  }
+  return true;
+}
+
+// Grid Size and Block Size of `row`, when the part has both columns and they are filled.
+void ReadLaunchConfig(const std::string& path, const NcuPart& part, const NcuRow& row,
+                      CounterLaunch* launch) {
+  const int grid_col = part.Column("Grid Size");
+  const int block_col = part.Column("Block Size");
+  if (grid_col < 0 || block_col < 0) return;
+  const std::string& grid = row.fields[grid_col];
+  const std::string& block = row.fields[block_col];
+  if (Trim(grid).empty() && Trim(block).empty()) return;
+  if (!ParseDim3(grid, &launch->grid)) {
+    throw InputError(path, row.line, "Grid Size",
+                     fmt::format("expected \"(X, Y, Z)\", got '{}'", grid));
+  }
+  if (!ParseDim3(block, &launch->block)) {
+    throw InputError(path, row.line, "Block Size",
+                     fmt::format("expected \"(X, Y, Z)\", got '{}'", block));
+  }
+  launch->has_launch_config = true;
+}
+
+std::string Dim3Text(const std::array<int64_t, 3>& d) {
+  return fmt::format("({}, {}, {})", d[0], d[1], d[2]);
+}
+
+// The checks that span a whole file: a metric's kind never changes, and a metric that is
+// numeric somewhere is never text elsewhere.
+class NcuValueChecks {
+ public:
+  explicit NcuValueChecks(std::string path) : path_(std::move(path)) {}
+
+  void Numeric(const std::string& metric, const std::string& base, const std::string& unit_text,
+               int64_t line, const std::string& unit_field) {
+    const auto [it, inserted] = kinds_.emplace(metric, std::make_pair(base, line));
+    if (!inserted && it->second.first != base) {
+      const std::string& was = it->second.first;
+      throw InputError(path_, line, unit_field,
+                       fmt::format("metric '{}' is in '{}' ({}) here but was {} on line {}",
+                                   metric, unit_text, base.empty() ? "a plain count" : base,
+                                   was.empty() ? "a plain count" : was, it->second.second));
+    }
+  }
+  void Text(const std::string& metric, const std::string& text, const std::string& field,
+            int64_t line) {
+    text_cells_.emplace(metric, TextCell{text, field, line});
+  }
+  void Finish() const {
+    for (const auto& [metric, cell] : text_cells_) {
+      const auto numeric = kinds_.find(metric);
+      if (numeric == kinds_.end()) continue;
+      throw InputError(path_, cell.line, cell.field,
+                       fmt::format("expected a number for metric '{}', got '{}' (the metric is "
+                                   "numeric on line {})",
+                                   metric, cell.text, numeric->second.second));
+    }
+  }
+
+ private:
+  struct TextCell {
+    std::string text;
+    std::string field;
+    int64_t line;
+  };
+  std::string path_;
+  std::map<std::string, std::pair<std::string, int64_t>> kinds_;  // metric -> (base, line)
+  std::map<std::string, TextCell> text_cells_;                     // metric -> first text
+};
+
+// Parses one ncu value cell and stores it in `launch`. `unit` is null when the unit text is
+// unknown: the value is then left out and the unit kept. n/a and "no data" are absent; a
+// non-number without a unit is a text attribute.
+void AddNcuValue(CounterLaunch* launch, NcuValueChecks* checks, const std::string& metric,
+                 const std::string& unit_text, const CounterUnit* unit, const std::string& cell,
+                 Decimal decimal, int64_t line, const std::string& value_field,
                  const std::string& unit_field) {
   if (IsAbsent(cell, false)) return;
+  if (unit == nullptr) {
+    launch->unknown_units[metric] = Trim(unit_text);
+    return;
+  }
   double value = 0.0;
   if (!ParseGroupedNumber(cell, decimal, &value)) {
     if (Trim(unit_text).empty()) {
-      table->AddText(metric, cell, value_field, reader.line());
+      checks->Text(metric, cell, value_field, line);
       return;
     }
-    if (Trim(cell).empty())
-      reader.Fail(value_field, fmt::format("empty value of metric '{}'", metric));
-    reader.Fail(value_field, fmt::format("expected a number in '{}' for metric '{}', got '{}'",
-                                         unit_text, metric, cell));
+    if (Trim(cell).empty()) {
+      throw InputError(launch->path, line, value_field,
+                       fmt::format("empty value of metric '{}'", metric));
+    }
+    throw InputError(launch->path, line, value_field,
+                     fmt::format("expected a number in '{}' for metric '{}', got '{}'", unit_text,
+                                 metric, cell));
   }
-  table->Add(k, metric, value * unit.multiply / unit.divide, 1.0, unit.base, reader, unit_field,
-             unit_text);
-}
-
-CounterUnit UnitOrFail(const std::string& text, CsvReader& reader, const std::string& field,
-                       const std::string& metric) {
-  CounterUnit unit;
-  if (!ParseCounterUnit(Trim(text), &unit)) {
-    reader.Fail(field, fmt::format("unknown unit '{}' of metric '{}'; known: {}", text, metric,
-                                   KnownUnitsText()));
-  }
-  return unit;
+  checks->Numeric(metric, unit->base, unit_text, line, unit_field);
+  launch->metrics[metric] = value * unit->multiply / unit->divide;
+  launch->metric_base[metric] = unit->base;
 }
 
 // ----------------------------------------------------------------------------------------
 // Nsight Compute details page.
 
-std::vector<KernelCounters> ReadNcuDetails(const std::string& path, const CsvStart& start) {
+std::vector<CounterLaunch> ReadNcuDetailsLaunches(const std::string& path, const CsvStart& start) {
+  const std::vector<NcuPart> parts = ReadNcuParts(path, start);
   Decimal decimal = Decimal::kDot;
   {
-    CounterCsv csv(path, start);
-    const int value_col = csv.RequireColumn("Metric Value");
     DecimalDetector detector;
-    std::vector<std::string> f;
-    while (csv.Next(&f)) detector.Observe(f[value_col], csv.reader().line());
+    for (const NcuPart& part : parts) {
+      const int value_col = part.RequireColumn(path, "Metric Value");
+      for (const NcuRow& row : part.rows) detector.Observe(row.fields[value_col], row.line);
+    }
     decimal = detector.Decide(path, "Metric Value");
   }
-  CounterCsv csv(path, start);
-  const int id_col = csv.RequireColumn("ID");
-  const int kernel_col = csv.RequireColumn("Kernel Name");
-  const int metric_col = csv.RequireColumn("Metric Name");
-  const int unit_col = csv.RequireColumn("Metric Unit");
-  const int value_col = csv.RequireColumn("Metric Value");
-  const int pid_col = csv.Column("Process ID");
-  const int section_col = csv.Column("Section Name");
-  const bool has_rules = csv.Column("Rule Name") >= 0;
-  CsvReader& reader = csv.reader();
-
-  CounterTable table(path);
-  std::map<std::string, std::string> launch_kernel;           // launch -> kernel name
-  std::map<std::string, int64_t> launch_line;                 // launch -> first line
-  std::map<std::string, std::set<std::string>> launch_names;  // launch -> metric keys
-  std::vector<std::string> f;
-  while (csv.Next(&f)) {
-    const std::string& metric = f[metric_col];
-    if (metric.empty()) {
-      if (has_rules) continue;  // a rule's guidance row
-      reader.Fail("Metric Name", "empty metric name");
-    }
-    const std::string& kernel = f[kernel_col];
-    if (kernel.empty()) reader.Fail("Kernel Name", "empty kernel name");
-    if (f[id_col].empty()) reader.Fail("ID", "empty launch ID");
-    const std::string launch = (pid_col >= 0 ? f[pid_col] : "") + '\x1f' + f[id_col];
-    const auto [it, inserted] = launch_kernel.emplace(launch, kernel);
-    if (inserted) {
-      launch_line[launch] = reader.line();
-    } else if (it->second != kernel) {
-      reader.Fail("Kernel Name", fmt::format("launch ID {} is kernel '{}' here but '{}' on line {}",
-                                             f[id_col], kernel, it->second, launch_line[launch]));
-    }
-    KernelAccumulator& k = table.Kernel("", kernel, reader.line());
-    k.launch_keys.insert(launch);
-    // Keys used in this launch, and (section, name) pairs marked by a leading '\x1e'.
-    std::set<std::string>& seen = launch_names[launch];
-    const std::string section = section_col >= 0 ? f[section_col] : "";
-    if (!seen.insert('\x1e' + section + '\x1f' + metric).second) {
-      reader.Fail("Metric Name",
-                  fmt::format("metric '{}' appears twice in launch ID {}{}", metric, f[id_col],
-                              section.empty() ? "" : " section '" + section + "'"));
-    }
-    std::string key = metric;
-    if (!seen.insert(key).second) {
-      key = section + "/" + metric;
-      if (!seen.insert(key).second) {
-        reader.Fail("Metric Name", fmt::format("metric '{}' of section '{}' appears twice in "
-                                               "launch ID {}",
-                                               metric, section, f[id_col]));
+  NcuValueChecks checks(path);
+  std::vector<CounterLaunch> launches;
+  std::vector<std::set<std::string>> launch_names;  // metric keys used in each launch
+  std::map<std::string, size_t> launch_index;       // (part, Process ID, ID) -> launch
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const NcuPart& part = parts[p];
+    const int id_col = part.RequireColumn(path, "ID");
+    const int kernel_col = part.RequireColumn(path, "Kernel Name");
+    const int metric_col = part.RequireColumn(path, "Metric Name");
+    const int unit_col = part.RequireColumn(path, "Metric Unit");
+    const int value_col = part.RequireColumn(path, "Metric Value");
+    const int pid_col = part.Column("Process ID");
+    const int section_col = part.Column("Section Name");
+    const bool has_rules = part.Column("Rule Name") >= 0;
+    for (const NcuRow& row : part.rows) {
+      const std::vector<std::string>& f = row.fields;
+      const std::string& metric = f[metric_col];
+      if (metric.empty()) {
+        if (has_rules) continue;  // a rule's guidance row
+        throw InputError(path, row.line, "Metric Name", "empty metric name");
       }
+      const std::string& kernel = f[kernel_col];
+      if (kernel.empty()) throw InputError(path, row.line, "Kernel Name", "empty kernel name");
+      const int64_t id = ParseLaunchId(f[id_col], path, row.line);
+      const std::string key =
+          std::to_string(p) + '\x1f' + (pid_col >= 0 ? f[pid_col] : "") + '\x1f' + f[id_col];
+      const auto [it, inserted] = launch_index.emplace(key, launches.size());
+      if (inserted) {
+        CounterLaunch launch;
+        launch.kernel = kernel;
+        launch.id = id;
+        launch.path = path;
+        launch.line = row.line;
+        ReadLaunchConfig(path, part, row, &launch);
+        launches.push_back(std::move(launch));
+        launch_names.emplace_back();
+      }
+      CounterLaunch& launch = launches[it->second];
+      if (launch.kernel != kernel) {
+        throw InputError(path, row.line, "Kernel Name",
+                         fmt::format("launch ID {} is kernel '{}' here but '{}' on line {}",
+                                     f[id_col], kernel, launch.kernel, launch.line));
+      }
+      // Keys used in this launch, and (section, name) pairs marked by a leading '\x1e'.
+      std::set<std::string>& seen = launch_names[it->second];
+      const std::string section = section_col >= 0 ? f[section_col] : "";
+      if (!seen.insert('\x1e' + section + '\x1f' + metric).second) {
+        throw InputError(path, row.line, "Metric Name",
+                         fmt::format("metric '{}' appears twice in launch ID {}{}", metric,
+                                     f[id_col],
+                                     section.empty() ? "" : " section '" + section + "'"));
+      }
+      std::string name = metric;
+      if (!seen.insert(name).second) {
+        name = section + "/" + metric;
+        if (!seen.insert(name).second) {
+          throw InputError(path, row.line, "Metric Name",
+                           fmt::format("metric '{}' of section '{}' appears twice in launch ID {}",
+                                       metric, section, f[id_col]));
+        }
+      }
+      CounterUnit unit;
+      const bool known = ParseCounterUnit(Trim(f[unit_col]), &unit);
+      AddNcuValue(&launch, &checks, name, f[unit_col], known ? &unit : nullptr, f[value_col],
+                  decimal, row.line, "Metric Value", "Metric Unit");
     }
-    const CounterUnit unit = UnitOrFail(f[unit_col], reader, "Metric Unit", key);
-    AddNcuValue(&table, &k, key, f[unit_col], unit, f[value_col], decimal, reader, "Metric Value",
-                "Metric Unit");
   }
-  if (table.empty()) {
-    throw InputError(path, csv.header_line(), "", "no metric rows after the Nsight Compute header");
+  if (launches.empty()) {
+    throw InputError(path, parts[0].header_line, "",
+                     "no metric rows after the Nsight Compute header");
   }
-  return table.Finish(
-      [](const KernelAccumulator& k) { return static_cast<int>(k.launch_keys.size()); });
+  checks.Finish();
+  return launches;
 }
 
 // ----------------------------------------------------------------------------------------
@@ -573,60 +816,145 @@ bool IsNcuLeadingColumn(const std::string& name) {
   return kLeading.count(name) > 0 || name.find(':') != std::string::npos;  // NVTX columns
 }
 
-std::vector<KernelCounters> ReadNcuRaw(const std::string& path, const CsvStart& start) {
-  CounterCsv csv(path, start);
-  const int id_col = csv.RequireColumn("ID");
-  const int kernel_col = csv.RequireColumn("Kernel Name");
-  const std::vector<std::string> header = csv.header();
-  CsvReader& reader = csv.reader();
-  std::vector<std::string> units;
-  if (!csv.Next(&units)) {
-    throw InputError(path, csv.header_line(), "",
-                     "no rows after the Nsight Compute raw-page header");
+std::vector<CounterLaunch> ReadNcuRawLaunches(const std::string& path, const CsvStart& start) {
+  const std::vector<NcuPart> parts = ReadNcuParts(path, start);
+  // Each part's metric columns and their units (from its units row, the part's first row).
+  struct Columns {
+    int id = -1;
+    int kernel = -1;
+    std::vector<int> metrics;
+    std::vector<CounterUnit> unit;  // per header column
+    std::vector<bool> known;        // per header column
+  };
+  std::vector<Columns> columns(parts.size());
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const NcuPart& part = parts[p];
+    Columns& c = columns[p];
+    c.id = part.RequireColumn(path, "ID");
+    c.kernel = part.RequireColumn(path, "Kernel Name");
+    if (part.rows.empty()) continue;
+    const NcuRow& units = part.rows[0];
+    if (!Trim(units.fields[c.id]).empty() || !Trim(units.fields[c.kernel]).empty()) {
+      throw InputError(path, units.line, "ID",
+                       "expected the units row (empty ID and Kernel Name cells) on the line "
+                       "after the raw-page header; units are needed to convert the values");
+    }
+    c.unit.resize(part.header.size());
+    c.known.resize(part.header.size(), false);
+    for (size_t j = 0; j < part.header.size(); ++j) {
+      if (IsNcuLeadingColumn(part.header[j])) continue;
+      if (part.header[j].empty()) {
+        throw InputError(path, part.header_line, fmt::format("column {}", j + 1),
+                         "empty metric name in the header");
+      }
+      c.known[j] = ParseCounterUnit(Trim(units.fields[j]), &c.unit[j]);
+      c.metrics.push_back(static_cast<int>(j));
+    }
+    if (c.metrics.empty()) {
+      throw InputError(path, part.header_line, "", "the raw-page header has no metric columns");
+    }
   }
-  if (!Trim(units[id_col]).empty() || !Trim(units[kernel_col]).empty()) {
-    reader.Fail("ID",
-                "expected the units row (empty ID and Kernel Name cells) on the line after "
-                "the raw-page header; units are needed to convert the values");
-  }
-  const int64_t units_line = reader.line();
-  std::vector<int> metric_cols;
-  std::vector<CounterUnit> unit_of(header.size());
-  for (size_t j = 0; j < header.size(); ++j) {
-    if (IsNcuLeadingColumn(header[j])) continue;
-    if (header[j].empty())
-      reader.Fail(fmt::format("column {}", j + 1), "empty metric name in the header");
-    unit_of[j] = UnitOrFail(units[j], reader, header[j], header[j]);
-    metric_cols.push_back(static_cast<int>(j));
-  }
-  if (metric_cols.empty()) reader.Fail("", "the raw-page header has no metric columns");
 
   Decimal decimal = Decimal::kDot;
   {
-    CounterCsv pass1(path, start);
     DecimalDetector detector;
-    std::vector<std::string> f;
-    while (pass1.Next(&f)) {
-      if (pass1.reader().line() == units_line) continue;
-      for (int j : metric_cols) detector.Observe(f[j], pass1.reader().line());
+    for (size_t p = 0; p < parts.size(); ++p) {
+      for (size_t r = 1; r < parts[p].rows.size(); ++r) {
+        const NcuRow& row = parts[p].rows[r];
+        for (int j : columns[p].metrics) detector.Observe(row.fields[j], row.line);
+      }
     }
     decimal = detector.Decide(path, "");
   }
 
-  CounterTable table(path);
-  std::vector<std::string> f;
-  while (csv.Next(&f)) {
-    const std::string& kernel = f[kernel_col];
-    if (kernel.empty()) reader.Fail("Kernel Name", "empty kernel name");
-    KernelAccumulator& k = table.Kernel("", kernel, reader.line());
-    ++k.rows;
-    for (int j : metric_cols) {
-      AddNcuValue(&table, &k, header[j], units[j], unit_of[j], f[j], decimal, reader, header[j],
-                  header[j]);
+  NcuValueChecks checks(path);
+  std::vector<CounterLaunch> launches;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const NcuPart& part = parts[p];
+    const Columns& c = columns[p];
+    for (size_t r = 1; r < part.rows.size(); ++r) {
+      const NcuRow& row = part.rows[r];
+      const std::vector<std::string>& f = row.fields;
+      if (f[c.kernel].empty()) throw InputError(path, row.line, "Kernel Name", "empty kernel name");
+      CounterLaunch launch;
+      launch.kernel = f[c.kernel];
+      launch.id = ParseLaunchId(f[c.id], path, row.line);
+      launch.path = path;
+      launch.line = row.line;
+      ReadLaunchConfig(path, part, row, &launch);
+      const NcuRow& units = part.rows[0];
+      for (int j : c.metrics) {
+        AddNcuValue(&launch, &checks, part.header[j], units.fields[j],
+                    c.known[j] ? &c.unit[j] : nullptr, f[j], decimal, row.line, part.header[j],
+                    part.header[j]);
+      }
+      launches.push_back(std::move(launch));
     }
   }
-  if (table.empty()) throw InputError(path, units_line, "", "no kernel rows after the units row");
-  return table.Finish([](const KernelAccumulator& k) { return k.rows; });
+  if (launches.empty()) {
+    if (parts[0].rows.empty()) {
+      throw InputError(path, parts[0].header_line, "",
+                       "no rows after the Nsight Compute raw-page header");
+    }
+    throw InputError(path, parts[0].rows[0].line, "", "no kernel rows after the units row");
+  }
+  checks.Finish();
+  return launches;
+}
+
+// ReadCounters for Nsight Compute: the launches of each kernel name averaged, provided they
+// share one launch configuration.
+std::vector<KernelCounters> AverageLaunchesByKernel(const std::vector<CounterLaunch>& launches) {
+  struct Mean {
+    double mean = 0.0;
+    double weight = 0.0;
+  };
+  struct Kernel {
+    KernelCounters record;
+    std::map<std::string, Mean> metrics;
+    const CounterLaunch* configured = nullptr;  // first launch with a launch configuration
+  };
+  std::vector<Kernel> kernels;
+  std::map<std::string, size_t> index;
+  for (const CounterLaunch& launch : launches) {
+    const auto [it, inserted] = index.emplace(launch.kernel, kernels.size());
+    if (inserted) {
+      kernels.emplace_back();
+      kernels.back().record.kernel = launch.kernel;
+      kernels.back().record.path = launch.path;
+      kernels.back().record.line = launch.line;
+    }
+    Kernel& k = kernels[it->second];
+    if (launch.has_launch_config) {
+      if (k.configured == nullptr) {
+        k.configured = &launch;
+      } else if (k.configured->grid != launch.grid || k.configured->block != launch.block) {
+        const CounterLaunch& first = *k.configured;
+        throw InputError(
+            launch.path, launch.line, first.grid != launch.grid ? "Grid Size" : "Block Size",
+            fmt::format("kernel '{}' runs with grid {} and block {} here but with grid {} and "
+                        "block {} on line {}: these are different workloads, and averaging "
+                        "them by kernel name would mix their counters; join the counters per "
+                        "launch instead (ReadCounterLaunches; wattcal-ingest --capture)",
+                        launch.kernel, Dim3Text(launch.grid), Dim3Text(launch.block),
+                        Dim3Text(first.grid), Dim3Text(first.block), first.line));
+      }
+    }
+    ++k.record.launches;
+    for (const auto& [name, value] : launch.metrics) {
+      Mean& m = k.metrics[name];
+      m.weight += 1.0;
+      m.mean += (value - m.mean) / m.weight;  // exact for identical values
+    }
+    for (const auto& entry : launch.unknown_units) k.record.unknown_units.insert(entry);
+  }
+  std::vector<KernelCounters> out;
+  out.reserve(kernels.size());
+  for (Kernel& k : kernels) {
+    for (const auto& [name, m] : k.metrics) k.record.metrics[name] = m.mean;
+    out.push_back(std::move(k.record));
+  }
+  return out;
 }
 
 // ----------------------------------------------------------------------------------------
@@ -675,7 +1003,8 @@ void SplitUnitSuffix(const std::string& cell, std::string* number, std::string* 
   *suffix = s.substr(cut);
 }
 
-std::vector<KernelCounters> ReadNvprof(const std::string& path, const CsvStart& start) {
+std::vector<KernelCounters> ReadNvprof(const std::string& path, const CsvStart& start,
+                                       std::vector<std::map<std::string, std::string>>* bases) {
   CounterCsv csv(path, start);
   const int kernel_col = csv.RequireColumn("Kernel");
   const int invocations_col = csv.RequireColumn("Invocations");
@@ -739,17 +1068,20 @@ std::vector<KernelCounters> ReadNvprof(const std::string& path, const CsvStart& 
   }
   if (table.empty())
     throw InputError(path, csv.header_line(), "", "no metric rows after the nvprof header");
-  return table.Finish([](const KernelAccumulator& k) {
-    double most = 0.0;
-    for (const auto& entry : k.metrics) most = std::max(most, entry.second.weight);
-    return static_cast<int>(most);
-  });
+  return table.Finish(
+      [](const KernelAccumulator& k) {
+        double most = 0.0;
+        for (const auto& entry : k.metrics) most = std::max(most, entry.second.weight);
+        return static_cast<int>(most);
+      },
+      bases);
 }
 
 // ----------------------------------------------------------------------------------------
 // AccelWattch hw_perf.csv.
 
-std::vector<KernelCounters> ReadHwPerf(const std::string& path, const CsvStart& start) {
+std::vector<KernelCounters> ReadHwPerf(const std::string& path, const CsvStart& start,
+                                       std::vector<std::map<std::string, std::string>>* bases) {
   CounterCsv csv(path, start);
   const std::vector<std::string> header = csv.header();
   CsvReader& reader = csv.reader();
@@ -774,7 +1106,7 @@ std::vector<KernelCounters> ReadHwPerf(const std::string& path, const CsvStart& 
   }
   if (table.empty())
     throw InputError(path, csv.header_line(), "", "no kernel rows after the hw_perf header");
-  return table.Finish([](const KernelAccumulator& k) { return k.rows; });
+  return table.Finish([](const KernelAccumulator& k) { return k.rows; }, bases);
 }
 
 // ----------------------------------------------------------------------------------------
@@ -864,28 +1196,167 @@ bool ParseCounterUnit(const std::string& unit, CounterUnit* parsed) {
   return true;
 }
 
+namespace {
+
+// The launches of a file and its format.
+std::vector<CounterLaunch> ReadLaunches(const std::string& path, CounterFormat* format) {
+  const CsvStart start = FindCsvStart(path);
+  if (start.kind == HeaderKind::kNcu) {
+    const bool details = CounterCsv(path, start).Column("Metric Name") >= 0;
+    *format = details ? CounterFormat::kNcuDetails : CounterFormat::kNcuRaw;
+    return details ? ReadNcuDetailsLaunches(path, start) : ReadNcuRawLaunches(path, start);
+  }
+  // nvprof and hw_perf.csv: one record per kernel (nvprof) or per (benchmark, kernel).
+  std::vector<std::map<std::string, std::string>> bases;
+  const bool nvprof = start.kind == HeaderKind::kNvprof;
+  *format = nvprof ? CounterFormat::kNvprofMetrics : CounterFormat::kAccelWattchHwPerf;
+  std::vector<KernelCounters> records =
+      nvprof ? ReadNvprof(path, start, &bases) : ReadHwPerf(path, start, &bases);
+  // hw_perf.csv's columns without a unit that are not amounts of work (FORMATS.md §2.4).
+  static const std::set<std::string> kHwPerfRatios = {"Pipeline_Duty", "Num_Idle_SMs",
+                                                      "Chip Voltage"};
+  std::vector<CounterLaunch> launches(records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    KernelCounters& r = records[i];
+    CounterLaunch& launch = launches[i];
+    launch.kernel = std::move(r.kernel);
+    launch.benchmark = std::move(r.benchmark);
+    launch.path = std::move(r.path);
+    launch.line = r.line;
+    launch.launches = nvprof ? std::max(1, r.launches) : 1;
+    launch.metrics = std::move(r.metrics);
+    launch.metric_base = std::move(bases[i]);
+    if (!nvprof) {
+      for (auto& [name, base] : launch.metric_base) {
+        if (kHwPerfRatios.count(name) > 0) base = "ratio";
+      }
+    }
+  }
+  return launches;
+}
+
+}  // namespace
+
 std::vector<KernelCounters> ReadCounters(const std::string& path, CounterFormat* detected) {
   const CsvStart start = FindCsvStart(path);
   CounterFormat format = CounterFormat::kNcuDetails;
   std::vector<KernelCounters> kernels;
   switch (start.kind) {
-    case HeaderKind::kNcu: {
-      const bool details = CounterCsv(path, start).Column("Metric Name") >= 0;
-      format = details ? CounterFormat::kNcuDetails : CounterFormat::kNcuRaw;
-      kernels = details ? ReadNcuDetails(path, start) : ReadNcuRaw(path, start);
+    case HeaderKind::kNcu:
+      kernels = AverageLaunchesByKernel(ReadLaunches(path, &format));
       break;
-    }
     case HeaderKind::kNvprof:
       format = CounterFormat::kNvprofMetrics;
-      kernels = ReadNvprof(path, start);
+      kernels = ReadNvprof(path, start, nullptr);
       break;
     case HeaderKind::kHwPerf:
       format = CounterFormat::kAccelWattchHwPerf;
-      kernels = ReadHwPerf(path, start);
+      kernels = ReadHwPerf(path, start, nullptr);
       break;
   }
   if (detected != nullptr) *detected = format;
   return kernels;
+}
+
+std::vector<CounterLaunch> ReadCounterLaunches(const std::string& path, CounterFormat* detected) {
+  CounterFormat format = CounterFormat::kNcuDetails;
+  std::vector<CounterLaunch> launches = ReadLaunches(path, &format);
+  if (detected != nullptr) *detected = format;
+  return launches;
+}
+
+double LaunchMetric(const CounterLaunch& launch, const std::string& metric) {
+  const auto it = launch.metrics.find(metric);
+  if (it != launch.metrics.end()) return it->second;
+  const auto unknown = launch.unknown_units.find(metric);
+  if (unknown != launch.unknown_units.end()) {
+    throw InputError(launch.path, launch.line, metric,
+                     fmt::format("unknown unit '{}' of launch ID {} ({}), so its value cannot "
+                                 "be converted; known units: {}",
+                                 unknown->second, launch.id, launch.kernel, KnownUnitsText()));
+  }
+  throw InputError(launch.path, launch.line, metric,
+                   fmt::format("no such metric in this launch (launch ID {}, {})", launch.id,
+                               launch.kernel));
+}
+
+bool IsSummedCounter(const std::string& metric, const std::string& base) {
+  if (base.find('/') != std::string::npos || base == "%" || base == "level" || base == "ratio") {
+    return false;
+  }
+  const std::string lower = ToLower(metric);
+  if (StartsWith(lower, "device__attribute_") || StartsWith(lower, "launch__")) return false;
+  return !(EndsWith(lower, ".ratio") || lower.find(".pct") != std::string::npos ||
+           lower.find("per_second") != std::string::npos ||
+           lower.find("per_cycle") != std::string::npos ||
+           lower.find(" per ") != std::string::npos);
+}
+
+KernelCounters SumCounterLaunches(const std::string& name,
+                                  const std::vector<CounterLaunch>& launches) {
+  if (launches.empty()) {
+    throw std::invalid_argument("SumCounterLaunches: no launches for '" + name + "'");
+  }
+  // Duration weights: every launch's own, or equal weights when one lacks it.
+  std::vector<double> weight(launches.size(), 1.0);
+  bool timed = true;
+  for (size_t i = 0; i < launches.size() && timed; ++i) {
+    const auto& m = launches[i].metrics;
+    auto it = m.find("gpu__time_duration.sum");
+    if (it == m.end()) it = m.find("Duration");
+    timed = it != m.end() && it->second > 0.0;
+    if (timed) weight[i] = it->second;
+  }
+  if (!timed) std::fill(weight.begin(), weight.end(), 1.0);
+
+  struct Total {
+    double sum = 0.0;     // summed metrics
+    double mean = 0.0;    // weighted means
+    double weight = 0.0;  // weight of `mean` so far
+    std::string base;
+    const CounterLaunch* first = nullptr;
+  };
+  std::map<std::string, Total> totals;
+  KernelCounters out;
+  out.kernel = name;
+  out.path = launches[0].path;
+  out.line = launches[0].line;
+  int64_t count = 0;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const CounterLaunch& launch = launches[i];
+    const int64_t times = std::max<int64_t>(1, launch.launches);
+    count += times;
+    for (const auto& [metric, value] : launch.metrics) {
+      const auto base_it = launch.metric_base.find(metric);
+      const std::string base = base_it == launch.metric_base.end() ? "" : base_it->second;
+      Total& t = totals[metric];
+      if (t.first == nullptr) {
+        t.first = &launch;
+        t.base = base;
+      } else if (t.base != base) {
+        throw InputError(launch.path, launch.line, metric,
+                         fmt::format("metric '{}' is {} in this launch but {} in the launch on "
+                                     "line {}; launches summed into '{}' must agree",
+                                     metric, base.empty() ? "a plain count" : base,
+                                     t.base.empty() ? "a plain count" : t.base, t.first->line,
+                                     name));
+      }
+      if (IsSummedCounter(metric, base)) {
+        t.sum += value * static_cast<double>(times);
+      } else {
+        const double w = weight[i] * static_cast<double>(times);
+        t.weight += w;
+        t.mean += w * (value - t.mean) / t.weight;  // exact for identical values
+      }
+    }
+    for (const auto& entry : launch.unknown_units) out.unknown_units.insert(entry);
+  }
+  out.launches = static_cast<int>(count);
+  for (const auto& [metric, t] : totals) {
+    if (out.unknown_units.count(metric) > 0) continue;  // some launches could not be read
+    out.metrics[metric] = IsSummedCounter(metric, t.base) ? t.sum : t.mean;
+  }
+  return out;
 }
 
 std::string NcuBaseUnitForMetric(const std::string& metric) {

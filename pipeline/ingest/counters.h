@@ -44,14 +44,36 @@
 // seconds, per-second rates, percent, and counts as counts: byte/Kbyte/Mbyte/Gbyte/Tbyte
 // and B/KB/MB/GB/TB (SI), KiB/MiB/GiB (1024); nsecond/usecond/msecond/second and
 // ns/us/ms/s; hz/khz/mhz/ghz (per second); "%"; count units (cycle, inst, warp, thread,
-// block, register, sector, request, wavefront, transaction, ...) keep their value; "A/B"
-// combines two of these. An unknown unit is an InputError naming the Metric Unit field.
+// block, cluster, SM, register, sector, request, wavefront, transaction, ...) keep their
+// value; "A/B" combines two of these. A Nsight Compute metric whose unit is unknown does not
+// fail the read: its value is left out and the unit kept (CounterLaunch::unknown_units,
+// KernelCounters::unknown_units), and asking for it (LaunchMetric) is an InputError naming
+// the file, the launch's line, the metric and its unit. ncu 2025.3 raw pages carry every
+// launch__* and device__attribute_* column whether asked for or not, so one odd unit among
+// ~300 columns must not make the file unreadable.
+//
+// Nsight Compute rows. ncu quotes every field, so after the header a line that does not
+// start with '"' is not a row of the table: it is the application's output or a tool
+// message, wherever it appears (`ncu --csv app | tee x.csv` mixes them), and is skipped. A
+// quoted line whose first field is not a launch ID (a whole number; empty on the raw
+// units row) and whose width differs from the header is skipped too. A row that starts
+// like a table row but is short is an error ("truncated row"), except that a details page
+// with rule columns may leave them out: ncu 2025.3 ends a metric row right after its value
+// ("...,"Metric Value",") and only rule rows fill "Rule Name" .. "Estimated Speedup". A
+// skipped line that opens a quoted field running over later lines is an error, not a
+// silent loss of the rows it swallowed. "no data" (ncu 2025.3) is an absent value like n/a.
+//
+// Appended exports (`cat a.csv b.csv > c.csv`): a header line after the first starts a new
+// part with its own columns (and, on a raw page, its own units row). Launches of all parts
+// are read in file order; on a details page a launch is (part, Process ID, ID), since IDs
+// restart at 0 in each export.
 // A value that is not a number is an error when its metric has a unit; with no unit it is
 // a text attribute (e.g. "Function Cache Configuration" = "CachePreferNone",
 // device__attribute_display_name) and is left out, unless the same metric is numeric
 // elsewhere in the file.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -76,6 +98,8 @@ struct KernelCounters {
   // File these counters came from, and the first line of this kernel in it.
   std::string path;
   int64_t line = 0;
+  // Metrics left out of `metrics` because their unit is unknown: metric -> unit as written.
+  std::map<std::string, std::string> unknown_units;
 };
 
 enum class CounterFormat { kNcuDetails, kNcuRaw, kNvprofMetrics, kAccelWattchHwPerf };
@@ -84,13 +108,73 @@ enum class CounterFormat { kNcuDetails, kNcuRaw, kNvprofMetrics, kAccelWattchHwP
 const char* CounterFormatName(CounterFormat format);
 
 // Reads every kernel of a counter export, in order of first appearance; the format is
-// recognised from the content and returned in `detected` when given. Throws InputError
-// (FILE:LINE: FIELD: MESSAGE) for malformed input: no CSV header found, a missing
-// required column, a truncated row, an unknown unit, a non-numeric value with a unit, a
-// metric whose unit changes kind between rows, inconsistent decimal separators, or a
-// header without data rows.
+// recognised from the content and returned in `detected` when given. Launches of one kernel
+// name are averaged. Throws InputError (FILE:LINE: FIELD: MESSAGE) for malformed input: no
+// CSV header found, a missing required column, a truncated row, a non-numeric value with a
+// unit, a metric whose unit changes kind between rows, inconsistent decimal separators, a
+// header without data rows, or (Nsight Compute) two launches of one kernel name with
+// different Grid Size or Block Size, which are different workloads: read those per launch
+// with ReadCounterLaunches (wattcal-ingest --capture). Metrics with an unknown unit are left
+// out and listed in KernelCounters::unknown_units.
 std::vector<KernelCounters> ReadCounters(const std::string& path,
                                          CounterFormat* detected = nullptr);
+
+// One profiled launch: one row of a raw page, one (Process ID, ID) of a details page, one
+// nvprof record (the mean of its Invocations) or one hw_perf.csv record.
+struct CounterLaunch {
+  // Kernel Name as printed.
+  std::string kernel;
+  // hw_perf.csv's Benchmark column; empty for the other formats.
+  std::string benchmark;
+  // The "ID" column (-1 when the format has none).
+  int64_t id = -1;
+  // File, and the launch's first line in it.
+  std::string path;
+  int64_t line = 0;
+  // Launches this record stands for: 1, but nvprof's Invocations (its metrics are their
+  // mean).
+  int64_t launches = 1;
+  // True when "Grid Size" and "Block Size" were given ("(1056, 1, 1)").
+  bool has_launch_config = false;
+  std::array<int64_t, 3> grid{{0, 0, 0}};
+  std::array<int64_t, 3> block{{0, 0, 0}};
+  // Metric name -> value in base units, as ReadCounters ("n/a" cells absent).
+  std::map<std::string, double> metrics;
+  // Metric name -> kind of its base unit (CounterUnit::base: "byte", "second", "%",
+  // "byte/second", "" for a plain count, ...), for every entry of `metrics`.
+  std::map<std::string, std::string> metric_base;
+  // Metric name -> unit text that could not be read; the value is not in `metrics`.
+  std::map<std::string, std::string> unknown_units;
+};
+
+// Reads every launch of a counter export, in file order, never merging launches; the
+// format is recognised as by ReadCounters. Throws InputError as ReadCounters, except that
+// launches of one kernel name with different configurations are not an error.
+std::vector<CounterLaunch> ReadCounterLaunches(const std::string& path,
+                                               CounterFormat* detected = nullptr);
+
+// The value of `metric` in `launch`. Throws InputError "PATH:LINE: METRIC: unknown unit
+// 'cluster' ..." when its unit was unknown, or "PATH:LINE: METRIC: no such metric in this
+// launch" when absent (LINE: the launch's first line).
+double LaunchMetric(const CounterLaunch& launch, const std::string& metric);
+
+// True when SumCounterLaunches sums `metric` of kind `base` over launches: counts, bytes,
+// seconds, cycles and the other count units (no '/', not "%", not an nvprof level), except
+// ratios by name (*.ratio, *.pct*, *per_second*, *per_cycle*) and the device and launch
+// configuration attributes (device__attribute_*, launch__*), which describe a launch rather
+// than work done.
+bool IsSummedCounter(const std::string& metric, const std::string& base);
+
+// The counters of a workload made of several launches (of one or several kernels): metrics
+// that IsSummedCounter are summed over the launches that report them (nvprof records count
+// launch.launches times); the others (percentages, rates, ratios, attributes) are averaged
+// weighted by each launch's duration (gpu__time_duration.sum, else the details page's
+// "Duration", times launch.launches; equal weights when a launch lacks it). Returns kernel =
+// `name`, launches = the launches summed, path/line of the first launch; metrics with an
+// unknown unit in any launch go to unknown_units. Throws InputError when a metric's kind
+// differs between two launches, std::invalid_argument when `launches` is empty.
+KernelCounters SumCounterLaunches(const std::string& name,
+                                  const std::vector<CounterLaunch>& launches);
 
 // A unit of the tools' exports and its conversion to wattcal's base units:
 // value_in_base_units = value * multiply / divide.
