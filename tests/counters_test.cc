@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/filesystem.hpp>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -354,13 +355,24 @@ TEST(CountersErrors, TruncatedRowNamesItsLine) {
   EXPECT_NE(e.message().find("truncated row: expected 12 fields"), std::string::npos) << e.what();
 }
 
-TEST(CountersErrors, UnknownUnitNamesMetricUnit) {
-  const InputError e = ReadError(std::string(kOldHeader) + OldRow("0", "Duration", "nsecond", "1") +
-                                 OldRow("0", "Distance", "furlong", "3"));
-  EXPECT_EQ(e.line(), 3);
-  EXPECT_EQ(e.field(), "Metric Unit");
-  EXPECT_NE(e.message().find("unknown unit 'furlong' of metric 'Distance'"), std::string::npos);
-  EXPECT_NE(std::string(e.what()).find(":3: Metric Unit: "), std::string::npos) << e.what();
+// An unknown unit does not fail the read; asking for that metric does, naming it and its unit.
+TEST(CountersErrors, UnknownUnitFailsOnlyWhenTheMetricIsAskedFor) {
+  const std::string path =
+      WriteFile(ScratchDir() + "/furlong.csv", std::string(kOldHeader) +
+                                                   OldRow("0", "Duration", "nsecond", "1") +
+                                                   OldRow("0", "Distance", "furlong", "3"));
+  const auto kernels = ReadCounters(path);
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0].metrics.count("Distance"), 0u);
+  EXPECT_EQ(kernels[0].unknown_units.at("Distance"), "furlong");
+  ExpectRel(Metric(kernels[0], "Duration"), 1e-9);
+  const auto launches = ReadCounterLaunches(path);
+  ASSERT_EQ(launches.size(), 1u);
+  ExpectRel(LaunchMetric(launches[0], "Duration"), 1e-9);
+  ::wattcal::testing::ExpectInputError([&] { LaunchMetric(launches[0], "Distance"); }, 2,
+                                       {path + ":2: Distance: unknown unit 'furlong'"});
+  ::wattcal::testing::ExpectInputError([&] { LaunchMetric(launches[0], "Speed"); }, 2,
+                                       {path + ":2: Speed: no such metric in this launch"});
 }
 
 TEST(CountersErrors, NonNumericValueWithAUnit) {
@@ -424,11 +436,17 @@ TEST(CountersErrors, RawPageWithoutUnitsRow) {
   EXPECT_NE(e.message().find("expected the units row"), std::string::npos) << e.what();
 }
 
-TEST(CountersErrors, RawPageUnknownUnitNamesTheColumn) {
-  const InputError e = ReadError(
-      "\"ID\",\"Kernel Name\",\"dram__bytes.sum\"\n\"\",\"\",\"parsec\"\n\"0\",\"k\",\"12\"\n");
-  EXPECT_EQ(e.line(), 2);
-  EXPECT_EQ(e.field(), "dram__bytes.sum");
+TEST(CountersErrors, RawPageUnknownUnitNamesTheColumnWhenAskedFor) {
+  const std::string path = WriteFile(ScratchDir() + "/parsec.csv",
+                                     "\"ID\",\"Kernel Name\",\"dram__bytes.sum\",\"x.sum\"\n"
+                                     "\"\",\"\",\"parsec\",\"byte\"\n"
+                                     "\"0\",\"k\",\"12\",\"7\"\n");
+  const auto launches = ReadCounterLaunches(path);
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_EQ(LaunchMetric(launches[0], "x.sum"), 7.0);
+  ::wattcal::testing::ExpectInputError(
+      [&] { LaunchMetric(launches[0], "dram__bytes.sum"); }, 3,
+      {path + ":3: dram__bytes.sum: unknown unit 'parsec'"});
 }
 
 TEST(CountersErrors, NvprofBadInvocationsAndUnknownSuffix) {
@@ -450,6 +468,287 @@ TEST(CountersErrors, HwPerfNonNumericCell) {
   const InputError e = ReadError("Benchmark,Kernel,L1_RH,NOC\nb,k,1.0,2.0\nb,k2,oops,2.0\n");
   EXPECT_EQ(e.line(), 3);
   EXPECT_EQ(e.field(), "L1_RH");
+}
+
+TEST(CountersErrors, ReadCountersRefusesToAverageDifferentLaunchConfigs) {
+  const std::string raw =
+      "\"ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"x.sum\"\n"
+      "\"\",\"\",\"\",\"\",\"inst\"\n"
+      "\"0\",\"k\",\"(256, 1, 1)\",\"(1056, 1, 1)\",\"10\"\n"
+      "\"1\",\"k\",\"(256, 1, 1)\",\"(1056, 1, 1)\",\"20\"\n"
+      "\"2\",\"k\",\"(1024, 1, 1)\",\"(1, 1, 1)\",\"30\"\n";
+  const InputError e = ReadError(raw);
+  EXPECT_EQ(e.line(), 5);
+  EXPECT_EQ(e.field(), "Grid Size");
+  EXPECT_NE(e.message().find("grid (1, 1, 1) and block (1024, 1, 1) here but with grid (1056, 1, "
+                             "1) and block (256, 1, 1) on line 3"),
+            std::string::npos)
+      << e.what();
+  EXPECT_NE(e.message().find("wattcal-ingest --capture"), std::string::npos) << e.what();
+  // The same launches read one by one; identical configurations are still averaged.
+  const std::string path = WriteFile(ScratchDir() + "/raw.csv", raw);
+  const auto launches = ReadCounterLaunches(path);
+  ASSERT_EQ(launches.size(), 3u);
+  EXPECT_EQ(launches[2].grid, (std::array<int64_t, 3>{{1, 1, 1}}));
+  EXPECT_EQ(launches[2].block, (std::array<int64_t, 3>{{1024, 1, 1}}));
+  EXPECT_EQ(LaunchMetric(launches[2], "x.sum"), 30.0);
+  const std::string same = WriteFile(ScratchDir() + "/same.csv", raw.substr(0, raw.rfind("\"2\"")));
+  const auto kernels = ReadCounters(same);
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0].launches, 2);
+  EXPECT_EQ(Metric(kernels[0], "x.sum"), 15.0);
+}
+
+// Application output between the rows of a details page is skipped, wherever it is; a row that
+// starts like a table row (quoted numeric ID) but is cut short is still an error, and so is a
+// skipped line whose '"' swallows the rows after it.
+TEST(CountersNcuDetails, AppOutputAmongTheRows) {
+  const std::string rows = std::string(kOldHeader) + OldRow("0", "Duration", "nsecond", "3200") +
+                           "iteration 1 done, error = 0.5\n" +
+                           "\"quoted output\", from the app\n" + "42\n" +
+                           OldRow("0", "Elapsed Cycles", "cycle", "77") +
+                           "==PROF== Profiling \"k\" - 1: 0%....50%....100% - 9 passes\n" +
+                           OldRow("1", "Duration", "nsecond", "4800");
+  const std::string path = WriteFile(ScratchDir() + "/mixed.csv", rows);
+  const auto launches = ReadCounterLaunches(path);
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(launches[0].id, 0);
+  EXPECT_EQ(launches[0].line, 2);
+  EXPECT_EQ(LaunchMetric(launches[0], "Elapsed Cycles"), 77.0);
+  EXPECT_EQ(launches[1].line, 8);
+  EXPECT_FALSE(launches[0].has_launch_config);  // the 2020 header has no Grid/Block Size
+
+  InputError e = ReadError(rows + "\"2\",\"1\",\"app\",\"h\",\"k(int, int)\",\"t\"\n");
+  EXPECT_EQ(e.line(), 9);
+  EXPECT_NE(e.message().find("truncated row: expected 12 fields"), std::string::npos) << e.what();
+  e = ReadError(std::string(kOldHeader) + OldRow("0", "A", "", "1") + "he said \"hi\n" +
+                OldRow("0", "B", "", "2") + OldRow("0", "C", "", "3"));
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_NE(e.message().find("runs over line 4"), std::string::npos) << e.what();
+}
+
+// ---- The H100 capture (../shared/datasets/h100_capture, ncu 2025.3) ------------------------
+
+const char* const kCaptureFolders[] = {"ubench_random", "mix_random", "ubench_zeros",
+                                       "mix_zeros"};
+
+std::string CaptureRaw(const std::string& folder) {
+  return ::wattcal::testing::Dataset("h100_capture/" + folder + "/ncu_raw.csv");
+}
+
+// Every raw page reads launch by launch: the header on line 4 after ==WARNING==/==PROF== lines,
+// the units row on line 5 (with the 'cluster' and 'SM' units), one launch per row.
+TEST(CountersH100Capture, EveryRawPageReadsPerLaunch) {
+  WATTCAL_REQUIRE_DATASETS();
+  const std::map<std::string, size_t> expected = {
+      {"ubench_random", 41}, {"mix_random", 102}, {"ubench_zeros", 39}, {"mix_zeros", 100}};
+  for (const char* folder : kCaptureFolders) {
+    SCOPED_TRACE(folder);
+    CounterFormat format;
+    const auto launches = ReadCounterLaunches(CaptureRaw(folder), &format);
+    EXPECT_EQ(format, CounterFormat::kNcuRaw);
+    ASSERT_EQ(launches.size(), expected.at(folder));
+    // The *_random folders start with two set-up launches (the buffer fill).
+    const bool random = std::string(folder).find("random") != std::string::npos;
+    const size_t setup = random ? 2 : 0;
+    for (size_t i = 0; i < setup; ++i) {
+      EXPECT_EQ(launches[i].kernel, "k_fill_random(float *, unsigned long)");
+    }
+    EXPECT_EQ(launches[setup].kernel, std::string(folder).rfind("mix", 0) == 0 ? "k_mix(P, Mix)"
+                                                                                : "k_sleep(P)");
+    for (size_t i = 0; i < launches.size(); ++i) {
+      const CounterLaunch& l = launches[i];
+      EXPECT_EQ(l.id, static_cast<int64_t>(i));
+      EXPECT_EQ(l.line, static_cast<int64_t>(6 + i));
+      EXPECT_TRUE(l.has_launch_config);
+      EXPECT_GT(LaunchMetric(l, "smsp__inst_executed.sum"), 0.0);
+      EXPECT_GT(LaunchMetric(l, "gpu__time_duration.sum"), 0.0);
+      EXPECT_EQ(LaunchMetric(l, "launch__cluster_max_active"), 0.0);  // unit 'cluster'
+      EXPECT_EQ(LaunchMetric(l, "launch__sm_count"), 132.0);          // unit 'SM'
+      EXPECT_TRUE(l.unknown_units.empty());
+    }
+  }
+}
+
+// ubench_random's rows follow windows.csv after the two fills: sm_sweep_int_add_001 (window 24,
+// k_int_add on 1 block of 1024 threads) is launch ID 25 on line 31.
+TEST(CountersH100Capture, SmSweepLaunchHasItsOwnGridAndValues) {
+  WATTCAL_REQUIRE_DATASETS();
+  const auto launches = ReadCounterLaunches(CaptureRaw("ubench_random"));
+  ASSERT_EQ(launches.size(), 41u);
+  const CounterLaunch& sweep1 = launches[25];
+  EXPECT_EQ(sweep1.kernel, "k_int_add(P)");
+  EXPECT_EQ(sweep1.line, 31);
+  EXPECT_EQ(sweep1.grid, (std::array<int64_t, 3>{{1, 1, 1}}));
+  EXPECT_EQ(sweep1.block, (std::array<int64_t, 3>{{1024, 1, 1}}));
+  // Line 31: "14,009,344" inst, "2,074,112" ns, "0.75" %.
+  EXPECT_EQ(LaunchMetric(sweep1, "smsp__inst_executed.sum"), 14009344.0);
+  ExpectRel(LaunchMetric(sweep1, "gpu__time_duration.sum"), 2074112e-9);
+  EXPECT_EQ(LaunchMetric(sweep1, "sm__throughput.avg.pct_of_peak_sustained_elapsed"), 0.75);
+  EXPECT_EQ(sweep1.metric_base.at("gpu__time_duration.sum"), "second");
+  // The same kernel name on 1056 blocks (int_add) and on 132 blocks (sm_sweep_int_add_132).
+  EXPECT_EQ(launches[3].kernel, "k_int_add(P)");
+  EXPECT_EQ(launches[3].grid, (std::array<int64_t, 3>{{1056, 1, 1}}));
+  EXPECT_EQ(launches[3].block, (std::array<int64_t, 3>{{256, 1, 1}}));
+  EXPECT_EQ(launches[33].grid, (std::array<int64_t, 3>{{132, 1, 1}}));
+}
+
+// ReadCounters used to average the 39 benchmarks into 18 kernel names; now it refuses.
+TEST(CountersH100Capture, ReadCountersRefusesToAverageDifferentConfigs) {
+  WATTCAL_REQUIRE_DATASETS();
+  // k_fp32_fma(P): launch ID 5 (line 11) on (1056, 1, 1) x (256, 1, 1), launch ID 23 (line
+  // 29, fp32_fma_half_occ) on (132, 1, 1) x (128, 1, 1).
+  ::wattcal::testing::ExpectInputError(
+      [] { ReadCounters(CaptureRaw("ubench_random")); }, 29,
+      {":29: Grid Size: kernel 'k_fp32_fma(P)'", "on line 11", "wattcal-ingest --capture"});
+  for (const char* folder : {"mix_random", "ubench_zeros", "mix_zeros"}) {
+    EXPECT_THROW(ReadCounters(CaptureRaw(folder)), InputError) << folder;
+  }
+}
+
+// An unknown unit on a column nobody asked for does not fail the read (ncu 2025.3 prints
+// ~300 columns); asking for the metric does. The real page with one unit made unknown.
+TEST(CountersH100Capture, UnknownUnitOnlyFailsTheMetricAskedFor) {
+  WATTCAL_REQUIRE_DATASETS();
+  std::string text = ::wattcal::testing::ReadFile(CaptureRaw("ubench_zeros"));
+  const size_t units_row = text.find("\n\"\",") + 1;
+  const size_t cluster = text.find("\"cluster\"", units_row);
+  ASSERT_LT(cluster, text.find('\n', units_row));
+  text.replace(cluster, 9, "\"cluster group\"");
+  const std::string path = WriteFile(ScratchDir() + "/ncu_raw.csv", text);
+  const auto launches = ReadCounterLaunches(path);
+  ASSERT_EQ(launches.size(), 39u);
+  EXPECT_EQ(launches[0].unknown_units.at("launch__cluster_max_active"), "cluster group");
+  EXPECT_GT(LaunchMetric(launches[0], "smsp__inst_executed.sum"), 0.0);
+  ::wattcal::testing::ExpectInputError(
+      [&] { LaunchMetric(launches[1], "launch__cluster_max_active"); }, 7,
+      {path + ":7: launch__cluster_max_active: unknown unit 'cluster group'"});
+}
+
+// `ncu --csv --page details` with the program's output in the CSV: ncu 2025.3 ends metric rows
+// after the value (16 fields for a 20-column header; only rule rows fill the rule columns),
+// writes "no data" for some values, and the program's lines come before the header; more
+// program lines pasted among the rows are skipped too.
+TEST(CountersH100Capture, DetailsPageWithAppOutput) {
+  WATTCAL_REQUIRE_DATASETS();
+  const std::string real =
+      ::wattcal::testing::Dataset("h100_capture/ncu_details_page_with_app_output.csv");
+  std::string text = ::wattcal::testing::ReadFile(real);
+  size_t line20 = 0;
+  for (int i = 0; i < 19; ++i) line20 = text.find('\n', line20) + 1;
+  text.insert(line20, "profiled dram_ld iters=1\n\"quoted\" app output, 3 fields, here\n");
+  const std::string mixed = WriteFile(ScratchDir() + "/details.csv", text);
+  for (const std::string& path : {real, mixed}) {
+    SCOPED_TRACE(path);
+    CounterFormat format;
+    const auto launches = ReadCounterLaunches(path, &format);
+    EXPECT_EQ(format, CounterFormat::kNcuDetails);
+    ASSERT_EQ(launches.size(), 4u);
+    for (int64_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(launches[i].id, i);
+      EXPECT_EQ(launches[i].kernel, "k_load_cg(P)");
+      EXPECT_EQ(launches[i].grid, (std::array<int64_t, 3>{{1056, 1, 1}}));
+      EXPECT_EQ(launches[i].block, (std::array<int64_t, 3>{{256, 1, 1}}));
+      EXPECT_EQ(launches[i].metrics.count("Local Memory Spilling Request Overhead"), 0u);
+    }
+    EXPECT_EQ(launches[0].line, 8);
+    // Line 13: "Duration","ns","1,385,760"; line 27: "Memory Throughput","byte/s".
+    ExpectRel(LaunchMetric(launches[0], "Duration"), 1385760e-9);
+    ExpectRel(LaunchMetric(launches[0], "Memory Workload Analysis/Memory Throughput"),
+              3101075441634.92);
+    EXPECT_EQ(LaunchMetric(launches[0], "Memory Throughput"), 92.51);  // Speed Of Light, %
+    const auto kernels = ReadCounters(path);  // one configuration: averaged as before
+    ASSERT_EQ(kernels.size(), 1u);
+    EXPECT_EQ(kernels[0].launches, 4);
+    ExpectRel(Metric(kernels[0], "Duration"), (1385760.0 * 2 + 18464 + 17504) / 4 * 1e-9);
+  }
+}
+
+// Two exports appended into one file (cat a.csv b.csv > c.csv), each with its ==PROF== lines,
+// header and units row: the union of the launches, in order.
+TEST(CountersH100Capture, AppendedExportsReadAsOne) {
+  WATTCAL_REQUIRE_DATASETS();
+  const std::string raw = WriteFile(ScratchDir() + "/appended.csv",
+                                    ::wattcal::testing::ReadFile(CaptureRaw("ubench_zeros")) +
+                                        ::wattcal::testing::ReadFile(CaptureRaw("mix_zeros")));
+  const auto launches = ReadCounterLaunches(raw);
+  ASSERT_EQ(launches.size(), 139u);
+  EXPECT_EQ(launches[0].kernel, "k_sleep(P)");
+  EXPECT_EQ(launches[38].kernel, "k_fp32_fma(P)");
+  EXPECT_EQ(launches[38].line, 44);
+  // ubench_zeros has 44 lines: mix_zeros's header is on line 48, its units row on 49.
+  EXPECT_EQ(launches[39].kernel, "k_mix(P, Mix)");
+  EXPECT_EQ(launches[39].id, 0);
+  EXPECT_EQ(launches[39].line, 50);
+  EXPECT_EQ(launches[138].line, 149);
+  const auto alone = ReadCounterLaunches(CaptureRaw("mix_zeros"));
+  for (size_t i = 0; i < alone.size(); ++i) {
+    EXPECT_EQ(launches[39 + i].metrics, alone[i].metrics) << i;
+  }
+  // Details pages: IDs restart at 0 in each export, and stay separate launches.
+  const std::string details_text = ::wattcal::testing::ReadFile(
+      ::wattcal::testing::Dataset("h100_capture/ncu_details_page_with_app_output.csv"));
+  const std::string details =
+      WriteFile(ScratchDir() + "/details_twice.csv", details_text + details_text);
+  const auto twice = ReadCounterLaunches(details);
+  ASSERT_EQ(twice.size(), 8u);
+  EXPECT_EQ(twice[4].id, 0);
+  EXPECT_EQ(twice[4].line, 123 + 8);
+  EXPECT_EQ(twice[4].metrics, twice[0].metrics);
+}
+
+// Hand check on launches ID 25 and 26 of ubench_random (k_int_add on 1 and 2 blocks, lines 31
+// and 32): counts add, percentages and rates are weighted by gpu__time_duration.sum.
+TEST(CountersH100Capture, SumCounterLaunchesSumsCountsAndTimeWeightsRatios) {
+  WATTCAL_REQUIRE_DATASETS();
+  const auto launches = ReadCounterLaunches(CaptureRaw("ubench_random"));
+  ASSERT_EQ(launches.size(), 41u);
+  const KernelCounters sum = SumCounterLaunches("sweep_1_2", {launches[25], launches[26]});
+  EXPECT_EQ(sum.kernel, "sweep_1_2");
+  EXPECT_EQ(sum.launches, 2);
+  EXPECT_EQ(sum.line, 31);
+  EXPECT_EQ(Metric(sum, "smsp__inst_executed.sum"), 14009344.0 + 28043456.0);
+  ExpectRel(Metric(sum, "gpu__time_duration.sum"), (2074112.0 + 2075904.0) * 1e-9);
+  // (0.75 * 2074112 + 1.51 * 2075904) / (2074112 + 2075904)
+  ExpectRel(Metric(sum, "sm__throughput.avg.pct_of_peak_sustained_elapsed"), 1.1301640861143667,
+            1e-12);
+  // hz: (1,979,992,467.31 * 2074112 + 1,979,973,201.01 * 2075904) / (same sum)
+  ExpectRel(Metric(sum, "sm__cycles_elapsed.avg.per_second"), 1979982830.0003524, 1e-12);
+  EXPECT_EQ(Metric(sum, "launch__sm_count"), 132.0);  // an attribute, not summed
+  // One launch sums to itself.
+  const KernelCounters one = SumCounterLaunches("one", {launches[25]});
+  EXPECT_EQ(one.metrics, launches[25].metrics);
+}
+
+TEST(CountersSum, EqualWeightsWithoutDurationAndKindsMustAgree) {
+  CounterLaunch a, b;
+  a.path = b.path = "x.csv";
+  a.line = 3;
+  b.line = 4;
+  a.metrics = {{"bytes", 10.0}, {"util", 20.0}};
+  a.metric_base = {{"bytes", "byte"}, {"util", "%"}};
+  b.metrics = {{"bytes", 30.0}, {"util", 60.0}};
+  b.metric_base = {{"bytes", "byte"}, {"util", "%"}};
+  b.launches = 3;  // an nvprof record of 3 invocations
+  const KernelCounters sum = SumCounterLaunches("w", {a, b});
+  EXPECT_EQ(sum.launches, 4);
+  EXPECT_EQ(Metric(sum, "bytes"), 10.0 + 3 * 30.0);
+  EXPECT_EQ(Metric(sum, "util"), (20.0 + 3 * 60.0) / 4);
+  b.metric_base["bytes"] = "second";
+  ::wattcal::testing::ExpectInputError([&] { SumCounterLaunches("w", {a, b}); }, 4,
+                                       {"x.csv:4: bytes: ", "on line 3"});
+  b.metric_base["bytes"] = "byte";
+  b.unknown_units["odd"] = "furlong";
+  EXPECT_EQ(SumCounterLaunches("w", {a, b}).unknown_units.at("odd"), "furlong");
+  EXPECT_THROW(SumCounterLaunches("w", {}), std::invalid_argument);
+  EXPECT_TRUE(IsSummedCounter("dram__bytes.sum", "byte"));
+  EXPECT_TRUE(IsSummedCounter("sm__cycles_active.avg", "cycle"));
+  EXPECT_TRUE(IsSummedCounter("launches", ""));
+  EXPECT_FALSE(IsSummedCounter("dram__bytes.sum.per_second", "byte/second"));
+  EXPECT_FALSE(IsSummedCounter("sm__throughput.avg.pct_of_peak_sustained_elapsed", "%"));
+  EXPECT_FALSE(IsSummedCounter("smsp__thread_inst_executed_per_inst_executed.ratio", ""));
+  EXPECT_FALSE(IsSummedCounter("launch__grid_size", ""));
+  EXPECT_FALSE(IsSummedCounter("device__attribute_clock_rate", ""));
 }
 
 // ---- Writer ------------------------------------------------------------------------------
