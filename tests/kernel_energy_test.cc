@@ -9,7 +9,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <functional>
+#include <map>
+#include <set>
+#include <sstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -525,7 +530,9 @@ TEST(KernelEnergy, PerInstructionEnergyFromALog) {
 // A 5.25 s window over the H100 sample's idle -> load transition (DVFS steps). Expected
 // values from an independent computation (Python, trapezoids with interpolated edges, over the
 // sample's 1999 rows): E = 1476.7736012363405 J, 1134 readings inside, mean 281.2902 W, PAPI
-// 334.7 W x 5.25 s = 1757.175 J, max 437.37 W, median SM clock 1275 MHz, cv 0.4528561.
+// 334.7 W x 5.25 s = 1757.175 J, max 437.37 W, cv 0.4528561; SM clock held from each reading
+// to the next: time-weighted mean 1379.8457254682 MHz, 1185-1755 MHz (median of the readings
+// inside: 1275 MHz).
 TEST(KernelEnergy, RealH100WindowMatchesAnIndependentComputation) {
   const std::string sample =
       std::string(WATTCAL_SOURCE_DIR) +
@@ -544,12 +551,16 @@ TEST(KernelEnergy, RealH100WindowMatchesAnIndependentComputation) {
   EXPECT_NEAR(w.mean_power_w, 281.29020975930297, 1e-6);
   EXPECT_NEAR(w.papi_energy_j, 1757.175, 1e-6);
   EXPECT_EQ(w.sma_max_power_w, 437.37);
-  EXPECT_EQ(w.f_core_mhz, 1275.0);
+  EXPECT_NEAR(w.f_core_mhz, 1379.8457254682269, 1e-6);
+  EXPECT_EQ(w.f_core_min_mhz, 1185.0);
+  EXPECT_EQ(w.f_core_max_mhz, 1755.0);
   EXPECT_NEAR(w.cv, 0.45285613580092127, 1e-9);
-  EXPECT_EQ(w.flags, kFlagHighCv);
+  EXPECT_EQ(w.flags, kFlagHighCv | kFlagClockMoved);
+  EXPECT_EQ(w.power_source, "instant_power");
+  EXPECT_EQ(r.power_source, PowerSource::kInstantPower);
   EXPECT_EQ(r.log_stats.samples, 1999);
   ASSERT_EQ(r.kernels.size(), 1u);
-  EXPECT_EQ(r.kernels[0].f_core_mhz, 1275.0);
+  EXPECT_EQ(r.kernels[0].f_core_mhz, 1380.0);
   EXPECT_TRUE(std::isnan(r.kernels[0].f_mem_mhz));
 }
 
@@ -568,6 +579,397 @@ TEST(KernelEnergyOptions, DefaultsPassAndEachRuleNamesItsField) {
   o.max_cv = -0.5;
   EXPECT_FALSE(o.Check(&error));
   EXPECT_NE(error.find("max_cv = -0.5"), std::string::npos) << error;
+  o = KernelEnergyOptions();
+  o.max_clock_range_frac = -1.0;
+  EXPECT_FALSE(o.Check(&error));
+  EXPECT_NE(error.find("max_clock_range_frac = -1"), std::string::npos) << error;
+}
+
+// ------------------------------------------------------------------ clocks held over a window
+
+// Clocks are step functions: each reading's clock holds until the next reading. Window
+// [2.5, 7.5] holds 1980 MHz for 3 s and 1500 MHz for 2 s: mean 1788 MHz, range 1500-1980 MHz.
+TEST(KernelEnergyClocks, TimeWeightedMeanRangeAndClockMovedFlag) {
+  const std::string dir = ScratchDir();
+  std::vector<Reading> r = Ramp(10.0);
+  for (Reading& x : r) x.f_core_mhz = (x.t_s == 4.0 || x.t_s == 5.0) ? 1500.0 : 1980.0;
+  const std::string log = WriteLog(dir + "/log.csv", r);
+  const std::string win =
+      WriteFile(dir + "/w.csv", "kernel,start_s,end_s\nthrottled,2.5,7.5\nsteady,6.2,9\n");
+  std::vector<WindowEnergy> e = Measure(log, win);
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_NEAR(e[0].f_core_mhz, (1980.0 * 3 + 1500.0 * 2) / 5, 1e-9);
+  EXPECT_EQ(e[0].f_core_min_mhz, 1500.0);
+  EXPECT_EQ(e[0].f_core_max_mhz, 1980.0);
+  EXPECT_EQ(e[0].f_mem_min_mhz, 1215.0);
+  EXPECT_EQ(e[0].f_mem_max_mhz, 1215.0);
+  EXPECT_EQ(e[0].flags & kFlagClockMoved, kFlagClockMoved);
+  EXPECT_EQ(e[1].f_core_mhz, 1980.0);
+  EXPECT_EQ(e[1].flags & kFlagClockMoved, 0u);
+  EXPECT_FALSE(e[0].has_clock_reasons);
+  EXPECT_TRUE(std::isnan(e[0].power_limit_w));
+  // (1980 - 1500) / 1980 = 0.24: a looser rule lets it pass.
+  KernelEnergyOptions loose;
+  loose.max_clock_range_frac = 0.25;
+  e = Measure(log, win, loose);
+  EXPECT_EQ(e[0].flags & kFlagClockMoved, 0u);
+  EXPECT_EQ(WindowFlagsToString(kFlagClockMoved | kFlagPowerCap | kFlagThermal | kFlagHwSlowdown),
+            "clock_moved;power_cap;thermal;hw_slowdown");
+}
+
+// Reasons are the OR of the masks held over the window; a reading exactly at the end holds for
+// no time and does not count; a window of zero length takes the mask in force at its start.
+// The power limit is the lowest held.
+TEST(KernelEnergyClocks, ReasonsAreOredOverTheWindowAndSetTheFlags) {
+  const std::string dir = ScratchDir();
+  const char* masks[] = {"0x1", "0x1", "0x4", "0x0", "0x20", "0x0",
+                         "0x8", "0x80", "0x0", "0x40", "0x0"};
+  std::string text = "timestamp_s,power_instant_w,clocks_event_reasons,power_limit_w\n";
+  for (int t = 0; t <= 10; ++t) {
+    text += fmt::format("{},100,{},{}\n", t, masks[t], t == 6 ? 650 : 700);
+  }
+  const std::string log = WriteFile(dir + "/log.csv", text);
+  const std::string win = WriteFile(dir + "/w.csv",
+                                    "kernel,start_s,end_s\n"
+                                    "idle,0.5,2\n"
+                                    "cap,1.5,4.5\n"
+                                    "hw,5.5,7.5\n"
+                                    "thermal,8.5,9.5\n"
+                                    "instant,3,3\n");
+  const std::vector<WindowEnergy> e = Measure(log, win);
+  ASSERT_EQ(e.size(), 5u);
+  for (const WindowEnergy& w : e) EXPECT_TRUE(w.has_clock_reasons) << w.kernel;
+  EXPECT_EQ(e[0].clock_reasons, kClockReasonGpuIdle);
+  EXPECT_EQ(e[0].flags & (kFlagPowerCap | kFlagThermal | kFlagHwSlowdown), 0u);
+  EXPECT_EQ(e[1].clock_reasons, 0x25u);
+  EXPECT_EQ(e[1].flags & (kFlagPowerCap | kFlagThermal | kFlagHwSlowdown),
+            kFlagPowerCap | kFlagThermal);
+  EXPECT_EQ(e[2].clock_reasons, 0x88u);
+  EXPECT_EQ(e[2].flags & (kFlagPowerCap | kFlagThermal | kFlagHwSlowdown), kFlagHwSlowdown);
+  EXPECT_EQ(e[2].power_limit_w, 650.0);
+  EXPECT_EQ(e[1].power_limit_w, 700.0);
+  EXPECT_EQ(e[3].clock_reasons, kClockReasonHwThermalSlowdown);
+  EXPECT_EQ(e[3].flags & kFlagThermal, kFlagThermal);
+  EXPECT_EQ(e[4].clock_reasons, 0u);  // the reading at t = 3
+  EXPECT_EQ(e[4].power_source, "instant_power");
+  const std::string csv = WindowEnergiesToCsv(e);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "kernel,line,start_s,end_s,duration_s,energy_j,mean_power_w,samples,papi_energy_j,"
+            "sma_max_power_w,temp_drift_c,cv,f_core_mhz,f_mem_mhz,flags,f_core_min_mhz,"
+            "f_core_max_mhz,f_mem_min_mhz,f_mem_max_mhz,clock_reasons,power_limit_w,"
+            "power_source,trapezoid_energy_j");
+  EXPECT_NE(csv.find(",power_cap;thermal,,,,,0x25,700,instant_power,300\n"), std::string::npos)
+      << csv;
+}
+
+// ------------------------------------------------------------------ energy counter
+
+// A raw NVML log read every 10 ms whose energy counter is refreshed every 100 ms at 100 W,
+// while its (instant) power column says 50 W.
+std::string WriteCounterLog(const std::string& path, double counter_w = 100.0,
+                            int backwards_at = -1) {
+  std::string text = "timestamp_us,power_instant_w,energy_j,sm_clock_mhz\n";
+  for (int i = 0; i <= 200; ++i) {
+    double energy_j = 1000.0 + counter_w * 0.1 * (i / 10);  // value of the last refresh
+    if (i >= backwards_at && backwards_at >= 0) energy_j -= 500.0;
+    text += fmt::format("{},50,{},1980\n", int64_t{10000} * i, energy_j);
+  }
+  return WriteFile(path, text);
+}
+
+// The counter changes between t - 10 ms and t = 0.1, 0.2, ... s: placed at t - 5 ms, its
+// interpolation is E(x) = 1000 + 100 (x + 0.005) J everywhere, extrapolated before the first
+// change (0.095 s) and after the last (1.995 s), so a window's energy is 100 W x its length.
+TEST(KernelEnergyCounter, InterpolatesBetweenChangePoints) {
+  const std::string dir = ScratchDir();
+  const std::string log = WriteCounterLog(dir + "/nvml.csv");
+  const std::string win = WriteFile(dir + "/w.csv",
+                                    "kernel,start_s,end_s\n"
+                                    "mid,0.333,1.777\n"
+                                    "edges,0.001,1.999\n"
+                                    "short,0.512,0.518\n");
+  const KernelEnergyResult r = MeasureKernelEnergiesWithReasons(log, PowerLogOptions(), "",
+                                                                PowerLogOptions(), win, {});
+  EXPECT_EQ(r.power_source, PowerSource::kEnergyCounter);
+  EXPECT_EQ(r.power_source_name, "energy_counter");
+  EXPECT_EQ(r.power_field, "power_instant_w");
+  ASSERT_EQ(r.windows.size(), 3u);
+  const double lengths[] = {1.777 - 0.333, 1.999 - 0.001, 0.518 - 0.512};
+  for (size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(r.windows[i].kernel);
+    EXPECT_NEAR(r.windows[i].energy_j, 100.0 * lengths[i], 1e-9);
+    EXPECT_NEAR(r.windows[i].mean_power_w, 100.0, 1e-6);
+    EXPECT_NEAR(r.windows[i].trapezoid_energy_j, 50.0 * lengths[i], 1e-9);
+    EXPECT_EQ(r.windows[i].power_source, "energy_counter");
+    EXPECT_EQ(r.windows[i].f_core_mhz, 1980.0);
+  }
+  EXPECT_NEAR(r.kernels[0].energy_j, 100.0 * lengths[1], 1e-9);  // "edges" sorts first
+}
+
+TEST(KernelEnergyCounter, ACounterThatNeverChangesFallsBackToThePowerColumn) {
+  const std::string dir = ScratchDir();
+  const std::string log = WriteCounterLog(dir + "/nvml.csv", /*counter_w=*/0.0);
+  const std::string win = WriteFile(dir + "/w.csv", "kernel,start_s,end_s\nk,0.5,1.5\n");
+  ::testing::internal::CaptureStderr();
+  const KernelEnergyResult r = MeasureKernelEnergiesWithReasons(log, PowerLogOptions(), "",
+                                                                PowerLogOptions(), win, {});
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.power_source, PowerSource::kInstantPower);
+  EXPECT_NEAR(r.windows[0].energy_j, 50.0, 1e-9);
+  EXPECT_NE(err.find("energy counter changes fewer than twice"), std::string::npos) << err;
+}
+
+TEST(KernelEnergyCounter, ACounterGoingBackwardsNamesItsLine) {
+  const std::string dir = ScratchDir();
+  const std::string log = WriteCounterLog(dir + "/nvml.csv", 100.0, /*backwards_at=*/120);
+  const std::string win = WriteFile(dir + "/w.csv", "kernel,start_s,end_s\nk,0.5,1.5\n");
+  ExpectInputError(
+      [&] {
+        MeasureKernelEnergiesWithReasons(log, PowerLogOptions(), "", PowerLogOptions(), win, {});
+      },
+      122, {log + ":122: energy", "goes backwards"});
+}
+
+// ------------------------------------------------------------------ two logs
+
+constexpr int64_t kDay = 1795478400;  // 2026/11/24 00:00:00 UTC
+
+// Primary: raw NVML with instant power and clocks; secondary: nvidia-smi with reasons, the
+// limit and its own (ignored) clocks.
+TEST(KernelEnergyTwoLogs, ReasonsAndLimitComeFromTheSecondaryLog) {
+  const std::string dir = ScratchDir();
+  std::string raw = "timestamp_s,power_instant_w,sm_clock_mhz\n";
+  std::string smi =
+      "timestamp, power.draw [W], power.limit [W], clocks.current.sm [MHz], "
+      "clocks_event_reasons.active\n";
+  for (int t = 0; t <= 10; ++t) {
+    raw += fmt::format("{},{},{}\n", kDay + t, 600, t >= 4 ? 1700 : 1980);
+    smi += fmt::format("2026/11/24 00:00:{:02d}.000, 590.00 W, 700.00 W, 1000 MHz, {}\n", t,
+                       t == 5 ? "0x0000000000000004" : "0x0000000000000000");
+  }
+  const std::string raw_path = WriteFile(dir + "/nvml.csv", raw);
+  const std::string smi_path = WriteFile(dir + "/smi.csv", smi);
+  const std::string win = WriteFile(
+      dir + "/w.csv",
+      fmt::format("kernel,start_s,end_s\ncalm,{},{}\ncapped,{},{}\n", kDay + 1, kDay + 3,
+                  kDay + 4.5, kDay + 6.5));
+  const KernelEnergyResult r = MeasureKernelEnergiesWithReasons(raw_path, PowerLogOptions(),
+                                                                smi_path, PowerLogOptions(), win, {});
+  EXPECT_EQ(r.power_source, PowerSource::kInstantPower);
+  EXPECT_EQ(r.format, PowerLogFormat::kNvmlRaw);
+  ASSERT_EQ(r.windows.size(), 2u);
+  EXPECT_NEAR(r.windows[0].energy_j, 1200.0, 1e-6);
+  EXPECT_TRUE(r.windows[0].has_clock_reasons);
+  EXPECT_EQ(r.windows[0].clock_reasons, 0u);
+  EXPECT_EQ(r.windows[0].flags, 0u);
+  EXPECT_EQ(r.windows[0].power_limit_w, 700.0);
+  EXPECT_EQ(r.windows[0].f_core_mhz, 1980.0);  // the primary's clocks
+  EXPECT_EQ(r.windows[1].clock_reasons, kClockReasonSwPowerCap);
+  EXPECT_EQ(r.windows[1].flags & kFlagPowerCap, kFlagPowerCap);
+  EXPECT_EQ(r.windows[1].f_core_mhz, 1700.0);
+
+  // The nvidia-smi log alone is the power source: power.draw is a 1-s average, with a
+  // warning naming the column.
+  PowerLogOptions averaged;
+  averaged.power_field = "power.draw";
+  ::testing::internal::CaptureStderr();
+  const KernelEnergyResult s =
+      MeasureKernelEnergiesWithReasons("", PowerLogOptions(), smi_path, averaged, win, {});
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(s.power_source, PowerSource::kAveragedPower);
+  EXPECT_EQ(s.windows[1].power_source, "averaged_power");
+  EXPECT_NEAR(s.windows[0].energy_j, 1180.0, 1e-6);
+  EXPECT_EQ(s.windows[0].f_core_mhz, 1000.0);
+  EXPECT_EQ(s.windows[1].flags & kFlagPowerCap, kFlagPowerCap);
+  EXPECT_NE(err.find("warning: " + smi_path + ": the window energies come from the power "
+                     "column 'power.draw', a 1-s average"),
+            std::string::npos)
+      << err;
+
+  EXPECT_THROW(MeasureKernelEnergiesWithReasons("", PowerLogOptions(), "", PowerLogOptions(),
+                                                win, {}),
+               OptionError);
+}
+
+// ------------------------------------------------------------------ the H100 capture
+
+std::string Capture(const std::string& folder, const std::string& file) {
+  return ::wattcal::testing::Dataset("h100_capture/" + folder + "/" + file);
+}
+
+// The energy counter of the first ubench_random window (idle_sleep), computed by hand from the
+// raw rows: the counter's change points, each placed midway between the last reading of the
+// old value and the first of the new, interpolated linearly at the window's edges.
+TEST(KernelEnergyH100Capture, CounterEnergyOfOneWindowMatchesAHandComputation) {
+  WATTCAL_REQUIRE_DATASETS();
+  const std::string log = Capture("ubench_random", "nvml_power.csv");
+  const std::string win = Capture("ubench_random", "windows.csv");
+  const KernelEnergyResult r = MeasureKernelEnergiesWithReasons(log, PowerLogOptions(), "",
+                                                                PowerLogOptions(), win, {});
+  ASSERT_EQ(r.power_source, PowerSource::kEnergyCounter);
+  const WindowEnergy& w = r.windows[0];
+  ASSERT_EQ(w.kernel, "idle_sleep");
+
+  // By hand: timestamp_us (column 1) and energy_mj (column 4).
+  std::ifstream in(log);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::pair<double, double>> knots;  // (time s, energy J)
+  double last_t = 0.0, last_e = -1.0, naive_start = 0.0, naive_end = 0.0;
+  while (std::getline(in, line)) {
+    std::stringstream cells(line);
+    std::string c[4];
+    for (std::string& x : c) std::getline(cells, x, ',');
+    const double t = std::stod(c[0]) * 1e-6;
+    const double e = std::stod(c[3]) * 1e-3;
+    if (last_e >= 0.0 && e != last_e) knots.push_back({0.5 * (last_t + t), e});
+    if (t <= w.start_s) naive_start = e;
+    if (t <= w.end_s) naive_end = e;
+    last_t = t;
+    last_e = e;
+  }
+  auto at = [&knots](double t) {
+    size_t j = 1;
+    while (j + 1 < knots.size() && knots[j].first < t) ++j;
+    const auto& [t0, e0] = knots[j - 1];
+    const auto& [t1, e1] = knots[j];
+    return e0 + (e1 - e0) * (t - t0) / (t1 - t0);
+  };
+  const double hand_w = (at(w.end_s) - at(w.start_s)) / w.duration_s;
+  const double naive_w = (naive_end - naive_start) / w.duration_s;
+  std::printf("idle_sleep: counter %.3f W, by hand %.3f W, last readings at the edges %.3f W, "
+              "instant trapezoid %.3f W\n",
+              w.mean_power_w, hand_w, naive_w, w.trapezoid_energy_j / w.duration_s);
+  EXPECT_NEAR(w.mean_power_w, hand_w, 1e-3 * hand_w);
+  // The counter's last value at each edge is up to ~100 ms stale: a few percent.
+  EXPECT_NEAR(w.mean_power_w, naive_w, 0.05 * hand_w);
+}
+
+struct CaptureFigures {
+  std::vector<WindowEnergy> counter;  // energy_j: counter; trapezoid_energy_j: instant
+  std::vector<WindowEnergy> averaged;  // trapezoid_energy_j: power_mw (1-s average)
+};
+
+CaptureFigures MeasureCapture(const std::string& folder, double settle_ms) {
+  KernelEnergyOptions options;
+  options.settle_ms = settle_ms;
+  const std::string log = Capture(folder, "nvml_power.csv");
+  const std::string win = Capture(folder, "windows.csv");
+  CaptureFigures f;
+  f.counter =
+      MeasureKernelEnergiesWithReasons(log, PowerLogOptions(), "", PowerLogOptions(), win, options)
+          .windows;
+  PowerLogOptions averaged;
+  averaged.power_field = "power_mw";
+  f.averaged =
+      MeasureKernelEnergiesWithReasons(log, averaged, "", PowerLogOptions(), win, options).windows;
+  return f;
+}
+
+// Counter against the instant-power trapezoid and the averaged (power_mw) trapezoid, over every
+// window of both random folders, whole and with 300 ms settle.
+TEST(KernelEnergyH100Capture, CounterInstantAndAveragedPowerCompared) {
+  WATTCAL_REQUIRE_DATASETS();
+  for (const char* folder : {"ubench_random", "mix_random"}) {
+    for (double settle_ms : {0.0, 300.0}) {
+      SCOPED_TRACE(fmt::format("{} settle {} ms", folder, settle_ms));
+      const CaptureFigures f = MeasureCapture(folder, settle_ms);
+      double sum_instant = 0.0, sum_abs_instant = 0.0, max_abs_instant = 0.0;
+      double sum_averaged = 0.0, min_averaged = 1e9, max_averaged = -1e9;
+      for (size_t i = 0; i < f.counter.size(); ++i) {
+        const double counter = f.counter[i].energy_j;
+        ASSERT_NEAR(f.averaged[i].energy_j, counter, 1e-9);  // the counter both times
+        const double instant_pct = 100.0 * (f.counter[i].trapezoid_energy_j / counter - 1.0);
+        const double averaged_pct = 100.0 * (f.averaged[i].trapezoid_energy_j / counter - 1.0);
+        sum_instant += instant_pct;
+        sum_abs_instant += std::fabs(instant_pct);
+        max_abs_instant = std::max(max_abs_instant, std::fabs(instant_pct));
+        sum_averaged += averaged_pct;
+        min_averaged = std::min(min_averaged, averaged_pct);
+        max_averaged = std::max(max_averaged, averaged_pct);
+      }
+      const double n = static_cast<double>(f.counter.size());
+      std::printf("%s, settle %3.0f ms, %zu windows: instant vs counter mean %+.2f%% "
+                  "(mean |.| %.2f%%, max |.| %.2f%%); averaged vs counter mean %+.2f%% "
+                  "(%+.1f%% .. %+.1f%%)\n",
+                  folder, settle_ms, f.counter.size(), sum_instant / n, sum_abs_instant / n,
+                  max_abs_instant, sum_averaged / n, min_averaged, max_averaged);
+      // The 1-s average is biased low.
+      EXPECT_LT(sum_averaged / n, -5.0);
+      if (settle_ms > 0.0) EXPECT_LT(sum_abs_instant / n, 1.5);
+    }
+  }
+}
+
+// A steady window (FP32 FMA, 300 ms settle): counter and instant-power trapezoid agree within
+// 1.5%; the averaged column reads lower than the counter.
+TEST(KernelEnergyH100Capture, CounterAndInstantPowerAgreeOnASteadyWindow) {
+  WATTCAL_REQUIRE_DATASETS();
+  const CaptureFigures f = MeasureCapture("ubench_random", 300.0);
+  for (size_t i = 0; i < f.counter.size(); ++i) {
+    const WindowEnergy& w = f.counter[i];
+    if (w.kernel != "fp32_fma") continue;
+    const double counter_w = w.mean_power_w;
+    const double instant_w = w.trapezoid_energy_j / w.duration_s;
+    const double averaged_w = f.averaged[i].trapezoid_energy_j / w.duration_s;
+    std::printf("fp32_fma: counter %.2f W, instant %.2f W, averaged %.2f W\n", counter_w,
+                instant_w, averaged_w);
+    EXPECT_NEAR(instant_w, counter_w, 0.015 * counter_w);
+    EXPECT_LT(averaged_w, 0.97 * counter_w);
+    EXPECT_EQ(w.flags & (kFlagClockMoved | kFlagHighCv), 0u);
+    return;
+  }
+  FAIL() << "no fp32_fma window";
+}
+
+// mix_random with both logs and the README's 300 ms settle: the mixes at the 700 W limit are
+// flagged power_cap (SW power cap 0x4 in nvidia-smi's clocks_event_reasons.active) and, where
+// the clock left 1980 MHz by more than 1%, clock_moved; no other window is.
+TEST(KernelEnergyH100Capture, PowerCappedMixesAreFlagged) {
+  WATTCAL_REQUIRE_DATASETS();
+  KernelEnergyOptions options;
+  options.settle_ms = 300.0;
+  const KernelEnergyResult r = MeasureKernelEnergiesWithReasons(
+      Capture("mix_random", "nvml_power.csv"), PowerLogOptions(),
+      Capture("mix_random", "nvidia_smi_power.csv"), PowerLogOptions(),
+      Capture("mix_random", "windows.csv"), options);
+  EXPECT_EQ(r.power_source, PowerSource::kEnergyCounter);
+  std::set<std::string> capped, moved;
+  for (const WindowEnergy& w : r.windows) {
+    EXPECT_TRUE(w.has_clock_reasons) << w.kernel;
+    EXPECT_EQ(w.power_limit_w, 700.0) << w.kernel;
+    const std::string id = w.kernel.substr(0, 6);
+    if (w.flags & kFlagPowerCap) {
+      capped.insert(id);
+      std::printf("%s: %.1f W, %.0f MHz (%.0f-%.0f), reasons %#llx, %s\n", w.kernel.c_str(),
+                  w.mean_power_w, w.f_core_mhz, w.f_core_min_mhz, w.f_core_max_mhz,
+                  static_cast<unsigned long long>(w.clock_reasons),
+                  WindowFlagsToString(w.flags).c_str());
+    }
+    if (w.flags & kFlagClockMoved) moved.insert(id);
+    EXPECT_EQ(w.flags & (kFlagThermal | kFlagHwSlowdown), 0u) << w.kernel;
+  }
+  const std::set<std::string> expected_capped = {"mix006", "mix028", "mix036", "mix049",
+                                                 "mix052", "mix061", "mix071", "mix082"};
+  EXPECT_EQ(capped, expected_capped);
+  // mix036 stays within 1965-1980 MHz (0.8%).
+  const std::set<std::string> expected_moved = {"mix006", "mix028", "mix049", "mix052",
+                                                "mix061", "mix071", "mix082"};
+  EXPECT_EQ(moved, expected_moved);
+}
+
+// idle_after ends 43 us after mix_random's last NVML reading: the error says by how much.
+TEST(KernelEnergyH100Capture, IdleWindowPastTheLogSaysByHowMuch) {
+  WATTCAL_REQUIRE_DATASETS();
+  const std::string win = Capture("mix_random", "idle_windows.csv");
+  ExpectInputError(
+      [&] {
+        MeasureKernelEnergiesWithReasons(Capture("mix_random", "nvml_power.csv"),
+                                         PowerLogOptions(), "", PowerLogOptions(), win, {});
+      },
+      2,
+      {win + ":2: end", "'idle_after'", "ends after the power log's last reading, by 43 us",
+       "at most 1 us", "nvml_power.csv covers"});
 }
 
 }  // namespace

@@ -599,5 +599,190 @@ TEST(PowerLogTimestamp, ParsesNvidiaSmiAndIsoForms) {
   }
 }
 
+// ------------------------------------------------------------------ energy counter, reasons,
+// power limit and power kind
+
+// A raw NVML log with both power columns: the instantaneous one is chosen, the energy counter is
+// read in joules, the reasons mask from hex or decimal, the limit in watts.
+TEST(PowerLogRaw, EnergyCounterReasonsLimitAndInstantPowerPreferred) {
+  const std::string dir = ScratchDir();
+  const std::string path = WriteFile(
+      dir + "/nvml.csv",
+      "timestamp_us,power_mw,power_instant_mw,energy_mj,power_limit_mw,clocks_event_reasons,"
+      "sm_clock_mhz\n"
+      "1000000,71158,71014,3001646,700000,0x0000000000000001,345\n"
+      "1005000,71158,90000,3001646,700000,4,1980\n"
+      "1010000,80000,95000,[N/A],650000,[N/A],1965\n");
+  PowerLogReader reader(path, PowerLogOptions());
+  PowerSample s;
+  ASSERT_TRUE(reader.Next(&s));
+  EXPECT_EQ(reader.power_field(), "power_instant_mw");
+  EXPECT_EQ(reader.power_kind(), PowerKind::kInstant);
+  EXPECT_TRUE(reader.has_energy_counter());
+  EXPECT_TRUE(reader.has_clock_reasons());
+  EXPECT_TRUE(reader.has_power_limit());
+  EXPECT_NEAR(s.power_w, 71.014, kPowerTolW);
+  EXPECT_NEAR(s.energy_j, 3001.646, 1e-9);
+  EXPECT_NEAR(s.power_limit_w, 700.0, kPowerTolW);
+  EXPECT_TRUE(s.has_clock_reasons);
+  EXPECT_EQ(s.clock_reasons, kClockReasonGpuIdle);
+  ASSERT_TRUE(reader.Next(&s));
+  EXPECT_EQ(s.clock_reasons, kClockReasonSwPowerCap);  // decimal 4
+  ASSERT_TRUE(reader.Next(&s));
+  EXPECT_TRUE(std::isnan(s.energy_j));
+  EXPECT_FALSE(s.has_clock_reasons);
+  EXPECT_EQ(s.clock_reasons, 0u);
+  EXPECT_NEAR(s.power_limit_w, 650.0, kPowerTolW);
+  EXPECT_FALSE(reader.Next(&s));
+  EXPECT_STREQ(PowerKindName(reader.power_kind()), "instant");
+}
+
+// power_mw beside power_instant_mw is the averaged reading (nvmlDeviceGetPowerUsage on Ampere
+// and newer); alone it is of unknown kind. energy_uj and energy_j are converted to joules.
+TEST(PowerLogRaw, PowerKindOfTheRawColumns) {
+  const std::string dir = ScratchDir();
+  const std::string both = WriteFile(
+      dir + "/both.csv", "timestamp_us,power_mw,power_instant_mw,energy_uj\n1,100000,90000,5000000\n");
+  PowerLogOptions options;
+  options.power_field = "power_mw";
+  {
+    PowerLogReader reader(both, options);
+    PowerSample s;
+    ASSERT_TRUE(reader.Next(&s));
+    EXPECT_EQ(reader.power_kind(), PowerKind::kAveraged);
+    EXPECT_NEAR(s.power_w, 100.0, kPowerTolW);
+    EXPECT_NEAR(s.energy_j, 5.0, 1e-12);
+    EXPECT_FALSE(reader.has_clock_reasons());
+    EXPECT_FALSE(reader.has_power_limit());
+    EXPECT_TRUE(std::isnan(s.power_limit_w));
+  }
+  const std::string alone =
+      WriteFile(dir + "/alone.csv", "timestamp_s,power_w,energy_j\n1,100,12.5\n");
+  PowerLogReader reader(alone, PowerLogOptions());
+  PowerSample s;
+  ASSERT_TRUE(reader.Next(&s));
+  EXPECT_EQ(reader.power_kind(), PowerKind::kUnknown);
+  EXPECT_EQ(s.energy_j, 12.5);
+  const std::string none = WriteFile(dir + "/none.csv", "timestamp_s,power_w\n1,100\n");
+  PowerLogReader plain(none, PowerLogOptions());
+  ASSERT_TRUE(plain.Next(&s));
+  EXPECT_FALSE(plain.has_energy_counter());
+  EXPECT_TRUE(std::isnan(s.energy_j));
+}
+
+// nvidia-smi: clocks_throttle_reasons.active (older drivers) and enforced.power.limit; the
+// power column's kind follows its name.
+TEST(PowerLogSmi, ThrottleReasonsEnforcedLimitAndPowerKind) {
+  const std::string dir = ScratchDir();
+  const std::string path = WriteFile(
+      dir + "/smi.csv",
+      "timestamp, power.draw [W], power.draw.instant [W], power.limit [W], "
+      "enforced.power.limit [W], clocks_throttle_reasons.active\n"
+      "2026/11/24 11:30:42.944, 71.12 W, 71.01 W, 700.00 W, 650.00 W, 0x0000000000000024\n"
+      "2026/11/24 11:30:42.964, 71.12 W, 71.01 W, 700.00 W, 650.00 W, [N/A]\n");
+  LogContents log = ReadAll(path);
+  {
+    PowerLogReader reader(path, PowerLogOptions());
+    PowerSample s;
+    ASSERT_TRUE(reader.Next(&s));
+    EXPECT_EQ(reader.power_field(), "power.draw.instant");
+    EXPECT_EQ(reader.power_kind(), PowerKind::kInstant);
+    EXPECT_FALSE(reader.has_energy_counter());
+    EXPECT_TRUE(reader.has_clock_reasons());
+    EXPECT_TRUE(reader.has_power_limit());
+    EXPECT_EQ(s.clock_reasons, kClockReasonSwPowerCap | kClockReasonSwThermalSlowdown);
+    EXPECT_NEAR(s.power_limit_w, 650.0, kPowerTolW);  // the enforced limit
+    EXPECT_TRUE(std::isnan(s.energy_j));
+    ASSERT_TRUE(reader.Next(&s));
+    EXPECT_FALSE(s.has_clock_reasons);
+  }
+  for (const char* field : {"power.draw", "power.draw.average"}) {
+    const std::string avg = WriteFile(
+        dir + "/avg.csv",
+        "timestamp, power.draw [W], power.draw.average [W]\n2026/11/24 11:30:42.944, 1 W, 2 W\n");
+    PowerLogOptions options;
+    options.power_field = field;
+    PowerLogReader reader(avg, options);
+    PowerSample s;
+    ASSERT_TRUE(reader.Next(&s));
+    EXPECT_EQ(reader.power_kind(), PowerKind::kAveraged) << field;
+  }
+  EXPECT_EQ(log.samples.size(), 2u);
+}
+
+TEST(PowerLogErrors, BadClockReasonsNameTheLineAndColumn) {
+  const std::string dir = ScratchDir();
+  const std::string path = WriteFile(
+      dir + "/smi.csv",
+      "timestamp, power.draw.instant [W], clocks_event_reasons.active\n"
+      "2026/11/24 11:30:42.944, 71.01 W, 0x1\n"
+      "2026/11/24 11:30:42.964, 71.01 W, 0xZZ\n");
+  ExpectInputError([&] { ReadAll(path); }, 3,
+                   {path + ":3", "clocks_event_reasons.active", "bitmask", "0xZZ"});
+}
+
+// ------------------------------------------------------------------ the H100 capture
+
+// Every capture folder's NVML and nvidia-smi logs stream to the end, with the columns the
+// capture's README lists; first rows checked by hand against the files.
+TEST(PowerLogH100Capture, EveryFolderStreams) {
+  WATTCAL_REQUIRE_DATASETS();
+  for (const char* folder : {"ubench_random", "mix_random", "ubench_zeros", "mix_zeros"}) {
+    SCOPED_TRACE(folder);
+    const std::string base = ::wattcal::testing::Dataset(std::string("h100_capture/") + folder);
+    {
+      PowerLogReader nvml(base + "/nvml_power.csv", PowerLogOptions());
+      PowerSample s;
+      int64_t rows = 0;
+      while (nvml.Next(&s)) ++rows;
+      EXPECT_GT(rows, 10000);
+      EXPECT_EQ(nvml.stats().missing_power_rows, 0);
+      EXPECT_EQ(nvml.format(), PowerLogFormat::kNvmlRaw);
+      EXPECT_EQ(nvml.power_field(), "power_instant_mw");
+      EXPECT_EQ(nvml.power_kind(), PowerKind::kInstant);
+      EXPECT_TRUE(nvml.has_energy_counter());
+      EXPECT_TRUE(nvml.has_core_clock());
+      EXPECT_TRUE(nvml.has_memory_clock());
+      EXPECT_FALSE(nvml.has_clock_reasons());
+      EXPECT_FALSE(nvml.has_power_limit());
+      EXPECT_FALSE(std::isnan(s.energy_j));
+    }
+    {
+      PowerLogReader smi(base + "/nvidia_smi_power.csv", PowerLogOptions());
+      PowerSample s;
+      int64_t rows = 0;
+      while (smi.Next(&s)) {
+        ++rows;
+        ASSERT_TRUE(s.has_clock_reasons) << "line " << s.line;
+        EXPECT_NEAR(s.power_limit_w, 700.0, kPowerTolW);
+      }
+      EXPECT_GT(rows, 3000);
+      EXPECT_EQ(smi.format(), PowerLogFormat::kNvidiaSmi);
+      EXPECT_EQ(smi.power_field(), "power.draw.instant");
+      EXPECT_EQ(smi.power_kind(), PowerKind::kInstant);
+      EXPECT_FALSE(smi.has_energy_counter());
+      EXPECT_TRUE(smi.has_clock_reasons());
+      EXPECT_TRUE(smi.has_power_limit());
+    }
+  }
+  // ubench_random line 2 of each log.
+  const std::string base = ::wattcal::testing::Dataset("h100_capture/ubench_random");
+  PowerLogReader nvml(base + "/nvml_power.csv", PowerLogOptions());
+  PowerSample s;
+  ASSERT_TRUE(nvml.Next(&s));
+  EXPECT_EQ(s.line, 2);
+  EXPECT_NEAR(s.time_s, 1795519843.106649, kTimeTolS);
+  EXPECT_NEAR(s.power_w, 71.014, kPowerTolW);
+  EXPECT_NEAR(s.energy_j, 3001.646, 1e-9);
+  EXPECT_EQ(s.f_core_mhz, 345.0);
+  EXPECT_EQ(s.f_mem_mhz, 2619.0);
+  PowerLogReader smi(base + "/nvidia_smi_power.csv", PowerLogOptions());
+  ASSERT_TRUE(smi.Next(&s));
+  EXPECT_NEAR(s.power_w, 71.01, kPowerTolW);
+  EXPECT_EQ(s.clock_reasons, kClockReasonGpuIdle);
+  EXPECT_NEAR(s.power_limit_w, 700.0, kPowerTolW);
+  EXPECT_EQ(s.f_core_mhz, 345.0);
+}
+
 }  // namespace
 }  // namespace wattcal

@@ -17,6 +17,30 @@
 // Launches are then aggregated per kernel name and, when the log has clocks, per (core,
 // memory) clock pair rounded to 1 MHz; per-instruction energy follows the paper's Eq. 1,
 // E_instr = (E_total - E_overhead) / N.
+//
+// Clocks, reasons and limits are step functions: a reading's value holds until the next
+// reading. A window's clock is the time-weighted mean over the window, with the smallest and
+// largest value in force during it; its clock event reasons are the OR of the masks in force
+// during it. A GPU at its power limit lowers its clock by itself inside a window (the H100
+// capture: 1485-1980 MHz inside one 1.5 s window, reason 0x4), so a window's clock is then not
+// one number: such windows are flagged `clock_moved` and `power_cap`.
+//
+// MeasureKernelEnergiesWithReasons takes the energy from the best source a log offers:
+//   energy_counter  NVML's cumulative energy counter (raw energy_mj): E = E(end) - E(start).
+//                   The counter is refreshed only every ~100 ms (readings repeat it), so E(t)
+//                   is interpolated linearly between its change points: each change is placed
+//                   midway between the last reading of the old value and the first of the
+//                   new; an edge before the first or after the last change extrapolates the
+//                   nearest segment. Measured on the H100 capture (1.5-1.6 s windows): the
+//                   change point's placement (first new reading, midpoint or last old one)
+//                   moves a window's power by < 0.1%; against the instant-power trapezoid the
+//                   counter is on average 1.6-1.9% higher over whole windows (the instant
+//                   readings lag the rise at a window's start) and 0.5-0.7% lower with the
+//                   first 300 ms skipped (settle_ms = 300; mean |difference| 0.6-1.3%).
+//   instant_power   the MTSM trapezoid of an instantaneous power column;
+//   averaged_power  the trapezoid of a 1-s averaged column (nvidia-smi power.draw, NVML
+//                   power_mw on Ampere and newer), with a warning: it lags the load and reads
+//                   8% low on average on the capture's 1.5 s windows (-27% to +57% per window).
 #pragma once
 
 #include <cstdint>
@@ -47,6 +71,9 @@ struct KernelEnergyOptions {
   // start_s and duration_s are those of the measured part, and a window not longer than
   // settle_ms is an InputError naming its line. Applied by MeasureKernelEnergies.
   double settle_ms = 0.0;
+  // Launches whose core or memory clock ranges over more than this fraction of its largest
+  // value inside the window ((max - min) / max) are flagged `clock_moved`.
+  double max_clock_range_frac = 0.01;
 
   // False (with a message naming the field, its value and the rule) when a field is invalid.
   bool Check(std::string* error) const;
@@ -58,7 +85,17 @@ enum WindowFlag : uint32_t {
   kFlagTempDrift = 1u << 1,      // "temp_drift": |temperature drift| > max_temp_drift_c
   kFlagHighCv = 1u << 2,         // "high_cv": coefficient of variation > max_cv
   kFlagOverlap = 1u << 3,        // "overlap": the window overlaps another launch's window
+  kFlagClockMoved = 1u << 4,     // "clock_moved": (max - min) / max clock > max_clock_range_frac
+  kFlagPowerCap = 1u << 5,       // "power_cap": SW power cap reason (0x4) in force
+  kFlagThermal = 1u << 6,        // "thermal": SW (0x20) or HW (0x40) thermal slowdown in force
+  kFlagHwSlowdown = 1u << 7,     // "hw_slowdown": HW slowdown (0x8) or HW power brake (0x80)
 };
+
+// Where a window's energy comes from, best first.
+enum class PowerSource { kEnergyCounter, kInstantPower, kAveragedPower };
+
+// "energy_counter", "instant_power" or "averaged_power".
+const char* PowerSourceName(PowerSource source);
 
 // "too_few_samples;high_cv" ("" for none), in the order of WindowFlag.
 std::string WindowFlagsToString(uint32_t flags);
@@ -74,7 +111,9 @@ struct WindowEnergy {
   double end_s = 0.0;
   // end_s - start_s, seconds.
   double duration_s = 0.0;
-  // MTSM energy: integral of the piecewise-linear power over [start_s, end_s], joules.
+  // Energy of the window, joules: the energy counter's difference when power_source is
+  // "energy_counter", else the MTSM integral of the piecewise-linear power over
+  // [start_s, end_s].
   double energy_j = 0.0;
   // energy_j / duration_s, watts (the interpolated power at start_s for an empty window).
   double mean_power_w = 0.0;
@@ -90,12 +129,29 @@ struct WindowEnergy {
   // Coefficient of variation of the readings inside (population sd / mean; NaN for fewer
   // than 2 readings or a zero mean).
   double cv = 0.0;
-  // Median core and memory clocks of the readings inside, MHz (without readings inside: the
-  // clocks of the last reading at or before end_s); NaN when the log has no clocks.
+  // Time-weighted mean core and memory clocks over the window, MHz (each reading's clock held
+  // until the next reading; for an empty window the clock in force at start_s); NaN when the
+  // log has no clocks.
   double f_core_mhz = 0.0;
   double f_mem_mhz = 0.0;
   // WindowFlag bits.
   uint32_t flags = 0;
+  // Smallest and largest clock in force during the window, MHz (NaN when unknown).
+  double f_core_min_mhz = 0.0;
+  double f_core_max_mhz = 0.0;
+  double f_mem_min_mhz = 0.0;
+  double f_mem_max_mhz = 0.0;
+  // OR of the clock event reasons (kClockReason* bits) in force during the window;
+  // has_clock_reasons is false when no log gave reasons for it.
+  uint64_t clock_reasons = 0;
+  bool has_clock_reasons = false;
+  // Lowest power limit in force during the window, watts (NaN when unknown).
+  double power_limit_w = 0.0;
+  // PowerSourceName() of the source of energy_j.
+  std::string power_source;
+  // MTSM trapezoid of the power column over the window, joules: energy_j itself unless the
+  // energy counter is the source (then the two can be compared).
+  double trapezoid_energy_j = 0.0;
 };
 
 // Measures every window in one streaming pass over `log` (constant memory in the log's
@@ -187,8 +243,11 @@ std::string KernelEnergiesToCsv(const std::vector<KernelEnergy>& kernels);
 
 // CSV of launches, header
 //   kernel,line,start_s,end_s,duration_s,energy_j,mean_power_w,samples,papi_energy_j,
-//   sma_max_power_w,temp_drift_c,cv,f_core_mhz,f_mem_mhz,flags
-// times as %.6f, other numbers as %.9g, NaN as an empty cell.
+//   sma_max_power_w,temp_drift_c,cv,f_core_mhz,f_mem_mhz,flags,f_core_min_mhz,
+//   f_core_max_mhz,f_mem_min_mhz,f_mem_max_mhz,clock_reasons,power_limit_w,power_source,
+//   trapezoid_energy_j
+// times as %.6f, other numbers as %.9g, NaN as an empty cell, clock_reasons as hex "0x4"
+// (empty when unknown).
 std::string WindowEnergiesToCsv(const std::vector<WindowEnergy>& windows);
 
 // The whole pass: reads the windows, moves each start settle_ms later, streams the log once,
@@ -196,14 +255,37 @@ std::string WindowEnergiesToCsv(const std::vector<WindowEnergy>& windows);
 struct KernelEnergyResult {
   std::vector<WindowEnergy> windows;
   std::vector<KernelEnergy> kernels;
-  // The log's format and power column (PowerLogReader::power_field()).
+  // The power log's format and power column (PowerLogReader::power_field()).
   PowerLogFormat format = PowerLogFormat::kNvidiaSmi;
   std::string power_field;
   PowerLogStats log_stats;
+  // Where the windows' energies come from, and PowerSourceName() of it.
+  PowerSource power_source = PowerSource::kInstantPower;
+  std::string power_source_name;
 };
+// Uses only the power column (never the energy counter): power_source is instant_power for an
+// instantaneous column, averaged_power otherwise.
 KernelEnergyResult MeasureKernelEnergies(const std::string& log_path,
                                          const PowerLogOptions& log_options,
                                          const std::string& windows_path,
                                          const KernelEnergyOptions& options);
+
+// The whole pass over two logs of one run, each optional but not both: `primary_log` an NVML
+// raw log (energy counter, instant power, clocks), `secondary_log` an nvidia-smi log
+// (clocks_event_reasons.active, power.limit, clocks). The power log is the primary when given,
+// else the secondary; its energy comes from the best source it has (energy_counter, then
+// instant_power, then averaged_power, which logs a warning naming the column). Clocks come from
+// the power log when it has them, else from the other log; reasons and the power limit from
+// whichever log has them (the secondary first). Each log is streamed once per use (the energy
+// counter adds one pass), in constant memory. Every window must lie inside every log given:
+// an InputError names the window's line and the log's range otherwise (skip, e.g., an idle
+// window that ends after the last reading before calling). result.format, power_field and
+// log_stats describe the power log.
+KernelEnergyResult MeasureKernelEnergiesWithReasons(const std::string& primary_log,
+                                                    const PowerLogOptions& primary_options,
+                                                    const std::string& secondary_log,
+                                                    const PowerLogOptions& secondary_options,
+                                                    const std::string& windows_path,
+                                                    const KernelEnergyOptions& options);
 
 }  // namespace wattcal

@@ -119,7 +119,7 @@ bool IsSmiHeaderName(std::string_view f) {
 
 // ----------------------------------------------------------------------------- units
 
-enum class Quantity { kPower, kFrequency, kTemperature };
+enum class Quantity { kPower, kFrequency, kTemperature, kEnergy };
 
 const char* QuantityUnits(Quantity q) {
   switch (q) {
@@ -129,6 +129,8 @@ const char* QuantityUnits(Quantity q) {
       return "MHz, GHz, kHz or Hz";
     case Quantity::kTemperature:
       return "C";
+    case Quantity::kEnergy:
+      return "J, mJ, uJ or kJ";
   }
   return "";
 }
@@ -141,6 +143,8 @@ const char* QuantityName(Quantity q) {
       return "clock";
     case Quantity::kTemperature:
       return "temperature";
+    case Quantity::kEnergy:
+      return "energy";
   }
   return "";
 }
@@ -152,6 +156,7 @@ struct UnitFactor {
 constexpr UnitFactor kPowerUnits[] = {{"W", 1.0}, {"mW", 1e-3}, {"kW", 1e3}, {"uW", 1e-6}};
 constexpr UnitFactor kFrequencyUnits[] = {{"MHz", 1.0}, {"GHz", 1e3}, {"kHz", 1e-3}, {"Hz", 1e-6}};
 constexpr UnitFactor kTemperatureUnits[] = {{"C", 1.0}};
+constexpr UnitFactor kEnergyUnits[] = {{"J", 1.0}, {"mJ", 1e-3}, {"uJ", 1e-6}, {"kJ", 1e3}};
 constexpr UnitFactor kTimeUnits[] = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
 
 template <size_t N>
@@ -176,6 +181,8 @@ bool UnitScale(Quantity q, std::string_view unit, double* scale, bool ignore_cas
       return LookUpUnit(kFrequencyUnits, unit, ignore_case, scale);
     case Quantity::kTemperature:
       return LookUpUnit(kTemperatureUnits, unit, ignore_case, scale);
+    case Quantity::kEnergy:
+      return LookUpUnit(kEnergyUnits, unit, ignore_case, scale);
   }
   return false;
 }
@@ -268,6 +275,21 @@ ValueStatus ParseQuantity(std::string_view cell, Quantity q, double default_scal
     }
   }
   *value = ConvertUnit(v, scale);
+  return ValueStatus::kOk;
+}
+
+// A clock event reasons cell: hex `0x0000000000000004` (nvidia-smi) or a decimal number.
+ValueStatus ParseClockReasons(std::string_view cell, uint64_t* reasons) {
+  cell = Trim(cell);
+  if (IsMissing(cell)) return ValueStatus::kMissing;
+  int base = 10;
+  if (cell.size() > 2 && cell[0] == '0' && (cell[1] == 'x' || cell[1] == 'X')) {
+    cell.remove_prefix(2);
+    base = 16;
+  }
+  const std::from_chars_result r =
+      std::from_chars(cell.data(), cell.data() + cell.size(), *reasons, base);
+  if (r.ec != std::errc() || r.ptr != cell.data() + cell.size()) return ValueStatus::kNotANumber;
   return ValueStatus::kOk;
 }
 
@@ -409,6 +431,18 @@ bool ParseSmiTimestamp(const char* text, size_t length, double* epoch_s) {
   return true;
 }
 
+const char* PowerKindName(PowerKind kind) {
+  switch (kind) {
+    case PowerKind::kInstant:
+      return "instant";
+    case PowerKind::kAveraged:
+      return "averaged";
+    case PowerKind::kUnknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
 const char* PowerLogFormatName(PowerLogFormat format) {
   switch (format) {
     case PowerLogFormat::kNvidiaSmi:
@@ -471,9 +505,13 @@ class PowerLogReader::Parser {
 
   PowerLogFormat format = PowerLogFormat::kNvidiaSmi;
   std::string power_field;
+  PowerKind power_kind = PowerKind::kUnknown;
   bool has_core_clock = false;
   bool has_memory_clock = false;
   bool has_temperature = false;
+  bool has_energy_counter = false;
+  bool has_clock_reasons = false;
+  bool has_power_limit = false;
 
  protected:
   // GPU selection. `ids` are the row's id values (index, uuid, ...); returns whether the row
@@ -585,6 +623,9 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
       ReadOptional(layout_.core, Quantity::kFrequency, &sample->f_core_mhz);
       ReadOptional(layout_.mem, Quantity::kFrequency, &sample->f_mem_mhz);
       ReadOptional(layout_.temp, Quantity::kTemperature, &sample->temperature_c);
+      ReadOptional(layout_.energy, Quantity::kEnergy, &sample->energy_j);
+      ReadOptional(layout_.limit, Quantity::kPower, &sample->power_limit_w);
+      ReadReasons(sample);
       return true;
     }
     return false;
@@ -604,7 +645,8 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
     std::string time_expected;
     Column power;
     std::string power_name;  // canonical
-    Column core, mem, temp;
+    PowerKind power_kind = PowerKind::kUnknown;
+    Column core, mem, temp, energy, limit, reasons;
     std::vector<int> id_columns;
     std::string id_label;
     std::string source;  // "the header on line 3" / "PowerLogOptions::columns"
@@ -649,6 +691,26 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
 
   void ReadOptional(const Column& column, Quantity q, double* value) const {
     if (column.index < 0 || !ReadValue(column, q, value)) *value = kNaN;
+  }
+
+  void ReadReasons(PowerSample* sample) const {
+    sample->clock_reasons = 0;
+    sample->has_clock_reasons = false;
+    if (layout_.reasons.index < 0) return;
+    const std::string_view cell = fields_[layout_.reasons.index];
+    switch (ParseClockReasons(cell, &sample->clock_reasons)) {
+      case ValueStatus::kOk:
+        sample->has_clock_reasons = true;
+        return;
+      case ValueStatus::kMissing:
+        sample->clock_reasons = 0;
+        return;
+      default:
+        reader_.Fail(layout_.reasons.label,
+                     fmt::format("expected a clock event reasons bitmask (hex 0x... or a "
+                                 "decimal number) or [N/A], got '{}'",
+                                 Printable(cell)));
+    }
   }
 
   static std::string Label(size_t index, const std::string& raw) {
@@ -799,6 +861,21 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
         layout.temp.scale = HeaderScale(units[layout.temp.index], Quantity::kTemperature,
                                         layout.temp.label, line, 1.0);
       }
+      if (layout.power_name == "power.draw.instant") {
+        layout.power_kind = PowerKind::kInstant;
+      } else if (layout.power_name == "power.draw" || layout.power_name == "power.draw.average") {
+        layout.power_kind = PowerKind::kAveraged;  // 1-s averages on Ampere and newer
+      }
+      int limit = find("enforced.power.limit");
+      if (limit < 0) limit = find("power.limit");
+      set(&layout.limit, limit);
+      if (limit >= 0) {
+        layout.limit.scale =
+            HeaderScale(units[limit], Quantity::kPower, layout.limit.label, line, 1.0);
+      }
+      int reasons = find("clocks_event_reasons.active");
+      if (reasons < 0) reasons = find("clocks_throttle_reasons.active");
+      set(&layout.reasons, reasons);
       for (const char* id : {"index", "uuid", "pci.bus_id"}) {
         const int c = find(id);
         if (c >= 0) {
@@ -863,13 +940,29 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
         set(&layout.power, c);
         layout.power.scale = scale;
       } else {
-        suffixed({"power_"}, Quantity::kPower, &layout.power);
+        suffixed({"power_instant_"}, Quantity::kPower, &layout.power);
+        if (layout.power.index < 0) suffixed({"power_"}, Quantity::kPower, &layout.power);
         if (layout.power.index < 0) {
           fail("", fmt::format("no power column (power_mw, power_w, ...) in {} ({})", layout.source,
                                JoinNames(raw_names)));
         }
       }
       layout.power_name = canonical[layout.power.index];
+      Column instant;
+      suffixed({"power_instant_"}, Quantity::kPower, &instant);
+      if (StartsWith(layout.power_name, "power_instant_")) {
+        layout.power_kind = PowerKind::kInstant;
+      } else if (instant.index >= 0) {
+        // nvmlDeviceGetPowerUsage beside NVML_FI_DEV_POWER_INSTANT: the averaged reading.
+        layout.power_kind = PowerKind::kAveraged;
+      }
+      suffixed({"energy_", "total_energy_"}, Quantity::kEnergy, &layout.energy);
+      suffixed({"power_limit_", "enforced_power_limit_"}, Quantity::kPower, &layout.limit);
+      for (const char* name : {"clocks_event_reasons", "clocks_throttle_reasons",
+                               "clock_reasons", "clocks_event_reasons_active",
+                               "clocks_throttle_reasons_active"}) {
+        if (layout.reasons.index < 0) set(&layout.reasons, find(name));
+      }
       suffixed({"f_core_", "sm_clock_", "clock_sm_", "core_clock_", "f_sm_"}, Quantity::kFrequency,
                &layout.core);
       suffixed({"f_mem_", "mem_clock_", "clock_mem_", "memory_clock_"}, Quantity::kFrequency,
@@ -900,9 +993,13 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
     layout_ = std::move(layout);
     have_layout_ = true;
     power_field = layout_.power_name;
+    power_kind = layout_.power_kind;
     has_core_clock = has_core_clock || layout_.core.index >= 0;
     has_memory_clock = has_memory_clock || layout_.mem.index >= 0;
     has_temperature = has_temperature || layout_.temp.index >= 0;
+    has_energy_counter = has_energy_counter || layout_.energy.index >= 0;
+    has_clock_reasons = has_clock_reasons || layout_.reasons.index >= 0;
+    has_power_limit = has_power_limit || layout_.limit.index >= 0;
   }
 
   CsvReader reader_;
@@ -1115,6 +1212,10 @@ class PowerLogReader::DmonParser : public PowerLogReader::Parser {
       ReadOptional(core_, Quantity::kFrequency, line, &sample->f_core_mhz);
       ReadOptional(mem_, Quantity::kFrequency, line, &sample->f_mem_mhz);
       ReadOptional(temp_, Quantity::kTemperature, line, &sample->temperature_c);
+      sample->energy_j = kNaN;  // dmon logs carry no energy counter or reasons here
+      sample->clock_reasons = 0;
+      sample->has_clock_reasons = false;
+      sample->power_limit_w = kNaN;
       return true;
     }
     return false;
@@ -1217,6 +1318,9 @@ class PowerLogReader::DmonParser : public PowerLogReader::Parser {
     offsets_ = std::move(offsets);
     power_ = power;
     power_field = power_name;
+    power_kind = power_name == "POWINST" ? PowerKind::kInstant
+                 : power_name == "POWER" ? PowerKind::kAveraged
+                                         : PowerKind::kUnknown;
     has_core_clock = has_core_clock || core_ >= 0;
     has_memory_clock = has_memory_clock || mem_ >= 0;
     has_temperature = has_temperature || temp_ >= 0;
@@ -1432,6 +1536,10 @@ const std::string& PowerLogReader::power_field() const { return parser_->power_f
 bool PowerLogReader::has_core_clock() const { return parser_->has_core_clock; }
 bool PowerLogReader::has_memory_clock() const { return parser_->has_memory_clock; }
 bool PowerLogReader::has_temperature() const { return parser_->has_temperature; }
+PowerKind PowerLogReader::power_kind() const { return parser_->power_kind; }
+bool PowerLogReader::has_energy_counter() const { return parser_->has_energy_counter; }
+bool PowerLogReader::has_clock_reasons() const { return parser_->has_clock_reasons; }
+bool PowerLogReader::has_power_limit() const { return parser_->has_power_limit; }
 const std::string& PowerLogReader::path() const { return path_; }
 const PowerLogStats& PowerLogReader::stats() const { return stats_; }
 

@@ -16,6 +16,8 @@
 //     clocks.sm, `clocks.current.memory [MHz]` is clocks.mem, ...). The power column is
 //     PowerLogOptions::power_field, or by default power.draw.instant, else power.draw, else
 //     power.draw.average (the choice is reported by power_field(); one log never mixes two).
+//     Optional: clocks_event_reasons.active (or the older clocks_throttle_reasons.active), a
+//     hex bitmask `0x0000000000000004`, and enforced.power.limit (else power.limit).
 //     Timestamps `YYYY/MM/DD HH:MM:SS.mmm` are local time without a zone: they are read as UTC
 //     and PowerLogOptions::utc_offset_h is subtracted. `[N/A]`, `[Not Supported]`, `N/A` are
 //     missing values: a row whose power is missing is skipped and counted, a missing clock or
@@ -24,9 +26,13 @@
 //     column of the same kind. Several GPUs: rows are told apart by the `index`, `uuid` or
 //     `pci.bus_id` column and PowerLogOptions::gpu picks one.
 //   NVML raw    a comma-separated header `timestamp_us,power_mw[,...]`; the time column may be
-//     timestamp_ns/_us/_ms/_s and the power column power_uw/_mw/_w/_kw; optional columns
-//     f_core_mhz (or sm_clock_mhz), f_mem_mhz (or mem_clock_mhz), temperature_c, and gpu (or
-//     index, uuid) to tell several GPUs apart. Units come from the names' suffixes.
+//     timestamp_ns/_us/_ms/_s and the power column power_uw/_mw/_w/_kw, or the instantaneous
+//     power_instant_uw/_mw/_w/_kw (NVML_FI_DEV_POWER_INSTANT), which the automatic choice
+//     prefers; optional columns f_core_mhz (or sm_clock_mhz), f_mem_mhz (or mem_clock_mhz),
+//     temperature_c, energy_mj (or energy_uj, energy_j: nvmlDeviceGetTotalEnergyConsumption,
+//     a cumulative counter), power_limit_mw (or _w), clocks_event_reasons (or
+//     clocks_throttle_reasons, clock_reasons: the NVML bitmask, hex "0x..." or decimal), and
+//     gpu (or index, uuid) to tell several GPUs apart. Units come from the names' suffixes.
 //   dcgmi dmon  `dcgmi dmon -e 155,157,100,101,150 -d <ms>` output: a `#Entity POWER ...` line,
 //     an `ID W ...` units line (both repeated every few rows), rows `GPU 0   61.364 ...`, `N/A`
 //     for blanks. Power is POWINST (field 157, instantaneous) when present, else POWER (155,
@@ -62,11 +68,45 @@ struct PowerSample {
   double f_mem_mhz = 0.0;
   // GPU temperature, degrees Celsius; NaN when absent.
   double temperature_c = 0.0;
+  // Cumulative energy counter, joules (NVML raw energy_mj/_uj/_j: energy since the driver
+  // loaded; the energy between two readings is their difference). NaN when the log has no
+  // counter (nvidia-smi, dmon) or the value is missing. On the H100 capture the counter is
+  // refreshed about every 100 ms: consecutive readings repeat it.
+  double energy_j = 0.0;
+  // Clock event (throttle) reasons in force, the NVML bitmask (kClockReason* bits); 0 and
+  // has_clock_reasons = false when the log has no such column or the value is missing.
+  uint64_t clock_reasons = 0;
+  bool has_clock_reasons = false;
+  // Power limit in force, watts (nvidia-smi enforced.power.limit or power.limit, NVML raw
+  // power_limit_mw); NaN when absent.
+  double power_limit_w = 0.0;
   // 1-based line of the log the reading comes from.
   int64_t line = 0;
 };
 
 enum class PowerLogFormat { kNvidiaSmi, kNvmlRaw, kDcgmiDmon };
+
+// Bits of NVML's clock event reasons (nvmlClocksEventReasons, formerly
+// nvmlClocksThrottleReasons; nvidia-smi clocks_event_reasons.active prints the same mask).
+constexpr uint64_t kClockReasonGpuIdle = 0x1;
+constexpr uint64_t kClockReasonApplicationsClocksSetting = 0x2;
+constexpr uint64_t kClockReasonSwPowerCap = 0x4;
+constexpr uint64_t kClockReasonHwSlowdown = 0x8;
+constexpr uint64_t kClockReasonSyncBoost = 0x10;
+constexpr uint64_t kClockReasonSwThermalSlowdown = 0x20;
+constexpr uint64_t kClockReasonHwThermalSlowdown = 0x40;
+constexpr uint64_t kClockReasonHwPowerBrakeSlowdown = 0x80;
+constexpr uint64_t kClockReasonDisplayClockSetting = 0x100;
+
+// What a power column measures. On Ampere (except GA100) and newer GPUs nvidia-smi power.draw
+// and power.draw.average, NVML nvmlDeviceGetPowerUsage (raw power_mw) and DCGM POWER (155) are
+// 1-second averages (shared/FORMATS.md §1.2; measured 8-13% low over 2 s windows on the H100
+// capture); power.draw.instant, NVML_FI_DEV_POWER_INSTANT (raw power_instant_mw) and DCGM
+// POWINST (157) are instantaneous.
+enum class PowerKind { kInstant, kAveraged, kUnknown };
+
+// "instant", "averaged" or "unknown".
+const char* PowerKindName(PowerKind kind);
 
 // "nvidia-smi", "nvml-raw" or "dcgmi-dmon".
 const char* PowerLogFormatName(PowerLogFormat format);
@@ -78,7 +118,8 @@ struct PowerLogOptions {
   std::string gpu;
   // The power column: an nvidia-smi query name (`power.draw`, `power.draw.instant`,
   // `power.draw.average`, with or without ` [W]`), a raw column name (`power_mw`), or a dmon
-  // short name (`POWER`, `POWINST`). "" = automatic (instant readings preferred).
+  // short name (`POWER`, `POWINST`). "" = automatic (instant readings preferred:
+  // power.draw.instant, power_instant_mw, POWINST).
   std::string power_field;
   // Column names of an nvidia-smi `--format=csv,noheader` log, in query order (e.g. the
   // --query-gpu list). Required for such logs; ignored when the log has a header line.
@@ -126,6 +167,16 @@ class PowerLogReader {
   // The power column in use, as the log names it without its unit (`power.draw.instant`,
   // `power_mw`, `POWINST`).
   const std::string& power_field() const;
+  // What the power column measures: nvidia-smi power.draw.instant, raw power_instant_*, dmon
+  // POWINST are kInstant; power.draw, power.draw.average, dmon POWER are kAveraged; a raw
+  // power_* column is kAveraged when a power_instant_* column stands beside it (the H100
+  // capture's NVML log) and kUnknown otherwise (instant on GA100 and older GPUs).
+  PowerKind power_kind() const;
+  // Whether the log has an energy counter (raw energy_mj/_uj/_j), clock event reasons, and a
+  // power limit column.
+  bool has_energy_counter() const;
+  bool has_clock_reasons() const;
+  bool has_power_limit() const;
   // Whether the log has a core clock, memory clock and temperature column.
   bool has_core_clock() const;
   bool has_memory_clock() const;
