@@ -55,6 +55,10 @@ bool CalibrationOptions::Check(std::string* error) const {
     return fail(fmt::format("alternating_patience = {} must be >= 1", alternating_patience));
   }
   if (num_threads < 1) return fail(fmt::format("num_threads = {} must be >= 1", num_threads));
+  if (!(power_limit_w >= 0.0 && power_limit_w <= 10000.0)) {
+    return fail(fmt::format("power_limit_w = {} must lie in [0, 10000] W (0 = the corpus's)",
+                            power_limit_w));
+  }
   if (method == FitMethod::kDvfs && solver == FitSolver::kAlternating &&
       (loss != FitLoss::kL2 || residual != FitResidual::kAbsolute)) {
     return fail(fmt::format(
@@ -704,12 +708,7 @@ PowerModel CalibrateFixed(const Corpus& train, const CalibrationOptions& options
   return model;
 }
 
-}  // namespace
-
-PowerModel Calibrate(const Corpus& train, const CalibrationOptions& options) {
-  std::string error;
-  if (!options.Check(&error)) throw OptionError(error);
-  if (options.method == FitMethod::kFixed) return CalibrateFixed(train, options);
+PowerModel CalibrateDvfs(const Corpus& train, const CalibrationOptions& options) {
 
   const Clock::time_point start = Clock::now();
   const FitData data = PrepareFitData(train);
@@ -747,6 +746,115 @@ PowerModel Calibrate(const Corpus& train, const CalibrationOptions& options) {
   }
   FillTrainingStats(train, &model);
   model.fit.time_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return model;
+}
+
+// Largest utilisation per component and largest power over `rows`.
+TrainingRange RangeOf(const Corpus& rows) {
+  TrainingRange range;
+  range.max_util_frac.assign(rows.layout.num_components(), 0.0);
+  for (int r = 0; r < rows.rows(); ++r) {
+    for (int i = 0; i < rows.layout.num_components(); ++i) {
+      range.max_util_frac[i] = std::max(range.max_util_frac[i], rows.util_frac(r, i));
+    }
+  }
+  if (rows.has_power() && rows.rows() > 0) range.max_power_w = rows.power_w.maxCoeff();
+  return range;
+}
+
+std::string FreqPairText(const Layout& layout, const std::vector<double>& pair) {
+  std::string s;
+  for (size_t d = 0; d < pair.size(); ++d) {
+    s += fmt::format("{}{} MHz {}", d > 0 ? ", " : "", pair[d],
+                     layout.domains[d].name == "mem" ? "memory" : layout.domains[d].name);
+  }
+  return s;
+}
+
+}  // namespace
+
+TrainingSelection SelectTrainingRows(const Corpus& corpus, bool keep_flagged) {
+  // How many names the message lists per flag.
+  constexpr size_t kMaxListed = 10;
+  TrainingSelection out;
+  std::vector<int> kept;
+  for (int r = 0; r < corpus.rows(); ++r) {
+    (!keep_flagged && IsThrottledRow(corpus, r) ? out.left_out : kept).push_back(r);
+  }
+  if (out.left_out.empty()) {
+    out.rows = corpus;
+    return out;
+  }
+  if (kept.empty()) {
+    throw InputError(corpus.path, 0, "flags",
+                     fmt::format("every one of the {} rows is flagged {} or {} (measured while the "
+                                 "power cap acted or the clock moved): nothing to train on; pass "
+                                 "--keep-flagged to train on them anyway",
+                                 corpus.rows(), kCorpusFlagPowerCap, kCorpusFlagClockMoved));
+  }
+  out.rows = corpus.Subset(kept);
+  // Each row is listed under power_cap when it has that flag, else under clock_moved.
+  std::string groups;
+  for (const char* flag : {kCorpusFlagPowerCap, kCorpusFlagClockMoved}) {
+    std::vector<std::string> names;
+    for (int r : out.left_out) {
+      const bool listed_here = std::string(flag) == kCorpusFlagPowerCap
+                                   ? HasFlag(corpus, r, kCorpusFlagPowerCap)
+                                   : !HasFlag(corpus, r, kCorpusFlagPowerCap);
+      if (!listed_here) continue;
+      if (std::find(names.begin(), names.end(), corpus.benchmark[r]) == names.end()) {
+        names.push_back(corpus.benchmark[r]);
+      }
+    }
+    if (names.empty()) continue;
+    std::string list;
+    for (size_t i = 0; i < names.size() && i < kMaxListed; ++i) list += (i > 0 ? ", " : "") + names[i];
+    if (names.size() > kMaxListed) list += fmt::format(", and {} more", names.size() - kMaxListed);
+    groups += fmt::format("{}{}: {}", groups.empty() ? "" : "; ", flag, list);
+  }
+  out.message = fmt::format("left out {} flagged row{} ({}); --keep-flagged trains on them",
+                            out.left_out.size(), out.left_out.size() == 1 ? "" : "s", groups);
+  return out;
+}
+
+std::vector<std::vector<double>> VfPairs(const Corpus& corpus) {
+  std::set<std::vector<double>> pairs;
+  for (int r = 0; r < corpus.rows(); ++r) {
+    std::vector<double> pair(corpus.freq_mhz.cols());
+    for (int d = 0; d < corpus.freq_mhz.cols(); ++d) pair[d] = corpus.freq_mhz(r, d);
+    pairs.insert(pair);
+  }
+  return {pairs.begin(), pairs.end()};
+}
+
+void CheckTwoVfPairs(const Corpus& corpus, const std::string& what, const std::string& fix) {
+  if (!corpus.has_freq()) return;  // PrepareFitData names the missing frequencies
+  const std::vector<std::vector<double>> pairs = VfPairs(corpus);
+  if (pairs.size() != 1) return;
+  throw OptionError(fmt::format("{} needs at least two V-F pairs; this corpus has one ({}): {}",
+                                what, FreqPairText(corpus.layout, pairs[0]), fix));
+}
+
+PowerModel Calibrate(const Corpus& corpus, const CalibrationOptions& options) {
+  std::string error;
+  if (!options.Check(&error)) throw OptionError(error);
+  const TrainingSelection selection = SelectTrainingRows(corpus, options.keep_flagged);
+  const Corpus& train = selection.rows;
+  PowerModel model;
+  if (options.method == FitMethod::kFixed) {
+    model = CalibrateFixed(train, options);
+    // The fixed model (TPDS Eq. 9) is trained on the rows at the default pair only.
+    model.training_range = RangeOf(train.Subset(train.RowsAtDefault()));
+  } else {
+    // TPDS Eqs. 4-6 estimate one voltage per frequency level: with a single V-F pair the
+    // voltages are all 1 and static power cannot be told from dynamic power.
+    CheckTwoVfPairs(train);
+    model = CalibrateDvfs(train, options);
+    model.training_range = RangeOf(train);
+  }
+  model.trained_on = corpus.path;
+  model.power_limit_w = options.power_limit_w > 0.0 ? options.power_limit_w : corpus.power_limit_w;
+  if (!selection.message.empty()) model.training_notes.push_back(selection.message);
   return model;
 }
 

@@ -58,15 +58,47 @@ struct CalibrationOptions {
   int num_threads = 1;
   // Draw progress lines on a terminal (cross-validation turns this off inside its folds).
   bool show_progress = true;
+  // Train on rows flagged power_cap or clock_moved too (by default they are left out and
+  // named: their power or clock is not the one the model describes).
+  bool keep_flagged = false;
+  // The board's power limit recorded in the model, W; 0 = the training corpus's (if any).
+  double power_limit_w = 0.0;
 
   bool Check(std::string* error) const;
   // The loss scale actually used.
   double EffectiveLossScale() const;
 };
 
-// Fits a model to `train`. Throws InputError when the corpus cannot support the fit (no
-// power column, no rows at the default pair, a default frequency that is never measured)
-// and FitError when the solver returns no usable solution.
+// The rows a calibration trains on.
+struct TrainingSelection {
+  // The training rows (all of `corpus` but the left-out ones).
+  Corpus rows;
+  // Rows of `corpus` left out because they are flagged power_cap or clock_moved.
+  std::vector<int> left_out;
+  // "left out 9 flagged rows (power_cap: mix006, ...; clock_moved: ...)"; "" when none.
+  std::string message;
+};
+
+// Leaves out the rows flagged power_cap or clock_moved unless `keep_flagged`. Throws
+// InputError naming the corpus when every row is flagged.
+TrainingSelection SelectTrainingRows(const Corpus& corpus, bool keep_flagged);
+
+// The distinct V-F pairs (one frequency per domain) of `corpus`'s rows, ascending.
+std::vector<std::vector<double>> VfPairs(const Corpus& corpus);
+
+// Throws OptionError when `corpus` has fewer than two V-F pairs: "DVFS needs at least two V-F
+// pairs; this corpus has one (1980 MHz core, 2619 MHz memory): use --method fixed"
+// (`what` replaces "DVFS", `fix` the advice).
+void CheckTwoVfPairs(const Corpus& corpus, const std::string& what = "DVFS",
+                     const std::string& fix = "use --method fixed");
+
+// Fits a model to `train` (TrainingSelection's rows unless options.keep_flagged). Records in
+// the model the board's power limit (options.power_limit_w, else the corpus's), the training
+// range (largest utilisation per component, largest power) and the left-out rows' message in
+// training_notes. Throws OptionError for a DVFS fit on one V-F pair, InputError when the
+// corpus cannot support the fit (no power column, no rows at the default pair, a default
+// frequency that is never measured, every row flagged) and FitError when the solver returns no
+// usable solution.
 PowerModel Calibrate(const Corpus& train, const CalibrationOptions& options);
 
 }  // namespace wattcal

@@ -92,6 +92,7 @@ Corpus Corpus::Subset(const std::vector<int>& rows_to_keep) const {
   out.layout = layout;
   out.components_line = components_line;
   out.defaults_line = defaults_line;
+  out.power_limit_w = power_limit_w;
   const int n = static_cast<int>(rows_to_keep.size());
   if (has_power()) out.power_w.resize(n);
   out.freq_mhz.resize(n, freq_mhz.cols());
@@ -100,11 +101,34 @@ Corpus Corpus::Subset(const std::vector<int>& rows_to_keep) const {
     const int r = rows_to_keep[i];
     out.benchmark.push_back(benchmark[r]);
     out.line.push_back(line[r]);
+    if (has_flags()) out.flags.push_back(flags[r]);
     if (has_power()) out.power_w(i) = power_w(r);
     if (freq_mhz.cols() > 0) out.freq_mhz.row(i) = freq_mhz.row(r);
     out.util_frac.row(i) = util_frac.row(r);
   }
   return out;
+}
+
+std::vector<std::string> RowFlags(const Corpus& corpus, int row) {
+  std::vector<std::string> out;
+  if (!corpus.has_flags()) return out;
+  const std::string& s = corpus.flags[row];
+  size_t begin = 0;
+  while (begin <= s.size()) {
+    const size_t end = std::min(s.find(';', begin), s.size());
+    if (end > begin) out.push_back(s.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return out;
+}
+
+bool HasFlag(const Corpus& corpus, int row, const std::string& flag) {
+  const std::vector<std::string> f = RowFlags(corpus, row);
+  return std::find(f.begin(), f.end(), flag) != f.end();
+}
+
+bool IsThrottledRow(const Corpus& corpus, int row) {
+  return HasFlag(corpus, row, kCorpusFlagPowerCap) || HasFlag(corpus, row, kCorpusFlagClockMoved);
 }
 
 }  // namespace wattcal

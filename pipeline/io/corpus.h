@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,12 @@ struct Layout {
 // in some files and "FP32" in others (likewise DP/FP64); both map to "SP"/"DP".
 std::string CanonicalComponentName(const std::string& name);
 
+// Window flags of a corpus row (the tidy CSV's `flags` column, semicolon-separated; written by
+// wattcal-ingest --capture, SPEC.md "Real GPUs"): the board's power cap acted during the
+// window, or the clock moved during it. Such rows are kept out of training by default.
+inline constexpr const char* kCorpusFlagPowerCap = "power_cap";
+inline constexpr const char* kCorpusFlagClockMoved = "clock_moved";
+
 // What a corpus file holds.
 enum class CorpusKind {
   kTraining,    // power + frequencies + utilisations (gpmTOOL training, no names)
@@ -63,6 +70,11 @@ struct Corpus {
   Eigen::MatrixXd freq_mhz;
   // Per row and component: utilisation, a fraction (TPDS Eqs. 7-8).
   Eigen::MatrixXd util_frac;
+  // Per row: the window's flags, semicolon-separated ("power_cap;clock_moved", "" for none);
+  // empty (no entry at all) when the file has no `flags` column.
+  std::vector<std::string> flags;
+  // The board's power limit in W (the tidy preamble's power_limit_w=...); NaN when unknown.
+  double power_limit_w = std::numeric_limits<double>::quiet_NaN();
   // Per row: 1-based line in `path` (for error messages).
   std::vector<int64_t> line;
   // Line of the component names (4 in gpmTOOL files, 1 in tidy CSVs).
@@ -74,6 +86,7 @@ struct Corpus {
   int rows() const { return static_cast<int>(line.size()); }
   bool has_power() const { return power_w.size() > 0; }
   bool has_freq() const { return freq_mhz.cols() > 0; }
+  bool has_flags() const { return !flags.empty(); }
 
   // Distinct frequencies of domain d, ascending.
   std::vector<double> FrequencyLevels(int d) const;
@@ -84,5 +97,12 @@ struct Corpus {
   // A new corpus with the given rows (same layout, path and kind).
   Corpus Subset(const std::vector<int>& rows) const;
 };
+
+// The flags of row `row`, split at ';' (empty when the corpus has no flags column).
+std::vector<std::string> RowFlags(const Corpus& corpus, int row);
+// True when row `row` carries `flag` (e.g. kCorpusFlagPowerCap).
+bool HasFlag(const Corpus& corpus, int row, const std::string& flag);
+// True when row `row` was measured while the power cap acted or the clock moved.
+bool IsThrottledRow(const Corpus& corpus, int row);
 
 }  // namespace wattcal

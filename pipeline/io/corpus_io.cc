@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -18,6 +19,8 @@ namespace wattcal {
 namespace {
 
 constexpr const char* kDomainNames[2] = {"core", "mem"};
+// Largest board power limit accepted in a preamble, W (a GPU board, not a node).
+constexpr double kMaxPowerLimitW = 10000.0;
 // How many utilisations above 1 the warning lists by location.
 constexpr size_t kMaxListedOverOne = 10;
 
@@ -80,6 +83,8 @@ struct RowBuffer {
   int num_util = 0;
   // Whether rows carry a power value.
   bool has_power = false;
+  // Whether rows carry window flags (a `flags` column).
+  bool has_flags = false;
   // Per row: benchmark name.
   std::vector<std::string> benchmark;
   // Per row: power in W (empty without power).
@@ -88,6 +93,8 @@ struct RowBuffer {
   std::vector<double> freq_mhz;
   // Row-major utilisations, num_util per row.
   std::vector<double> util_frac;
+  // Per row: window flags, semicolon-separated (empty without a flags column).
+  std::vector<std::string> flags;
   // Per row: 1-based line.
   std::vector<int64_t> line;
 
@@ -98,6 +105,7 @@ struct RowBuffer {
     const int n = rows();
     corpus->benchmark = std::move(benchmark);
     corpus->line = std::move(line);
+    corpus->flags = has_flags ? std::move(flags) : std::vector<std::string>();
     corpus->power_w = has_power ? Eigen::VectorXd(Eigen::Map<Eigen::VectorXd>(power_w.data(), n))
                                 : Eigen::VectorXd();
     corpus->freq_mhz = Eigen::Map<RowMajor>(freq_mhz.data(), n, num_freq);
@@ -120,6 +128,25 @@ double ReadPositive(const CsvReader& reader, const std::string& cell, const std:
   if (value <= 0) reader.Fail(field, fmt::format("{} must be > 0, got {}", what, cell));
   if (scale != 1.0) value *= scale;
   return value;
+}
+
+// Reads one `flags` cell: "" or flag names (letters, digits, '_') joined by ';'.
+std::string ReadFlags(const CsvReader& reader, const std::string& cell, const std::string& field) {
+  size_t begin = 0;
+  while (!cell.empty() && begin <= cell.size()) {
+    const size_t end = std::min(cell.find(';', begin), cell.size());
+    const std::string flag = cell.substr(begin, end - begin);
+    const bool ok = !flag.empty() && std::all_of(flag.begin(), flag.end(), [](char ch) {
+      return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+    });
+    if (!ok) {
+      reader.Fail(field, fmt::format("expected flag names (letters, digits, '_') separated by ';', "
+                                     "e.g. '{};{}', got '{}'",
+                                     kCorpusFlagPowerCap, kCorpusFlagClockMoved, cell));
+    }
+    begin = end + 1;
+  }
+  return cell;
 }
 
 // Names training rows by benchmark: identical utilisation vectors are one microbenchmark.
@@ -211,7 +238,7 @@ Corpus ReadGpmtoolCorpus(const std::string& path) {
 
 // What a column of a tidy file holds.
 struct TidyColumn {
-  enum Role { kPower, kFreq, kComponent } role = kComponent;
+  enum Role { kPower, kFreq, kComponent, kFlags } role = kComponent;
   // Header text as written (the field name in error messages).
   std::string header;
   // Multiplier to W or MHz.
@@ -246,6 +273,7 @@ Corpus ReadTidyCorpus(CsvReader* reader, const std::vector<std::string>& header,
 
   std::vector<TidyColumn> columns(header.size());
   int power_column = -1;
+  int flags_column = -1;
   int freq_column[2] = {-1, -1};
   std::vector<std::set<std::string>> seen_components(2);
   for (size_t j = 1; j < header.size(); ++j) {
@@ -254,6 +282,12 @@ Corpus ReadTidyCorpus(CsvReader* reader, const std::vector<std::string>& header,
     const std::string lower = ToLower(header[j]);
     if (header[j].empty()) reader->Fail(fmt::format("column {}", j + 1), "empty column name");
     if (lower == "benchmark") reader->Fail(header[j], "a second benchmark column");
+    if (lower == "flags") {
+      col.role = TidyColumn::kFlags;
+      if (flags_column >= 0) reader->Fail(header[j], "a second flags column");
+      flags_column = static_cast<int>(j);
+      continue;
+    }
     if (StartsWith(lower, "power")) {
       col.role = TidyColumn::kPower;
       col.scale = UnitScale(*reader, header[j], "power", {{"w", 1.0}, {"mw", 1e-3}});
@@ -347,6 +381,7 @@ Corpus ReadTidyCorpus(CsvReader* reader, const std::vector<std::string>& header,
 
   RowBuffer rows;
   rows.has_power = has_power;
+  rows.has_flags = flags_column >= 0;
   rows.num_freq = any_freq ? num_domains : 0;
   rows.num_util = corpus.layout.num_components();
   OverOneWarning over_one;
@@ -360,6 +395,7 @@ Corpus ReadTidyCorpus(CsvReader* reader, const std::vector<std::string>& header,
     }
     if (fields[0].empty()) reader->Fail(header[0], "empty benchmark name");
     double power_w = 0.0;
+    std::string flags;
     for (size_t j = 1; j < fields.size(); ++j) {
       const TidyColumn& col = columns[j];
       switch (col.role) {
@@ -376,10 +412,14 @@ Corpus ReadTidyCorpus(CsvReader* reader, const std::vector<std::string>& header,
         case TidyColumn::kComponent:
           util[col.util_index] = ReadUtil(*reader, fields[j], col.header, col.component, &over_one);
           break;
+        case TidyColumn::kFlags:
+          flags = ReadFlags(*reader, fields[j], col.header);
+          break;
       }
     }
     rows.benchmark.push_back(fields[0]);
     if (has_power) rows.power_w.push_back(power_w);
+    if (rows.has_flags) rows.flags.push_back(flags);
     if (any_freq) rows.freq_mhz.insert(rows.freq_mhz.end(), freq.begin(), freq.end());
     rows.util_frac.insert(rows.util_frac.end(), util.begin(), util.end());
     rows.line.push_back(reader->line());
@@ -507,8 +547,9 @@ namespace {
 
 // Tidy files may open with comment lines "# key=value ..." that state their default pair
 // (wattcal-ingest writes "# wattcal-tidy default_f_core_mhz=975 default_f_mem_mhz=3505").
+// The board's power limit is stated as power_limit_w=W (0 < W <= kMaxPowerLimitW).
 // Returns the number of leading comment lines; fills the defaults the options leave at 0.
-int ReadTidyPreamble(const std::string& path, CorpusReadOptions* options) {
+int ReadTidyPreamble(const std::string& path, CorpusReadOptions* options, double* power_limit_w) {
   std::ifstream in(path, std::ios::binary);
   std::string line;
   int lines = 0;
@@ -520,6 +561,17 @@ int ReadTidyPreamble(const std::string& path, CorpusReadOptions* options) {
       const size_t eq = token.find('=');
       if (eq == std::string::npos) continue;
       const std::string key = token.substr(0, eq);
+      if (key == "power_limit_w") {
+        double value = 0.0;
+        if (!ParseFiniteDouble(token.substr(eq + 1), &value) || !(value > 0.0) ||
+            value > kMaxPowerLimitW) {
+          throw InputError(path, lines, key,
+                           fmt::format("expected a board power limit in W in (0, {}], got '{}'",
+                                       kMaxPowerLimitW, token.substr(eq + 1)));
+        }
+        *power_limit_w = value;
+        continue;
+      }
       double* target = key == "default_f_core_mhz"  ? &options->default_core_mhz
                        : key == "default_f_mem_mhz" ? &options->default_mem_mhz
                                                     : nullptr;
@@ -541,7 +593,8 @@ Corpus ReadCorpus(const std::string& path, const CorpusReadOptions& given_option
   std::string error;
   if (!given_options.Check(&error)) throw OptionError(error);
   CorpusReadOptions options = given_options;
-  const int preamble_lines = ReadTidyPreamble(path, &options);
+  double power_limit_w = std::numeric_limits<double>::quiet_NaN();
+  const int preamble_lines = ReadTidyPreamble(path, &options, &power_limit_w);
   std::vector<std::string> first;
   {
     CsvReader::Options csv_options;
@@ -553,6 +606,7 @@ Corpus ReadCorpus(const std::string& path, const CorpusReadOptions& given_option
       const int64_t header_line = reader.line();
       Corpus corpus = ReadTidyCorpus(&reader, first, options);
       corpus.components_line = header_line;
+      corpus.power_limit_w = power_limit_w;
       return corpus;
     }
     if (preamble_lines > 0) {
@@ -572,13 +626,15 @@ Corpus ReadCorpus(const std::string& path, const CorpusReadOptions& given_option
 std::string CorpusToTidyCsv(const Corpus& c) {
   const Layout& l = c.layout;
   std::string s;
+  std::string preamble;
   if (l.num_domains() > 0 && l.domains[0].default_freq_mhz > 0.0) {
-    s += fmt::format("# wattcal-tidy default_f_core_mhz={}", l.domains[0].default_freq_mhz);
+    preamble += fmt::format(" default_f_core_mhz={}", l.domains[0].default_freq_mhz);
     if (l.num_domains() > 1 && l.domains[1].default_freq_mhz > 0.0) {
-      s += fmt::format(" default_f_mem_mhz={}", l.domains[1].default_freq_mhz);
+      preamble += fmt::format(" default_f_mem_mhz={}", l.domains[1].default_freq_mhz);
     }
-    s += "\n";
   }
+  if (std::isfinite(c.power_limit_w)) preamble += fmt::format(" power_limit_w={}", c.power_limit_w);
+  if (!preamble.empty()) s += "# wattcal-tidy" + preamble + "\n";
   auto field = [](const std::string& v) {
     if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
     std::string q = "\"";
@@ -588,6 +644,7 @@ std::string CorpusToTidyCsv(const Corpus& c) {
   s += "benchmark";
   if (c.has_power()) s += ",power_w";
   if (c.has_freq()) s += l.num_domains() > 1 ? ",f_core_mhz,f_mem_mhz" : ",f_core_mhz";
+  if (c.has_flags()) s += ",flags";
   for (const FrequencyDomain& d : l.domains) {
     for (const std::string& comp : d.components) s += "," + field(d.name + ":" + comp);
   }
@@ -598,6 +655,7 @@ std::string CorpusToTidyCsv(const Corpus& c) {
     if (c.has_freq()) {
       for (int d = 0; d < l.num_domains(); ++d) s += fmt::format(",{}", c.freq_mhz(r, d));
     }
+    if (c.has_flags()) s += "," + field(c.flags[r]);
     for (int i = 0; i < l.num_components(); ++i) s += fmt::format(",{}", c.util_frac(r, i));
     s += "\n";
   }

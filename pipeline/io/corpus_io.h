@@ -34,17 +34,20 @@ struct CorpusReadOptions {
 // * tidy CSV: a header row starting with `benchmark`, then in any order `power_w` (or
 //   `power_mw`), `f_core_mhz` and `f_mem_mhz` (or `_ghz`, `_khz`), and one column per
 //   component, `core:NAME`, `mem:NAME` or `NAME` (core). Without a power column the file
-//   is an activity corpus (frequencies optional). Default frequencies come from `options`
+//   is an activity corpus (frequencies optional). An optional `flags` column holds each
+//   row's window flags ("" or names such as power_cap;clock_moved, see corpus.h). Default frequencies come from `options`
 //   or, when 0, from the file's single frequency of that domain. An activity file without
 //   frequency columns and without option defaults has default frequencies 0 (unknown).
 //
+// The preamble "# wattcal-tidy ... power_limit_w=W" gives Corpus::power_limit_w (0 < W <= 10000).
+// Files without a flags column or a power limit (older corpora) read as before.
 // Utilisations above 1 are kept as read and reported in one LogWarning.
 // Throws InputError for bad data, OptionError when `options` fails Check().
 Corpus ReadCorpus(const std::string& path, const CorpusReadOptions& options = {});
 
 // Writes any corpus as wattcal's tidy CSV: a "# wattcal-tidy default_f_core_mhz=..." preamble
-// (when the defaults are known), then benchmark[,power_w][,f_core_mhz[,f_mem_mhz]] and one
-// core:/mem: column per component; numbers in shortest round-trip form.
+// (when the defaults are known; with power_limit_w=W when the limit is known), then benchmark[,power_w][,f_core_mhz[,f_mem_mhz]] and one
+// core:/mem: column per component (flags after the frequencies when the corpus has them); numbers in shortest round-trip form.
 std::string CorpusToTidyCsv(const Corpus& corpus);
 
 // Reads the 4-line gpmTOOL header (shared by corpus and model files) from the start of

@@ -218,6 +218,7 @@ class JsonModelReader : public JsonFieldReader {
       model.component_w_per_mhz.push_back(Number(components[i], path, "w_per_mhz"));
     }
     ReadFit(&model.fit);
+    ReadTraining(&model);
     return model;
   }
 
@@ -289,6 +290,42 @@ class JsonModelReader : public JsonFieldReader {
     fit->train_r2 = Number(f, "fit", "train_r2");
   }
 
+  // The keys wattcal added after version 1 was first written: each optional, so that older
+  // model files read as before (no limit, unknown training range, no notes).
+  void ReadTraining(PowerModel* model) const {
+    if (root_.contains("power_limit_w")) {
+      model->power_limit_w = Number(root_, "", "power_limit_w", /*allow_null=*/true);
+      if (std::isfinite(model->power_limit_w) && !(model->power_limit_w > 0.0)) {
+        Fail("power_limit_w", fmt::format("must be > 0 W or null, got {}", model->power_limit_w));
+      }
+    }
+    if (root_.contains("training_range")) {
+      const Json& range = Get(root_, "", "training_range");
+      model->training_range.max_power_w =
+          Number(range, "training_range", "max_power_w", /*allow_null=*/true);
+      const std::vector<std::string> names = model->layout.ComponentNames();
+      const Json& utils = Array(range, "training_range", "max_util_frac", names.size());
+      for (size_t i = 0; i < names.size(); ++i) {
+        const std::string path = fmt::format("training_range.max_util_frac[{}]", i);
+        const std::string name = String(utils[i], path, "component");
+        if (name != names[i]) {
+          Fail(path + ".component",
+               fmt::format("expected component '{}' (layout order), got '{}'", names[i], name));
+        }
+        const double u = Number(utils[i], path, "max_util_frac");
+        if (u < 0.0) Fail(path + ".max_util_frac", fmt::format("must be >= 0, got {}", u));
+        model->training_range.max_util_frac.push_back(u);
+      }
+    }
+    if (root_.contains("training_notes")) {
+      const Json& notes = Array(root_, "", "training_notes", -1);
+      for (size_t i = 0; i < notes.size(); ++i) {
+        if (!notes[i].is_string()) Fail(fmt::format("training_notes[{}]", i), "expected a string");
+        model->training_notes.push_back(notes[i].get<std::string>());
+      }
+    }
+  }
+
   const Json& root_;
 };
 
@@ -328,6 +365,20 @@ std::string ModelToJson(const PowerModel& model) {
     components.push_back(c);
   }
   j["component_w_per_mhz"] = components;
+  // NaN (unknown) is written as null.
+  j["power_limit_w"] = model.power_limit_w;
+  OrderedJson range;
+  range["max_power_w"] = model.training_range.max_power_w;
+  OrderedJson max_util = OrderedJson::array();
+  for (size_t i = 0; i < names.size() && i < model.training_range.max_util_frac.size(); ++i) {
+    OrderedJson c;
+    c["component"] = names[i];
+    c["max_util_frac"] = model.training_range.max_util_frac[i];
+    max_util.push_back(c);
+  }
+  range["max_util_frac"] = max_util;
+  if (model.training_range.known()) j["training_range"] = range;
+  j["training_notes"] = model.training_notes;
   const FitReport& f = model.fit;
   OrderedJson fit;
   fit["solver"] = f.solver;

@@ -17,7 +17,12 @@ inline constexpr const char* kModelJsonFormat = "wattcal-power-model";
 //   freq_levels_mhz: [[...] per domain], voltage_rel: [[...] per domain],
 //   static_w: [per domain], idle_dyn_w_per_mhz: [per domain],
 //   component_w_per_mhz: [{component, w_per_mhz}, ...] in layout order,
+//   power_limit_w: W or null (unknown),
+//   training_range: {max_power_w, max_util_frac: [{component, max_util_frac}, ...]} (only
+//     when known),
+//   training_notes: [sentences: flagged rows left out, unidentifiable rows],
 //   fit: {every FitReport field under its own name}.
+// power_limit_w, training_range and training_notes are optional when read (older files).
 // Keys are written in this order; numbers round-trip exactly.
 std::string ModelToJson(const PowerModel& model);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cmath>
 
 namespace wattcal {
 
@@ -47,6 +48,17 @@ std::string FormatModelSummary(const PowerModel& m) {
     }
     s += "\n";
   }
+  if (std::isfinite(m.power_limit_w)) {
+    s += fmt::format("  board power limit: {} W (predictions above it are capped)\n", m.power_limit_w);
+  }
+  if (m.training_range.known()) {
+    s += fmt::format("  training range: max power {:.2f} W; max utilisation", m.training_range.max_power_w);
+    for (size_t i = 0; i < names.size() && i < m.training_range.max_util_frac.size(); ++i) {
+      s += fmt::format(" {}:{:.4g}", names[i], m.training_range.max_util_frac[i]);
+    }
+    s += "\n";
+  }
+  for (const std::string& note : m.training_notes) s += "  note: " + note + "\n";
   if (!s.empty() && s.back() == '\n') s.pop_back();
   return s;
 }

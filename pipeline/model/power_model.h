@@ -8,6 +8,7 @@
 // gamma_i = omega_i / f_k, which is also how gpmTOOL writes it.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,17 @@ struct FitReport {
   double train_r2 = 0.0;
 };
 
+// What the training rows covered (for the extrapolation flags of model/power_limit.h).
+struct TrainingRange {
+  // Per component (layout order): the largest utilisation among the training rows; empty
+  // when unknown (models written before wattcal recorded it, gpmTOOL model files).
+  std::vector<double> max_util_frac;
+  // The largest measured power among the training rows, W; NaN when unknown.
+  double max_power_w = std::numeric_limits<double>::quiet_NaN();
+
+  bool known() const { return !max_util_frac.empty(); }
+};
+
 struct PowerModel {
   static constexpr int kFormatVersion = 1;
 
@@ -61,6 +73,14 @@ struct PowerModel {
   // gamma_i per component: dynamic power per MHz at full utilisation and v = 1, W/MHz.
   std::vector<double> component_w_per_mhz;
   FitReport fit;
+  // The board's power limit in W (from the training corpus or --power-limit-w); NaN when
+  // unknown. Predictions above it are capped (model/power_limit.h).
+  double power_limit_w = std::numeric_limits<double>::quiet_NaN();
+  // What the training rows covered.
+  TrainingRange training_range;
+  // Sentences about the training data, in the order found: flagged rows left out,
+  // unidentifiable rows (kept in the model file and shown in its summary).
+  std::vector<std::string> training_notes;
   // Training file the model came from (informational).
   std::string trained_on;
 

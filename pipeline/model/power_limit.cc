@@ -1,0 +1,109 @@
+#include "model/power_limit.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace wattcal {
+
+CappedPower ApplyPowerLimit(const PowerModel& model, const double* util_frac,
+                            const double* freq_mhz, double power_limit_w) {
+  CappedPower out;
+  out.uncapped_w = model.Predict(util_frac, freq_mhz);
+  out.predicted_w = out.uncapped_w;
+  if (!(power_limit_w > 0.0) || !(out.uncapped_w > power_limit_w)) return out;
+  // P_capped = min(P_model, P_limit): the board's cap holds the power at the limit.
+  out.predicted_w = power_limit_w;
+  out.capped = true;
+  out.f_core_mhz = CapCoreFrequencyMhz(model, util_frac, freq_mhz, power_limit_w);
+  return out;
+}
+
+double CapCoreFrequencyMhz(const PowerModel& model, const double* util_frac,
+                           const double* freq_mhz, double power_limit_w) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  // Bisection stops when the bracket is this narrow, MHz.
+  constexpr double kToleranceMhz = 0.01;
+  const std::vector<double>& levels = model.freq_levels_mhz[0];
+  if (levels.size() < 2) return kNaN;  // no V-F curve to move along (fixed model)
+  std::vector<double> f(freq_mhz, freq_mhz + model.layout.num_domains());
+  // P along the core V-F curve (TPDS Eq. 4 with v_core(f) interpolated between levels).
+  auto power_at = [&](double f_core) {
+    f[0] = f_core;
+    return model.Predict(util_frac, f.data());
+  };
+  double hi = std::min(freq_mhz[0], levels.back());
+  double lo = levels.front();
+  if (power_at(hi) <= power_limit_w) return hi;
+  if (power_at(lo) > power_limit_w) return kNaN;
+  while (hi - lo > kToleranceMhz) {
+    const double mid = 0.5 * (lo + hi);
+    (power_at(mid) > power_limit_w ? hi : lo) = mid;
+  }
+  // The highest clock (to the tolerance) whose power is within the limit.
+  return std::floor(lo / kToleranceMhz) * kToleranceMhz;
+}
+
+double EffectivePowerLimitW(double option_w, double corpus_w, double model_w) {
+  if (option_w > 0.0) return option_w;
+  if (std::isfinite(corpus_w)) return corpus_w;
+  if (std::isfinite(model_w)) return model_w;
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+namespace {
+
+bool UtilBeyond(double u, double max_train) {
+  return u > kUtilBeyondTrainingFactor * max_train + kUtilBeyondTrainingMargin;
+}
+
+bool PowerBeyond(double p, double max_train_w) {
+  return std::isfinite(max_train_w) && p > kPowerBeyondTrainingFactor * max_train_w;
+}
+
+}  // namespace
+
+std::vector<std::string> ExtrapolationFlags(const PowerModel& model, const double* util_frac,
+                                            double predicted_w) {
+  std::vector<std::string> flags;
+  const TrainingRange& range = model.training_range;
+  if (!range.known()) return flags;
+  const std::vector<std::string> names = model.layout.ComponentNames();
+  for (size_t i = 0; i < names.size() && i < range.max_util_frac.size(); ++i) {
+    if (UtilBeyond(util_frac[i], range.max_util_frac[i])) {
+      flags.push_back(std::string(kPredictionFlagUtilBeyondTraining) + ":" + names[i]);
+    }
+  }
+  if (PowerBeyond(predicted_w, range.max_power_w)) flags.push_back(kPredictionFlagPowerBeyondTraining);
+  return flags;
+}
+
+std::string ExtrapolationMessage(const PowerModel& model, const std::string& workload,
+                                 const double* util_frac, double predicted_w) {
+  const TrainingRange& range = model.training_range;
+  if (!range.known()) return "";
+  std::string parts;
+  const std::vector<std::string> names = model.layout.ComponentNames();
+  for (size_t i = 0; i < names.size() && i < range.max_util_frac.size(); ++i) {
+    if (!UtilBeyond(util_frac[i], range.max_util_frac[i])) continue;
+    parts += fmt::format("{}{} utilisation {:.4g} > {} x training max {:.4g} + {}",
+                         parts.empty() ? "" : "; ", names[i], util_frac[i],
+                         kUtilBeyondTrainingFactor, range.max_util_frac[i],
+                         kUtilBeyondTrainingMargin);
+  }
+  if (PowerBeyond(predicted_w, range.max_power_w)) {
+    parts += fmt::format("{}predicted {:.4g} W > {} x training max {:.4g} W",
+                         parts.empty() ? "" : "; ", predicted_w, kPowerBeyondTrainingFactor,
+                         range.max_power_w);
+  }
+  return parts.empty() ? "" : workload + ": " + parts;
+}
+
+std::string JoinFlags(const std::vector<std::string>& flags) {
+  std::string s;
+  for (const std::string& f : flags) s += (s.empty() ? "" : ";") + f;
+  return s;
+}
+
+}  // namespace wattcal

@@ -1,0 +1,83 @@
+// The board's power limit and the training range at prediction time (SPEC.md "Real GPUs":
+// predictions know the board's power limit and say when a workload would be capped; workloads
+// far outside the training range are named, never predicted silently).
+//
+// Capping: a board under its power cap lowers its clock until P = P_limit, so the power it
+// draws is
+//   P_capped = min(P_model(U, f), P_limit)
+// and, for a DVFS model (TPDS Eqs. 4-6), the clock it settles at is the core frequency f* on
+// the model's V-F curve with
+//   P(f*) = sum_k [ alpha0_k v_k(f*) + v_k(f*)^2 f*_k (alpha1_k + sum_i gamma_i U_i) ] = P_limit
+// (memory clock held). With coefficients >= 0 and voltages non-decreasing in f, P(f) is
+// non-decreasing along the curve, so f* is found by bisection between the lowest estimated
+// level and the row's clock.
+#pragma once
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "model/power_model.h"
+
+namespace wattcal {
+
+// Flag names written in prediction outputs' `flags` columns (semicolon-separated).
+inline constexpr const char* kPredictionFlagCapped = "capped";
+// "util_beyond_training:<component>": the utilisation exceeds what training covered.
+inline constexpr const char* kPredictionFlagUtilBeyondTraining = "util_beyond_training";
+// The predicted power exceeds kPowerBeyondTrainingFactor x the training maximum.
+inline constexpr const char* kPredictionFlagPowerBeyondTraining = "power_beyond_training";
+// The row was measured off the reference clock (power cap / clock moved) and predicted at
+// the reference clock instead.
+inline constexpr const char* kPredictionFlagAtReferenceClock = "predicted_at_reference_clock";
+
+// A utilisation U_i is beyond training when U_i > kUtilBeyondTrainingFactor * max_train_i +
+// kUtilBeyondTrainingMargin; a power P is when P > kPowerBeyondTrainingFactor * max_train_P.
+inline constexpr double kUtilBeyondTrainingFactor = 1.25;
+inline constexpr double kUtilBeyondTrainingMargin = 0.05;
+inline constexpr double kPowerBeyondTrainingFactor = 1.5;
+
+struct CappedPower {
+  // min(uncapped_w, limit): what the board would draw, W.
+  double predicted_w = 0.0;
+  // The model's power at the evaluated clock, W.
+  double uncapped_w = 0.0;
+  // True when uncapped_w > limit.
+  bool capped = false;
+  // DVFS model and capped: the core clock where P(f) meets the limit (MHz); NaN when not
+  // capped, for a fixed model, or when even the lowest estimated level exceeds the limit.
+  double f_core_mhz = std::numeric_limits<double>::quiet_NaN();
+};
+
+// P_capped = min(P_model(U, f), P_limit) at utilisations `util_frac` and frequencies
+// `freq_mhz` (covered by the model); a NaN `power_limit_w` means no limit (never capped).
+CappedPower ApplyPowerLimit(const PowerModel& model, const double* util_frac,
+                            const double* freq_mhz, double power_limit_w);
+
+// The core clock f* (MHz) on the model's V-F curve where P(U, f*, f_mem) = `power_limit_w`,
+// searched between the lowest estimated core level and freq_mhz[0] (to 0.01 MHz). Returns
+// freq_mhz[0] when P there is within the limit, and NaN for a model with a single core level
+// or when P at the lowest level already exceeds the limit.
+double CapCoreFrequencyMhz(const PowerModel& model, const double* util_frac,
+                           const double* freq_mhz, double power_limit_w);
+
+// The limit that applies: `option_w` when > 0 (--power-limit-w), else the corpus's when
+// finite, else the model's; NaN when none is known.
+double EffectivePowerLimitW(double option_w, double corpus_w, double model_w);
+
+// The extrapolation flags of one prediction against the model's training range:
+// "util_beyond_training:<component>" per component beyond it, then "power_beyond_training".
+// Empty when the range is unknown or nothing exceeds it.
+std::vector<std::string> ExtrapolationFlags(const PowerModel& model, const double* util_frac,
+                                            double predicted_w);
+
+// One warning sentence naming the workload and what is beyond training, e.g.
+// "k1: SP utilisation 0.9 > 1.25 x training max 0.3 + 0.05; predicted 6.28e+06 W > 1.5 x
+// training max 247 W"; "" when nothing is.
+std::string ExtrapolationMessage(const PowerModel& model, const std::string& workload,
+                                 const double* util_frac, double predicted_w);
+
+// Joins flag names with ';' (the `flags` column's form).
+std::string JoinFlags(const std::vector<std::string>& flags);
+
+}  // namespace wattcal
