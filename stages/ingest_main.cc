@@ -5,8 +5,13 @@
 //   wattcal-ingest --counters NCU.csv --gpu GPU.json --activity ACTIVITY.csv
 //   wattcal-ingest --counters NCU.csv --description SWEEP.csv --accelwattch-activity OUT.csv
 //                  [--power-log LOG.csv --windows WINDOWS.csv --out KERNELS.csv --settle-ms MS]
+//   wattcal-ingest --capture DIR [--capture DIR2 ...] --gpu GPU.json --tidy MEASURED.csv
+//                  [--out WINDOWS.csv]
 #include <fmt/format.h>
 
+#include <cmath>
+
+#include "ingest/capture.h"
 #include "ingest/ingest.h"
 #include "stage_common.h"
 #include "util/errors.h"
@@ -96,9 +101,78 @@ int main(int argc, char** argv) {
                  "Measure each window from this long after its start (steady state, AccelWattch "
                  "§4.1), ms")
       ->capture_default_str();
+  std::vector<std::string> captures;
+  std::string capture_power = "auto";
+  app.add_option("--capture", captures,
+                 "A capture directory (windows.csv, nvml_power.csv and/or nvidia_smi_power.csv, "
+                 "idle_windows.csv, ncu_raw.csv or ncu/<workload>.csv; see README); repeat to "
+                 "combine several into one table. Needs --gpu and --tidy; --out gets the "
+                 "per-window table")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--capture-power", capture_power,
+                 "With --capture: which log gives the power: auto (NVML's energy counter or "
+                 "instant power when present, else nvidia-smi), nvml or nvidia-smi")
+      ->check(CLI::IsMember({"auto", "nvml", "nvidia-smi"}))
+      ->capture_default_str();
   AddLoggingOptions(&app);
 
   return RunStageMain(&app, argc, argv, [&]() {
+    if (!captures.empty()) {
+      for (const char* other : {"--power-log", "--windows", "--counters", "--corpus", "--kernel-power",
+                                "--ubench", "--description", "--instructions", "--activity",
+                                "--windows-out", "--counters-table", "--accelwattch-activity"}) {
+        if (app.count(other) > 0) {
+          throw OptionError(fmt::format("--capture reads a whole capture directory: {} cannot be "
+                                        "combined with it",
+                                        other));
+        }
+      }
+      if (in.gpu_description.empty()) {
+        throw OptionError("--capture needs --gpu (the GPU description, e.g. "
+                          "microbench_specs/gpus/h100_sxm.json)");
+      }
+      if (tidy_path.empty()) throw OptionError("--capture needs --tidy (the measured table)");
+      CaptureOptions capture_options;
+      capture_options.energy = options.energy;
+      if (app.count("--settle-ms") > 0) capture_options.settle_ms = options.energy.settle_ms;
+      capture_options.energy.settle_ms = 0.0;
+      capture_options.power_log = capture_power;
+      const CaptureResult r =
+          IngestCaptures(captures, ReadGpuDescription(in.gpu_description), capture_options);
+      std::vector<std::string> inputs = r.inputs;
+      inputs.push_back(in.gpu_description);
+      nlohmann::json sources = nlohmann::json::array();
+      for (size_t i = 0; i < r.power_sources.size(); ++i) {
+        sources.push_back({{"capture", captures[i]}, {"power_source", r.power_sources[i]},
+                           {"power_log", r.power_logs[i]}});
+      }
+      const nlohmann::json manifest_options = {
+          {"capture", captures},
+          {"capture_power", capture_power},
+          {"power_sources", sources},
+          {"power_limit_w", std::isfinite(r.power_limit_w) ? nlohmann::json(r.power_limit_w)
+                                                          : nlohmann::json()},
+          {"settle_ms", capture_options.settle_ms},
+          {"min_samples", options.energy.min_samples},
+          {"max_cv", options.energy.max_cv},
+          {"max_temp_drift_c", options.energy.max_temp_drift_c},
+          {"max_clock_range_frac", capture_options.energy.max_clock_range_frac},
+          {"dropped_launches", r.dropped_launches},
+          {"skipped_idle_windows", r.skipped_idle}};
+      Corpus corpus = r.ToCorpus();
+      corpus.path = tidy_path;
+      OutputSet outputs;
+      outputs.StageText(tidy_path, CorpusToTidyCsv(corpus));
+      outputs.StageManifest(tidy_path, "ingest", inputs, manifest_options);
+      if (!out_path.empty()) {
+        outputs.StageText(out_path, r.WindowsCsv());
+        outputs.StageManifest(out_path, "ingest", inputs, manifest_options);
+      }
+      outputs.Commit();
+      for (const std::string& w : r.warnings) LogWarning(w);
+      LogInfo(r.Summary());
+      return static_cast<int>(kExitOk);
+    }
     if (!columns.empty()) {
       size_t start = 0;
       while (start <= columns.size()) {

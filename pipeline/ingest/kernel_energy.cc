@@ -642,6 +642,22 @@ KernelEnergyResult MeasureKernelEnergiesWithReasons(const std::string& primary_l
                                                     const KernelEnergyOptions& options) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
+  const PowerLogOptions& power_options = primary_log.empty() ? secondary_options : primary_options;
+  const std::vector<KernelWindow> windows =
+      ReadSettledWindows(windows_path, power_options.utc_offset_h, options);
+  return MeasureKernelEnergiesWithReasons(primary_log, primary_options, secondary_log,
+                                          secondary_options, windows, windows_path, options);
+}
+
+KernelEnergyResult MeasureKernelEnergiesWithReasons(const std::string& primary_log,
+                                                    const PowerLogOptions& primary_options,
+                                                    const std::string& secondary_log,
+                                                    const PowerLogOptions& secondary_options,
+                                                    const std::vector<KernelWindow>& windows,
+                                                    const std::string& windows_path,
+                                                    const KernelEnergyOptions& options) {
+  std::string error;
+  if (!options.Check(&error)) throw OptionError(error);
   if (primary_log.empty() && secondary_log.empty()) {
     throw OptionError(
         "no power log: give the primary (NVML raw) log, the secondary (nvidia-smi) log or both");
@@ -649,8 +665,6 @@ KernelEnergyResult MeasureKernelEnergiesWithReasons(const std::string& primary_l
   const bool primary = !primary_log.empty();
   const std::string& power_path = primary ? primary_log : secondary_log;
   const PowerLogOptions& power_options = primary ? primary_options : secondary_options;
-  const std::vector<KernelWindow> windows =
-      ReadSettledWindows(windows_path, power_options.utc_offset_h, options);
 
   PowerLogReader log(power_path, power_options);
   KernelEnergyResult result;

@@ -287,5 +287,14 @@ KernelEnergyResult MeasureKernelEnergiesWithReasons(const std::string& primary_l
                                                     const PowerLogOptions& secondary_options,
                                                     const std::string& windows_path,
                                                     const KernelEnergyOptions& options);
+// The same on windows already read (and moved by their settle time: options.settle_ms is not
+// applied again); `windows_path` names them in messages.
+KernelEnergyResult MeasureKernelEnergiesWithReasons(const std::string& primary_log,
+                                                    const PowerLogOptions& primary_options,
+                                                    const std::string& secondary_log,
+                                                    const PowerLogOptions& secondary_options,
+                                                    const std::vector<KernelWindow>& windows,
+                                                    const std::string& windows_path,
+                                                    const KernelEnergyOptions& options);
 
 }  // namespace wattcal

@@ -1,0 +1,438 @@
+#include "ingest/capture.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "ingest/counters.h"
+#include "ingest/kernel_windows.h"
+#include "ingest/power_log.h"
+#include "ingest/utilisation.h"
+#include "util/csv_field.h"
+#include "util/errors.h"
+#include "util/logging.h"
+
+namespace wattcal {
+
+namespace fs = std::filesystem;
+
+bool CaptureOptions::Check(std::string* error) const {
+  if (!(std::isfinite(settle_ms) && settle_ms >= 0.0)) {
+    *error = fmt::format("--settle-ms: {} is not a time >= 0 ms", settle_ms);
+    return false;
+  }
+  if (power_log != "auto" && power_log != "nvml" && power_log != "nvidia-smi") {
+    *error = fmt::format("--capture-power: '{}' is not auto, nvml or nvidia-smi", power_log);
+    return false;
+  }
+  return energy.Check(error);
+}
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string Num(double v) { return std::isfinite(v) ? fmt::format("{:.9g}", v) : std::string(); }
+
+std::string Triple(const std::array<int64_t, 3>& t) {
+  return fmt::format("({}, {}, {})", t[0], t[1], t[2]);
+}
+
+int64_t Product(const std::array<int64_t, 3>& t) { return t[0] * t[1] * t[2]; }
+
+// Whether a profiled launch has the window's configuration (unknown parts match).
+bool ConfigMatches(const CounterLaunch& launch, const KernelWindow& w) {
+  if (!launch.has_launch_config) return true;
+  if (w.blocks > 0 && Product(launch.grid) != w.blocks) return false;
+  if (w.threads > 0 && Product(launch.block) != w.threads) return false;
+  return true;
+}
+
+bool WindowHasConfig(const KernelWindow& w) { return w.blocks > 0 || w.threads > 0; }
+
+// The metrics the description reads, and the two time bases.
+std::vector<std::string> NeededMetrics(const GpuDescription& gpu) {
+  std::vector<std::string> m = {gpu.active_cycles_metric, gpu.duration_metric};
+  for (const ComponentCounters& c : gpu.components) {
+    for (const auto* list : {&c.thread_metrics, &c.warp_metrics, &c.byte_metrics, &c.access_metrics}) {
+      m.insert(m.end(), list->begin(), list->end());
+    }
+  }
+  return m;
+}
+
+// Throws when a metric the description needs was read with an unknown unit (the unit is only
+// checked for what is used), or is missing.
+void CheckNeededMetrics(const CounterLaunch& launch, const std::vector<std::string>& needed) {
+  for (const std::string& m : needed) {
+    if (launch.unknown_units.count(m) || !launch.metrics.count(m)) LaunchMetric(launch, m);
+  }
+}
+
+// The time range [first, last] of a power log, seconds.
+std::pair<double, double> LogRange(const std::string& path, const PowerLogOptions& options) {
+  PowerLogReader reader(path, options);
+  PowerSample s;
+  double first = kNaN, last = kNaN;
+  while (reader.Next(&s)) {
+    if (!std::isfinite(first)) first = s.time_s;
+    last = s.time_s;
+  }
+  return {first, last};
+}
+
+struct CaptureFiles {
+  std::string dir, windows, idle_windows, nvml, smi, ncu_raw, ncu_dir;
+};
+
+CaptureFiles FindFiles(const std::string& dir_in) {
+  CaptureFiles f;
+  std::string dir = dir_in;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  f.dir = dir;
+  if (!fs::is_directory(dir)) throw InputError(dir, 0, "", "not a directory (give a capture directory)");
+  auto has = [&](const char* name) { return fs::is_regular_file(fs::path(dir) / name); };
+  if (!has("windows.csv")) {
+    throw InputError(dir, 0, "",
+                     "no windows.csv: not a capture directory (it needs windows.csv, "
+                     "nvml_power.csv or nvidia_smi_power.csv, and ncu_raw.csv or ncu/)");
+  }
+  f.windows = dir + "/windows.csv";
+  if (has("idle_windows.csv")) f.idle_windows = dir + "/idle_windows.csv";
+  if (has("nvml_power.csv")) f.nvml = dir + "/nvml_power.csv";
+  if (has("nvidia_smi_power.csv")) f.smi = dir + "/nvidia_smi_power.csv";
+  if (f.nvml.empty() && f.smi.empty()) {
+    throw InputError(dir, 0, "", "no power log: a capture needs nvml_power.csv or nvidia_smi_power.csv");
+  }
+  if (has("ncu_raw.csv")) f.ncu_raw = dir + "/ncu_raw.csv";
+  if (fs::is_directory(fs::path(dir) / "ncu")) f.ncu_dir = dir + "/ncu";
+  if (f.ncu_raw.empty() && f.ncu_dir.empty()) {
+    throw InputError(dir, 0, "",
+                     "no counters: a capture needs ncu_raw.csv (one profiled launch per window) "
+                     "or ncu/<workload>.csv (one export per workload)");
+  }
+  if (!f.ncu_raw.empty() && !f.ncu_dir.empty()) {
+    throw InputError(dir, 0, "",
+                     "both ncu_raw.csv and ncu/ are present: wattcal cannot tell which counters "
+                     "belong to the windows (keep one)");
+  }
+  return f;
+}
+
+// Windows shorter than twice the settle time are measured over their second half.
+std::vector<KernelWindow> Settle(std::vector<KernelWindow> windows, double settle_ms,
+                                 const std::string& path, std::vector<std::string>* warnings) {
+  const double settle_s = settle_ms * 1e-3;
+  for (KernelWindow& w : windows) {
+    const double d = w.end_s - w.start_s;
+    if (d >= 2.0 * settle_s) {
+      w.start_s += settle_s;
+    } else {
+      w.start_s += 0.5 * d;
+      if (settle_s > 0.0) {
+        warnings->push_back(fmt::format(
+            "{}:{}: {}: the window lasts {:.1f} ms, shorter than twice the settle time ({} ms): "
+            "measured over its second half",
+            path, w.line, w.kernel, d * 1e3, settle_ms));
+      }
+    }
+  }
+  return windows;
+}
+
+}  // namespace
+
+CaptureResult IngestCaptures(const std::vector<std::string>& dirs, const GpuDescription& gpu,
+                             const CaptureOptions& options) {
+  std::string error;
+  if (!options.Check(&error)) throw OptionError(error);
+  if (dirs.empty()) throw OptionError("give at least one capture directory");
+  if (!gpu.Check(&error)) throw OptionError(error);
+
+  CaptureResult r;
+  r.gpu = gpu;
+  r.power_limit_w = kNaN;
+  const std::vector<std::string> needed = NeededMetrics(gpu);
+  std::set<std::string> seen_dirs;
+
+  for (const std::string& dir_in : dirs) {
+    const CaptureFiles f = FindFiles(dir_in);
+    if (!seen_dirs.insert(fs::weakly_canonical(f.dir).string()).second) {
+      throw OptionError(fmt::format("--capture {} is given twice", f.dir));
+    }
+    // The power logs: primary = the power source, secondary = throttle reasons and limit.
+    std::string primary, secondary;
+    if (options.power_log == "nvml") {
+      if (f.nvml.empty()) throw InputError(f.dir, 0, "", "--capture-power nvml: no nvml_power.csv");
+      primary = f.nvml, secondary = f.smi;
+    } else if (options.power_log == "nvidia-smi") {
+      if (f.smi.empty()) {
+        throw InputError(f.dir, 0, "", "--capture-power nvidia-smi: no nvidia_smi_power.csv");
+      }
+      primary = f.smi;
+    } else {
+      primary = f.nvml.empty() ? f.smi : f.nvml;
+      secondary = f.nvml.empty() ? std::string() : f.smi;
+    }
+
+    const std::vector<KernelWindow> windows = ReadKernelWindows(f.windows);
+    if (windows.empty()) throw InputError(f.windows, 1, "", "no windows after the header");
+    KernelEnergyOptions energy_options = options.energy;
+    energy_options.settle_ms = 0.0;  // applied here, per window
+    const PowerLogOptions log_options;
+    const KernelEnergyResult measured = MeasureKernelEnergiesWithReasons(
+        primary, log_options, secondary, log_options,
+        Settle(windows, options.settle_ms, f.windows, &r.warnings), f.windows, energy_options);
+    r.power_sources.push_back(measured.power_source_name);
+    r.power_logs.push_back(primary);
+    for (const std::string& p : {f.windows, primary, secondary, f.idle_windows}) {
+      if (!p.empty()) r.inputs.push_back(p);
+    }
+
+    // Counters per window.
+    std::vector<CaptureWindow> out(windows.size());
+    if (!f.ncu_raw.empty()) {
+      r.inputs.push_back(f.ncu_raw);
+      const std::vector<CounterLaunch> launches = ReadCounterLaunches(f.ncu_raw);
+      // Set-up launches: the leading ones, beyond the windows' count, whose configuration is
+      // not the first window's.
+      size_t first = 0;
+      if (WindowHasConfig(windows[0])) {
+        while (first < launches.size() && launches.size() - first > windows.size() &&
+               !ConfigMatches(launches[first], windows[0])) {
+          ++first;
+        }
+      }
+      for (size_t i = 0; i < first; ++i) {
+        const CounterLaunch& l = launches[i];
+        r.dropped_launches.push_back(fmt::format(
+            "{}:{}: {} (grid {} x block {}): a set-up launch before the first window ({}:{} {})",
+            l.path, l.line, l.kernel, Triple(l.grid), Triple(l.block), f.windows, windows[0].line,
+            windows[0].kernel));
+      }
+      const size_t n = launches.size() - first;
+      if (n != windows.size()) {
+        throw InputError(
+            f.ncu_raw, 0, "",
+            fmt::format("{} profiled launches{} but {} has {} windows: counters are joined to "
+                        "windows one launch per window, in order (profile each window's kernel "
+                        "once, e.g. ncu --launch-count 1 per benchmark, or remove the extra rows)",
+                        n, first > 0 ? fmt::format(" (after {} set-up launches)", first) : "",
+                        f.windows, windows.size()));
+      }
+      for (size_t i = 0; i < n; ++i) {
+        const CounterLaunch& l = launches[first + i];
+        const KernelWindow& w = windows[i];
+        if (!ConfigMatches(l, w)) {
+          throw InputError(
+              l.path, l.line, "Grid Size",
+              fmt::format("launch {} of {} has grid {} x block {} ({} blocks of {} threads), but "
+                          "its window {}:{} ({}) says {} blocks of {} threads: the rows and the "
+                          "windows are not in the same order, or a launch is missing",
+                          i + 1, l.kernel, Triple(l.grid), Triple(l.block), Product(l.grid),
+                          Product(l.block), f.windows, w.line, w.kernel, w.blocks, w.threads));
+        }
+        CheckNeededMetrics(l, needed);
+        CaptureWindow& c = out[i];
+        c.counters_path = l.path;
+        c.counters_line = l.line;
+        c.counters_kernel = l.kernel;
+        c.counters_launches = 1;
+        c.utilisations = ComputeUtilisations(SumCounterLaunches(w.kernel, {l}), gpu);
+      }
+    } else {
+      // One export per workload.
+      std::map<std::string, std::string> exports;  // workload -> path
+      for (const auto& entry : fs::directory_iterator(f.ncu_dir)) {
+        if (!entry.is_regular_file() || entry.path().extension() != ".csv") continue;
+        exports[entry.path().stem().string()] = entry.path().string();
+      }
+      std::map<std::string, CaptureWindow> done;  // one read per export
+      std::set<std::string> used;
+      for (size_t i = 0; i < windows.size(); ++i) {
+        const KernelWindow& w = windows[i];
+        auto it = exports.find(w.kernel);
+        if (it == exports.end()) {
+          throw InputError(f.windows, w.line, "kernel",
+                           fmt::format("no counters for workload '{}': expected {}/{}.csv ({} has "
+                                       "{} exports)",
+                                       w.kernel, f.ncu_dir, w.kernel, f.ncu_dir, exports.size()));
+        }
+        used.insert(w.kernel);
+        auto cached = done.find(w.kernel);
+        if (cached == done.end()) {
+          const std::vector<CounterLaunch> launches = ReadCounterLaunches(it->second);
+          if (launches.empty()) throw InputError(it->second, 0, "", "no profiled launches");
+          for (const CounterLaunch& l : launches) CheckNeededMetrics(l, needed);
+          CaptureWindow c;
+          c.counters_path = it->second;
+          c.counters_line = launches.front().line;
+          c.counters_kernel = launches.size() == 1 ? launches.front().kernel
+                                                   : fmt::format("{} kernels", launches.size());
+          c.counters_launches = static_cast<int>(launches.size());
+          c.utilisations = ComputeUtilisations(SumCounterLaunches(w.kernel, launches), gpu);
+          cached = done.emplace(w.kernel, c).first;
+          r.inputs.push_back(it->second);
+        }
+        out[i] = cached->second;
+      }
+      for (const auto& [name, path] : exports) {
+        if (!used.count(name)) r.unused_exports.push_back(path);
+      }
+    }
+    for (size_t i = 0; i < windows.size(); ++i) {
+      CaptureWindow& c = out[i];
+      c.capture = f.dir;
+      c.workload = windows[i].kernel;
+      c.kind = "benchmark";
+      c.energy = measured.windows[i];
+      c.launches = windows[i].launches;
+      c.blocks = windows[i].blocks;
+      c.threads = windows[i].threads;
+      if (std::isfinite(c.energy.power_limit_w)) {
+        r.power_limit_w = std::isfinite(r.power_limit_w) ? std::max(r.power_limit_w, c.energy.power_limit_w)
+                                                         : c.energy.power_limit_w;
+      }
+      r.windows.push_back(std::move(c));
+    }
+
+    // Idle windows: measured the same way; those outside the log are skipped and named.
+    if (!f.idle_windows.empty()) {
+      const std::vector<KernelWindow> idle_all = ReadKernelWindows(f.idle_windows);
+      const auto [first_s, last_s] = LogRange(primary, log_options);
+      std::vector<KernelWindow> idle;
+      for (const KernelWindow& w : idle_all) {
+        if (w.start_s < first_s || w.end_s > last_s) {
+          r.skipped_idle.push_back(fmt::format(
+              "{}:{}: {}: [{:.6f}, {:.6f}] s is not inside the power log's [{:.6f}, {:.6f}] s",
+              f.idle_windows, w.line, w.kernel, w.start_s, w.end_s, first_s, last_s));
+          continue;
+        }
+        idle.push_back(w);
+      }
+      if (!idle.empty()) {
+        const KernelEnergyResult idle_measured = MeasureKernelEnergiesWithReasons(
+            primary, log_options, secondary, log_options,
+            Settle(idle, options.settle_ms, f.idle_windows, &r.warnings), f.idle_windows,
+            energy_options);
+        for (size_t i = 0; i < idle.size(); ++i) {
+          CaptureWindow c;
+          c.capture = f.dir;
+          c.workload = idle[i].kernel;
+          c.kind = "idle";
+          c.energy = idle_measured.windows[i];
+          r.windows.push_back(std::move(c));
+        }
+      }
+    }
+  }
+  return r;
+}
+
+Corpus CaptureResult::ToCorpus() const {
+  Corpus c;
+  c.path = "";
+  c.kind = CorpusKind::kMeasured;
+  c.layout = gpu.ToLayout();
+  c.components_line = 1;
+  c.defaults_line = 0;
+  std::vector<const CaptureWindow*> rows;
+  for (const CaptureWindow& w : windows) {
+    if (w.kind == "benchmark") rows.push_back(&w);
+  }
+  const int n = static_cast<int>(rows.size());
+  const int domains = c.layout.num_domains();
+  c.power_w.resize(n);
+  c.freq_mhz.resize(n, domains);
+  c.util_frac.resize(n, static_cast<int>(gpu.components.size()));
+  // A workload measured in several windows (or captures) keeps one row per window: the
+  // repeats are told apart by "#2", "#3" so that no two rows share a name.
+  std::map<std::string, int> count;
+  for (int i = 0; i < n; ++i) {
+    const CaptureWindow& w = *rows[i];
+    const int k = ++count[w.workload];
+    c.benchmark.push_back(k == 1 ? w.workload : fmt::format("{}#{}", w.workload, k));
+    c.power_w(i) = w.energy.mean_power_w;
+    const double f_core = std::isfinite(w.energy.f_core_mhz) ? std::round(w.energy.f_core_mhz)
+                                                             : gpu.default_core_mhz;
+    c.freq_mhz(i, 0) = f_core;
+    if (domains > 1) {
+      c.freq_mhz(i, 1) = std::isfinite(w.energy.f_mem_mhz) ? std::round(w.energy.f_mem_mhz)
+                                                           : gpu.default_mem_mhz;
+    }
+    for (size_t j = 0; j < w.utilisations.size(); ++j) c.util_frac(i, static_cast<int>(j)) = w.utilisations[j];
+    c.line.push_back(w.energy.line);
+    c.flags.push_back(WindowFlagsToString(w.energy.flags));
+  }
+  c.power_limit_w = power_limit_w;
+  return c;
+}
+
+std::string CaptureResult::WindowsCsv() const {
+  std::string s =
+      "capture,workload,kind,start_s,end_s,duration_s,energy_j,mean_power_w,power_source,samples,"
+      "f_core_mhz,f_core_min_mhz,f_core_max_mhz,f_mem_mhz,clock_reasons,power_limit_w,flags,"
+      "launches,blocks,threads,counters,counters_line,counters_kernel,counters_launches";
+  for (const ComponentCounters& c : gpu.components) s += "," + CsvField("util:" + c.component);
+  s += "\n";
+  for (const CaptureWindow& w : windows) {
+    const WindowEnergy& e = w.energy;
+    s += fmt::format(
+        "{},{},{},{:.6f},{:.6f},{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        CsvField(w.capture), CsvField(w.workload), w.kind, e.start_s, e.end_s, e.duration_s,
+        Num(e.energy_j), Num(e.mean_power_w), e.power_source, e.samples, Num(e.f_core_mhz),
+        Num(e.f_core_min_mhz), Num(e.f_core_max_mhz), Num(e.f_mem_mhz),
+        e.has_clock_reasons ? fmt::format("0x{:x}", e.clock_reasons) : std::string(),
+        Num(e.power_limit_w), WindowFlagsToString(e.flags), w.launches, w.blocks, w.threads,
+        CsvField(w.counters_path), w.counters_line, CsvField(w.counters_kernel),
+        w.counters_launches);
+    for (size_t j = 0; j < gpu.components.size(); ++j) {
+      s += "," + (j < w.utilisations.size() ? fmt::format("{:.6g}", w.utilisations[j]) : std::string());
+    }
+    s += "\n";
+  }
+  return s;
+}
+
+std::string CaptureResult::Summary() const {
+  std::string s;
+  for (size_t i = 0; i < power_sources.size(); ++i) {
+    s += fmt::format("power: {} from {}\n", power_sources[i], power_logs[i]);
+  }
+  int benchmarks = 0, idle = 0, flagged = 0;
+  std::string flagged_names;
+  for (const CaptureWindow& w : windows) {
+    if (w.kind == "idle") {
+      ++idle;
+      s += fmt::format("idle: {} {:.1f} W ({})\n", w.workload, w.energy.mean_power_w, w.capture);
+      continue;
+    }
+    ++benchmarks;
+    const uint32_t serious = w.energy.flags & (kFlagPowerCap | kFlagClockMoved | kFlagThermal | kFlagHwSlowdown);
+    if (serious) {
+      ++flagged;
+      flagged_names += fmt::format("  {} {:.1f} W, core {:.0f}-{:.0f} MHz [{}]\n", w.workload,
+                                   w.energy.mean_power_w, w.energy.f_core_min_mhz,
+                                   w.energy.f_core_max_mhz, WindowFlagsToString(w.energy.flags));
+    }
+  }
+  s += fmt::format("windows: {} measured, {} idle; board limit {} W\n", benchmarks, idle,
+                   std::isfinite(power_limit_w) ? fmt::format("{:.0f}", power_limit_w) : "unknown");
+  if (flagged > 0) {
+    s += fmt::format("{} windows hit the power cap or moved their clock (left out of training "
+                     "by default; calibrate --keep-flagged keeps them):\n{}",
+                     flagged, flagged_names);
+  }
+  for (const std::string& d : dropped_launches) s += "dropped " + d + "\n";
+  for (const std::string& u : unused_exports) s += "unused export (no window names it): " + u + "\n";
+  for (const std::string& k : skipped_idle) s += "skipped idle window: " + k + "\n";
+  if (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+}  // namespace wattcal

@@ -1,0 +1,115 @@
+// Capture directories: one measurement campaign's raw dumps in one folder, read as one input
+// (issue 10; the layout of datasets/h100_capture and of wattcal-capture's output).
+//
+//   DIR/windows.csv          kernel,start_us,end_us[,launches,blocks,threads,...]: one row per
+//                            measured window (a benchmark or a workload run in a loop).
+//   DIR/nvml_power.csv       raw NVML samples: timestamp_us,power_mw[,power_instant_mw,energy_mj,
+//                            sm_clock_mhz,mem_clock_mhz,temperature_c]    } at least one of
+//   DIR/nvidia_smi_power.csv nvidia-smi --query-gpu log (power.draw*,      } the two logs
+//                            power.limit, clocks, clocks_event_reasons)  }
+//   DIR/idle_windows.csv     optional: idle windows, same columns as windows.csv.
+//   DIR/ncu_raw.csv          Nsight Compute raw page: one row per profiled launch, one launch
+//                            per window, in window order (set-up launches may come first), or
+//   DIR/ncu/<workload>.csv   one Nsight Compute export per workload of windows.csv: all its
+//                            kernels, whose counts are summed (a real application).
+//
+// Power. With both logs, NVML's is the primary source (energy counter, instant power, clocks)
+// and nvidia-smi's gives the throttle reasons and the board power limit. The energy of a
+// window comes from the best source the logs have: the energy counter, then instant power,
+// then 1-s averaged power (with a warning naming the column). Each window is measured from
+// settle_ms after its start (steady state), shortened for windows too short for that.
+//
+// Counters. ncu_raw.csv rows are joined to windows by launch order, never by name: leading
+// launches whose configuration differs from the first window's (set-up kernels such as
+// k_fill_random) are dropped and named; then the counts must match (an error names both
+// files), and every pair is verified by launch configuration (Grid Size x Block Size against
+// the window's blocks and threads). ncu/<workload>.csv exports are summed over all their
+// launches (counts summed; utilisations from summed counts over summed time, TPDS Eqs. 7-8).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ingest/gpu_description.h"
+#include "ingest/kernel_energy.h"
+#include "io/corpus.h"
+
+namespace wattcal {
+
+struct CaptureOptions {
+  // Each window is measured from this long after its start, ms; a window shorter than
+  // 2 x settle_ms is measured from its middle instead (and named in the warnings).
+  double settle_ms = 300.0;
+  // Which log gives the power: "auto" (NVML's when present, else nvidia-smi's), "nvml" or
+  // "nvidia-smi".
+  std::string power_log = "auto";
+  // Flagging thresholds (clock range, samples, CV, temperature drift).
+  KernelEnergyOptions energy;
+
+  bool Check(std::string* error) const;
+};
+
+// One measured window of a capture.
+struct CaptureWindow {
+  // Capture directory and the window's name in windows.csv (the workload).
+  std::string capture;
+  std::string workload;
+  // "benchmark" (windows.csv) or "idle" (idle_windows.csv).
+  std::string kind;
+  // The window's energy, power, clocks, throttle reasons and flags (start moved by the settle).
+  WindowEnergy energy;
+  // windows.csv's launches, blocks, threads (0 = not given).
+  int64_t launches = 0;
+  int64_t blocks = 0;
+  int64_t threads = 0;
+  // Where its counters came from: the file, the first launch's line, its kernel name, and the
+  // number of profiled launches summed (1 for ncu_raw.csv). Empty for idle windows.
+  std::string counters_path;
+  int64_t counters_line = 0;
+  std::string counters_kernel;
+  int counters_launches = 0;
+  // Component utilisations in the description's order (TPDS Eqs. 7-8); empty for idle windows.
+  std::vector<double> utilisations;
+};
+
+struct CaptureResult {
+  GpuDescription gpu;
+  // Every window of every capture, in capture order, benchmarks then idle windows.
+  std::vector<CaptureWindow> windows;
+  // "FILE:LINE: KERNEL (grid (..) x block (..))" of each profiled launch that belongs to no
+  // window (set-up kernels), in file order.
+  std::vector<std::string> dropped_launches;
+  // ncu/<name>.csv exports that no window names.
+  std::vector<std::string> unused_exports;
+  // Idle windows that could not be measured (outside the power log), with the reason.
+  std::vector<std::string> skipped_idle;
+  // Warnings for the terminal and the report (averaged power, short windows, ...).
+  std::vector<std::string> warnings;
+  // The board power limit (nvidia-smi power.limit), W; NaN when no log gives it.
+  double power_limit_w = 0.0;
+  // Per capture: the power source used ("energy_counter", "instant_power", "averaged_power")
+  // and the log it came from.
+  std::vector<std::string> power_sources;
+  std::vector<std::string> power_logs;
+  // Every file read, for the manifest.
+  std::vector<std::string> inputs;
+
+  // The measured table: one row per benchmark window, at its time-weighted clocks (rounded to
+  // 1 MHz), its flags (power_cap, clock_moved, ...) and the board limit.
+  Corpus ToCorpus() const;
+  // Per window: capture,workload,kind,start_s,end_s,duration_s,energy_j,mean_power_w,
+  // power_source,samples,f_core_mhz,f_core_min_mhz,f_core_max_mhz,f_mem_mhz,clock_reasons,
+  // power_limit_w,flags,launches,blocks,threads,counters,counters_line,counters_kernel,
+  // counters_launches,util:<component>...
+  std::string WindowsCsv() const;
+  // For the terminal.
+  std::string Summary() const;
+};
+
+// Reads every capture directory and joins its windows, power and counters. Throws InputError
+// (FILE:LINE: FIELD: message) for what it cannot read or join and OptionError for bad options.
+CaptureResult IngestCaptures(const std::vector<std::string>& dirs, const GpuDescription& gpu,
+                             const CaptureOptions& options);
+
+}  // namespace wattcal

@@ -1,0 +1,288 @@
+// Capture directories (issue 10) on the real H100 campaign: every folder ingests, counters
+// join to windows by launch (never by name), the energy counter gives a window's power,
+// power-capped windows are flagged, and a broken join is an error naming both files.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "ingest/capture.h"
+#include "ingest/counters.h"
+#include "ingest/gpu_description.h"
+#include "io/corpus_io.h"
+#include "test_support.h"
+#include "util/errors.h"
+
+namespace wattcal {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Dataset;
+
+std::string H100(const std::string& folder) { return Dataset("h100_capture/" + folder); }
+
+GpuDescription H100Gpu() {
+  return ReadGpuDescription(std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/h100_sxm.json");
+}
+
+const CaptureWindow& Find(const CaptureResult& r, const std::string& name) {
+  for (const CaptureWindow& w : r.windows) {
+    if (w.workload == name) return w;
+  }
+  ADD_FAILURE() << "no window " << name;
+  return r.windows.front();
+}
+
+std::vector<std::string> Lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+std::string JoinLines(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const std::string& l : lines) s += l + "\n";
+  return s;
+}
+
+// A scratch capture directory whose power log links to ubench_random's and whose windows.csv
+// and counters are given.
+std::string ScratchCapture(const std::string& windows_csv) {
+  const std::string dir = testing::ScratchDir() + "/capture";
+  fs::create_directories(dir);
+  fs::create_symlink(H100("ubench_random/nvml_power.csv"), dir + "/nvml_power.csv");
+  testing::WriteFile(dir + "/windows.csv", windows_csv);
+  return dir;
+}
+
+TEST(Capture, EveryH100FolderIngests) {
+  WATTCAL_REQUIRE_DATASETS();
+  const GpuDescription gpu = H100Gpu();
+  const std::pair<const char*, int> folders[] = {
+      {"ubench_random", 39}, {"mix_random", 100}, {"ubench_zeros", 39}, {"mix_zeros", 100}};
+  for (const auto& [folder, benchmarks] : folders) {
+    SCOPED_TRACE(folder);
+    const CaptureResult r = IngestCaptures({H100(folder)}, gpu, CaptureOptions());
+    int measured = 0, idle = 0;
+    for (const CaptureWindow& w : r.windows) {
+      if (w.kind == "idle") {
+        ++idle;
+        EXPECT_GT(w.energy.mean_power_w, 50.0);
+        EXPECT_LT(w.energy.mean_power_w, 130.0);
+        continue;
+      }
+      ++measured;
+      EXPECT_EQ(w.energy.power_source, "energy_counter") << w.workload;
+      EXPECT_GT(w.energy.mean_power_w, 60.0) << w.workload;
+      EXPECT_LT(w.energy.mean_power_w, 760.0) << w.workload;
+      ASSERT_EQ(w.utilisations.size(), gpu.components.size());
+      for (double u : w.utilisations) EXPECT_TRUE(std::isfinite(u) && u >= 0.0) << w.workload;
+    }
+    EXPECT_EQ(measured, benchmarks);
+    // mix_random's idle_after ends 43 us after the last NVML reading: skipped and named.
+    EXPECT_GE(idle + static_cast<int>(r.skipped_idle.size()), 1);
+    if (std::string(folder) == "mix_random") {
+      ASSERT_EQ(r.skipped_idle.size(), 1u);
+      EXPECT_NE(r.skipped_idle[0].find("idle_windows.csv:2: idle_after"), std::string::npos)
+          << r.skipped_idle[0];
+    }
+    EXPECT_DOUBLE_EQ(r.power_limit_w, 700.0);
+  }
+}
+
+TEST(Capture, CountersJoinByLaunchNotByName) {
+  WATTCAL_REQUIRE_DATASETS();
+  const CaptureResult r = IngestCaptures({H100("ubench_random")}, H100Gpu(), CaptureOptions());
+  // Nine benchmarks run k_int_add: each keeps its own launch.
+  const CaptureWindow& one = Find(r, "sm_sweep_int_add_001");
+  const CaptureWindow& all = Find(r, "sm_sweep_int_add_132");
+  const CaptureWindow& full = Find(r, "int_add");
+  EXPECT_EQ(one.counters_kernel, "k_int_add(P)");
+  EXPECT_EQ(one.blocks, 1);
+  EXPECT_EQ(all.blocks, 132);
+  EXPECT_EQ(full.blocks, 1056);
+  EXPECT_NE(one.counters_line, all.counters_line);
+  EXPECT_NE(all.counters_line, full.counters_line);
+  EXPECT_EQ(one.counters_launches, 1);
+  // ncu_raw.csv: 3 tool lines, header, units row, 2 set-up launches, then the windows in order.
+  EXPECT_EQ(Find(r, "idle_sleep").counters_line, 8);
+  EXPECT_EQ(one.counters_line, 8 + 23);
+  // The INT utilisation of one SM is 1/132 of all 132 SMs' (elapsed-cycle time base).
+  const int int_index = 1;
+  ASSERT_EQ(r.gpu.components[int_index].component, "INT");
+  EXPECT_NEAR(one.utilisations[int_index] / all.utilisations[int_index], 1.0 / 132.0, 0.002);
+  // The two set-up launches are named.
+  ASSERT_EQ(r.dropped_launches.size(), 2u);
+  EXPECT_NE(r.dropped_launches[0].find("k_fill_random"), std::string::npos);
+  EXPECT_NE(r.dropped_launches[1].find("ncu_raw.csv:7"), std::string::npos);
+}
+
+TEST(Capture, EnergyCounterPowerMatchesAHandComputation) {
+  WATTCAL_REQUIRE_DATASETS();
+  const CaptureResult r = IngestCaptures({H100("ubench_random")}, H100Gpu(), CaptureOptions());
+  // int_add's window, windows.csv line 3.
+  const double start_s = 1795519849900923e-6, end_s = 1795519851496551e-6;
+  // The README's reference: (energy_mj at the end - energy_mj 300 ms after the start) / the
+  // time between those two readings (the last readings at or before those times).
+  double t_a = 0, e_a = 0, t_b = 0, e_b = 0;
+  std::ifstream in(H100("ubench_random/nvml_power.csv"));
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::stringstream ss(line);
+    std::string cell;
+    std::vector<std::string> f;
+    while (std::getline(ss, cell, ',')) f.push_back(cell);
+    const double t = std::stod(f[0]) * 1e-6, e = std::stod(f[3]) * 1e-3;
+    if (t <= start_s + 0.3) t_a = t, e_a = e;
+    if (t <= end_s) t_b = t, e_b = e;
+  }
+  const double hand_w = (e_b - e_a) / (t_b - t_a);
+  const CaptureWindow& w = Find(r, "int_add");
+  EXPECT_EQ(w.energy.line, 3);
+  EXPECT_NEAR(w.energy.mean_power_w, hand_w, 0.015 * hand_w);
+  EXPECT_GT(hand_w, 300.0);
+}
+
+TEST(Capture, PowerCappedMixesAreFlagged) {
+  WATTCAL_REQUIRE_DATASETS();
+  const CaptureResult r = IngestCaptures({H100("mix_random")}, H100Gpu(), CaptureOptions());
+  int flagged = 0;
+  for (const CaptureWindow& w : r.windows) {
+    if (w.kind != "benchmark") continue;
+    const bool moved = w.energy.f_core_max_mhz - w.energy.f_core_min_mhz > 0.01 * w.energy.f_core_max_mhz;
+    if (moved) {
+      ++flagged;
+      EXPECT_NE(w.energy.flags & kFlagClockMoved, 0u) << w.workload;
+    }
+  }
+  EXPECT_GE(flagged, 5);
+  const CaptureWindow& capped = Find(r, "mix006_f12_i8_d4_s1_h0_l1_m2_t2_b4");
+  EXPECT_NE(capped.energy.flags & kFlagPowerCap, 0u);
+  EXPECT_NE(capped.energy.flags & kFlagClockMoved, 0u);
+  EXPECT_GT(capped.energy.mean_power_w, 680.0);
+  EXPECT_LT(capped.energy.f_core_min_mhz, 1800.0);
+  // The measured table carries the flags and the board limit.
+  const Corpus c = r.ToCorpus();
+  EXPECT_DOUBLE_EQ(c.power_limit_w, 700.0);
+  ASSERT_EQ(static_cast<int>(c.flags.size()), c.rows());
+  int tagged = 0;
+  for (const std::string& f : c.flags) tagged += f.find("power_cap") != std::string::npos;
+  EXPECT_GE(tagged, 5);
+}
+
+TEST(Capture, ACountMismatchNamesBothFiles) {
+  WATTCAL_REQUIRE_DATASETS();
+  std::vector<std::string> windows = Lines(H100("ubench_random/windows.csv"));
+  windows.pop_back();  // one window fewer than the profiled launches
+  const std::string dir = ScratchCapture(JoinLines(windows));
+  fs::create_symlink(H100("ubench_random/ncu_raw.csv"), dir + "/ncu_raw.csv");
+  try {
+    IngestCaptures({dir}, H100Gpu(), CaptureOptions());
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("ncu_raw.csv"), std::string::npos) << what;
+    EXPECT_NE(what.find("windows.csv"), std::string::npos) << what;
+    EXPECT_NE(what.find("39 profiled launches"), std::string::npos) << what;
+    EXPECT_NE(what.find("38 windows"), std::string::npos) << what;
+  }
+}
+
+TEST(Capture, ALaunchConfigurationMismatchNamesTheWindow) {
+  WATTCAL_REQUIRE_DATASETS();
+  std::vector<std::string> windows = Lines(H100("ubench_random/windows.csv"));
+  // windows.csv line 26 is sm_sweep_int_add_002 (2 blocks); say 3.
+  ASSERT_EQ(windows[25].rfind("sm_sweep_int_add_002,", 0), 0u);
+  const size_t pos = windows[25].find(",2,1024,");
+  ASSERT_NE(pos, std::string::npos);
+  windows[25].replace(pos, 8, ",3,1024,");
+  const std::string dir = ScratchCapture(JoinLines(windows));
+  fs::create_symlink(H100("ubench_random/ncu_raw.csv"), dir + "/ncu_raw.csv");
+  try {
+    IngestCaptures({dir}, H100Gpu(), CaptureOptions());
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("ncu_raw.csv:32"), std::string::npos) << what;
+    EXPECT_NE(what.find("windows.csv:26"), std::string::npos) << what;
+    EXPECT_NE(what.find("(2, 1, 1)"), std::string::npos) << what;
+  }
+}
+
+TEST(Capture, AWorkloadsKernelsAreSummedOverTheirTime) {
+  WATTCAL_REQUIRE_DATASETS();
+  // One workload made of two real launches (int_add and fp32_fma), measured over int_add's
+  // window: ncu/app.csv holds the raw page's header, units row and those two rows.
+  const std::vector<std::string> raw = Lines(H100("ubench_random/ncu_raw.csv"));
+  ASSERT_GT(raw.size(), 12u);
+  const std::string dir =
+      ScratchCapture("kernel,start_us,end_us\napp,1795519849900923,1795519851496551\n");
+  fs::create_directories(dir + "/ncu");
+  // Lines 4-5: header and units; line 9: k_int_add (1056 blocks); line 11: k_fp32_fma.
+  testing::WriteFile(dir + "/ncu/app.csv", JoinLines({raw[3], raw[4], raw[8], raw[10]}));
+  testing::WriteFile(dir + "/ncu/unused.csv", JoinLines({raw[3], raw[4], raw[8]}));
+  const GpuDescription gpu = H100Gpu();
+  const CaptureResult r = IngestCaptures({dir}, gpu, CaptureOptions());
+  const CaptureWindow& app = Find(r, "app");
+  EXPECT_EQ(app.counters_launches, 2);
+  ASSERT_EQ(r.unused_exports.size(), 1u);
+  // By hand: INT = summed integer thread ops / (summed elapsed cycles per SM x 132 x 64).
+  const std::vector<CounterLaunch> launches = ReadCounterLaunches(dir + "/ncu/app.csv");
+  ASSERT_EQ(launches.size(), 2u);
+  const char* ops = "sm__sass_thread_inst_executed_op_integer_pred_on.sum";
+  const char* cycles = "sm__cycles_elapsed.avg";
+  const double int_ops = launches[0].metrics.at(ops) + launches[1].metrics.at(ops);
+  const double elapsed = launches[0].metrics.at(cycles) + launches[1].metrics.at(cycles);
+  EXPECT_NEAR(app.utilisations[1], int_ops / (elapsed * 132 * 64), 1e-12);
+  // DRAM read = summed bytes / summed duration / peak.
+  const char* bytes = "dram__bytes_read.sum";
+  const char* time = "gpu__time_duration.sum";
+  const double dram = (launches[0].metrics.at(bytes) + launches[1].metrics.at(bytes)) /
+                      (launches[0].metrics.at(time) + launches[1].metrics.at(time)) / 3.35e12;
+  EXPECT_NEAR(app.utilisations[gpu.components.size() - 2], dram, 1e-12);
+}
+
+TEST(Capture, StageWritesTheMeasuredTableAndRefusesWhatItCannotRead) {
+  WATTCAL_REQUIRE_DATASETS();
+  const std::string out = testing::ScratchDir();
+  const std::string gpu = std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/h100_sxm.json";
+  const std::vector<std::string> args = {"--capture", H100("ubench_random"), "--capture",
+                                         H100("mix_random"), "--gpu", gpu, "--tidy",
+                                         out + "/measured.csv", "--out", out + "/windows.csv"};
+  const testing::CommandResult r = testing::RunStage("wattcal-ingest", args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("set-up launch"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("mix006_f12_i8_d4_s1_h0_l1_m2_t2_b4"), std::string::npos) << r.output;
+  EXPECT_TRUE(testing::FileExists(out + "/measured.csv.manifest.json"));
+  const Corpus c = ReadCorpus(out + "/measured.csv");
+  EXPECT_EQ(c.rows(), 139);
+  EXPECT_DOUBLE_EQ(c.power_limit_w, 700.0);
+  EXPECT_DOUBLE_EQ(c.layout.domains[0].default_freq_mhz, 1980.0);
+  // A rerun is byte-identical.
+  const std::string first = testing::ReadFile(out + "/measured.csv");
+  const std::string first_windows = testing::ReadFile(out + "/windows.csv");
+  ASSERT_EQ(testing::RunStage("wattcal-ingest", args).exit_code, 0);
+  EXPECT_EQ(testing::ReadFile(out + "/measured.csv"), first);
+  EXPECT_EQ(testing::ReadFile(out + "/windows.csv"), first_windows);
+  // Without --gpu: a clear error and no output.
+  const testing::CommandResult no_gpu = testing::RunStage(
+      "wattcal-ingest", {"--capture", H100("ubench_random"), "--tidy", out + "/x.csv"});
+  EXPECT_NE(no_gpu.exit_code, 0);
+  EXPECT_NE(no_gpu.output.find("--capture needs --gpu"), std::string::npos) << no_gpu.output;
+  EXPECT_FALSE(testing::FileExists(out + "/x.csv"));
+  // A folder that is not a capture.
+  fs::create_directories(out + "/empty");
+  const testing::CommandResult not_capture = testing::RunStage(
+      "wattcal-ingest", {"--capture", out + "/empty", "--gpu", gpu, "--tidy", out + "/y.csv"});
+  EXPECT_NE(not_capture.exit_code, 0);
+  EXPECT_NE(not_capture.output.find("no windows.csv"), std::string::npos) << not_capture.output;
+  EXPECT_FALSE(testing::FileExists(out + "/y.csv"));
+}
+
+}  // namespace
+}  // namespace wattcal
