@@ -958,6 +958,22 @@ TEST(KernelEnergyH100Capture, PowerCappedMixesAreFlagged) {
   const std::set<std::string> expected_moved = {"mix006", "mix028", "mix049", "mix052",
                                                 "mix061", "mix071", "mix082"};
   EXPECT_EQ(moved, expected_moved);
+
+  // Without the settle time, the cap reason of a capped mix lingers into the first 80-180 ms of
+  // the next window (the power controller averages over ~1 s): those windows are flagged too.
+  const KernelEnergyResult whole = MeasureKernelEnergiesWithReasons(
+      Capture("mix_random", "nvml_power.csv"), PowerLogOptions(),
+      Capture("mix_random", "nvidia_smi_power.csv"), PowerLogOptions(),
+      Capture("mix_random", "windows.csv"), KernelEnergyOptions());
+  std::set<std::string> capped_whole;
+  for (const WindowEnergy& w : whole.windows) {
+    if (w.flags & kFlagPowerCap) capped_whole.insert(w.kernel.substr(0, 6));
+  }
+  std::set<std::string> expected_whole = expected_capped;
+  for (const char* next : {"mix007", "mix029", "mix050", "mix053", "mix062", "mix072"}) {
+    expected_whole.insert(next);
+  }
+  EXPECT_EQ(capped_whole, expected_whole);
 }
 
 // idle_after ends 43 us after mix_random's last NVML reading: the error says by how much.
