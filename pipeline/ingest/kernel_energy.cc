@@ -38,17 +38,19 @@ class StepStats {
  public:
   void Add(double value, double duration_s) {
     if (std::isnan(value) || !(duration_s > 0.0)) return;
-    integral_ += value * duration_s;
+    if (duration_s_ == 0.0) reference_ = value;
+    integral_ += (value - reference_) * duration_s;  // exact for a constant clock
     duration_s_ += duration_s;
     min_ = std::min(min_, value);
     max_ = std::max(max_, value);
   }
   bool empty() const { return duration_s_ == 0.0; }
-  double Mean() const { return empty() ? kNaN : integral_ / duration_s_; }
+  double Mean() const { return empty() ? kNaN : reference_ + integral_ / duration_s_; }
   double Min() const { return empty() ? kNaN : min_; }
   double Max() const { return empty() ? kNaN : max_; }
 
  private:
+  double reference_ = 0.0;  // the first value; the integral is taken relative to it
   double integral_ = 0.0;
   double duration_s_ = 0.0;
   double min_ = std::numeric_limits<double>::infinity();

@@ -33,14 +33,16 @@
 //                   new; an edge before the first or after the last change extrapolates the
 //                   nearest segment. Measured on the H100 capture (1.5-1.6 s windows): the
 //                   change point's placement (first new reading, midpoint or last old one)
-//                   moves a window's power by < 0.1%; against the instant-power trapezoid the
-//                   counter is on average 1.6-1.9% higher over whole windows (the instant
-//                   readings lag the rise at a window's start) and 0.5-0.7% lower with the
-//                   first 300 ms skipped (settle_ms = 300; mean |difference| 0.6-1.3%).
+//                   moves a window's power by < 0.1%; the instant-power trapezoid is on
+//                   average 1.5% (ubench_random) and 1.8% (mix_random) lower than the counter
+//                   over whole windows (max 6.4%: the instant readings lag the rise at a
+//                   window's start), and 0.5% / 0.8% higher with the first 300 ms skipped
+//                   (settle_ms = 300; mean |difference| 0.65% / 1.3%, max 1.8% / 5.9%).
 //   instant_power   the MTSM trapezoid of an instantaneous power column;
 //   averaged_power  the trapezoid of a 1-s averaged column (nvidia-smi power.draw, NVML
 //                   power_mw on Ampere and newer), with a warning: it lags the load and reads
-//                   8% low on average on the capture's 1.5 s windows (-27% to +57% per window).
+//                   7.4-8.4% low on average on the capture's 1.5 s windows (-27% to +57% per
+//                   window: high right after a hotter window).
 #pragma once
 
 #include <cstdint>
