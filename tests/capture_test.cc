@@ -214,6 +214,21 @@ TEST(Capture, ALaunchConfigurationMismatchNamesTheWindow) {
   }
 }
 
+TEST(Capture, ANvidiaSmiLogThatStopsEarlyIsLeftOutWithAWarning) {
+  WATTCAL_REQUIRE_DATASETS();
+  // nvidia-smi stopped half-way: the NVML log still gives every window's energy.
+  std::vector<std::string> smi = Lines(H100("ubench_random/nvidia_smi_power.csv"));
+  smi.resize(smi.size() / 2);
+  const std::string dir = ScratchCapture(JoinLines(Lines(H100("ubench_random/windows.csv"))));
+  fs::create_symlink(H100("ubench_random/ncu_raw.csv"), dir + "/ncu_raw.csv");
+  testing::WriteFile(dir + "/nvidia_smi_power.csv", JoinLines(smi));
+  const CaptureResult r = IngestCaptures({dir}, H100Gpu(), CaptureOptions());
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_NE(r.warnings[0].find("nvidia_smi_power.csv: it covers"), std::string::npos) << r.warnings[0];
+  EXPECT_TRUE(std::isnan(r.power_limit_w));
+  EXPECT_EQ(Find(r, "int_add").energy.power_source, "energy_counter");
+}
+
 TEST(Capture, AWorkloadsKernelsAreSummedOverTheirTime) {
   WATTCAL_REQUIRE_DATASETS();
   // One workload made of two real launches (int_add and fp32_fma), measured over int_add's

@@ -185,6 +185,22 @@ CaptureResult IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
     KernelEnergyOptions energy_options = options.energy;
     energy_options.settle_ms = 0.0;  // applied here, per window
     const PowerLogOptions log_options;
+    // The secondary log only adds throttle reasons and the limit: when it does not cover every
+    // window (started late, stopped early), it is left out with a warning rather than failing.
+    if (!secondary.empty()) {
+      const auto [first_s, last_s] = LogRange(secondary, log_options);
+      for (const KernelWindow& w : windows) {
+        if (w.start_s < first_s || w.end_s > last_s) {
+          r.warnings.push_back(fmt::format(
+              "{}: it covers [{:.3f}, {:.3f}] s but the window {}:{} ({}) runs [{:.3f}, {:.3f}] s: "
+              "its throttle reasons and power limit are not used (windows are flagged by their "
+              "clocks only; give the limit to predict/validate with --power-limit-w)",
+              secondary, first_s, last_s, f.windows, w.line, w.kernel, w.start_s, w.end_s));
+          secondary.clear();
+          break;
+        }
+      }
+    }
     const KernelEnergyResult measured = MeasureKernelEnergiesWithReasons(
         primary, log_options, secondary, log_options,
         Settle(windows, options.settle_ms, f.windows, &r.warnings), f.windows, energy_options);
@@ -316,8 +332,15 @@ CaptureResult IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
         idle.push_back(w);
       }
       if (!idle.empty()) {
+        std::string idle_secondary = secondary;
+        if (!idle_secondary.empty()) {
+          const auto [s_first, s_last] = LogRange(idle_secondary, log_options);
+          for (const KernelWindow& w : idle) {
+            if (w.start_s < s_first || w.end_s > s_last) idle_secondary.clear();
+          }
+        }
         const KernelEnergyResult idle_measured = MeasureKernelEnergiesWithReasons(
-            primary, log_options, secondary, log_options,
+            primary, log_options, idle_secondary, log_options,
             Settle(idle, options.settle_ms, f.idle_windows, &r.warnings), f.idle_windows,
             energy_options);
         for (size_t i = 0; i < idle.size(); ++i) {

@@ -697,6 +697,7 @@ void CollinearitySection(Document* doc, const RunReport& r, const ReportOptions&
     const CollinearityReport& k = c.collinearity;
     doc->Heading(3, fs::path(c.path).filename().string());
     doc->Paragraph({{"Corpus ", "", false}, link.File(c.path), {".", "", false}});
+    if (!c.measurement_note.empty()) doc->Paragraph(Text(c.measurement_note));
     const size_t varying = k.components.size() - k.constant_components.size();
     doc->Table(
         {"Benchmarks", "Components (varying)", "Condition number", "Median |r| between benchmarks",

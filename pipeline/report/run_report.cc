@@ -24,6 +24,73 @@ namespace fs = std::filesystem;
 namespace wattcal {
 namespace {
 
+bool IsFile(const std::string& path) {
+  std::error_code ec;
+  return !path.empty() && fs::is_regular_file(path, ec);
+}
+
+nlohmann::json ReadJsonFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "", "cannot open file for reading");
+  try {
+    nlohmann::json j;
+    in >> j;
+    return j;
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
+  }
+}
+
+// What the ingest manifest beside a measured table says about its power (wattcal-ingest
+// --capture writes options.power_sources), with the table's board limit and flagged rows.
+std::string MeasurementNote(const Corpus& corpus, const std::string& path) {
+  std::string note;
+  const std::string manifest = path + ".manifest.json";
+  if (fs::is_regular_file(manifest)) {
+    try {
+      const nlohmann::json j = ReadJsonFile(manifest);
+      const nlohmann::json* sources = nullptr;
+      if (j.contains("options") && j["options"].contains("power_sources")) {
+        sources = &j["options"]["power_sources"];
+      }
+      if (sources != nullptr && sources->is_array() && !sources->empty()) {
+        note += "Measured power: ";
+        for (size_t i = 0; i < sources->size(); ++i) {
+          const nlohmann::json& e = (*sources)[i];
+          note += fmt::format("{}{} from {} ({})", i > 0 ? "; " : "",
+                              e.value("power_source", std::string("?")),
+                              e.value("power_log", std::string("?")),
+                              e.value("capture", std::string("?")));
+        }
+        note += " (preference: energy counter, then instant power, then 1-s averaged power). ";
+      }
+    } catch (const std::exception&) {
+      // A manifest that cannot be read says nothing about the power.
+    }
+  }
+  if (std::isfinite(corpus.power_limit_w)) {
+    note += fmt::format("Board power limit {:g} W. ", corpus.power_limit_w);
+  }
+  if (corpus.has_flags()) {
+    std::vector<std::string> flagged;
+    for (int i = 0; i < corpus.rows(); ++i) {
+      if (!corpus.flags[static_cast<size_t>(i)].empty()) {
+        flagged.push_back(fmt::format("{} [{}]", corpus.benchmark[static_cast<size_t>(i)],
+                                      corpus.flags[static_cast<size_t>(i)]));
+      }
+    }
+    if (!flagged.empty()) {
+      note += fmt::format("{} of {} rows are flagged (left out of training unless calibrate "
+                          "--keep-flagged): ",
+                          flagged.size(), corpus.rows());
+      for (size_t i = 0; i < flagged.size(); ++i) note += (i > 0 ? ", " : "") + flagged[i];
+      note += ".";
+    }
+  }
+  while (!note.empty() && note.back() == ' ') note.pop_back();
+  return note;
+}
+
 // Depth below the run folder searched for files (run/, run/a/, run/a/b/).
 constexpr int kDiscoveryDepth = 2;
 // Most bars in the breakdown figure (more would not fit a column; the rest are noted).
@@ -64,23 +131,6 @@ std::string SafeStem(const std::string& text) {
 std::string JoinPath(const std::string& dir, const std::string& relative) {
   if (dir.empty()) return relative;
   return (fs::path(dir) / relative).lexically_normal().string();
-}
-
-bool IsFile(const std::string& path) {
-  std::error_code ec;
-  return !path.empty() && fs::is_regular_file(path, ec);
-}
-
-nlohmann::json ReadJsonFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", "cannot open file for reading");
-  try {
-    nlohmann::json j;
-    in >> j;
-    return j;
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
-  }
 }
 
 double JsonNumber(const nlohmann::json& j, const std::string& key) {
@@ -574,6 +624,7 @@ class Collector {
     ReportCorpus c;
     c.path = path;
     c.collinearity = AnalyseCollinearity(corpus, o_.collinearity);
+    c.measurement_note = MeasurementNote(corpus, path);
     for (const std::string& w : c.collinearity.warnings) {
       LogWarning("training utilisations of " + path + ": " + w);
     }

@@ -143,6 +143,9 @@ struct ReportAccelWattchBreakdown {
 struct ReportCorpus {
   std::string path;
   CollinearityReport collinearity;
+  // How its power was measured (from the ingest manifest beside it: the power source of each
+  // capture), the board limit and the flagged rows; empty when nothing is known.
+  std::string measurement_note;
 };
 
 enum class FigureKind {
