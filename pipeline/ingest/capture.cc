@@ -373,13 +373,11 @@ Corpus CaptureResult::ToCorpus() const {
   c.power_w.resize(n);
   c.freq_mhz.resize(n, domains);
   c.util_frac.resize(n, static_cast<int>(gpu.components.size()));
-  // A workload measured in several windows (or captures) keeps one row per window: the
-  // repeats are told apart by "#2", "#3" so that no two rows share a name.
-  std::map<std::string, int> count;
+  // A workload measured in several windows (two runs, or several captures) keeps one row per
+  // window under its own name: validation and cross-validation group them as one benchmark.
   for (int i = 0; i < n; ++i) {
     const CaptureWindow& w = *rows[i];
-    const int k = ++count[w.workload];
-    c.benchmark.push_back(k == 1 ? w.workload : fmt::format("{}#{}", w.workload, k));
+    c.benchmark.push_back(w.workload);
     c.power_w(i) = w.energy.mean_power_w;
     const double f_core = std::isfinite(w.energy.f_core_mhz) ? std::round(w.energy.f_core_mhz)
                                                              : gpu.default_core_mhz;
