@@ -167,7 +167,8 @@ int main(int argc, char** argv) {
         const PowerModel model = ReadModel(model_path);
         const Corpus heldout = ReadCorpus(heldout_path, read_options);
         if (mode == PredictMode::kScaling) {
-          CheckTwoVfPairs(heldout, "scaling (TPDS Eq. 10)", "use --mode fixed");
+          CheckTwoVfPairs(SelectTrainingRows(heldout, false).rows, "scaling (TPDS Eq. 10)",
+                          "use --mode fixed");
         }
         const double limit_w =
             EffectivePowerLimitW(flags.power_limit_w, heldout.power_limit_w, model.power_limit_w);

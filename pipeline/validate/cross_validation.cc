@@ -54,7 +54,9 @@ CrossValidationResult CrossValidate(const Corpus& corpus, const CalibrationOptio
     CheckTwoVfPairs(SelectTrainingRows(corpus, calibration.keep_flagged).rows);
   }
   if (mode == PredictMode::kScaling) {
-    CheckTwoVfPairs(corpus, "scaling (TPDS Eq. 10)", "use --mode fixed");
+    // Flagged (throttled) rows are predicted at the reference pair, not scaled to their own.
+    CheckTwoVfPairs(SelectTrainingRows(corpus, false).rows, "scaling (TPDS Eq. 10)",
+                    "use --mode fixed");
   }
   CrossValidationResult result;
   result.fold_benchmarks = AssignFolds(benchmarks, options.folds, options.seed);
