@@ -2,7 +2,11 @@
 //
 //   wattcal-calibrate --train TRAIN.csv --out MODEL.json [--method dvfs|fixed]
 //                     [--solver joint|alternating] [--loss l2|huber|cauchy]
-//                     [--export-gpmtool MODEL.csv] [--threads N]
+//                     [--export-gpmtool MODEL.csv] [--threads N] [--keep-flagged]
+//                     [--power-limit-w W]
+// Rows flagged power_cap or clock_moved are left out of training unless --keep-flagged; a
+// DVFS fit on one V-F pair is refused (exit 1); rows with identical utilisations but different
+// power are named in a warning.
 //   wattcal-calibrate --method accelwattch --components TABLE.csv --out MODEL.json
 //                     [--bounds LO:HI|NAME=LO:HI ...] [--orderings FILE] [--no-paper-orderings]
 //                     [--prior MODEL.json] [--prior-weight LAMBDA]
@@ -23,6 +27,7 @@
 #include "io/corpus_io.h"
 #include "io/model_io.h"
 #include "model/model_summary.h"
+#include "report/collinearity.h"
 #include "stage_common.h"
 #include "util/errors.h"
 #include "util/logging.h"
@@ -162,11 +167,26 @@ int main(int argc, char** argv) {
     const Corpus train = ReadCorpus(train_path, ToCorpusReadOptions(flags));
     LogInfo(fmt::format("read {} rows ({} benchmarks) from {}", train.rows(),
                         train.Benchmarks().size(), train_path));
-    const PowerModel model = Calibrate(train, options);
+    // Flagged rows (power cap, clock moved) and rows the model cannot tell apart are named
+    // before the fit; both go into the model's training notes.
+    const TrainingSelection selection = SelectTrainingRows(train, options.keep_flagged);
+    if (!selection.message.empty()) LogWarning(selection.message);
+    std::vector<std::string> identifiability;
+    for (const IndistinguishableRows& g : FindIndistinguishableRows(selection.rows)) {
+      LogWarning(g.message);
+      identifiability.push_back(g.message);
+    }
+    PowerModel model = Calibrate(train, options);
+    model.training_notes.insert(model.training_notes.end(), identifiability.begin(),
+                                identifiability.end());
 
     OutputSet outputs;
     nlohmann::json manifest_options = CalibrationOptionsToJson(options);
     manifest_options["threads"] = options.num_threads;
+    std::vector<std::string> left_out;
+    for (int r : selection.left_out) left_out.push_back(train.benchmark[r]);
+    manifest_options["left_out_flagged_rows"] = left_out;
+    manifest_options["training_notes"] = model.training_notes;
     outputs.StageText(out_path, ModelToJson(model));
     outputs.StageManifest(out_path, "calibrate", {train_path}, manifest_options);
     if (!gpmtool_path.empty()) {

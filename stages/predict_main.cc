@@ -12,6 +12,7 @@
 // model of per-kernel component tables, Eq. 13's rows.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -25,6 +26,7 @@
 #include "io/corpus_io.h"
 #include "io/model_io.h"
 #include "model/activity_prediction.h"
+#include "model/power_limit.h"
 #include "stage_common.h"
 #include "util/csv_field.h"
 #include "util/errors.h"
@@ -80,7 +82,7 @@ int main(int argc, char** argv) {
                "wattcal-predict"};
   std::string model_path, activity_path, out_path, mode = "dvfs";
   bool breakdown = false;
-  double default_core_mhz = 0.0, default_mem_mhz = 0.0;
+  double default_core_mhz = 0.0, default_mem_mhz = 0.0, power_limit_w = 0.0;
   std::vector<double> f_core_mhz, f_mem_mhz;
   std::vector<int> active_sms, lanes_per_warp;
   app.add_option("--model", model_path, "Model (wattcal JSON, gpmTOOL model file, or wattcal-accelwattch-model JSON)")
@@ -98,6 +100,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"dvfs", "fixed"}))
       ->capture_default_str();
   app.add_flag("--breakdown", breakdown, "Add per-component power columns (TPDS §4.5)");
+  app.add_option("--power-limit-w", power_limit_w,
+                 "The board's power limit, W (default: the activity's power_limit_w, else the "
+                 "model's); predictions above it are capped (uncapped_w, capped, "
+                 "capped_f_core_mhz columns)");
   app.add_option("--default-core-mhz", default_core_mhz, "Tidy inputs: default core frequency, MHz");
   app.add_option("--default-mem-mhz", default_mem_mhz, "Tidy inputs: default memory frequency, MHz");
   app.add_option("--f-core-mhz", f_core_mhz,
@@ -119,8 +125,8 @@ int main(int argc, char** argv) {
 
   return RunStageMain(&app, argc, argv, [&]() {
     if (IsAccelWattchModel(model_path)) {
-      if (app.count("--mode") || default_core_mhz != 0.0 || default_mem_mhz != 0.0) {
-        throw OptionError("--mode, --default-core-mhz and --default-mem-mhz are for dvfs and fixed models; "
+      if (app.count("--mode") || default_core_mhz != 0.0 || default_mem_mhz != 0.0 || power_limit_w != 0.0) {
+        throw OptionError("--mode, --default-core-mhz, --default-mem-mhz and --power-limit-w are for dvfs and fixed models; "
                           "an AccelWattch model evaluates Eq. 12 at each kernel's pair or --f-core-mhz/--f-mem-mhz");
       }
       const AccelWattchModel model = ReadAccelWattchModel(model_path);
@@ -160,15 +166,23 @@ int main(int argc, char** argv) {
     read_options.default_mem_mhz = default_mem_mhz;
     std::string error;
     if (!read_options.Check(&error)) throw OptionError(error);
+    if (!(power_limit_w >= 0.0 && power_limit_w <= 10000.0)) {
+      throw OptionError(fmt::format("--power-limit-w = {} must lie in [0, 10000] W (0 = the "
+                                    "activity's, else the model's)", power_limit_w));
+    }
     const PowerModel model = ReadModel(model_path);
     const Corpus activity = ReadCorpus(activity_path, read_options);
-    const std::vector<ActivityPrediction> rows = PredictActivity(model, activity, mode == "fixed");
+    const double limit_w = EffectivePowerLimitW(power_limit_w, activity.power_limit_w, model.power_limit_w);
+    const std::vector<ActivityPrediction> rows = PredictActivity(model, activity, mode == "fixed", limit_w);
+    const std::string extrapolation = ActivityExtrapolationWarning(rows);
+    if (!extrapolation.empty()) LogWarning(extrapolation);
     OutputSet outputs;
-    outputs.StageText(out_path, ActivityPredictionsToCsv(model, rows, breakdown));
-    outputs.StageManifest(out_path, "predict", {model_path, activity_path},
-                          {{"mode", mode}, {"breakdown", breakdown},
-                           {"default_core_mhz", default_core_mhz},
-                           {"default_mem_mhz", default_mem_mhz}});
+    outputs.StageText(out_path, ActivityPredictionsToCsv(model, rows, breakdown, limit_w));
+    nlohmann::json manifest_options = {{"mode", mode}, {"breakdown", breakdown},
+                                       {"default_core_mhz", default_core_mhz},
+                                       {"default_mem_mhz", default_mem_mhz}};
+    if (std::isfinite(limit_w)) manifest_options["power_limit_w"] = limit_w;
+    outputs.StageManifest(out_path, "predict", {model_path, activity_path}, manifest_options);
     outputs.Commit();
     LogInfo(fmt::format("wrote {} predictions for {} benchmarks to {}", rows.size(),
                         activity.Benchmarks().size(), out_path));

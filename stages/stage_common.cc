@@ -55,6 +55,12 @@ void AddCalibrationOptions(CLI::App* app, CalibrationFlags* f) {
                   "Tidy inputs: the default (reference) core frequency, MHz");
   app->add_option("--default-mem-mhz", f->default_mem_mhz,
                   "Tidy inputs: the default (reference) memory frequency, MHz");
+  app->add_flag("--keep-flagged", f->keep_flagged,
+                "Train on rows flagged power_cap or clock_moved too (by default they are left out "
+                "and named)");
+  app->add_option("--power-limit-w", f->power_limit_w,
+                  "The board's power limit, W (default: the corpus's power_limit_w, else the "
+                  "model's); predictions above it are capped");
 }
 
 CalibrationOptions ToCalibrationOptions(const CalibrationFlags& f) {
@@ -77,6 +83,8 @@ CalibrationOptions ToCalibrationOptions(const CalibrationFlags& f) {
   o.max_alternating_iterations = f.max_iterations;
   o.joint_start_from_alternating = f.start_from_alternating;
   o.num_threads = f.threads;
+  o.keep_flagged = f.keep_flagged;
+  o.power_limit_w = f.power_limit_w;
   std::string error;
   if (!o.Check(&error)) throw OptionError("invalid calibration options: " + error);
   return o;
@@ -105,6 +113,8 @@ nlohmann::json CalibrationOptionsToJson(const CalibrationOptions& o) {
   j["alternating_tolerance_pct"] = o.alternating_tolerance_pct;
   j["alternating_patience"] = o.alternating_patience;
   j["joint_start_from_alternating"] = o.joint_start_from_alternating;
+  j["keep_flagged"] = o.keep_flagged;
+  if (o.power_limit_w > 0.0) j["power_limit_w"] = o.power_limit_w;
   return j;
 }
 void AddAccelWattchOptions(CLI::App* app, AccelWattchFlags* f) {

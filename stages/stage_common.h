@@ -29,10 +29,13 @@ struct CalibrationFlags {
   int threads = 1;
   double default_core_mhz = 0.0;
   double default_mem_mhz = 0.0;
+  bool keep_flagged = false;
+  double power_limit_w = 0.0;
 };
 
 // Adds --method, --solver, --loss, --loss-scale, --residual, --voltage-min/max,
-// --max-iterations, --start-from-alternating, --threads and --default-core/mem-mhz.
+// --max-iterations, --start-from-alternating, --threads, --default-core/mem-mhz,
+// --keep-flagged and --power-limit-w.
 void AddCalibrationOptions(CLI::App* app, CalibrationFlags* flags);
 
 // Turns the flags into checked CalibrationOptions (OptionError names the flag).

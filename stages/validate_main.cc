@@ -10,9 +10,12 @@
 
 #include <boost/filesystem.hpp>
 
+#include <cmath>
+
 #include "accelwattch/accelwattch_validation.h"
 #include "io/corpus_io.h"
 #include "io/model_io.h"
+#include "model/power_limit.h"
 #include "report/validation_plots.h"
 #include "stage_common.h"
 #include "util/errors.h"
@@ -31,7 +34,8 @@ int main(int argc, char** argv) {
   std::string model_path, heldout_path, train_path, components_path, cv_text, mode_text = "dvfs";
   std::string mape_ci = "student-t";
   AccelWattchFlags accelwattch;
-  std::string predictions_path, metrics_path, plot_path, summary_path, truth_path, title;
+  std::string predictions_path, metrics_path, plot_path, summary_path, truth_path, title,
+      apps_predictions_path;
   int cv_folds = 0;
   unsigned cv_seed = 1;
   double max_mape_pct = 0.0;
@@ -60,6 +64,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"dvfs", "fixed", "scaling", "accelwattch"}));
   app.add_option("--predictions", predictions_path, "Per-point predictions CSV to write")->required();
   app.add_option("--metrics", metrics_path, "Metrics JSON to write")->required();
+  app.add_option("--apps-predictions", apps_predictions_path,
+                 "Also write one row per held-out workload: workload,measured_w,predicted_w,"
+                 "uncapped_w,capped,error_pct,measured_capped,f_core_mhz,flags");
   app.add_option("--plot", plot_path, "Also draw measured vs. predicted (PNG; an SVG twin beside it)");
   app.add_option("--summary-md", summary_path, "Also write a Markdown summary of this validation");
   app.add_option("--truth-model", truth_path,
@@ -80,6 +87,7 @@ int main(int argc, char** argv) {
     }
     ValidationInputs in;
     ValidationOutcome outcome;
+    std::string apps_csv;
     std::vector<std::string> inputs;
     nlohmann::json options = {{"mode", mode_text}};
     if (mode_text == "accelwattch") {
@@ -90,8 +98,10 @@ int main(int argc, char** argv) {
         throw OptionError("--mode accelwattch takes --components TABLE.csv [--cv loko], or "
                           "--model MODEL.json --heldout TABLE.csv (not --train, --cv-folds)");
       }
-      if (!truth_path.empty() || !summary_path.empty()) {
-        throw OptionError("--truth-model and --summary-md are not available with --mode accelwattch");
+      if (!truth_path.empty() || !summary_path.empty() || !apps_predictions_path.empty() ||
+          flags.power_limit_w != 0.0 || flags.keep_flagged) {
+        throw OptionError("--truth-model, --summary-md, --apps-predictions, --power-limit-w and "
+                          "--keep-flagged are not available with --mode accelwattch");
       }
       AccelWattchValidationRequest request;
       request.table_path = on_components ? components_path : heldout_path;
@@ -131,6 +141,7 @@ int main(int argc, char** argv) {
 
       in.mode = mode;
       in.title = title;
+      std::vector<double> reference_pair_mhz;
       if (cv) {
         const CalibrationOptions calibration = ToCalibrationOptions(flags);
         CrossValidationOptions cv_options;
@@ -140,6 +151,9 @@ int main(int argc, char** argv) {
         const Corpus train = ReadCorpus(train_path, read_options);
         LogInfo(fmt::format("{}-fold cross-validation by benchmark on {} ({} benchmarks, {} rows)",
                             cv_folds, train_path, train.Benchmarks().size(), train.rows()));
+        const std::string left_out = SelectTrainingRows(train, calibration.keep_flagged).message;
+        if (!left_out.empty()) LogWarning("every fold's training: " + left_out);
+        for (const FrequencyDomain& d : train.layout.domains) reference_pair_mhz.push_back(d.default_freq_mhz);
         const CrossValidationResult result = CrossValidate(train, calibration, mode, cv_options);
         in.rows = result.rows;
         in.fold_benchmarks = result.fold_benchmarks;
@@ -149,17 +163,37 @@ int main(int argc, char** argv) {
         options["cv_folds"] = cv_folds;
         options["cv_seed"] = cv_seed;
       } else {
+        if (flags.keep_flagged) throw OptionError("--keep-flagged applies to --cv-folds (training)");
         const PowerModel model = ReadModel(model_path);
         const Corpus heldout = ReadCorpus(heldout_path, read_options);
-        in.rows = PredictHeldout(model, heldout, mode);
+        if (mode == PredictMode::kScaling) {
+          CheckTwoVfPairs(SelectTrainingRows(heldout, false).rows, "scaling (TPDS Eq. 10)",
+                          "use --mode fixed");
+        }
+        const double limit_w =
+            EffectivePowerLimitW(flags.power_limit_w, heldout.power_limit_w, model.power_limit_w);
+        if (std::isfinite(limit_w)) options["power_limit_w"] = limit_w;
+        reference_pair_mhz = model.DefaultFrequencies();
+        in.rows = PredictHeldout(model, heldout, mode, limit_w);
         in.source = heldout_path;
         in.model_path = model_path;
         inputs = {model_path, heldout_path};
         if (!truth_path.empty()) {
           const PowerModel truth = ReadModel(truth_path);
-          in.truth = CompareWithTruth(model, truth, PredictHeldout(truth, heldout, mode));
+          in.truth = CompareWithTruth(model, truth, PredictHeldout(truth, heldout, mode, limit_w));
           inputs.push_back(truth_path);
         }
+      }
+      const std::string extrapolation = ExtrapolationWarning(in.rows);
+      if (!extrapolation.empty()) LogWarning(extrapolation);
+      int capped = 0;
+      for (const PredictionRow& row : in.rows) capped += row.capped ? 1 : 0;
+      if (capped > 0) {
+        LogInfo(fmt::format("{} of {} predictions capped at the board's power limit", capped,
+                            in.rows.size()));
+      }
+      if (!apps_predictions_path.empty()) {
+        apps_csv = AppsPredictionsToCsv(in.rows, reference_pair_mhz);
       }
       outcome = SummariseValidation(in, metrics_options);
     }
@@ -171,6 +205,10 @@ int main(int argc, char** argv) {
     outputs.StageManifest(predictions_path, "validate", inputs, options);
     outputs.StageText(metrics_path, DumpJson(outcome.json));
     outputs.StageManifest(metrics_path, "validate", inputs, options);
+    if (!apps_predictions_path.empty()) {
+      outputs.StageText(apps_predictions_path, apps_csv);
+      outputs.StageManifest(apps_predictions_path, "validate", inputs, options);
+    }
     if (!plot_path.empty()) {
       const std::string svg_path = boost::filesystem::path(plot_path).replace_extension(".svg").string();
       WriteScatterPlot(in.rows, outcome.metrics, outcome.title, outputs.Stage(plot_path),

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "model/model_summary.h"
+#include "model/power_limit.h"
 #include "util/errors.h"
 
 namespace wattcal {
@@ -19,7 +22,7 @@ std::string CsvField(const std::string& s) {
 }  // namespace
 
 std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const Corpus& activity,
-                                                bool fixed) {
+                                                bool fixed, double power_limit_w) {
   const std::string mismatch = model.layout.Mismatch(activity.layout);
   // Activity files without frequencies do not know the default pair: compare the rest.
   if (!mismatch.empty()) {
@@ -82,7 +85,16 @@ std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const C
       ActivityPrediction p;
       p.benchmark = activity.benchmark[r];
       p.freq_mhz = f;
-      p.predicted_w = model.Predict(u.data(), f.data(), &p.breakdown);
+      p.uncapped_w = model.Predict(u.data(), f.data(), &p.breakdown);
+      // The board's limit: P = min(P_model, P_limit) (model/power_limit.h).
+      const CappedPower capped = ApplyPowerLimit(model, u.data(), f.data(), power_limit_w);
+      p.predicted_w = capped.predicted_w;
+      p.capped = capped.capped;
+      p.capped_f_core_mhz = capped.f_core_mhz;
+      std::vector<std::string> flags = ExtrapolationFlags(model, u.data(), p.uncapped_w);
+      if (p.capped) flags.insert(flags.begin(), kPredictionFlagCapped);
+      p.flags = JoinFlags(flags);
+      p.extrapolation_note = ExtrapolationMessage(model, p.benchmark, u.data(), p.uncapped_w);
       out.push_back(std::move(p));
     }
   }
@@ -90,11 +102,17 @@ std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const C
 }
 
 std::string ActivityPredictionsToCsv(const PowerModel& model,
-                                     const std::vector<ActivityPrediction>& rows, bool breakdown) {
+                                     const std::vector<ActivityPrediction>& rows, bool breakdown,
+                                     double power_limit_w) {
   const int nd = model.layout.num_domains();
+  const bool with_limit = power_limit_w > 0.0;
+  bool with_flags = false;
+  for (const ActivityPrediction& p : rows) with_flags = with_flags || !p.flags.empty();
   std::string s = "benchmark,f_core_mhz";
   if (nd > 1) s += ",f_mem_mhz";
   s += ",predicted_w";
+  if (with_limit) s += ",uncapped_w,capped,capped_f_core_mhz";
+  if (with_flags) s += ",flags";
   if (breakdown) {
     for (const FrequencyDomain& d : model.layout.domains) s += ",static_" + d.name + "_w";
     for (const FrequencyDomain& d : model.layout.domains) s += ",idle_dyn_" + d.name + "_w";
@@ -105,6 +123,11 @@ std::string ActivityPredictionsToCsv(const PowerModel& model,
     s += CsvField(p.benchmark);
     for (int d = 0; d < nd; ++d) s += fmt::format(",{}", p.freq_mhz[d]);
     s += fmt::format(",{:.6f}", p.predicted_w);
+    if (with_limit) {
+      s += fmt::format(",{:.6f},{},", p.uncapped_w, p.capped ? 1 : 0);
+      if (std::isfinite(p.capped_f_core_mhz)) s += fmt::format("{:.6g}", p.capped_f_core_mhz);
+    }
+    if (with_flags) s += "," + CsvField(p.flags);
     if (breakdown) {
       for (double v : p.breakdown.static_w) s += fmt::format(",{:.6f}", v);
       for (double v : p.breakdown.idle_dyn_w) s += fmt::format(",{:.6f}", v);
@@ -112,6 +135,22 @@ std::string ActivityPredictionsToCsv(const PowerModel& model,
     }
     s += "\n";
   }
+  return s;
+}
+
+std::string ActivityExtrapolationWarning(const std::vector<ActivityPrediction>& rows) {
+  constexpr size_t kMaxListed = 10;
+  std::vector<std::string> notes;
+  for (const ActivityPrediction& p : rows) {
+    if (!p.extrapolation_note.empty()) notes.push_back(p.extrapolation_note);
+  }
+  if (notes.empty()) return "";
+  std::string s = fmt::format("{} prediction(s) lie beyond the training range (utilisation > {} x "
+                              "training max + {}, or power > {} x training max): ",
+                              notes.size(), kUtilBeyondTrainingFactor, kUtilBeyondTrainingMargin,
+                              kPowerBeyondTrainingFactor);
+  for (size_t i = 0; i < notes.size() && i < kMaxListed; ++i) s += (i > 0 ? " | " : "") + notes[i];
+  if (notes.size() > kMaxListed) s += fmt::format(" | and {} more", notes.size() - kMaxListed);
   return s;
 }
 

@@ -2,6 +2,7 @@
 // (TPDS §3.5, Fig. 6), with the per-component breakdown of §4.5.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,19 @@ namespace wattcal {
 struct ActivityPrediction {
   std::string benchmark;
   std::vector<double> freq_mhz;  // per domain
+  // min(uncapped_w, the board's limit), W.
   double predicted_w = 0.0;
+  // The model's power at freq_mhz, W (the breakdown sums to it).
+  double uncapped_w = 0.0;
+  // uncapped_w exceeded the board's power limit.
+  bool capped = false;
+  // When capped: the core clock on the model's V-F curve where P meets the limit, MHz (NaN for
+  // a fixed model or when no estimated clock meets it).
+  double capped_f_core_mhz = std::numeric_limits<double>::quiet_NaN();
+  // capped;util_beyond_training:<component>;power_beyond_training (model/power_limit.h).
+  std::string flags;
+  // The extrapolation warning of this row; "" when within the training range.
+  std::string extrapolation_note;
   PowerBreakdown breakdown;
 };
 
@@ -23,14 +36,23 @@ struct ActivityPrediction {
 //  * fixed = false and the file has frequencies: at each row's own V-F pair;
 //  * fixed = false and no frequencies (a gpmTOOL prediction file: utilisations measured at the
 //    default pair): at every V-F pair of the model, highest frequencies first.
+// Each prediction is then capped by `power_limit_w` (NaN: no limit), P = min(P_model, limit),
+// and flagged when beyond the model's training range.
 // Throws InputError naming the activity file when the layouts differ or a row's frequency
 // lies outside the model's estimated range.
-std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const Corpus& activity,
-                                                bool fixed);
+std::vector<ActivityPrediction> PredictActivity(
+    const PowerModel& model, const Corpus& activity, bool fixed,
+    double power_limit_w = std::numeric_limits<double>::quiet_NaN());
 
-// CSV: benchmark,f_core_mhz[,f_mem_mhz],predicted_w and, with `breakdown`, one column per
-// term: static_<domain>_w, idle_dyn_<domain>_w, <component>_w.
-std::string ActivityPredictionsToCsv(const PowerModel& model,
-                                     const std::vector<ActivityPrediction>& rows, bool breakdown);
+// CSV: benchmark,f_core_mhz[,f_mem_mhz],predicted_w, then uncapped_w,capped,capped_f_core_mhz
+// when `power_limit_w` is known (capped 0/1, the clock empty when unknown), flags when any
+// row has flags, and, with `breakdown`, one column per term: static_<domain>_w,
+// idle_dyn_<domain>_w, <component>_w (they sum to uncapped_w).
+std::string ActivityPredictionsToCsv(
+    const PowerModel& model, const std::vector<ActivityPrediction>& rows, bool breakdown,
+    double power_limit_w = std::numeric_limits<double>::quiet_NaN());
+
+// One warning naming every prediction beyond the training range; "" when none is.
+std::string ActivityExtrapolationWarning(const std::vector<ActivityPrediction>& rows);
 
 }  // namespace wattcal

@@ -195,4 +195,90 @@ CollinearityReport AnalyseCollinearity(const Corpus& corpus, const CollinearityO
   return r;
 }
 
+bool IdentifiabilityOptions::Check(std::string* error) const {
+  if (!(util_rel_tol >= 0.0) || !std::isfinite(util_rel_tol)) {
+    *error = fmt::format("util_rel_tol = {} must be a finite number >= 0", util_rel_tol);
+    return false;
+  }
+  if (!(power_spread_frac >= 0.0) || !std::isfinite(power_spread_frac)) {
+    *error = fmt::format("power_spread_frac = {} must be a finite number >= 0", power_spread_frac);
+    return false;
+  }
+  return true;
+}
+
+std::vector<IndistinguishableRows> FindIndistinguishableRows(const Corpus& corpus,
+                                                             const IdentifiabilityOptions& options) {
+  std::string error;
+  if (!options.Check(&error)) throw OptionError(error);
+  std::vector<IndistinguishableRows> out;
+  if (!corpus.has_power()) return out;
+  const int n = corpus.rows();
+  const int nc = static_cast<int>(corpus.util_frac.cols());
+  auto same = [&](int a, int b) {
+    for (int d = 0; d < corpus.freq_mhz.cols(); ++d) {
+      if (corpus.freq_mhz(a, d) != corpus.freq_mhz(b, d)) return false;
+    }
+    for (int i = 0; i < nc; ++i) {
+      const double ua = corpus.util_frac(a, i), ub = corpus.util_frac(b, i);
+      const double tol = std::max(1e-12, options.util_rel_tol * std::max(std::abs(ua), std::abs(ub)));
+      if (std::abs(ua - ub) > tol) return false;
+    }
+    return true;
+  };
+  // Rows sorted by (frequencies, utilisations) so that equal rows are neighbours; a group is
+  // a run of rows each equal (within tolerance) to the run's first row.
+  std::vector<int> order(n);
+  for (int r = 0; r < n; ++r) order[r] = r;
+  auto key_less = [&](int a, int b) {
+    for (int d = 0; d < corpus.freq_mhz.cols(); ++d) {
+      if (corpus.freq_mhz(a, d) != corpus.freq_mhz(b, d)) return corpus.freq_mhz(a, d) < corpus.freq_mhz(b, d);
+    }
+    for (int i = 0; i < nc; ++i) {
+      if (corpus.util_frac(a, i) != corpus.util_frac(b, i)) return corpus.util_frac(a, i) < corpus.util_frac(b, i);
+    }
+    return a < b;
+  };
+  std::stable_sort(order.begin(), order.end(), key_less);
+  std::vector<bool> grouped(n, false);
+  for (int k = 0; k < n; ++k) {
+    const int first = order[k];
+    if (grouped[first]) continue;
+    std::vector<int> members = {first};
+    for (int j = k + 1; j < n; ++j) {
+      if (grouped[order[j]]) continue;
+      if (same(first, order[j])) {
+        members.push_back(order[j]);
+      } else if (corpus.freq_mhz.cols() > 0 && !(corpus.freq_mhz.row(first) == corpus.freq_mhz.row(order[j]))) {
+        break;  // past this V-F pair
+      }
+    }
+    if (members.size() < 2) continue;
+    std::sort(members.begin(), members.end());
+    double lo = corpus.power_w(members[0]), hi = lo;
+    for (int r : members) {
+      lo = std::min(lo, corpus.power_w(r));
+      hi = std::max(hi, corpus.power_w(r));
+    }
+    if (!((hi - lo) / lo > options.power_spread_frac)) continue;
+    for (int r : members) grouped[r] = true;
+    IndistinguishableRows g;
+    g.rows = members;
+    for (int r : members) g.benchmarks.push_back(corpus.benchmark[r]);
+    g.min_power_w = lo;
+    g.max_power_w = hi;
+    const std::string names = members.size() == 2
+                                  ? g.benchmarks.front() + " and " + g.benchmarks.back()
+                                  : g.benchmarks.front() + " ... " + g.benchmarks.back();
+    g.message = fmt::format("rows {} have identical utilisations but power from {:.4g} to {:.4g} W: "
+                            "the model cannot tell them apart",
+                            names, lo, hi);
+    out.push_back(std::move(g));
+  }
+  std::sort(out.begin(), out.end(), [](const IndistinguishableRows& a, const IndistinguishableRows& b) {
+    return a.rows.front() < b.rows.front();
+  });
+  return out;
+}
+
 }  // namespace wattcal

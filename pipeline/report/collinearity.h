@@ -80,4 +80,35 @@ struct CollinearityReport {
 CollinearityReport AnalyseCollinearity(const Corpus& corpus,
                                        const CollinearityOptions& options = {});
 
+// Rows the model cannot tell apart: at the same V-F pair and with the same utilisation vector
+// (each component within `util_rel_tol` relative, or 1e-12 absolute), yet measured powers
+// that differ by more than `power_spread_frac` ((max - min) / min). The model of TPDS Eqs. 4-9
+// is a function of (U, f) only, so it predicts one power for all of them (a real H100 SM sweep:
+// nine int_add rows with one utilisation vector, 133 to 346 W).
+struct IdentifiabilityOptions {
+  // Relative tolerance per component for "identical utilisations"; >= 0.
+  double util_rel_tol = 1e-6;
+  // Smallest relative power spread reported; >= 0.
+  double power_spread_frac = 0.05;
+
+  bool Check(std::string* error) const;
+};
+
+struct IndistinguishableRows {
+  // Benchmark names of the rows, in corpus order.
+  std::vector<std::string> benchmarks;
+  // Their corpus row indices.
+  std::vector<int> rows;
+  double min_power_w = 0.0;
+  double max_power_w = 0.0;
+  // "rows a ... z have identical utilisations but power from 133 to 346 W: the model cannot
+  // tell them apart"
+  std::string message;
+};
+
+// Groups of indistinguishable rows of a measured corpus (empty without power), in order of
+// each group's first row.
+std::vector<IndistinguishableRows> FindIndistinguishableRows(
+    const Corpus& corpus, const IdentifiabilityOptions& options = {});
+
 }  // namespace wattcal

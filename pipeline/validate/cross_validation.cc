@@ -49,6 +49,15 @@ CrossValidationResult CrossValidate(const Corpus& corpus, const CalibrationOptio
     throw OptionError(fmt::format("folds = {} exceeds the {} benchmarks in {}", options.folds,
                                   benchmarks.size(), corpus.path));
   }
+  // Refuse what no fold could support before fitting any (a fold would only repeat it).
+  if (calibration.method == FitMethod::kDvfs) {
+    CheckTwoVfPairs(SelectTrainingRows(corpus, calibration.keep_flagged).rows);
+  }
+  if (mode == PredictMode::kScaling) {
+    // Flagged (throttled) rows are predicted at the reference pair, not scaled to their own.
+    CheckTwoVfPairs(SelectTrainingRows(corpus, false).rows, "scaling (TPDS Eq. 10)",
+                    "use --mode fixed");
+  }
   CrossValidationResult result;
   result.fold_benchmarks = AssignFolds(benchmarks, options.folds, options.seed);
   std::map<std::string, int> fold_of;
@@ -74,11 +83,16 @@ CrossValidationResult CrossValidate(const Corpus& corpus, const CalibrationOptio
       const Corpus train = corpus.Subset(train_rows);
       const Corpus test = corpus.Subset(test_rows);
       result.fold_models[k] = Calibrate(train, fold_calibration);
-      fold_rows[k] = PredictHeldout(result.fold_models[k], test, mode);
+      // The fold's model knows the board's limit (--power-limit-w or the corpus's).
+      fold_rows[k] = PredictHeldout(result.fold_models[k], test, mode,
+                                    result.fold_models[k].power_limit_w);
       for (PredictionRow& row : fold_rows[k]) row.fold = k;
     } catch (const InputError& e) {
       fold_errors[k] = e.what();
       fold_error_kind[k] = 2;
+    } catch (const OptionError& e) {
+      fold_errors[k] = e.what();
+      fold_error_kind[k] = 1;
     } catch (const FitError& e) {
       fold_errors[k] = e.what();
       fold_error_kind[k] = 3;
@@ -92,6 +106,7 @@ CrossValidationResult CrossValidate(const Corpus& corpus, const CalibrationOptio
   for (int k = 0; k < options.folds; ++k) {
     if (fold_error_kind[k] == 0) continue;
     const std::string message = fmt::format("fold {}: {}", k + 1, fold_errors[k]);
+    if (fold_error_kind[k] == 1) throw OptionError(message);
     if (fold_error_kind[k] == 2) throw InputError(corpus.path, 0, "", message);
     if (fold_error_kind[k] == 3) throw FitError(message);
     throw std::runtime_error(message);

@@ -244,6 +244,16 @@ ValidationMetrics ComputeValidationMetrics(const std::vector<PredictionRow>& row
   m.ape_cdf_pct.reserve(rows.size());
   for (const PredictionRow& row : rows) m.ape_cdf_pct.push_back(std::abs(row.error_pct()));
   std::sort(m.ape_cdf_pct.begin(), m.ape_cdf_pct.end());
+
+  std::vector<PredictionRow> full_clock, capped;
+  for (const PredictionRow& row : rows) {
+    m.has_capping = m.has_capping || row.measured_capped || row.capped;
+    (row.measured_capped ? capped : full_clock).push_back(row);
+  }
+  if (m.has_capping) {
+    m.full_clock = ComputeErrorMetrics(full_clock, options);
+    m.capped = ComputeErrorMetrics(capped, options);
+  }
   return m;
 }
 
@@ -276,6 +286,17 @@ nlohmann::json MetricsToJson(const ValidationMetrics& m, const MetricsOptions& o
     per_freq_pair.push_back(std::move(entry));
   }
   j["per_freq_pair"] = std::move(per_freq_pair);
+  if (m.has_capping) {
+    nlohmann::json by_capping = nlohmann::json::object();
+    const std::pair<const char*, const ErrorMetrics*> groups[] = {
+        {"all", &m.overall}, {"full_clock", &m.full_clock}, {"capped", &m.capped}};
+    for (const auto& [name, metrics] : groups) {
+      nlohmann::json entry = nlohmann::json::object();
+      AddErrorMetrics(*metrics, options, &entry);
+      by_capping[name] = std::move(entry);
+    }
+    j["by_capping"] = std::move(by_capping);
+  }
   return j;
 }
 
@@ -303,6 +324,12 @@ std::string FormatMetricsTable(const ValidationMetrics& m, const MetricsOptions&
       fractions += fmt::format("{:.1f}", 100.0 * frac);
     }
     out += fmt::format("  {:<18}{} % of points\n", "within " + thresholds + " %", fractions);
+  }
+  if (m.has_capping) {
+    out += fmt::format("  {:<18}all {:.2f} % ({} pts) / full clock {:.2f} % ({} pts) / capped {:.2f} % ({} pts)\n",
+                       "MAPE by capping", m.overall.mape_pct, m.overall.points,
+                       m.full_clock.mape_pct, m.full_clock.points, m.capped.mape_pct,
+                       m.capped.points);
   }
 
   if (m.per_benchmark.empty()) return out;
@@ -332,8 +359,15 @@ std::string FormatMetricsTable(const ValidationMetrics& m, const MetricsOptions&
 std::string PredictionsToCsv(const std::vector<PredictionRow>& rows) {
   const bool with_fold = std::any_of(rows.begin(), rows.end(),
                                      [](const PredictionRow& row) { return row.fold >= 0; });
+  const bool with_capping = std::any_of(rows.begin(), rows.end(), [](const PredictionRow& row) {
+    return row.capped || row.measured_capped;
+  });
+  const bool with_flags = std::any_of(rows.begin(), rows.end(),
+                                      [](const PredictionRow& row) { return !row.flags.empty(); });
   std::string out = "benchmark,f_core_mhz,f_mem_mhz,measured_w,predicted_w,error_pct";
-  out += with_fold ? ",fold\n" : "\n";
+  if (with_fold) out += ",fold";
+  if (with_capping) out += ",uncapped_w,capped,measured_capped";
+  out += with_flags ? ",flags\n" : "\n";
   for (const PredictionRow& row : rows) {
     out += CsvField(row.benchmark);
     out += "," + Printf("%.6g", row.f_core_mhz);
@@ -342,6 +376,11 @@ std::string PredictionsToCsv(const std::vector<PredictionRow>& rows) {
     out += "," + Printf("%.6f", row.predicted_w);
     out += "," + Printf("%.6f", row.error_pct());
     if (with_fold) out += "," + std::to_string(row.fold);
+    if (with_capping) {
+      out += "," + Printf("%.6f", row.uncapped_w) + (row.capped ? ",1" : ",0") +
+             (row.measured_capped ? ",1" : ",0");
+    }
+    if (with_flags) out += "," + CsvField(row.flags);
     out += "\n";
   }
   return out;

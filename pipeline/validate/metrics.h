@@ -86,6 +86,12 @@ struct ValidationMetrics {
   std::vector<GroupMetrics> per_freq_pair;
   // Every point's APE, sorted ascending (the empirical error CDF).
   std::vector<double> ape_cdf_pct;
+  // Split by capping: present when any row was measured under the power cap
+  // (PredictionRow::measured_capped) or predicted capped. full_clock = rows not measured under
+  // the cap; capped = rows measured under it (flagged power_cap in the corpus).
+  bool has_capping = false;
+  ErrorMetrics full_clock;
+  ErrorMetrics capped;
 };
 
 ValidationMetrics ComputeValidationMetrics(const std::vector<PredictionRow>& rows,
@@ -105,7 +111,9 @@ std::string PercentKeyLabel(double pct);
 //    "mape_pct", "mape_ci95_low_pct", "mape_ci95_high_pct", "max_ape_pct",
 //    "mean_error_pct", "rmse_w", "pearson_r", "within_1_pct_frac", "within_5_pct_frac", ...,
 //    "per_benchmark": [{"benchmark": ..., <the same statistics>}, ...],
-//    "per_freq_pair": [{"key": ..., "f_core_mhz", "f_mem_mhz", <the same statistics>}, ...]}
+//    "per_freq_pair": [{"key": ..., "f_core_mhz", "f_mem_mhz", <the same statistics>}, ...],
+//    ["by_capping": {"all": {...}, "full_clock": {...}, "capped": {...}}, each with the same
+//     statistics; only when ValidationMetrics::has_capping]}
 // (the per-pair frequencies are read back from the key, i.e. to 6 significant digits).
 // The "95" in the CI keys is PercentKeyLabel(100 * confidence_level). Doubles keep full
 // precision (nlohmann writes the shortest round-trip form); non-finite values are null.
@@ -118,6 +126,9 @@ std::string FormatMetricsTable(const ValidationMetrics& m, const MetricsOptions&
 
 // The predictions as CSV, one row per point in the given order:
 //   benchmark,f_core_mhz,f_mem_mhz,measured_w,predicted_w,error_pct[,fold]
+//   [,uncapped_w,capped,measured_capped][,flags]
+// (the capping columns only when any row is capped or measured capped, flags only when any
+// row has flags, so that outputs without them keep their bytes)
 // with frequencies as %.6g, powers and error as %.6f, "fold" only when any row has
 // fold >= 0, and benchmark names quoted (RFC 4180) only when they contain a comma, a
 // double quote or a line break. Lines end with "\n".

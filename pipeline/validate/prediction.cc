@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
 
+#include "model/power_limit.h"
+#include "util/csv_field.h"
 #include "util/errors.h"
 
 namespace wattcal {
@@ -42,7 +45,7 @@ bool AtPair(const Corpus& c, int r, const std::vector<double>& pair) {
 }  // namespace
 
 std::vector<PredictionRow> PredictHeldout(const PowerModel& model, const Corpus& heldout,
-                                          PredictMode mode) {
+                                          PredictMode mode, double power_limit_w) {
   const std::string mismatch = model.layout.Mismatch(heldout.layout);
   if (!mismatch.empty()) {
     throw InputError(heldout.path, heldout.components_line, "component names",
@@ -61,67 +64,152 @@ std::vector<PredictionRow> PredictHeldout(const PowerModel& model, const Corpus&
   if (model.method == "fixed") {
     for (int d = 0; d < nd; ++d) fixed_pair[d] = model.freq_levels_mhz[d].front();
   }
+  auto pair_text = [&](const std::vector<double>& pair) {
+    std::string text;
+    for (double v : pair) text += (text.empty() ? "" : "/") + fmt::format("{}", v);
+    return text;
+  };
 
-  // Scaling (TPDS Eq. 10) needs each benchmark's measured power at the default pair.
+  // Scaling (TPDS Eq. 10) needs each benchmark's measured power at the default pair; fixed
+  // mode keeps a workload's rows at the reference pair when it has any.
   std::map<std::string, int> anchor_row;
-  if (mode == PredictMode::kScaling) {
-    for (int r = 0; r < heldout.rows(); ++r) {
-      if (AtPair(heldout, r, defaults)) anchor_row.emplace(heldout.benchmark[r], r);
-    }
+  std::map<std::string, bool> has_reference_row;
+  for (int r = 0; r < heldout.rows(); ++r) {
+    if (AtPair(heldout, r, defaults)) anchor_row.emplace(heldout.benchmark[r], r);
+    if (AtPair(heldout, r, fixed_pair)) has_reference_row[heldout.benchmark[r]] = true;
   }
 
   std::vector<PredictionRow> out;
   for (int r = 0; r < heldout.rows(); ++r) {
-    if (mode == PredictMode::kFixed && !AtPair(heldout, r, fixed_pair)) continue;
+    const std::string& workload = heldout.benchmark[r];
+    const bool throttled = IsThrottledRow(heldout, r);
+    if (mode == PredictMode::kFixed && !AtPair(heldout, r, fixed_pair) &&
+        has_reference_row.count(workload) > 0) {
+      continue;  // the workload is predicted from its row at the reference pair
+    }
     const Eigen::VectorXd u = heldout.util_frac.row(r).transpose();
     const Eigen::VectorXd f = heldout.freq_mhz.row(r).transpose();
-    if (mode != PredictMode::kFixed) {
-      for (int d = 0; d < nd; ++d) {
-        if (!model.Covers(d, f(d))) {
+    std::vector<std::string> flags;
+    // The pair the model is evaluated at, and whether the row is predicted there instead of at
+    // its own (throttled) clock.
+    std::vector<double> eval(f.data(), f.data() + nd);
+    bool at_reference = false;
+    if (mode == PredictMode::kFixed) {
+      at_reference = !AtPair(heldout, r, fixed_pair);
+      eval = fixed_pair;
+    } else {
+      for (int d = 0; d < nd && !at_reference; ++d) {
+        if (model.Covers(d, f(d))) continue;
+        if (!throttled) {
           throw InputError(
               heldout.path, heldout.line[r], fmt::format("f_{}_mhz", model.layout.domains[d].name),
-              fmt::format("{} MHz lies outside the model's estimated {} levels ({} to {} MHz)",
-                          f(d), model.layout.domains[d].name, model.freq_levels_mhz[d].front(),
-                          model.freq_levels_mhz[d].back()));
+              fmt::format("'{}' at {} MHz lies outside the model's estimated {} levels ({} to {} MHz) "
+                          "and is not flagged {} or {}, so {} mode cannot predict it; use --mode "
+                          "fixed or a model calibrated over that clock",
+                          workload, f(d), model.layout.domains[d].name,
+                          model.freq_levels_mhz[d].front(), model.freq_levels_mhz[d].back(),
+                          kCorpusFlagPowerCap, kCorpusFlagClockMoved, PredictModeName(mode)));
         }
+        at_reference = true;  // a throttled measurement: what the board would draw at full clock
       }
+      if (at_reference) eval = defaults;
     }
     PredictionRow row;
-    row.benchmark = heldout.benchmark[r];
+    row.benchmark = workload;
     row.f_core_mhz = f(0);
     row.f_mem_mhz = nd > 1 ? f(1) : 0.0;
     row.measured_w = heldout.power_w(r);
     row.line = heldout.line[r];
-    switch (mode) {
-      case PredictMode::kFixed:
-        row.predicted_w = model.Predict(u.data(), fixed_pair.data());
-        break;
-      case PredictMode::kDvfs:
-        row.predicted_w = model.Predict(u.data(), f.data());
-        break;
-      case PredictMode::kScaling: {
-        const auto it = anchor_row.find(row.benchmark);
-        if (it == anchor_row.end()) {
-          std::string pair;
-          for (double v : defaults) pair += (pair.empty() ? "" : "/") + fmt::format("{}", v);
-          throw InputError(heldout.path, heldout.line[r], "benchmark",
-                           fmt::format("scaling mode needs '{}' measured at the default pair {} "
-                                       "MHz, and the file has no such row",
-                                       row.benchmark, pair));
-        }
+    row.measured_capped = HasFlag(heldout, r, kCorpusFlagPowerCap);
+    double uncapped = model.Predict(u.data(), eval.data());
+    if (mode == PredictMode::kScaling && !at_reference) {
+      const auto it = anchor_row.find(workload);
+      if (it != anchor_row.end()) {
         const int a = it->second;
         const Eigen::VectorXd ua = heldout.util_frac.row(a).transpose();
         // TPDS Eq. 10: P(f2) = P_model(f2) / P_model(f1) * P_meas(f1).
-        row.predicted_w = model.Predict(u.data(), f.data()) / model.PredictAtDefault(ua.data()) *
-                          heldout.power_w(a);
-        break;
+        uncapped = uncapped / model.PredictAtDefault(ua.data()) * heldout.power_w(a);
+      } else if (throttled) {
+        at_reference = true;
+        eval = defaults;
+        uncapped = model.Predict(u.data(), eval.data());
+      } else {
+        throw InputError(heldout.path, heldout.line[r], "benchmark",
+                         fmt::format("scaling mode needs '{}' measured at the default pair {} "
+                                     "MHz, and the file has no such row",
+                                     workload, pair_text(defaults)));
       }
     }
+    if (at_reference) flags.push_back(kPredictionFlagAtReferenceClock);
+    // The board's limit: P = min(P_model, P_limit); the capped clock along the V-F curve.
+    row.uncapped_w = uncapped;
+    row.predicted_w = uncapped;
+    row.f_run_core_mhz = eval[0];
+    if (power_limit_w > 0.0 && uncapped > power_limit_w) {
+      row.predicted_w = power_limit_w;
+      row.capped = true;
+      row.f_run_core_mhz = CapCoreFrequencyMhz(model, u.data(), eval.data(), power_limit_w);
+      flags.insert(flags.begin(), kPredictionFlagCapped);
+    }
+    for (const std::string& flag : ExtrapolationFlags(model, u.data(), uncapped)) flags.push_back(flag);
+    row.flags = JoinFlags(flags);
+    row.extrapolation_note = ExtrapolationMessage(model, workload, u.data(), uncapped);
     out.push_back(row);
   }
   if (out.empty()) {
     throw InputError(heldout.path, 0, "f_core_mhz",
                      fmt::format("no held-out rows to predict in {} mode", PredictModeName(mode)));
+  }
+  return out;
+}
+
+std::string ExtrapolationWarning(const std::vector<PredictionRow>& rows) {
+  constexpr size_t kMaxListed = 10;
+  std::vector<std::string> notes;
+  for (const PredictionRow& row : rows) {
+    if (!row.extrapolation_note.empty()) notes.push_back(row.extrapolation_note);
+  }
+  if (notes.empty()) return "";
+  std::string s = fmt::format("{} prediction(s) lie beyond the training range (utilisation > {} x "
+                              "training max + {}, or power > {} x training max): ",
+                              notes.size(), kUtilBeyondTrainingFactor, kUtilBeyondTrainingMargin,
+                              kPowerBeyondTrainingFactor);
+  for (size_t i = 0; i < notes.size() && i < kMaxListed; ++i) s += (i > 0 ? " | " : "") + notes[i];
+  if (notes.size() > kMaxListed) s += fmt::format(" | and {} more", notes.size() - kMaxListed);
+  return s;
+}
+
+std::string AppsPredictionsToCsv(const std::vector<PredictionRow>& rows,
+                                 const std::vector<double>& reference_pair_mhz) {
+  std::vector<std::string> order;
+  std::map<std::string, size_t> chosen;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const PredictionRow& row = rows[k];
+    const bool at_reference =
+        !reference_pair_mhz.empty() && row.f_core_mhz == reference_pair_mhz[0] &&
+        (reference_pair_mhz.size() < 2 || row.f_mem_mhz == reference_pair_mhz[1]);
+    const auto it = chosen.find(row.benchmark);
+    if (it == chosen.end()) {
+      order.push_back(row.benchmark);
+      chosen[row.benchmark] = k;
+      continue;
+    }
+    const PredictionRow& current = rows[it->second];
+    const bool current_at_reference =
+        !reference_pair_mhz.empty() && current.f_core_mhz == reference_pair_mhz[0] &&
+        (reference_pair_mhz.size() < 2 || current.f_mem_mhz == reference_pair_mhz[1]);
+    if (at_reference && !current_at_reference) it->second = k;
+  }
+  std::string out =
+      "workload,measured_w,predicted_w,uncapped_w,capped,error_pct,measured_capped,f_core_mhz,flags\n";
+  for (const std::string& workload : order) {
+    const PredictionRow& row = rows[chosen[workload]];
+    out += CsvField(workload);
+    out += fmt::format(",{:.6f},{:.6f},{:.6f},{},{:.6f},{},", row.measured_w, row.predicted_w,
+                       row.uncapped_w, row.capped ? 1 : 0, row.error_pct(),
+                       row.measured_capped ? 1 : 0);
+    if (std::isfinite(row.f_run_core_mhz)) out += fmt::format("{:.6g}", row.f_run_core_mhz);
+    out += "," + CsvField(row.flags) + "\n";
   }
   return out;
 }
