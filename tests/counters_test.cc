@@ -521,10 +521,16 @@ TEST(CountersNcuDetails, AppOutputAmongTheRows) {
   InputError e = ReadError(rows + "\"2\",\"1\",\"app\",\"h\",\"k(int, int)\",\"t\"\n");
   EXPECT_EQ(e.line(), 9);
   EXPECT_NE(e.message().find("truncated row: expected 12 fields"), std::string::npos) << e.what();
-  e = ReadError(std::string(kOldHeader) + OldRow("0", "A", "", "1") + "he said \"hi\n" +
+  e = ReadError(std::string(kOldHeader) + OldRow("0", "A", "", "1") + "\"unbalanced output\n" +
                 OldRow("0", "B", "", "2") + OldRow("0", "C", "", "3"));
-  EXPECT_EQ(e.line(), 3);
-  EXPECT_NE(e.message().find("runs over line 4"), std::string::npos) << e.what();
+  EXPECT_NE(e.message().find("('unbalanced output'): a '\"' in a line that is not a row"),
+            std::string::npos)
+      << e.what();
+  // A quoted line of another width is skipped, unless its '"' swallows the lines after it.
+  e = ReadError(std::string(kOldHeader) + OldRow("0", "A", "", "1") + "\"x\",\"y\"\n" +
+                "\"z\",\"unbalanced\n" + OldRow("0", "B", "", "2"));
+  EXPECT_EQ(e.line(), 4);
+  EXPECT_NE(e.message().find("runs over line 5"), std::string::npos) << e.what();
 }
 
 // ---- The H100 capture (../shared/datasets/h100_capture, ncu 2025.3) ------------------------
@@ -636,7 +642,7 @@ TEST(CountersH100Capture, DetailsPageWithAppOutput) {
   std::string text = ::wattcal::testing::ReadFile(real);
   size_t line20 = 0;
   for (int i = 0; i < 19; ++i) line20 = text.find('\n', line20) + 1;
-  text.insert(line20, "profiled dram_ld iters=1\n\"quoted\" app output, 3 fields, here\n");
+  text.insert(line20, "profiled dram_ld iters=1\n\"quoted app output\", 3 fields, here\n");
   const std::string mixed = WriteFile(ScratchDir() + "/details.csv", text);
   for (const std::string& path : {real, mixed}) {
     SCOPED_TRACE(path);

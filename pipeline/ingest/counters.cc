@@ -561,6 +561,13 @@ std::vector<NcuPart> ReadNcuParts(const std::string& path, const CsvStart& start
       skipped = line;
       continue;
     }
+    if (!fields.empty() && fields[0].find('\n') != std::string::npos) {
+      reader.Fail("", fmt::format("a field runs over several lines ('{}'): a '\"' in a line "
+                                  "that is not a row of the table (the application's output?) "
+                                  "opened it, and it swallows the rows after it; remove that "
+                                  "line or write the profiler output with --log-file",
+                                  fields[0].substr(0, fields[0].find('\n'))));
+    }
     if (!fields.empty() && fields[0] == "ID") {  // the header of another export
       parts.emplace_back();
       parts.back().header_line = line;
@@ -1346,7 +1353,7 @@ KernelCounters SumCounterLaunches(const std::string& name,
       } else {
         const double w = weight[i] * static_cast<double>(times);
         t.weight += w;
-        t.mean += w * (value - t.mean) / t.weight;  // exact for identical values
+        t.mean += (w / t.weight) * (value - t.mean);  // exact for one launch, identical values
       }
     }
     for (const auto& entry : launch.unknown_units) out.unknown_units.insert(entry);
