@@ -12,6 +12,7 @@
 #include "ingest/counters.h"
 #include "ingest/gpu_description.h"
 #include "io/corpus_io.h"
+#include "report/collinearity.h"
 #include "test_support.h"
 #include "util/errors.h"
 
@@ -227,6 +228,36 @@ TEST(Capture, ANvidiaSmiLogThatStopsEarlyIsLeftOutWithAWarning) {
   EXPECT_NE(r.warnings[0].find("nvidia_smi_power.csv: it covers"), std::string::npos) << r.warnings[0];
   EXPECT_TRUE(std::isnan(r.power_limit_w));
   EXPECT_EQ(Find(r, "int_add").energy.power_source, "energy_counter");
+}
+
+TEST(Capture, TheSmSweepIsUnidentifiableWithActiveCyclesAndNotWithElapsedCycles) {
+  WATTCAL_REQUIRE_DATASETS();
+  // With sm__cycles_active.avg as Eq. 7's time base, one block on 1...132 SMs gives the same
+  // utilisations at 133-346 W: the identifiability check names the nine rows.
+  GpuDescription active = H100Gpu();
+  active.active_cycles_metric = "sm__cycles_active.avg";
+  const Corpus a = IngestCaptures({H100("ubench_random")}, active, CaptureOptions()).ToCorpus();
+  const std::vector<IndistinguishableRows> groups = FindIndistinguishableRows(a);
+  bool sweep = false;
+  for (const IndistinguishableRows& g : groups) {
+    if (g.benchmarks.back() != "sm_sweep_int_add_132") continue;
+    sweep = true;
+    // int_add (1056 blocks) and the nine sweep rows.
+    ASSERT_EQ(g.benchmarks.size(), 10u);
+    EXPECT_EQ(g.benchmarks.front(), "int_add");
+    EXPECT_EQ(g.benchmarks[1], "sm_sweep_int_add_001");
+    EXPECT_LT(g.min_power_w, 140.0);
+    EXPECT_GT(g.max_power_w, 330.0);
+    EXPECT_NE(g.message.find("cannot tell them apart"), std::string::npos) << g.message;
+  }
+  EXPECT_TRUE(sweep);
+  // The shipped description's elapsed cycles tell them apart.
+  const Corpus e = IngestCaptures({H100("ubench_random")}, H100Gpu(), CaptureOptions()).ToCorpus();
+  for (const IndistinguishableRows& g : FindIndistinguishableRows(e)) {
+    for (const std::string& b : g.benchmarks) {
+      EXPECT_EQ(b.rfind("sm_sweep", 0), std::string::npos) << g.message;
+    }
+  }
 }
 
 TEST(Capture, AWorkloadsKernelsAreSummedOverTheirTime) {

@@ -60,7 +60,7 @@ Problem FindProblem(const GpuDescription& gpu) {
   if (gpu.components.empty()) return bad("components", "", "must list at least one component");
 
   bool any_compute = false, any_bandwidth = false, seen_mem = false;
-  std::map<std::string, std::string> owner;  // metric -> component using it
+  std::map<std::string, std::string> owner;  // metric -> "COMPONENT/list" using it
   std::set<std::string> names;
   for (size_t i = 0; i < gpu.components.size(); ++i) {
     const ComponentCounters& c = gpu.components[i];
@@ -144,12 +144,16 @@ Problem FindProblem(const GpuDescription& gpu) {
         const std::string& metric = (*list)[m];
         const std::string field = fmt::format("{}.{}[{}]", at, list_name, m);
         if (metric.empty()) return bad(field, "", "empty metric name");
-        const auto [it, inserted] = owner.emplace(metric, c.component);
+        // A metric repeated in the same list of the same component is a weight (FFMA listed
+        // twice counts two FLOPs); in another list or component it is an error.
+        const std::string where = c.component + "/" + list_name;
+        const auto [it, inserted] = owner.emplace(metric, where);
+        if (!inserted && it->second == where) continue;
         if (!inserted) {
           return bad(field, Quoted(metric),
                      fmt::format("is already a counter of component {}; each counter feeds "
-                                 "one component",
-                                 it->second));
+                                 "one component (listed twice in one list, it counts twice)",
+                                 it->second.substr(0, it->second.rfind('/'))));
         }
       }
     }
@@ -161,7 +165,8 @@ Problem FindProblem(const GpuDescription& gpu) {
     }
     if (owner.count(gpu.active_cycles_metric) > 0) {
       return bad("active_cycles_metric", Quoted(gpu.active_cycles_metric),
-                 "is also a counter of component " + owner[gpu.active_cycles_metric]);
+                 "is also a counter of component " +
+                     owner[gpu.active_cycles_metric].substr(0, owner[gpu.active_cycles_metric].rfind('/')));
     }
   }
   if (any_bandwidth) {
@@ -171,7 +176,8 @@ Problem FindProblem(const GpuDescription& gpu) {
     }
     if (owner.count(gpu.duration_metric) > 0) {
       return bad("duration_metric", Quoted(gpu.duration_metric),
-                 "is also a counter of component " + owner[gpu.duration_metric]);
+                 "is also a counter of component " +
+                     owner[gpu.duration_metric].substr(0, owner[gpu.duration_metric].rfind('/')));
     }
   }
   if (seen_mem && gpu.default_mem_mhz <= 0) {

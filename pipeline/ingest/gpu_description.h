@@ -36,8 +36,9 @@ struct ComponentCounters {
   // kBandwidth: bytes moved per counted access (e.g. 32 threads x 4 bytes for a warp-wide
   // shared-memory instruction); used with `access_metrics`.
   double bytes_per_access = 0.0;
-  // Nsight Compute metric names whose values are summed. Thread-level counts (e.g.
-  // smsp__sass_thread_inst_executed_op_fadd_pred_on.sum) ...
+  // Nsight Compute metric names whose values are summed; a metric listed k times in one list
+  // counts k times (a weight: the H100's FP32 lists FFMA twice to count FLOPs). Thread-level
+  // counts (e.g. smsp__sass_thread_inst_executed_op_fadd_pred_on.sum) ...
   std::vector<std::string> thread_metrics;
   // ... warp-level counts, multiplied by the warp size (e.g. sm__inst_executed_pipe_xu.sum) ...
   std::vector<std::string> warp_metrics;

@@ -145,16 +145,18 @@ std::map<std::string, double> CountersForUtilisations(const std::vector<double>&
     }
     if (c.kind == UtilisationKind::kComputeUnit) {
       const double ops = u[i] * active_cycles_per_sm * gpu.sm_count * c.units_per_sm;
+      // A metric listed k times counts k times in Eq. 7: each listing carries one share, so
+      // one value per distinct metric (assigned, not added) gives back exactly `ops`.
       const double share =
           ops / static_cast<double>(c.thread_metrics.size() + c.warp_metrics.size());
-      for (const std::string& m : c.thread_metrics) counters[m] += share;
-      for (const std::string& m : c.warp_metrics) counters[m] += share / gpu.warp_size;
+      for (const std::string& m : c.thread_metrics) counters[m] = share;
+      for (const std::string& m : c.warp_metrics) counters[m] = share / gpu.warp_size;
     } else {
       const double bytes = u[i] * duration_s * c.peak_bytes_per_s;
       const double share =
           bytes / static_cast<double>(c.byte_metrics.size() + c.access_metrics.size());
-      for (const std::string& m : c.byte_metrics) counters[m] += share;
-      for (const std::string& m : c.access_metrics) counters[m] += share / c.bytes_per_access;
+      for (const std::string& m : c.byte_metrics) counters[m] = share;
+      for (const std::string& m : c.access_metrics) counters[m] = share / c.bytes_per_access;
     }
   }
   return counters;

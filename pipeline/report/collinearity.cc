@@ -200,6 +200,10 @@ bool IdentifiabilityOptions::Check(std::string* error) const {
     *error = fmt::format("util_rel_tol = {} must be a finite number >= 0", util_rel_tol);
     return false;
   }
+  if (!(util_abs_tol >= 0.0) || !std::isfinite(util_abs_tol)) {
+    *error = fmt::format("util_abs_tol = {} must be a finite number >= 0", util_abs_tol);
+    return false;
+  }
   if (!(power_spread_frac >= 0.0) || !std::isfinite(power_spread_frac)) {
     *error = fmt::format("power_spread_frac = {} must be a finite number >= 0", power_spread_frac);
     return false;
@@ -221,7 +225,7 @@ std::vector<IndistinguishableRows> FindIndistinguishableRows(const Corpus& corpu
     }
     for (int i = 0; i < nc; ++i) {
       const double ua = corpus.util_frac(a, i), ub = corpus.util_frac(b, i);
-      const double tol = std::max(1e-12, options.util_rel_tol * std::max(std::abs(ua), std::abs(ub)));
+      const double tol = std::max(options.util_abs_tol, options.util_rel_tol * std::max(std::abs(ua), std::abs(ub)));
       if (std::abs(ua - ub) > tol) return false;
     }
     return true;

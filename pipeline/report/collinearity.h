@@ -86,8 +86,13 @@ CollinearityReport AnalyseCollinearity(const Corpus& corpus,
 // is a function of (U, f) only, so it predicts one power for all of them (a real H100 SM sweep:
 // nine int_add rows with one utilisation vector, 133 to 346 W).
 struct IdentifiabilityOptions {
-  // Relative tolerance per component for "identical utilisations"; >= 0.
-  double util_rel_tol = 1e-6;
+  // Two rows' utilisations of a component are "identical" when they differ by at most
+  // max(util_abs_tol, util_rel_tol x the larger one). Real counters are noisy: the H100 SM
+  // sweep's nine rows (one block on 1...132 SMs, time base sm__cycles_active.avg) agree to
+  // 1.5e-4 relative, and a utilisation difference of 1e-3 (0.1% of a unit's peak) moves no
+  // model's power measurably. Both >= 0.
+  double util_rel_tol = 1e-3;
+  double util_abs_tol = 1e-3;
   // Smallest relative power spread reported; >= 0.
   double power_spread_frac = 0.05;
 

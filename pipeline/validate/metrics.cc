@@ -291,6 +291,7 @@ nlohmann::json MetricsToJson(const ValidationMetrics& m, const MetricsOptions& o
     const std::pair<const char*, const ErrorMetrics*> groups[] = {
         {"all", &m.overall}, {"full_clock", &m.full_clock}, {"capped", &m.capped}};
     for (const auto& [name, metrics] : groups) {
+      if (metrics->points == 0) continue;  // an empty group has no statistics (never null)
       nlohmann::json entry = nlohmann::json::object();
       AddErrorMetrics(*metrics, options, &entry);
       by_capping[name] = std::move(entry);
@@ -326,10 +327,11 @@ std::string FormatMetricsTable(const ValidationMetrics& m, const MetricsOptions&
     out += fmt::format("  {:<18}{} % of points\n", "within " + thresholds + " %", fractions);
   }
   if (m.has_capping) {
-    out += fmt::format("  {:<18}all {:.2f} % ({} pts) / full clock {:.2f} % ({} pts) / capped {:.2f} % ({} pts)\n",
-                       "MAPE by capping", m.overall.mape_pct, m.overall.points,
-                       m.full_clock.mape_pct, m.full_clock.points, m.capped.mape_pct,
-                       m.capped.points);
+    auto group = [](const ErrorMetrics& g) {
+      return g.points == 0 ? std::string("none") : fmt::format("{:.2f} % ({} pts)", g.mape_pct, g.points);
+    };
+    out += fmt::format("  {:<18}all {} / full clock {} / capped {}\n", "MAPE by capping",
+                       group(m.overall), group(m.full_clock), group(m.capped));
   }
 
   if (m.per_benchmark.empty()) return out;
