@@ -330,5 +330,51 @@ TEST(Capture, StageWritesTheMeasuredTableAndRefusesWhatItCannotRead) {
   EXPECT_FALSE(testing::FileExists(out + "/y.csv"));
 }
 
+// The journey on the real capture, stage by stage: a DVFS fit of single-clock data is refused,
+// and a model that never saw tensor work flags the tensor microbenchmark it is asked about.
+TEST(Capture, SingleClockDvfsIsRefusedAndExtrapolationIsFlagged) {
+  WATTCAL_REQUIRE_DATASETS();
+  const std::string out = testing::ScratchDir();
+  const std::string gpu = std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/h100_sxm.json";
+  ASSERT_EQ(testing::RunStage("wattcal-ingest", {"--capture", H100("mix_random"), "--gpu", gpu,
+                                                 "--tidy", out + "/mix.csv"})
+                .exit_code,
+            0);
+  ASSERT_EQ(testing::RunStage("wattcal-ingest", {"--capture", H100("ubench_random"), "--gpu", gpu,
+                                                 "--tidy", out + "/ubench.csv"})
+                .exit_code,
+            0);
+  // One V-F pair (1980/2619 MHz): DVFS is an error pointing to --method fixed, nothing written.
+  const testing::CommandResult dvfs = testing::RunStage(
+      "wattcal-calibrate", {"--train", out + "/mix.csv", "--method", "dvfs", "--out", out + "/dvfs.json"});
+  EXPECT_NE(dvfs.exit_code, 0);
+  EXPECT_NE(dvfs.output.find("DVFS needs at least two V-F pairs"), std::string::npos) << dvfs.output;
+  EXPECT_NE(dvfs.output.find("use --method fixed"), std::string::npos) << dvfs.output;
+  EXPECT_FALSE(testing::FileExists(out + "/dvfs.json"));
+  // The mixes' tensor pipes are at most ~56% busy; tensor_fp16 keeps them ~100% busy.
+  const testing::CommandResult fixed = testing::RunStage(
+      "wattcal-calibrate", {"--train", out + "/mix.csv", "--method", "fixed", "--out", out + "/mix_model.json"});
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.output;
+  const testing::CommandResult v = testing::RunStage(
+      "wattcal-validate", {"--model", out + "/mix_model.json", "--heldout", out + "/ubench.csv", "--mode",
+                           "fixed", "--apps-predictions", out + "/apps.csv", "--metrics", out + "/m.json",
+                           "--predictions", out + "/p.csv"});
+  ASSERT_EQ(v.exit_code, 0) << v.output;
+  EXPECT_NE(v.output.find("tensor_fp16"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("TENSOR"), std::string::npos) << v.output;
+  bool flagged = false;
+  int rows = 0;
+  for (const std::string& line : Lines(out + "/apps.csv")) {
+    ++rows;
+    if (line.rfind("tensor_fp16,", 0) == 0) {
+      flagged = line.find("util_beyond_training:TENSOR") != std::string::npos;
+      // Measured at the power cap: capped in the measurement, and predicted at the reference clock.
+      EXPECT_NE(line.find("predicted_at_reference_clock"), std::string::npos) << line;
+    }
+  }
+  EXPECT_TRUE(flagged);
+  EXPECT_EQ(rows, 1 + 39);  // header + every microbenchmark, capped ones included
+}
+
 }  // namespace
 }  // namespace wattcal
