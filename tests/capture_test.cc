@@ -293,6 +293,39 @@ TEST(Capture, AWorkloadsKernelsAreSummedOverTheirTime) {
   EXPECT_NEAR(app.utilisations[gpu.components.size() - 2], dram, 1e-12);
 }
 
+TEST(Capture, RunsOfOneWorkloadShareItsExportAndExportsWinOverARawPage) {
+  WATTCAL_REQUIRE_DATASETS();
+  const std::vector<std::string> raw = Lines(H100("ubench_random/ncu_raw.csv"));
+  // Two runs of one workload, "app_run1" and "app_run2", and one export ncu/suite/app.csv; a
+  // stray ncu_raw.csv beside it.
+  const std::string dir = ScratchCapture(
+      "kernel,start_us,end_us\n"
+      "suite/app_run1,1795519849900923,1795519851496551\n"
+      "suite/app_run2,1795519851900923,1795519853496551\n");
+  fs::create_directories(dir + "/ncu/suite");
+  testing::WriteFile(dir + "/ncu/suite/app.csv", JoinLines({raw[3], raw[4], raw[8], raw[10]}));
+  fs::create_symlink(H100("ubench_random/ncu_raw.csv"), dir + "/ncu_raw.csv");
+  const CaptureResult r = IngestCaptures({dir}, H100Gpu(), CaptureOptions());
+  ASSERT_EQ(r.windows.size(), 2u);
+  EXPECT_EQ(r.windows[0].counters_path, dir + "/ncu/suite/app.csv");
+  EXPECT_EQ(r.windows[1].counters_path, dir + "/ncu/suite/app.csv");
+  EXPECT_EQ(r.windows[0].counters_launches, 2);
+  EXPECT_EQ(r.windows[0].utilisations, r.windows[1].utilisations);
+  bool raw_named = false, run_named = false;
+  for (const std::string& w : r.warnings) {
+    raw_named = raw_named || w.find("both ncu_raw.csv and ncu/ are present") != std::string::npos;
+    run_named = run_named || w.find("workload 'suite/app_run2' has no export of its own name") !=
+                                 std::string::npos;
+  }
+  EXPECT_TRUE(raw_named);
+  EXPECT_TRUE(run_named);
+  // Without the export, the raw page's 39 launches do not match 2 windows: an error naming both.
+  fs::remove_all(dir + "/ncu");
+  fs::create_directories(dir + "/ncu");
+  testing::WriteFile(dir + "/ncu/other.csv", JoinLines({raw[3], raw[4], raw[8]}));
+  EXPECT_THROW(IngestCaptures({dir}, H100Gpu(), CaptureOptions()), InputError);
+}
+
 TEST(Capture, StageWritesTheMeasuredTableAndRefusesWhatItCannotRead) {
   WATTCAL_REQUIRE_DATASETS();
   const std::string out = testing::ScratchDir();

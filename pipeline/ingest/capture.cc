@@ -116,12 +116,43 @@ CaptureFiles FindFiles(const std::string& dir_in) {
                      "no counters: a capture needs ncu_raw.csv (one profiled launch per window) "
                      "or ncu/<workload>.csv (one export per workload)");
   }
-  if (!f.ncu_raw.empty() && !f.ncu_dir.empty()) {
-    throw InputError(dir, 0, "",
-                     "both ncu_raw.csv and ncu/ are present: wattcal cannot tell which counters "
-                     "belong to the windows (keep one)");
-  }
   return f;
+}
+
+// The exports of ncu/: relative path without ".csv" (a workload "suite/app" may live in
+// ncu/suite/app.csv) -> path, in name order.
+std::map<std::string, std::string> ListExports(const std::string& ncu_dir) {
+  std::map<std::string, std::string> exports;
+  for (const auto& entry : fs::recursive_directory_iterator(ncu_dir)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".csv") continue;
+    std::string key = fs::relative(entry.path(), ncu_dir).generic_string();
+    key.resize(key.size() - 4);
+    exports[key] = entry.path().string();
+  }
+  return exports;
+}
+
+// The export of a workload: its own name, else the longest export name that the workload's
+// name extends by a separator and a suffix ("gemm_run2" -> ncu/gemm.csv), which is named in
+// `warnings`. Empty when none.
+std::string ExportOf(const std::map<std::string, std::string>& exports, const std::string& workload,
+                     const std::string& where, std::vector<std::string>* warnings) {
+  auto it = exports.find(workload);
+  if (it != exports.end()) return it->second;
+  std::string best_key, best_path;
+  for (const auto& [key, path] : exports) {
+    if (key.size() < workload.size() && workload.compare(0, key.size(), key) == 0 &&
+        std::string("_-.#:@ ").find(workload[key.size()]) != std::string::npos &&
+        key.size() > best_key.size()) {
+      best_key = key, best_path = path;
+    }
+  }
+  if (!best_path.empty() && warnings != nullptr) {
+    warnings->push_back(fmt::format("{}: workload '{}' has no export of its own name: its "
+                                    "counters are {}",
+                                    where, workload, best_path));
+  }
+  return best_path;
 }
 
 // Windows shorter than twice the settle time are measured over their second half.
@@ -210,9 +241,22 @@ CaptureResult IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
       if (!p.empty()) r.inputs.push_back(p);
     }
 
-    // Counters per window.
+    // Counters per window. With both ncu_raw.csv and ncu/, the exports are used when every
+    // window has one, else the raw page; the other is named.
     std::vector<CaptureWindow> out(windows.size());
-    if (!f.ncu_raw.empty()) {
+    bool use_raw = !f.ncu_raw.empty();
+    if (!f.ncu_raw.empty() && !f.ncu_dir.empty()) {
+      const std::map<std::string, std::string> exports = ListExports(f.ncu_dir);
+      bool all = true;
+      for (const KernelWindow& w : windows) all = all && !ExportOf(exports, w.kernel, "", nullptr).empty();
+      use_raw = !all;
+      r.warnings.push_back(fmt::format(
+          "{}: both ncu_raw.csv and ncu/ are present: {} is used ({}), {} is not", f.dir,
+          use_raw ? f.ncu_raw : f.ncu_dir,
+          use_raw ? "not every window has an export in ncu/" : "every window has an export",
+          use_raw ? f.ncu_dir : f.ncu_raw));
+    }
+    if (use_raw) {
       r.inputs.push_back(f.ncu_raw);
       const std::vector<CounterLaunch> launches = ReadCounterLaunches(f.ncu_raw);
       // Set-up launches: the leading ones, beyond the windows' count, whose configuration is
@@ -263,42 +307,39 @@ CaptureResult IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
       }
     } else {
       // One export per workload.
-      std::map<std::string, std::string> exports;  // workload -> path
-      for (const auto& entry : fs::directory_iterator(f.ncu_dir)) {
-        if (!entry.is_regular_file() || entry.path().extension() != ".csv") continue;
-        exports[entry.path().stem().string()] = entry.path().string();
-      }
-      std::map<std::string, CaptureWindow> done;  // one read per export
+      const std::map<std::string, std::string> exports = ListExports(f.ncu_dir);
+      std::map<std::string, CaptureWindow> done;  // export path -> its counters, read once
       std::set<std::string> used;
       for (size_t i = 0; i < windows.size(); ++i) {
         const KernelWindow& w = windows[i];
-        auto it = exports.find(w.kernel);
-        if (it == exports.end()) {
+        const std::string export_path = ExportOf(
+            exports, w.kernel, fmt::format("{}:{}", f.windows, w.line), &r.warnings);
+        if (export_path.empty()) {
           throw InputError(f.windows, w.line, "kernel",
                            fmt::format("no counters for workload '{}': expected {}/{}.csv ({} has "
                                        "{} exports)",
                                        w.kernel, f.ncu_dir, w.kernel, f.ncu_dir, exports.size()));
         }
-        used.insert(w.kernel);
-        auto cached = done.find(w.kernel);
+        used.insert(export_path);
+        auto cached = done.find(export_path);
         if (cached == done.end()) {
-          const std::vector<CounterLaunch> launches = ReadCounterLaunches(it->second);
-          if (launches.empty()) throw InputError(it->second, 0, "", "no profiled launches");
+          const std::vector<CounterLaunch> launches = ReadCounterLaunches(export_path);
+          if (launches.empty()) throw InputError(export_path, 0, "", "no profiled launches");
           for (const CounterLaunch& l : launches) CheckNeededMetrics(l, needed);
           CaptureWindow c;
-          c.counters_path = it->second;
+          c.counters_path = export_path;
           c.counters_line = launches.front().line;
           c.counters_kernel = launches.size() == 1 ? launches.front().kernel
                                                    : fmt::format("{} kernels", launches.size());
           c.counters_launches = static_cast<int>(launches.size());
           c.utilisations = ComputeUtilisations(SumCounterLaunches(w.kernel, launches), gpu);
-          cached = done.emplace(w.kernel, c).first;
-          r.inputs.push_back(it->second);
+          cached = done.emplace(export_path, c).first;
+          r.inputs.push_back(export_path);
         }
         out[i] = cached->second;
       }
       for (const auto& [name, path] : exports) {
-        if (!used.count(name)) r.unused_exports.push_back(path);
+        if (!used.count(path)) r.unused_exports.push_back(path);
       }
     }
     for (size_t i = 0; i < windows.size(); ++i) {
