@@ -95,6 +95,25 @@ TEST(Capture, EveryH100FolderIngests) {
   }
 }
 
+TEST(Capture, TheH200CaptureIngestsWithItsDescription) {
+  WATTCAL_REQUIRE_DATASETS();
+  const GpuDescription gpu = ReadGpuDescription(std::string(WATTCAL_SOURCE_DIR) +
+                                                "/microbench_specs/gpus/h200_sxm.json");
+  const CaptureResult r = IngestCaptures({Dataset("h200_capture/ubench_random"),
+                                          Dataset("h200_capture/mix_random")},
+                                         gpu, CaptureOptions());
+  const Corpus c = r.ToCorpus();
+  EXPECT_EQ(c.rows(), 139);
+  EXPECT_DOUBLE_EQ(c.power_limit_w, 700.0);
+  EXPECT_DOUBLE_EQ(c.layout.domains[1].default_freq_mhz, 3201.0);
+  int throttled = 0;
+  for (int i = 0; i < c.rows(); ++i) throttled += IsThrottledRow(c, i);
+  EXPECT_GE(throttled, 5);
+  // The H200's HBM3e: dram_ld reads ~4.47 TB/s of the 4.8 TB/s peak.
+  const CaptureWindow& dram = Find(r, "dram_ld");
+  EXPECT_NEAR(dram.utilisations[gpu.components.size() - 2], 4.47 / 4.8, 0.02);
+}
+
 TEST(Capture, CountersJoinByLaunchNotByName) {
   WATTCAL_REQUIRE_DATASETS();
   const CaptureResult r = IngestCaptures({H100("ubench_random")}, H100Gpu(), CaptureOptions());
