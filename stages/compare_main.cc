@@ -49,6 +49,10 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--estimated-column", estimated_column,
                  "Column of the estimates (default: sim_total_W, else power_w, else power_mw)");
+  std::string measured_column;
+  app.add_option("--measured-column", measured_column,
+                 "Column of the measured files (default: the GPU's name, --arch-a/--arch-b; "
+                 "measured_w reads validate's predictions CSVs)");
   app.add_option("--out", out_path, "Comparison to write (JSON)")->required();
   app.add_option("--table", table_path, "Also write the per-workload table (CSV)");
   app.add_option("--direction-deadband-pct", deadband_pct,
@@ -77,8 +81,10 @@ int main(int argc, char** argv) {
       throw OptionError(fmt::format("--direction-deadband-pct = {}: {}", deadband_pct, error));
     }
 
-    const WorkloadPower measured_a = ReadWorkloadPower(measured_a_path, arch_a);
-    const WorkloadPower measured_b = ReadWorkloadPower(measured_b_path, arch_b);
+    const WorkloadPower measured_a =
+        ReadWorkloadPower(measured_a_path, measured_column.empty() ? arch_a : measured_column);
+    const WorkloadPower measured_b =
+        ReadWorkloadPower(measured_b_path, measured_column.empty() ? arch_b : measured_column);
     const WorkloadPower estimated_a = ReadWorkloadPower(estimated_a_path, estimated_column);
     const WorkloadPower estimated_b = ReadWorkloadPower(estimated_b_path, estimated_column);
     const RelativePowerComparison comparison = CompareRelativePower(

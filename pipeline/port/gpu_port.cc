@@ -166,11 +166,18 @@ PowerModel PortModelToGpu(const PowerModel& base, const GpuDescription& base_gpu
                                    domain.name));
     }
     const double base_default = base.layout.domains[d].default_freq_mhz;
-    if (domain.default_freq_mhz != base_default) {
+    // A fixed-frequency model (one level per domain, voltage 1) carries over to another default
+    // clock: its coefficients are W per MHz at v = 1, so at the target's clock a component at
+    // the same utilisation (a share of the target's peak) draws power in proportion to that
+    // clock, e.g. H100 HBM3 at 2619 MHz -> H200 HBM3e at 3201 MHz. A DVFS model's voltages are
+    // normalised at its default pair: the target must share it.
+    const bool single_level = base.freq_levels_mhz[d].size() == 1;
+    if (domain.default_freq_mhz != base_default && !single_level) {
       throw InputError(target_gpu.path, 0, "default_" + domain.name + "_mhz",
                        fmt::format("= {} MHz differs from the base model's default {} MHz; the "
                                    "model's voltages are normalised at its default pair, so the "
-                                   "target must share it",
+                                   "target must share it (only a fixed-frequency model moves to "
+                                   "another clock)",
                                    domain.default_freq_mhz, base_default));
     }
   }
@@ -179,14 +186,24 @@ PowerModel PortModelToGpu(const PowerModel& base, const GpuDescription& base_gpu
   out.method = base.method;
   out.layout = layout;
   out.fit = base.fit;
+  // The board limit and the training range travel with the model (the target's measured
+  // table, when it records a limit, takes precedence at prediction).
+  out.power_limit_w = base.power_limit_w;
+  out.training_range = base.training_range;
   out.trained_on = fmt::format("{} (ported from {} to {}, TPDS §4.6, constant terms: {})",
                                base.trained_on, base_gpu.name, target_gpu.name,
                                ConstantScalingName(options.constant_scaling));
   const std::vector<int> base_domains = base.layout.ComponentDomains();
   for (const FrequencyDomain& domain : layout.domains) {
     const int d = FindDomain(base.layout, domain.name);
-    out.freq_levels_mhz.push_back(base.freq_levels_mhz[d]);
-    out.voltage_rel.push_back(base.voltage_rel[d]);
+    if (base.freq_levels_mhz[d].size() == 1 &&
+        domain.default_freq_mhz != base.layout.domains[d].default_freq_mhz) {
+      out.freq_levels_mhz.push_back({domain.default_freq_mhz});
+      out.voltage_rel.push_back({1.0});
+    } else {
+      out.freq_levels_mhz.push_back(base.freq_levels_mhz[d]);
+      out.voltage_rel.push_back(base.voltage_rel[d]);
+    }
   }
 
   // Component coefficients.
