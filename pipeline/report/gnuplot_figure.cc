@@ -90,6 +90,37 @@ bool GnuplotAvailable() {
   return !executable.empty() && access(executable.c_str(), X_OK) == 0;
 }
 
+std::string GnuplotTitle(const std::string& text, size_t max_chars) {
+  std::vector<std::string> lines(1);
+  std::string word;
+  auto flush = [&]() {
+    if (word.empty()) return;
+    if (!lines.back().empty() && lines.back().size() + 1 + word.size() > max_chars) {
+      lines.emplace_back();
+    }
+    if (!lines.back().empty()) lines.back() += ' ';
+    lines.back() += word;
+    word.clear();
+  };
+  for (char c : text) {
+    if (c == ' ' || c == '\n' || c == '\r') {
+      flush();
+    } else {
+      word += c;
+    }
+  }
+  flush();
+  std::string quoted = "\"";
+  for (size_t l = 0; l < lines.size(); ++l) {
+    if (l > 0) quoted += "\\n";
+    for (char c : lines[l]) {
+      if (c == '"' || c == '\\') quoted += '\\';
+      quoted += c;
+    }
+  }
+  return quoted + "\"";
+}
+
 std::string GnuplotString(const std::string& text) {
   std::string quoted = "'";
   for (char c : text) {

@@ -195,7 +195,7 @@ void WriteVoltagePlot(const std::vector<std::pair<std::string, PowerModel>>& lab
     *gp << "set multiplot layout 1," << domains.size() << " title " << GnuplotString(title)
         << " margins 0.14, 0.97, " << Num(bottom) << ", 0.85 spacing 0.1, 0.1\n";
     for (size_t d = 0; d < domains.size(); ++d) {
-      *gp << "set title " << GnuplotString(DomainTitle(domains[d])) << "\n";
+      *gp << "set title " << GnuplotTitle(DomainTitle(domains[d])) << "\n";
       *gp << "set xlabel " << GnuplotString(FrequencyAxisLabel(domains[d])) << "\n";
       if (d == 0) {
         *gp << "set ylabel 'Voltage / voltage at default frequency' offset 1,0\n";
@@ -290,7 +290,7 @@ void WriteBenchmarkVfPlot(const std::string& benchmark, const std::vector<Benchm
       static_cast<int>(one_domain ? 1 + series.size() : std::max(mems.size(), 1 + series.size()));
   auto body = [&](Gnuplot* gp) {
     *gp << "reset\n";
-    *gp << "set title " << GnuplotString(title) << "\n";
+    *gp << "set title " << GnuplotTitle(title) << "\n";
     *gp << "set xlabel 'Core frequency (MHz)'\n";
     *gp << "set ylabel 'Power (W)'\n";
     *gp << "set tics out nomirror\n" << kGridStyle;
@@ -569,7 +569,7 @@ void WriteBenchmarkCorrelationHeatmap(const CollinearityReport& report, const st
     *gp << "reset\n";
     *gp << "$r << EOD\n" << matrix << "EOD\n";
     if (!missing.empty()) *gp << "$undefined << EOD\n" << missing << "EOD\n";
-    *gp << "set title " << GnuplotString(title) << "\n";
+    *gp << "set title " << GnuplotTitle(title) << "\n";
     *gp << "set size square\n";
     *gp << kCorrelationPalette << "set cbrange [-1:1]\nset cbtics 0.5\n";
     *gp << "set cblabel 'Pearson r of the utilisation vectors'\n";
@@ -627,7 +627,7 @@ void WriteComponentCorrelationHeatmap(const CollinearityReport& report, double p
     if (!missing.empty()) *gp << "$undefined << EOD\n" << missing << "EOD\n";
     if (label_pt > 0 && !dark_labels.empty()) *gp << "$dark << EOD\n" << dark_labels << "EOD\n";
     if (label_pt > 0 && !light_labels.empty()) *gp << "$light << EOD\n" << light_labels << "EOD\n";
-    *gp << "set title " << GnuplotString(title) << "\n";
+    *gp << "set title " << GnuplotTitle(title) << "\n";
     *gp << "set size square\n";
     *gp << kCorrelationPalette << "set cbrange [-1:1]\nset cbtics 0.5\n";
     *gp << "set cblabel 'Pearson r across benchmarks'\n";
@@ -696,7 +696,7 @@ void WriteConstantPowerPlot(const ConstantFitChart& chart, const std::string& ti
                                       : fmt::format("P_const = {:.1f} W", chart.p_const_w);
   auto body = [&](Gnuplot* gp) {
     *gp << "reset\n";
-    *gp << "set title " << GnuplotString(title) << "\n";
+    *gp << "set title " << GnuplotTitle(title) << "\n";
     *gp << "set xlabel 'Core frequency (MHz)'\n";
     *gp << "set ylabel 'Power (W)'\n";
     *gp << "set tics out nomirror\n" << kGridStyle;
@@ -857,7 +857,7 @@ void WriteRelativePowerPlot(const RelativePowerChart& chart, const std::string& 
   auto body = [&](Gnuplot* gp) {
     *gp << "reset\n";
     *gp << "$bars << EOD\n" << table << "EOD\n";
-    *gp << "set title " << GnuplotString(title) << " offset 0,1\n";
+    *gp << "set title " << GnuplotTitle(title) << " offset 0,1\n";
     // The title names the two GPUs (long names would not fit along the axis).
     *gp << "set ylabel 'Power of B relative to A (%)'\n";
     *gp << "set style data histograms\n";

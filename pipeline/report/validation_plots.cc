@@ -56,7 +56,7 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
   };
 
   auto body = [&](Gnuplot* gp) {
-    *gp << "set title " << GnuplotString(title) << "\n";
+    *gp << "set title " << GnuplotTitle(title) << "\n";
     *gp << "set xlabel 'Measured power (W)'\n";
     *gp << "set ylabel 'Predicted power (W)'\n";
     *gp << "set size ratio -1\n";
@@ -124,7 +124,7 @@ void WriteErrorCdfPlot(const std::vector<std::pair<std::string, std::vector<doub
   }
 
   auto body = [&](Gnuplot* gp) {
-    *gp << "set title " << GnuplotString(title) << "\n";
+    *gp << "set title " << GnuplotTitle(title) << "\n";
     *gp << "set xlabel 'Absolute percentage error (%)'\n";
     *gp << "set ylabel 'Fraction of points'\n";
     *gp << "set xrange [0:" << (max_ape_pct > 0.0 ? "*" : "1") << "]\n";
