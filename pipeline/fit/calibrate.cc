@@ -909,6 +909,13 @@ IdentifiabilityReport CheckIdentifiability(const Corpus& train, FitMethod method
                                  "components differently",
                                  distinct_u.size(), where, parameters, nonzero_components));
   }
+  if (active.empty()) {
+    throw InputError(source, 0, "",
+                     fmt::format("underdetermined fit: no component's utilisation varies across "
+                                 "the {} rows{} (every column is constant): only static power "
+                                 "could be fitted",
+                                 rows.rows(), where));
+  }
   // 3. Identical columns: the later component is fixed at 0 (a warning naming both).
   std::vector<int> kept;
   for (int i : active) {
