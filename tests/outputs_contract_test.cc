@@ -124,14 +124,13 @@ TEST(OutputIsInput, EveryWritingStageRefusesBeforeReading) {
   const std::string other = WriteFile(dir + "/other.csv", "x\n");
   const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
       {"wattcal-calibrate", {"--train", in, "--out", in}},
-      {"wattcal-calibrate", {"--train", other, "--out", dir + "/m.json", "--export-gpmtool", in,
-                             "--components-out", dir + "/c.csv"}},
+      {"wattcal-calibrate", {"--train", in, "--out", dir + "/m.json", "--export-gpmtool", in}},
       {"wattcal-constant", {"--sweep", in, "--out", in}},
       {"wattcal-static", {"--sweep", in, "--p-const-w", "10", "--out", in}},
       {"wattcal-idle", {"--sweep", other, "--constant", in, "--out", in}},
       {"wattcal-predict", {"--model", other, "--activity", in, "--out", in}},
-      {"wattcal-validate", {"--model", other, "--heldout", in, "--predictions", dir + "/p.csv",
-                            "--metrics", in}},
+      {"wattcal-validate", {"--model", other, "--heldout", in, "--mode", "fixed",
+                            "--predictions", dir + "/p.csv", "--metrics", in}},
       {"wattcal-compare", {"--estimated-a", in, "--estimated-b", other, "--arch-a", "a",
                            "--arch-b", "b", "--out", dir + "/c.json", "--table", in}},
       {"wattcal-ingest", {"--corpus", in, "--corpus-out", in}},

@@ -891,11 +891,6 @@ IdentifiabilityReport CheckIdentifiability(const Corpus& train, FitMethod method
     }
     distinct_rows.insert(u);
   }
-  Eigen::MatrixXd design(rows.rows(), 1 + static_cast<int>(active.size()));
-  design.col(0).setOnes();
-  for (size_t j = 0; j < active.size(); ++j) design.col(j + 1) = rows.util_frac.col(active[j]);
-  const int independent = RankOf(design);
-  const int wanted = 1 + static_cast<int>(active.size());
   const int nonzero_components = k - static_cast<int>(report.fixed_at_zero.size()) +
                                  static_cast<int>(std::count_if(
                                      report.fixed_at_zero.begin(), report.fixed_at_zero.end(),
@@ -947,8 +942,6 @@ IdentifiabilityReport CheckIdentifiability(const Corpus& train, FitMethod method
                                  "combination of others",
                                  where, kept_rank, kept_design.cols(), list));
   }
-  (void)independent;
-  (void)wanted;
   // 5. DVFS: every frequency level adds a voltage; distinct rows must cover the parameters.
   if (method == FitMethod::kDvfs && rows.has_freq()) {
     int free_voltages = 0;
