@@ -323,6 +323,12 @@ void CheckOutputsAgainstInputs(CLI::App* app) {
     std::string path;
   };
   std::vector<Named> outputs;
+  struct DirectoryFile {
+    std::string option;
+    std::string path;
+    FileIdentity identity;
+  };
+  std::vector<DirectoryFile> directory_files;
   for (CLI::Option* option : options) {
     if (option->count() == 0) continue;
     const PathRole role = RoleOf(option);
@@ -348,6 +354,10 @@ void CheckOutputsAgainstInputs(CLI::App* app) {
       seen.emplace_back(identity, value);
       RegisterInputFile(name, value);
       if (role == PathRole::kInputDirectory) {
+        // Files inside an input directory (a capture's power log) are inputs to the named
+        // outputs below; they are not registered for OutputSet::Stage, because some stages
+        // write into the folder they read (wattcal-report --run-dir) and re-runs replace their
+        // own earlier outputs there.
         boost::system::error_code ec;
         for (fs::recursive_directory_iterator it(value, ec), end; !ec && it != end;
              it.increment(ec)) {
@@ -355,7 +365,10 @@ void CheckOutputsAgainstInputs(CLI::App* app) {
             it.disable_recursion_pending();
             continue;
           }
-          RegisterInputFile(name, it->path().string());
+          FileIdentity file;
+          if (GetFileIdentity(it->path().string(), &file)) {
+            directory_files.push_back({name, it->path().string(), file});
+          }
         }
       }
     }
@@ -366,6 +379,16 @@ void CheckOutputsAgainstInputs(CLI::App* app) {
   for (const Named& out : outputs) {
     for (const std::string& path : {out.path, out.path + ".manifest.json"}) {
       CheckNotAnInput(out.option, path);
+      FileIdentity out_identity;
+      if (GetFileIdentity(path, &out_identity)) {
+        for (const DirectoryFile& f : directory_files) {
+          if (f.identity == out_identity) {
+            throw OptionError(out.option + " " + path + " is the same file as input " + f.path +
+                              " (inside " + f.option + "): refusing to overwrite an input "
+                              "(choose another output path)");
+          }
+        }
+      }
       const std::string who = out.option + " " + path;
       const std::string key = Normalised(path);
       FileIdentity identity;
