@@ -166,6 +166,8 @@ int main(int argc, char** argv) {
         if (flags.keep_flagged) throw OptionError("--keep-flagged applies to --cv-folds (training)");
         const PowerModel model = ReadModel(model_path);
         const Corpus heldout = ReadCorpus(heldout_path, read_options);
+        // A duplicated held-out row counts twice in the MAPE and narrows its interval.
+        for (const std::string& note : FindDuplicateRows(heldout)) LogWarning(note);
         if (mode == PredictMode::kScaling) {
           CheckTwoVfPairs(SelectTrainingRows(heldout, false).rows, "scaling (TPDS Eq. 10)",
                           "use --mode fixed");

@@ -295,6 +295,18 @@ TEST(FixedSolver, ManifestRecordsNnls) {
   EXPECT_EQ(model.at("fit").at("solver"), "nnls");
 }
 
+TEST(FixedSolver, CrossValidationManifestRecordsNnls) {
+  const std::string dir = ScratchDir();
+  const std::string train = WriteFile(dir + "/train.csv", GpmtoolFile(kSixBenchmarks));
+  const CommandResult r = RunStage(
+      "wattcal-validate", {"--train", train, "--cv-folds", "3", "--mode", "fixed", "--method", "fixed", "--predictions",
+                           dir + "/p.csv", "--metrics", dir + "/m.json", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string manifest = ReadFile(dir + "/m.json.manifest.json");
+  EXPECT_TRUE(Contains(manifest, "\"solver\": \"nnls\"")) << manifest;
+  EXPECT_FALSE(Contains(manifest, "\"solver\": \"joint\"")) << manifest;
+}
+
 // ---------------------------------------------------------------------------------------
 // Identifiability.
 
