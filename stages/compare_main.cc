@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
   app.add_option("--estimated-column", estimated_column,
                  "Column of the estimates (default: sim_total_W, else power_w, else power_mw)");
   app.add_option("--out", out_path, "Comparison to write (JSON)")->check(OutputFile())->required();
-  app.add_option("--table", table_path, "Also write the per-workload table (CSV)")->check(OutputFile());
+  app.add_option("--table", table_path, "Also write the per-workload table (CSV)")
+      ->check(OutputFile());
   app.add_option("--direction-deadband-pct", deadband_pct,
                  "Relative changes within +-this many percent count as 'no change' when judging "
                  "direction (0: the plain sign)")

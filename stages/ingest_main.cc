@@ -53,7 +53,8 @@ int main(int argc, char** argv) {
                  "It as kernel,mean_power_w,power_sd_w,power_var_w2,samples")->check(OutputFile());
   app.add_option("--ubench", in.ubench, "AccelWattch microbenchmark run list (ubench.cfg)")
       ->check(CLI::ExistingFile);
-  app.add_option("--ubench-out", ubench_out_path, "It as benchmark,iterations,active_sms,lanes_per_warp")->check(OutputFile());
+  app.add_option("--ubench-out", ubench_out_path, "It as benchmark,iterations,active_sms,lanes_per_warp")
+      ->check(OutputFile());
   std::string accelwattch_activity_path;
   app.add_option("--description", in.description,
                  "Sweep description (wattcal-synth's sweep.csv: kernel,benchmark,category,"
@@ -66,15 +67,21 @@ int main(int argc, char** argv) {
   app.add_option("--ubench-sm-count", in.ubench_sm_count, "SMs for ubench lines that omit them")
       ->capture_default_str();
   app.add_option("--counters-table", counters_table_path,
-                 "Every counter of every kernel, base units: kernel,benchmark,launches,metric,value")->check(OutputFile());
-  app.add_option("--corpus-out", corpus_out_path, "The converted --corpus (tidy CSV)")->check(OutputFile());
+                 "Every counter of every kernel, base units: kernel,benchmark,launches,metric,value")
+      ->check(OutputFile());
+  app.add_option("--corpus-out", corpus_out_path, "The converted --corpus (tidy CSV)")
+      ->check(OutputFile());
   app.add_option("--out", out_path,
-                 "Per-kernel energy table: kernel,launches,duration_s,energy_j,mean_power_w,samples,...")->check(OutputFile());
+                 "Per-kernel energy table: kernel,launches,duration_s,energy_j,mean_power_w,samples,...")
+      ->check(OutputFile());
   app.add_option("--tidy", tidy_path,
-                 "Measured tidy table for calibrate/validate (needs --counters and --gpu)")->check(OutputFile());
-  app.add_option("--activity", activity_path, "Utilisations per kernel (tidy activity table)")->check(OutputFile());
+                 "Measured tidy table for calibrate/validate (needs --counters and --gpu)")
+      ->check(OutputFile());
+  app.add_option("--activity", activity_path, "Utilisations per kernel (tidy activity table)")
+      ->check(OutputFile());
   app.add_option("--windows-out", windows_out_path, "Per-launch energy table")->check(OutputFile());
-  app.add_option("--instructions-out", instructions_out_path, "Energy per instruction table")->check(OutputFile());
+  app.add_option("--instructions-out", instructions_out_path, "Energy per instruction table")
+      ->check(OutputFile());
   app.add_option("--gpu-select", options.log.gpu, "GPU of a multi-GPU log: nvidia-smi index or uuid");
   app.add_option("--power-field", options.log.power_field,
                  "nvidia-smi power field (default: power.draw.instant, else power.draw, else "

@@ -98,8 +98,8 @@ TEST(OutputIsInput, SamePathSymlinkAndHardLinkAreRefused) {
   fs::create_hard_link(train, dir + "/hard.csv");
   ExpectCalibrateRefusesOutput(train, dir + "/hard.csv", bytes);
   // A relative spelling of the same file.
-  ExpectCalibrateRefusesOutput(train, dir + "/../" + fs::path(dir).filename().string() + "/train.csv",
-                               bytes);
+  const std::string relative = dir + "/../" + fs::path(dir).filename().string() + "/train.csv";
+  ExpectCalibrateRefusesOutput(train, relative, bytes);
   EXPECT_EQ(ListDir(dir), (std::vector<std::string>{"hard.csv", "link.csv", "train.csv"}));
 }
 
@@ -299,8 +299,9 @@ TEST(FixedSolver, CrossValidationManifestRecordsNnls) {
   const std::string dir = ScratchDir();
   const std::string train = WriteFile(dir + "/train.csv", GpmtoolFile(kSixBenchmarks));
   const CommandResult r = RunStage(
-      "wattcal-validate", {"--train", train, "--cv-folds", "3", "--mode", "fixed", "--method", "fixed", "--predictions",
-                           dir + "/p.csv", "--metrics", dir + "/m.json", "-q"});
+      "wattcal-validate", {"--train", train, "--cv-folds", "3", "--mode", "fixed", "--method",
+                           "fixed", "--predictions", dir + "/p.csv", "--metrics", dir + "/m.json",
+                           "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string manifest = ReadFile(dir + "/m.json.manifest.json");
   EXPECT_TRUE(Contains(manifest, "\"solver\": \"nnls\"")) << manifest;

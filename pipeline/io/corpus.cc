@@ -134,8 +134,11 @@ bool IsThrottledRow(const Corpus& corpus, int row) {
 std::vector<std::string> FindDuplicateRows(const Corpus& corpus) {
   std::map<std::vector<double>, std::vector<int>> groups;  // keyed with the name's index below
   std::map<std::string, int> name_index;
+  auto name_of = [&corpus](int r) {
+    return r < static_cast<int>(corpus.benchmark.size()) ? corpus.benchmark[r] : std::string();
+  };
   for (int r = 0; r < corpus.rows(); ++r) {
-    const std::string& name = r < static_cast<int>(corpus.benchmark.size()) ? corpus.benchmark[r] : "";
+    const std::string name = name_of(r);
     const int index = name_index.emplace(name, static_cast<int>(name_index.size())).first->second;
     std::vector<double> key = {static_cast<double>(index)};
     if (corpus.has_power()) key.push_back(corpus.power_w(r));
@@ -153,7 +156,7 @@ std::vector<std::string> FindDuplicateRows(const Corpus& corpus) {
     }
     messages.emplace_back(
         rows[0], corpus.path + ": lines " + lines + " are identical rows (benchmark '" +
-                     (rows[0] < static_cast<int>(corpus.benchmark.size()) ? corpus.benchmark[rows[0]] : "") +
+                     name_of(rows[0]) +
                      "', same clocks, utilisations and power): a duplicated row counts twice and "
                      "narrows the confidence interval falsely");
   }

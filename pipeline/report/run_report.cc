@@ -33,7 +33,8 @@ bool IsFile(const std::string& path) {
 
 nlohmann::json ReadJsonFile(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", std::string("cannot open file for reading") + ": " + std::strerror(errno));
+  if (!in) throw InputError(path, 0, "",
+      std::string("cannot open file for reading") + ": " + std::strerror(errno));
   try {
     nlohmann::json j;
     in >> j;

@@ -12,7 +12,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -81,7 +80,8 @@ std::string CannotWriteMessage(const std::string& path, int errno_value) {
 std::string Sha256OfFile(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
-    throw InputError(path, 0, "", std::string("cannot open file for reading: ") + std::strerror(errno));
+    throw InputError(path, 0, "",
+        std::string("cannot open file for reading: ") + std::strerror(errno));
   }
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();
   EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
@@ -174,7 +174,9 @@ class DirectoryLocks {
   explicit DirectoryLocks(const std::set<std::string>& directories) {
     for (const std::string& dir : directories) {
       const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (fd < 0) throw OptionError("cannot lock output directory " + dir + ": " + std::strerror(errno));
+      if (fd < 0) {
+        throw OptionError("cannot lock output directory " + dir + ": " + std::strerror(errno));
+      }
       while (::flock(fd, LOCK_EX) != 0) {
         if (errno == EINTR) continue;
         const int error = errno;
