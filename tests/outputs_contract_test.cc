@@ -216,6 +216,17 @@ TEST(OutputCommit, ARenameFailingMidwayKeepsTheOldOutputs) {
       << "temporaries or backups left behind";
 }
 
+TEST(OutputCommit, AFailedRunRemovesTheFoldersItCreated) {
+  const std::string dir = ScratchDir();
+  const std::string train = WriteFile(dir + "/train.csv", GpmtoolFile(kSixBenchmarks));
+  fs::create_directories(dir + "/export/keep");
+  const CommandResult r = RunStage(
+      "wattcal-calibrate", {"--train", train, "--method", "fixed", "--out", dir + "/new/sub/m.json",
+                            "--export-gpmtool", dir + "/export", "-q"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_EQ(ListDir(dir), (std::vector<std::string>{"export", "train.csv"}));
+}
+
 TEST(OutputCommit, WriteErrorsSayWhy) {
   const std::string dir = ScratchDir();
   const std::string train = WriteFile(dir + "/train.csv", GpmtoolFile(kSixBenchmarks));

@@ -110,6 +110,14 @@ OutputSet::~OutputSet() {
     boost::system::error_code ec;
     fs::remove(temp, ec);
   }
+  // Folders Stage() created, deepest first; fs::remove leaves one that is not empty.
+  std::vector<std::string> dirs = created_directories_;
+  std::sort(dirs.begin(), dirs.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  for (const std::string& dir : dirs) {
+    boost::system::error_code ec;
+    fs::remove(dir, ec);
+  }
 }
 
 std::string OutputSet::Stage(const std::string& final_path) {
@@ -119,6 +127,11 @@ std::string OutputSet::Stage(const std::string& final_path) {
   const fs::path target(final_path);
   if (target.has_parent_path()) {
     boost::system::error_code ec;
+    // Remember the folders this creates (deepest first): a run that fails removes them again.
+    for (fs::path dir = target.parent_path(); !dir.empty() && !fs::exists(dir, ec);
+         dir = dir.parent_path()) {
+      created_directories_.push_back(dir.string());
+    }
     fs::create_directories(target.parent_path(), ec);
     if (ec) throw OptionError("cannot create directory " + target.parent_path().string() + ": " +
                               ec.message());

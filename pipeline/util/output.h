@@ -61,7 +61,8 @@ class OutputSet {
   OutputSet& operator=(const OutputSet&) = delete;
 
   // Returns the temporary path to write instead of `final_path`. Creates the parent
-  // directory of `final_path` if needed.
+  // directory of `final_path` if needed (removed again when the set is not committed).
+  // OptionError when `final_path` is a registered input (RegisterInputFile).
   std::string Stage(const std::string& final_path);
 
   // Stages `content` for `final_path` (writes the temporary file now).
@@ -81,6 +82,7 @@ class OutputSet {
 
  private:
   std::vector<std::pair<std::string, std::string>> staged_;  // (final, temp)
+  std::vector<std::string> created_directories_;  // by Stage(), deepest first
   bool committed_ = false;
 };
 
