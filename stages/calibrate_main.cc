@@ -76,9 +76,10 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--components-out", components_out_path,
                  "accelwattch with --activity: also write the per-kernel component table of Eq. 13 "
-                 "(tidy CSV, x = 1) that the fit used");
-  app.add_option("--out", out_path, "Model file to write (JSON)")->required();
-  app.add_option("--export-gpmtool", gpmtool_path, "Also write the model in gpmTOOL's format");
+                 "(tidy CSV, x = 1) that the fit used")->check(OutputFile());
+  app.add_option("--out", out_path, "Model file to write (JSON)")->check(OutputFile())->required();
+  app.add_option("--export-gpmtool", gpmtool_path, "Also write the model in gpmTOOL's format")
+      ->check(OutputFile());
   AddCalibrationOptions(&app, &flags);
   AddAccelWattchOptions(&app, &accelwattch);
   AddLoggingOptions(&app);

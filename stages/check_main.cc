@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--reports", reports_dir, "Folder holding the runs")->capture_default_str();
   app.add_option("--run", runs, "Only these runs (default: all in the expected file)");
-  app.add_option("--out", out_path, "Also write the table (Markdown)");
+  app.add_option("--out", out_path, "Also write the table (Markdown)")->check(OutputFile());
   AddLoggingOptions(&app);
   return RunStageMain(&app, argc, argv, [&]() {
     const std::vector<CheckedFigure> checked =

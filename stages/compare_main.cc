@@ -53,8 +53,9 @@ int main(int argc, char** argv) {
   app.add_option("--measured-column", measured_column,
                  "Column of the measured files (default: the GPU's name, --arch-a/--arch-b; "
                  "measured_w reads validate's predictions CSVs)");
-  app.add_option("--out", out_path, "Comparison to write (JSON)")->required();
-  app.add_option("--table", table_path, "Also write the per-workload table (CSV)");
+  app.add_option("--out", out_path, "Comparison to write (JSON)")->check(OutputFile())->required();
+  app.add_option("--table", table_path, "Also write the per-workload table (CSV)")
+      ->check(OutputFile());
   app.add_option("--direction-deadband-pct", deadband_pct,
                  "Relative changes within +-this many percent count as 'no change' when judging "
                  "direction (0: the plain sign)")

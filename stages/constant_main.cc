@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
                  "Sweep description CSV: kernel -> benchmark, category, active_sms, "
                  "lanes_per_warp, f_core_mhz (e.g. wattcal-synth's sweep.csv)")
       ->check(CLI::ExistingFile);
-  app.add_option("--out", out_path, "Result to write (JSON)")->required();
+  app.add_option("--out", out_path, "Result to write (JSON)")->check(OutputFile())->required();
   app.add_option("--benchmark", options.benchmarks, "Fit only these benchmarks (repeatable)");
   app.add_option("--ci-method", ci_method,
                  "Interval of P_const: covariance (Student t on the joint fit) or bootstrap "

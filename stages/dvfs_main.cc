@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::ExistingFile);
   app.add_option("--out", o.out_path, "Choices CSV: chosen pair, time, power, energy, savings")
+      ->check(OutputFile())
       ->required();
   app.add_option("--objective", objective, "What to minimise: energy, edp or ed2p")
       ->check(CLI::IsMember({"energy", "edp", "ed2p"}))
@@ -49,8 +50,10 @@ int main(int argc, char** argv) {
                  "True run times (kernel,target_mhz,actual_time_s): score the choices against the "
                  "true optimum")
       ->check(CLI::ExistingFile);
-  app.add_option("--summary-out", o.summary_out_path, "Per-model summary (JSON)");
-  app.add_option("--curves-out", o.curves_out_path, "Every candidate pair (CSV)");
+  app.add_option("--summary-out", o.summary_out_path, "Per-model summary (JSON)")
+      ->check(OutputFile());
+  app.add_option("--curves-out", o.curves_out_path, "Every candidate pair (CSV)")
+      ->check(OutputFile());
   app.add_option("--plot-prefix", o.plot_prefix, "Figures PREFIX_<kernel>_<model>.{png,svg}");
   app.add_option("--plot-kernels", o.plot_kernels, "Kernels to draw (default: all)")->delimiter(',');
   app.add_option("--plot-models", o.plot_models, "Run-time models to draw (default: the first)")

@@ -50,10 +50,11 @@ int main(int argc, char** argv) {
                  "AccelWattch's measured power per kernel (hw_power_validation_*.csv)")
       ->check(CLI::ExistingFile);
   app.add_option("--kernel-power-out", kernel_power_out_path,
-                 "It as kernel,mean_power_w,power_sd_w,power_var_w2,samples");
+                 "It as kernel,mean_power_w,power_sd_w,power_var_w2,samples")->check(OutputFile());
   app.add_option("--ubench", in.ubench, "AccelWattch microbenchmark run list (ubench.cfg)")
       ->check(CLI::ExistingFile);
-  app.add_option("--ubench-out", ubench_out_path, "It as benchmark,iterations,active_sms,lanes_per_warp");
+  app.add_option("--ubench-out", ubench_out_path, "It as benchmark,iterations,active_sms,lanes_per_warp")
+      ->check(OutputFile());
   std::string accelwattch_activity_path;
   app.add_option("--description", in.description,
                  "Sweep description (wattcal-synth's sweep.csv: kernel,benchmark,category,"
@@ -62,19 +63,25 @@ int main(int argc, char** argv) {
   app.add_option("--accelwattch-activity", accelwattch_activity_path,
                  "AccelWattch's activity table (needs --counters and --description): per "
                  "description kernel its description, elapsed_s, launches, mean_power_w and every "
-                 "counter");
+                 "counter")->check(OutputFile());
   app.add_option("--ubench-sm-count", in.ubench_sm_count, "SMs for ubench lines that omit them")
       ->capture_default_str();
   app.add_option("--counters-table", counters_table_path,
-                 "Every counter of every kernel, base units: kernel,benchmark,launches,metric,value");
-  app.add_option("--corpus-out", corpus_out_path, "The converted --corpus (tidy CSV)");
+                 "Every counter of every kernel, base units: kernel,benchmark,launches,metric,value")
+      ->check(OutputFile());
+  app.add_option("--corpus-out", corpus_out_path, "The converted --corpus (tidy CSV)")
+      ->check(OutputFile());
   app.add_option("--out", out_path,
-                 "Per-kernel energy table: kernel,launches,duration_s,energy_j,mean_power_w,samples,...");
+                 "Per-kernel energy table: kernel,launches,duration_s,energy_j,mean_power_w,samples,...")
+      ->check(OutputFile());
   app.add_option("--tidy", tidy_path,
-                 "Measured tidy table for calibrate/validate (needs --counters and --gpu)");
-  app.add_option("--activity", activity_path, "Utilisations per kernel (tidy activity table)");
-  app.add_option("--windows-out", windows_out_path, "Per-launch energy table");
-  app.add_option("--instructions-out", instructions_out_path, "Energy per instruction table");
+                 "Measured tidy table for calibrate/validate (needs --counters and --gpu)")
+      ->check(OutputFile());
+  app.add_option("--activity", activity_path, "Utilisations per kernel (tidy activity table)")
+      ->check(OutputFile());
+  app.add_option("--windows-out", windows_out_path, "Per-launch energy table")->check(OutputFile());
+  app.add_option("--instructions-out", instructions_out_path, "Energy per instruction table")
+      ->check(OutputFile());
   app.add_option("--gpu-select", options.log.gpu, "GPU of a multi-GPU log: nvidia-smi index or uuid");
   app.add_option("--power-field", options.log.power_field,
                  "nvidia-smi power field (default: power.draw.instant, else power.draw, else "

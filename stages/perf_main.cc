@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
                  "Run a run-time suite (microbench_specs/perf_kernels.json) on the virtual GPU's SM "
                  "model and write counters, actual times (and timelines, activity) to --out-dir")
       ->check(CLI::ExistingFile);
-  app.add_option("--out", o.out_path, "Predicted times CSV: kernel,model,target_mhz,predicted_time_s");
+  app.add_option("--out", o.out_path, "Predicted times CSV: kernel,model,target_mhz,predicted_time_s")
+      ->check(OutputFile());
   app.add_option("--out-dir", o.out_dir, "--simulate: folder of the campaign's files");
   app.add_option("--targets-mhz", o.targets_mhz, "Target core frequencies, MHz (comma-separated)")
       ->delimiter(',');
@@ -43,11 +44,13 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--miss-latency-cycles", o.miss_latency_cycles,
                  "MISS's fixed latency per contributor miss, base cycles (0: mean load latency)");
-  app.add_option("--counters-out", o.counters_out_path, "--timelines: write the derived counters");
+  app.add_option("--counters-out", o.counters_out_path, "--timelines: write the derived counters")
+      ->check(OutputFile());
   app.add_option("--actual", o.actual_path, "Actual times CSV: kernel,target_mhz,actual_time_s")
       ->check(CLI::ExistingFile);
-  app.add_option("--validation-out", o.validation_out_path, "MAPE per model / target / kernel (JSON)");
-  app.add_option("--errors-out", o.errors_out_path, "Per-point errors CSV");
+  app.add_option("--validation-out", o.validation_out_path, "MAPE per model / target / kernel (JSON)")
+      ->check(OutputFile());
+  app.add_option("--errors-out", o.errors_out_path, "Per-point errors CSV")->check(OutputFile());
   app.add_option("--plot-prefix", o.plot_prefix,
                  "Figures PREFIX_mape.{png,svg} and PREFIX_times_<kernel>.{png,svg}");
   app.add_option("--plot-kernels", o.plot_kernels, "Kernels to draw (default: all)")->delimiter(',');

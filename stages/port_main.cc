@@ -92,8 +92,10 @@ int main(int argc, char** argv) {
   gpu->add_option("--target-idle-from", target_idle_from,
                   "Take the target idle power from this corpus's idle benchmark")
       ->check(CLI::ExistingFile);
-  gpu->add_option("--out", out_path, "Ported model to write (JSON)")->required();
-  gpu->add_option("--report", report_path, "Also write what was scaled and by how much (JSON)");
+  gpu->add_option("--out", out_path, "Ported model to write (JSON)")
+      ->check(OutputFile())->required();
+  gpu->add_option("--report", report_path, "Also write what was scaled and by how much (JSON)")
+      ->check(OutputFile());
 
   // ---- project
   CLI::App* project = app.add_subcommand(
@@ -105,7 +107,8 @@ int main(int argc, char** argv) {
   project->add_option("--target-gpu", project_gpu_path, "Description of the target GPU")
       ->required()
       ->check(CLI::ExistingFile);
-  project->add_option("--out", project_out_path, "Corpus to write (tidy CSV)")->required();
+  project->add_option("--out", project_out_path, "Corpus to write (tidy CSV)")
+      ->check(OutputFile())->required();
 
   // ---- node
   CLI::App* node = app.add_subcommand(
@@ -135,11 +138,13 @@ int main(int argc, char** argv) {
   node->add_option("--board-constant-factor", node_options.board_constant_factor,
                    "Factor on the board's constant power (AccelWattch: 1.7 for Turing vs. Volta)")
       ->capture_default_str();
-  node->add_option("--out", node_out_path, "Scaled estimates (tidy CSV) or model (JSON)")->required();
-  node->add_option("--report", node_report_path, "Also write the factors and checks (JSON)");
+  node->add_option("--out", node_out_path, "Scaled estimates (tidy CSV) or model (JSON)")
+      ->check(OutputFile())->required();
+  node->add_option("--report", node_report_path, "Also write the factors and checks (JSON)")
+      ->check(OutputFile());
   node->add_option("--totals-out", totals_path,
                    "--estimates: also write each kernel's scaled total as kernel,power_w (input "
-                   "of wattcal-compare)");
+                   "of wattcal-compare)")->check(OutputFile());
 
   return RunStageMain(&app, argc, argv, [&]() {
     OutputSet outputs;

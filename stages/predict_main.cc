@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
                  "model an activity table (wattcal-ingest --accelwattch-activity) or a component table")
       ->required()
       ->check(CLI::ExistingFile);
-  app.add_option("--out", out_path, "Predictions CSV to write")->required();
+  app.add_option("--out", out_path, "Predictions CSV to write")->check(OutputFile())->required();
   app.add_option("--mode", mode,
                  "dvfs: at each row's V-F pair, or at every pair of the model when the activity "
                  "has no frequencies; fixed: at the model's reference pair")

@@ -1,6 +1,9 @@
 #include "stage_common.h"
 
 #include <exception>
+#include <map>
+
+#include <boost/filesystem.hpp>
 
 #include <fmt/format.h>
 #include <glog/logging.h>
@@ -11,6 +14,7 @@
 #include "io/csv_reader.h"
 #include "util/errors.h"
 #include "util/logging.h"
+#include "util/output.h"
 
 namespace wattcal {
 
@@ -102,7 +106,8 @@ CorpusReadOptions ToCorpusReadOptions(const CalibrationFlags& f) {
 nlohmann::json CalibrationOptionsToJson(const CalibrationOptions& o) {
   nlohmann::json j;
   j["method"] = FitMethodName(o.method);
-  j["solver"] = FitSolverName(o.solver);
+  // The solver actually used: the fixed method is one NNLS solve, whatever --solver says.
+  j["solver"] = o.method == FitMethod::kFixed ? "nnls" : FitSolverName(o.solver);
   j["residual"] = FitResidualName(o.residual);
   j["loss"] = FitLossName(o.loss);
   j["loss_scale"] = o.loss == FitLoss::kL2 ? 0.0 : o.EffectiveLossScale();
@@ -250,7 +255,7 @@ void AddSweepWithConstantOptions(CLI::App* app, SweepWithConstantFlags* f, doubl
                        ->check(CLI::ExistingFile);
   f->p_const = app->add_option("--p-const-w", *p_const_w, "P_const, W, instead of --constant");
   constant->excludes(f->p_const);
-  app->add_option("--out", f->out_path, "Result to write (JSON)")->required();
+  app->add_option("--out", f->out_path, "Result to write (JSON)")->check(OutputFile())->required();
 }
 
 void ResolveConstantPower(const SweepWithConstantFlags& f, double* p_const_w) {
@@ -272,6 +277,138 @@ void AddLoggingOptions(CLI::App* app) {
   app->add_flag("-v,--verbose", g_verbose, "Print debugging detail");
 }
 
+namespace {
+constexpr const char* kOutputValidatorName = "wattcal-output";
+
+enum class PathRole { kNone, kInputFile, kInputDirectory, kOutput };
+
+PathRole RoleOf(CLI::Option* option) {
+  for (int i = 0;; ++i) {
+    CLI::Validator* v = nullptr;
+    try {
+      v = option->get_validator(i);
+    } catch (const CLI::OptionNotFound&) {
+      return PathRole::kNone;
+    }
+    if (v->get_name() == kOutputValidatorName) return PathRole::kOutput;
+    const std::string desc = v->get_description();
+    if (desc == "FILE" || desc == "PATH(existing)") return PathRole::kInputFile;
+    if (desc == "DIR") return PathRole::kInputDirectory;
+  }
+}
+
+// The parsed options of `app` and of its parsed subcommands.
+void CollectOptions(CLI::App* app, std::vector<CLI::Option*>* options) {
+  for (CLI::Option* o : app->get_options([](CLI::Option*) { return true; })) options->push_back(o);
+  for (CLI::App* sub : app->get_subcommands()) CollectOptions(sub, options);
+}
+
+std::string Normalised(const std::string& path) {
+  boost::system::error_code ec;
+  const boost::filesystem::path p = boost::filesystem::weakly_canonical(path, ec);
+  return ec ? path : p.string();
+}
+}  // namespace
+
+CLI::Validator OutputFile() {
+  return CLI::Validator([](std::string&) { return std::string(); }, "", kOutputValidatorName);
+}
+
+void CheckOutputsAgainstInputs(CLI::App* app) {
+  namespace fs = boost::filesystem;
+  std::vector<CLI::Option*> options;
+  CollectOptions(app, &options);
+  struct Named {
+    std::string option;
+    std::string path;
+  };
+  std::vector<Named> outputs;
+  struct DirectoryFile {
+    std::string option;
+    std::string path;
+    FileIdentity identity;
+  };
+  std::vector<DirectoryFile> directory_files;
+  for (CLI::Option* option : options) {
+    if (option->count() == 0) continue;
+    const PathRole role = RoleOf(option);
+    if (role == PathRole::kNone) continue;
+    const std::string name = option->get_name();
+    if (role == PathRole::kOutput) {
+      for (const std::string& value : option->results()) {
+        if (!value.empty()) outputs.push_back({name, value});
+      }
+      continue;
+    }
+    // One input given twice to a repeatable option would count its rows twice.
+    std::vector<std::pair<FileIdentity, std::string>> seen;
+    for (const std::string& value : option->results()) {
+      FileIdentity identity;
+      if (!GetFileIdentity(value, &identity)) continue;
+      for (const auto& [other, other_path] : seen) {
+        if (other == identity) {
+          throw OptionError(name + " " + value + " is the same file as " + name + " " + other_path +
+                            ": an input given twice would count its data twice");
+        }
+      }
+      seen.emplace_back(identity, value);
+      RegisterInputFile(name, value);
+      if (role == PathRole::kInputDirectory) {
+        // Files inside an input directory (a capture's power log) are inputs to the named
+        // outputs below; they are not registered for OutputSet::Stage, because some stages
+        // write into the folder they read (wattcal-report --run-dir) and re-runs replace their
+        // own earlier outputs there.
+        boost::system::error_code ec;
+        for (fs::recursive_directory_iterator it(value, ec), end; !ec && it != end;
+             it.increment(ec)) {
+          if (it.depth() > 3) {
+            it.disable_recursion_pending();
+            continue;
+          }
+          FileIdentity file;
+          if (GetFileIdentity(it->path().string(), &file)) {
+            directory_files.push_back({name, it->path().string(), file});
+          }
+        }
+      }
+    }
+  }
+  // Every output and its manifest: not an input, and not another output.
+  std::map<std::string, std::string> claimed;  // normalised path -> "OPTION PATH"
+  std::vector<std::pair<FileIdentity, std::string>> existing;
+  for (const Named& out : outputs) {
+    for (const std::string& path : {out.path, out.path + ".manifest.json"}) {
+      CheckNotAnInput(out.option, path);
+      FileIdentity out_identity;
+      if (GetFileIdentity(path, &out_identity)) {
+        for (const DirectoryFile& f : directory_files) {
+          if (f.identity == out_identity) {
+            throw OptionError(out.option + " " + path + " is the same file as input " + f.path +
+                              " (inside " + f.option + "): refusing to overwrite an input "
+                              "(choose another output path)");
+          }
+        }
+      }
+      const std::string who = out.option + " " + path;
+      const std::string key = Normalised(path);
+      FileIdentity identity;
+      const bool exists = GetFileIdentity(path, &identity);
+      std::string clash;
+      auto it = claimed.find(key);
+      if (it != claimed.end()) clash = it->second;
+      for (const auto& [other, other_who] : existing) {
+        if (exists && other == identity) clash = other_who;
+      }
+      if (!clash.empty()) {
+        throw OptionError(who + " is the same file as output " + clash +
+                          ": two outputs cannot share a path");
+      }
+      claimed[key] = who;
+      if (exists) existing.emplace_back(identity, who);
+    }
+  }
+}
+
 int RunStageMain(CLI::App* app, int argc, char** argv, const std::function<int()>& body) {
   try {
     app->parse(argc, argv);
@@ -286,6 +423,7 @@ int RunStageMain(CLI::App* app, int argc, char** argv, const std::function<int()
   FLAGS_logtostderr = true;
   FLAGS_minloglevel = g_verbose ? google::GLOG_INFO : google::GLOG_ERROR;
   try {
+    CheckOutputsAgainstInputs(app);
     return body();
   } catch (const OptionError& e) {
     LogError(e.what());

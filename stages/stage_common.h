@@ -91,11 +91,23 @@ void ResolveConstantPower(const SweepWithConstantFlags& flags, double* p_const_w
 // The files read (sweep, description, constant), for manifests.
 std::vector<std::string> SweepWithConstantInputs(const SweepWithConstantFlags& flags);
 
+// Marks an option as a file the stage writes: `app.add_option("--out", path)->check(OutputFile())`.
+// RunStageMain refuses, before the stage reads anything, an output (or its OUT.manifest.json)
+// that is the same file as an input (an option checked CLI::ExistingFile / ExistingDirectory /
+// ExistingPath, or a file inside such a directory), or the same path as another output.
+CLI::Validator OutputFile();
+
+// The check RunStageMain runs after parsing (exposed for tests): registers every input file
+// (util/output.h RegisterInputFile), refuses the same file given twice to one repeatable input
+// option, an output that is an input, and two outputs that are one path. OptionError.
+void CheckOutputsAgainstInputs(CLI::App* app);
+
 // Adds --quiet / --verbose to `app`.
 void AddLoggingOptions(CLI::App* app);
 
-// Parses argv, runs `body`, and maps the outcome to an exit code:
-// CLI parse errors and OptionError -> 1, InputError -> 2, FitError -> 3.
+// Parses argv, checks outputs against inputs (CheckOutputsAgainstInputs), runs `body`, and maps
+// the outcome to an exit code: CLI parse errors and OptionError -> 1, InputError -> 2,
+// FitError -> 3.
 int RunStageMain(CLI::App* app, int argc, char** argv, const std::function<int()>& body);
 
 }  // namespace wattcal

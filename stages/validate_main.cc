@@ -62,13 +62,18 @@ int main(int argc, char** argv) {
                  "tables, MICRO'21 Eqs. 12-14)")
       ->required()
       ->check(CLI::IsMember({"dvfs", "fixed", "scaling", "accelwattch"}));
-  app.add_option("--predictions", predictions_path, "Per-point predictions CSV to write")->required();
-  app.add_option("--metrics", metrics_path, "Metrics JSON to write")->required();
+  app.add_option("--predictions", predictions_path, "Per-point predictions CSV to write")
+      ->check(OutputFile())->required();
+  app.add_option("--metrics", metrics_path, "Metrics JSON to write")
+      ->check(OutputFile())->required();
   app.add_option("--apps-predictions", apps_predictions_path,
                  "Also write one row per held-out workload: workload,measured_w,predicted_w,"
-                 "uncapped_w,capped,error_pct,measured_capped,f_core_mhz,flags");
-  app.add_option("--plot", plot_path, "Also draw measured vs. predicted (PNG; an SVG twin beside it)");
-  app.add_option("--summary-md", summary_path, "Also write a Markdown summary of this validation");
+                 "uncapped_w,capped,error_pct,measured_capped,f_core_mhz,flags")
+      ->check(OutputFile());
+  app.add_option("--plot", plot_path, "Also draw measured vs. predicted (PNG; an SVG twin beside it)")
+      ->check(OutputFile());
+  app.add_option("--summary-md", summary_path, "Also write a Markdown summary of this validation")
+      ->check(OutputFile());
   app.add_option("--truth-model", truth_path,
                  "Synthetic data: the true model, to report parameter recovery and its own MAPE")
       ->check(CLI::ExistingFile);
@@ -166,6 +171,8 @@ int main(int argc, char** argv) {
         if (flags.keep_flagged) throw OptionError("--keep-flagged applies to --cv-folds (training)");
         const PowerModel model = ReadModel(model_path);
         const Corpus heldout = ReadCorpus(heldout_path, read_options);
+        // A duplicated held-out row counts twice in the MAPE and narrows its interval.
+        for (const std::string& note : FindDuplicateRows(heldout)) LogWarning(note);
         if (mode == PredictMode::kScaling) {
           CheckTwoVfPairs(SelectTrainingRows(heldout, false).rows, "scaling (TPDS Eq. 10)",
                           "use --mode fixed");

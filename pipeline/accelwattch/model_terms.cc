@@ -1,5 +1,7 @@
 #include "accelwattch/model_terms.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -23,7 +25,7 @@ using OrderedJson = nlohmann::ordered_json;
 
 std::string ReadText(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot open the " + what);
+  if (!in) throw InputError(path, 0, "", "cannot open the " + what + ": " + std::strerror(errno));
   std::stringstream buffer;
   buffer << in.rdbuf();
   return buffer.str();

@@ -1,5 +1,7 @@
 #include "accelwattch/orderings.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -71,7 +73,8 @@ const std::vector<std::string>& AccelWattchComponentNames() {
 
 std::vector<Ordering> ReadOrderingsFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot open the orderings file");
+  if (!in) throw InputError(path, 0, "",
+      std::string("cannot open the orderings file") + ": " + std::strerror(errno));
   std::vector<Ordering> out;
   std::string text;
   int64_t line = 0;

@@ -1,5 +1,7 @@
 #include "accelwattch/scaling_model.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -358,7 +360,8 @@ std::string AccelWattchModelToJson(const AccelWattchModel& m) {
 
 AccelWattchModel ReadAccelWattchModel(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot open the model file");
+  if (!in) throw InputError(path, 0, "",
+      std::string("cannot open the model file") + ": " + std::strerror(errno));
   std::stringstream buffer;
   buffer << in.rdbuf();
   const std::string text = buffer.str();

@@ -7,7 +7,10 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <map>
 #include <set>
+
+#include <Eigen/QR>
 
 #include "fit/nnls.h"
 #include "util/errors.h"
@@ -835,11 +838,147 @@ void CheckTwoVfPairs(const Corpus& corpus, const std::string& what, const std::s
                                 what, FreqPairText(corpus.layout, pairs[0]), fix));
 }
 
+namespace {
+// Rank of `m` (column-pivoting QR with a relative threshold).
+int RankOf(const Eigen::MatrixXd& m) {
+  if (m.rows() == 0 || m.cols() == 0) return 0;
+  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(m);
+  qr.setThreshold(1e-9);
+  return static_cast<int>(qr.rank());
+}
+}  // namespace
+
+IdentifiabilityReport CheckIdentifiability(const Corpus& train, FitMethod method) {
+  IdentifiabilityReport report;
+  const int k = train.layout.num_components();
+  const std::vector<std::string> names = train.layout.ComponentNames();
+  const Corpus rows = method == FitMethod::kFixed && train.has_freq()
+                          ? train.Subset(train.RowsAtDefault())
+                          : train;
+  const std::string source = train.path.empty() ? std::string("the training corpus") : train.path;
+  const std::string where = method == FitMethod::kFixed ? " at the default V-F pair" : "";
+  if (rows.rows() == 0 || k == 0) return report;  // PrepareFitData names these
+  constexpr double kTol = 1e-12;
+  // 1. Components that never vary: all zero (fixed at 0, a warning) or constant non-zero (their
+  //    power cannot be told from static power; fixed at 0, a warning).
+  std::vector<int> active;
+  for (int i = 0; i < k; ++i) {
+    const Eigen::VectorXd col = rows.util_frac.col(i);
+    const double lo = col.minCoeff(), hi = col.maxCoeff();
+    if (hi - lo > kTol) {
+      active.push_back(i);
+      continue;
+    }
+    report.fixed_at_zero.push_back(i);
+    report.notes.push_back(
+        std::abs(hi) <= kTol
+            ? fmt::format("{}: component {} never varies (always 0) in {} rows{}: its coefficient "
+                          "is fixed at 0 and it cannot be predicted",
+                          source, names[i], rows.rows(), where)
+            : fmt::format("{}: component {} is constant {:.6g} across the {} rows{}: "
+                          "indistinguishable from static power; its coefficient is fixed at 0",
+                          source, names[i], lo, rows.rows(), where));
+  }
+  // 2. Fewer independent rows (distinct utilisation vectors) than parameters: underdetermined.
+  std::set<std::vector<double>> distinct_u;
+  std::set<std::vector<double>> distinct_rows;
+  for (int r = 0; r < rows.rows(); ++r) {
+    std::vector<double> u(rows.util_frac.cols());
+    for (int i = 0; i < k; ++i) u[i] = rows.util_frac(r, i);
+    distinct_u.insert(u);
+    if (rows.has_freq()) {
+      for (int d = 0; d < rows.freq_mhz.cols(); ++d) u.push_back(rows.freq_mhz(r, d));
+    }
+    distinct_rows.insert(u);
+  }
+  const int nonzero_components = k - static_cast<int>(report.fixed_at_zero.size()) +
+                                 static_cast<int>(std::count_if(
+                                     report.fixed_at_zero.begin(), report.fixed_at_zero.end(),
+                                     [&](int i) { return std::abs(rows.util_frac(0, i)) > kTol; }));
+  const int parameters = 1 + nonzero_components;
+  if (static_cast<int>(distinct_u.size()) < parameters) {
+    throw InputError(source, 0, "",
+                     fmt::format("underdetermined fit: {} independent rows (distinct utilisation "
+                                 "vectors{}) for {} parameters (static power and {} components "
+                                 "with non-zero utilisation); add benchmarks that exercise the "
+                                 "components differently",
+                                 distinct_u.size(), where, parameters, nonzero_components));
+  }
+  if (active.empty()) {
+    throw InputError(source, 0, "",
+                     fmt::format("underdetermined fit: no component's utilisation varies across "
+                                 "the {} rows{} (every column is constant): only static power "
+                                 "could be fitted",
+                                 rows.rows(), where));
+  }
+  // 3. Identical columns: the later component is fixed at 0 (a warning naming both).
+  std::vector<int> kept;
+  for (int i : active) {
+    bool duplicate = false;
+    for (int j : kept) {
+      if ((rows.util_frac.col(i) - rows.util_frac.col(j)).cwiseAbs().maxCoeff() <= kTol) {
+        report.fixed_at_zero.push_back(i);
+        report.notes.push_back(fmt::format(
+            "{}: component {}'s utilisation column is identical to {}'s column in every row{}: "
+            "the fit cannot tell them apart; {}'s coefficient is fixed at 0 (its power goes to {})",
+            source, names[i], names[j], where, names[i], names[j]));
+        duplicate = true;
+        break;
+      }
+    }
+    if (!duplicate) kept.push_back(i);
+  }
+  // 4. Any other exact dependency among the components left is rank deficiency: an error.
+  Eigen::MatrixXd kept_design(rows.rows(), 1 + static_cast<int>(kept.size()));
+  kept_design.col(0).setOnes();
+  for (size_t j = 0; j < kept.size(); ++j) kept_design.col(j + 1) = rows.util_frac.col(kept[j]);
+  const int kept_rank = RankOf(kept_design);
+  if (kept_rank < kept_design.cols()) {
+    std::string list;
+    for (int i : kept) list += (list.empty() ? "" : ", ") + names[i];
+    throw InputError(source, 0, "",
+                     fmt::format("underdetermined fit: the utilisations{} have rank {} for {} "
+                                 "parameters (static power and {}): some components are a linear "
+                                 "combination of others",
+                                 where, kept_rank, kept_design.cols(), list));
+  }
+  // 5. DVFS: every frequency level adds a voltage; distinct rows must cover the parameters.
+  if (method == FitMethod::kDvfs && rows.has_freq()) {
+    int free_voltages = 0;
+    for (int d = 0; d < rows.freq_mhz.cols(); ++d) {
+      std::set<double> levels;
+      for (int r = 0; r < rows.rows(); ++r) levels.insert(rows.freq_mhz(r, d));
+      free_voltages += static_cast<int>(levels.size()) - 1;
+    }
+    const int dvfs_parameters = 2 * rows.layout.num_domains() + static_cast<int>(kept.size()) +
+                                free_voltages;
+    if (static_cast<int>(distinct_rows.size()) < dvfs_parameters) {
+      throw InputError(source, 0, "",
+                       fmt::format("underdetermined fit: {} independent rows (distinct frequency "
+                                   "and utilisation rows) for {} parameters ({} coefficients and "
+                                   "{} voltages)",
+                                   distinct_rows.size(), dvfs_parameters,
+                                   dvfs_parameters - free_voltages, free_voltages));
+    }
+  }
+  std::sort(report.fixed_at_zero.begin(), report.fixed_at_zero.end());
+  return report;
+}
+
 PowerModel Calibrate(const Corpus& corpus, const CalibrationOptions& options) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
   const TrainingSelection selection = SelectTrainingRows(corpus, options.keep_flagged);
-  const Corpus& train = selection.rows;
+  const IdentifiabilityReport identifiability =
+      selection.rows.has_power() ? CheckIdentifiability(selection.rows, options.method)
+                                 : IdentifiabilityReport();
+  for (const std::string& note : identifiability.notes) LogWarning(note);
+  const std::vector<std::string> duplicates = FindDuplicateRows(corpus);
+  for (const std::string& note : duplicates) LogWarning(note);
+  // Components that cannot be identified are fitted as zero columns (coefficient 0).
+  Corpus masked = selection.rows;
+  for (int i : identifiability.fixed_at_zero) masked.util_frac.col(i).setZero();
+  const Corpus& train = identifiability.fixed_at_zero.empty() ? selection.rows : masked;
   PowerModel model;
   if (options.method == FitMethod::kFixed) {
     model = CalibrateFixed(train, options);
@@ -855,6 +994,15 @@ PowerModel Calibrate(const Corpus& corpus, const CalibrationOptions& options) {
   model.trained_on = corpus.path;
   model.power_limit_w = options.power_limit_w > 0.0 ? options.power_limit_w : corpus.power_limit_w;
   if (!selection.message.empty()) model.training_notes.push_back(selection.message);
+  if (!identifiability.fixed_at_zero.empty()) {
+    std::vector<double> x = model.Coefficients();
+    const int nd = model.layout.num_domains();
+    for (int i : identifiability.fixed_at_zero) x[2 * nd + i] = 0.0;
+    model.SetCoefficients(x);
+  }
+  model.training_notes.insert(model.training_notes.end(), identifiability.notes.begin(),
+                              identifiability.notes.end());
+  model.training_notes.insert(model.training_notes.end(), duplicates.begin(), duplicates.end());
   return model;
 }
 

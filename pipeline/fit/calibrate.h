@@ -92,13 +92,30 @@ std::vector<std::vector<double>> VfPairs(const Corpus& corpus);
 void CheckTwoVfPairs(const Corpus& corpus, const std::string& what = "DVFS",
                      const std::string& fix = "use --method fixed");
 
+// What the training rows can identify (SPEC: unidentifiable components are refused or named).
+struct IdentifiabilityReport {
+  // Components whose coefficient is fixed at 0: all zero, constant (indistinguishable from
+  // static power), or a column identical to an earlier component's.
+  std::vector<int> fixed_at_zero;
+  // One warning per such component, naming it, the corpus and why.
+  std::vector<std::string> notes;
+};
+
+// Checks the rank of the fit before the solve, on the rows `method` trains on (the default pair
+// for fixed). InputError naming the corpus, the number of independent rows and of parameters
+// when the fit is underdetermined (fewer distinct utilisation vectors than static power plus the
+// non-zero components; any other exact linear dependency; DVFS: fewer distinct rows than
+// coefficients plus voltages).
+IdentifiabilityReport CheckIdentifiability(const Corpus& train, FitMethod method);
+
 // Fits a model to `train` (TrainingSelection's rows unless options.keep_flagged). Records in
 // the model the board's power limit (options.power_limit_w, else the corpus's), the training
 // range (largest utilisation per component, largest power) and the left-out rows' message in
 // training_notes. Throws OptionError for a DVFS fit on one V-F pair, InputError when the
 // corpus cannot support the fit (no power column, no rows at the default pair, a default
 // frequency that is never measured, every row flagged) and FitError when the solver returns no
-// usable solution.
+// usable solution. Runs CheckIdentifiability first: its warnings go to
+// training_notes and its components are fitted with coefficient 0.
 PowerModel Calibrate(const Corpus& train, const CalibrationOptions& options);
 
 }  // namespace wattcal

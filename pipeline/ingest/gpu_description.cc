@@ -1,5 +1,7 @@
 #include "ingest/gpu_description.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -362,7 +364,8 @@ bool GpuDescription::Check(std::string* error) const {
 
 GpuDescription ReadGpuDescription(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot open GPU description");
+  if (!in) throw InputError(path, 0, "",
+      std::string("cannot open GPU description") + ": " + std::strerror(errno));
   std::stringstream buffer;
   buffer << in.rdbuf();
   const std::string text = buffer.str();

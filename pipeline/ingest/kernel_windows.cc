@@ -4,6 +4,8 @@
 
 #include <cctype>
 #include <cmath>
+#include <map>
+#include <tuple>
 #include <utility>
 
 #include "ingest/power_log.h"
@@ -174,6 +176,18 @@ std::vector<KernelWindow> ReadKernelWindows(const std::string& path, double utc_
   }
   if (windows.empty()) {
     throw InputError(path, header_line, "", "no kernel windows after the header");
+  }
+  // The same window twice (a pasted block, a file concatenated with itself) would count its
+  // energy twice and narrow the confidence intervals falsely.
+  std::map<std::tuple<std::string, double, double>, int64_t> seen;
+  for (const KernelWindow& w : windows) {
+    const auto [it, inserted] = seen.emplace(std::make_tuple(w.kernel, w.start_s, w.end_s), w.line);
+    if (!inserted) {
+      throw InputError(path, w.line, "",
+                       fmt::format("window of kernel '{}' repeats line {} (same kernel, start and "
+                                   "end): a duplicated window would be counted twice",
+                                   w.kernel, it->second));
+    }
   }
   return windows;
 }

@@ -131,4 +131,39 @@ bool IsThrottledRow(const Corpus& corpus, int row) {
   return HasFlag(corpus, row, kCorpusFlagPowerCap) || HasFlag(corpus, row, kCorpusFlagClockMoved);
 }
 
+std::vector<std::string> FindDuplicateRows(const Corpus& corpus) {
+  std::map<std::vector<double>, std::vector<int>> groups;  // keyed with the name's index below
+  std::map<std::string, int> name_index;
+  auto name_of = [&corpus](int r) {
+    return r < static_cast<int>(corpus.benchmark.size()) ? corpus.benchmark[r] : std::string();
+  };
+  for (int r = 0; r < corpus.rows(); ++r) {
+    const std::string name = name_of(r);
+    const int index = name_index.emplace(name, static_cast<int>(name_index.size())).first->second;
+    std::vector<double> key = {static_cast<double>(index)};
+    if (corpus.has_power()) key.push_back(corpus.power_w(r));
+    for (int d = 0; d < corpus.freq_mhz.cols(); ++d) key.push_back(corpus.freq_mhz(r, d));
+    for (int i = 0; i < corpus.util_frac.cols(); ++i) key.push_back(corpus.util_frac(r, i));
+    groups[key].push_back(r);
+  }
+  std::vector<std::pair<int, std::string>> messages;  // (first row, message), in file order
+  for (const auto& [key, rows] : groups) {
+    if (rows.size() < 2) continue;
+    std::string lines;
+    for (size_t j = 0; j < rows.size(); ++j) {
+      if (j > 0) lines += j + 1 == rows.size() ? " and " : ", ";
+      lines += std::to_string(corpus.line[rows[j]]);
+    }
+    messages.emplace_back(
+        rows[0], corpus.path + ": lines " + lines + " are identical rows (benchmark '" +
+                     name_of(rows[0]) +
+                     "', same clocks, utilisations and power): a duplicated row counts twice and "
+                     "narrows the confidence interval falsely");
+  }
+  std::sort(messages.begin(), messages.end());
+  std::vector<std::string> out;
+  for (auto& m : messages) out.push_back(std::move(m.second));
+  return out;
+}
+
 }  // namespace wattcal

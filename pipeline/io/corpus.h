@@ -98,6 +98,11 @@ struct Corpus {
   Corpus Subset(const std::vector<int>& rows) const;
 };
 
+// Groups of identical rows (same benchmark name, frequencies, utilisations and power), one
+// sentence per group naming the file and its lines: a duplicated row counts twice and narrows
+// confidence intervals falsely. Empty when every row is distinct.
+std::vector<std::string> FindDuplicateRows(const Corpus& corpus);
+
 // The flags of row `row`, split at ';' (empty when the corpus has no flags column).
 std::vector<std::string> RowFlags(const Corpus& corpus, int row);
 // True when row `row` carries `flag` (e.g. kCorpusFlagPowerCap).

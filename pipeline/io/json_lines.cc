@@ -90,7 +90,7 @@ nlohmann::json ParseJsonText(const std::string& path, const std::string& text) {
 
 nlohmann::json ReadJsonFile(const std::string& path, const std::string& what) {
   std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", "cannot open " + what);
+  if (!in) throw InputError(path, 0, "", "cannot open " + what + ": " + std::strerror(errno));
   try {
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::parse_error& e) {

@@ -1,5 +1,7 @@
 #include "report/report_figures.h"
 
+#include <cerrno>
+#include <cstring>
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -43,7 +45,8 @@ constexpr int kCurveSamples = 120;
 // Reads a JSON file; InputError naming it when it cannot be read or parsed.
 nlohmann::json ReadJson(const std::string& path, const std::string& what) {
   std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", "cannot open the " + what + " file");
+  if (!in) throw InputError(path, 0, "",
+      "cannot open the " + what + " file" + ": " + std::strerror(errno));
   try {
     nlohmann::json j;
     in >> j;

@@ -1,5 +1,7 @@
 #include "report/run_report.h"
 
+#include <cerrno>
+#include <cstring>
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -31,7 +33,8 @@ bool IsFile(const std::string& path) {
 
 nlohmann::json ReadJsonFile(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", "cannot open file for reading");
+  if (!in) throw InputError(path, 0, "",
+      std::string("cannot open file for reading") + ": " + std::strerror(errno));
   try {
     nlohmann::json j;
     in >> j;

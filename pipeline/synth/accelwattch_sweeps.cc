@@ -1,5 +1,7 @@
 #include "synth/accelwattch_sweeps.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -38,7 +40,8 @@ bool IsFinite(double v) { return std::isfinite(v); }
 
 std::vector<UbenchConfig> ReadUbenchCfg(const std::string& path, int sm_count, int warp_size) {
   std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", "cannot open the ubench list");
+  if (!in) throw InputError(path, 0, "",
+      std::string("cannot open the ubench list") + ": " + std::strerror(errno));
   std::vector<UbenchConfig> lines;
   std::string text;
   int64_t line_no = 0;
@@ -583,7 +586,8 @@ nlohmann::json TruthJson(const VirtualVoltaSpec& spec, const std::vector<UbenchC
 std::map<std::string, double> ExpectedScalingFactors(const VirtualVoltaSpec& spec,
                                                      const std::string& estimates_path) {
   std::ifstream in(estimates_path, std::ios::binary);
-  if (!in) throw InputError(estimates_path, 0, "", "cannot open the energy-estimate file");
+  if (!in) throw InputError(estimates_path, 0, "",
+      std::string("cannot open the energy-estimate file") + ": " + std::strerror(errno));
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const nlohmann::json j = ParseJsonText(estimates_path, text);
   return EnergyEstimatesReader(estimates_path, text).ScalingFactors(spec, j);
