@@ -1,0 +1,204 @@
+// Issue 11, the input items: NUL and control bytes in fields (item 2), physical bounds on every
+// value read (items 3, 8, 9; util/bounds.h, docs/bounds.md), a UTF-8 byte order mark accepted
+// by every reader (item 10). Where the contract is about files the stage is run as a user runs
+// it (build/bin/wattcal-<stage> through RunStage): exit 2, FILE:LINE: FIELD, inputs intact and
+// no partial output.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <boost/filesystem.hpp>
+#include <string>
+#include <vector>
+
+#include "ingest/kernel_windows.h"
+#include "ingest/power_log.h"
+#include "io/corpus_io.h"
+#include "io/csv_reader.h"
+#include "test_support.h"
+#include "util/bounds.h"
+#include "util/errors.h"
+
+namespace wattcal {
+namespace {
+
+namespace fs = boost::filesystem;
+using ::wattcal::testing::CommandResult;
+using ::wattcal::testing::ReadFile;
+using ::wattcal::testing::RunStage;
+using ::wattcal::testing::ScratchDir;
+using ::wattcal::testing::WriteFile;
+
+const char kBom[] = "\xEF\xBB\xBF";
+
+// The training file of stage_contracts_test.cc (2 domains, SP, INT, DRAM; rows on lines 5-12).
+const char kGpmtoolHeader[] = "2\n975,3505\n2,1\nSP,INT,DRAM\n";
+const std::vector<std::string> kGpmtoolRows = {
+    "99.114,975,3505,0.1,0.0,0.1",    "104.261,1100,3505,0.1,0.0,0.1",
+    "141.329,975,3505,0.8,0.1,0.05",  "160.483,1100,3505,0.8,0.1,0.05",
+    "131.007,975,3505,0.0,0.7,0.2",   "146.033,1100,3505,0.0,0.7,0.2",
+    "155.481,975,3505,0.2,0.2,0.9",   "167.278,1100,3505,0.2,0.2,0.9",
+};
+
+std::string GpmtoolFile(const std::vector<std::string>& rows) {
+  std::string s = kGpmtoolHeader;
+  for (const std::string& r : rows) s += r + "\n";
+  return s;
+}
+
+std::vector<std::string> WithRow(std::vector<std::string> rows, size_t index,
+                                 const std::string& replacement) {
+  rows.at(index) = replacement;
+  return rows;
+}
+
+std::vector<std::string> ListDir(const std::string& dir) {
+  std::vector<std::string> names;
+  if (!fs::is_directory(dir)) return names;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Runs wattcal-calibrate on `content`; checks exit 2, FILE:LINE:, the mentions, the input
+// unchanged and the output folder empty.
+void ExpectCalibrateRejects(const std::string& content, int line,
+                            const std::vector<std::string>& mentions) {
+  const std::string dir = ScratchDir();
+  fs::create_directories(dir + "/in");
+  fs::create_directories(dir + "/out");
+  const std::string train = WriteFile(dir + "/in/train.csv", content);
+  const CommandResult r =
+      RunStage("wattcal-calibrate", {"--train", train, "--out", dir + "/out/model.json",
+                                     "--export-gpmtool", dir + "/out/model_gpmtool.csv"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(train + ":" + std::to_string(line) + ":"), std::string::npos)
+      << r.output;
+  for (const std::string& m : mentions) {
+    EXPECT_NE(r.output.find(m), std::string::npos) << "expected '" << m << "' in\n" << r.output;
+  }
+  EXPECT_TRUE(ListDir(dir + "/out").empty()) << "partial output left behind";
+  EXPECT_EQ(ReadFile(train), content) << "the input was changed";
+  EXPECT_EQ(ListDir(dir + "/in"), std::vector<std::string>{"train.csv"});
+}
+
+// ------------------------------------------------------------------------------ item 2: NUL
+
+TEST(InputNulBytes, NulInsideAGpmtoolFieldIsRejectedNamingFileLineField) {
+  // "1\0 83.1325" once read as 1 W: strtod stopped at the NUL.
+  const std::string row = std::string("1\0 83.1325", 10) + ",975,3505,0.1,0.0,0.1";
+  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 0, row)), 5,
+                         {"power_w", "expected a finite number", "1\\x00 83.1325"});
+}
+
+TEST(InputNulBytes, NulInsideATidyFieldIsRejected) {
+  const std::string content =
+      std::string("benchmark,power_w,f_core_mhz,f_mem_mhz,SP,INT,mem:DRAM\n") +
+      "b1,99.114,975,3505,0.1,0.0,0.1\n" + std::string("b1,104.261,11\0" "00,3505,0.1,0.0,0.1\n", 34);
+  const std::string path = WriteFile(ScratchDir() + "/tidy.csv", content);
+  try {
+    ReadCorpus(path);
+    ADD_FAILURE() << "a NUL byte in a number was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.field(), "f_core_mhz");
+  }
+}
+
+TEST(InputNulBytes, ParseFiniteDoubleRejectsAnEmbeddedNul) {
+  double value = 0.0;
+  EXPECT_FALSE(ParseFiniteDouble(std::string("1\0 2", 4), &value));
+  EXPECT_FALSE(ParseFiniteDouble(std::string("1\0", 2), &value));
+  EXPECT_TRUE(ParseFiniteDouble("83.1325", &value));
+}
+
+// Control bytes of an input (a terminal escape sequence) are escaped in every error message.
+TEST(InputControlBytes, EscapeSequencesInAFieldAreEscapedInTheMessage) {
+  const std::string row = "\x1b[31mred\x1b[0m,975,3505,0.1,0.0,0.1";
+  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 0, row)), 5,
+                         {"\\x1b[31mred\\x1b[0m"});
+  const InputError e("f.csv", 3, "power_w", std::string("got '\x07\x7f\0'", 9));
+  EXPECT_EQ(std::string(e.what()), "f.csv:3: power_w: got '\\x07\\x7f\\x00'");
+  EXPECT_EQ(std::string(OptionError("--x \x1b").what()), "--x \\x1b");
+  EXPECT_EQ(std::string(FitError("a\nb").what()), "a\\x0ab");
+}
+
+// ---------------------------------------------------------------------- item 3: the bounds
+
+TEST(InputBounds, TheTableHoldsTheDocumentedLimits) {
+  EXPECT_TRUE(WithinBound(PhysicalQuantity::kPower, 700.0));
+  EXPECT_TRUE(WithinBound(PhysicalQuantity::kPower, kMaxPowerW));
+  EXPECT_FALSE(WithinBound(PhysicalQuantity::kPower, 1e308));
+  EXPECT_FALSE(WithinBound(PhysicalQuantity::kPower, -1.0));
+  EXPECT_FALSE(WithinBound(PhysicalQuantity::kFrequency, 0.5));
+  EXPECT_FALSE(WithinBound(PhysicalQuantity::kFrequency, 2e5));
+  EXPECT_TRUE(WithinBound(PhysicalQuantity::kTime, 1.8e9));
+  EXPECT_FALSE(WithinBound(PhysicalQuantity::kDuration, 1e299));
+  EXPECT_FALSE(WithinBound(PhysicalQuantity::kCount, 1e19));
+  EXPECT_TRUE(WithinBound(PhysicalQuantity::kUtilisation, 1.42));  // the RX 580's maximum
+  EXPECT_FALSE(WithinBound(PhysicalQuantity::kUtilisation, 1.51));
+  EXPECT_FALSE(WithinBound(PhysicalQuantity::kCoefficient, 3.9e301));
+  EXPECT_FALSE(WithinBound(PhysicalQuantity::kVoltage, 0.0));
+  EXPECT_FALSE(WithinBound(PhysicalQuantity::kPower, std::numeric_limits<double>::quiet_NaN()));
+  EXPECT_EQ(BoundViolation(PhysicalQuantity::kPower, 700.0), "");
+  EXPECT_EQ(BoundViolation(PhysicalQuantity::kPower, 1e308),
+            "power 1e+308 W is outside the physical bound 0 <= power <= 10000 W "
+            "(docs/bounds.md)");
+}
+
+TEST(InputBounds, CalibrateRejectsAbsurdFinitePowerFrequencyAndUtilisation) {
+  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 2, "1e308,975,3505,0.8,0.1,0.05")),
+                         7, {"power_w", "1e+308", "10000 W"});
+  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 3, "160.483,1e9,3505,0.8,0.1,0.05")),
+                         8, {"f_core_mhz", "frequency 1000000000 MHz"});
+  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 4, "131.007,975,3505,0.0,1.6,0.2")),
+                         9, {"U[INT]", "utilisation 1.6", "1.5"});
+}
+
+// ------------------------------------------------------------------------ item 10: the BOM
+
+TEST(InputByteOrderMark, CalibrateAcceptsABomBeforeAGpmtoolOrTidyFile) {
+  const std::string dir = ScratchDir();
+  const std::string gpm = WriteFile(dir + "/gpm.csv", kBom + GpmtoolFile(kGpmtoolRows));
+  CommandResult r = RunStage("wattcal-calibrate", {"--train", gpm, "--out", dir + "/a/model.json"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::string tidy = std::string(kBom) + "# wattcal-tidy default_f_core_mhz=975 default_f_mem_mhz=3505\n" +
+                     "benchmark,power_w,f_core_mhz,f_mem_mhz,SP,INT,mem:DRAM\n";
+  const char* names[] = {"b1", "b1", "b2", "b2", "b3", "b3", "b4", "b4"};
+  for (size_t i = 0; i < kGpmtoolRows.size(); ++i) tidy += std::string(names[i]) + "," + kGpmtoolRows[i] + "\n";
+  const std::string tidy_path = WriteFile(dir + "/tidy.csv", tidy);
+  r = RunStage("wattcal-calibrate", {"--train", tidy_path, "--out", dir + "/b/model.json"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+TEST(InputByteOrderMark, PowerLogsAndKernelWindowsAcceptABom) {
+  const std::string dir = ScratchDir();
+  const std::string smi = WriteFile(dir + "/smi.csv", std::string(kBom) +
+                                                          "timestamp, power.draw [W]\n"
+                                                          "2024/05/01 12:00:00.000, 100.0 W\n");
+  const std::string raw = WriteFile(dir + "/raw.csv", std::string(kBom) +
+                                                          "timestamp_us,power_mw\n"
+                                                          "1000,100000\n");
+  const std::string dmon = WriteFile(dir + "/dmon.txt", std::string(kBom) +
+                                                            "#Entity   POWER\n"
+                                                            "ID        W\n"
+                                                            "GPU 0     61.364\n");
+  for (const std::string& path : {smi, raw, dmon}) {
+    PowerLogOptions options;
+    options.dmon_interval_ms = 100;
+    PowerLogReader reader(path, options);
+    PowerSample s;
+    ASSERT_TRUE(reader.Next(&s)) << path;
+    EXPECT_GT(s.power_w, 50.0) << path;
+  }
+  const std::string windows = WriteFile(dir + "/windows.csv", std::string(kBom) +
+                                                                  "kernel,start_us,end_us\n"
+                                                                  "k,1000,2000\n");
+  const std::vector<KernelWindow> w = ReadKernelWindows(windows);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].kernel, "k");
+}
+
+}  // namespace
+}  // namespace wattcal
