@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <utility>
 
 namespace wattcal {
 
@@ -20,6 +21,24 @@ const PhysicalBound& BoundOf(PhysicalQuantity quantity) {
       {"voltage", "(normalised)", 0.0, kMaxVoltage, true},
   };
   return kBounds[static_cast<int>(quantity)];
+}
+
+bool QuantityOfColumn(const std::string& name, PhysicalQuantity* quantity) {
+  static const std::pair<const char*, PhysicalQuantity> kSuffixes[] = {
+      {"_w", PhysicalQuantity::kPower},         {"_mhz", PhysicalQuantity::kFrequency},
+      {"_s", PhysicalQuantity::kDuration},      {"_j", PhysicalQuantity::kEnergy},
+      {"_c", PhysicalQuantity::kTemperature},   {"_cycles", PhysicalQuantity::kCount},      {"_cycle", PhysicalQuantity::kCount},
+      {"_count", PhysicalQuantity::kCount},     {"_bytes", PhysicalQuantity::kCount},
+      {"_frac", PhysicalQuantity::kUtilisation},
+  };
+  for (const auto& [suffix, q] : kSuffixes) {
+    const size_t n = std::char_traits<char>::length(suffix);
+    if (name.size() > n && name.compare(name.size() - n, n, suffix) == 0) {
+      *quantity = q;
+      return true;
+    }
+  }
+  return false;
 }
 
 bool WithinBound(PhysicalQuantity quantity, double value) {

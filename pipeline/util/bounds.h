@@ -64,6 +64,11 @@ inline constexpr double kMaxVoltage = 10.0;
 // The bound of `quantity`.
 const PhysicalBound& BoundOf(PhysicalQuantity quantity);
 
+// The quantity a column holds, from its name's unit suffix (STYLE rule 3): *_w power, *_mhz
+// frequency, *_s duration, *_j energy, *_c temperature, *_cycles / *_count / *_bytes count,
+// *_frac utilisation. False when the name says nothing.
+bool QuantityOfColumn(const std::string& name, PhysicalQuantity* quantity);
+
 // True when `value` is finite and inside the bound of `quantity`.
 bool WithinBound(PhysicalQuantity quantity, double value);
 

@@ -1,5 +1,7 @@
 #include "util/output.h"
 
+#include "util/json_check.h"
+
 #include <openssl/evp.h>
 #include <unistd.h>
 
@@ -106,6 +108,9 @@ void OutputSet::Commit() {
   committed_ = true;
 }
 
-std::string DumpJson(const nlohmann::json& value) { return value.dump(2) + "\n"; }
+std::string DumpJson(const nlohmann::json& value) {
+  CheckJsonNumbersFinite(value);  // never a silent `null` for NaN or infinity
+  return value.dump(2) + "\n";
+}
 
 }  // namespace wattcal
