@@ -133,7 +133,7 @@ WindowEnergy Finalize(const Active& a, const KernelWindow& w, const KernelEnergy
   e.line = w.line;
   e.start_s = w.start_s;
   e.end_s = w.end_s;
-  e.duration_s = w.end_s - w.start_s;
+  e.duration_s = DurationS(w);  // integer nanoseconds: exact for a 1 us window at 1.8e9 s
   e.energy_j = a.energy_j;
   e.mean_power_w = e.duration_s > 0.0 ? a.energy_j / e.duration_s : a.power_at_start_w;
   e.samples = a.samples;
@@ -530,6 +530,8 @@ std::vector<KernelWindow> ReadSettledWindows(const std::string& windows_path, do
                                      "time of {} ms: nothing is left to measure",
                                      w.kernel, (w.end_s - w.start_s) * 1e3, options.settle_ms));
       }
+      w.start_ns = StartNs(w) + std::llround(settle_s * 1e9);
+      w.end_ns = EndNs(w);
       w.start_s += settle_s;
     }
   }

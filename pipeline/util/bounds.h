@@ -7,7 +7,8 @@
 //   quantity            bound                         why
 //   power (W)           0 <= P <= 10 kW               one GPU board (an H100 SXM is 700 W)
 //   frequency (MHz)     1 MHz <= f <= 100 GHz         any clock a GPU domain can run at
-//   time (s)            |t| <= 1e10 s                 epoch seconds up to the year 2286
+//   time (s)            |t| <= 9e9 s                  epoch seconds up to the year 2255 (and
+//                                                     int64 nanoseconds never overflow)
 //   duration (s)        0 <= d <= 1e7 s               a run or window of at most ~116 days
 //   temperature (C)     -100 <= T <= 250 C            a sensor reading on a working board
 //   energy (J)          0 <= E <= 1e13 J              a cumulative counter: 10 kW for 30 years
@@ -50,7 +51,7 @@ struct PhysicalBound {
 inline constexpr double kMaxPowerW = 10000.0;
 inline constexpr double kMinFrequencyMhz = 1.0;
 inline constexpr double kMaxFrequencyMhz = 100000.0;
-inline constexpr double kMaxAbsTimeS = 1e10;
+inline constexpr double kMaxAbsTimeS = 9e9;
 inline constexpr double kMaxDurationS = 1e7;
 inline constexpr double kMinTemperatureC = -100.0;
 inline constexpr double kMaxTemperatureC = 250.0;
