@@ -5,7 +5,11 @@
 // no partial output.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <limits>
+#include <stdexcept>
 #include <boost/filesystem.hpp>
 #include <string>
 #include <vector>
@@ -16,6 +20,8 @@
 #include "io/csv_reader.h"
 #include "test_support.h"
 #include "util/bounds.h"
+#include "util/json_check.h"
+#include "util/output.h"
 #include "util/errors.h"
 
 namespace wattcal {
@@ -198,6 +204,124 @@ TEST(InputByteOrderMark, PowerLogsAndKernelWindowsAcceptABom) {
   const std::vector<KernelWindow> w = ReadKernelWindows(windows);
   ASSERT_EQ(w.size(), 1u);
   EXPECT_EQ(w[0].kernel, "k");
+}
+
+// ------------------------------------------------------- items 3, 8: models, validate, perf
+
+// A model whose coefficient is 3.9e301 W/MHz (what calibrate once wrote from a 1e308 W row) is
+// refused by validate at input, naming the file, line and field; nothing is written.
+TEST(InputBounds, ValidateRefusesAModelWithAnAbsurdCoefficient) {
+  const std::string dir = ScratchDir();
+  const std::string train = WriteFile(dir + "/train.csv", GpmtoolFile(kGpmtoolRows));
+  CommandResult r = RunStage("wattcal-calibrate", {"--train", train, "--out", dir + "/model.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string model = ReadFile(dir + "/model.json");
+  const size_t at = model.find("\"w_per_mhz\": ");
+  ASSERT_NE(at, std::string::npos);
+  const size_t end = model.find_first_of(",\n}", at + 13);
+  model.replace(at + 13, end - at - 13, "3.9e301");
+  fs::create_directories(dir + "/in");
+  const std::string bad = WriteFile(dir + "/in/bad_model.json", model);
+  fs::create_directories(dir + "/out");
+  r = RunStage("wattcal-validate", {"--mode", "fixed", "--model", bad, "--heldout", train, "--predictions",
+                                    dir + "/out/p.csv", "--metrics", dir + "/out/m.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(bad + ":"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("w_per_mhz: coefficient 3.9e+301"), std::string::npos) << r.output;
+  EXPECT_TRUE(ListDir(dir + "/out").empty());
+}
+
+// perf: a run time of 1e299 s is refused at input (it once gave 1e299 s predictions, exit 0).
+TEST(InputBounds, PerfRefusesAbsurdRunTimes) {
+  const std::string dir = ScratchDir();
+  const std::string specs = std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/";
+  CommandResult r = RunStage("wattcal-perf", {"--simulate", specs + "perf_kernels.json",
+                                              "--out-dir", dir + "/sim", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string actual = ReadFile(dir + "/sim/actual_times.csv");
+  const size_t line2 = actual.find('\n') + 1;
+  const size_t comma = actual.rfind(',', actual.find('\n', line2));
+  actual.replace(comma + 1, actual.find('\n', line2) - comma - 1, "1e299");
+  const std::string bad = WriteFile(dir + "/actual_bad.csv", actual);
+  fs::create_directories(dir + "/out");
+  r = RunStage("wattcal-perf", {"--counters", dir + "/sim/counters.csv", "--targets-mhz",
+                                "900,1200", "--out", dir + "/out/times.csv", "--actual", bad,
+                                "--validation-out", dir + "/out/validation.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(bad + ":2: actual_time_s: duration 1e+299 s is outside"),
+            std::string::npos)
+      << r.output;
+  EXPECT_TRUE(ListDir(dir + "/out").empty());
+}
+
+// ------------------------------------------------------------- item 9: sweep rows, counters
+
+TEST(InputBounds, ConstantRefusesASweepRowOf1e308Watts) {
+  const std::string dir = ScratchDir();
+  fs::create_directories(dir + "/in");
+  const std::string sweep = WriteFile(dir + "/in/sweep.csv",
+                                      "benchmark,power_w,f_core_mhz\n"
+                                      "k1,100,1000\n"
+                                      "k1,1e308,1100\n");
+  fs::create_directories(dir + "/out");
+  const CommandResult r =
+      RunStage("wattcal-constant", {"--sweep", sweep, "--out", dir + "/out/constant.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(sweep + ":3: power_w: power 1e+308 W is outside"), std::string::npos)
+      << r.output;
+  EXPECT_TRUE(ListDir(dir + "/out").empty());
+}
+
+TEST(InputBounds, JsonOutputsNeverHoldNonFiniteNumbers) {
+  nlohmann::json j = {{"metrics", {{"mape_pct", std::numeric_limits<double>::quiet_NaN()}}}};
+  EXPECT_EQ(FirstNonFiniteNumber(j), "/metrics/mape_pct");
+  EXPECT_THROW(DumpJson(j), std::logic_error);
+  j["metrics"]["mape_pct"] = 5.5;
+  EXPECT_EQ(FirstNonFiniteNumber(j), "");
+  EXPECT_NO_THROW(DumpJson(j));
+}
+
+// ------------------------------------------------------------------ item 15: integer times
+
+TEST(InputTimes, AOneMicrosecondWindowAtEpoch1p8e9LastsExactly1e6Seconds) {
+  const std::string dir = ScratchDir();
+  const std::string path = WriteFile(dir + "/windows.csv",
+                                     "kernel,start_us,end_us\n"
+                                     "k,1800000000000000,1800000000000001\n"
+                                     "k,1800000000.000001,1800000000.000002\n");
+  std::string windows = ReadFile(path);
+  const std::vector<KernelWindow> us = ReadKernelWindows(path);
+  ASSERT_EQ(us.size(), 2u);
+  EXPECT_EQ(us[0].start_ns, 1800000000000000000LL);
+  EXPECT_EQ(us[0].end_ns - us[0].start_ns, 1000);
+  EXPECT_EQ(DurationS(us[0]), 1e-6);
+  const std::string s_path = WriteFile(dir + "/windows_s.csv",
+                                       "kernel,start_s,end_s\n"
+                                       "k,1800000000.000001,1800000000.000002\n");
+  const std::vector<KernelWindow> s = ReadKernelWindows(s_path);
+  EXPECT_EQ(s[0].start_ns, 1800000000000001000LL);
+  EXPECT_EQ(DurationS(s[0]), 1e-6);
+  const std::string ts_path = WriteFile(dir + "/windows_ts.csv",
+                                        "kernel,start,duration_ns\n"
+                                        "k,2027/01/15 08:00:00.000001,1000\n");
+  const std::vector<KernelWindow> ts = ReadKernelWindows(ts_path);
+  EXPECT_EQ(DurationS(ts[0]), 1e-6);
+  EXPECT_EQ(ts[0].start_ns % 1000000000, 1000);
+}
+
+TEST(InputTimes, WindowTimesOutsideTheBoundsAreRejected) {
+  const std::string dir = ScratchDir();
+  const std::string path = WriteFile(dir + "/windows.csv",
+                                     "kernel,start_s,end_s\n"
+                                     "k,1,2\n"
+                                     "k,1,1e299\n");
+  try {
+    ReadKernelWindows(path);
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.field(), "end_s");
+  }
 }
 
 }  // namespace

@@ -154,7 +154,8 @@ int64_t Consistent(int64_t ns, double s) {
 int64_t StartNs(const KernelWindow& w) { return Consistent(w.start_ns, w.start_s); }
 int64_t EndNs(const KernelWindow& w) { return Consistent(w.end_ns, w.end_s); }
 double DurationS(const KernelWindow& w) {
-  return static_cast<double>(EndNs(w) - StartNs(w)) * 1e-9;
+  // A division, not x 1e-9 (inexact): 1000 ns gives exactly the double nearest 1e-6.
+  return static_cast<double>(EndNs(w) - StartNs(w)) / 1e9;
 }
 
 std::vector<KernelWindow> ReadKernelWindows(const std::string& path, double utc_offset_h) {
