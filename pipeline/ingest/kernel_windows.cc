@@ -245,12 +245,12 @@ std::vector<KernelWindow> ReadKernelWindows(const std::string& path, double utc_
       w.end_s = w.start_s + duration;
     } else {
       w.end_s = ReadTime(reader, fields, end, utc_offset_h, &w.end_ns);
-      reader.CheckBound(w.end_s - w.start_s, end.name, PhysicalQuantity::kDuration);
     }
     if (w.end_s < w.start_s) {
       reader.Fail(end.name, fmt::format("the window ends before it starts ({} < {})",
                                         fields[end.index], fields[start.index]));
     }
+    reader.CheckBound(DurationS(w), end.name, PhysicalQuantity::kDuration);
     for (const auto& [column, target] : {std::pair<int, int64_t*>{launches, &w.launches},
                                          std::pair<int, int64_t*>{blocks, &w.blocks},
                                          std::pair<int, int64_t*>{threads, &w.threads}}) {
