@@ -281,6 +281,35 @@ TEST(InputBounds, JsonOutputsNeverHoldNonFiniteNumbers) {
   EXPECT_NO_THROW(DumpJson(j));
 }
 
+// wattcal-ingest --accelwattch-activity with one counter of 1e308 (once an internal error, exit
+// 4): exit 2 naming the counters file, line and metric; no output.
+TEST(InputBounds, IngestRefusesACounterOf1e308NamingFileLineMetric) {
+  const std::string dir = ScratchDir();
+  fs::create_directories(dir);
+  WriteFile(dir + "/list.cfg", "DYN_INT_ADD 1000\n");
+  CommandResult r = RunStage(
+      "wattcal-synth", {"--spec", std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/virtual_volta.json",
+                        "--out-dir", dir, "--accelwattch-sweeps", "--ubench", dir + "/list.cfg",
+                        "--f-core-levels-mhz", "1447", "--seed", "1", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string counters = ReadFile(dir + "/counters.csv");
+  // Line 3 is the first launch: its last cell becomes 1e308.
+  size_t line3 = counters.find('\n', counters.find('\n') + 1) + 1;
+  const size_t end3 = counters.find('\n', line3);
+  const size_t last = counters.rfind(",\"", end3);
+  counters.replace(last + 2, end3 - last - 3, "1e308");
+  const std::string bad = WriteFile(dir + "/counters_bad.csv", counters);
+  r = RunStage("wattcal-ingest", {"--power-log", dir + "/power_log.csv", "--windows",
+                                  dir + "/windows.csv", "--out", dir + "/out_kernels.csv",
+                                  "--counters", bad, "--description", dir + "/sweep.csv",
+                                  "--accelwattch-activity", dir + "/out_act.csv", "--quiet"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(bad + ":3: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("count 1e+308 is outside"), std::string::npos) << r.output;
+  EXPECT_FALSE(::wattcal::testing::FileExists(dir + "/out_act.csv"));
+  EXPECT_FALSE(::wattcal::testing::FileExists(dir + "/out_kernels.csv"));
+}
+
 // ------------------------------------------------------------------ item 15: integer times
 
 TEST(InputTimes, AOneMicrosecondWindowAtEpoch1p8e9LastsExactly1e6Seconds) {
