@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
         {"direction_deadband_frac", options.direction_deadband_frac},
         {"max_diff_pp", max_diff_pp}};
     OutputSet outputs;
-    outputs.StageText(out_path, ComparisonToJson(comparison).dump(2) + "\n");
+    outputs.StageText(out_path, DumpJson(ComparisonToJson(comparison)));
     outputs.StageManifest(out_path, "compare", inputs, manifest_options);
     if (!table_path.empty()) {
       outputs.StageText(table_path, ComparisonToCsv(comparison));

@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
       outputs.StageText(out_path, ModelToJson(ported));
       outputs.StageManifest(out_path, "port", inputs, manifest_options);
       if (!report_path.empty()) {
-        outputs.StageText(report_path, GpuPortReportToJson(report).dump(2) + "\n");
+        outputs.StageText(report_path, DumpJson(GpuPortReportToJson(report)));
         outputs.StageManifest(report_path, "port", inputs, manifest_options);
       }
       outputs.Commit();
@@ -230,7 +230,7 @@ int main(int argc, char** argv) {
       outputs.StageText(node_out_path, ModelToJson(scaled));
       outputs.StageManifest(node_out_path, "port", inputs, manifest_options);
       if (!node_report_path.empty()) {
-        outputs.StageText(node_report_path, NodeScalingToJson(scaling, table.get()).dump(2) + "\n");
+        outputs.StageText(node_report_path, DumpJson(NodeScalingToJson(scaling, table.get())));
         outputs.StageManifest(node_report_path, "port", inputs, manifest_options);
       }
       outputs.Commit();
@@ -252,7 +252,7 @@ int main(int argc, char** argv) {
     outputs.StageManifest(node_out_path, "port", inputs, manifest_options);
     if (!node_report_path.empty()) {
       outputs.StageText(node_report_path,
-                        NodeEstimatesReportToJson(report, table.get()).dump(2) + "\n");
+                        DumpJson(NodeEstimatesReportToJson(report, table.get())));
       outputs.StageManifest(node_report_path, "port", inputs, manifest_options);
     }
     if (!totals_path.empty()) {

@@ -296,14 +296,15 @@ TEST(Capture, AWorkloadsKernelsAreSummedOverTheirTime) {
   const CaptureWindow& app = Find(r, "app");
   EXPECT_EQ(app.counters_launches, 2);
   ASSERT_EQ(r.unused_exports.size(), 1u);
-  // By hand: INT = summed integer thread ops / (summed elapsed cycles per SM x 132 x 64).
+  // By hand: INT = summed integer thread ops / (summed elapsed cycles per SM x 132 x 128: 64 INT32
+  // + 64 FMA-pipe integer lanes, h100_sxm.json).
   const std::vector<CounterLaunch> launches = ReadCounterLaunches(dir + "/ncu/app.csv");
   ASSERT_EQ(launches.size(), 2u);
   const char* ops = "sm__sass_thread_inst_executed_op_integer_pred_on.sum";
   const char* cycles = "sm__cycles_elapsed.avg";
   const double int_ops = launches[0].metrics.at(ops) + launches[1].metrics.at(ops);
   const double elapsed = launches[0].metrics.at(cycles) + launches[1].metrics.at(cycles);
-  EXPECT_NEAR(app.utilisations[1], int_ops / (elapsed * 132 * 64), 1e-12);
+  EXPECT_NEAR(app.utilisations[1], int_ops / (elapsed * 132 * 128), 1e-12);
   // DRAM read = summed bytes / summed duration / peak.
   const char* bytes = "dram__bytes_read.sum";
   const char* time = "gpu__time_duration.sum";

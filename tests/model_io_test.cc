@@ -128,7 +128,8 @@ PowerModel AwkwardModel() {
   model.voltage_rel = {{0.1 + 0.2, 1.0, 1.0 / 3.0 + 1.0}, {0.5, 1.0}};
   model.static_w = {7.326180314010544, -2.5e-300};  // negative coefficients are allowed
   model.idle_dyn_w_per_mhz = {0.021181844011137548, 1.0 / 7.0};
-  model.component_w_per_mhz = {0.1, 2.0 / 3.0, 1e-17, 123456789.123456789};
+  // The last one: 17 significant digits near the coefficient bound (1e6, util/bounds.h).
+  model.component_w_per_mhz = {0.1, 2.0 / 3.0, 1e-17, 123456.789123456789};
   model.trained_on = "gpmtool_tpds2019/gtx_titan_x/train_micro_dvfs_11comp.csv";
   model.fit.solver = "alternating";
   model.fit.loss = "huber";

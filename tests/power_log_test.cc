@@ -320,11 +320,70 @@ TEST(PowerLogFixture, RawNvmlOtherUnitsAndGpuColumn) {
   options.gpu = "0";
   const LogContents log = ReadAll(path, options);
   ASSERT_EQ(log.samples.size(), 2u);
-  EXPECT_EQ(log.stats.missing_power_rows, 1);  // the empty power cell
+  EXPECT_EQ(log.stats.missing_power_rows, 0);
+  EXPECT_EQ(log.stats.empty_power_rows, 1);  // the empty power cell, counted apart from [N/A]
+  EXPECT_EQ(log.stats.first_empty_power_line, 4);
   EXPECT_NEAR(log.samples[0].time_s, 1.0, kTimeTolS);
   EXPECT_NEAR(log.samples[1].time_s, 1.030, kTimeTolS);
   EXPECT_NEAR(log.samples[1].power_w, 101.5, kPowerTolW);
   EXPECT_NEAR(log.samples[1].f_core_mhz, 1395.0, 1e-9);
+}
+
+// Issue 11 (item 11): NaN and empty power cells are counted apart from [N/A] and named in a
+// warning, with the first line of each.
+TEST(PowerLogFixture, EmptyAndNanPowerCellsAreCountedAndNamed) {
+  const std::string dir = ScratchDir();
+  const std::string path = WriteFile(dir + "/smi.csv",
+                                     "timestamp, power.draw [W]\n"
+                                     "2024/05/01 12:00:00.000, 100.0 W\n"
+                                     "2024/05/01 12:00:00.100, [N/A]\n"
+                                     "2024/05/01 12:00:00.200, \n"
+                                     "2024/05/01 12:00:00.300, nan\n"
+                                     "2024/05/01 12:00:00.400, NaN W\n"
+                                     "2024/05/01 12:00:00.500, 101.0 W\n");
+  ::testing::internal::CaptureStderr();
+  const LogContents log = ReadAll(path, PowerLogOptions());
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(log.samples.size(), 2u);
+  EXPECT_EQ(log.stats.missing_power_rows, 1);
+  EXPECT_EQ(log.stats.empty_power_rows, 1);
+  EXPECT_EQ(log.stats.nan_power_rows, 2);
+  EXPECT_EQ(log.stats.first_empty_power_line, 4);
+  EXPECT_EQ(log.stats.first_nan_power_line, 5);
+  EXPECT_NE(err.find("1 rows with an empty power cell and 2 with NaN were skipped (" + path +
+                     ":4, NaN at " + path + ":5 first)"),
+            std::string::npos)
+      << err;
+}
+
+// Issue 11 (item 3): power, clocks, temperature, energy and time outside their physical bounds
+// (util/bounds.h) are input errors naming FILE:LINE: FIELD.
+TEST(PowerLogFixture, ValuesOutsidePhysicalBoundsAreRejected) {
+  const std::string dir = ScratchDir();
+  struct Case {
+    const char* row;
+    const char* expected;
+  } cases[] = {
+      {"1000,1e308,1410,40,10", "power 1e+308 W is outside the physical bound"},
+      {"1000,-5,1410,40,10", "power -5 W is outside the physical bound"},
+      {"1000,100,1e12,40,10", "frequency 1000000000000 MHz is outside"},
+      {"1000,100,1410,9999,10", "temperature 9999 C is outside"},
+      {"1000,100,1410,40,1e300", "energy"},
+      {"1e300,100,1410,40,10", "time 1e+297 s is outside"},
+  };
+  for (const Case& c : cases) {
+    const std::string path =
+        WriteFile(dir + "/raw.csv", std::string("timestamp_ms,power_w,f_core_mhz,temperature_c,"
+                                                "energy_j\n") +
+                                        c.row + "\n");
+    try {
+      ReadAll(path, PowerLogOptions());
+      ADD_FAILURE() << "accepted " << c.row;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.line(), 2) << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.expected), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(PowerLogFixture, DcgmiDmonWithDelayOption) {

@@ -389,17 +389,18 @@ TEST(StageErrorsOptions, ZeroThreads) {
 
 TEST(StageErrorsLenient, UtilisationSlightlyAboveOneWarnsNamingFileLineAndComponent) {
   const std::string dir = ScratchDir();
-  // Both rows of microbenchmark 2 (lines 7 and 8) read SP = 1.02.
-  std::vector<std::string> rows = WithRow(kGpmtoolRows, 2, "141.329,975,3505,1.02,0.1,0.05");
-  rows = WithRow(rows, 3, "160.483,1100,3505,1.02,0.1,0.05");
+  // Both rows of microbenchmark 2 (lines 7 and 8) read SP = 1.2: above the 1.05 warning
+  // threshold, below the 1.5 bound (util/bounds.h).
+  std::vector<std::string> rows = WithRow(kGpmtoolRows, 2, "141.329,975,3505,1.2,0.1,0.05");
+  rows = WithRow(rows, 3, "160.483,1100,3505,1.2,0.1,0.05");
   const std::string train = WriteFile(dir + "/train.csv", GpmtoolFile(rows));
   const CommandResult r =
       RunStage("wattcal-calibrate", {"--train", train, "--out", dir + "/out/model.json"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(FileExists(dir + "/out/model.json"));
-  EXPECT_NE(r.output.find(train + ":7 SP=1.02"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find(train + ":8 SP=1.02"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("above 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(train + ":7 SP=1.2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(train + ":8 SP=1.2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("above 1.05"), std::string::npos) << r.output;
 }
 
 // ---------------------------------------------------------------------------------------

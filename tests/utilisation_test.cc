@@ -228,13 +228,34 @@ TEST(Utilisation, HandComputedEquations7And8) {
   const GpuDescription gpu = TinyGpu();
   KernelCounters k;
   k.kernel = "k";
-  k.metrics = {{"a", 10}, {"b", 6}, {"w", 1}, {"cycles", 3}, {"x", 20}, {"y", 10}, {"time", 2}};
+  k.metrics = {{"a", 10}, {"b", 6}, {"w", 1}, {"cycles", 4}, {"x", 20}, {"y", 10}, {"time", 2}};
   const std::vector<double> u = ComputeUtilisations(k, gpu);
   ASSERT_EQ(u.size(), 2u);
-  // Eq. 7: (10 + 6 + 32 * 1) / (3 cycles * 2 SMs * 4 units) = 48 / 24.
-  EXPECT_EQ(u[0], 2.0);
+  // Eq. 7: (10 + 6 + 32 * 1) / (4 cycles * 2 SMs * 4 units) = 48 / 32 (at the 1.5 bound).
+  EXPECT_EQ(u[0], 1.5);
   // Eq. 8: (20 + 8 * 10) bytes / 2 s / 100 B/s.
   EXPECT_EQ(u[1], 0.5);
+  // Above the bound (util/bounds.h): an input error naming the kernel's file and line.
+  k.metrics["cycles"] = 3;
+  k.path = "counters.csv";
+  k.line = 7;
+  try {
+    ComputeUtilisations(k, gpu);
+    ADD_FAILURE() << "a utilisation of 2 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 7);
+    EXPECT_NE(std::string(e.what()).find("utilisation 2 is outside"), std::string::npos);
+  }
+  // A counter of 1e308 (once an internal error): an input error naming the metric.
+  k.metrics["cycles"] = 4;
+  k.metrics["a"] = 1e308;
+  try {
+    ComputeUtilisations(k, gpu);
+    ADD_FAILURE() << "a counter of 1e308 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 7);
+    EXPECT_EQ(e.field(), "a");
+  }
 }
 
 TEST(Utilisation, RoundTripThroughNcuCsvForEveryDescription) {

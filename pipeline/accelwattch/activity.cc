@@ -116,13 +116,16 @@ ActivityTable ReadActivityTable(const std::string& path) {
     k.lanes_per_warp = ParseCount(reader, *cell(row, "lanes_per_warp"), "lanes_per_warp", 1);
     k.f_core_mhz = reader.ParseNumber(*cell(row, "f_core_mhz"), "f_core_mhz");
     if (!(k.f_core_mhz > 0.0)) reader.Fail("f_core_mhz", fmt::format("must be > 0, got {}", k.f_core_mhz));
+    reader.CheckBound(k.f_core_mhz, "f_core_mhz", PhysicalQuantity::kFrequency);
     if (const std::string* m = cell(row, "f_mem_mhz"); m != nullptr && !m->empty()) {
       k.f_mem_mhz = reader.ParseNumber(*m, "f_mem_mhz");
       if (k.f_mem_mhz < 0.0) reader.Fail("f_mem_mhz", fmt::format("must be >= 0, got {}", k.f_mem_mhz));
+      if (k.f_mem_mhz > 0.0) reader.CheckBound(k.f_mem_mhz, "f_mem_mhz", PhysicalQuantity::kFrequency);
     }
     k.elapsed_s = reader.ParseNumber(row[column[elapsed_column]], elapsed_column) *
                   ElapsedColumns().at(elapsed_column);
     if (!(k.elapsed_s > 0.0)) reader.Fail(elapsed_column, fmt::format("must be > 0, got {}", row[column[elapsed_column]]));
+    reader.CheckBound(k.elapsed_s, elapsed_column, PhysicalQuantity::kDuration);
     if (const std::string* l = cell(row, "launches"); l != nullptr && !l->empty()) {
       k.launches = ParseCount(reader, *l, "launches", 0);
     }
@@ -132,12 +135,14 @@ ActivityTable ReadActivityTable(const std::string& path) {
       if (!(k.mean_power_w > 0.0)) {
         reader.Fail(power_column, fmt::format("a measured power must be > 0, got {}", p));
       }
+      reader.CheckBound(k.mean_power_w, power_column, PhysicalQuantity::kPower);
     }
     for (const std::string& counter : table.counters) {
       const std::string& v = row[column[counter]];
       if (v.empty()) continue;
       const double count = reader.ParseNumber(v, counter);
       if (count < 0.0) reader.Fail(counter, fmt::format("a count must be >= 0, got {}", count));
+      reader.CheckBound(count, counter, PhysicalQuantity::kCount);
       k.events[counter] = count;
     }
     table.kernels.push_back(std::move(k));

@@ -220,6 +220,7 @@ ComponentTable ReadComponentTable(const std::string& path) {
       } else if (value_w < 0.0) {
         reader.Fail(header[j], fmt::format("power must be >= 0 W, got {}", fields[j]));
       }
+      reader.CheckBound(value_w, header[j], PhysicalQuantity::kPower);
       switch (col.role) {
         case Role::kComponent: dynamic[col.component] = value_w; break;
         case Role::kConst: const_w = value_w; break;

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "util/errors.h"
+#include "util/text_input.h"
 
 namespace wattcal {
 namespace {
@@ -80,6 +81,7 @@ std::vector<Ordering> ReadOrderingsFile(const std::string& path) {
   int64_t line = 0;
   while (std::getline(in, text)) {
     ++line;
+    if (line == 1) StripUtf8ByteOrderMark(&text);
     const size_t hash = text.find('#');
     if (hash != std::string::npos) text.resize(hash);
     text = Trim(text);

@@ -173,11 +173,13 @@ std::vector<SweepDescriptionRow> ReadSweepDescription(const std::string& path) {
     d.lanes_per_warp = ParseCount(reader, Cell(row, lanes), "lanes_per_warp");
     d.f_core_mhz = NAN;
     if (freq.found() && !Cell(row, freq).empty()) {
-      d.f_core_mhz = reader.ParseNumber(Cell(row, freq), freq.name) * freq.scale;
+      d.f_core_mhz = reader.ParseBounded(Cell(row, freq), freq.name, PhysicalQuantity::kFrequency,
+                                         freq.scale);
     }
     d.f_mem_mhz = NAN;
     if (mem_freq.found() && !Cell(row, mem_freq).empty()) {
-      d.f_mem_mhz = reader.ParseNumber(Cell(row, mem_freq), mem_freq.name) * mem_freq.scale;
+      d.f_mem_mhz = reader.ParseBounded(Cell(row, mem_freq), mem_freq.name,
+                                        PhysicalQuantity::kFrequency, mem_freq.scale);
     }
     if (!names.insert(name).second) reader.Fail(key.name, "'" + name + "' is described twice");
     rows.push_back(d);
@@ -225,12 +227,14 @@ Sweep ReadSweep(const std::string& path, const std::string& description_path) {
     p.benchmark = p.kernel;
     p.power_w = reader.ParseNumber(Cell(row, power), power.name) * power.scale;
     if (!(p.power_w > 0.0)) reader.Fail(power.name, fmt::format("power {} W must be > 0", p.power_w));
+    reader.CheckBound(p.power_w, power.name, PhysicalQuantity::kPower);
     p.category = ParseCategory(reader, Cell(row, category), "category");
     p.active_sms = ParseCount(reader, Cell(row, sms), "active_sms");
     p.lanes_per_warp = ParseCount(reader, Cell(row, lanes), "lanes_per_warp");
     double f_core_mhz = NAN;
     if (freq.found() && !Cell(row, freq).empty()) {
-      f_core_mhz = reader.ParseNumber(Cell(row, freq), freq.name) * freq.scale;
+      f_core_mhz = reader.ParseBounded(Cell(row, freq), freq.name, PhysicalQuantity::kFrequency,
+                                       freq.scale);
     }
     if (!description_path.empty()) {
       auto it = described.find(p.kernel);

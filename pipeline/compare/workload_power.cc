@@ -113,6 +113,7 @@ WorkloadPower ReadWorkloadPower(const std::string& path, const std::string& colu
                                            "run\")",
                                            cell));
     }
+    reader.CheckBound(value, header[col], PhysicalQuantity::kPower);
     out.workloads.push_back(workload);
     out.power_w.push_back(value);
     out.lines.push_back(reader.line());

@@ -9,6 +9,7 @@
 #include "accelwattch/sweep.h"
 #include "ingest/ingest.h"
 #include "ingest/kernel_windows.h"
+#include "util/bounds.h"
 #include "util/errors.h"
 #include "util/logging.h"
 
@@ -133,6 +134,13 @@ AccelWattchActivity AccelWattchActivityTable(const std::string& description_path
                      Number(power_w));
     for (const std::string& m : metrics) {
       const auto v = k.metrics.find(m);
+      // Counts, bytes, cycles and durations are bounded (util/bounds.h): a 1e308 counter is an
+      // input error naming the counters file and the kernel's line, not a value passed on.
+      if (v != k.metrics.end() && !(std::fabs(v->second) <= kMaxCount)) {
+        throw InputError(k.path.empty() ? counters_path : k.path, k.line, m,
+                         fmt::format("kernel '{}': {}", k.kernel,
+                                     BoundViolation(PhysicalQuantity::kCount, v->second)));
+      }
       s += "," + (v == k.metrics.end() ? std::string() : Number(v->second));
     }
     s += "\n";

@@ -247,6 +247,8 @@ IngestResult Ingest(const IngestInputs& in, const IngestOptions& options) {
         r.energy.log_stats.samples, r.energy.log_stats.missing_power_rows,
         r.energy.log_stats.repeated_headers, r.energy.windows.size(), r.energy.kernels.size(),
         flagged, options.energy.exclude_flagged ? fmt::format(", {} excluded", excluded) : "");
+    const std::string power_note = EmptyOrNanPowerNote(in.power_log, r.energy.log_stats);
+    if (!power_note.empty()) r.summary += "power log: " + power_note + "\n";
     r.summary += fmt::format("  {:<24} {:>9} {:>9} {:>8} {:>11} {:>11} {:>8}\n", "kernel", "f_core",
                              "f_mem", "launches", "energy_j", "mean_pw_w", "samples");
     const size_t shown = std::min<size_t>(r.energy.kernels.size(), 8);

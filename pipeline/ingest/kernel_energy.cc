@@ -133,9 +133,14 @@ WindowEnergy Finalize(const Active& a, const KernelWindow& w, const KernelEnergy
   e.line = w.line;
   e.start_s = w.start_s;
   e.end_s = w.end_s;
-  e.duration_s = w.end_s - w.start_s;
-  e.energy_j = a.energy_j;
-  e.mean_power_w = e.duration_s > 0.0 ? a.energy_j / e.duration_s : a.power_at_start_w;
+  // The duration from integer nanoseconds: exact for a 1 us window at epoch 1.8e9 s. The power
+  // was integrated over [start_s, end_s] in doubles, whose length is quantised at such epochs
+  // (~0.24 us): the mean power is the integral over that length, and the energy that mean
+  // over the exact duration.
+  e.duration_s = DurationS(w);
+  const double integrated_s = w.end_s - w.start_s;
+  e.mean_power_w = integrated_s > 0.0 ? a.energy_j / integrated_s : a.power_at_start_w;
+  e.energy_j = integrated_s > 0.0 ? e.mean_power_w * e.duration_s : a.energy_j;
   e.samples = a.samples;
   e.papi_energy_j = a.papi_power_w * e.duration_s;
   e.sma_max_power_w = a.samples > 0 ? a.max_w : kNaN;
@@ -530,6 +535,8 @@ std::vector<KernelWindow> ReadSettledWindows(const std::string& windows_path, do
                                      "time of {} ms: nothing is left to measure",
                                      w.kernel, (w.end_s - w.start_s) * 1e3, options.settle_ms));
       }
+      w.start_ns = StartNs(w) + std::llround(settle_s * 1e9);
+      w.end_ns = EndNs(w);
       w.start_s += settle_s;
     }
   }
@@ -684,8 +691,14 @@ KernelEnergyResult MeasureKernelEnergiesWithReasons(const std::string& primary_l
     if (counter) {
       for (size_t i = 0; i < windows.size(); ++i) {
         WindowEnergy& w = result.windows[i];
+        // As in Finalize: the counter was read at the double edges; mean power over their
+        // (quantised) length, energy over the exact integer-nanosecond duration.
+        const double integrated_s = windows[i].end_s - windows[i].start_s;
         w.energy_j = energy_j[i];
-        if (w.duration_s > 0.0) w.mean_power_w = w.energy_j / w.duration_s;
+        if (integrated_s > 0.0) {
+          w.mean_power_w = energy_j[i] / integrated_s;
+          w.energy_j = w.mean_power_w * w.duration_s;
+        }
       }
     } else {
       LogWarning(fmt::format("{}: the energy counter changes fewer than twice in the log: the "

@@ -4,12 +4,14 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <tuple>
 #include <utility>
 
 #include "ingest/power_log.h"
 #include "io/csv_reader.h"
+#include "util/bounds.h"
 #include "util/errors.h"
 
 namespace wattcal {
@@ -52,8 +54,74 @@ bool MatchTime(const std::string& lower, const std::string& stem, TimeColumn* co
   return false;
 }
 
+double ReadTimeSeconds(const CsvReader& reader, const std::vector<std::string>& fields,
+                       const TimeColumn& column, double utc_offset_h);
+
+// Nanoseconds per unit of a column with `scale` seconds per unit.
+int64_t NsPerUnit(double scale) {
+  return scale == 1e-9 ? 1 : scale == 1e-6 ? 1000 : scale == 1e-3 ? 1000000 : 1000000000;
+}
+
+// `text` (a plain decimal: sign, digits, '.', digits) x ns_per_unit as an exact integer;
+// digits finer than 1 ns are dropped. False for anything else (an exponent).
+bool DecimalToNs(const std::string& text, int64_t ns_per_unit, int64_t* ns) {
+  size_t i = text.find_first_not_of(" \t");
+  if (i == std::string::npos) return false;
+  const bool negative = text[i] == '-';
+  if (text[i] == '-' || text[i] == '+') ++i;
+  int64_t whole = 0;
+  int64_t fraction_ns = 0;
+  int64_t place = ns_per_unit;
+  bool dot = false, digits = false;
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '.' && !dot) {
+      dot = true;
+    } else if (c >= '0' && c <= '9') {
+      digits = true;
+      if (!dot) {
+        if (whole > 922337203685477LL) return false;  // beyond any bounded time
+        whole = whole * 10 + (c - '0');
+      } else if (place >= 10) {
+        place /= 10;
+        fraction_ns += (c - '0') * place;
+      }
+    } else {
+      break;
+    }
+  }
+  if (!digits || text.find_first_not_of(" \t\r", i) != std::string::npos) return false;
+  if (whole > INT64_MAX / ns_per_unit) return false;
+  *ns = whole * ns_per_unit + fraction_ns;
+  if (negative) *ns = -*ns;
+  return true;
+}
+
+// Reads one time cell: seconds (checked against the time bound) and exact nanoseconds.
 double ReadTime(const CsvReader& reader, const std::vector<std::string>& fields,
-                const TimeColumn& column, double utc_offset_h) {
+                const TimeColumn& column, double utc_offset_h, int64_t* ns) {
+  const std::string& cell = fields[column.index];
+  const double t = ReadTimeSeconds(reader, fields, column, utc_offset_h);
+  reader.CheckBound(t, column.name, PhysicalQuantity::kTime);
+  if (column.scale == 0.0) {
+    // Whole seconds from the timestamp, the fraction's digits exactly from the text.
+    const size_t colon = cell.rfind(':');
+    const size_t dot = colon == std::string::npos ? std::string::npos : cell.find('.', colon);
+    int64_t fraction_ns = 0;
+    if (dot != std::string::npos) {
+      DecimalToNs("0" + cell.substr(dot), 1000000000, &fraction_ns);
+    }
+    const double offset_s = utc_offset_h * 3600.0;
+    const int64_t whole_s = std::llround(t + offset_s - static_cast<double>(fraction_ns) * 1e-9);
+    *ns = whole_s * 1000000000 + fraction_ns - std::llround(offset_s * 1e9);
+  } else if (!DecimalToNs(cell, NsPerUnit(column.scale), ns)) {
+    *ns = std::llround(t * 1e9);  // an exponent: as exact as the double
+  }
+  return t;
+}
+
+double ReadTimeSeconds(const CsvReader& reader, const std::vector<std::string>& fields,
+                       const TimeColumn& column, double utc_offset_h) {
   const std::string& cell = fields[column.index];
   if (column.scale == 0.0) {
     double t = 0.0;
@@ -74,6 +142,23 @@ double ReadTime(const CsvReader& reader, const std::vector<std::string>& fields,
 }
 
 }  // namespace
+
+namespace {
+
+// `ns` when it agrees with `s` to 1 us (the double was not moved since reading), else `s` in ns.
+int64_t Consistent(int64_t ns, double s) {
+  if (std::fabs(static_cast<double>(ns) * 1e-9 - s) <= 1e-6) return ns;
+  return std::llround(s * 1e9);
+}
+
+}  // namespace
+
+int64_t StartNs(const KernelWindow& w) { return Consistent(w.start_ns, w.start_s); }
+int64_t EndNs(const KernelWindow& w) { return Consistent(w.end_ns, w.end_s); }
+double DurationS(const KernelWindow& w) {
+  // A division, not x 1e-9 (inexact): 1000 ns gives exactly the double nearest 1e-6.
+  return static_cast<double>(EndNs(w) - StartNs(w)) / 1e9;
+}
 
 std::vector<KernelWindow> ReadKernelWindows(const std::string& path, double utc_offset_h) {
   if (!std::isfinite(utc_offset_h)) {
@@ -146,21 +231,28 @@ std::vector<KernelWindow> ReadKernelWindows(const std::string& path, double utc_
     w.line = reader.line();
     w.kernel = fields[kernel];
     if (w.kernel.empty()) reader.Fail(header[kernel], "empty kernel name");
-    w.start_s = ReadTime(reader, fields, start, utc_offset_h);
+    w.start_s = ReadTime(reader, fields, start, utc_offset_h, &w.start_ns);
     if (end.is_duration) {
       const double duration =
           ConvertUnit(reader.ParseNumber(fields[end.index], end.name), end.scale);
       if (duration < 0.0) {
         reader.Fail(end.name, fmt::format("negative duration {}", fields[end.index]));
       }
+      reader.CheckBound(duration, end.name, PhysicalQuantity::kDuration);
+      int64_t duration_ns = 0;
+      if (!DecimalToNs(fields[end.index], NsPerUnit(end.scale), &duration_ns)) {
+        duration_ns = std::llround(duration * 1e9);
+      }
+      w.end_ns = w.start_ns + duration_ns;
       w.end_s = w.start_s + duration;
     } else {
-      w.end_s = ReadTime(reader, fields, end, utc_offset_h);
+      w.end_s = ReadTime(reader, fields, end, utc_offset_h, &w.end_ns);
     }
     if (w.end_s < w.start_s) {
       reader.Fail(end.name, fmt::format("the window ends before it starts ({} < {})",
                                         fields[end.index], fields[start.index]));
     }
+    reader.CheckBound(DurationS(w), end.name, PhysicalQuantity::kDuration);
     for (const auto& [column, target] : {std::pair<int, int64_t*>{launches, &w.launches},
                                          std::pair<int, int64_t*>{blocks, &w.blocks},
                                          std::pair<int, int64_t*>{threads, &w.threads}}) {

@@ -37,6 +37,12 @@ struct KernelWindow {
   double start_s = 0.0;
   // Launch end, seconds (>= start_s).
   double end_s = 0.0;
+  // The same times in integer nanoseconds, read exactly from the file (a double holds epoch
+  // seconds to ~0.24 us only): durations are integer differences, so a 1 us window at epoch
+  // 1.8e9 s lasts exactly 1e-6 s. StartNs()/EndNs() fall back to start_s/end_s when a caller
+  // moved those (a settle time) or built the window without them.
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
   // 1-based line of the windows file, for error messages.
   int64_t line = 0;
   // Optional columns (0 = not given): launches inside the window, thread blocks per launch
@@ -45,6 +51,13 @@ struct KernelWindow {
   int64_t blocks = 0;
   int64_t threads = 0;
 };
+
+// The window's start and end in integer nanoseconds: start_ns/end_ns when they agree with
+// start_s/end_s to 1 us, else start_s/end_s rounded to the nanosecond.
+int64_t StartNs(const KernelWindow& w);
+int64_t EndNs(const KernelWindow& w);
+// EndNs(w) - StartNs(w) in seconds: exact to the nanosecond.
+double DurationS(const KernelWindow& w);
 
 // Reads every window of `path` in file order. `utc_offset_h`: hours the logging machine's clock
 // was ahead of UTC, subtracted from nvidia-smi style timestamps in `start`/`end` columns.

@@ -13,7 +13,10 @@
 #include <string_view>
 
 #include "io/csv_reader.h"
+#include "util/bounds.h"
 #include "util/errors.h"
+#include "util/logging.h"
+#include "util/text_input.h"
 
 namespace wattcal {
 namespace {
@@ -135,6 +138,21 @@ const char* QuantityUnits(Quantity q) {
   return "";
 }
 
+// The physical bound (util/bounds.h) a value of `q` must keep once in W, MHz, C or J.
+PhysicalQuantity BoundQuantity(Quantity q) {
+  switch (q) {
+    case Quantity::kPower:
+      return PhysicalQuantity::kPower;
+    case Quantity::kFrequency:
+      return PhysicalQuantity::kFrequency;
+    case Quantity::kTemperature:
+      return PhysicalQuantity::kTemperature;
+    case Quantity::kEnergy:
+      return PhysicalQuantity::kEnergy;
+  }
+  return PhysicalQuantity::kPower;
+}
+
 const char* QuantityName(Quantity q) {
   switch (q) {
     case Quantity::kPower:
@@ -192,7 +210,9 @@ bool SuffixScale(Quantity q, std::string_view suffix, double* scale) {
   return UnitScale(q, suffix, scale, /*ignore_case=*/true);
 }
 
-enum class ValueStatus { kOk, kMissing, kNotANumber, kUnknownUnit };
+// kMissing: [N/A], [Not Supported], N/A; kEmpty: an empty cell; kNaN: "nan" (all three are
+// missing values, counted apart for power).
+enum class ValueStatus { kOk, kMissing, kEmpty, kNaN, kNotANumber, kUnknownUnit };
 
 constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                              1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
@@ -250,7 +270,8 @@ struct UnitCache {
 ValueStatus ParseQuantity(std::string_view cell, Quantity q, double default_scale, double* value,
                           std::string_view* unit, UnitCache* cache = nullptr) {
   cell = Trim(cell);
-  if (cell.empty() || !((cell[0] >= '0' && cell[0] <= '9') || cell[0] == '-' || cell[0] == '.')) {
+  if (cell.empty()) return ValueStatus::kEmpty;
+  if (!((cell[0] >= '0' && cell[0] <= '9') || cell[0] == '-' || cell[0] == '.')) {
     if (IsMissing(cell)) return ValueStatus::kMissing;
   }
   const char* begin = cell.data();
@@ -258,7 +279,7 @@ ValueStatus ParseQuantity(std::string_view cell, Quantity q, double default_scal
   double v = 0.0;
   const char* p = nullptr;
   if (!ParseNumberPrefix(begin, end, &v, &p)) return ValueStatus::kNotANumber;
-  if (std::isnan(v)) return ValueStatus::kMissing;
+  if (std::isnan(v)) return ValueStatus::kNaN;
   if (!std::isfinite(v)) return ValueStatus::kNotANumber;
   while (p < end && (*p == ' ' || *p == '\t')) ++p;
   *unit = std::string_view(p, static_cast<size_t>(end - p));
@@ -489,9 +510,10 @@ class PowerLogReader::Parser {
       : path_(std::move(path)), options_(options), stats_(stats) {}
   virtual ~Parser() = default;
 
-  // Reads the next row of the chosen GPU. Returns false at the end of the log. When the row's
-  // power value is missing, sets *power_missing (the time is still filled in).
-  virtual bool NextRow(PowerSample* sample, bool* power_missing) = 0;
+  // Reads the next row of the chosen GPU. Returns false at the end of the log. Sets
+  // *power_status to kOk, or to why the row's power value is missing (kMissing for [N/A],
+  // kEmpty, kNaN; the time is still filled in).
+  virtual bool NextRow(PowerSample* sample, ValueStatus* power_status) = 0;
 
   // Called once at the end of the log: checks that PowerLogOptions::gpu was found.
   void Finish() const {
@@ -575,7 +597,7 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
     }
   }
 
-  bool NextRow(PowerSample* sample, bool* power_missing) override {
+  bool NextRow(PowerSample* sample, ValueStatus* power_status) override {
     while (reader_.Next(&fields_)) {
       const int64_t line = reader_.line();
       if (!have_layout_) {
@@ -616,10 +638,7 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
       }
       sample->line = line;
       sample->time_s = time_s;
-      *power_missing = !ReadValue(layout_.power, Quantity::kPower, &sample->power_w);
-      if (!*power_missing && sample->power_w < 0.0) {
-        reader_.Fail(layout_.power.label, fmt::format("negative power {} W", sample->power_w));
-      }
+      ReadValue(layout_.power, Quantity::kPower, &sample->power_w, power_status);
       ReadOptional(layout_.core, Quantity::kFrequency, &sample->f_core_mhz);
       ReadOptional(layout_.mem, Quantity::kFrequency, &sample->f_mem_mhz);
       ReadOptional(layout_.temp, Quantity::kTemperature, &sample->temperature_c);
@@ -668,14 +687,24 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
     return true;
   }
 
-  // Reads a value of `column`; false when it is missing. Bad numbers and units throw.
-  bool ReadValue(const Column& column, Quantity q, double* value) const {
+  // Reads a value of `column`; false when it is missing (*status says how). Bad numbers and
+  // units, and values outside their physical bound (util/bounds.h), throw.
+  bool ReadValue(const Column& column, Quantity q, double* value,
+                 ValueStatus* status = nullptr) const {
     const std::string_view cell = fields_[column.index];
     std::string_view unit;
-    switch (ParseQuantity(cell, q, column.scale, value, &unit, &column.unit_cache)) {
-      case ValueStatus::kOk:
+    const ValueStatus parsed = ParseQuantity(cell, q, column.scale, value, &unit,
+                                             &column.unit_cache);
+    if (status != nullptr) *status = parsed;
+    switch (parsed) {
+      case ValueStatus::kOk: {
+        const std::string violation = BoundViolation(BoundQuantity(q), *value);
+        if (!violation.empty()) reader_.Fail(column.label, violation);
         return true;
+      }
       case ValueStatus::kMissing:
+      case ValueStatus::kEmpty:
+      case ValueStatus::kNaN:
         return false;
       case ValueStatus::kNotANumber:
         reader_.Fail(column.label, fmt::format("expected a {} value (a number, optionally with "
@@ -1044,6 +1073,7 @@ class LineReader {
         } else {
           *line = StripCr(std::string_view(begin, length));
         }
+        if (line_number_ == 1) *line = StripUtf8ByteOrderMark(*line);
         return true;
       }
       carry_.append(begin, end_ - pos_);
@@ -1054,6 +1084,7 @@ class LineReader {
         current_.swap(carry_);
         carry_.clear();
         *line = StripCr(current_);
+        if (line_number_ == 1) *line = StripUtf8ByteOrderMark(*line);
         return true;
       }
       end_ = std::fread(buffer_.data(), 1, buffer_.size(), file_);
@@ -1129,7 +1160,7 @@ class PowerLogReader::DmonParser : public PowerLogReader::Parser {
     format = PowerLogFormat::kDcgmiDmon;
   }
 
-  bool NextRow(PowerSample* sample, bool* power_missing) override {
+  bool NextRow(PowerSample* sample, ValueStatus* power_status) override {
     std::string_view raw;
     while (lines_.Next(&raw)) {
       const int64_t line = lines_.line();
@@ -1204,11 +1235,7 @@ class PowerLogReader::DmonParser : public PowerLogReader::Parser {
       }
       ++rows_;
       sample->line = line;
-      *power_missing = !ReadValue(power_, Quantity::kPower, line, &sample->power_w);
-      if (!*power_missing && sample->power_w < 0.0) {
-        throw InputError(path_, line, names_[power_],
-                         fmt::format("negative power {} W", sample->power_w));
-      }
+      ReadValue(power_, Quantity::kPower, line, &sample->power_w, power_status);
       ReadOptional(core_, Quantity::kFrequency, line, &sample->f_core_mhz);
       ReadOptional(mem_, Quantity::kFrequency, line, &sample->f_mem_mhz);
       ReadOptional(temp_, Quantity::kTemperature, line, &sample->temperature_c);
@@ -1222,13 +1249,21 @@ class PowerLogReader::DmonParser : public PowerLogReader::Parser {
   }
 
  private:
-  bool ReadValue(int field, Quantity q, int64_t line, double* value) const {
+  bool ReadValue(int field, Quantity q, int64_t line, double* value,
+                 ValueStatus* status = nullptr) const {
     const std::string_view cell = tokens_[2 + field];
     std::string_view unit;
-    switch (ParseQuantity(cell, q, scales_[field], value, &unit)) {
-      case ValueStatus::kOk:
+    const ValueStatus parsed = ParseQuantity(cell, q, scales_[field], value, &unit);
+    if (status != nullptr) *status = parsed;
+    switch (parsed) {
+      case ValueStatus::kOk: {
+        const std::string violation = BoundViolation(BoundQuantity(q), *value);
+        if (!violation.empty()) throw InputError(path_, line, names_[field], violation);
         return true;
+      }
       case ValueStatus::kMissing:
+      case ValueStatus::kEmpty:
+      case ValueStatus::kNaN:
         return false;
       case ValueStatus::kNotANumber:
         throw InputError(path_, line, names_[field],
@@ -1426,6 +1461,7 @@ Probe ProbeLog(const std::string& path) {
     while ((c = std::fgetc(file)) != EOF && c != '\n') line.push_back(static_cast<char>(c));
     if (c == EOF && line.empty()) break;
     ++number;
+    if (number == 1) StripUtf8ByteOrderMark(&line);
     if (!Trim(line).empty()) {
       probe.first_line = line;
       probe.first_line_number = number;
@@ -1500,8 +1536,10 @@ PowerLogReader::~PowerLogReader() = default;
 
 bool PowerLogReader::Next(PowerSample* sample) {
   if (done_) return false;
-  bool power_missing = false;
-  while (parser_->NextRow(sample, &power_missing)) {
+  ValueStatus power_status = ValueStatus::kOk;
+  while (parser_->NextRow(sample, &power_status)) {
+    const std::string time_violation = BoundViolation(PhysicalQuantity::kTime, sample->time_s);
+    if (!time_violation.empty()) throw InputError(path_, sample->line, "time", time_violation);
     if (have_time_ && sample->time_s < last_time_s_) {
       throw InputError(path_, sample->line, "time",
                        fmt::format("time goes backwards: {:.6f} s here, {:.6f} s on line {} "
@@ -1511,8 +1549,14 @@ bool PowerLogReader::Next(PowerSample* sample) {
     have_time_ = true;
     last_time_s_ = sample->time_s;
     last_time_line_ = sample->line;
-    if (power_missing) {
-      ++stats_.missing_power_rows;
+    if (power_status != ValueStatus::kOk) {
+      if (power_status == ValueStatus::kEmpty) {
+        if (stats_.empty_power_rows++ == 0) stats_.first_empty_power_line = sample->line;
+      } else if (power_status == ValueStatus::kNaN) {
+        if (stats_.nan_power_rows++ == 0) stats_.first_nan_power_line = sample->line;
+      } else {
+        ++stats_.missing_power_rows;
+      }
       continue;
     }
     ++stats_.samples;
@@ -1520,15 +1564,32 @@ bool PowerLogReader::Next(PowerSample* sample) {
   }
   done_ = true;
   parser_->Finish();
+  const int64_t skipped =
+      stats_.missing_power_rows + stats_.empty_power_rows + stats_.nan_power_rows;
   if (stats_.samples == 0) {
     throw InputError(path_, 0, "",
-                     stats_.missing_power_rows > 0
-                         ? fmt::format("no power readings: all {} rows have a missing power "
-                                       "value ([N/A], [Not Supported])",
-                                       stats_.missing_power_rows)
-                         : std::string("no power readings in the log (header only?)"));
+                     skipped > 0 ? fmt::format("no power readings: all {} rows have a missing "
+                                               "power value ({} [N/A] or [Not Supported], {} "
+                                               "empty, {} NaN)",
+                                               skipped, stats_.missing_power_rows,
+                                               stats_.empty_power_rows, stats_.nan_power_rows)
+                                 : std::string("no power readings in the log (header only?)"));
   }
+  const std::string note = EmptyOrNanPowerNote(path_, stats_);
+  if (!note.empty()) LogWarning(note);
   return false;
+}
+
+std::string EmptyOrNanPowerNote(const std::string& path, const PowerLogStats& stats) {
+  if (stats.empty_power_rows == 0 && stats.nan_power_rows == 0) return "";
+  std::string first;
+  if (stats.empty_power_rows > 0) first = fmt::format("{}:{}", path, stats.first_empty_power_line);
+  if (stats.nan_power_rows > 0) {
+    first += fmt::format("{}{}:{}", first.empty() ? "" : ", NaN at ", path,
+                         stats.first_nan_power_line);
+  }
+  return fmt::format("{} rows with an empty power cell and {} with NaN were skipped ({} first)",
+                     stats.empty_power_rows, stats.nan_power_rows, first);
 }
 
 PowerLogFormat PowerLogReader::format() const { return parser_->format; }

@@ -20,7 +20,8 @@
 //     hex bitmask `0x0000000000000004`, and enforced.power.limit (else power.limit).
 //     Timestamps `YYYY/MM/DD HH:MM:SS.mmm` are local time without a zone: they are read as UTC
 //     and PowerLogOptions::utc_offset_h is subtracted. `[N/A]`, `[Not Supported]`, `N/A` are
-//     missing values: a row whose power is missing is skipped and counted, a missing clock or
+//     missing values: a row whose power is missing is skipped and counted (an empty power cell
+//     or NaN is counted apart, PowerLogStats, and named in a warning), a missing clock or
 //     temperature is NaN. A header line repeated mid-file (runs appended with `>>`) is
 //     accepted; a later header may even list other columns, as long as it keeps a power
 //     column of the same kind. Several GPUs: rows are told apart by the `index`, `uuid` or
@@ -142,8 +143,15 @@ struct PowerLogOptions {
 struct PowerLogStats {
   // Readings returned by Next().
   int64_t samples = 0;
-  // Rows of the chosen GPU skipped because their power value was missing ([N/A], ...).
+  // Rows of the chosen GPU skipped because their power value was [N/A], [Not Supported], N/A.
   int64_t missing_power_rows = 0;
+  // Rows of the chosen GPU skipped because their power cell was empty, and the first one's line
+  // (0 when none). Counted apart from [N/A]: an empty cell is not what nvidia-smi writes.
+  int64_t empty_power_rows = 0;
+  int64_t first_empty_power_line = 0;
+  // Rows of the chosen GPU skipped because their power value was NaN, and the first one's line.
+  int64_t nan_power_rows = 0;
+  int64_t first_nan_power_line = 0;
   // Header lines seen after the first one (runs appended to one file, dmon's repeats).
   int64_t repeated_headers = 0;
   // Rows of other GPUs (or DCGM entities) skipped.
@@ -196,6 +204,11 @@ class PowerLogReader {
   double last_time_s_ = 0.0;
   int64_t last_time_line_ = 0;
 };
+
+// "N rows with an empty power cell and M with NaN were skipped (FILE:LINE first)", or "" when
+// the log had neither. PowerLogReader logs it as a warning at the end of the log; the ingest
+// summary repeats it.
+std::string EmptyOrNanPowerNote(const std::string& path, const PowerLogStats& stats);
 
 // value x scale for a unit conversion (1e-6 for us -> s, 1e-3 for mW -> W, 1e3 for GHz ->
 // MHz). Factors below 1 are applied as a division by their exact reciprocal, so the result is

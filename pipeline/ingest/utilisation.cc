@@ -8,6 +8,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "util/bounds.h"
 #include "util/errors.h"
 
 namespace wattcal {
@@ -49,6 +50,11 @@ class MetricLookup {
         throw InputError(k_.path, k_.line, metric,
                          fmt::format("kernel '{}': negative counter {} (component {})",
                                      KernelLabel(k_), it->second, component));
+      }
+      if (!WithinBound(PhysicalQuantity::kCount, it->second)) {
+        throw InputError(k_.path, k_.line, metric,
+                         fmt::format("kernel '{}' (component {}): {}", KernelLabel(k_), component,
+                                     BoundViolation(PhysicalQuantity::kCount, it->second)));
       }
       return it->second;
     }
@@ -111,6 +117,14 @@ std::vector<double> ComputeUtilisations(const KernelCounters& k, const GpuDescri
       const double duration_s = lookup.Get(gpu.duration_metric, c.component, eq);
       u.push_back(
           Ratio(k, bytes, duration_s * c.peak_bytes_per_s, gpu.duration_metric, c.component));
+    }
+    if (!std::isnan(u.back()) && !WithinBound(PhysicalQuantity::kUtilisation, u.back())) {
+      throw InputError(k.path, k.line, c.component,
+                       fmt::format("kernel '{}': the counters give component {} {} (check the "
+                                   "counters, or the GPU description's units_per_sm / "
+                                   "peak_bytes_per_s)",
+                                   KernelLabel(k), c.component,
+                                   BoundViolation(PhysicalQuantity::kUtilisation, u.back())));
     }
   }
   return u;

@@ -12,8 +12,10 @@
 #include <map>
 #include <set>
 
+#include "util/bounds.h"
 #include "util/errors.h"
 #include "util/logging.h"
+#include "util/text_input.h"
 
 namespace wattcal {
 namespace {
@@ -31,10 +33,6 @@ std::string ToLower(std::string s) {
 
 bool StartsWith(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
-}
-
-void StripByteOrderMark(std::string* s) {
-  if (StartsWith(*s, "\xEF\xBB\xBF")) s->erase(0, 3);
 }
 
 std::string FreqField(int d) { return fmt::format("f_{}_mhz", kDomainNames[d]); }
@@ -62,7 +60,9 @@ class OverOneWarning {
   void Emit() const {
     if (count_ == 0) return;
     std::string message =
-        fmt::format("{} utilisation value(s) above 1 (kept as read, not clipped): ", count_);
+        fmt::format("{} utilisation value(s) above {} (kept as read, not clipped; above {} is an "
+                    "error): ",
+                    count_, kUtilisationWarnAbove, kMaxUtilisation);
     for (size_t i = 0; i < listed_.size(); ++i) message += (i > 0 ? ", " : "") + listed_[i];
     if (count_ > static_cast<int64_t>(listed_.size())) {
       message += fmt::format(", and {} more", count_ - static_cast<int64_t>(listed_.size()));
@@ -113,20 +113,24 @@ struct RowBuffer {
   }
 };
 
-// Reads one utilisation cell: a finite number >= 0; values above 1 are noted for the warning.
+// Reads one utilisation cell: a finite number in [0, kMaxUtilisation] (util/bounds.h); values
+// above kUtilisationWarnAbove are kept and noted for the warning.
 double ReadUtil(const CsvReader& reader, const std::string& cell, const std::string& field,
                 const std::string& component, OverOneWarning* over_one) {
   const double u = reader.ParseNumber(cell, field);
   if (u < 0) reader.Fail(field, fmt::format("utilisation must be >= 0, got {}", cell));
-  if (u > 1) over_one->Add(reader.path(), reader.line(), component, u);
+  reader.CheckBound(u, field, PhysicalQuantity::kUtilisation);
+  if (u > kUtilisationWarnAbove) over_one->Add(reader.path(), reader.line(), component, u);
   return u;
 }
 
+// Reads a value > 0 (x scale) within the physical bound of `quantity`.
 double ReadPositive(const CsvReader& reader, const std::string& cell, const std::string& field,
-                    const char* what, double scale = 1.0) {
+                    const char* what, PhysicalQuantity quantity, double scale = 1.0) {
   double value = reader.ParseNumber(cell, field);
   if (value <= 0) reader.Fail(field, fmt::format("{} must be > 0, got {}", what, cell));
   if (scale != 1.0) value *= scale;
+  reader.CheckBound(value, field, quantity);
   return value;
 }
 
@@ -217,9 +221,10 @@ Corpus ReadGpmtoolCorpus(const std::string& path) {
       rows.benchmark.push_back(fields[c++]);
     }
     if (rows.has_power) {
-      rows.power_w.push_back(ReadPositive(reader, fields[c++], "power_w", "power"));
+      rows.power_w.push_back(ReadPositive(reader, fields[c++], "power_w", "power", PhysicalQuantity::kPower));
       for (int d = 0; d < num_domains; ++d) {
-        rows.freq_mhz.push_back(ReadPositive(reader, fields[c++], FreqField(d), "frequency"));
+        rows.freq_mhz.push_back(ReadPositive(reader, fields[c++], FreqField(d), "frequency",
+                                            PhysicalQuantity::kFrequency));
       }
     }
     for (int i = 0; i < n; ++i) {
@@ -400,10 +405,11 @@ Corpus ReadTidyCorpus(CsvReader* reader, const std::vector<std::string>& header,
       const TidyColumn& col = columns[j];
       switch (col.role) {
         case TidyColumn::kPower:
-          power_w = ReadPositive(*reader, fields[j], col.header, "power", col.scale);
+          power_w = ReadPositive(*reader, fields[j], col.header, "power", PhysicalQuantity::kPower, col.scale);
           break;
         case TidyColumn::kFreq: {
-          double f = ReadPositive(*reader, fields[j], col.header, "frequency", col.scale);
+          double f = ReadPositive(*reader, fields[j], col.header, "frequency", PhysicalQuantity::kFrequency,
+                                  col.scale);
           // Unit conversion to a 1 Hz grid, so that 1.164 GHz reads as exactly 1164 MHz.
           if (col.scale != 1.0) f = std::round(f * 1e6) / 1e6;
           freq[col.domain] = f;
@@ -479,7 +485,7 @@ Layout ReadGpmtoolHeader(CsvReader* reader) {
   };
 
   next_line(1);
-  if (!fields.empty()) StripByteOrderMark(&fields[0]);
+  if (!fields.empty()) StripUtf8ByteOrderMark(&fields[0]);
   if (fields.size() != 1) {
     reader->Fail("header line 1", fmt::format("expected one field, the number of frequency "
                                               "domains (1 or 2), got {} fields",
@@ -502,7 +508,8 @@ Layout ReadGpmtoolHeader(CsvReader* reader) {
   }
   for (int d = 0; d < num_domains; ++d) {
     layout.domains[d].default_freq_mhz =
-        ReadPositive(*reader, fields[d], "header line 2", "a default frequency");
+        ReadPositive(*reader, fields[d], "header line 2", "a default frequency",
+                     PhysicalQuantity::kFrequency);
   }
 
   next_line(3);
@@ -553,7 +560,9 @@ int ReadTidyPreamble(const std::string& path, CorpusReadOptions* options, double
   std::ifstream in(path, std::ios::binary);
   std::string line;
   int lines = 0;
-  while (std::getline(in, line) && !line.empty() && line[0] == '#') {
+  while (std::getline(in, line)) {
+    if (lines == 0) StripUtf8ByteOrderMark(&line);
+    if (line.empty() || line[0] != '#') break;
     ++lines;
     std::istringstream tokens(line.substr(1));
     std::string token;
@@ -601,7 +610,6 @@ Corpus ReadCorpus(const std::string& path, const CorpusReadOptions& given_option
     if (preamble_lines > 0) csv_options.comment = '#';
     CsvReader reader(path, csv_options);
     if (!reader.Next(&first)) throw InputError(path, 1, "", "the file is empty");
-    StripByteOrderMark(&first[0]);
     if (ToLower(first[0]) == "benchmark") {
       const int64_t header_line = reader.line();
       Corpus corpus = ReadTidyCorpus(&reader, first, options);

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "util/errors.h"
+#include "util/text_input.h"
 
 namespace wattcal {
 
@@ -117,6 +118,7 @@ void CsvReader::ReadMore() {
     return;
   }
   ++current_line_;
+  if (current_line_ == 1) SkipUtf8ByteOrderMark(&line, &size);
   if (options_.comment != '\0' && !in_record_) {
     size_t first = 0;
     while (first < size && (line[first] == ' ' || line[first] == '\t')) ++first;
@@ -174,6 +176,8 @@ void CsvReader::Fail(const std::string& field, const std::string& message) const
 }
 
 bool ParseFiniteDouble(const std::string& text, double* value) {
+  // strtod stops at a NUL byte: "1\0 83.1" would read as 1. A NUL is never part of a number.
+  if (text.find('\0') != std::string::npos) return false;
   const char* begin = text.c_str();
   while (*begin == ' ' || *begin == '\t') ++begin;
   if (*begin == '\0') return false;
@@ -195,6 +199,19 @@ double CsvReader::ParseNumber(const std::string& cell, const std::string& field)
     Fail(field, "expected a finite number, got '" + cell + "'");
   }
   return value;
+}
+
+double CsvReader::ParseBounded(const std::string& cell, const std::string& field,
+                               PhysicalQuantity quantity, double scale) const {
+  double value = ParseNumber(cell, field);
+  if (scale != 1.0) value *= scale;
+  CheckBound(value, field, quantity);
+  return value;
+}
+
+void CsvReader::CheckBound(double value, const std::string& field, PhysicalQuantity quantity) const {
+  const std::string violation = BoundViolation(quantity, value);
+  if (!violation.empty()) Fail(field, violation);
 }
 
 }  // namespace wattcal

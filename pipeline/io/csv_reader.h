@@ -1,4 +1,4 @@
-// Streaming CSV reader over libcsv that knows the line each record starts on, so that
+// Streaming CSV reader over libcsv (a leading UTF-8 byte order mark is skipped) that knows the line each record starts on, so that
 // every parse error can name FILE:LINE and the field.
 //
 // The file is read in 256 KiB blocks and handed to libcsv one physical line at a time (so
@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "util/bounds.h"
 
 struct csv_parser;
 
@@ -50,6 +52,16 @@ class CsvReader {
   // Parses a finite number from `cell`; throws InputError naming this file, line() and
   // `field` when the cell is empty, not a number, NaN or infinite.
   double ParseNumber(const std::string& cell, const std::string& field) const;
+
+  // ParseNumber(cell, field) x scale (a unit conversion to the canonical unit), checked against
+  // the physical bound of `quantity` (util/bounds.h); throws InputError naming this file, line()
+  // and `field`, the value and the bound when it is outside.
+  double ParseBounded(const std::string& cell, const std::string& field, PhysicalQuantity quantity,
+                      double scale = 1.0) const;
+
+  // Throws InputError naming this file, line() and `field` when `value` is outside the
+  // physical bound of `quantity`.
+  void CheckBound(double value, const std::string& field, PhysicalQuantity quantity) const;
 
  private:
   friend struct CsvCallbacks;
@@ -97,7 +109,7 @@ class CsvReader {
 };
 
 // Parses a finite double from the whole of `text` (surrounding spaces allowed).
-// Returns false for empty text, trailing garbage, NaN or infinity.
+// Returns false for empty text, trailing garbage (a NUL byte included), NaN or infinity.
 bool ParseFiniteDouble(const std::string& text, double* value);
 
 }  // namespace wattcal

@@ -16,6 +16,7 @@
 #include "io/corpus_io.h"
 #include "io/csv_reader.h"
 #include "io/json_lines.h"
+#include "util/bounds.h"
 #include "util/errors.h"
 #include "util/output.h"
 
@@ -36,6 +37,8 @@ std::string CheckLevels(const std::vector<double>& levels) {
   for (size_t j = 0; j < levels.size(); ++j) {
     if (!(levels[j] > 0))
       return fmt::format("frequency level {} is {}, must be > 0", j + 1, levels[j]);
+    const std::string violation = BoundViolation(PhysicalQuantity::kFrequency, levels[j]);
+    if (!violation.empty()) return fmt::format("frequency level {}: {}", j + 1, violation);
     if (j > 0 && !(levels[j] > levels[j - 1])) {
       return fmt::format(
           "frequency levels must be strictly increasing: level {} is {} MHz after "
@@ -53,8 +56,15 @@ std::string CheckVoltages(const std::vector<double>& voltages, const std::vector
   }
   for (size_t j = 0; j < voltages.size(); ++j) {
     if (!(voltages[j] > 0)) return fmt::format("voltage {} is {}, must be > 0", j + 1, voltages[j]);
+    const std::string violation = BoundViolation(PhysicalQuantity::kVoltage, voltages[j]);
+    if (!violation.empty()) return fmt::format("voltage {}: {}", j + 1, violation);
   }
   return "";
+}
+
+// "" when `value` (a coefficient: W, W/MHz) is within kMaxAbsCoefficient, else what is wrong.
+std::string CheckCoefficient(double value) {
+  return BoundViolation(PhysicalQuantity::kCoefficient, value);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -139,7 +149,12 @@ PowerModel ReadGpmtoolModel(const std::string& path) {
                             "components), got {}",
                             model.num_coefficients(), num_domains, names.size(), fields.size()));
   }
-  model.SetCoefficients(read_numbers(coefficient_fields));
+  const std::vector<double> coefficients = read_numbers(coefficient_fields);
+  for (size_t i = 0; i < coefficients.size(); ++i) {
+    const std::string problem = CheckCoefficient(coefficients[i]);
+    if (!problem.empty()) reader.Fail(coefficient_fields[i], problem);
+  }
+  model.SetCoefficients(coefficients);
 
   model.voltage_rel.resize(num_domains);
   for (int d = 0; d < num_domains; ++d) {
@@ -202,9 +217,9 @@ class JsonModelReader : public JsonFieldReader {
         }
       }
     }
-    model.static_w = Numbers(Get(root_, "", "static_w"), "static_w", num_domains);
+    model.static_w = Coefficients(Get(root_, "", "static_w"), "static_w", num_domains);
     model.idle_dyn_w_per_mhz =
-        Numbers(Get(root_, "", "idle_dyn_w_per_mhz"), "idle_dyn_w_per_mhz", num_domains);
+        Coefficients(Get(root_, "", "idle_dyn_w_per_mhz"), "idle_dyn_w_per_mhz", num_domains);
 
     const std::vector<std::string> names = model.layout.ComponentNames();
     const Json& components = Array(root_, "", "component_w_per_mhz", names.size());
@@ -215,7 +230,10 @@ class JsonModelReader : public JsonFieldReader {
         Fail(path + ".component",
              fmt::format("expected component '{}' (layout order), got '{}'", names[i], name));
       }
-      model.component_w_per_mhz.push_back(Number(components[i], path, "w_per_mhz"));
+      const double w_per_mhz = Number(components[i], path, "w_per_mhz");
+      const std::string problem = CheckCoefficient(w_per_mhz);
+      if (!problem.empty()) Fail(path + ".w_per_mhz", problem);
+      model.component_w_per_mhz.push_back(w_per_mhz);
     }
     ReadFit(&model.fit);
     ReadTraining(&model);
@@ -223,6 +241,16 @@ class JsonModelReader : public JsonFieldReader {
   }
 
  private:
+  // Numbers() that are model coefficients (within kMaxAbsCoefficient, util/bounds.h).
+  std::vector<double> Coefficients(const Json& v, const std::string& path, int64_t count) const {
+    std::vector<double> out = Numbers(v, path, count);
+    for (size_t i = 0; i < out.size(); ++i) {
+      const std::string problem = CheckCoefficient(out[i]);
+      if (!problem.empty()) Fail(fmt::format("{}[{}]", path, i), problem);
+    }
+    return out;
+  }
+
   std::vector<double> Numbers(const Json& v, const std::string& path, int64_t count) const {
     CheckArray(v, path, count);
     std::vector<double> out;

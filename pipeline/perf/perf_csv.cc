@@ -86,7 +86,14 @@ void PerfCsvColumns::CheckWidth(const CsvReader& reader, const std::vector<std::
 
 double PerfCsvColumns::Number(const CsvReader& reader, const std::vector<std::string>& fields,
                           const std::string& name) const {
-  return reader.ParseNumber(Cell(fields, name), Spelling(name));
+  const double value = reader.ParseNumber(Cell(fields, name), Spelling(name));
+  // Bounded by what the canonical name's unit says it is (util/bounds.h): *_mhz frequencies
+  // are checked by FrequencyMhz after their unit conversion.
+  PhysicalQuantity quantity;
+  if (!EndsWith(name, "_mhz") && QuantityOfColumn(name, &quantity)) {
+    reader.CheckBound(value, Spelling(name), quantity);
+  }
+  return value;
 }
 
 double PerfCsvColumns::FrequencyMhz(const CsvReader& reader, const std::vector<std::string>& fields,
@@ -95,7 +102,9 @@ double PerfCsvColumns::FrequencyMhz(const CsvReader& reader, const std::vector<s
   if (!(value > 0.0)) {
     reader.Fail(Spelling(mhz_name), fmt::format("expected a frequency > 0, got {}", value));
   }
-  return value * to_mhz_.at(mhz_name);
+  const double mhz = value * to_mhz_.at(mhz_name);
+  reader.CheckBound(mhz, Spelling(mhz_name), PhysicalQuantity::kFrequency);
+  return mhz;
 }
 
 std::string PerfCsvField(const std::string& text) { return CsvField(text); }

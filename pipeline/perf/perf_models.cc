@@ -210,8 +210,9 @@ namespace {
 
 double PositiveTime(const CsvReader& reader, const PerfCsvColumns& columns,
                     const std::vector<std::string>& fields, const std::string& name) {
-  const double t = columns.Number(reader, fields, name);
+  const double t = reader.ParseNumber(columns.Cell(fields, name), columns.Spelling(name));
   if (!(t > 0.0)) reader.Fail(columns.Spelling(name), fmt::format("expected a time > 0 s, got {}", t));
+  reader.CheckBound(t, columns.Spelling(name), PhysicalQuantity::kDuration);
   return t;
 }
 

@@ -18,6 +18,7 @@
 #include "synth/power_sensor.h"
 #include "synth/rng.h"
 #include "util/errors.h"
+#include "util/text_input.h"
 
 namespace wattcal {
 
@@ -48,6 +49,7 @@ std::vector<UbenchConfig> ReadUbenchCfg(const std::string& path, int sm_count, i
   static const char* kFields[] = {"name", "iterations", "active_sms", "lanes_per_warp"};
   while (std::getline(in, text)) {
     ++line_no;
+    if (line_no == 1) StripUtf8ByteOrderMark(&text);
     if (!text.empty() && text.back() == '\r') text.pop_back();
     std::istringstream words(text);
     std::vector<std::string> fields;

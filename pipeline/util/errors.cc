@@ -9,10 +9,32 @@ std::string Compose(const std::string& file, int64_t line, const std::string& fi
   if (line > 0) s += ":" + std::to_string(line);
   s += ": ";
   if (!field.empty()) s += field + ": ";
-  return s + message;
+  return EscapeControlBytes(s + message);
 }
 
 }  // namespace
+
+std::string EscapeControlBytes(const std::string& text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+OptionError::OptionError(const std::string& message)
+    : std::runtime_error(EscapeControlBytes(message)) {}
+
+FitError::FitError(const std::string& message) : std::runtime_error(EscapeControlBytes(message)) {}
 
 InputError::InputError(std::string file, int64_t line, std::string field,
                        const std::string& message)

@@ -19,7 +19,8 @@ enum ExitCode : int {
 };
 
 // Bad input data. what() reads "FILE:LINE: FIELD: MESSAGE" (LINE omitted when 0,
-// FIELD omitted when empty), so a user can jump straight to the offending cell.
+// FIELD omitted when empty), so a user can jump straight to the offending cell. Control bytes
+// in any part are escaped as \xNN (EscapeControlBytes).
 class InputError : public std::runtime_error {
  public:
   InputError(std::string file, int64_t line, std::string field, const std::string& message);
@@ -39,13 +40,18 @@ class InputError : public std::runtime_error {
 // Invalid options (a field of an Options struct, or a command-line flag).
 class OptionError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit OptionError(const std::string& message);
 };
 
 // A fit that produced no usable solution.
 class FitError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit FitError(const std::string& message);
 };
+
+// `text` with every control byte (0x00-0x1f and 0x7f; a line break included) written as \xNN,
+// so that bytes read from an input file cannot reach a terminal as escape sequences or cut a
+// message short (a NUL). Every error type above applies it to its what() once, centrally.
+std::string EscapeControlBytes(const std::string& text);
 
 }  // namespace wattcal

@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "util/errors.h"
+#include "util/json_check.h"
 
 namespace fs = boost::filesystem;
 
@@ -286,6 +287,9 @@ void OutputSet::Commit() {
   committed_ = true;
 }
 
-std::string DumpJson(const nlohmann::json& value) { return value.dump(2) + "\n"; }
+std::string DumpJson(const nlohmann::json& value) {
+  CheckJsonNumbersFinite(value);  // never a silent `null` for NaN or infinity
+  return value.dump(2) + "\n";
+}
 
 }  // namespace wattcal
