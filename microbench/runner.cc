@@ -55,7 +55,11 @@ class Sampler {
       writer_.Flush();
     }
   }
-  int64_t samples() const { return writer_.samples(); }
+  int64_t samples() const { return samples_; }
+  // Blocks until the log holds a reading (so that windows start inside it).
+  void WaitForFirstSample() const {
+    while (samples_ == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
 
  private:
   void Loop() {
@@ -63,6 +67,7 @@ class Sampler {
     int64_t since_flush = 0;
     while (!stop_) {
       writer_.Append(meter_.Read());
+      ++samples_;
       if (++since_flush >= 200) {
         writer_.Flush();
         since_flush = 0;
@@ -73,12 +78,14 @@ class Sampler {
       std::this_thread::sleep_until(next);
     }
     writer_.Append(meter_.Read());
+    ++samples_;
   }
 
   PowerMeter& meter_;
   PowerLogWriter writer_;
   std::chrono::duration<double, std::milli> period_;
   std::atomic<bool> stop_{false};
+  std::atomic<int64_t> samples_{0};
   std::thread thread_;
 };
 
@@ -173,6 +180,7 @@ RunResult RunPowerCapture(const std::vector<Benchmark>& plan, const RunOptions& 
   int64_t done = 0;
 
   Sampler sampler(meter, dir + "/nvml_power.csv", options.sample_ms);
+  sampler.WaitForFirstSample();
   {
     const int64_t start = NowUs();
     SleepMs(options.idle_s * 1e3);
