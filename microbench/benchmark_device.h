@@ -29,6 +29,7 @@ enum class DataMode { kRandom, kZeros };
 struct CudaDeviceInfo {
   std::string name;
   std::string pci_bus_id;
+  std::string uuid;  // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as NVML spells it
   int compute_capability = 0;  // major * 10 + minor
   int sm_count = 0;
   int driver_version = 0;

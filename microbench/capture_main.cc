@@ -217,13 +217,14 @@ int Run(int argc, char** argv) {
     return 1;
   }
   Nvml nvml;
-  if (!nvml.Open(cuda.pci_bus_id, &error)) {
+  if (!nvml.Open(cuda.pci_bus_id, cuda.uuid, &error)) {
     wattcal::LogError(error);
     return 2;
   }
   CaptureInfo info;
   info.gpu_name = cuda.name;
   info.pci_bus_id = cuda.pci_bus_id;
+  info.gpu_uuid = cuda.uuid;
   info.compute_capability = cuda.compute_capability;
   info.sm_count = cuda.sm_count;
   info.cuda_driver_version = cuda.driver_version;

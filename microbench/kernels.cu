@@ -635,6 +635,12 @@ std::unique_ptr<BenchmarkDevice> OpenCudaDevice(int index, DataMode data, uint64
     info->sm_count = prop.multiProcessorCount;
     char bus[32] = {};
     if (cudaDeviceGetPCIBusId(bus, sizeof bus, index) == cudaSuccess) info->pci_bus_id = bus;
+    const unsigned char* u = reinterpret_cast<const unsigned char*>(prop.uuid.bytes);
+    char uuid[64];
+    std::snprintf(uuid, sizeof uuid,
+                  "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+                  u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    info->uuid = uuid;
     cudaDriverGetVersion(&info->driver_version);
     cudaRuntimeGetVersion(&info->runtime_version);
     return device;

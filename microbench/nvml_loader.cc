@@ -59,6 +59,7 @@ struct Nvml::Api {
   const char* (*ErrorString)(nvmlReturn_t) = nullptr;
   nvmlReturn_t (*GetHandleByIndex)(unsigned, nvmlDevice_t*) = nullptr;
   nvmlReturn_t (*GetHandleByPciBusId)(const char*, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*GetHandleByUUID)(const char*, nvmlDevice_t*) = nullptr;
   nvmlReturn_t (*GetPowerUsage)(nvmlDevice_t, unsigned*) = nullptr;
   nvmlReturn_t (*GetTotalEnergyConsumption)(nvmlDevice_t, unsigned long long*) = nullptr;
   nvmlReturn_t (*GetFieldValues)(nvmlDevice_t, int, nvmlFieldValue_t*) = nullptr;
@@ -84,7 +85,8 @@ Nvml::~Nvml() {
   if (handle_ != nullptr) dlclose(handle_);
 }
 
-bool Nvml::Open(const std::string& pci_bus_id, std::string* error, const std::string& library) {
+bool Nvml::Open(const std::string& pci_bus_id, const std::string& uuid, std::string* error,
+                const std::string& library) {
   const std::string lib = library.empty() ? std::string("libnvidia-ml.so.1") : library;
   handle_ = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle_ == nullptr) {
@@ -110,6 +112,7 @@ bool Nvml::Open(const std::string& pci_bus_id, std::string* error, const std::st
     return false;
   }
   sym("nvmlDeviceGetHandleByPciBusId_v2", &api_->GetHandleByPciBusId);
+  sym("nvmlDeviceGetHandleByUUID", &api_->GetHandleByUUID);
   sym("nvmlDeviceGetTotalEnergyConsumption", &api_->GetTotalEnergyConsumption);
   sym("nvmlDeviceGetFieldValues", &api_->GetFieldValues);
   sym("nvmlDeviceGetClockInfo", &api_->GetClockInfo);
@@ -130,15 +133,21 @@ bool Nvml::Open(const std::string& pci_bus_id, std::string* error, const std::st
     *error = fmt::format("nvmlInit_v2 failed: {} (is the NVIDIA driver loaded?)", api_->Error(r));
     return false;
   }
+  // The CUDA device's NVML handle: by PCI bus id, else by UUID (NVML and CUDA number GPUs
+  // differently under CUDA_VISIBLE_DEVICES), else index 0 when neither is known.
   nvmlDevice_t dev = nullptr;
+  r = -1;
   if (!pci_bus_id.empty() && api_->GetHandleByPciBusId != nullptr) {
     r = api_->GetHandleByPciBusId(pci_bus_id.c_str(), &dev);
-  } else {
-    r = api_->GetHandleByIndex(0, &dev);
   }
+  if (r != NVML_SUCCESS && !uuid.empty() && api_->GetHandleByUUID != nullptr) {
+    r = api_->GetHandleByUUID(uuid.c_str(), &dev);
+  }
+  if (r != NVML_SUCCESS && pci_bus_id.empty() && uuid.empty()) r = api_->GetHandleByIndex(0, &dev);
   if (r != NVML_SUCCESS) {
     api_->Shutdown();
-    *error = fmt::format("NVML cannot open the GPU {}: {}", pci_bus_id.empty() ? "0" : pci_bus_id, api_->Error(r));
+    *error = fmt::format("NVML cannot open the GPU (PCI {}, {}): {}", pci_bus_id.empty() ? "?" : pci_bus_id,
+                         uuid.empty() ? "no UUID" : uuid, api_->Error(r));
     return false;
   }
   device_ = dev;

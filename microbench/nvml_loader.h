@@ -20,9 +20,10 @@ class Nvml : public PowerMeter {
   Nvml& operator=(const Nvml&) = delete;
 
   // Loads the library (`library` = "" -> libnvidia-ml.so.1), initialises NVML and opens the
-  // device with this PCI bus id (as cudaDeviceGetPCIBusId gives it; "" = index 0). False with
-  // `error` set when any step fails.
-  bool Open(const std::string& pci_bus_id, std::string* error, const std::string& library = "");
+  // device with this PCI bus id (as cudaDeviceGetPCIBusId gives it), else this UUID (both ""
+  // = index 0). False with `error` set when any step fails.
+  bool Open(const std::string& pci_bus_id, const std::string& uuid, std::string* error,
+            const std::string& library = "");
   bool is_open() const { return device_ != nullptr; }
 
   // One reading of power, energy, clocks, temperature, event reasons and limit, stamped with

@@ -185,6 +185,7 @@ RunResult RunPowerCapture(const std::vector<Benchmark>& plan, const RunOptions& 
     const int64_t start = NowUs();
     SleepMs(options.idle_s * 1e3);
     r.idle.push_back({"idle_before", start, NowUs()});
+    WriteTextFile(dir + "/idle_windows.csv", IdleWindowsCsv(r.idle));
   }
   for (int mhz : clocks) {
     std::unique_ptr<ClockLock> lock;
@@ -215,6 +216,9 @@ RunResult RunPowerCapture(const std::vector<Benchmark>& plan, const RunOptions& 
       r.windows.push_back(w);
       r.profile.push_back({b.name, ProfileIterations(iters, options.profile_divisor)});
       ++done;
+      // Rewritten after every window: an interrupted run leaves a capture of what it measured.
+      WriteTextFile(dir + "/windows.csv", WindowsCsv(r.windows));
+      WriteTextFile(dir + "/profile_plan.csv", ProfilePlanCsv(r.profile));
     }
   }
   {
@@ -226,9 +230,7 @@ RunResult RunPowerCapture(const std::vector<Benchmark>& plan, const RunOptions& 
   SleepMs(2.0 * options.sample_ms);  // a reading after the last window's end
   sampler.Stop();
   r.samples = sampler.samples();
-  WriteTextFile(dir + "/windows.csv", WindowsCsv(r.windows));
   WriteTextFile(dir + "/idle_windows.csv", IdleWindowsCsv(r.idle));
-  WriteTextFile(dir + "/profile_plan.csv", ProfilePlanCsv(r.profile));
   return r;
 }
 

@@ -203,7 +203,7 @@ TEST(CaptureSuite, MetricsAreTheDescriptionsOwn) {
 TEST(CaptureSuite, MissingNvmlIsAClearError) {
   Nvml nvml;
   std::string error;
-  EXPECT_FALSE(nvml.Open("", &error, "libnvidia-ml-absent-for-this-test.so.1"));
+  EXPECT_FALSE(nvml.Open("", "", &error, "libnvidia-ml-absent-for-this-test.so.1"));
   EXPECT_FALSE(nvml.is_open());
   EXPECT_NE(error.find("NVML is not available"), std::string::npos) << error;
   EXPECT_NE(error.find("libnvidia-ml-absent-for-this-test.so.1"), std::string::npos) << error;
