@@ -41,18 +41,42 @@ std::string IdleWindowsCsv(const std::vector<IdleRecord>& idle) {
   return s;
 }
 
-std::string PowerLogHeader() {
-  return "timestamp_us,power_mw,power_instant_mw,energy_mj,sm_clock_mhz,mem_clock_mhz,"
-         "temperature_c,clocks_event_reasons,power_limit_mw\n";
+PowerColumns PowerColumns::Of(const PowerSample& probe) {
+  PowerColumns c;
+  c.power_instant = probe.power_instant_mw >= 0;
+  c.energy = probe.energy_mj >= 0;
+  c.sm_clock = probe.sm_clock_mhz >= 0;
+  c.mem_clock = probe.mem_clock_mhz >= 0;
+  c.temperature = probe.temperature_c >= 0;
+  c.clocks_event_reasons = probe.has_clocks_event_reasons;
+  c.power_limit = probe.power_limit_mw >= 0;
+  return c;
 }
 
-std::string PowerLogLine(const PowerSample& s) {
-  return fmt::format("{},{},{},{},{},{},{},{},{}\n", s.timestamp_us, Value(s.power_mw),
-                     Value(s.power_instant_mw), Value(s.energy_mj), Value(s.sm_clock_mhz),
-                     Value(s.mem_clock_mhz), Value(s.temperature_c),
-                     s.has_clocks_event_reasons ? fmt::format("0x{:x}", s.clocks_event_reasons)
-                                                : std::string("N/A"),
-                     Value(s.power_limit_mw));
+std::string PowerLogHeader(const PowerColumns& c) {
+  std::string s = "timestamp_us,power_mw";
+  if (c.power_instant) s += ",power_instant_mw";
+  if (c.energy) s += ",energy_mj";
+  if (c.sm_clock) s += ",sm_clock_mhz";
+  if (c.mem_clock) s += ",mem_clock_mhz";
+  if (c.temperature) s += ",temperature_c";
+  if (c.clocks_event_reasons) s += ",clocks_event_reasons";
+  if (c.power_limit) s += ",power_limit_mw";
+  return s + "\n";
+}
+
+std::string PowerLogLine(const PowerSample& s, const PowerColumns& c) {
+  std::string line = fmt::format("{},{}", s.timestamp_us, Value(s.power_mw));
+  if (c.power_instant) line += "," + Value(s.power_instant_mw);
+  if (c.energy) line += "," + Value(s.energy_mj);
+  if (c.sm_clock) line += "," + Value(s.sm_clock_mhz);
+  if (c.mem_clock) line += "," + Value(s.mem_clock_mhz);
+  if (c.temperature) line += "," + Value(s.temperature_c);
+  if (c.clocks_event_reasons) {
+    line += "," + (s.has_clocks_event_reasons ? fmt::format("0x{:x}", s.clocks_event_reasons) : std::string("N/A"));
+  }
+  if (c.power_limit) line += "," + Value(s.power_limit_mw);
+  return line + "\n";
 }
 
 std::string ProfilePlanCsv(const std::vector<ProfileEntry>& entries) {
@@ -111,10 +135,10 @@ void WriteTextFile(const std::string& path, const std::string& content) {
   if (ec) throw std::runtime_error(fmt::format("{}: cannot rename to {}: {}", tmp, path, ec.message()));
 }
 
-PowerLogWriter::PowerLogWriter(const std::string& path) {
+PowerLogWriter::PowerLogWriter(const std::string& path, const PowerColumns& columns) : columns_(columns) {
   file_ = std::fopen(path.c_str(), "w");
   if (file_ == nullptr) throw std::runtime_error(fmt::format("{}: cannot write the power log", path));
-  const std::string header = PowerLogHeader();
+  const std::string header = PowerLogHeader(columns_);
   std::fputs(header.c_str(), file_);
 }
 
@@ -123,7 +147,7 @@ PowerLogWriter::~PowerLogWriter() {
 }
 
 void PowerLogWriter::Append(const PowerSample& s) {
-  const std::string line = PowerLogLine(s);
+  const std::string line = PowerLogLine(s, columns_);
   std::fputs(line.c_str(), file_);
   ++samples_;
 }

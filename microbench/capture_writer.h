@@ -55,8 +55,22 @@ struct PowerSample {
 
 std::string WindowsCsv(const std::vector<WindowRecord>& windows);
 std::string IdleWindowsCsv(const std::vector<IdleRecord>& idle);
-std::string PowerLogHeader();
-std::string PowerLogLine(const PowerSample& s);
+// Which optional columns nvml_power.csv has: those the first reading gave (a GPU whose NVML
+// refuses a field gets no column for it, rather than a column of N/A that a reader might pick
+// as its power source). timestamp_us and power_mw are always there.
+struct PowerColumns {
+  bool power_instant = true;
+  bool energy = true;
+  bool sm_clock = true;
+  bool mem_clock = true;
+  bool temperature = true;
+  bool clocks_event_reasons = true;
+  bool power_limit = true;
+
+  static PowerColumns Of(const PowerSample& probe);
+};
+std::string PowerLogHeader(const PowerColumns& columns = PowerColumns());
+std::string PowerLogLine(const PowerSample& s, const PowerColumns& columns = PowerColumns());
 
 // One profiled launch of the counters run.
 struct ProfileEntry {
@@ -74,7 +88,8 @@ void WriteTextFile(const std::string& path, const std::string& content);
 // nvml_power.csv, appended one sample at a time (the sampler thread's file).
 class PowerLogWriter {
  public:
-  explicit PowerLogWriter(const std::string& path);  // throws std::runtime_error
+  // Throws std::runtime_error.
+  PowerLogWriter(const std::string& path, const PowerColumns& columns);
   ~PowerLogWriter();
   PowerLogWriter(const PowerLogWriter&) = delete;
   PowerLogWriter& operator=(const PowerLogWriter&) = delete;
@@ -84,6 +99,7 @@ class PowerLogWriter {
 
  private:
   std::FILE* file_ = nullptr;
+  PowerColumns columns_;
   int64_t samples_ = 0;
 };
 

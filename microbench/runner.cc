@@ -44,7 +44,9 @@ std::string Duration(double s) {
 class Sampler {
  public:
   Sampler(PowerMeter& meter, const std::string& path, double sample_ms)
-      : meter_(meter), writer_(path), period_(std::chrono::duration<double, std::milli>(sample_ms)) {
+      : meter_(meter),
+        writer_(path, PowerColumns::Of(meter.Read())),  // the columns this GPU's NVML gives
+        period_(std::chrono::duration<double, std::milli>(sample_ms)) {
     thread_ = std::thread([this] { Loop(); });
   }
   ~Sampler() { Stop(); }

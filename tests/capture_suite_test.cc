@@ -200,6 +200,24 @@ TEST(CaptureSuite, MetricsAreTheDescriptionsOwn) {
   EXPECT_EQ(ShellJoin({"it's"}), "'it'\\''s'");
 }
 
+TEST(CaptureSuite, PowerLogColumnsAreThoseTheFirstReadingGave) {
+  PowerSample s;
+  s.timestamp_us = 1795519843106649;
+  s.power_mw = 71158;
+  s.energy_mj = 3001646;
+  s.sm_clock_mhz = 345;
+  s.has_clocks_event_reasons = true;
+  s.clocks_event_reasons = 0x4;
+  const PowerColumns columns = PowerColumns::Of(s);
+  EXPECT_EQ(PowerLogHeader(columns), "timestamp_us,power_mw,energy_mj,sm_clock_mhz,clocks_event_reasons\n");
+  EXPECT_EQ(PowerLogLine(s, columns), "1795519843106649,71158,3001646,345,0x4\n");
+  s.sm_clock_mhz = -1;  // refused later: N/A
+  EXPECT_EQ(PowerLogLine(s, columns), "1795519843106649,71158,3001646,N/A,0x4\n");
+  EXPECT_EQ(PowerLogHeader(),
+            "timestamp_us,power_mw,power_instant_mw,energy_mj,sm_clock_mhz,mem_clock_mhz,temperature_c,"
+            "clocks_event_reasons,power_limit_mw\n");
+}
+
 TEST(CaptureSuite, MissingNvmlIsAClearError) {
   Nvml nvml;
   std::string error;
