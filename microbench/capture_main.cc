@@ -17,7 +17,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sys/wait.h>
 
 #include "benchmark_device.h"
 #include "capture_writer.h"
@@ -47,48 +46,6 @@ struct CaptureFlags {
   std::string profile_plan;  // hidden: the counters run's child
   RunOptions run;
 };
-
-// The directory of PATH holding `program`, or "" (a path with a slash is taken as is).
-std::string FindProgram(const std::string& program) {
-  if (program.find('/') != std::string::npos) return access(program.c_str(), X_OK) == 0 ? program : "";
-  const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr ? path : "";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    const size_t colon = dirs.find(':', start);
-    const std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + program;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  return "";
-}
-
-// Runs `command` through the shell, writing its stdout to `out_path`; returns its exit status.
-int RunToFile(const std::string& command, const std::string& out_path) {
-  std::FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return -1;
-  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-  char buf[65536];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) out.write(buf, static_cast<std::streamsize>(n));
-  const int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::string FirstLineOf(const std::string& command) {
-  std::FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return "";
-  std::string all;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) all.append(buf, n);
-  pclose(pipe);
-  while (!all.empty() && (all.back() == '\n' || all.back() == '\r')) all.pop_back();
-  const size_t nl = all.rfind('\n');
-  return nl == std::string::npos ? all : all.substr(nl + 1);
-}
 
 nlohmann::json OptionsJson(const CaptureFlags& f, const std::vector<std::string>& metrics) {
   return {
@@ -135,7 +92,7 @@ int Run(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return app.exit(e) == 0 ? 0 : 1;  // invalid options: exit 1 (STYLE.md rule 6)
   }
 
   SuiteOptions suite;
@@ -230,7 +187,7 @@ int Run(int argc, char** argv) {
   info.cuda_driver_version = cuda.driver_version;
   info.cuda_runtime_version = cuda.runtime_version;
   nvml.Describe(&info);
-  if (f.counters) info.ncu_version = FirstLineOf(ShellJoin({f.ncu, "--version"}));
+  if (f.counters) info.ncu_version = LastLineOf(ShellJoin({f.ncu, "--version"}));
 
   wattcal::LogInfo(fmt::format("{} ({} SMs, sm_{}): {} benchmarks x {} s, data {}, clocks {}", info.gpu_name,
                                info.sm_count, info.compute_capability, selected.size(), f.run.seconds, f.data,
@@ -261,14 +218,9 @@ int Run(int argc, char** argv) {
                                             std::to_string(f.seed), "--mixes", std::to_string(f.mixes),
                                             "--data", f.data, "--device", std::to_string(f.device),
                                             "--sm-count", std::to_string(suite.sm_count)};
-    const std::string command = ShellJoin(NcuCommand(f.ncu, metrics, child)) + " 2>" +
-                                ShellJoin({f.out + "/ncu_stderr.log"});
     wattcal::LogInfo(fmt::format("counters: {} launches under {}", result.profile.size(), f.ncu));
-    const int status = RunToFile(command, f.out + "/ncu_raw.csv");
-    if (status != 0) {
-      wattcal::LogError(fmt::format("ncu exited with status {} (see {}/ncu_stderr.log); the power "
-                                    "files are complete, ncu_raw.csv is not",
-                                    status, f.out));
+    if (!RunCounters(f.ncu, metrics, child, f.out, &error)) {
+      wattcal::LogError(fmt::format("{}; the power files are complete", error));
       return 3;
     }
   }

@@ -16,6 +16,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "ingest/gpu_description.h"
 
 namespace wattcal::capture {
@@ -331,6 +334,60 @@ std::string ShellJoin(const std::vector<std::string>& args) {
     s += q + "'";
   }
   return s;
+}
+
+std::string FindProgram(const std::string& program) {
+  if (program.empty()) return "";
+  if (program.find('/') != std::string::npos) return access(program.c_str(), X_OK) == 0 ? program : "";
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path != nullptr ? path : "";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    const size_t colon = dirs.find(':', start);
+    const std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + program;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return "";
+}
+
+bool RunCounters(const std::string& ncu, const std::vector<std::string>& metrics,
+                 const std::vector<std::string>& program_args, const std::string& out_dir,
+                 std::string* error) {
+  const std::string log = out_dir + "/ncu_stderr.log";
+  const std::string command = ShellJoin(NcuCommand(ncu, metrics, program_args)) + " 2>" + ShellJoin({log});
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    *error = fmt::format("cannot start {}", ncu);
+    return false;
+  }
+  std::string text;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) text.append(buf, n);
+  const int status = pclose(pipe);
+  WriteTextFile(out_dir + "/ncu_raw.csv", text);
+  const int code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code != 0) {
+    *error = fmt::format("{} exited with status {} (see {}); ncu_raw.csv holds what it printed", ncu, code, log);
+    return false;
+  }
+  return true;
+}
+
+std::string LastLineOf(const std::string& command) {
+  std::FILE* pipe = popen((command + " 2>/dev/null").c_str(), "r");
+  if (pipe == nullptr) return "";
+  std::string all;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) all.append(buf, n);
+  pclose(pipe);
+  while (!all.empty() && (all.back() == '\n' || all.back() == '\r')) all.pop_back();
+  const size_t nl = all.rfind('\n');
+  return nl == std::string::npos ? all : all.substr(nl + 1);
 }
 
 }  // namespace wattcal::capture

@@ -88,4 +88,17 @@ std::vector<std::string> NcuCommand(const std::string& ncu, const std::vector<st
 // Joins arguments into one shell command line, each quoted.
 std::string ShellJoin(const std::vector<std::string>& args);
 
+// The path of `program` on the PATH ("" when absent); a name with a slash is checked as is.
+std::string FindProgram(const std::string& program);
+
+// The counters run: `ncu` (NcuCommand) re-runs `program_args` (this program in profile mode),
+// its stdout becomes out_dir/ncu_raw.csv as ncu printed it, its stderr out_dir/ncu_stderr.log.
+// False with `error` set (naming the log) when ncu cannot start or exits non-zero.
+bool RunCounters(const std::string& ncu, const std::vector<std::string>& metrics,
+                 const std::vector<std::string>& program_args, const std::string& out_dir,
+                 std::string* error);
+
+// The last line that `command` prints on stdout ("" when it cannot run): ncu --version.
+std::string LastLineOf(const std::string& command);
+
 }  // namespace wattcal::capture

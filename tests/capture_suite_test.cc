@@ -218,6 +218,30 @@ TEST(CaptureSuite, PowerLogColumnsAreThoseTheFirstReadingGave) {
             "clocks_event_reasons,power_limit_mw\n");
 }
 
+// The counters run with a stand-in for ncu (a script that prints its arguments the way ncu
+// prints its tool lines): the command line, stdout -> ncu_raw.csv, stderr -> ncu_stderr.log.
+TEST(CaptureSuite, CountersRunNcuAndKeepItsStdoutAsTheRawPage) {
+  const std::string dir = testing::ScratchDir();
+  const std::string fake = testing::WriteFile(dir + "/ncu", "#!/bin/sh\necho \"==PROF== args: $*\"\necho oops >&2\nexit 0\n");
+  fs::permissions(fake, fs::perms::owner_all);
+  EXPECT_EQ(FindProgram(fake), fake);
+  EXPECT_EQ(FindProgram(dir + "/absent"), "");
+  EXPECT_EQ(FindProgram("sh").empty(), false);  // found on the PATH
+  std::string error;
+  ASSERT_TRUE(RunCounters(fake, {"a.sum", "b.avg"}, {"/x/wattcal-capture", "--profile-plan", "p.csv"}, dir, &error))
+      << error;
+  const std::string raw = testing::ReadFile(dir + "/ncu_raw.csv");
+  EXPECT_EQ(raw,
+            "==PROF== args: --csv --page raw --clock-control none --target-processes all --metrics "
+            "a.sum,b.avg /x/wattcal-capture --profile-plan p.csv\n");
+  EXPECT_EQ(testing::ReadFile(dir + "/ncu_stderr.log"), "oops\n");
+  testing::WriteFile(fake, "#!/bin/sh\necho partial\nexit 7\n");
+  EXPECT_FALSE(RunCounters(fake, {"a.sum"}, {"x"}, dir, &error));
+  EXPECT_NE(error.find("exited with status 7"), std::string::npos) << error;
+  EXPECT_NE(error.find("ncu_stderr.log"), std::string::npos) << error;
+  EXPECT_EQ(LastLineOf(ShellJoin({"printf", "NVIDIA (R) Nsight Compute\\nVersion 2025.3\\n"})), "Version 2025.3");
+}
+
 TEST(CaptureSuite, MissingNvmlIsAClearError) {
   Nvml nvml;
   std::string error;
