@@ -500,6 +500,9 @@ class CudaDevice : public BenchmarkDevice {
  public:
   CudaDevice(int index, DataMode data, uint64_t seed) : index_(index), data_(data) {
     Check(cudaSetDevice(index), "cudaSetDevice");
+    // Block (rather than spin) while waiting for a launch: the host thread that waits shares
+    // the CPU with the NVML sampler. Not essential: a refusal is ignored.
+    if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess) cudaGetLastError();
     Check(cudaGetDeviceProperties(&prop_, index), "cudaGetDeviceProperties");
     // Two buffers of up to 512 MiB (an eighth of the memory each on small GPUs): far beyond L2.
     unsigned long long words = 1ull << 27;
