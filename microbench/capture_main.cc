@@ -1,0 +1,240 @@
+// wattcal-capture: runs the microbenchmark suite on a GPU and writes the capture directory
+// that wattcal-ingest --capture reads (issue 13). Built only with the CUDA toolkit.
+//
+//   wattcal-capture --out DIR [--counters] [--only RE] [--data random|zeros] [--seed N]
+//                   [--seconds 2] [--gap-ms 400] [--sample-ms 5] [--lock-clocks MHZ,...]
+//   wattcal-capture --list
+//
+// Clocks and power settings are never changed unless --lock-clocks is given; then each
+// locked pass resets the clock when it ends, on SIGINT/SIGTERM/SIGHUP and at exit.
+// Exit codes: 0 done, 1 invalid options, 2 no GPU / NVML / ncu, 3 the run failed.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "benchmark_device.h"
+#include "capture_writer.h"
+#include "nvml_loader.h"
+#include "runner.h"
+#include "suite_plan.h"
+#include "util/errors.h"
+#include "util/logging.h"
+
+namespace {
+
+using namespace wattcal::capture;
+namespace fs = std::filesystem;
+
+struct CaptureFlags {
+  std::string out;
+  bool list = false;
+  std::string only;
+  uint64_t seed = 1;
+  std::string data = "random";
+  int mixes = 60;
+  int device = 0;
+  int sm_count = 0;  // --list only; 0 = the GPU's, or 132 without one
+  bool counters = false;
+  std::string ncu = "ncu";
+  std::string gpu_description;
+  std::string profile_plan;  // hidden: the counters run's child
+  RunOptions run;
+};
+
+nlohmann::json OptionsJson(const CaptureFlags& f, const std::vector<std::string>& metrics) {
+  return {
+      {"out", f.out}, {"only", f.only}, {"seed", f.seed}, {"data", f.data}, {"mixes", f.mixes},
+      {"device", f.device}, {"seconds", f.run.seconds}, {"gap_ms", f.run.gap_ms},
+      {"sample_ms", f.run.sample_ms}, {"launch_ms", f.run.launch_ms}, {"idle_s", f.run.idle_s},
+      {"lock_clocks_mhz", f.run.lock_clocks_mhz}, {"profile_divisor", f.run.profile_divisor},
+      {"counters", f.counters}, {"ncu", f.ncu}, {"gpu_description", f.gpu_description},
+      {"metrics", metrics},
+  };
+}
+
+int Run(int argc, char** argv) {
+  CaptureFlags f;
+  CLI::App app{"Runs wattcal's microbenchmark suite on this GPU and writes a capture directory "
+               "(windows.csv, idle_windows.csv, nvml_power.csv, capture.json and, with "
+               "--counters, ncu_raw.csv) for wattcal-ingest --capture. GPU clocks and power "
+               "settings are never changed unless --lock-clocks is given."};
+  app.add_option("--out", f.out, "Capture directory to write");
+  app.add_flag("--list", f.list, "Print the suite plan (CSV) and exit; needs no GPU");
+  app.add_option("--only", f.only, "Benchmarks to run: comma-separated names or a regular expression");
+  app.add_option("--seed", f.seed, "Seed of the random data and of the random mixes")->capture_default_str();
+  app.add_option("--data", f.data, "Buffer contents: random (default) or zeros (comparison only)")
+      ->check(CLI::IsMember({"random", "zeros"}))->capture_default_str();
+  app.add_option("--mixes", f.mixes, "Number of seeded random unit mixes")->capture_default_str();
+  app.add_option("--device", f.device, "CUDA device index")->capture_default_str();
+  app.add_option("--sm-count", f.sm_count, "SM count for --list without a GPU (default: the GPU's, else 132)");
+  app.add_option("--seconds", f.run.seconds, "Seconds each benchmark runs back to back")->capture_default_str();
+  app.add_option("--gap-ms", f.run.gap_ms, "Idle gap before each benchmark, ms")->capture_default_str();
+  app.add_option("--sample-ms", f.run.sample_ms, "NVML sampling period, ms")->capture_default_str();
+  app.add_option("--launch-ms", f.run.launch_ms, "Aimed duration of one launch, ms")->capture_default_str();
+  app.add_option("--idle-s", f.run.idle_s, "Idle windows before and after the suite, s")->capture_default_str();
+  app.add_option("--lock-clocks", f.run.lock_clocks_mhz,
+                 "Core clocks (MHz) to lock, one suite pass each (needs the right to; reset on every exit)")
+      ->delimiter(',');
+  app.add_flag("--counters", f.counters, "Also profile one launch per benchmark with Nsight Compute (ncu_raw.csv)");
+  app.add_option("--ncu", f.ncu, "The ncu program")->capture_default_str();
+  app.add_option("--gpu-description", f.gpu_description,
+                 "microbench_specs/gpus/*.json whose metrics the counters run collects (default: "
+                 "the metric list of datasets/h100_capture)");
+  app.add_option("--profile-plan", f.profile_plan, "")->group("");  // hidden: ncu's child run
+  app.add_option("--profile-divisor", f.run.profile_divisor,
+                 "A profiled launch runs this many times fewer iterations")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 1;  // invalid options: exit 1 (STYLE.md rule 6)
+  }
+
+  SuiteOptions suite;
+  suite.mixes = f.mixes;
+  suite.seed = f.seed;
+  std::string error;
+
+  if (f.list) {
+    suite.sm_count = f.sm_count > 0 ? f.sm_count : 132;
+    if (!suite.Check(&error)) {
+      wattcal::LogError(error);
+      return 1;
+    }
+    std::vector<Benchmark> selected;
+    if (!SelectBenchmarks(BuildSuitePlan(suite), f.only, &selected, &error)) {
+      wattcal::LogError(error);
+      return 1;
+    }
+    std::cout << PlanListing(selected);
+    return 0;
+  }
+
+  if (f.profile_plan.empty()) {
+    f.run.out_dir = f.out;
+    if (!f.run.Check(&error)) {
+      wattcal::LogError(error);
+      return 1;
+    }
+  }
+  std::vector<std::string> metrics;
+  if (f.counters) {
+    if (!f.gpu_description.empty()) {
+      try {
+        metrics = DescriptionMetrics(f.gpu_description);
+      } catch (const std::exception& e) {
+        wattcal::LogError(fmt::format("--gpu-description: {}", e.what()));
+        return 1;
+      }
+    } else {
+      metrics = DefaultMetrics();
+    }
+    const std::string ncu = FindProgram(f.ncu);
+    if (ncu.empty()) {
+      wattcal::LogError(fmt::format("--counters: '{}' is not an executable on the PATH (install "
+                                    "Nsight Compute, or give --ncu PATH)",
+                                    f.ncu));
+      return 2;
+    }
+    f.ncu = ncu;
+  }
+
+  CudaDeviceInfo cuda;
+  const DataMode data = f.data == "zeros" ? DataMode::kZeros : DataMode::kRandom;
+  std::unique_ptr<BenchmarkDevice> device = OpenCudaDevice(f.device, data, f.seed, &cuda, &error);
+  if (!device) {
+    wattcal::LogError(error);
+    return 2;
+  }
+  suite.sm_count = f.sm_count > 0 ? f.sm_count : cuda.sm_count;
+  if (!suite.Check(&error)) {
+    wattcal::LogError(error);
+    return 1;
+  }
+  const std::vector<Benchmark> plan = BuildSuitePlan(suite);
+
+  if (!f.profile_plan.empty()) {  // the child of the counters run, under ncu
+    try {
+      RunProfilePlan(plan, ReadProfilePlan(f.profile_plan), *device);
+    } catch (const std::exception& e) {
+      wattcal::LogError(e.what());
+      return 3;
+    }
+    return 0;
+  }
+
+  std::vector<Benchmark> selected;
+  if (!SelectBenchmarks(plan, f.only, &selected, &error)) {
+    wattcal::LogError(error);
+    return 1;
+  }
+  Nvml nvml;
+  if (!nvml.Open(cuda.pci_bus_id, cuda.uuid, &error)) {
+    wattcal::LogError(error);
+    return 2;
+  }
+  CaptureInfo info;
+  info.gpu_name = cuda.name;
+  info.pci_bus_id = cuda.pci_bus_id;
+  info.gpu_uuid = cuda.uuid;
+  info.compute_capability = cuda.compute_capability;
+  info.sm_count = cuda.sm_count;
+  info.cuda_driver_version = cuda.driver_version;
+  info.cuda_runtime_version = cuda.runtime_version;
+  nvml.Describe(&info);
+  if (f.counters) info.ncu_version = LastLineOf(ShellJoin({f.ncu, "--version"}));
+
+  wattcal::LogInfo(fmt::format("{} ({} SMs, sm_{}): {} benchmarks x {} s, data {}, clocks {}", info.gpu_name,
+                               info.sm_count, info.compute_capability, selected.size(), f.run.seconds, f.data,
+                               f.run.lock_clocks_mhz.empty() ? "as they are" : "locked per pass"));
+  const bool tty = wattcal::StderrIsTerminal();
+  RunResult result;
+  try {
+    fs::create_directories(f.out);
+    WriteTextFile(f.out + "/capture.json", CaptureJson(info, OptionsJson(f, metrics)).dump(2) + "\n");
+    result = RunPowerCapture(selected, f.run, *device, nvml, [&](const std::string& line) {
+      std::fprintf(stderr, tty ? "\r\033[K%s" : "%s\n", line.c_str());
+      std::fflush(stderr);
+    });
+    if (tty) std::fprintf(stderr, "\n");
+  } catch (const std::exception& e) {
+    if (tty) std::fprintf(stderr, "\n");
+    wattcal::LogError(e.what());
+    return 3;
+  }
+  wattcal::LogInfo(fmt::format("{}: {} windows, {} NVML samples", f.out, result.windows.size(), result.samples));
+
+  if (f.counters) {
+    device.reset();  // free the GPU's memory for the profiled child
+    char self[4096] = {};
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    const std::string exe = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string(argv[0]);
+    const std::vector<std::string> child = {exe, "--profile-plan", f.out + "/profile_plan.csv", "--seed",
+                                            std::to_string(f.seed), "--mixes", std::to_string(f.mixes),
+                                            "--data", f.data, "--device", std::to_string(f.device),
+                                            "--sm-count", std::to_string(suite.sm_count)};
+    wattcal::LogInfo(fmt::format("counters: {} launches under {}", result.profile.size(), f.ncu));
+    if (!RunCounters(f.ncu, metrics, child, f.out, &error)) {
+      wattcal::LogError(fmt::format("{}; the power files are complete", error));
+      return 3;
+    }
+  }
+  wattcal::LogInfo(fmt::format("done: wattcal-ingest --capture {} --gpu microbench_specs/gpus/<gpu>.json", f.out));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    wattcal::LogError(e.what());
+    return 3;
+  }
+}

@@ -1,0 +1,48 @@
+// NVML, loaded at run time (dlopen("libnvidia-ml.so.1")): no nvml.h is needed to build, and a
+// machine without the driver gets a clear error rather than a build or link failure
+// (FORMATS.md §9). Only the few functions wattcal-capture calls are declared, with the
+// signatures of NVIDIA's NVML API reference.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "capture_writer.h"
+#include "runner.h"
+
+namespace wattcal::capture {
+
+class Nvml : public PowerMeter {
+ public:
+  Nvml() = default;
+  ~Nvml() override;
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+
+  // Loads the library (`library` = "" -> libnvidia-ml.so.1), initialises NVML and opens the
+  // device with this PCI bus id (as cudaDeviceGetPCIBusId gives it), else this UUID (both ""
+  // = index 0). False with `error` set when any step fails.
+  bool Open(const std::string& pci_bus_id, const std::string& uuid, std::string* error,
+            const std::string& library = "");
+  bool is_open() const { return device_ != nullptr; }
+
+  // One reading of power, energy, clocks, temperature, event reasons and limit, stamped with
+  // the system clock (Unix epoch us). Values NVML refuses are left "not given".
+  PowerSample Read() override;
+
+  // Fills name, uuid, driver, power limit and maximum clocks.
+  void Describe(CaptureInfo* info) const;
+
+  // nvmlDeviceSetGpuLockedClocks(mhz, mhz) / nvmlDeviceResetGpuLockedClocks. False with
+  // `error` set (e.g. "Insufficient Permissions") when NVML refuses.
+  bool LockCoreClock(int mhz, std::string* error) override;
+  bool ResetCoreClock(std::string* error) override;
+
+ private:
+  struct Api;
+  void* handle_ = nullptr;  // dlopen handle
+  Api* api_ = nullptr;
+  void* device_ = nullptr;  // nvmlDevice_t
+};
+
+}  // namespace wattcal::capture

@@ -1,0 +1,278 @@
+#include "suite_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <regex>
+#include <set>
+
+namespace wattcal::capture {
+
+namespace {
+
+struct KernelEntry {
+  KernelKind kind;
+  const char* name;
+};
+
+constexpr KernelEntry kKernels[] = {
+    {KernelKind::kSleep, "k_sleep"},           {KernelKind::kIntAdd, "k_int_add"},
+    {KernelKind::kIntMul, "k_int_mul"},        {KernelKind::kIntXorshift, "k_int_xorshift"},
+    {KernelKind::kFp32Fma, "k_fp32_fma"},      {KernelKind::kFp32Add, "k_fp32_add"},
+    {KernelKind::kFp32Mul, "k_fp32_mul"},      {KernelKind::kFp64Fma, "k_fp64_fma"},
+    {KernelKind::kFp64Add, "k_fp64_add"},      {KernelKind::kFp16Hfma2, "k_fp16_hfma2"},
+    {KernelKind::kSfuSin, "k_sfu_sin"},        {KernelKind::kTensor, "k_tensor_hmma"},
+    {KernelKind::kSharedLd, "k_shared_ld"},    {KernelKind::kSharedSt, "k_shared_st"},
+    {KernelKind::kL1Ld, "k_l1_ld"},            {KernelKind::kL2Ld, "k_l2_ld"},
+    {KernelKind::kDramLd, "k_dram_ld"},        {KernelKind::kDramWrite, "k_dram_write"},
+    {KernelKind::kDramCopy, "k_dram_copy"},    {KernelKind::kMix, "k_mix"},
+};
+
+// Blocks of 256 threads per SM for the unit kernels: 2048 threads, full occupancy.
+constexpr int kUnitBlocksPerSm = 8;
+constexpr int kUnitThreads = 256;
+
+Benchmark Make(const std::string& name, const std::string& group, KernelKind kind, int64_t blocks,
+               int threads) {
+  Benchmark b;
+  b.name = name;
+  b.group = group;
+  b.kernel = kind;
+  b.blocks = blocks;
+  b.threads = threads;
+  return b;
+}
+
+std::string MixName(int index, const MixCounts& m, int blocks_per_sm) {
+  return fmt::format("mix{:03d}_f{}_i{}_d{}_s{}_h{}_l{}_m{}_t{}_b{}", index, m.fma, m.int_ops,
+                     m.fp64, m.sfu, m.shared, m.l2, m.dram, m.mma, blocks_per_sm);
+}
+
+// The SM counts of the sweep: powers of two up to 16, then eighths of the GPU, then all.
+std::vector<int> SweepSms(int sm_count) {
+  std::set<int> points;
+  for (int p = 1; p <= 16 && p <= sm_count; p *= 2) points.insert(p);
+  for (int k = 1; k <= 8; ++k) {
+    points.insert(std::max(1, static_cast<int>(std::lround(sm_count * k / 8.0))));
+  }
+  points.insert(sm_count);
+  return {points.begin(), points.end()};
+}
+
+}  // namespace
+
+const char* KernelName(KernelKind kind) {
+  for (const KernelEntry& e : kKernels) {
+    if (e.kind == kind) return e.name;
+  }
+  return "k_unknown";
+}
+
+std::vector<KernelKind> AllKernels() {
+  std::vector<KernelKind> all;
+  for (const KernelEntry& e : kKernels) all.push_back(e.kind);
+  return all;
+}
+
+bool MixCounts::Empty() const {
+  return fma == 0 && int_ops == 0 && fp64 == 0 && sfu == 0 && shared == 0 && l2 == 0 &&
+         dram == 0 && mma == 0;
+}
+
+bool SuiteOptions::Check(std::string* error) const {
+  if (sm_count < 1 || sm_count > 4096) {
+    *error = fmt::format("sm_count: {} is not an SM count in [1, 4096]", sm_count);
+    return false;
+  }
+  if (mixes < 0 || mixes > 10000) {
+    *error = fmt::format("--mixes: {} is not a count in [0, 10000]", mixes);
+    return false;
+  }
+  return true;
+}
+
+std::vector<Benchmark> BuildSuitePlan(const SuiteOptions& options) {
+  const int64_t sms = options.sm_count;
+  const int64_t full = sms * kUnitBlocksPerSm;
+  std::vector<Benchmark> plan;
+
+  // The sleeping kernel first: occupied SMs that issue almost nothing.
+  plan.push_back(Make("idle_sleep", "idle", KernelKind::kSleep, full, kUnitThreads));
+
+  // One unit per kernel.
+  const std::pair<const char*, KernelKind> units[] = {
+      {"int_add", KernelKind::kIntAdd},       {"int_mul", KernelKind::kIntMul},
+      {"int_xorshift", KernelKind::kIntXorshift}, {"fp32_fma", KernelKind::kFp32Fma},
+      {"fp32_add", KernelKind::kFp32Add},     {"fp32_mul", KernelKind::kFp32Mul},
+      {"fp64_fma", KernelKind::kFp64Fma},     {"fp64_add", KernelKind::kFp64Add},
+      {"fp16_hfma2", KernelKind::kFp16Hfma2}, {"sfu_sin", KernelKind::kSfuSin},
+      {"tensor_fp16", KernelKind::kTensor},   {"shared_ld", KernelKind::kSharedLd},
+      {"shared_st", KernelKind::kSharedSt},   {"l1_ld", KernelKind::kL1Ld},
+      {"l2_ld", KernelKind::kL2Ld},           {"dram_ld", KernelKind::kDramLd},
+      {"dram_write", KernelKind::kDramWrite}, {"dram_copy", KernelKind::kDramCopy},
+  };
+  for (const auto& [name, kind] : units) plan.push_back(Make(name, "unit", kind, full, kUnitThreads));
+
+  // Lower occupancies of a few units.
+  const std::pair<const char*, KernelKind> occupancy_units[] = {
+      {"int_add", KernelKind::kIntAdd}, {"fp32_fma", KernelKind::kFp32Fma},
+      {"fp64_fma", KernelKind::kFp64Fma}, {"tensor_fp16", KernelKind::kTensor},
+      {"shared_ld", KernelKind::kSharedLd}, {"l2_ld", KernelKind::kL2Ld},
+      {"dram_ld", KernelKind::kDramLd},
+  };
+  for (const auto& [name, kind] : occupancy_units) {
+    for (int b : {1, 2}) {
+      plan.push_back(Make(fmt::format("{}_occ_b{}", name, b), "occupancy", kind, sms * b, kUnitThreads));
+    }
+  }
+
+  // FP32 FMAs per DRAM load, and per L2 load.
+  for (int f : {0, 1, 2, 4, 8, 16, 32, 64, 128, 256}) {
+    Benchmark b = Make(fmt::format("fma_per_dram_{:03d}", f), "fma_per_byte", KernelKind::kMix, full, kUnitThreads);
+    b.mix.fma = f;
+    b.mix.dram = 1;
+    plan.push_back(b);
+  }
+  for (int f : {4, 32}) {
+    Benchmark b = Make(fmt::format("fma_per_l2_{:03d}", f), "fma_per_byte", KernelKind::kMix, full, kUnitThreads);
+    b.mix.fma = f;
+    b.mix.l2 = 1;
+    plan.push_back(b);
+  }
+
+  // Two units together.
+  {
+    Benchmark b = Make("mix_int_fp32", "unit_mix", KernelKind::kMix, full, kUnitThreads);
+    b.mix.fma = 16;
+    b.mix.int_ops = 16;
+    plan.push_back(b);
+    b = Make("mix_tensor_dram", "unit_mix", KernelKind::kMix, full, kUnitThreads);
+    b.mix.mma = 4;
+    b.mix.dram = 1;
+    plan.push_back(b);
+    b = Make("mix_fp64_dram", "unit_mix", KernelKind::kMix, full, kUnitThreads);
+    b.mix.fp64 = 8;
+    b.mix.dram = 1;
+    plan.push_back(b);
+    b = Make("mix_sfu_shared", "unit_mix", KernelKind::kMix, full, kUnitThreads);
+    b.mix.sfu = 4;
+    b.mix.shared = 4;
+    plan.push_back(b);
+  }
+
+  // SM sweep: k_int_add, one 1024-thread block per SM.
+  for (int n : SweepSms(options.sm_count)) {
+    Benchmark b = Make(fmt::format("sm_sweep_int_add_{:03d}", n), "sm_sweep", KernelKind::kIntAdd, n, 1024);
+    b.one_block_per_sm = true;
+    plan.push_back(b);
+  }
+
+  // Lane sweep: k_fp32_fma with 1 ... 32 active lanes per warp, 4 blocks of 256 per SM.
+  for (int lanes : {1, 2, 4, 8, 12, 16, 20, 24, 28, 32}) {
+    Benchmark b = Make(fmt::format("lane_sweep_fp32_fma_{:02d}", lanes), "lane_sweep",
+                       KernelKind::kFp32Fma, sms * 4, kUnitThreads);
+    b.lanes = lanes;
+    plan.push_back(b);
+  }
+
+  // Seeded random mixes at 1, 4 and 8 blocks of 256 threads per SM.
+  std::mt19937_64 rng(options.seed);
+  auto draw = [&](int max, double p_zero) {
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    if (u(rng) < p_zero) return 0;
+    return std::uniform_int_distribution<int>(1, max)(rng);
+  };
+  const int occupancies[] = {1, 4, 8};
+  for (int i = 0; i < options.mixes; ++i) {
+    MixCounts m;
+    do {
+      m.fma = draw(32, 0.25);
+      m.int_ops = draw(16, 0.35);
+      m.fp64 = draw(4, 0.6);
+      m.sfu = draw(4, 0.6);
+      m.shared = draw(4, 0.5);
+      m.l2 = draw(2, 0.6);
+      m.dram = draw(2, 0.6);
+      m.mma = draw(2, 0.7);
+    } while (m.Empty());
+    const int bps = occupancies[i % 3];
+    Benchmark b = Make(MixName(i, m, bps), "mix", KernelKind::kMix, sms * bps, kUnitThreads);
+    b.mix = m;
+    plan.push_back(b);
+  }
+  return plan;
+}
+
+bool SelectBenchmarks(const std::vector<Benchmark>& plan, const std::string& only,
+                      std::vector<Benchmark>* selected, std::string* error) {
+  selected->clear();
+  if (only.empty()) {
+    *selected = plan;
+    return true;
+  }
+  // A comma list of exact names when every item is a name of the plan.
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= only.size()) {
+    const size_t comma = only.find(',', start);
+    const size_t end = comma == std::string::npos ? only.size() : comma;
+    if (end > start) items.push_back(only.substr(start, end - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  std::set<std::string> names;
+  for (const Benchmark& b : plan) names.insert(b.name);
+  const bool all_names = !items.empty() && std::all_of(items.begin(), items.end(), [&](const std::string& s) {
+    return names.count(s) > 0;
+  });
+  if (all_names) {
+    const std::set<std::string> wanted(items.begin(), items.end());
+    for (const Benchmark& b : plan) {
+      if (wanted.count(b.name)) selected->push_back(b);
+    }
+    return true;
+  }
+  std::regex re;
+  try {
+    re = std::regex(only, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    *error = fmt::format("--only: '{}' is neither a comma list of benchmark names nor a valid "
+                         "regular expression ({})",
+                         only, e.what());
+    return false;
+  }
+  for (const Benchmark& b : plan) {
+    if (std::regex_match(b.name, re)) selected->push_back(b);
+  }
+  if (selected->empty()) {
+    *error = fmt::format("--only: '{}' selects no benchmark (see --list)", only);
+    return false;
+  }
+  return true;
+}
+
+std::string PlanListing(const std::vector<Benchmark>& plan) {
+  std::string s = "name,group,kernel,blocks,threads,lanes,fma,int,fp64,sfu,shared,l2,dram,mma\n";
+  for (const Benchmark& b : plan) {
+    const MixCounts& m = b.mix;
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", b.name, b.group,
+                     KernelName(b.kernel), b.blocks, b.threads, b.lanes, m.fma, m.int_ops, m.fp64,
+                     m.sfu, m.shared, m.l2, m.dram, m.mma);
+  }
+  return s;
+}
+
+int64_t CalibratedIterations(int64_t probe_iters, double probe_ms, double target_ms) {
+  if (!(probe_ms > 0.0) || probe_iters < 1) return std::max<int64_t>(1, probe_iters);
+  const double iters = std::round(static_cast<double>(probe_iters) * target_ms / probe_ms);
+  return std::max<int64_t>(1, static_cast<int64_t>(std::min(iters, 1e15)));
+}
+
+int64_t ProfileIterations(int64_t power_iters, int divisor) {
+  if (divisor < 1) divisor = 1;
+  return std::max<int64_t>(1, (power_iters + divisor / 2) / divisor);
+}
+
+}  // namespace wattcal::capture
