@@ -104,6 +104,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--exclude-flagged", options.energy.exclude_flagged,
                "Leave flagged windows out of the per-kernel aggregates");
+  app.add_option("--f-core-mhz", options.stated_core_mhz,
+                 "For a power log without clock columns: the core clock the whole log ran at, MHz "
+                 "(without it, a kernel launched in several windows is an error: its launches "
+                 "could come from several V-F pairs)");
+  app.add_option("--f-mem-mhz", options.stated_mem_mhz,
+                 "For a power log without clock columns: the memory clock the whole log ran at, MHz");
   app.add_option("--settle-ms", options.energy.settle_ms,
                  "Measure each window from this long after its start (steady state, AccelWattch "
                  "§4.1), ms")

@@ -141,8 +141,18 @@ TEST(IngestStage, RawNvmlLogAndRepeatedKernelWindows) {
   // Two launches of k, each inside the flat 100 W part; one of h at 200 W.
   WriteFile(dir + "/windows.csv",
             "kernel,start_us,end_us\nk,1100000,1300000\nk,1400000,1900000\nh,2100000,2900000\n");
-  const auto r = RunStage("wattcal-ingest", {"--power-log", dir + "/log.csv", "--windows",
-                                             dir + "/windows.csv", "--out", dir + "/kernels.csv"});
+  // The log has no clocks: k's two launches could come from two V-F pairs. Refused, unless the
+  // pair the whole log ran at is stated.
+  const auto refused = RunStage("wattcal-ingest", {"--power-log", dir + "/log.csv", "--windows",
+                                                   dir + "/windows.csv", "--out", dir + "/kernels.csv"});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.output.find("no clock columns"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("kernel 'k' has 2 launches"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("--f-core-mhz"), std::string::npos) << refused.output;
+  EXPECT_FALSE(FileExists(dir + "/kernels.csv"));
+  const auto r = RunStage("wattcal-ingest",
+                          {"--power-log", dir + "/log.csv", "--windows", dir + "/windows.csv",
+                           "--out", dir + "/kernels.csv", "--f-core-mhz", "1000"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string kernels = ReadFile(dir + "/kernels.csv");
   EXPECT_EQ(kernels.rfind("kernel,launches,duration_s,energy_j,mean_power_w,samples", 0), 0u) << kernels;

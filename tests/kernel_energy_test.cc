@@ -71,14 +71,20 @@ TEST(KernelWindows, UnitsDurationsTimestampsAndQuotedNames) {
                                    "# launches of the fadd microbenchmark\n"
                                    "kernel,start_us,end_us,stream\n"
                                    "\"fadd<float, 4>\",1000000,1250000,7\n"
-                                   "fadd_overhead,2000000,2000000,7\n");
+                                   "fadd_overhead,2000000,2000001,7\n");
   std::vector<KernelWindow> w = ReadKernelWindows(us);
   ASSERT_EQ(w.size(), 2u);
   EXPECT_EQ(w[0].kernel, "fadd<float, 4>");
   EXPECT_EQ(w[0].line, 3);
   EXPECT_DOUBLE_EQ(w[0].start_s, 1.0);
   EXPECT_DOUBLE_EQ(w[0].end_s, 1.25);
-  EXPECT_DOUBLE_EQ(w[1].end_s, 2.0);  // a zero-length window is allowed
+  EXPECT_EQ(w[1].end_ns - w[1].start_ns, 1000);  // 1 us, exactly
+  // A window of no length (end = start, or duration 0) is an error naming its line.
+  const std::string zero = WriteFile(dir + "/zero.csv", "kernel,start_us,end_us\nk,1,2\nz,5,5\n");
+  ExpectInputError([&] { ReadKernelWindows(zero); }, 3, {"zero length"});
+  const std::string zero_duration =
+      WriteFile(dir + "/zero_d.csv", "kernel,start_ms,duration_ms\nz,5,0\n");
+  ExpectInputError([&] { ReadKernelWindows(zero_duration); }, 2, {"zero length"});
 
   const std::string ms = WriteFile(dir + "/ms.csv", "Name,Start_ms,Duration_ms\nk,1500,20\n");
   w = ReadKernelWindows(ms);
@@ -224,9 +230,17 @@ TEST(KernelEnergy, WindowsOnTheLogEdgesAndInAnyOrder) {
   const std::string win = WriteFile(dir + "/w.csv",
                                     "kernel,start_s,end_s\n"
                                     "late,9,10\n"
-                                    "whole,0,10\n"
-                                    "point,3,3\n");
-  const std::vector<WindowEnergy> e = Measure(log, win);
+                                    "whole,0,10\n");
+  std::vector<KernelWindow> windows = ReadKernelWindows(win);
+  // A window of no length cannot come from a file (ReadKernelWindows refuses it), but the
+  // library measures one given in code: the power at that instant.
+  KernelWindow point;
+  point.kernel = "point";
+  point.start_s = point.end_s = 3.0;
+  point.line = 4;
+  windows.push_back(point);
+  PowerLogReader reader(log, PowerLogOptions());
+  const std::vector<WindowEnergy> e = MeasureWindows(&reader, windows, win, KernelEnergyOptions());
   ASSERT_EQ(e.size(), 3u);
   EXPECT_EQ(e[0].kernel, "late");
   EXPECT_NEAR(e[0].energy_j, 95.0, kEnergyTolJ);
@@ -635,7 +649,7 @@ TEST(KernelEnergyClocks, ReasonsAreOredOverTheWindowAndSetTheFlags) {
                                     "cap,1.5,4.5\n"
                                     "hw,5.5,7.5\n"
                                     "thermal,8.5,9.5\n"
-                                    "instant,3,3\n");
+                                    "instant,3,3.000001\n");
   const std::vector<WindowEnergy> e = Measure(log, win);
   ASSERT_EQ(e.size(), 5u);
   for (const WindowEnergy& w : e) EXPECT_TRUE(w.has_clock_reasons) << w.kernel;

@@ -15,6 +15,17 @@
 namespace wattcal {
 
 bool IngestOptions::Check(std::string* error) const {
+  for (const auto& [name, value] : {std::pair<const char*, double>{"--f-core-mhz", stated_core_mhz},
+                                    std::pair<const char*, double>{"--f-mem-mhz", stated_mem_mhz}}) {
+    if (!std::isnan(value) && !(value >= 1.0 && value <= 1e5)) {
+      *error = fmt::format("{}: {} is not a clock in MHz (1 to 100000)", name, value);
+      return false;
+    }
+  }
+  if (std::isnan(stated_core_mhz) && !std::isnan(stated_mem_mhz)) {
+    *error = "--f-mem-mhz needs --f-core-mhz (the pair the whole log ran at)";
+    return false;
+  }
   return log.Check(error) && energy.Check(error);
 }
 
@@ -158,6 +169,36 @@ IngestResult Ingest(const IngestInputs& in, const IngestOptions& options) {
   IngestResult r;
   if (!in.power_log.empty()) {
     r.energy = MeasureKernelEnergies(in.power_log, options.log, in.windows, options.energy);
+    bool clocks = false;
+    for (const WindowEnergy& w : r.energy.windows) clocks = clocks || std::isfinite(w.f_core_mhz);
+    if (!clocks && std::isfinite(options.stated_core_mhz)) {
+      // The user states the pair the whole log ran at.
+      for (WindowEnergy& w : r.energy.windows) {
+        w.f_core_mhz = w.f_core_min_mhz = w.f_core_max_mhz = options.stated_core_mhz;
+        if (std::isfinite(options.stated_mem_mhz)) {
+          w.f_mem_mhz = w.f_mem_min_mhz = w.f_mem_max_mhz = options.stated_mem_mhz;
+        }
+      }
+      r.energy.kernels = AggregateKernelEnergies(r.energy.windows, options.energy);
+    } else if (!clocks) {
+      for (const KernelEnergy& k : r.energy.kernels) {
+        if (k.launches + k.excluded_launches < 2) continue;
+        int64_t first = 0, second = 0;
+        for (const WindowEnergy& w : r.energy.windows) {
+          if (w.kernel != k.kernel) continue;
+          (first == 0 ? first : second) = w.line;
+          if (second != 0) break;
+        }
+        throw InputError(
+            in.power_log, 0, "clocks",
+            fmt::format("the log has no clock columns, so wattcal cannot tell the V-F pairs of "
+                        "the windows apart, and kernel '{}' has {} launches ({}:{} and {} ...) "
+                        "that would be averaged across whatever pairs they ran at. Log the clocks "
+                        "(nvidia-smi clocks.sm,clocks.mem; NVML sm_clock_mhz), or state the pair "
+                        "the whole log ran at with --f-core-mhz (and --f-mem-mhz)",
+                        k.kernel, k.launches + k.excluded_launches, in.windows, first, second));
+      }
+    }
     r.kernels_csv = KernelEnergiesToCsv(r.energy.kernels);
     r.windows_csv = WindowEnergiesToCsv(r.energy.windows);
   }

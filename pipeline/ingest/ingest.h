@@ -8,6 +8,7 @@
 //   (+ power log)                            accelwattch_activity.h)
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,11 @@ struct IngestOptions {
   PowerLogOptions log;
   // How windows are measured, flagged and aggregated.
   KernelEnergyOptions energy;
+  // The V-F pair the whole log ran at, MHz, for a log without clock columns (NaN = not stated).
+  // Without clocks and without a stated pair, a kernel launched in several windows is an
+  // InputError: its launches may come from several V-F pairs, and averaging them would be wrong.
+  double stated_core_mhz = std::numeric_limits<double>::quiet_NaN();
+  double stated_mem_mhz = std::numeric_limits<double>::quiet_NaN();
   bool Check(std::string* error) const;
 };
 
