@@ -3,6 +3,8 @@
 //   wattcal-check --expected expected/results.csv --reports reports [--run titanx ...] [--out CHECK.md]
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "report/results_check.h"
 #include "stage_common.h"
 #include "util/errors.h"
@@ -41,6 +43,22 @@ int main(int argc, char** argv) {
     }
     LogInfo(fmt::format("{} figures: {} as expected, {} differ, {} missing", checked.size(),
                         checked.size() - missing - differ, differ, missing));
+    if (missing > 0) {
+      // Name the runs whose outputs are missing and the command that makes them.
+      std::vector<std::string> runs_missing;
+      for (const CheckedFigure& c : checked) {
+        if (c.found) continue;
+        if (std::find(runs_missing.begin(), runs_missing.end(), c.expected.run) == runs_missing.end()) {
+          runs_missing.push_back(c.expected.run);
+        }
+      }
+      std::string names;
+      for (const std::string& r : runs_missing) names += (names.empty() ? "" : " ") + r;
+      LogError(fmt::format("{} figures are missing because {} run(s) have not been made: {}. Make "
+                           "them with: make -f Makefile.runs {} (or make -f Makefile.runs all "
+                           "check)",
+                           missing, runs_missing.size(), names, names));
+    }
     return missing + differ == 0 ? static_cast<int>(kExitOk) : static_cast<int>(kExitFit);
   });
 }

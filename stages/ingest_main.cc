@@ -50,10 +50,10 @@ int main(int argc, char** argv) {
                  "AccelWattch's measured power per kernel (hw_power_validation_*.csv)")
       ->check(CLI::ExistingFile);
   app.add_option("--kernel-power-out", kernel_power_out_path,
-                 "It as kernel,mean_power_w,power_sd_w,power_var_w2,samples")->check(OutputFile());
+                 "The --kernel-power table rewritten as kernel,mean_power_w,power_sd_w,power_var_w2,samples")->check(OutputFile());
   app.add_option("--ubench", in.ubench, "AccelWattch microbenchmark run list (ubench.cfg)")
       ->check(CLI::ExistingFile);
-  app.add_option("--ubench-out", ubench_out_path, "It as benchmark,iterations,active_sms,lanes_per_warp")
+  app.add_option("--ubench-out", ubench_out_path, "The --ubench run list rewritten as benchmark,iterations,active_sms,lanes_per_warp")
       ->check(OutputFile());
   std::string accelwattch_activity_path;
   app.add_option("--description", in.description,

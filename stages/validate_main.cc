@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
   app.add_option("--mode", mode_text,
                  "dvfs (TPDS §4.3), fixed (default pair only, §4.2), scaling (Eq. 10, anchored at "
                  "each benchmark's measured power at the default pair) or accelwattch (per-kernel "
-                 "tables, MICRO'21 Eqs. 12-14)")
+                 "tables, MICRO'21 Eqs. 12-14). With --cv-folds, --mode fixed also fits each "
+                 "fold's fixed model unless --method says otherwise")
       ->required()
       ->check(CLI::IsMember({"dvfs", "fixed", "scaling", "accelwattch"}));
   app.add_option("--predictions", predictions_path, "Per-point predictions CSV to write")
@@ -148,6 +149,9 @@ int main(int argc, char** argv) {
       in.title = title;
       std::vector<double> reference_pair_mhz;
       if (cv) {
+        // --mode says how held-out rows are predicted, --method how each fold is fitted: a
+        // fixed-mode validation fits the fixed model unless --method says otherwise.
+        if (mode == PredictMode::kFixed && app.count("--method") == 0) flags.method = "fixed";
         const CalibrationOptions calibration = ToCalibrationOptions(flags);
         CrossValidationOptions cv_options;
         cv_options.folds = cv_folds;

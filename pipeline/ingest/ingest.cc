@@ -64,6 +64,9 @@ std::string MeasuredTidyCsv(const std::vector<KernelEnergy>& kernels, const GpuD
   }
   s += "\n";
   for (const KernelEnergy& k : kernels) {
+    // Every launch of this kernel at this pair was excluded (--exclude-flagged): it has no
+    // power to train on, and an empty cell would make the table unreadable. Named in the summary.
+    if (k.launches == 0) continue;
     const std::vector<double>& u = util_of.at(KernelKey(k.kernel));
     s += CsvField(k.kernel) + "," + Number(k.mean_power_w) + "," + Number(k.f_core_mhz);
     if (layout.num_domains() > 1) s += "," + Number(k.f_mem_mhz);
@@ -252,6 +255,12 @@ IngestResult Ingest(const IngestInputs& in, const IngestOptions& options) {
                                    w.kernel, in.counters, util_of.size(), known));
     }
     r.tidy_csv = MeasuredTidyCsv(r.energy.kernels, r.gpu, util_of);
+    for (const KernelEnergy& k : r.energy.kernels) {
+      if (k.launches == 0) {
+        r.summary += fmt::format("measured table: {} left out (every launch excluded: {})\n",
+                                 k.kernel, k.flags);
+      }
+    }
   }
   AccelWattchActivity activity;
   if (!in.description.empty()) {
