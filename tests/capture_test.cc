@@ -60,6 +60,20 @@ std::string ScratchCapture(const std::string& windows_csv) {
   return dir;
 }
 
+// ubench_random's raw page joined to `windows` (edited windows.csv lines) must fail with an
+// InputError whose message holds every one of `parts`.
+void ExpectJoinError(const std::vector<std::string>& windows, const std::vector<std::string>& parts) {
+  const std::string dir = ScratchCapture(JoinLines(windows));
+  fs::create_symlink(H100("ubench_random/ncu_raw.csv"), dir + "/ncu_raw.csv");
+  try {
+    IngestCaptures({dir}, H100Gpu(), CaptureOptions());
+    ADD_FAILURE() << "expected an InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    for (const std::string& part : parts) EXPECT_NE(what.find(part), std::string::npos) << what;
+  }
+}
+
 TEST(Capture, EveryH100FolderIngests) {
   WATTCAL_REQUIRE_DATASETS();
   const GpuDescription gpu = H100Gpu();
@@ -199,18 +213,7 @@ TEST(Capture, ACountMismatchNamesBothFiles) {
   WATTCAL_REQUIRE_DATASETS();
   std::vector<std::string> windows = Lines(H100("ubench_random/windows.csv"));
   windows.pop_back();  // one window fewer than the profiled launches
-  const std::string dir = ScratchCapture(JoinLines(windows));
-  fs::create_symlink(H100("ubench_random/ncu_raw.csv"), dir + "/ncu_raw.csv");
-  try {
-    IngestCaptures({dir}, H100Gpu(), CaptureOptions());
-    FAIL() << "expected an InputError";
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("ncu_raw.csv"), std::string::npos) << what;
-    EXPECT_NE(what.find("windows.csv"), std::string::npos) << what;
-    EXPECT_NE(what.find("39 profiled launches"), std::string::npos) << what;
-    EXPECT_NE(what.find("38 windows"), std::string::npos) << what;
-  }
+  ExpectJoinError(windows, {"ncu_raw.csv", "windows.csv", "39 profiled launches", "38 windows"});
 }
 
 TEST(Capture, ALaunchConfigurationMismatchNamesTheWindow) {
@@ -221,17 +224,7 @@ TEST(Capture, ALaunchConfigurationMismatchNamesTheWindow) {
   const size_t pos = windows[25].find(",2,1024,");
   ASSERT_NE(pos, std::string::npos);
   windows[25].replace(pos, 8, ",3,1024,");
-  const std::string dir = ScratchCapture(JoinLines(windows));
-  fs::create_symlink(H100("ubench_random/ncu_raw.csv"), dir + "/ncu_raw.csv");
-  try {
-    IngestCaptures({dir}, H100Gpu(), CaptureOptions());
-    FAIL() << "expected an InputError";
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("ncu_raw.csv:32"), std::string::npos) << what;
-    EXPECT_NE(what.find("windows.csv:26"), std::string::npos) << what;
-    EXPECT_NE(what.find("(2, 1, 1)"), std::string::npos) << what;
-  }
+  ExpectJoinError(windows, {"ncu_raw.csv:32", "windows.csv:26", "(2, 1, 1)"});
 }
 
 TEST(Capture, ANvidiaSmiLogThatStopsEarlyIsLeftOutWithAWarning) {

@@ -139,19 +139,9 @@ std::string ActivityPredictionsToCsv(const PowerModel& model,
 }
 
 std::string ActivityExtrapolationWarning(const std::vector<ActivityPrediction>& rows) {
-  constexpr size_t kMaxListed = 10;
   std::vector<std::string> notes;
-  for (const ActivityPrediction& p : rows) {
-    if (!p.extrapolation_note.empty()) notes.push_back(p.extrapolation_note);
-  }
-  if (notes.empty()) return "";
-  std::string s = fmt::format("{} prediction(s) lie beyond the training range (utilisation > {} x "
-                              "training max + {}, or power > {} x training max): ",
-                              notes.size(), kUtilBeyondTrainingFactor, kUtilBeyondTrainingMargin,
-                              kPowerBeyondTrainingFactor);
-  for (size_t i = 0; i < notes.size() && i < kMaxListed; ++i) s += (i > 0 ? " | " : "") + notes[i];
-  if (notes.size() > kMaxListed) s += fmt::format(" | and {} more", notes.size() - kMaxListed);
-  return s;
+  for (const ActivityPrediction& p : rows) notes.push_back(p.extrapolation_note);
+  return ExtrapolationWarningFromNotes(notes);
 }
 
 }  // namespace wattcal

@@ -106,4 +106,20 @@ std::string JoinFlags(const std::vector<std::string>& flags) {
   return s;
 }
 
+std::string ExtrapolationWarningFromNotes(const std::vector<std::string>& notes_in) {
+  constexpr size_t kMaxListed = 10;
+  std::vector<std::string> notes;
+  for (const std::string& n : notes_in) {
+    if (!n.empty()) notes.push_back(n);
+  }
+  if (notes.empty()) return "";
+  std::string s = fmt::format("{} prediction(s) lie beyond the training range (utilisation > {} x "
+                              "training max + {}, or power > {} x training max): ",
+                              notes.size(), kUtilBeyondTrainingFactor, kUtilBeyondTrainingMargin,
+                              kPowerBeyondTrainingFactor);
+  for (size_t i = 0; i < notes.size() && i < kMaxListed; ++i) s += (i > 0 ? " | " : "") + notes[i];
+  if (notes.size() > kMaxListed) s += fmt::format(" | and {} more", notes.size() - kMaxListed);
+  return s;
+}
+
 }  // namespace wattcal

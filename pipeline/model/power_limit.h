@@ -80,4 +80,8 @@ std::string ExtrapolationMessage(const PowerModel& model, const std::string& wor
 // Joins flag names with ';' (the `flags` column's form).
 std::string JoinFlags(const std::vector<std::string>& flags);
 
+// One warning for the predictions beyond the training range, from their ExtrapolationMessage
+// notes (empty ones skipped): the count, the rule, and the first 10 notes; "" when none.
+std::string ExtrapolationWarningFromNotes(const std::vector<std::string>& notes);
+
 }  // namespace wattcal

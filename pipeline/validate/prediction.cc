@@ -164,19 +164,9 @@ std::vector<PredictionRow> PredictHeldout(const PowerModel& model, const Corpus&
 }
 
 std::string ExtrapolationWarning(const std::vector<PredictionRow>& rows) {
-  constexpr size_t kMaxListed = 10;
   std::vector<std::string> notes;
-  for (const PredictionRow& row : rows) {
-    if (!row.extrapolation_note.empty()) notes.push_back(row.extrapolation_note);
-  }
-  if (notes.empty()) return "";
-  std::string s = fmt::format("{} prediction(s) lie beyond the training range (utilisation > {} x "
-                              "training max + {}, or power > {} x training max): ",
-                              notes.size(), kUtilBeyondTrainingFactor, kUtilBeyondTrainingMargin,
-                              kPowerBeyondTrainingFactor);
-  for (size_t i = 0; i < notes.size() && i < kMaxListed; ++i) s += (i > 0 ? " | " : "") + notes[i];
-  if (notes.size() > kMaxListed) s += fmt::format(" | and {} more", notes.size() - kMaxListed);
-  return s;
+  for (const PredictionRow& row : rows) notes.push_back(row.extrapolation_note);
+  return ExtrapolationWarningFromNotes(notes);
 }
 
 std::string AppsPredictionsToCsv(const std::vector<PredictionRow>& rows,
