@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingDirectory);
   app.add_option("--out-dir", options.out_dir,
                  "Folder for index.html, index.md and figures/ (default: the run folder)");
+  app.add_option("--note", options.notes,
+                 "A paragraph of your own reading of the run, shown under the heading "
+                 "(repeatable; e.g. why two GPUs differ)");
   app.add_option("--title", options.title,
                  "Heading of the index and prefix of the figure titles (default: the run "
                  "folder's name)");

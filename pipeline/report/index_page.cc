@@ -828,6 +828,7 @@ Document BuildDocument(const RunReport& r, const ReportOptions& o) {
                                o.figures ? r.figures.size() : 0),
                    "", false});
   doc.Paragraph(intro);
+  for (const std::string& note : o.notes) doc.Paragraph(Text(note));
   bool warned = false;
   for (const ReportCorpus& c : r.corpora) warned = warned || c.collinearity.flagged();
   if (warned) {

@@ -1089,6 +1089,7 @@ class Collector {
     j["run_dir"] = o_.run_dir;
     j["out_dir"] = o_.EffectiveOutDir();
     j["title"] = r_.title;
+    if (!o_.notes.empty()) j["notes"] = o_.notes;
     nlohmann::json models = nlohmann::json::array();
     for (const ReportModel& m : r_.models) models.push_back({{"label", m.label}, {"path", m.path}});
     j["models"] = models;

@@ -56,6 +56,9 @@ struct ReportOptions {
   std::string out_dir;
   // Heading of the index and prefix of the figure titles; empty = the run folder's name.
   std::string title;
+  // Paragraphs of the author's own reading of the run (e.g. why two GPUs differ), shown under
+  // the heading, each as given; none by default.
+  std::vector<std::string> notes;
   // More models, shown beside the discovered ones ("LABEL=PATH" or "PATH").
   std::vector<LabelledPath> models;
   // More predictions CSVs (wattcal-validate --predictions), drawn in the error CDF and as
