@@ -3,6 +3,7 @@
 // power-capped windows are flagged, and a broken join is an error naming both files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -337,6 +338,61 @@ TEST(Capture, RunsOfOneWorkloadShareItsExportAndExportsWinOverARawPage) {
   fs::create_directories(dir + "/ncu");
   testing::WriteFile(dir + "/ncu/other.csv", JoinLines({raw[3], raw[4], raw[8]}));
   EXPECT_THROW(IngestCaptures({dir}, H100Gpu(), CaptureOptions()), InputError);
+}
+
+// Splits a fully quoted CSV line ("a","b,c","d") into its fields, and joins them back.
+std::vector<std::string> QuotedFields(const std::string& line) {
+  std::vector<std::string> f;
+  size_t start = 1;
+  while (start < line.size()) {
+    const size_t end = line.find("\",\"", start);
+    if (end == std::string::npos) {
+      f.push_back(line.substr(start, line.rfind('"') - start));
+      break;
+    }
+    f.push_back(line.substr(start, end - start));
+    start = end + 3;
+  }
+  return f;
+}
+std::string QuotedLine(const std::vector<std::string>& f) {
+  std::string s;
+  for (size_t i = 0; i < f.size(); ++i) s += (i > 0 ? ",\"" : "\"") + f[i] + "\"";
+  return s;
+}
+
+TEST(Capture, AMetricMissingFromOneKernelOfAWorkloadCountsZeroWithAWarning) {
+  WATTCAL_REQUIRE_DATASETS();
+  const std::vector<std::string> raw = Lines(H100("ubench_random/ncu_raw.csv"));
+  const std::vector<std::string> header = QuotedFields(raw[3]);
+  const size_t col = std::find(header.begin(), header.end(), "dram__bytes_read.sum") - header.begin();
+  ASSERT_LT(col, header.size());
+  std::vector<std::string> second = QuotedFields(raw[10]);
+  ASSERT_EQ(second.size(), header.size());
+  second[col] = "n/a";
+  const std::string dir =
+      ScratchCapture("kernel,start_us,end_us\napp,1795519849900923,1795519851496551\n");
+  fs::create_directories(dir + "/ncu");
+  testing::WriteFile(dir + "/ncu/app.csv", JoinLines({raw[3], raw[4], raw[8], QuotedLine(second)}));
+  const GpuDescription gpu = H100Gpu();
+  const CaptureResult r = IngestCaptures({dir}, gpu, CaptureOptions());
+  bool warned = false;
+  for (const std::string& w : r.warnings) {
+    warned = warned || (w.find("dram__bytes_read.sum: 1 of 2 launches") != std::string::npos &&
+                        w.find("counted as 0") != std::string::npos);
+  }
+  EXPECT_TRUE(warned);
+  // DRAM read = the first launch's bytes over both launches' time.
+  const std::vector<CounterLaunch> launches = ReadCounterLaunches(dir + "/ncu/app.csv");
+  const double t = launches[0].metrics.at("gpu__time_duration.sum") +
+                   launches[1].metrics.at("gpu__time_duration.sum");
+  EXPECT_NEAR(Find(r, "app").utilisations[gpu.components.size() - 2],
+              launches[0].metrics.at("dram__bytes_read.sum") / t / 3.35e12, 1e-12);
+  // A time base missing from a launch is an error.
+  std::vector<std::string> untimed = QuotedFields(raw[10]);
+  untimed[std::find(header.begin(), header.end(), "gpu__time_duration.sum") - header.begin()] = "n/a";
+  testing::WriteFile(dir + "/ncu/app.csv", JoinLines({raw[3], raw[4], raw[8], QuotedLine(untimed)}));
+  EXPECT_THROW(IngestCaptures({dir}, gpu, CaptureOptions()), InputError);
 }
 
 TEST(Capture, StageWritesTheMeasuredTableAndRefusesWhatItCannotRead) {

@@ -74,6 +74,27 @@ void CheckNeededMetrics(const CounterLaunch& launch, const std::vector<std::stri
   }
 }
 
+// A workload's launches: a metric read with an unknown unit is an error in any launch; a
+// metric absent ("n/a") from some launches but present in others counts 0 there, with a
+// warning naming it; absent from every launch, or a time base absent from any, is an error.
+void CheckWorkloadMetrics(const std::vector<CounterLaunch>& launches,
+                          const std::vector<std::string>& needed, std::vector<std::string>* warnings) {
+  for (const std::string& m : needed) {
+    std::vector<const CounterLaunch*> lacking;
+    for (const CounterLaunch& l : launches) {
+      if (l.unknown_units.count(m)) LaunchMetric(l, m);  // throws: unknown unit
+      if (!l.metrics.count(m)) lacking.push_back(&l);
+    }
+    if (lacking.empty()) continue;
+    const bool time_base = m == needed[0] || m == needed[1];
+    if (lacking.size() == launches.size() || time_base) LaunchMetric(*lacking.front(), m);  // throws
+    warnings->push_back(fmt::format(
+        "{}:{}: {}: {} of {} launches of this workload have no value (n/a), first {}: counted as 0",
+        lacking.front()->path, lacking.front()->line, m, lacking.size(), launches.size(),
+        lacking.front()->kernel));
+  }
+}
+
 // The time range [first, last] of a power log, seconds.
 std::pair<double, double> LogRange(const std::string& path, const PowerLogOptions& options) {
   PowerLogReader reader(path, options);
@@ -325,7 +346,7 @@ CaptureResult IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
         if (cached == done.end()) {
           const std::vector<CounterLaunch> launches = ReadCounterLaunches(export_path);
           if (launches.empty()) throw InputError(export_path, 0, "", "no profiled launches");
-          for (const CounterLaunch& l : launches) CheckNeededMetrics(l, needed);
+          CheckWorkloadMetrics(launches, needed, &r.warnings);
           CaptureWindow c;
           c.counters_path = export_path;
           c.counters_line = launches.front().line;
