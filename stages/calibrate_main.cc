@@ -3,7 +3,9 @@
 //   wattcal-calibrate --train TRAIN.csv --out MODEL.json [--method dvfs|fixed]
 //                     [--solver joint|alternating] [--loss l2|huber|cauchy]
 //                     [--export-gpmtool MODEL.csv] [--threads N] [--keep-flagged]
-//                     [--power-limit-w W]
+//                     [--power-limit-w W] [--bootstrap N [--seed S]]
+// --bootstrap N (fixed method only): 95% confidence intervals of the coefficients from N
+// resamples of the training benchmarks (model key coefficient_ci95).
 // Rows flagged power_cap or clock_moved are left out of training unless --keep-flagged; a
 // DVFS fit on one V-F pair is refused (exit 1); rows with identical utilisations but different
 // power are named in a warning.
@@ -43,6 +45,8 @@ int main(int argc, char** argv) {
       components_out_path, voltage_curve_path;
   CalibrationFlags flags;
   AccelWattchFlags accelwattch;
+  int bootstrap = 0;
+  uint64_t seed = 1;
   app.add_option("--train", train_path,
                  "Training measurements (gpmTOOL training/real file or tidy CSV); dvfs and fixed")
       ->check(CLI::ExistingFile);
@@ -80,6 +84,17 @@ int main(int argc, char** argv) {
   app.add_option("--out", out_path, "Model file to write (JSON)")->check(OutputFile())->required();
   app.add_option("--export-gpmtool", gpmtool_path, "Also write the model in gpmTOOL's format")
       ->check(OutputFile());
+  app.add_option("--bootstrap", bootstrap,
+                 "--method fixed: bootstrap 95% confidence intervals of the coefficients from N "
+                 "resamples (with replacement) of the training benchmarks, all rows of a "
+                 "benchmark together; 2.5%/97.5% percentiles interpolated linearly between order "
+                 "statistics (0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--seed", seed,
+                 "Seed of the --bootstrap resampling (replicate b uses mt19937_64 seeded from the "
+                 "seed and b: identical for any --threads)")
+      ->capture_default_str();
   AddCalibrationOptions(&app, &flags);
   AddAccelWattchOptions(&app, &accelwattch);
   AddLoggingOptions(&app);
@@ -88,6 +103,10 @@ int main(int argc, char** argv) {
     const bool whole_model = !activity_path.empty() || !energies_path.empty() || !constant_path.empty() ||
                              !static_path.empty() || !idle_path.empty() || !default_category.empty() ||
                              !components_out_path.empty() || !voltage_curve_path.empty();
+    if (bootstrap > 0 && flags.method != "fixed") {
+      throw OptionError(fmt::format("--bootstrap {} applies to --method fixed only (got --method {})",
+                                    bootstrap, flags.method));
+    }
     if (flags.method == "accelwattch") {
       if (!train_path.empty() || !gpmtool_path.empty()) {
         throw OptionError("--method accelwattch takes --components TABLE.csv, or --activity with "
@@ -164,7 +183,9 @@ int main(int argc, char** argv) {
                         "--default-category, --voltage-curve, --components-out, --bounds, --orderings, --prior and "
                         "--prior-weight belong to --method accelwattch");
     }
-    const CalibrationOptions options = ToCalibrationOptions(flags);
+    CalibrationOptions options = ToCalibrationOptions(flags);
+    options.bootstrap_replicates = bootstrap;
+    options.bootstrap_seed = seed;
     const Corpus train = ReadCorpus(train_path, ToCorpusReadOptions(flags));
     LogInfo(fmt::format("read {} rows ({} benchmarks) from {}", train.rows(),
                         train.Benchmarks().size(), train_path));
@@ -184,6 +205,10 @@ int main(int argc, char** argv) {
     OutputSet outputs;
     nlohmann::json manifest_options = CalibrationOptionsToJson(options);
     manifest_options["threads"] = options.num_threads;
+    if (bootstrap > 0) {
+      manifest_options["bootstrap_replicates"] = bootstrap;
+      manifest_options["seed"] = seed;
+    }
     std::vector<std::string> left_out;
     for (int r : selection.left_out) left_out.push_back(train.benchmark[r]);
     manifest_options["left_out_flagged_rows"] = left_out;

@@ -9,7 +9,10 @@
 //                change by less than 0.05% five times running.
 #pragma once
 
+#include <cstdint>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "io/corpus.h"
 #include "model/power_model.h"
@@ -63,6 +66,12 @@ struct CalibrationOptions {
   bool keep_flagged = false;
   // The board's power limit recorded in the model, W; 0 = the training corpus's (if any).
   double power_limit_w = 0.0;
+  // Fixed method only: bootstrap confidence intervals of the coefficients from this many
+  // resamples of the training benchmarks (0 = none; PowerModel::coefficient_ci95).
+  int bootstrap_replicates = 0;
+  // Seed of the bootstrap resampling (replicate b draws from mt19937_64 seeded by
+  // BootstrapReplicateSeed(seed, b), so the intervals do not depend on the thread count).
+  uint64_t bootstrap_seed = 1;
 
   bool Check(std::string* error) const;
   // The loss scale actually used.
@@ -117,5 +126,27 @@ IdentifiabilityReport CheckIdentifiability(const Corpus& train, FitMethod method
 // usable solution. Runs CheckIdentifiability first: its warnings go to
 // training_notes and its components are fitted with coefficient 0.
 PowerModel Calibrate(const Corpus& train, const CalibrationOptions& options);
+
+// The bootstrap (options.bootstrap_replicates > 0, fixed method; Calibrate calls it):
+// `train` is the corpus the fixed model was fitted on (flagged rows left out, unidentifiable
+// components zeroed). Its benchmarks with rows at the default pair are resampled with
+// replacement (all rows of a drawn benchmark together, a benchmark drawn twice counted
+// twice), the fixed-path solve is refitted on each resample, and the 2.5%/97.5% percentiles
+// of every coefficient are returned. Replicates run on options.num_threads OpenMP threads;
+// the result is identical for any thread count and standard library. A replicate whose
+// refit fails (e.g. the resample cannot reach the default pair) is a FitError naming it.
+CoefficientCi BootstrapFixedCoefficients(const Corpus& train, const CalibrationOptions& options);
+
+// The seed of replicate `b`'s generator (splitmix64 of seed and b).
+uint64_t BootstrapReplicateSeed(uint64_t seed, int b);
+
+// A uniform index in [0, n) from `gen`: rejection sampling on the top of
+// the 64-bit range, so that every standard library gives the same sequence.
+uint64_t UniformIndex(std::mt19937_64& gen, uint64_t n);
+
+// The p-quantile (0 <= p <= 1) of `values` by linear interpolation between order statistics
+// (Hyndman-Fan type 7, R's and NumPy's default): sorted x_0..x_{n-1}, h = (n - 1) p,
+// x_floor(h) + (h - floor(h)) (x_floor(h)+1 - x_floor(h)). NaN when `values` is empty.
+double BootstrapPercentile(std::vector<double> values, double p);
 
 }  // namespace wattcal

@@ -345,6 +345,7 @@ class JsonModelReader : public JsonFieldReader {
         model->training_range.max_util_frac.push_back(u);
       }
     }
+    if (root_.contains("coefficient_ci95")) ReadCoefficientCi(model);
     if (root_.contains("training_notes")) {
       const Json& notes = Array(root_, "", "training_notes", -1);
       for (size_t i = 0; i < notes.size(); ++i) {
@@ -352,6 +353,38 @@ class JsonModelReader : public JsonFieldReader {
         model->training_notes.push_back(notes[i].get<std::string>());
       }
     }
+  }
+
+  // coefficient_ci95 (wattcal-calibrate --bootstrap N): optional; lo <= hi, finite.
+  void ReadCoefficientCi(PowerModel* model) const {
+    const Json& c = Get(root_, "", "coefficient_ci95");
+    CoefficientCi& ci = model->coefficient_ci95;
+    ci.bootstrap_replicates = Int(c, "coefficient_ci95", "bootstrap_replicates");
+    if (ci.bootstrap_replicates < 1) {
+      Fail("coefficient_ci95.bootstrap_replicates",
+           fmt::format("must be >= 1, got {}", ci.bootstrap_replicates));
+    }
+    const Json& seed = Get(c, "coefficient_ci95", "seed");
+    if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<int64_t>() >= 0)) {
+      Fail("coefficient_ci95.seed", "expected a non-negative integer");
+    }
+    ci.seed = seed.get<uint64_t>();
+    const int num_domains = model->layout.num_domains();
+    auto intervals = [&](const std::string& key, size_t count) {
+      const std::string parent = "coefficient_ci95." + key;
+      const Json& a = Array(c, "coefficient_ci95", key, static_cast<int64_t>(count));
+      std::vector<std::pair<double, double>> out;
+      for (size_t i = 0; i < a.size(); ++i) {
+        const std::string path = fmt::format("{}[{}]", parent, i);
+        const std::vector<double> v = Coefficients(a[i], path, 2);
+        if (!(v[0] <= v[1])) Fail(path, fmt::format("expected [lo, hi] with lo <= hi, got [{}, {}]", v[0], v[1]));
+        out.emplace_back(v[0], v[1]);
+      }
+      return out;
+    };
+    ci.static_w = intervals("static_w", num_domains);
+    ci.idle_dyn_w_per_mhz = intervals("idle_dyn_w_per_mhz", num_domains);
+    ci.component_w_per_mhz = intervals("component_w_per_mhz", model->layout.ComponentNames().size());
   }
 
   const Json& root_;
@@ -407,6 +440,23 @@ std::string ModelToJson(const PowerModel& model) {
   range["max_util_frac"] = max_util;
   if (model.training_range.known()) j["training_range"] = range;
   j["training_notes"] = model.training_notes;
+  if (model.coefficient_ci95.known()) {
+    // Each interval is [lo, hi] (2.5% and 97.5% bootstrap percentiles), in the coefficients'
+    // order and units; component_w_per_mhz in layout order.
+    const CoefficientCi& ci = model.coefficient_ci95;
+    OrderedJson c;
+    c["bootstrap_replicates"] = ci.bootstrap_replicates;
+    c["seed"] = ci.seed;
+    auto pairs = [](const std::vector<std::pair<double, double>>& v) {
+      OrderedJson a = OrderedJson::array();
+      for (const auto& p : v) a.push_back(OrderedJson::array({p.first, p.second}));
+      return a;
+    };
+    c["static_w"] = pairs(ci.static_w);
+    c["idle_dyn_w_per_mhz"] = pairs(ci.idle_dyn_w_per_mhz);
+    c["component_w_per_mhz"] = pairs(ci.component_w_per_mhz);
+    j["coefficient_ci95"] = c;
+  }
   const FitReport& f = model.fit;
   OrderedJson fit;
   fit["solver"] = f.solver;

@@ -35,12 +35,23 @@ std::string FormatModelSummary(const PowerModel& m) {
   const std::vector<int> domain_of = m.layout.ComponentDomains();
   for (int d = 0; d < m.layout.num_domains(); ++d) {
     const FrequencyDomain& dom = m.layout.domains[d];
-    s += fmt::format("  {} domain (default {} MHz): static {:.4f} W, idle dynamic {:.6f} W/MHz\n",
-                     dom.name, dom.default_freq_mhz, m.static_w[d], m.idle_dyn_w_per_mhz[d]);
+    const CoefficientCi& ci = m.coefficient_ci95;
+    // " [lo, hi]" (the bootstrap 95% interval) when the model has one, else "".
+    auto interval = [&](const std::vector<std::pair<double, double>>& v, size_t k, int decimals,
+                        double scale) {
+      if (!ci.known() || k >= v.size()) return std::string();
+      return fmt::format(" [{:.{}f}, {:.{}f}]", v[k].first * scale, decimals, v[k].second * scale,
+                         decimals);
+    };
+    s += fmt::format("  {} domain (default {} MHz): static {:.4f}{} W, idle dynamic {:.6f}{} W/MHz\n",
+                     dom.name, dom.default_freq_mhz, m.static_w[d], interval(ci.static_w, d, 4, 1.0),
+                     m.idle_dyn_w_per_mhz[d], interval(ci.idle_dyn_w_per_mhz, d, 6, 1.0));
     for (size_t i = 0; i < names.size(); ++i) {
       if (domain_of[i] != d) continue;
-      s += fmt::format("    {:<10} {:.6f} W/MHz ({:.2f} W at full use, default V-F)\n", names[i],
-                       m.component_w_per_mhz[i], m.component_w_per_mhz[i] * dom.default_freq_mhz);
+      s += fmt::format("    {:<10} {:.6f}{} W/MHz ({:.2f}{} W at full use, default V-F)\n", names[i],
+                       m.component_w_per_mhz[i], interval(ci.component_w_per_mhz, i, 6, 1.0),
+                       m.component_w_per_mhz[i] * dom.default_freq_mhz,
+                       interval(ci.component_w_per_mhz, i, 2, dom.default_freq_mhz));
     }
     s += "    voltage:";
     for (size_t j = 0; j < m.freq_levels_mhz[d].size(); ++j) {
@@ -57,6 +68,11 @@ std::string FormatModelSummary(const PowerModel& m) {
       s += fmt::format(" {}:{:.4g}", names[i], m.training_range.max_util_frac[i]);
     }
     s += "\n";
+  }
+  if (m.coefficient_ci95.known()) {
+    s += fmt::format("  [lo, hi]: bootstrap 95% intervals ({} resamples of the training benchmarks, "
+                     "seed {})\n",
+                     m.coefficient_ci95.bootstrap_replicates, m.coefficient_ci95.seed);
   }
   for (const std::string& note : m.training_notes) s += "  note: " + note + "\n";
   if (!s.empty() && s.back() == '\n') s.pop_back();

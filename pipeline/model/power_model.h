@@ -8,8 +8,10 @@
 // gamma_i = omega_i / f_k, which is also how gpmTOOL writes it.
 #pragma once
 
+#include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/corpus.h"
@@ -56,6 +58,21 @@ struct TrainingRange {
   bool known() const { return !max_util_frac.empty(); }
 };
 
+// Bootstrap 95% confidence intervals of the coefficients (wattcal-calibrate --bootstrap N,
+// fixed method): the training benchmarks (all rows of a benchmark together) resampled with
+// replacement N times, the same NNLS refitted on each resample, and per coefficient the
+// 2.5% and 97.5% percentiles of the N refits (linear interpolation between order
+// statistics, FitBootstrapPercentile). Same units and order as the coefficients.
+struct CoefficientCi {
+  int bootstrap_replicates = 0;  // 0 = no intervals (the model file has no coefficient_ci95)
+  uint64_t seed = 1;
+  std::vector<std::pair<double, double>> static_w;             // per domain, W
+  std::vector<std::pair<double, double>> idle_dyn_w_per_mhz;   // per domain, W/MHz
+  std::vector<std::pair<double, double>> component_w_per_mhz;  // per component, W/MHz
+
+  bool known() const { return bootstrap_replicates > 0; }
+};
+
 struct PowerModel {
   static constexpr int kFormatVersion = 1;
 
@@ -81,6 +98,8 @@ struct PowerModel {
   // Sentences about the training data, in the order found: flagged rows left out,
   // unidentifiable rows (kept in the model file and shown in its summary).
   std::vector<std::string> training_notes;
+  // Bootstrap confidence intervals of the coefficients; empty unless --bootstrap N > 0.
+  CoefficientCi coefficient_ci95;
   // Training file the model came from (informational).
   std::string trained_on;
 

@@ -314,23 +314,36 @@ void ModelSection(Document* doc, const RunReport& r, const ReportOptions& o, con
         components.push_back(c);
     }
   }
-  auto domain_value = [](const ReportModel& m, const std::string& domain,
-                         const std::vector<double>& values) {
+  // "0.1234 [0.1100, 0.1400]" when the model has bootstrap intervals (--bootstrap N).
+  bool any_ci = false;
+  for (const ReportModel& m : r.models) any_ci = any_ci || m.model.coefficient_ci95.known();
+  auto with_ci = [](const ReportModel& m, double value,
+                    const std::vector<std::pair<double, double>>& ci, size_t k) {
+    std::string s = Significant(value);
+    if (m.model.coefficient_ci95.known() && k < ci.size()) {
+      s += " [" + Significant(ci[k].first) + ", " + Significant(ci[k].second) + "]";
+    }
+    return s;
+  };
+  auto domain_value = [&](const ReportModel& m, const std::string& domain,
+                          const std::vector<double>& values,
+                          const std::vector<std::pair<double, double>>& ci) {
     for (size_t d = 0; d < m.model.layout.domains.size() && d < values.size(); ++d) {
-      if (m.model.layout.domains[d].name == domain) return Text(Significant(values[d]));
+      if (m.model.layout.domains[d].name == domain) return Text(with_ci(m, values[d], ci, d));
     }
     return Text(kDash);
   };
   std::vector<std::vector<Inline>> coefficient_rows;
   for (const std::string& d : domains) {
     std::vector<Inline> row = {Text("static_w[" + d + "]")};
-    for (const ReportModel& m : r.models) row.push_back(domain_value(m, d, m.model.static_w));
+    for (const ReportModel& m : r.models) row.push_back(domain_value(m, d, m.model.static_w, m.model.coefficient_ci95.static_w));
     coefficient_rows.push_back(std::move(row));
   }
   for (const std::string& d : domains) {
     std::vector<Inline> row = {Text("idle_dyn_w_per_mhz[" + d + "]")};
     for (const ReportModel& m : r.models)
-      row.push_back(domain_value(m, d, m.model.idle_dyn_w_per_mhz));
+      row.push_back(domain_value(m, d, m.model.idle_dyn_w_per_mhz,
+                                 m.model.coefficient_ci95.idle_dyn_w_per_mhz));
     coefficient_rows.push_back(std::move(row));
   }
   for (const std::string& c : components) {
@@ -342,8 +355,9 @@ void ModelSection(Document* doc, const RunReport& r, const ReportOptions& o, con
           it == names.end() ||
                   static_cast<size_t>(it - names.begin()) >= m.model.component_w_per_mhz.size()
               ? Text(kDash)
-              : Text(Significant(
-                    m.model.component_w_per_mhz[static_cast<size_t>(it - names.begin())])));
+              : Text(with_ci(m, m.model.component_w_per_mhz[static_cast<size_t>(it - names.begin())],
+                             m.model.coefficient_ci95.component_w_per_mhz,
+                             static_cast<size_t>(it - names.begin()))));
     }
     coefficient_rows.push_back(std::move(row));
   }
@@ -353,7 +367,12 @@ void ModelSection(Document* doc, const RunReport& r, const ReportOptions& o, con
       Text("Coefficients (TPDS'19 Eqs. 4-6: static power alpha0 per domain in W, "
            "component-independent dynamic power alpha1 and component weights gamma_i "
            "in W per MHz at the default voltage; a fixed-frequency model stores Eq. 9 "
-           "in the same form):"));
+           "in the same form)" +
+           std::string(any_ci ? "; [lo, hi]: the bootstrap 95% confidence interval (2.5% and "
+                                "97.5% percentiles of the coefficient refitted on resamples of "
+                                "the training benchmarks, wattcal-calibrate --bootstrap N)"
+                              : "") +
+           ":"));
   doc->Table(coefficient_header, numeric, coefficient_rows);
 
   // Voltages per domain.
