@@ -49,9 +49,13 @@ void AddCalibrationOptions(CLI::App* app, CalibrationFlags* f) {
                   "Iterations of the joint solver, of the alternating solver and of each start "
                   "of the accelwattch fit")
       ->capture_default_str();
-  app->add_flag("--start-from-alternating,!--cold-start-only", f->start_from_alternating,
+  // Two separate flags (not CLI11's "--a,!--b" pair, whose help shows "{false}" for an option
+  // that is on by default).
+  app->add_flag("--start-from-alternating", f->start_from_alternating,
                 "Joint solver: besides the cold start, also start from gpmTOOL's alternating "
-                "solution and keep the lower-cost optimum (default; --cold-start-only turns it off)");
+                "solution and keep the lower-cost optimum (on by default)");
+  app->add_flag_callback("--cold-start-only", [f]() { f->start_from_alternating = false; },
+                         "Joint solver: the cold start only (turns --start-from-alternating off)");
   app->add_option("--threads", f->threads, "Threads (Ceres evaluation, OpenMP loops)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -130,7 +134,9 @@ void AddAccelWattchOptions(CLI::App* app, AccelWattchFlags* f) {
                   "accelwattch: more ordering constraints, one 'A <= B' (or 'A <= B <= C') per "
                   "line, '#' comments (e.g. microbench_specs/accelwattch_orderings.txt)")
       ->check(CLI::ExistingFile);
-  app->add_flag("--paper-orderings,!--no-paper-orderings", f->paper_orderings,
+  app->add_flag_callback("--no-paper-orderings", [f]() { f->paper_orderings = false; },
+                         "accelwattch: drop the paper's orderings (see --paper-orderings)");
+  app->add_flag("--paper-orderings", f->paper_orderings,
                 "accelwattch: enforce the paper's orderings INTP <= FPUP <= DPUP, INTP <= "
                 "INT_MULP, FP_MULP <= {INT_MULP, DP_MULP, FP_SQRTP, FP_LGP, FP_SINP, FP_EXP, "
                 "TENSORP, TEXP} (default; constraints naming a column the table lacks are dropped "
@@ -144,9 +150,11 @@ void AddAccelWattchOptions(CLI::App* app, AccelWattchFlags* f) {
                   "kernel's squared relative error (0: no pull)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app->add_flag("--prior-start,!--no-prior-start", f->start_from_prior,
+  app->add_flag("--prior-start", f->start_from_prior,
                 "accelwattch: with --prior, also start from the prior model and keep the "
-                "lower-cost optimum (default)");
+                "lower-cost optimum (on by default)");
+  app->add_flag_callback("--no-prior-start", [f]() { f->start_from_prior = false; },
+                         "accelwattch: with --prior, start from the cold start only");
 }
 
 bool AccelWattchFlagsGiven(const AccelWattchFlags& f) {

@@ -729,3 +729,32 @@ TEST(FrontDoor, NoArgumentsPrintsHelpAndFails) {
 
 }  // namespace
 }  // namespace wattcal
+
+namespace wattcal {
+namespace {
+
+// Flags that are on by default read as such in the help (no CLI11 "{false}" pair), and the
+// "off" flag turns them off: the manifest records it.
+TEST(StageHelp, OnByDefaultFlagsAreShownAsSuchAndTheirOffFlagsWork) {
+  for (const char* stage : {"wattcal-calibrate", "wattcal-validate"}) {
+    const testing::CommandResult help = testing::RunStage(stage, {"--help"});
+    EXPECT_EQ(help.exit_code, 0) << stage;
+    EXPECT_EQ(help.output.find("{false}"), std::string::npos) << help.output;
+    EXPECT_NE(help.output.find("--cold-start-only"), std::string::npos) << help.output;
+  }
+  const std::string dir = testing::ScratchDir();
+  const testing::CommandResult synth = testing::RunStage(
+      "wattcal-synth", {"--spec", std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/virtual_gpu.json",
+                        "--out-dir", dir + "/s", "-q"});
+  ASSERT_EQ(synth.exit_code, 0) << synth.output;
+  const std::string train = dir + "/s/train_micro_dvfs.csv";
+  ASSERT_TRUE(testing::FileExists(train));
+  const testing::CommandResult r = testing::RunStage(
+      "wattcal-calibrate", {"--train", train, "--out", dir + "/m.json", "--cold-start-only"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string manifest = testing::ReadFile(dir + "/m.json.manifest.json");
+  EXPECT_NE(manifest.find("\"joint_start_from_alternating\": false"), std::string::npos) << manifest;
+}
+
+}  // namespace
+}  // namespace wattcal
