@@ -659,6 +659,30 @@ TEST(ReportStage, BadInputExits2NamingFileLineFieldWithoutPartialOutput) {
   EXPECT_FALSE(FileExists(out + "/figures/error_cdf.png"));
 }
 
+TEST(ReportStage, AModelThatWasNotFittedShowsDashesNotAStaleSolverStatus) {
+  const std::string root = ScratchDir();
+  const RunFolder run = MakeRunFolder(root, 7);
+  // A truth model: no solver run, no training rows.
+  SyntheticSpec spec = ReadSyntheticSpec(kSpec);
+  PowerModel truth = GenerateSyntheticCorpus(spec, 7).truth;
+  truth.fit = FitReport();
+  truth.fit.solver = "truth";
+  truth.fit.converged = false;
+  const std::string truth_path = WriteFile(root + "/truth_model.json", ModelToJson(truth));
+  const std::string out = root + "/out";
+  const CommandResult r = RunStage("wattcal-report", {"--run-dir", run.dir, "--out-dir", out,
+                                                      "--model", "truth=" + truth_path,
+                                                      "--no-figures"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string md = ReadFile(out + "/index.md");
+  const size_t row = md.find("| converged |");
+  ASSERT_NE(row, std::string::npos) << md;
+  const std::string line = md.substr(row, md.find('\n', row) - row);
+  EXPECT_EQ(line.find("NO"), std::string::npos) << line;
+  EXPECT_NE(line.find("yes"), std::string::npos) << line;  // the fitted models
+  EXPECT_EQ(line.substr(line.size() - 5), "– |") << line;  // the truth: a dash
+}
+
 TEST(ReportStage, BadOptionsExit1NamingTheProblem) {
   const std::string root = ScratchDir();
   const RunFolder run = MakeRunFolder(root, SeedFromTestName());

@@ -285,18 +285,30 @@ void ModelSection(Document* doc, const RunReport& r, const ReportOptions& o, con
   fit_row("loss, residual", [](const ReportModel& m) {
     return Text(m.model.fit.loss.empty() ? kDash : m.model.fit.loss + ", " + m.model.fit.residual);
   });
-  fit_row("converged", [](const ReportModel& m) {
-    return Text(m.model.fit.solver.empty() ? kDash : m.model.fit.converged ? "yes" : "NO");
+  // A model that was not fitted (a truth model, a published one: no training rows, no
+  // iterations) has no solver status or training statistics: a dash, never a stale "NO".
+  auto fitted = [](const ReportModel& m) {
+    return !m.model.fit.solver.empty() && m.model.fit.solver != "truth" &&
+           (m.model.fit.train_rows > 0 || m.model.fit.iterations > 0 || m.model.fit.converged);
+  };
+  fit_row("converged", [&](const ReportModel& m) {
+    return Text(!fitted(m) ? kDash : m.model.fit.converged ? "yes" : "NO");
   });
-  fit_row("iterations",
-          [](const ReportModel& m) { return Text(fmt::format("{}", m.model.fit.iterations)); });
-  fit_row("train_rows",
-          [](const ReportModel& m) { return Text(fmt::format("{}", m.model.fit.train_rows)); });
-  fit_row("train_mape_pct",
-          [](const ReportModel& m) { return Text(Fixed(m.model.fit.train_mape_pct, 2)); });
-  fit_row("train_rmse_w",
-          [](const ReportModel& m) { return Text(Fixed(m.model.fit.train_rmse_w, 2)); });
-  fit_row("train_r2", [](const ReportModel& m) { return Text(Fixed(m.model.fit.train_r2, 4)); });
+  fit_row("iterations", [&](const ReportModel& m) {
+    return Text(!fitted(m) ? kDash : fmt::format("{}", m.model.fit.iterations));
+  });
+  fit_row("train_rows", [&](const ReportModel& m) {
+    return Text(!fitted(m) ? kDash : fmt::format("{}", m.model.fit.train_rows));
+  });
+  fit_row("train_mape_pct", [&](const ReportModel& m) {
+    return Text(!fitted(m) ? kDash : Fixed(m.model.fit.train_mape_pct, 2));
+  });
+  fit_row("train_rmse_w", [&](const ReportModel& m) {
+    return Text(!fitted(m) ? kDash : Fixed(m.model.fit.train_rmse_w, 2));
+  });
+  fit_row("train_r2", [&](const ReportModel& m) {
+    return Text(!fitted(m) ? kDash : Fixed(m.model.fit.train_r2, 4));
+  });
   fit_row("trained_on",
           [&](const ReportModel& m) { return Inline{link.File(m.model.trained_on)}; });
   doc->Paragraph(Text("What each fit reported about itself (from the model files):"));
