@@ -25,6 +25,16 @@
 // files), and every pair is verified by launch configuration (Grid Size x Block Size against
 // the window's blocks and threads). ncu/<workload>.csv exports are summed over all their
 // launches (counts summed; utilisations from summed counts over summed time, TPDS Eqs. 7-8).
+// An export may sit in a subfolder (workload "suite/app" -> ncu/suite/app.csv); a workload
+// without an export of its own name takes the longest export name it extends by a separator
+// ("app_run2" -> ncu/app.csv), with a warning. With both ncu_raw.csv and ncu/, the exports are
+// used when every window has one, else the raw page (a warning names the one left out). Units
+// are checked for the metrics the GPU description uses only; a metric absent ("n/a") from some
+// kernels of a workload counts 0 there, with a warning, and absent from all, or a time base
+// absent from any, is an error.
+//
+// The secondary (nvidia-smi) log is left out, with a warning, when it does not cover every
+// window; idle windows outside the primary log are skipped and named.
 #pragma once
 
 #include <cstdint>
