@@ -460,8 +460,12 @@ TEST(Capture, SingleClockDvfsIsRefusedAndExtrapolationIsFlagged) {
   const testing::CommandResult v = testing::RunStage(
       "wattcal-validate", {"--model", out + "/mix_model.json", "--heldout", out + "/ubench.csv", "--mode",
                            "fixed", "--apps-predictions", out + "/apps.csv", "--metrics", out + "/m.json",
-                           "--predictions", out + "/p.csv"});
+                           "--predictions", out + "/p.csv", "--summary-md", out + "/s.md"});
   ASSERT_EQ(v.exit_code, 0) << v.output;
+  // The summary reports the capped workload (tensor_fp16) apart from those at full clock.
+  const std::string summary = testing::ReadFile(out + "/s.md");
+  EXPECT_NE(summary.find("| at full clock | 38 |"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("| power-capped | 1 |"), std::string::npos) << summary;
   EXPECT_NE(v.output.find("tensor_fp16"), std::string::npos) << v.output;
   EXPECT_NE(v.output.find("TENSOR"), std::string::npos) << v.output;
   bool flagged = false;

@@ -132,6 +132,23 @@ std::string ValidationMarkdown(const ValidationInputs& in, const ValidationOutco
                    m.mean_error_pct, m.rmse_w, m.pearson_r);
   for (double f : m.within_frac) s += fmt::format(" {:.1f}% |", 100.0 * f);
   s += "\n\n";
+  if (o.metrics.has_capping) {
+    // Workloads the board throttled at its power limit apart from those at full clock.
+    s += "By capping (a workload is capped when its measured window hit the power cap):\n\n"
+         "| workloads | points | MAPE % | max APE % | bias % |\n|---|---:|---:|---:|---:|\n";
+    const std::pair<const char*, const ErrorMetrics*> groups[] = {
+        {"all", &o.metrics.overall}, {"at full clock", &o.metrics.full_clock},
+        {"power-capped", &o.metrics.capped}};
+    for (const auto& [name, g] : groups) {
+      if (g->points == 0) {
+        s += fmt::format("| {} | 0 | – | – | – |\n", name);
+      } else {
+        s += fmt::format("| {} | {} | {:.3f} | {:.2f} | {:+.3f} |\n", name, g->points, g->mape_pct,
+                         g->max_ape_pct, g->mean_error_pct);
+      }
+    }
+    s += "\n";
+  }
   if (in.truth.present) {
     s += "**Against the known truth:** " + DescribeTruth(in.truth, m.mape_pct) + "\n\n";
   }
