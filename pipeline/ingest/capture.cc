@@ -66,14 +66,6 @@ std::vector<std::string> NeededMetrics(const GpuDescription& gpu) {
   return m;
 }
 
-// Throws when a metric the description needs was read with an unknown unit (the unit is only
-// checked for what is used), or is missing.
-void CheckNeededMetrics(const CounterLaunch& launch, const std::vector<std::string>& needed) {
-  for (const std::string& m : needed) {
-    if (launch.unknown_units.count(m) || !launch.metrics.count(m)) LaunchMetric(launch, m);
-  }
-}
-
 // A workload's launches: a metric read with an unknown unit is an error in any launch; a
 // metric absent ("n/a") from some launches but present in others counts 0 there, with a
 // warning naming it; absent from every launch, or a time base absent from any, is an error.
@@ -318,7 +310,7 @@ CaptureResult IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
                           i + 1, l.kernel, Triple(l.grid), Triple(l.block), Product(l.grid),
                           Product(l.block), f.windows, w.line, w.kernel, w.blocks, w.threads));
         }
-        CheckNeededMetrics(l, needed);
+        CheckWorkloadMetrics({l}, needed, &r.warnings);
         CaptureWindow& c = out[i];
         c.counters_path = l.path;
         c.counters_line = l.line;
