@@ -175,9 +175,9 @@ std::vector<KernelWindow> Settle(std::vector<KernelWindow> windows, double settl
   for (KernelWindow& w : windows) {
     const double d = w.end_s - w.start_s;
     if (d >= 2.0 * settle_s) {
-      w.start_s += settle_s;
+      DelayWindowStart(&w, settle_s);
     } else {
-      w.start_s += 0.5 * d;
+      DelayWindowStart(&w, 0.5 * d);
       if (settle_s > 0.0) {
         warnings->push_back(fmt::format(
             "{}:{}: {}: the window lasts {:.1f} ms, shorter than twice the settle time ({} ms): "

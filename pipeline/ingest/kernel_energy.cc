@@ -535,9 +535,7 @@ std::vector<KernelWindow> ReadSettledWindows(const std::string& windows_path, do
                                      "time of {} ms: nothing is left to measure",
                                      w.kernel, (w.end_s - w.start_s) * 1e3, options.settle_ms));
       }
-      w.start_ns = StartNs(w) + std::llround(settle_s * 1e9);
-      w.end_ns = EndNs(w);
-      w.start_s += settle_s;
+      DelayWindowStart(&w, settle_s);
     }
   }
   return windows;

@@ -160,6 +160,12 @@ double DurationS(const KernelWindow& w) {
   return static_cast<double>(EndNs(w) - StartNs(w)) / 1e9;
 }
 
+void DelayWindowStart(KernelWindow* w, double delay_s) {
+  w->start_ns = StartNs(*w) + std::llround(delay_s * 1e9);
+  w->end_ns = EndNs(*w);
+  w->start_s += delay_s;
+}
+
 std::vector<KernelWindow> ReadKernelWindows(const std::string& path, double utc_offset_h) {
   if (!std::isfinite(utc_offset_h)) {
     throw OptionError(fmt::format("utc_offset_h = {} must be finite", utc_offset_h));

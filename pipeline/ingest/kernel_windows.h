@@ -59,6 +59,10 @@ int64_t EndNs(const KernelWindow& w);
 // EndNs(w) - StartNs(w) in seconds: exact to the nanosecond.
 double DurationS(const KernelWindow& w);
 
+// Moves the window's start `delay_s` later (a settle time), in seconds and in integer
+// nanoseconds alike, so that DurationS stays exact.
+void DelayWindowStart(KernelWindow* w, double delay_s);
+
 // Reads every window of `path` in file order. `utc_offset_h`: hours the logging machine's clock
 // was ahead of UTC, subtracted from nvidia-smi style timestamps in `start`/`end` columns.
 std::vector<KernelWindow> ReadKernelWindows(const std::string& path, double utc_offset_h = 0.0);
