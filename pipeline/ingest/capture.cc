@@ -87,16 +87,21 @@ void CheckWorkloadMetrics(const std::vector<CounterLaunch>& launches,
   }
 }
 
-// The time range [first, last] of a power log, seconds.
+// The time range [first, last] of a power log, seconds (one pass).
 std::pair<double, double> LogRange(const std::string& path, const PowerLogOptions& options) {
   PowerLogReader reader(path, options);
   PowerSample s;
-  double first = kNaN, last = kNaN;
   while (reader.Next(&s)) {
-    if (!std::isfinite(first)) first = s.time_s;
-    last = s.time_s;
   }
-  return {first, last};
+  return {reader.stats().first_time_s, reader.stats().last_time_s};
+}
+
+// Whether every window lies inside [range.first, range.second].
+bool Covers(const std::pair<double, double>& range, const std::vector<KernelWindow>& windows) {
+  for (const KernelWindow& w : windows) {
+    if (w.start_s < range.first || w.end_s > range.second) return false;
+  }
+  return true;
 }
 
 struct CaptureFiles {
@@ -231,18 +236,20 @@ CaptureResult IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
     const PowerLogOptions log_options;
     // The secondary log only adds throttle reasons and the limit: when it does not cover every
     // window (started late, stopped early), it is left out with a warning rather than failing.
+    // Its range is read once, for the windows and the idle windows.
+    std::pair<double, double> secondary_range;
     if (!secondary.empty()) {
-      const auto [first_s, last_s] = LogRange(secondary, log_options);
+      secondary_range = LogRange(secondary, log_options);
       for (const KernelWindow& w : windows) {
-        if (w.start_s < first_s || w.end_s > last_s) {
-          r.warnings.push_back(fmt::format(
-              "{}: it covers [{:.3f}, {:.3f}] s but the window {}:{} ({}) runs [{:.3f}, {:.3f}] s: "
-              "its throttle reasons and power limit are not used (windows are flagged by their "
-              "clocks only; give the limit to predict/validate with --power-limit-w)",
-              secondary, first_s, last_s, f.windows, w.line, w.kernel, w.start_s, w.end_s));
-          secondary.clear();
-          break;
-        }
+        if (Covers(secondary_range, {w})) continue;
+        r.warnings.push_back(fmt::format(
+            "{}: it covers [{:.3f}, {:.3f}] s but the window {}:{} ({}) runs [{:.3f}, {:.3f}] s: "
+            "its throttle reasons and power limit are not used (windows are flagged by their "
+            "clocks only; give the limit to predict/validate with --power-limit-w)",
+            secondary, secondary_range.first, secondary_range.second, f.windows, w.line,
+            w.kernel, w.start_s, w.end_s));
+        secondary.clear();
+        break;
       }
     }
     const KernelEnergyResult measured = MeasureKernelEnergiesWithReasons(
@@ -374,10 +381,12 @@ CaptureResult IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
     // Idle windows: measured the same way; those outside the log are skipped and named.
     if (!f.idle_windows.empty()) {
       const std::vector<KernelWindow> idle_all = ReadKernelWindows(f.idle_windows);
-      const auto [first_s, last_s] = LogRange(primary, log_options);
+      // The primary log's range, as the measurement of the windows read it.
+      const double first_s = measured.log_stats.first_time_s;
+      const double last_s = measured.log_stats.last_time_s;
       std::vector<KernelWindow> idle;
       for (const KernelWindow& w : idle_all) {
-        if (w.start_s < first_s || w.end_s > last_s) {
+        if (!Covers({first_s, last_s}, {w})) {
           r.skipped_idle.push_back(fmt::format(
               "{}:{}: {}: [{:.6f}, {:.6f}] s is not inside the power log's [{:.6f}, {:.6f}] s",
               f.idle_windows, w.line, w.kernel, w.start_s, w.end_s, first_s, last_s));
@@ -386,13 +395,8 @@ CaptureResult IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
         idle.push_back(w);
       }
       if (!idle.empty()) {
-        std::string idle_secondary = secondary;
-        if (!idle_secondary.empty()) {
-          const auto [s_first, s_last] = LogRange(idle_secondary, log_options);
-          for (const KernelWindow& w : idle) {
-            if (w.start_s < s_first || w.end_s > s_last) idle_secondary.clear();
-          }
-        }
+        const std::string idle_secondary =
+            !secondary.empty() && Covers(secondary_range, idle) ? secondary : std::string();
         const KernelEnergyResult idle_measured = MeasureKernelEnergiesWithReasons(
             primary, log_options, idle_secondary, log_options,
             Settle(idle, options.settle_ms, f.idle_windows, &r.warnings), f.idle_windows,

@@ -1559,7 +1559,8 @@ bool PowerLogReader::Next(PowerSample* sample) {
       }
       continue;
     }
-    ++stats_.samples;
+    if (stats_.samples++ == 0) stats_.first_time_s = sample->time_s;
+    stats_.last_time_s = sample->time_s;
     return true;
   }
   done_ = true;

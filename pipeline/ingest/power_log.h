@@ -49,6 +49,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -156,6 +157,10 @@ struct PowerLogStats {
   int64_t repeated_headers = 0;
   // Rows of other GPUs (or DCGM entities) skipped.
   int64_t other_gpu_rows = 0;
+  // Times of the first and the last reading returned, seconds (NaN before the first): the
+  // range the log covers, known after one pass without reading it again.
+  double first_time_s = std::numeric_limits<double>::quiet_NaN();
+  double last_time_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Streams a power log in constant memory. Throws InputError (FILE:LINE: FIELD: message) for
