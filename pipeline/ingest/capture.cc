@@ -37,8 +37,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string Num(double v) { return std::isfinite(v) ? fmt::format("{:.9g}", v) : std::string(); }
-
 std::string Triple(const std::array<int64_t, 3>& t) {
   return fmt::format("({}, {}, {})", t[0], t[1], t[2]);
 }
@@ -464,10 +462,10 @@ std::string CaptureResult::WindowsCsv() const {
     s += fmt::format(
         "{},{},{},{:.6f},{:.6f},{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
         CsvField(w.capture), CsvField(w.workload), w.kind, e.start_s, e.end_s, e.duration_s,
-        Num(e.energy_j), Num(e.mean_power_w), e.power_source, e.samples, Num(e.f_core_mhz),
-        Num(e.f_core_min_mhz), Num(e.f_core_max_mhz), Num(e.f_mem_mhz),
+        CsvNumber(e.energy_j), CsvNumber(e.mean_power_w), e.power_source, e.samples, CsvNumber(e.f_core_mhz),
+        CsvNumber(e.f_core_min_mhz), CsvNumber(e.f_core_max_mhz), CsvNumber(e.f_mem_mhz),
         e.has_clock_reasons ? fmt::format("0x{:x}", e.clock_reasons) : std::string(),
-        Num(e.power_limit_w), WindowFlagsToString(e.flags), w.launches, w.blocks, w.threads,
+        CsvNumber(e.power_limit_w), WindowFlagsToString(e.flags), w.launches, w.blocks, w.threads,
         CsvField(w.counters_path), w.counters_line, CsvField(w.counters_kernel),
         w.counters_launches);
     for (size_t j = 0; j < gpu.components.size(); ++j) {

@@ -10,6 +10,7 @@
 #include "io/corpus_io.h"
 #include "synth/accelwattch_sweeps.h"
 #include "io/csv_reader.h"
+#include "util/csv_field.h"
 #include "util/errors.h"
 
 namespace wattcal {
@@ -41,15 +42,6 @@ std::string KernelKey(const std::string& name) {
 
 namespace {
 
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
-std::string Number(double v) { return std::isfinite(v) ? fmt::format("{:.9g}", v) : std::string(); }
-
 // The measured tidy table: one row per (kernel, V-F pair), the kernel's utilisations
 // (measured at the default pair, as in TPDS §4.1) repeated on every row.
 std::string MeasuredTidyCsv(const std::vector<KernelEnergy>& kernels, const GpuDescription& gpu,
@@ -68,8 +60,8 @@ std::string MeasuredTidyCsv(const std::vector<KernelEnergy>& kernels, const GpuD
     // power to train on, and an empty cell would make the table unreadable. Named in the summary.
     if (k.launches == 0) continue;
     const std::vector<double>& u = util_of.at(KernelKey(k.kernel));
-    s += CsvField(k.kernel) + "," + Number(k.mean_power_w) + "," + Number(k.f_core_mhz);
-    if (layout.num_domains() > 1) s += "," + Number(k.f_mem_mhz);
+    s += CsvField(k.kernel) + "," + CsvNumber(k.mean_power_w) + "," + CsvNumber(k.f_core_mhz);
+    if (layout.num_domains() > 1) s += "," + CsvNumber(k.f_mem_mhz);
     for (double v : u) s += "," + fmt::format("{:.6g}", v);
     s += "\n";
   }
@@ -105,10 +97,10 @@ std::string InstructionEnergiesCsv(const IngestInputs& in,
         }
         const InstructionEnergy e = PerInstructionEnergy(with, without, n);
         s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(with.kernel),
-                         CsvField(without.kernel), Number(with.f_core_mhz), Number(with.f_mem_mhz),
-                         Number(n), Number(e.energy_j), Number(e.energy_j_sd),
-                         Number(e.energy_j_se), Number(e.papi_energy_j), Number(e.total_energy_j),
-                         Number(e.overhead_energy_j), e.launches_with, e.launches_without);
+                         CsvField(without.kernel), CsvNumber(with.f_core_mhz), CsvNumber(with.f_mem_mhz),
+                         CsvNumber(n), CsvNumber(e.energy_j), CsvNumber(e.energy_j_sd),
+                         CsvNumber(e.energy_j_se), CsvNumber(e.papi_energy_j), CsvNumber(e.total_energy_j),
+                         CsvNumber(e.overhead_energy_j), e.launches_with, e.launches_without);
         found = true;
       }
     }
@@ -141,7 +133,7 @@ std::string KernelPowerTableCsv(const std::string& path) {
     if (!(mean_w > 0.0)) reader.Fail("mean HW_power", "must be > 0 W");
     if (sd_w < 0.0 || var_w2 < 0.0) reader.Fail("st_dev", "spread must be >= 0");
     if (!(samples >= 1.0) || samples != std::floor(samples)) reader.Fail("#samples", "must be a count >= 1");
-    s += fmt::format("{},{},{},{},{}\n", CsvField(f[0]), Number(mean_w), Number(sd_w), Number(var_w2),
+    s += fmt::format("{},{},{},{},{}\n", CsvField(f[0]), CsvNumber(mean_w), CsvNumber(sd_w), CsvNumber(var_w2),
                      static_cast<int64_t>(samples));
     ++rows;
   }
@@ -215,7 +207,7 @@ IngestResult Ingest(const IngestInputs& in, const IngestOptions& options) {
     for (const KernelCounters& k : counters) {
       for (const auto& [metric, value] : k.metrics) {
         r.counters_csv += fmt::format("{},{},{},{},{}\n", CsvField(k.kernel), CsvField(k.benchmark),
-                                      k.launches, CsvField(metric), Number(value));
+                                      k.launches, CsvField(metric), CsvNumber(value));
       }
     }
   }
@@ -305,7 +297,7 @@ IngestResult Ingest(const IngestInputs& in, const IngestOptions& options) {
     for (size_t i = 0; i < shown; ++i) {
       const KernelEnergy& k = r.energy.kernels[i];
       r.summary += fmt::format("  {:<24} {:>9} {:>9} {:>8} {:>11.4f} {:>11.3f} {:>8}{}\n",
-                               k.kernel.substr(0, 24), Number(k.f_core_mhz), Number(k.f_mem_mhz),
+                               k.kernel.substr(0, 24), CsvNumber(k.f_core_mhz), CsvNumber(k.f_mem_mhz),
                                k.launches, k.energy_j, k.mean_power_w, k.samples,
                                k.flags.empty() ? "" : "  [" + k.flags + "]");
     }

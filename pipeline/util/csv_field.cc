@@ -1,5 +1,9 @@
 #include "util/csv_field.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
+
 namespace wattcal {
 
 std::string CsvField(const std::string& text) {
@@ -10,6 +14,10 @@ std::string CsvField(const std::string& text) {
     quoted += c;
   }
   return quoted + "\"";
+}
+
+std::string CsvNumber(double value) {
+  return std::isfinite(value) ? fmt::format("{:.9g}", value) : std::string();
 }
 
 }  // namespace wattcal

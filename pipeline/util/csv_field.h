@@ -8,4 +8,7 @@ namespace wattcal {
 
 std::string CsvField(const std::string& text);
 
+// A number for a CSV cell: "%.9g", or an empty cell when it is not finite (unknown).
+std::string CsvNumber(double value);
+
 }  // namespace wattcal
