@@ -490,8 +490,8 @@ std::string CaptureResult::Summary() const {
       continue;
     }
     ++benchmarks;
-    const uint32_t serious = w.energy.flags & (kFlagPowerCap | kFlagClockMoved | kFlagThermal | kFlagHwSlowdown);
-    if (serious) {
+    // The windows calibrate leaves out (its IsThrottledRow rule on the measured table).
+    if (w.energy.flags & (kFlagPowerCap | kFlagClockMoved)) {
       ++flagged;
       flagged_names += fmt::format("  {} {:.1f} W, core {:.0f}-{:.0f} MHz [{}]\n", w.workload,
                                    w.energy.mean_power_w, w.energy.f_core_min_mhz,

@@ -76,8 +76,9 @@ std::string MeasurementNote(const Corpus& corpus, const std::string& path) {
   }
   if (corpus.has_flags()) {
     std::vector<std::string> flagged;
+    // The rows calibrate leaves out, by its own rule (power_cap or clock_moved).
     for (int i = 0; i < corpus.rows(); ++i) {
-      if (!corpus.flags[static_cast<size_t>(i)].empty()) {
+      if (IsThrottledRow(corpus, i)) {
         flagged.push_back(fmt::format("{} [{}]", corpus.benchmark[static_cast<size_t>(i)],
                                       corpus.flags[static_cast<size_t>(i)]));
       }
