@@ -148,7 +148,6 @@ int main(int argc, char** argv) {
       CaptureOptions capture_options;
       capture_options.energy = options.energy;
       if (app.count("--settle-ms") > 0) capture_options.settle_ms = options.energy.settle_ms;
-      capture_options.energy.settle_ms = 0.0;
       capture_options.power_log = capture_power;
       const CaptureResult r =
           IngestCaptures(captures, ReadGpuDescription(in.gpu_description), capture_options);

@@ -54,7 +54,8 @@ struct CaptureOptions {
   // Which log gives the power: "auto" (NVML's when present, else nvidia-smi's), "nvml" or
   // "nvidia-smi".
   std::string power_log = "auto";
-  // Flagging thresholds (clock range, samples, CV, temperature drift).
+  // Flagging thresholds (clock range, samples, CV, temperature drift). Its settle_ms is not
+  // used: settle_ms above applies, per window.
   KernelEnergyOptions energy;
 
   bool Check(std::string* error) const;
