@@ -178,11 +178,9 @@ IngestResult Ingest(const IngestInputs& in, const IngestOptions& options) {
     } else if (!clocks) {
       for (const KernelEnergy& k : r.energy.kernels) {
         if (k.launches + k.excluded_launches < 2) continue;
-        int64_t first = 0, second = 0;
+        std::vector<int64_t> lines;  // the kernel's first two windows
         for (const WindowEnergy& w : r.energy.windows) {
-          if (w.kernel != k.kernel) continue;
-          (first == 0 ? first : second) = w.line;
-          if (second != 0) break;
+          if (w.kernel == k.kernel && lines.size() < 2) lines.push_back(w.line);
         }
         throw InputError(
             in.power_log, 0, "clocks",
@@ -191,7 +189,8 @@ IngestResult Ingest(const IngestInputs& in, const IngestOptions& options) {
                         "that would be averaged across whatever pairs they ran at. Log the clocks "
                         "(nvidia-smi clocks.sm,clocks.mem; NVML sm_clock_mhz), or state the pair "
                         "the whole log ran at with --f-core-mhz (and --f-mem-mhz)",
-                        k.kernel, k.launches + k.excluded_launches, in.windows, first, second));
+                        k.kernel, k.launches + k.excluded_launches, in.windows, lines[0],
+                        lines[1]));
       }
     }
     r.kernels_csv = KernelEnergiesToCsv(r.energy.kernels);
