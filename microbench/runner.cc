@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ingest/gpu_description.h"
+#include "io/gpu_description.h"
 
 namespace wattcal::capture {
 

@@ -27,7 +27,7 @@
 
 #include "fit/calibrate.h"
 #include "io/corpus_io.h"
-#include "io/model_io.h"
+#include "model/model_io.h"
 #include "model/model_summary.h"
 #include "report/collinearity.h"
 #include "stage_common.h"

@@ -7,7 +7,7 @@
 //                [--power-mode dvfs|scaling] [--activity-scaling events|fixed]
 //                [--perf-models crisp,crit] [--actual ACTUAL.csv] [--summary-out S.json]
 //                [--curves-out CURVES.csv] [--plot-prefix P [--plot-kernels a,b] [--plot-models crisp]]
-#include "perf/perf_stage.h"
+#include "stage/perf_stage.h"
 #include "stage_common.h"
 
 using namespace wattcal;

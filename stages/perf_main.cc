@@ -10,7 +10,7 @@
 //   wattcal-perf --simulate microbench_specs/perf_kernels.json --out-dir DIR
 //                [--base-mhz F] [--targets-mhz ...] [--activity-spec microbench_specs/virtual_gpu.json]
 //                [--write-timelines] [--threads N]
-#include "perf/perf_stage.h"
+#include "stage/perf_stage.h"
 #include "stage_common.h"
 
 using namespace wattcal;

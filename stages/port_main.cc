@@ -16,9 +16,9 @@
 
 #include <memory>
 
-#include "ingest/gpu_description.h"
+#include "io/gpu_description.h"
 #include "io/corpus_io.h"
-#include "io/model_io.h"
+#include "model/model_io.h"
 #include "port/estimate_table.h"
 #include "port/gpu_port.h"
 #include "port/node_port.h"

@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "io/model_io.h"
+#include "model/model_io.h"
 #include "stage_common.h"
-#include "ingest/gpu_description.h"
+#include "io/gpu_description.h"
 #include "synth/accelwattch_sweeps.h"
 #include "synth/synthetic_corpus.h"
 #include "synth/virtual_gpu.h"

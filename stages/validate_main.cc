@@ -14,7 +14,7 @@
 
 #include "accelwattch/accelwattch_validation.h"
 #include "io/corpus_io.h"
-#include "io/model_io.h"
+#include "model/model_io.h"
 #include "model/power_limit.h"
 #include "report/validation_plots.h"
 #include "stage_common.h"

@@ -15,7 +15,7 @@
 #include "accelwattch/scaling_fit.h"
 #include "accelwattch/scaling_model.h"
 #include "accelwattch_qp_reference.h"
-#include "synth/rng.h"
+#include "util/rng.h"
 #include "test_support.h"
 #include "util/errors.h"
 #include "validate/metrics.h"

@@ -12,7 +12,7 @@
 #include "accelwattch/orderings.h"
 #include "accelwattch/scaling_fit.h"
 #include "accelwattch/scaling_model.h"
-#include "synth/rng.h"
+#include "util/rng.h"
 #include "test_support.h"
 #include "util/errors.h"
 

@@ -21,7 +21,7 @@
 #include "accelwattch/model_terms.h"
 #include "accelwattch/power_model.h"
 #include "accelwattch/scaling_model.h"
-#include "synth/rng.h"
+#include "util/rng.h"
 #include "test_support.h"
 #include "util/errors.h"
 

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "accelwattch/component_table.h"
-#include "synth/rng.h"
+#include "util/rng.h"
 #include "test_support.h"
 
 namespace wattcal {

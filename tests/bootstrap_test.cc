@@ -9,7 +9,7 @@
 
 #include "fit/calibrate.h"
 #include "io/corpus_io.h"
-#include "io/model_io.h"
+#include "model/model_io.h"
 #include "model/model_summary.h"
 #include "test_support.h"
 #include "util/errors.h"

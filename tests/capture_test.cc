@@ -11,7 +11,7 @@
 
 #include "ingest/capture.h"
 #include "ingest/counters.h"
-#include "ingest/gpu_description.h"
+#include "io/gpu_description.h"
 #include "io/corpus_io.h"
 #include "report/collinearity.h"
 #include "test_support.h"

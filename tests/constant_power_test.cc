@@ -18,7 +18,7 @@
 #include "accelwattch/constant_power.h"
 #include "accelwattch/sweep.h"
 #include "io/csv_reader.h"
-#include "synth/rng.h"
+#include "util/rng.h"
 #include "test_support.h"
 #include "util/errors.h"
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/model_io.h"
+#include "model/model_io.h"
 #include "test_support.h"
 
 namespace wattcal {

@@ -1,6 +1,6 @@
 // Tests of the model writers and ReadModel: the authors' gpmTOOL reference models, exact
 // round trips through both formats, and one bad input per validation rule.
-#include "io/model_io.h"
+#include "model/model_io.h"
 
 #include <gtest/gtest.h>
 

@@ -14,7 +14,7 @@
 
 #include "perf/crisp_counters.h"
 #include "perf/perf_models.h"
-#include "synth/rng.h"
+#include "util/rng.h"
 #include "test_support.h"
 #include "util/errors.h"
 

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/model_io.h"
+#include "model/model_io.h"
 #include "report/validation_plots.h"
 #include "synth/synthetic_corpus.h"
 #include "test_support.h"

@@ -16,7 +16,7 @@
 
 #include "fit/calibrate.h"
 #include "io/corpus_io.h"
-#include "io/model_io.h"
+#include "model/model_io.h"
 #include "model/activity_prediction.h"
 #include "model/power_limit.h"
 #include "report/collinearity.h"

@@ -28,7 +28,7 @@
 #include "accelwattch/power_model.h"
 #include "accelwattch/scaling_model.h"
 #include "io/corpus_io.h"
-#include "io/model_io.h"
+#include "model/model_io.h"
 #include "report/accelwattch_report.h"
 #include "report/collinearity.h"
 #include "report/gnuplot_figure.h"

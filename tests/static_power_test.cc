@@ -20,7 +20,7 @@
 #include "accelwattch/static_power.h"
 #include "accelwattch/sweep.h"
 #include "synth/accelwattch_sweeps.h"
-#include "synth/rng.h"
+#include "util/rng.h"
 #include "test_support.h"
 #include "util/errors.h"
 

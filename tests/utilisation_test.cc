@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "ingest/counters.h"
-#include "ingest/gpu_description.h"
+#include "io/gpu_description.h"
 #include "io/corpus_io.h"
 #include "test_support.h"
 #include "util/errors.h"

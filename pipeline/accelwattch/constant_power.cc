@@ -11,7 +11,7 @@
 
 #include <Eigen/Dense>
 
-#include "synth/rng.h"
+#include "util/rng.h"
 #include "util/errors.h"
 #include "validate/metrics.h"
 

@@ -41,7 +41,7 @@
 #include <string>
 #include <vector>
 
-#include "ingest/gpu_description.h"
+#include "io/gpu_description.h"
 #include "ingest/kernel_energy.h"
 #include "io/corpus.h"
 

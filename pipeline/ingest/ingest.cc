@@ -8,7 +8,7 @@
 #include "ingest/accelwattch_activity.h"
 #include "ingest/utilisation.h"
 #include "io/corpus_io.h"
-#include "synth/accelwattch_sweeps.h"
+#include "io/ubench_cfg.h"
 #include "io/csv_reader.h"
 #include "util/csv_field.h"
 #include "util/errors.h"

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "ingest/counters.h"
-#include "ingest/gpu_description.h"
+#include "io/gpu_description.h"
 
 namespace wattcal {
 

@@ -32,7 +32,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ingest/gpu_description.h"
+#include "io/gpu_description.h"
 #include "io/corpus.h"
 #include "model/power_model.h"
 

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "io/csv_reader.h"
-#include "io/model_io.h"
+#include "model/model_io.h"
 #include "report/gnuplot_figure.h"
 #include "report/validation_plots.h"
 #include "util/errors.h"

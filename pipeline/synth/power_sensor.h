@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "synth/rng.h"
+#include "util/rng.h"
 #include "synth/virtual_gpu.h"
 
 namespace wattcal {

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "io/json_lines.h"
-#include "synth/rng.h"
+#include "util/rng.h"
 #include "util/errors.h"
 
 namespace wattcal {

@@ -11,9 +11,9 @@
 #include "ingest/counters.h"
 #include "ingest/utilisation.h"
 #include "io/json_lines.h"
-#include "io/model_io.h"
+#include "model/model_io.h"
 #include "synth/power_sensor.h"
-#include "synth/rng.h"
+#include "util/rng.h"
 #include "util/errors.h"
 #include "util/logging.h"
 

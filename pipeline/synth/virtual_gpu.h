@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "ingest/gpu_description.h"
+#include "io/gpu_description.h"
 #include "synth/synthetic_corpus.h"
 #include "util/output.h"
 

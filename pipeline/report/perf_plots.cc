@@ -1,4 +1,4 @@
-#include "perf/perf_plots.h"
+#include "report/perf_plots.h"
 
 #include <algorithm>
 #include <cmath>

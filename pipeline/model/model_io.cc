@@ -1,4 +1,4 @@
-#include "io/model_io.h"
+#include "model/model_io.h"
 
 #include <fmt/format.h>
 

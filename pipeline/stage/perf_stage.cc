@@ -1,4 +1,4 @@
-#include "perf/perf_stage.h"
+#include "stage/perf_stage.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,11 +8,11 @@
 #include <fmt/format.h>
 
 #include "io/corpus_io.h"
-#include "io/model_io.h"
+#include "model/model_io.h"
 #include "perf/cycle_classifier.h"
 #include "perf/crisp_counters.h"
 #include "perf/perf_models.h"
-#include "perf/perf_plots.h"
+#include "report/perf_plots.h"
 #include "perf/perf_suite.h"
 #include "perf/perf_validation.h"
 #include "perf/timeline.h"

@@ -1,4 +1,4 @@
-#include "ingest/gpu_description.h"
+#include "io/gpu_description.h"
 
 #include <cerrno>
 #include <cstring>
