@@ -16,8 +16,8 @@
 
 #include <memory>
 
-#include "io/gpu_description.h"
 #include "io/corpus_io.h"
+#include "io/gpu_description.h"
 #include "model/model_io.h"
 #include "port/estimate_table.h"
 #include "port/gpu_port.h"

@@ -24,8 +24,8 @@
 #include "accelwattch/scaling_model.h"
 
 #include "io/corpus_io.h"
-#include "model/model_io.h"
 #include "model/activity_prediction.h"
+#include "model/model_io.h"
 #include "model/power_limit.h"
 #include "stage_common.h"
 #include "util/csv_field.h"

@@ -11,8 +11,8 @@
 
 #include "ingest/capture.h"
 #include "ingest/counters.h"
-#include "io/gpu_description.h"
 #include "io/corpus_io.h"
+#include "io/gpu_description.h"
 #include "report/collinearity.h"
 #include "test_support.h"
 #include "util/errors.h"

@@ -22,8 +22,8 @@
 
 #include "compare/workload_power.h"
 #include "fit/calibrate.h"
-#include "io/gpu_description.h"
 #include "io/corpus_io.h"
+#include "io/gpu_description.h"
 #include "model/model_io.h"
 #include "port/estimate_table.h"
 #include "port/gpu_port.h"

@@ -16,8 +16,8 @@
 
 #include "fit/calibrate.h"
 #include "io/corpus_io.h"
-#include "model/model_io.h"
 #include "model/activity_prediction.h"
+#include "model/model_io.h"
 #include "model/power_limit.h"
 #include "report/collinearity.h"
 #include "test_support.h"

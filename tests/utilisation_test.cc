@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "ingest/counters.h"
-#include "io/gpu_description.h"
 #include "io/corpus_io.h"
+#include "io/gpu_description.h"
 #include "test_support.h"
 #include "util/errors.h"
 

@@ -11,8 +11,8 @@
 
 #include <Eigen/Dense>
 
-#include "util/rng.h"
 #include "util/errors.h"
+#include "util/rng.h"
 #include "validate/metrics.h"
 
 namespace wattcal {

@@ -41,9 +41,9 @@
 #include <string>
 #include <vector>
 
-#include "io/gpu_description.h"
 #include "ingest/kernel_energy.h"
 #include "io/corpus.h"
+#include "io/gpu_description.h"
 
 namespace wattcal {
 

@@ -8,8 +8,8 @@
 #include "ingest/accelwattch_activity.h"
 #include "ingest/utilisation.h"
 #include "io/corpus_io.h"
-#include "io/ubench_cfg.h"
 #include "io/csv_reader.h"
+#include "io/ubench_cfg.h"
 #include "util/csv_field.h"
 #include "util/errors.h"
 

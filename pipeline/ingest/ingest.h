@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "ingest/counters.h"
-#include "io/gpu_description.h"
 #include "ingest/kernel_energy.h"
 #include "ingest/power_log.h"
+#include "io/gpu_description.h"
 
 namespace wattcal {
 

@@ -32,8 +32,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/gpu_description.h"
 #include "io/corpus.h"
+#include "io/gpu_description.h"
 #include "model/power_model.h"
 
 namespace wattcal {

@@ -15,8 +15,8 @@
 #include "accelwattch/static_power.h"
 #include "io/json_lines.h"
 #include "synth/power_sensor.h"
-#include "util/rng.h"
 #include "util/errors.h"
+#include "util/rng.h"
 
 namespace wattcal {
 

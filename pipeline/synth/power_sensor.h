@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "util/rng.h"
 #include "synth/virtual_gpu.h"
+#include "util/rng.h"
 
 namespace wattcal {
 

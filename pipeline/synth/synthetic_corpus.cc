@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "io/json_lines.h"
-#include "util/rng.h"
 #include "util/errors.h"
+#include "util/rng.h"
 
 namespace wattcal {
 

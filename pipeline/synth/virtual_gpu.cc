@@ -13,9 +13,9 @@
 #include "io/json_lines.h"
 #include "model/model_io.h"
 #include "synth/power_sensor.h"
-#include "util/rng.h"
 #include "util/errors.h"
 #include "util/logging.h"
+#include "util/rng.h"
 
 namespace wattcal {
 

@@ -1,6 +1,7 @@
-// Portable seeded random draws for the virtual GPU: std::mt19937's output is fully
-// specified by the standard, and the mappings below are ours (std::normal_distribution and
-// friends are implementation-defined), so the same seed gives the same bytes everywhere.
+// Portable seeded random draws (the virtual GPU, constant power's bootstrap): std::mt19937's
+// output is fully specified by the standard, and the mappings below are ours
+// (std::normal_distribution and friends are implementation-defined), so the same seed gives the
+// same bytes everywhere.
 #pragma once
 
 #include <cmath>
