@@ -7,14 +7,14 @@
 //                [--power-mode dvfs|scaling] [--activity-scaling events|fixed]
 //                [--perf-models crisp,crit] [--actual ACTUAL.csv] [--summary-out S.json]
 //                [--curves-out CURVES.csv] [--plot-prefix P [--plot-kernels a,b] [--plot-models crisp]]
-#include "stage/perf_stage.h"
+#include "stage/dvfs_stage.h"
 #include "stage_common.h"
 
 using namespace wattcal;
 
 int main(int argc, char** argv) {
   CLI::App app{"Choose the energy-, EDP- or ED2P-optimal core V-F pair per kernel", "wattcal-dvfs"};
-  DvfsStageRequest o;
+  DvfsStageOptions o;
   std::string objective = "edp", power_mode = "dvfs", activity_scaling = "events";
   app.add_option("--model", o.model_path, "Power model (wattcal JSON or gpmTOOL), method dvfs")
       ->required()

@@ -18,7 +18,7 @@ using namespace wattcal;
 int main(int argc, char** argv) {
   CLI::App app{"Predict kernel run time at other core frequencies (CRISP, MICRO'15) and validate it",
                "wattcal-perf"};
-  PerfStageRequest o;
+  PerfStageOptions o;
   app.add_option("--counters", o.counters_path,
                  "Counters CSV: kernel,base_mhz,total_cycles,lcp_cycles,load_stall_cycles,"
                  "store_stall_cycles[,crit_cycles,lead_cycles,miss_cycles,stall_cycles,"

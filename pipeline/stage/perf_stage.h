@@ -1,18 +1,20 @@
-// What wattcal-perf and wattcal-dvfs do, as one library call each, so their mains stay
-// "declare options, parse, Check(), one call" (STYLE.md rule 1). Every output is staged in an
-// OutputSet with a manifest beside it and committed only when everything succeeded.
+// What wattcal-perf does, as one library call, so its main stays "declare options, parse,
+// Check(), one call" (STYLE.md rule 1); wattcal-dvfs's twin is stage/dvfs_stage.h. Every output
+// is staged in an OutputSet with a manifest beside it and committed only when everything
+// succeeded.
 //
-// A *Request is what one command line asks for: the files (some required, so its defaults do
+// A *StageOptions is what one command line asks for: the files (some required, so its defaults do
 // not pass Check() on their own) plus the settings, whose own options structs
-// (TimePredictionOptions, ClassifierOptions, DvfsOptions) do have passing defaults.
+// (TimePredictionOptions, ClassifierOptions) do have passing defaults.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "perf/dvfs_choice.h"
+#include "util/output.h"
 
 namespace wattcal {
 
@@ -21,7 +23,7 @@ namespace wattcal {
 //   timelines_path    event timelines (timeline.h), classified     -> predicted times
 //   simulate_spec_path a run-time suite (perf_suite.h) on the virtual GPU's SM model
 //                     -> out_dir/{counters.csv, actual_times.csv[, timelines.csv][, activity.csv]}
-struct PerfStageRequest {
+struct PerfStageOptions {
   // Counters CSV to predict from.
   std::string counters_path;
   // Timeline CSV to classify and predict from.
@@ -70,44 +72,15 @@ struct PerfStageRequest {
 
 // Runs wattcal-perf; returns the exit code (0, or 3 when the MAPE gate fails — the outputs are
 // written either way). Throws OptionError / InputError as the stage contract says.
-int RunPerfStage(const PerfStageRequest& options);
-
-// wattcal-dvfs: a DVFS power model + per-kernel activity + predicted times -> the chosen pair
-// per kernel and run-time model.
-struct DvfsStageRequest {
-  // Power model (wattcal JSON or gpmTOOL model file), method dvfs.
-  std::string model_path;
-  // Per-kernel activity at the default pair (tidy CSV or gpmTOOL file).
-  std::string activity_path;
-  // Tidy activity without a preamble or frequency columns: the default pair, MHz (0 = infer).
-  double default_core_mhz = 0.0;
-  double default_mem_mhz = 0.0;
-  // Predicted times (wattcal-perf --out).
-  std::string times_path;
-  // The choices table to write.
-  std::string out_path;
-  // Every candidate pair (optional).
-  std::string curves_out_path;
-  // True run times (optional): the choices are then scored against the true optimum.
-  std::string actual_path;
-  // Per-model summary JSON (optional).
-  std::string summary_out_path;
-  // Figures <prefix>_<kernel>_<model>.{png,svg} (optional).
-  std::string plot_prefix;
-  // Kernels drawn; empty = every kernel.
-  std::vector<std::string> plot_kernels;
-  // Run-time models drawn; empty = the first chosen with.
-  std::vector<std::string> plot_models;
-  // The choice itself.
-  DvfsOptions dvfs;
-
-  bool Check(std::string* error) const;
-  nlohmann::json ToJson() const;
-};
-
-int RunDvfsStage(const DvfsStageRequest& options);
+int RunPerfStage(const PerfStageOptions& options);
 
 // A kernel name as a file-name part: every character outside [A-Za-z0-9._-] becomes '_'.
 std::string FileNamePart(const std::string& name);
+
+// Stages the figure <prefix>.png and <prefix>.svg in `outputs`, drawn by `draw(png, svg)`, each
+// with a manifest of `stage`, `inputs` and `options` (wattcal-perf's and wattcal-dvfs's figures).
+void StageFigure(OutputSet* outputs, const std::string& prefix, const std::string& stage,
+                 const std::vector<std::string>& inputs, const nlohmann::json& options,
+                 const std::function<void(const std::string&, const std::string&)>& draw);
 
 }  // namespace wattcal

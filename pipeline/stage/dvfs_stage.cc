@@ -1,0 +1,115 @@
+#include "stage/dvfs_stage.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "io/corpus_io.h"
+#include "model/model_io.h"
+#include "perf/dvfs_choice.h"
+#include "perf/perf_models.h"
+#include "report/perf_plots.h"
+#include "stage/perf_stage.h"
+#include "util/errors.h"
+#include "util/logging.h"
+#include "util/output.h"
+
+namespace wattcal {
+
+bool DvfsStageOptions::Check(std::string* error) const {
+  auto fail = [error](const std::string& m) {
+    *error = m;
+    return false;
+  };
+  if (model_path.empty()) return fail("model_path (--model) is required");
+  if (activity_path.empty()) return fail("activity_path (--activity) is required");
+  if (times_path.empty()) return fail("times_path (--times) is required");
+  if (out_path.empty()) return fail("out_path (--out) is required");
+  if (!(std::isfinite(default_core_mhz) && default_core_mhz >= 0.0)) {
+    return fail(fmt::format("default_core_mhz = {} must be >= 0", default_core_mhz));
+  }
+  if (!(std::isfinite(default_mem_mhz) && default_mem_mhz >= 0.0)) {
+    return fail(fmt::format("default_mem_mhz = {} must be >= 0", default_mem_mhz));
+  }
+  if (plot_prefix.empty() && (!plot_kernels.empty() || !plot_models.empty())) {
+    return fail("plot_kernels / plot_models (--plot-kernels / --plot-models) need --plot-prefix");
+  }
+  return dvfs.Check(error);
+}
+
+nlohmann::json DvfsStageOptions::ToJson() const {
+  return {{"objective", DvfsObjectiveName(dvfs.objective)},
+          {"max_slowdown_pct", dvfs.max_slowdown_pct},
+          {"power_mode", PowerModeName(dvfs.power_mode)},
+          {"activity_scaling", ActivityScalingName(dvfs.activity_scaling)},
+          {"perf_models", dvfs.perf_models},
+          {"default_core_mhz", default_core_mhz},
+          {"default_mem_mhz", default_mem_mhz}};
+}
+
+int RunDvfsStage(const DvfsStageOptions& o) {
+  std::string error;
+  if (!o.Check(&error)) throw OptionError(error);
+  CorpusReadOptions read;
+  read.default_core_mhz = o.default_core_mhz;
+  read.default_mem_mhz = o.default_mem_mhz;
+  const PowerModel model = ReadModel(o.model_path);
+  const Corpus activity = ReadCorpus(o.activity_path, read);
+  const std::vector<TimePrediction> times = ReadTimes(o.times_path);
+  std::vector<ActualTime> actual;
+  std::vector<std::string> inputs = {o.model_path, o.activity_path, o.times_path};
+  if (!o.actual_path.empty()) {
+    actual = ReadActualTimes(o.actual_path);
+    inputs.push_back(o.actual_path);
+  }
+  const std::vector<DvfsChoice> choices = ChooseOperatingPoints(
+      model, o.model_path, activity, times, o.times_path, actual, o.actual_path, o.dvfs);
+  const std::vector<DvfsModelSummary> summary = SummariseDvfs(choices, o.dvfs);
+
+  const nlohmann::json options = o.ToJson();
+  OutputSet outputs;
+  outputs.StageText(o.out_path, DvfsChoicesToCsv(choices, o.dvfs));
+  outputs.StageManifest(o.out_path, "dvfs", inputs, options);
+  if (!o.curves_out_path.empty()) {
+    outputs.StageText(o.curves_out_path, DvfsCurvesToCsv(choices));
+    outputs.StageManifest(o.curves_out_path, "dvfs", inputs, options);
+  }
+  if (!o.summary_out_path.empty()) {
+    outputs.StageText(o.summary_out_path, DumpJson(DvfsSummaryToJson(summary, o.dvfs)));
+    outputs.StageManifest(o.summary_out_path, "dvfs", inputs, options);
+  }
+  if (!o.plot_prefix.empty()) {
+    const std::vector<std::string> plot_models =
+        o.plot_models.empty() ? std::vector<std::string>{choices.front().perf_model} : o.plot_models;
+    for (const std::string& k : o.plot_kernels) {
+      if (std::none_of(choices.begin(), choices.end(), [&](const DvfsChoice& c) { return c.kernel == k; })) {
+        throw OptionError("plot_kernels: no kernel '" + k + "' in " + o.times_path);
+      }
+    }
+    for (const std::string& m : plot_models) {
+      if (std::none_of(choices.begin(), choices.end(), [&](const DvfsChoice& c) { return c.perf_model == m; })) {
+        throw OptionError("plot_models: no choices made with run-time model '" + m + "'");
+      }
+    }
+    for (const DvfsChoice& c : choices) {
+      const bool kernel_drawn = o.plot_kernels.empty() ||
+                                std::find(o.plot_kernels.begin(), o.plot_kernels.end(), c.kernel) !=
+                                    o.plot_kernels.end();
+      const bool model_drawn =
+          std::find(plot_models.begin(), plot_models.end(), c.perf_model) != plot_models.end();
+      if (!kernel_drawn || !model_drawn) continue;
+      StageFigure(&outputs,
+                  o.plot_prefix + "_" + FileNamePart(c.kernel) + "_" + FileNamePart(c.perf_model),
+                  "dvfs", inputs, options, [&](const std::string& png, const std::string& svg) {
+                    WriteDvfsPlot(c, o.dvfs.objective, png, svg);
+                  });
+    }
+  }
+  outputs.Commit();
+  LogInfo(FormatDvfsSummary(summary, o.dvfs));
+  LogInfo(fmt::format("wrote {} choices to {}", choices.size(), o.out_path));
+  return kExitOk;
+}
+
+}  // namespace wattcal
