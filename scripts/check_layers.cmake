@@ -1,0 +1,80 @@
+# Checks the pipeline's layers: every `#include "<folder>/..."` of a pipeline folder in
+# pipeline/<folder>/*.{h,cc} must name the folder itself or one it may include, as
+# pipeline/CMakeLists.txt declares them (it writes LAYERS_FILE: "folder: allowed folders" per
+# line). Also fails when a folder under pipeline/ is not declared. Each bad include is reported
+# as FILE:LINE; the exit status is non-zero when there is one.
+#
+#   cmake -DPIPELINE_DIR=<source>/pipeline -DLAYERS_FILE=<build>/pipeline/layers.txt \
+#         -P scripts/check_layers.cmake
+cmake_minimum_required(VERSION 3.18)
+foreach(var PIPELINE_DIR LAYERS_FILE)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "check_layers.cmake: give -D${var}=...")
+  endif()
+endforeach()
+if(NOT EXISTS ${LAYERS_FILE})
+  message(FATAL_ERROR "${LAYERS_FILE}: no such file (configure the build first)")
+endif()
+
+file(STRINGS ${LAYERS_FILE} layer_lines)
+set(declared "")
+foreach(line ${layer_lines})
+  if(NOT line MATCHES "^([a-z_0-9]+):(.*)$")
+    message(FATAL_ERROR "${LAYERS_FILE}: bad line '${line}'")
+  endif()
+  set(folder ${CMAKE_MATCH_1})
+  string(STRIP "${CMAKE_MATCH_2}" allowed)
+  separate_arguments(allowed UNIX_COMMAND "${allowed}")
+  set(ALLOWED_${folder} ${allowed})
+  list(APPEND declared ${folder})
+endforeach()
+
+set(problems "")
+file(GLOB entries RELATIVE ${PIPELINE_DIR} ${PIPELINE_DIR}/*)
+set(folders "")
+foreach(entry ${entries})
+  if(IS_DIRECTORY ${PIPELINE_DIR}/${entry})
+    list(APPEND folders ${entry})
+    if(NOT entry IN_LIST declared)
+      list(APPEND problems "pipeline/${entry}/: a folder with no layer in pipeline/CMakeLists.txt (WATTCAL_LAYERS)")
+    endif()
+  endif()
+endforeach()
+
+set(checked 0)
+foreach(folder ${folders})
+  if(NOT folder IN_LIST declared)
+    continue()
+  endif()
+  file(GLOB files RELATIVE ${PIPELINE_DIR} ${PIPELINE_DIR}/${folder}/*.h ${PIPELINE_DIR}/${folder}/*.cc)
+  list(SORT files)
+  foreach(file ${files})
+    math(EXPR checked "${checked} + 1")
+    # One list element per line, empty lines kept (for the line numbers); brackets and
+    # semicolons, which would change how CMake splits a list, become spaces.
+    file(READ ${PIPELINE_DIR}/${file} text)
+    string(REGEX REPLACE "[][;]" " " text "${text}")
+    string(REPLACE "\n" ";" text "${text}")
+    set(line_no 0)
+    foreach(line IN LISTS text)
+      math(EXPR line_no "${line_no} + 1")
+      if(line MATCHES "^[ \t]*#[ \t]*include[ \t]*\"([^/\"]+)/[^\"]*\"")
+        set(target ${CMAKE_MATCH_1})
+        if(target IN_LIST folders AND NOT target IN_LIST ALLOWED_${folder})
+          string(STRIP "${line}" shown)
+          string(REPLACE ";" ", " allowed "${ALLOWED_${folder}}")
+          list(APPEND problems
+               "pipeline/${file}:${line_no}: ${shown}: '${folder}' may include only ${allowed}")
+        endif()
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+if(problems)
+  list(LENGTH problems n)
+  string(REPLACE ";" "\n" shown "${problems}")
+  message("${shown}")
+  message(FATAL_ERROR "${n} layer violation(s) in ${PIPELINE_DIR} (the layers are declared in pipeline/CMakeLists.txt)")
+endif()
+message(STATUS "pipeline layers: ${checked} files in ${PIPELINE_DIR}, every include goes down")
