@@ -1,4 +1,4 @@
-// Model files: wattcal JSON and gpmTOOL's model format (pipeline/io/model_io.h).
+// Model files: wattcal JSON and gpmTOOL's model format (pipeline/model/model_io.h).
 #include "fuzz_support.h"
 #include "model/model_io.h"
 

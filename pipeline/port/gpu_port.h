@@ -6,7 +6,7 @@
 //   gamma_i(target) = gamma_i(base) * count_i(target) / count_i(base)
 //
 // where the count follows the component's `scales_with` rule in the GPU descriptions
-// (ingest/gpu_description.h): "units" = sm_count x units_per_sm (SP, INT, DP, SFU, CF),
+// (io/gpu_description.h): "units" = sm_count x units_per_sm (SP, INT, DP, SFU, CF),
 // "sms" = sm_count (Shared: one shared memory per SM), "l2_banks" (L2; TPDS Table 3's
 // L2-cache banks), "memory_bus" = memory_bus_width_bits (DRAM). GTX Titan X -> GTX 980:
 // 24 -> 16 SMs, 12 -> 8 L2 banks, 384 -> 256 bits: every factor is 2/3, as in the paper.
