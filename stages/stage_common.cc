@@ -29,9 +29,9 @@ void AddCalibrationOptions(CLI::App* app, CalibrationFlags* f) {
       ->check(CLI::IsMember({"joint", "alternating"}))
       ->capture_default_str();
   app->add_option("--loss", f->loss,
-                  "Residual loss: l2 | huber | cauchy (default, DefaultLoss: huber for dvfs with "
-                  "the joint solver, l2 for fixed and for the alternating solver; chosen on real "
-                  "data, see README)")
+                  "Residual loss: l2 | huber | cauchy (default: huber for dvfs with the joint "
+                  "solver, l2 for fixed and for the alternating solver; chosen on real data, see "
+                  "README)")
       ->check(CLI::IsMember({FitLossName(FitLoss::kL2), FitLossName(FitLoss::kHuber),
                              FitLossName(FitLoss::kCauchy)}));
   app->add_option("--residual", f->residual,

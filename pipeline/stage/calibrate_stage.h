@@ -3,6 +3,12 @@
 // (MICRO'21 Eq. 14) from a per-kernel component table or the whole Eq. 12 model. The main
 // (stages/calibrate_main.cc) binds the command line to CalibrateStageOptions and calls
 // RunCalibrateStage; tests call it in-process.
+//
+// --bootstrap N (fixed method only): 95% confidence intervals of the coefficients from N
+// resamples of the training benchmarks (model key coefficient_ci95).
+// Rows flagged power_cap or clock_moved are left out of training unless --keep-flagged; a
+// DVFS fit on one V-F pair is refused (exit 1); rows with identical utilisations but different
+// power are named in a warning.
 #pragma once
 
 #include <cstdint>
