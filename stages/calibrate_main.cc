@@ -10,7 +10,6 @@
 //   wattcal-calibrate --method accelwattch --activity ACT.csv --energies E.json
 //                     --constant CONSTANT.json --static STATIC.json --idle IDLE.json --out MODEL.json
 //                     [--default-category CAT] [--voltage-curve VF.csv] [--components-out TABLE.csv]
-//                     [fit options as above]
 #include "stage/calibrate_stage.h"
 #include "stage_common.h"
 
@@ -56,10 +55,6 @@ int main(int argc, char** argv) {
   AddCalibrationOptions(&app, &o.calibration);
   AddAccelWattchOptions(&app, &o.accelwattch);
   AddLoggingOptions(&app);
-
-  return RunStageMain(&app, argc, argv, [&]() {
-    const CalibrateStageReport r = RunCalibrateStage(o);
-    std::cout << r.summary;
-    return r.exit_code;
-  });
+  return RunStageMain(&app, argc, argv,
+                      [&] { auto r = RunCalibrateStage(o); std::cout << r.summary; return r.exit_code; });
 }

@@ -42,10 +42,6 @@ int main(int argc, char** argv) {
   app.add_option("--max-diff-pp", o.max_diff_pp, "Exit with status 3 when |difference of the averages| "
       "exceeds this many points (0: no threshold)")->capture_default_str();
   AddLoggingOptions(&app);
-
-  return RunStageMain(&app, argc, argv, [&]() {
-    const CompareStageReport r = RunCompareStage(o);
-    std::cout << r.summary;
-    return r.exit_code;
-  });
+  return RunStageMain(&app, argc, argv,
+                      [&] { auto r = RunCompareStage(o); std::cout << r.summary; return r.exit_code; });
 }

@@ -86,10 +86,7 @@ int main(int argc, char** argv) {
   node->add_option("--totals-out", o.node.totals_path, "--estimates: also write a table of each kernel's "
       "scaled total power, columns kernel,power_w (input of wattcal-compare)")->check(OutputFile());
 
-  return RunStageMain(&app, argc, argv, [&]() {
-    o.subcommand = app.get_subcommands().front()->get_name();
-    const PortStageReport r = RunPortStage(o);
-    std::cout << r.summary;
-    return r.exit_code;
-  });
+  return RunStageMain(&app, argc, argv, [&] {
+    o.subcommand = app.get_subcommands().front()->get_name();  // require_subcommand(1)
+    auto r = RunPortStage(o); std::cout << r.summary; return r.exit_code; });
 }

@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
   app.add_option("--out", o.out_path, "Predictions CSV to write")->check(OutputFile())->required();
   app.add_option("--mode", o.mode, "dvfs: at each row's V-F pair, or at every pair of the model when the "
       "activity has no frequencies; fixed: at the model's reference pair")->check(CLI::IsMember({"dvfs", "fixed"
-      }))->capture_default_str();
+      }))->capture_default_str()
+      ->each([&](const std::string&) { o.mode_given = true; });
   app.add_flag("--breakdown", o.breakdown, "Add per-component power columns (TPDS §4.5)");
   app.add_option("--power-limit-w", o.power_limit_w, "The board's power limit, W (default: the activity's "
       "power_limit_w, else the model's); predictions above it are capped (uncapped_w, capped, "
@@ -43,11 +44,6 @@ int main(int argc, char** argv) {
   app.add_option("--lanes-per-warp", o.lanes_per_warp, "AccelWattch: what-if active lanes per warp y (Eq. "
       "4/5 static term; dynamic activity as counted)")->delimiter(',');
   AddLoggingOptions(&app);
-
-  return RunStageMain(&app, argc, argv, [&]() {
-    o.mode_given = app.count("--mode") > 0;
-    const PredictStageReport r = RunPredictStage(o);
-    std::cout << r.summary;
-    return r.exit_code;
-  });
+  return RunStageMain(&app, argc, argv,
+                      [&] { auto r = RunPredictStage(o); std::cout << r.summary; return r.exit_code; });
 }

@@ -52,13 +52,9 @@ int main(int argc, char** argv) {
   AddAccelWattchOptions(&app, &o.accelwattch);
   app.get_option("--method")->description(
       "--cv-folds only: how each fold is calibrated, dvfs (TPDS Eqs. 4-6) or fixed (Eq. 9); default: "
-      "fixed for --mode fixed, else dvfs. --method fixed goes with --mode fixed only");
+      "fixed for --mode fixed, else dvfs. --method fixed goes with --mode fixed only")
+      ->each([&](const std::string&) { o.method_given = true; });
   AddLoggingOptions(&app);
-
-  return RunStageMain(&app, argc, argv, [&]() {
-    o.method_given = app.count("--method") > 0;
-    const ValidateStageReport r = RunValidateStage(o);
-    std::cout << r.summary;
-    return r.exit_code;
-  });
+  return RunStageMain(&app, argc, argv,
+                      [&] { auto r = RunValidateStage(o); std::cout << r.summary; return r.exit_code; });
 }
