@@ -11,6 +11,7 @@
 #include "accelwattch/scaling_fit.h"
 #include "fit/calibrate.h"
 #include "io/corpus_io.h"
+#include "stage/sweep_flags.h"
 #include "validate/metrics.h"
 
 namespace wattcal {
@@ -76,20 +77,9 @@ std::vector<std::string> AccelWattchInputFiles(const AccelWattchFlags& flags);
 void AddMapeCiOption(CLI::App* app, std::string* method);
 MetricsOptions ToMetricsOptions(const std::string& mape_ci);
 
-// The inputs of the stages that fit a sweep with P_const held (wattcal-static, wattcal-idle):
-// --sweep, --description, --constant or --p-const-w, and --out.
-struct SweepWithConstantFlags {
-  std::string sweep_path;
-  std::string description_path;
-  std::string constant_path;
-  std::string out_path;
-  CLI::Option* p_const = nullptr;  // --p-const-w, writing into the p_const_w given to Add...
-};
-void AddSweepWithConstantOptions(CLI::App* app, SweepWithConstantFlags* flags, double* p_const_w);
-// Sets *p_const_w from --constant when given; OptionError when neither flag was given.
-void ResolveConstantPower(const SweepWithConstantFlags& flags, double* p_const_w);
-// The files read (sweep, description, constant), for manifests.
-std::vector<std::string> SweepWithConstantInputs(const SweepWithConstantFlags& flags);
+// Binds --sweep, --description, --constant or --p-const-w (excluding each other), and --out to
+// `flags` (pipeline/stage/sweep_flags.h: the inputs of wattcal-static and wattcal-idle).
+void AddSweepWithConstantOptions(CLI::App* app, SweepWithConstantFlags* flags);
 
 // Marks an option as a file the stage writes: `app.add_option("--out", path)->check(OutputFile())`.
 // RunStageMain refuses, before the stage reads anything, an output (or its OUT.manifest.json)
