@@ -53,7 +53,8 @@ void AddIngestOptions(CLI::App* app, IngestStageOptions* o) {
                   "Per-kernel energy table: kernel,launches,duration_s,energy_j,mean_power_w,samples,...")
       ->check(OutputFile());
   app->add_option("--tidy", o->tidy_path,
-                  "Measured tidy table for calibrate/validate (needs --counters and --gpu)")
+                  "Measured tidy table for calibrate/validate (needs --power-log, --windows, "
+                  "--counters and --gpu, or --capture)")
       ->check(OutputFile());
   app->add_option("--activity", o->activity_path, "Utilisations per kernel (tidy activity table)")
       ->check(OutputFile());
@@ -81,7 +82,8 @@ void AddIngestOptions(CLI::App* app, IngestStageOptions* o) {
                   "Flag windows whose temperature drifts more, degrees C")
       ->capture_default_str();
   app->add_flag("--exclude-flagged", options.energy.exclude_flagged,
-               "Leave flagged windows out of the per-kernel aggregates");
+                "Leave flagged windows out of the per-kernel aggregates and the measured table "
+                "(rows left with no window are dropped; the summary and manifest say how many)");
   app->add_option("--f-core-mhz", options.stated_core_mhz,
                   "For a power log without clock columns: the core clock the whole log ran at, MHz "
                   "(without it, a kernel launched in several windows is an error: its launches "

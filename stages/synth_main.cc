@@ -22,8 +22,8 @@ int main(int argc, char** argv) {
                                          "heldout_apps_dvfs.csv and truth_model.json")
       ->required();
   app.add_option("--seed", o.seed, "Random seed (same seed, same bytes)")->capture_default_str();
-  app.add_option("--noise-rel", o.noise_rel, "Override the spec's measurement noise (fraction)");
-  app.add_option("--corrupted-rows", o.corrupted_rows, "Override the spec's corrupted training rows");
+  app.add_option("--noise-rel", o.noise_rel, "Relative measurement noise (fraction) instead of the spec's");
+  app.add_option("--corrupted-rows", o.corrupted_rows, "Number of corrupted training rows instead of the spec's");
   app.add_flag("--campaign", o.campaign,
                "Write the raw dumps of a measurement campaign: DIR/{train,heldout}/power_log.csv "
                "(nvidia-smi), windows.csv (kernel launch windows), counters_ncu.csv (Nsight "
