@@ -213,11 +213,15 @@ void IngestStageOptions::Check() const {
   if (!in.description.empty() && accelwattch_activity_path.empty()) {
     throw OptionError("--description needs --accelwattch-activity (the table it describes)");
   }
-  if (!in.corpus.empty() && corpus_out_path.empty()) throw OptionError("--corpus needs --corpus-out");
+  if (!in.corpus.empty() && corpus_out_path.empty()) {
+    throw OptionError("--corpus needs --corpus-out");
+  }
   if (!in.kernel_power.empty() && kernel_power_out_path.empty()) {
     throw OptionError("--kernel-power needs --kernel-power-out");
   }
-  if (!in.ubench.empty() && ubench_out_path.empty()) throw OptionError("--ubench needs --ubench-out");
+  if (!in.ubench.empty() && ubench_out_path.empty()) {
+    throw OptionError("--ubench needs --ubench-out");
+  }
   if (!in.counters.empty() && in.gpu_description.empty() && counters_table_path.empty() &&
       accelwattch_activity_path.empty()) {
     throw OptionError(

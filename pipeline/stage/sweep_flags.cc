@@ -18,7 +18,9 @@ void SweepWithConstantFlags::Check() const {
 
 double ResolveConstantPower(const SweepWithConstantFlags& flags) {
   if (!flags.constant_path.empty()) return ReadConstantPowerW(flags.constant_path);
-  if (!flags.p_const_w.has_value()) throw OptionError("give --constant CONSTANT.json or --p-const-w");
+  if (!flags.p_const_w.has_value()) {
+    throw OptionError("give --constant CONSTANT.json or --p-const-w");
+  }
   return *flags.p_const_w;
 }
 

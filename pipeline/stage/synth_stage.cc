@@ -65,10 +65,13 @@ SynthStageReport RunAccelWattchSweeps(const SynthStageOptions& o) {
   VirtualVoltaSpec spec =
       ReadVirtualVoltaSpec(o.spec_path, &campaign_spec, &gpu_path, &spec_ubench_path);
   if (o.noise_rel >= 0.0) spec.noise_rel = o.noise_rel;
-  if (!o.f_core_levels_mhz.empty()) spec.f_core_levels_mhz = ParseCoreLevelsMhz(o.f_core_levels_mhz);
+  if (!o.f_core_levels_mhz.empty()) {
+    spec.f_core_levels_mhz = ParseCoreLevelsMhz(o.f_core_levels_mhz);
+  }
   const std::string ubench_path = o.ubench_path.empty() ? spec_ubench_path : o.ubench_path;
   if (ubench_path.empty()) throw OptionError("--ubench: the spec names no ubench_cfg; give one");
-  const std::vector<UbenchConfig> ubench = ReadUbenchCfg(ubench_path, spec.sm_count, spec.warp_size);
+  const std::vector<UbenchConfig> ubench =
+      ReadUbenchCfg(ubench_path, spec.sm_count, spec.warp_size);
   OutputSet outputs;
   const AccelWattchSweepSummary summary =
       WriteAccelWattchSweeps(spec, campaign_spec, ubench, o.seed, o.out_dir, &outputs);
