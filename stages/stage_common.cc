@@ -117,7 +117,7 @@ bool g_quiet = false;
 bool g_verbose = false;
 }  // namespace
 
-void AddSweepWithConstantOptions(CLI::App* app, SweepWithConstantFlags* f, double* p_const_w) {
+void AddSweepWithConstantOptions(CLI::App* app, SweepWithConstantFlags* f) {
   app->add_option("--sweep", f->sweep_path, "Sweep CSV (or wattcal-ingest's kernels CSV)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -127,23 +127,10 @@ void AddSweepWithConstantOptions(CLI::App* app, SweepWithConstantFlags* f, doubl
       ->check(CLI::ExistingFile);
   auto* constant = app->add_option("--constant", f->constant_path, "wattcal-constant's output (P_const)")
                        ->check(CLI::ExistingFile);
-  f->p_const = app->add_option("--p-const-w", *p_const_w, "P_const, W, instead of --constant");
-  constant->excludes(f->p_const);
+  auto* p_const = app->add_option_function<double>(
+      "--p-const-w", [f](const double& w) { f->p_const_w = w; }, "P_const, W, instead of --constant");
+  constant->excludes(p_const);
   app->add_option("--out", f->out_path, "Result to write (JSON)")->check(OutputFile())->required();
-}
-
-void ResolveConstantPower(const SweepWithConstantFlags& f, double* p_const_w) {
-  if (f.constant_path.empty() && f.p_const->count() == 0) {
-    throw OptionError("give --constant CONSTANT.json or --p-const-w");
-  }
-  if (!f.constant_path.empty()) *p_const_w = ReadConstantPowerW(f.constant_path);
-}
-
-std::vector<std::string> SweepWithConstantInputs(const SweepWithConstantFlags& f) {
-  std::vector<std::string> inputs = {f.sweep_path};
-  if (!f.description_path.empty()) inputs.push_back(f.description_path);
-  if (!f.constant_path.empty()) inputs.push_back(f.constant_path);
-  return inputs;
 }
 
 void AddLoggingOptions(CLI::App* app) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "stage/calibration_flags.h"
+#include "stage/sweep_flags.h"
 
 namespace wattcal {
 
@@ -26,20 +27,9 @@ void AddAccelWattchOptions(CLI::App* app, AccelWattchFlags* flags);
 // Adds --mape-ci student-t|normal-population-sd to `app` (the MAPE confidence interval).
 void AddMapeCiOption(CLI::App* app, std::string* method);
 
-// The inputs of the stages that fit a sweep with P_const held (wattcal-static, wattcal-idle):
-// --sweep, --description, --constant or --p-const-w, and --out.
-struct SweepWithConstantFlags {
-  std::string sweep_path;
-  std::string description_path;
-  std::string constant_path;
-  std::string out_path;
-  CLI::Option* p_const = nullptr;  // --p-const-w, writing into the p_const_w given to Add...
-};
-void AddSweepWithConstantOptions(CLI::App* app, SweepWithConstantFlags* flags, double* p_const_w);
-// Sets *p_const_w from --constant when given; OptionError when neither flag was given.
-void ResolveConstantPower(const SweepWithConstantFlags& flags, double* p_const_w);
-// The files read (sweep, description, constant), for manifests.
-std::vector<std::string> SweepWithConstantInputs(const SweepWithConstantFlags& flags);
+// Binds --sweep, --description, --constant or --p-const-w (excluding each other), and --out to
+// `flags` (pipeline/stage/sweep_flags.h: the inputs of wattcal-static and wattcal-idle).
+void AddSweepWithConstantOptions(CLI::App* app, SweepWithConstantFlags* flags);
 
 // Marks an option as a file the stage writes: `app.add_option("--out", path)->check(OutputFile())`.
 // RunStageMain refuses, before the stage reads anything, an output (or its OUT.manifest.json)
