@@ -9,7 +9,7 @@
 //
 // The model's format decides: a wattcal-accelwattch-model evaluates AccelWattch's Eq. 12 (for
 // a kernel's activity, active SMs k and lanes y, at its own V-F pair or any other) or, for a
-// model of per-kernel component tables, Eq. 13's rows.
+// model of per-kernel component tables, AccelWattch Eq. 13's rows.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -46,7 +46,7 @@ bool IsAccelWattchModel(const std::string& path) {
   return j.is_object() && j.contains("format") && j["format"] == kAccelWattchModelFormat;
 }
 
-// The component-table form: Eq. 13's rows under the model's factors.
+// The component-table form: AccelWattch Eq. 13's rows under the model's factors.
 std::string ComponentPredictionsToCsv(const AccelWattchModel& model, const ComponentTable& table,
                                       bool breakdown) {
   const std::vector<double> power_w = PredictKernelPowerW(model, table);
