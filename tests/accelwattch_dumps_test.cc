@@ -335,7 +335,7 @@ TEST(AccelWattchDumps, ErrorsExitWithFileLineFieldAndLeaveNoOutput) {
   // Options: exit 1 naming the field.
   r = IngestActivity(dir, "-1", "negative");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("settle_ms"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--settle-ms: -1"), std::string::npos) << r.output;
   no_output("negative");
   r = RunStage("wattcal-ingest", {"--counters", dir + "/counters.csv", "--accelwattch-activity",
                                   dir + "/x.csv"});
@@ -413,13 +413,16 @@ TEST(AccelWattchDumps, RerunsAreByteIdentical) {
                          "--accelwattch-activity", dir + "/a/alone.csv", "--quiet"});
   ASSERT_EQ(alone.exit_code, 0) << alone.output;
   EXPECT_EQ(ReadFile(dir + "/a/alone.csv"), ReadFile(dir + "/a/r1.csv"));
-  // --settle-ms 0 leaves the existing outputs as they were without the option.
+  // Without the option the default settle time applies: 300 ms (these 2 s windows are long
+  // enough for all of it), unlike --settle-ms 0.
+  ASSERT_EQ(IngestActivity(dir + "/a", "300", "three").exit_code, 0);
   ASSERT_EQ(IngestActivity(dir + "/a", "0", "zero").exit_code, 0);
   const CommandResult plain = RunStage(
       "wattcal-ingest", {"--power-log", dir + "/a/power_log.csv", "--windows",
                          dir + "/a/windows.csv", "--out", dir + "/a/plain.csv", "--quiet"});
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
-  EXPECT_EQ(ReadFile(dir + "/a/zero_kernels.csv"), ReadFile(dir + "/a/plain.csv"));
+  EXPECT_EQ(ReadFile(dir + "/a/three_kernels.csv"), ReadFile(dir + "/a/plain.csv"));
+  EXPECT_NE(ReadFile(dir + "/a/zero_kernels.csv"), ReadFile(dir + "/a/plain.csv"));
 }
 
 }  // namespace

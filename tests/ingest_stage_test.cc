@@ -81,8 +81,10 @@ TEST(IngestStage, RealNvidiaSmiLogsGiveHandComputedWindowPower) {
     const std::string dir = ScratchDir();
     const std::string windows =
         WriteFile(dir + "/windows.csv", "kernel,start_us,end_us\nk," + c.start_us + "," + c.end_us + "\n");
+    // Whole windows (the hand computation's), not the default 300 ms settle.
     std::vector<std::string> args = {"--power-log", Sample("nvidia-smi/" + c.file), "--windows",
-                                     windows, "--out", dir + "/kernels.csv", "-q"};
+                                     windows, "--out", dir + "/kernels.csv", "--settle-ms", "0",
+                                     "-q"};
     args.insert(args.end(), c.extra.begin(), c.extra.end());
     const auto r = RunStage("wattcal-ingest", args);
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -152,7 +154,8 @@ TEST(IngestStage, RawNvmlLogAndRepeatedKernelWindows) {
   EXPECT_FALSE(FileExists(dir + "/kernels.csv"));
   const auto r = RunStage("wattcal-ingest",
                           {"--power-log", dir + "/log.csv", "--windows", dir + "/windows.csv",
-                           "--out", dir + "/kernels.csv", "--f-core-mhz", "1000"});
+                           "--out", dir + "/kernels.csv", "--f-core-mhz", "1000", "--settle-ms",
+                           "0"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string kernels = ReadFile(dir + "/kernels.csv");
   EXPECT_EQ(kernels.rfind("kernel,launches,duration_s,energy_j,mean_power_w,samples", 0), 0u) << kernels;
@@ -160,6 +163,18 @@ TEST(IngestStage, RawNvmlLogAndRepeatedKernelWindows) {
   EXPECT_NE(kernels.find("\nk,2,0.35,35,100,"), std::string::npos) << kernels;
   // h: one launch of 0.8 s at 200 W.
   EXPECT_NE(kernels.find("\nh,1,0.8,160,200,"), std::string::npos) << kernels;
+  // Without --settle-ms: 300 ms settle, and launches shorter than 600 ms (k's) measured over
+  // their second half: k (0.1 s + 0.25 s) / 2 = 0.175 s, h from 2.4 s, 0.5 s at 200 W.
+  const auto settled = RunStage("wattcal-ingest",
+                                {"--power-log", dir + "/log.csv", "--windows", dir + "/windows.csv",
+                                 "--out", dir + "/settled.csv", "--f-core-mhz", "1000"});
+  ASSERT_EQ(settled.exit_code, 0) << settled.output;
+  EXPECT_NE(settled.output.find("windows: 2 launches shorter than twice the settle time (300 ms)"),
+            std::string::npos)
+      << settled.output;
+  const std::string s = ReadFile(dir + "/settled.csv");
+  EXPECT_NE(s.find("\nk,2,0.175,17.5,100,"), std::string::npos) << s;
+  EXPECT_NE(s.find("\nh,1,0.5,100,200,"), std::string::npos) << s;
 }
 
 struct BadCase {

@@ -506,7 +506,7 @@ TEST(PortRealData, GtxTitanXModelPortedToTheGtx980) {
   dvfs_options.show_progress = false;
   CalibrationOptions fixed_options = dvfs_options;
   fixed_options.method = FitMethod::kFixed;
-  fixed_options.loss = FitLoss::kL2;  // wattcal-calibrate's default for --method fixed
+  fixed_options.loss = DefaultLoss(fixed_options.method, fixed_options.solver);  // L2, as --method fixed
   const PowerModel dvfs = Calibrate(train, dvfs_options);
   const PowerModel fixed = Calibrate(train, fixed_options);
   const Corpus g980_fixed = ReadCorpus(Dataset("gpmtool_tpds2019/gtx_980/micro_fixed_6comp.csv"));

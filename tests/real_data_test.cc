@@ -110,7 +110,7 @@ TEST_F(TitanX, DefaultOptionsBeatGpmtool) {
 
   CalibrationOptions fixed;
   fixed.method = FitMethod::kFixed;
-  fixed.loss = FitLoss::kL2;  // the fixed method's default (stages/stage_common.cc)
+  fixed.loss = DefaultLoss(fixed.method, fixed.solver);  // L2, as wattcal-calibrate --method fixed
   const PowerModel f = Calibrate(ReadCorpus(Gpmtool("gtx_titan_x/train_micro_fixed_11comp.csv")), fixed);
   const double fixed_mape = Mape(PredictHeldout(f, *heldout_, PredictMode::kFixed));
   EXPECT_LE(fixed_mape, 5.2);

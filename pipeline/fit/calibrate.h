@@ -26,8 +26,20 @@ enum class FitResidual { kAbsolute, kRelative };
 
 const char* FitMethodName(FitMethod v);
 const char* FitSolverName(FitSolver v);
-const char* FitLossName(FitLoss v);
+const char* FitLossName(FitLoss v);  // "l2" | "huber" | "cauchy" (the names --loss takes)
 const char* FitResidualName(FitResidual v);
+// The inverse of FitLossName; false (and *loss untouched) for any other text.
+bool ParseFitLoss(const std::string& name, FitLoss* loss);
+
+// The loss a fit uses unless told otherwise, the one source of that default for the library
+// (CalibrationOptions::loss) and the command line (--loss): Huber for the joint DVFS solve,
+// which is robust to the outliers of real data (bench/loss_study, README); L2 for the fixed
+// method (TPDS Eq. 9 by least squares, as gpmTOOL) and for the alternating solver, which
+// reproduces gpmTOOL and supports L2 only (TPDS Fig. 4-5).
+constexpr FitLoss DefaultLoss(FitMethod method, FitSolver solver) {
+  return method == FitMethod::kDvfs && solver == FitSolver::kJoint ? FitLoss::kHuber
+                                                                   : FitLoss::kL2;
+}
 
 struct CalibrationOptions {
   // dvfs: cross-domain model with unknown voltages; fixed: TPDS Eq. 9 at the default pair.
@@ -37,8 +49,13 @@ struct CalibrationOptions {
   // Residual: absolute (W) or relative to the measured power (fraction).
   FitResidual residual = FitResidual::kAbsolute;
   // Loss applied to each row's residual (alternating supports l2 only, as gpmTOOL).
-  FitLoss loss = FitLoss::kHuber;
-  // Scale of the Huber/Cauchy loss in residual units; 0 picks 0.05 (relative) or 3 W.
+  // DefaultLoss(method, solver) of the default method and solver: code that changes
+  // `method` or `solver` sets `loss = DefaultLoss(method, solver)` for that pair's default.
+  FitLoss loss = DefaultLoss(FitMethod::kDvfs, FitSolver::kJoint);
+  // Scale of the Huber/Cauchy loss, in residual units: W for absolute residuals, a fraction
+  // of the measured power for relative ones; 0 picks 3 W (absolute) or 0.05 (relative).
+  // One spelling everywhere: --loss-scale, CalibrationFlags::loss_scale, "loss_scale" in
+  // manifests and model files.
   double loss_scale = 0.0;
   // Bounds of every normalised voltage.
   double voltage_min = 0.5;

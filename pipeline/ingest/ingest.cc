@@ -290,6 +290,11 @@ IngestResult Ingest(const IngestInputs& in, const IngestOptions& options) {
         flagged, options.energy.exclude_flagged ? fmt::format(", {} excluded", excluded) : "");
     const std::string power_note = EmptyOrNanPowerNote(in.power_log, r.energy.log_stats);
     if (!power_note.empty()) r.summary += "power log: " + power_note + "\n";
+    if (r.energy.half_settled_windows > 0) {
+      r.summary += fmt::format("windows: {} launches shorter than twice the settle time ({} ms) "
+                               "measured over their second half\n",
+                               r.energy.half_settled_windows, options.energy.settle_ms);
+    }
     r.summary += fmt::format("  {:<24} {:>9} {:>9} {:>8} {:>11} {:>11} {:>8}\n", "kernel", "f_core",
                              "f_mem", "launches", "energy_j", "mean_pw_w", "samples");
     const size_t shown = std::min<size_t>(r.energy.kernels.size(), 8);

@@ -522,13 +522,21 @@ std::string WindowEnergiesToCsv(const std::vector<WindowEnergy>& windows) {
 
 namespace {
 
-// The windows file with each start moved settle_ms later.
+// The windows file with each start moved settle_ms later (with settle_short_windows_by_half,
+// a window shorter than twice that by half its length; counted in *half_settled).
 std::vector<KernelWindow> ReadSettledWindows(const std::string& windows_path, double utc_offset_h,
-                                             const KernelEnergyOptions& options) {
+                                             const KernelEnergyOptions& options,
+                                             int64_t* half_settled = nullptr) {
   std::vector<KernelWindow> windows = ReadKernelWindows(windows_path, utc_offset_h);
   if (options.settle_ms > 0.0) {
     const double settle_s = options.settle_ms * 1e-3;
     for (KernelWindow& w : windows) {
+      const double d = w.end_s - w.start_s;
+      if (options.settle_short_windows_by_half && !(d >= 2.0 * settle_s)) {
+        DelayWindowStart(&w, 0.5 * d);
+        if (half_settled != nullptr) ++*half_settled;
+        continue;
+      }
       if (!(w.end_s - w.start_s > settle_s)) {
         throw InputError(windows_path, w.line, "end",
                          fmt::format("the launch of '{}' lasts {} ms, not longer than the settle "
@@ -626,10 +634,12 @@ KernelEnergyResult MeasureKernelEnergies(const std::string& log_path,
                                          const KernelEnergyOptions& options) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
+  int64_t half_settled = 0;
   const std::vector<KernelWindow> windows =
-      ReadSettledWindows(windows_path, log_options.utc_offset_h, options);
+      ReadSettledWindows(windows_path, log_options.utc_offset_h, options, &half_settled);
   PowerLogReader log(log_path, log_options);
   KernelEnergyResult result;
+  result.half_settled_windows = half_settled;
   result.windows = MeasureWindows(&log, windows, windows_path, options);
   result.kernels = AggregateKernelEnergies(result.windows, options);
   result.format = log.format();
@@ -650,10 +660,13 @@ KernelEnergyResult MeasureKernelEnergiesWithReasons(const std::string& primary_l
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
   const PowerLogOptions& power_options = primary_log.empty() ? secondary_options : primary_options;
+  int64_t half_settled = 0;
   const std::vector<KernelWindow> windows =
-      ReadSettledWindows(windows_path, power_options.utc_offset_h, options);
-  return MeasureKernelEnergiesWithReasons(primary_log, primary_options, secondary_log,
-                                          secondary_options, windows, windows_path, options);
+      ReadSettledWindows(windows_path, power_options.utc_offset_h, options, &half_settled);
+  KernelEnergyResult result = MeasureKernelEnergiesWithReasons(
+      primary_log, primary_options, secondary_log, secondary_options, windows, windows_path, options);
+  result.half_settled_windows = half_settled;
+  return result;
 }
 
 KernelEnergyResult MeasureKernelEnergiesWithReasons(const std::string& primary_log,

@@ -73,6 +73,10 @@ struct KernelEnergyOptions {
   // start_s and duration_s are those of the measured part, and a window not longer than
   // settle_ms is an InputError naming its line. Applied by MeasureKernelEnergies.
   double settle_ms = 0.0;
+  // With settle_ms > 0: a launch not longer than twice settle_ms is measured over its second
+  // half instead (as capture directories measure theirs, CaptureOptions::settle_ms), and is no
+  // error; counted in KernelEnergyResult::half_settled_windows.
+  bool settle_short_windows_by_half = false;
   // Launches whose core or memory clock ranges over more than this fraction of its largest
   // value inside the window ((max - min) / max) are flagged `clock_moved`.
   double max_clock_range_frac = 0.01;
@@ -264,6 +268,8 @@ struct KernelEnergyResult {
   // Where the windows' energies come from, and PowerSourceName() of it.
   PowerSource power_source = PowerSource::kInstantPower;
   std::string power_source_name;
+  // Launches measured over their second half (settle_short_windows_by_half).
+  int64_t half_settled_windows = 0;
 };
 // Uses only the power column (never the energy counter): power_source is instant_power for an
 // instantaneous column, averaged_power otherwise.

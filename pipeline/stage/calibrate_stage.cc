@@ -1,0 +1,183 @@
+#include "stage/calibrate_stage.h"
+
+#include <fmt/format.h>
+
+#include "accelwattch/activity.h"
+#include "accelwattch/component_table.h"
+#include "accelwattch/model_terms.h"
+#include "accelwattch/power_model.h"
+#include "accelwattch/scaling_fit.h"
+#include "accelwattch/scaling_model.h"
+#include "fit/calibrate.h"
+#include "io/corpus_io.h"
+#include "io/model_io.h"
+#include "model/model_summary.h"
+#include "report/collinearity.h"
+#include "util/errors.h"
+#include "util/logging.h"
+#include "util/output.h"
+
+namespace wattcal {
+
+bool CalibrateStageOptions::WholeModel() const {
+  return !activity_path.empty() || !energies_path.empty() || !constant_path.empty() ||
+         !static_path.empty() || !idle_path.empty() || !default_category.empty() ||
+         !components_out_path.empty() || !voltage_curve_path.empty();
+}
+
+void CalibrateStageOptions::Check() const {
+  if (out_path.empty()) throw OptionError("--out is required");
+  const bool whole_model = WholeModel();
+  if (bootstrap < 0) throw OptionError(fmt::format("--bootstrap = {} must be >= 0", bootstrap));
+  if (bootstrap > 0 && calibration.method != "fixed") {
+    throw OptionError(fmt::format("--bootstrap {} applies to --method fixed only (got --method {})",
+                                  bootstrap, calibration.method));
+  }
+  if (calibration.method == "accelwattch") {
+    if (!train_path.empty() || !gpmtool_path.empty()) {
+      throw OptionError("--method accelwattch takes --components TABLE.csv, or --activity with "
+                        "--energies, --constant, --static and --idle (not --train, not --export-gpmtool)");
+    }
+    if (whole_model == !components_path.empty()) {
+      throw OptionError("--method accelwattch takes either --components TABLE.csv (a per-kernel "
+                        "component table) or --activity ACT.csv --energies E.json --constant C.json "
+                        "--static S.json --idle I.json (the whole Eq. 12 model)");
+    }
+    if (whole_model && (activity_path.empty() || energies_path.empty() || constant_path.empty() ||
+                        static_path.empty() || idle_path.empty())) {
+      throw OptionError("--activity needs all of --energies, --constant, --static and --idle");
+    }
+    return;
+  }
+  if (train_path.empty()) {
+    throw OptionError("--train is required (or --method accelwattch with --components)");
+  }
+  if (!components_path.empty() || whole_model || AccelWattchFlagsGiven(accelwattch)) {
+    throw OptionError("--components, --activity, --energies, --constant, --static, --idle, "
+                      "--default-category, --voltage-curve, --components-out, --bounds, --orderings, --prior and "
+                      "--prior-weight belong to --method accelwattch");
+  }
+  ToCalibrationOptions(calibration);  // throws OptionError naming the flag
+}
+
+namespace {
+
+CalibrateStageReport RunAccelWattch(const CalibrateStageOptions& o) {
+  const bool whole_model = o.WholeModel();
+  const AccelWattchFitOptions options =
+      ToAccelWattchFitOptions(o.accelwattch, o.calibration.max_iterations);
+  std::vector<std::string> inputs;
+  ComponentTable table;
+  AccelWattchEnergies energies;
+  AccelWattchFixedTerms fixed;
+  if (whole_model) {
+    energies = ReadAccelWattchEnergies(o.energies_path);
+    fixed = ReadAccelWattchFixedTerms(o.constant_path, o.static_path, o.idle_path, o.default_category);
+    if (!o.voltage_curve_path.empty()) ReadVoltageCurve(o.voltage_curve_path, &fixed);
+    const ActivityTable activity = ReadActivityTable(o.activity_path);
+    table = BuildComponentTable(activity, energies, fixed);
+    inputs = {o.activity_path, o.energies_path, o.constant_path, o.static_path, o.idle_path};
+    if (!o.voltage_curve_path.empty()) inputs.push_back(o.voltage_curve_path);
+    LogInfo(fmt::format("built the Eq. 13 table: {} kernels x {} components from {} (P_const {:.3f} W, "
+                        "{} static categories, idle SM {:.4f} W)",
+                        table.num_kernels(), table.num_components(), o.activity_path, fixed.p_const_w,
+                        fixed.categories.size(), fixed.p_idle_sm_w));
+  } else {
+    table = ReadComponentTable(o.components_path);
+    inputs = {o.components_path};
+    LogInfo(fmt::format("read {} kernels x {} components from {}", table.num_kernels(),
+                        table.num_components(), o.components_path));
+  }
+  AccelWattchModel model = FitAccelWattchScaling(table, options);
+  if (whole_model) {
+    model.has_terms = true;
+    model.energies = energies;
+    model.fixed = fixed;
+  }
+  CalibrateStageReport report;
+  OutputSet outputs;
+  for (const std::string& f : AccelWattchInputFiles(o.accelwattch)) inputs.push_back(f);
+  nlohmann::json manifest_options = {
+      {"method", "accelwattch"},
+      {"accelwattch", AccelWattchFitOptionsToJson(options, o.accelwattch)}};
+  if (whole_model) manifest_options["default_category"] = o.default_category;
+  outputs.StageText(o.out_path, AccelWattchModelToJson(model));
+  outputs.StageManifest(o.out_path, "calibrate", inputs, manifest_options);
+  report.written.push_back(o.out_path);
+  if (!o.components_out_path.empty()) {
+    outputs.StageText(o.components_out_path, ComponentTableToTidyCsv(table));
+    outputs.StageManifest(o.components_out_path, "calibrate", inputs, manifest_options);
+    report.written.push_back(o.components_out_path);
+  }
+  outputs.Commit();
+  LogInfo(FormatAccelWattchModelSummary(model));
+  LogInfo("wrote " + o.out_path);
+  report.converged = model.fit.converged;
+  if (!model.fit.converged) {
+    for (const AccelWattchStartReport& start : model.fit.starts) {
+      if (start.name != model.fit.kept_start) continue;
+      LogWarning("the kept start did not converge: " + start.termination +
+                 " (the model was written and records this)");
+    }
+    report.exit_code = static_cast<int>(kExitFit);
+  }
+  return report;
+}
+
+}  // namespace
+
+CalibrateStageReport RunCalibrateStage(const CalibrateStageOptions& o) {
+  o.Check();
+  if (o.calibration.method == "accelwattch") return RunAccelWattch(o);
+  CalibrationOptions options = ToCalibrationOptions(o.calibration);
+  options.bootstrap_replicates = o.bootstrap;
+  options.bootstrap_seed = o.seed;
+  const Corpus train = ReadCorpus(o.train_path, ToCorpusReadOptions(o.calibration));
+  LogInfo(fmt::format("read {} rows ({} benchmarks) from {}", train.rows(),
+                      train.Benchmarks().size(), o.train_path));
+  // Flagged rows (power cap, clock moved) and rows the model cannot tell apart are named
+  // before the fit; both go into the model's training notes.
+  const TrainingSelection selection = SelectTrainingRows(train, options.keep_flagged);
+  if (!selection.message.empty()) LogWarning(selection.message);
+  std::vector<std::string> identifiability;
+  for (const IndistinguishableRows& g : FindIndistinguishableRows(selection.rows)) {
+    LogWarning(g.message);
+    identifiability.push_back(g.message);
+  }
+  PowerModel model = Calibrate(train, options);
+  model.training_notes.insert(model.training_notes.end(), identifiability.begin(),
+                              identifiability.end());
+
+  CalibrateStageReport report;
+  OutputSet outputs;
+  nlohmann::json manifest_options = CalibrationOptionsToJson(options);
+  manifest_options["threads"] = options.num_threads;
+  if (o.bootstrap > 0) {
+    manifest_options["bootstrap_replicates"] = o.bootstrap;
+    manifest_options["seed"] = o.seed;
+  }
+  std::vector<std::string> left_out;
+  for (int r : selection.left_out) left_out.push_back(train.benchmark[r]);
+  manifest_options["left_out_flagged_rows"] = left_out;
+  manifest_options["training_notes"] = model.training_notes;
+  outputs.StageText(o.out_path, ModelToJson(model));
+  outputs.StageManifest(o.out_path, "calibrate", {o.train_path}, manifest_options);
+  report.written.push_back(o.out_path);
+  if (!o.gpmtool_path.empty()) {
+    outputs.StageText(o.gpmtool_path, ModelToGpmtoolCsv(model));
+    outputs.StageManifest(o.gpmtool_path, "calibrate", {o.train_path}, manifest_options);
+    report.written.push_back(o.gpmtool_path);
+  }
+  outputs.Commit();
+  LogInfo(FormatModelSummary(model));
+  LogInfo("wrote " + o.out_path + (o.gpmtool_path.empty() ? "" : " and " + o.gpmtool_path));
+  report.converged = model.fit.converged;
+  if (!model.fit.converged) {
+    LogWarning("the fit did not converge: " + model.fit.termination +
+               " (the model was written and records this)");
+    report.exit_code = static_cast<int>(kExitFit);
+  }
+  return report;
+}
+
+}  // namespace wattcal

@@ -1,0 +1,148 @@
+#include "stage/calibration_flags.h"
+
+#include <fmt/format.h>
+
+#include "accelwattch/orderings.h"
+#include "accelwattch/scaling_model.h"
+#include "util/errors.h"
+#include "io/csv_reader.h"
+
+namespace wattcal {
+
+CalibrationOptions ToCalibrationOptions(const CalibrationFlags& f) {
+  if (f.method == "accelwattch") {
+    throw OptionError(
+        "--method accelwattch fits scaling factors to a per-kernel table: wattcal-calibrate "
+        "--method accelwattch --components TABLE.csv (validate it with --mode accelwattch)");
+  }
+  CalibrationOptions o;
+  o.method = f.method == "fixed" ? FitMethod::kFixed : FitMethod::kDvfs;
+  o.solver = f.solver == "alternating" ? FitSolver::kAlternating : FitSolver::kJoint;
+  o.residual = f.residual == "relative" ? FitResidual::kRelative : FitResidual::kAbsolute;
+  o.loss = DefaultLoss(o.method, o.solver);
+  if (!f.loss.empty() && !ParseFitLoss(f.loss, &o.loss)) {
+    throw OptionError("--loss '" + f.loss + "': expected l2, huber or cauchy");
+  }
+  o.loss_scale = f.loss_scale;
+  o.voltage_min = f.voltage_min;
+  o.voltage_max = f.voltage_max;
+  o.max_solver_iterations = f.max_iterations;
+  o.max_alternating_iterations = f.max_iterations;
+  o.joint_start_from_alternating = f.start_from_alternating;
+  o.num_threads = f.threads;
+  o.keep_flagged = f.keep_flagged;
+  o.power_limit_w = f.power_limit_w;
+  std::string error;
+  if (!o.Check(&error)) throw OptionError("invalid calibration options: " + error);
+  return o;
+}
+
+CorpusReadOptions ToCorpusReadOptions(const CalibrationFlags& f) {
+  CorpusReadOptions o;
+  o.default_core_mhz = f.default_core_mhz;
+  o.default_mem_mhz = f.default_mem_mhz;
+  std::string error;
+  if (!o.Check(&error)) throw OptionError(error);
+  return o;
+}
+
+nlohmann::json CalibrationOptionsToJson(const CalibrationOptions& o) {
+  nlohmann::json j;
+  j["method"] = FitMethodName(o.method);
+  // The solver actually used: the fixed method is one NNLS solve, whatever --solver says.
+  j["solver"] = o.method == FitMethod::kFixed ? "nnls" : FitSolverName(o.solver);
+  j["residual"] = FitResidualName(o.residual);
+  j["loss"] = FitLossName(o.loss);
+  j["loss_scale"] = o.loss == FitLoss::kL2 ? 0.0 : o.EffectiveLossScale();
+  j["voltage_min"] = o.voltage_min;
+  j["voltage_max"] = o.voltage_max;
+  j["max_solver_iterations"] = o.max_solver_iterations;
+  j["max_alternating_iterations"] = o.max_alternating_iterations;
+  j["alternating_tolerance_pct"] = o.alternating_tolerance_pct;
+  j["alternating_patience"] = o.alternating_patience;
+  j["joint_start_from_alternating"] = o.joint_start_from_alternating;
+  j["keep_flagged"] = o.keep_flagged;
+  if (o.power_limit_w > 0.0) j["power_limit_w"] = o.power_limit_w;
+  return j;
+}
+bool AccelWattchFlagsGiven(const AccelWattchFlags& f) {
+  return !f.bounds.empty() || !f.orderings_path.empty() || !f.paper_orderings ||
+         !f.prior_path.empty() || f.prior_weight != 0.0 || !f.start_from_prior;
+}
+
+namespace {
+// Parses "LO:HI" into two numbers; false when malformed.
+bool ParseBoundPair(const std::string& text, double* lo, double* hi) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos) return false;
+  return ParseFiniteDouble(text.substr(0, colon), lo) && ParseFiniteDouble(text.substr(colon + 1), hi);
+}
+}  // namespace
+
+AccelWattchFitOptions ToAccelWattchFitOptions(const AccelWattchFlags& f, int max_iterations) {
+  AccelWattchFitOptions o;
+  for (const std::string& b : f.bounds) {
+    const size_t eq = b.find('=');
+    const std::string name = eq == std::string::npos ? "" : b.substr(0, eq);
+    double lo = 0.0, hi = 0.0;
+    if (!ParseBoundPair(eq == std::string::npos ? b : b.substr(eq + 1), &lo, &hi) ||
+        (eq != std::string::npos && name.empty())) {
+      throw OptionError(fmt::format("--bounds '{}': expected LO:HI or NAME=LO:HI (e.g. 0.001:1000, "
+                                    "INTP=0.5:2)",
+                                    b));
+    }
+    if (name.empty()) {
+      o.lower_bound = lo;
+      o.upper_bound = hi;
+    } else {
+      o.component_bounds[name] = {lo, hi};
+    }
+  }
+  o.paper_orderings = f.paper_orderings;
+  if (!f.orderings_path.empty()) o.extra_orderings = ReadOrderingsFile(f.orderings_path);
+  o.prior_weight = f.prior_weight;
+  o.start_from_prior = f.start_from_prior;
+  o.max_iterations = max_iterations;
+  if (!f.prior_path.empty()) {
+    const AccelWattchModel prior = ReadAccelWattchModel(f.prior_path);
+    for (size_t i = 0; i < prior.components.size(); ++i) o.prior_x[prior.components[i]] = prior.x[i];
+    o.prior_source = f.prior_path;
+  }
+  std::string error;
+  if (!o.Check(&error)) throw OptionError("invalid accelwattch options (--bounds, --prior-weight, "
+                                          "--max-iterations): " + error);
+  return o;
+}
+
+nlohmann::json AccelWattchFitOptionsToJson(const AccelWattchFitOptions& o, const AccelWattchFlags& f) {
+  nlohmann::json j;
+  j["lower_bound"] = o.lower_bound;
+  j["upper_bound"] = o.upper_bound;
+  nlohmann::json bounds = nlohmann::json::object();
+  for (const auto& [name, b] : o.component_bounds) bounds[name] = {b.first, b.second};
+  j["component_bounds"] = bounds;
+  j["paper_orderings"] = o.paper_orderings;
+  j["orderings_file"] = f.orderings_path;
+  j["prior"] = f.prior_path.empty() ? "x = 1" : f.prior_path;
+  j["prior_weight"] = o.prior_weight;
+  j["start_from_prior"] = o.start_from_prior;
+  j["max_iterations"] = o.max_iterations;
+  return j;
+}
+
+std::vector<std::string> AccelWattchInputFiles(const AccelWattchFlags& f) {
+  std::vector<std::string> files;
+  if (!f.orderings_path.empty()) files.push_back(f.orderings_path);
+  if (!f.prior_path.empty()) files.push_back(f.prior_path);
+  return files;
+}
+
+MetricsOptions ToMetricsOptions(const std::string& mape_ci) {
+  MetricsOptions o;
+  if (!ParseMapeCiMethod(mape_ci, &o.ci_method)) {
+    throw OptionError(fmt::format("--mape-ci '{}': expected student-t or normal-population-sd", mape_ci));
+  }
+  return o;
+}
+
+}  // namespace wattcal

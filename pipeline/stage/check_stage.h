@@ -1,0 +1,42 @@
+// wattcal-check as one library call: every run's headline figures against the values kept in
+// the repository (expected/results.csv), as a table of expected vs. obtained.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report/results_check.h"
+
+namespace wattcal {
+
+struct CheckStageOptions {
+  // --expected: run,file,pointer,expected,tolerance,reference.
+  std::string expected_path = "expected/results.csv";
+  // --reports: the folder holding the runs.
+  std::string reports_dir = "reports";
+  // --run: only these runs (empty: every run of the expected file).
+  std::vector<std::string> runs;
+  // --out: also write the table (Markdown); empty = not written.
+  std::string out_path;
+
+  // OptionError naming the flag: --expected or --reports empty.
+  void Check() const;
+};
+
+struct CheckStageReport {
+  // 0 when every figure is found and within its tolerance, else 3 (kExitFit).
+  int exit_code = 0;
+  // What the main prints to stdout: nothing (the table goes to stderr, as before).
+  std::string summary;
+  // The table logged at info level.
+  std::string table;
+  std::vector<CheckedFigure> checked;
+  int missing = 0;
+  int differ = 0;
+  // The runs whose figures are missing, in the expected file's order.
+  std::vector<std::string> runs_missing;
+};
+
+CheckStageReport RunCheckStage(const CheckStageOptions& options);
+
+}  // namespace wattcal

@@ -1,0 +1,34 @@
+// wattcal-idle as one library call: active-SM sweeps -> power per idle SM
+// (AccelWattch Eqs. 6-8, geometric mean over microbenchmarks).
+#pragma once
+
+#include <string>
+
+#include "accelwattch/idle_power.h"
+#include "stage/sweep_flags.h"
+
+namespace wattcal {
+
+struct IdleStageOptions {
+  // --sweep, --description, --constant or --p-const-w, --out.
+  SweepWithConstantFlags files;
+  // --f-core-mhz, --f-tolerance-mhz, --num-sms, --lanes-per-warp, --benchmark. Its p_const_w
+  // is set by Run from `files`.
+  IdlePowerOptions fit;
+
+  // OptionError naming the flag: the files' rules (SweepWithConstantFlags::Check), then the fit
+  // options' ranges (with --p-const-w when given).
+  void Check() const;
+};
+
+struct IdleStageReport {
+  // 0, or 3 (kExitFit) when P_idleSM could not be fitted (the result is written either way).
+  int exit_code = 0;
+  // What the main prints to stdout: nothing (the log lines go to stderr, as before).
+  std::string summary;
+  IdlePowerResult result;
+};
+
+IdleStageReport RunIdleStage(const IdleStageOptions& options);
+
+}  // namespace wattcal

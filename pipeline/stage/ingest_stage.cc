@@ -1,0 +1,243 @@
+#include "stage/ingest_stage.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "ingest/capture.h"
+#include "io/corpus_io.h"
+#include "util/errors.h"
+#include "util/logging.h"
+#include "util/output.h"
+
+namespace wattcal {
+
+namespace {
+
+// The separate-dump flags --capture cannot be combined with, and whether each was given.
+std::vector<std::pair<const char*, bool>> SeparateDumpFlags(const IngestStageOptions& o) {
+  const IngestInputs& in = o.inputs;
+  return {{"--power-log", !in.power_log.empty()},
+          {"--windows", !in.windows.empty()},
+          {"--counters", !in.counters.empty()},
+          {"--corpus", !in.corpus.empty()},
+          {"--kernel-power", !in.kernel_power.empty()},
+          {"--ubench", !in.ubench.empty()},
+          {"--description", !in.description.empty()},
+          {"--instructions", !in.instruction_pairs.empty()},
+          {"--activity", !o.activity_path.empty()},
+          {"--windows-out", !o.windows_out_path.empty()},
+          {"--counters-table", !o.counters_table_path.empty()},
+          {"--accelwattch-activity", !o.accelwattch_activity_path.empty()}};
+}
+
+std::vector<std::string> SplitColumns(const std::string& columns) {
+  std::vector<std::string> out;
+  if (columns.empty()) return out;
+  size_t start = 0;
+  while (start <= columns.size()) {
+    const size_t comma = columns.find(',', start);
+    out.push_back(columns.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string LeftOutLine(int64_t rows) {
+  return fmt::format("measured table: {} row{} left out by --exclude-flagged\n", rows,
+                     rows == 1 ? "" : "s");
+}
+
+IngestStageReport RunCaptures(const IngestStageOptions& o) {
+  CaptureOptions capture_options;
+  capture_options.energy = o.ingest.energy;
+  if (o.settle_ms.has_value()) capture_options.settle_ms = *o.settle_ms;
+  capture_options.power_log = o.capture_power;
+  const CaptureResult r =
+      IngestCaptures(o.captures, ReadGpuDescription(o.inputs.gpu_description), capture_options);
+  std::vector<std::string> inputs = r.inputs;
+  inputs.push_back(o.inputs.gpu_description);
+  nlohmann::json sources = nlohmann::json::array();
+  for (size_t i = 0; i < r.power_sources.size(); ++i) {
+    sources.push_back({{"capture", o.captures[i]}, {"power_source", r.power_sources[i]},
+                       {"power_log", r.power_logs[i]}});
+  }
+  nlohmann::json manifest_options = {
+      {"capture", o.captures},
+      {"capture_power", o.capture_power},
+      {"power_sources", sources},
+      {"power_limit_w", std::isfinite(r.power_limit_w) ? nlohmann::json(r.power_limit_w)
+                                                      : nlohmann::json()},
+      {"settle_ms", capture_options.settle_ms},
+      {"min_samples", o.ingest.energy.min_samples},
+      {"max_cv", o.ingest.energy.max_cv},
+      {"max_temp_drift_c", o.ingest.energy.max_temp_drift_c},
+      {"max_clock_range_frac", capture_options.energy.max_clock_range_frac},
+      {"dropped_launches", r.dropped_launches},
+      {"skipped_idle_windows", r.skipped_idle}};
+  IngestStageReport report;
+  Corpus corpus = r.ToCorpus();
+  if (o.ingest.energy.exclude_flagged) {
+    // A flagged window is left out of the measured table (the windows table keeps it).
+    std::vector<int> kept;
+    for (int i = 0; i < corpus.rows(); ++i) {
+      if (corpus.flags[i].empty()) kept.push_back(i);
+    }
+    report.left_out_rows = corpus.rows() - static_cast<int64_t>(kept.size());
+    corpus = corpus.Subset(kept);
+    manifest_options["exclude_flagged"] = true;
+    manifest_options["left_out_rows"] = report.left_out_rows;
+  }
+  corpus.path = o.tidy_path;
+  OutputSet outputs;
+  outputs.StageText(o.tidy_path, CorpusToTidyCsv(corpus));
+  outputs.StageManifest(o.tidy_path, "ingest", inputs, manifest_options);
+  report.written.push_back(o.tidy_path);
+  if (!o.out_path.empty()) {
+    outputs.StageText(o.out_path, r.WindowsCsv());
+    outputs.StageManifest(o.out_path, "ingest", inputs, manifest_options);
+    report.written.push_back(o.out_path);
+  }
+  outputs.Commit();
+  for (const std::string& w : r.warnings) LogWarning(w);
+  report.info = r.Summary();
+  if (o.ingest.energy.exclude_flagged) report.info += LeftOutLine(report.left_out_rows);
+  LogInfo(report.info);
+  report.exit_code = static_cast<int>(kExitOk);
+  return report;
+}
+
+IngestStageReport RunDumps(const IngestStageOptions& o) {
+  const IngestInputs& in = o.inputs;
+  IngestOptions options = o.ingest;
+  options.log.columns = SplitColumns(o.columns);
+  if (o.settle_ms.has_value()) {
+    options.energy.settle_ms = *o.settle_ms;
+  } else {
+    options.energy.settle_ms = kDefaultSettleMs;
+    options.energy.settle_short_windows_by_half = true;
+  }
+  const IngestResult r = Ingest(in, options);
+
+  std::vector<std::string> inputs;
+  for (const std::string& p : {in.power_log, in.windows, in.counters, in.gpu_description,
+                               in.instruction_pairs, in.corpus, in.kernel_power, in.ubench,
+                               in.description}) {
+    if (!p.empty()) inputs.push_back(p);
+  }
+  IngestStageReport report;
+  nlohmann::json manifest_options = {{"gpu_select", options.log.gpu},
+                                     {"power_field", r.energy.power_field},
+                                     {"columns", options.log.columns},
+                                     {"utc_offset_h", options.log.utc_offset_h},
+                                     {"dmon_interval_ms", options.log.dmon_interval_ms},
+                                     {"min_samples", options.energy.min_samples},
+                                     {"max_cv", options.energy.max_cv},
+                                     {"max_temp_drift_c", options.energy.max_temp_drift_c},
+                                     {"exclude_flagged", options.energy.exclude_flagged},
+                                     {"settle_ms", options.energy.settle_ms}};
+  if (options.energy.exclude_flagged && !o.tidy_path.empty()) {
+    for (const KernelEnergy& k : r.energy.kernels) report.left_out_rows += k.launches == 0;
+    manifest_options["left_out_rows"] = report.left_out_rows;
+  }
+  OutputSet outputs;
+  auto write = [&](const std::string& path, const std::string& content) {
+    if (path.empty()) return;
+    outputs.StageText(path, content);
+    outputs.StageManifest(path, "ingest", inputs, manifest_options);
+    report.written.push_back(path);
+  };
+  write(o.out_path, r.kernels_csv);
+  write(o.windows_out_path, r.windows_csv);
+  write(o.tidy_path, r.tidy_csv);
+  write(o.activity_path, r.activity_csv);
+  write(o.instructions_out_path, r.instructions_csv);
+  write(o.counters_table_path, r.counters_csv);
+  write(o.corpus_out_path, r.corpus_tidy_csv);
+  write(o.kernel_power_out_path, r.kernel_power_csv);
+  write(o.ubench_out_path, r.ubench_csv);
+  write(o.accelwattch_activity_path, r.accelwattch_activity_csv);
+  outputs.Commit();
+  report.info = r.summary;
+  if (options.energy.exclude_flagged && !o.tidy_path.empty()) {
+    report.info += LeftOutLine(report.left_out_rows);
+  }
+  LogInfo(report.info);
+  report.exit_code = static_cast<int>(kExitOk);
+  return report;
+}
+
+}  // namespace
+
+void IngestStageOptions::Check() const {
+  const IngestInputs& in = inputs;
+  if (settle_ms.has_value() && !(std::isfinite(*settle_ms) && *settle_ms >= 0.0)) {
+    throw OptionError(fmt::format("--settle-ms: {} is not a time >= 0 ms", *settle_ms));
+  }
+  if (!captures.empty()) {
+    for (const auto& [flag, given] : SeparateDumpFlags(*this)) {
+      if (given) {
+        throw OptionError(fmt::format("--capture reads a whole capture directory: {} cannot be "
+                                      "combined with it",
+                                      flag));
+      }
+    }
+    if (in.gpu_description.empty()) {
+      throw OptionError("--capture needs --gpu (the GPU description, e.g. "
+                        "microbench_specs/gpus/h100_sxm.json)");
+    }
+    if (tidy_path.empty()) throw OptionError("--capture needs --tidy (the measured table)");
+    if (capture_power != "auto" && capture_power != "nvml" && capture_power != "nvidia-smi") {
+      throw OptionError("--capture-power: '" + capture_power +
+                        "' is not auto, nvml or nvidia-smi");
+    }
+    return;
+  }
+  if (!in.power_log.empty() && out_path.empty() && accelwattch_activity_path.empty()) {
+    throw OptionError("--power-log needs --out (or --accelwattch-activity, whose mean_power_w it "
+                      "measures)");
+  }
+  if (!tidy_path.empty() && (in.power_log.empty() || in.counters.empty())) {
+    throw OptionError("--tidy needs --power-log, --windows, --counters and --gpu");
+  }
+  if (!activity_path.empty() && (in.counters.empty() || in.gpu_description.empty())) {
+    throw OptionError("--activity needs --counters and --gpu");
+  }
+  if (!counters_table_path.empty() && in.counters.empty()) {
+    throw OptionError("--counters-table needs --counters");
+  }
+  if (!accelwattch_activity_path.empty() && (in.counters.empty() || in.description.empty())) {
+    throw OptionError("--accelwattch-activity needs --counters and --description");
+  }
+  if (!in.description.empty() && accelwattch_activity_path.empty()) {
+    throw OptionError("--description needs --accelwattch-activity (the table it describes)");
+  }
+  if (!in.corpus.empty() && corpus_out_path.empty()) {
+    throw OptionError("--corpus needs --corpus-out");
+  }
+  if (!in.kernel_power.empty() && kernel_power_out_path.empty()) {
+    throw OptionError("--kernel-power needs --kernel-power-out");
+  }
+  if (!in.ubench.empty() && ubench_out_path.empty()) {
+    throw OptionError("--ubench needs --ubench-out");
+  }
+  if (!in.counters.empty() && in.gpu_description.empty() && counters_table_path.empty() &&
+      accelwattch_activity_path.empty()) {
+    throw OptionError(
+        "--counters needs --gpu (for utilisations), --counters-table or --accelwattch-activity");
+  }
+  if (!instructions_out_path.empty() && in.instruction_pairs.empty()) {
+    throw OptionError("--instructions-out needs --instructions");
+  }
+  if (!in.instruction_pairs.empty() && instructions_out_path.empty()) {
+    throw OptionError("--instructions needs --instructions-out");
+  }
+}
+
+IngestStageReport RunIngestStage(const IngestStageOptions& options) {
+  options.Check();
+  return options.captures.empty() ? RunDumps(options) : RunCaptures(options);
+}
+
+}  // namespace wattcal

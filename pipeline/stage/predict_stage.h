@@ -1,0 +1,55 @@
+// wattcal-predict as one library call: a calibrated model + activity -> predicted power (TPDS
+// §3.5, §4.5), or AccelWattch's Eq. 12 / AccelWattch Eq. 13 for a wattcal-accelwattch-model.
+// The model file's format decides which. The main (stages/predict_main.cc) binds the command
+// line to PredictStageOptions and calls RunPredictStage; tests call it in-process.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace wattcal {
+
+struct PredictStageOptions {
+  // --model: wattcal JSON, gpmTOOL model file, or wattcal-accelwattch-model JSON; required.
+  std::string model_path;
+  // --activity: gpmTOOL prediction/real file or tidy CSV; for an AccelWattch model an activity
+  // table or a component table; required.
+  std::string activity_path;
+  // --out: predictions CSV; required.
+  std::string out_path;
+  // --mode dvfs | fixed (dvfs and fixed models only).
+  std::string mode = "dvfs";
+  // Whether --mode was given (an AccelWattch model refuses it).
+  bool mode_given = false;
+  // --breakdown: per-component power columns (TPDS §4.5).
+  bool breakdown = false;
+  // --power-limit-w: the board's power limit, W (0 = the activity's, else the model's).
+  double power_limit_w = 0.0;
+  // --default-core-mhz, --default-mem-mhz: tidy inputs' default pair, MHz (0 = infer).
+  double default_core_mhz = 0.0;
+  double default_mem_mhz = 0.0;
+  // --f-core-mhz, --f-mem-mhz, --active-sms, --lanes-per-warp: AccelWattch what-ifs.
+  std::vector<double> f_core_mhz;
+  std::vector<double> f_mem_mhz;
+  std::vector<int> active_sms;
+  std::vector<int> lanes_per_warp;
+
+  // The rules that do not depend on the files (required paths, --mode's values, the default
+  // pair and the power limit's ranges). Throws OptionError naming the flag.
+  void Check() const;
+};
+
+struct PredictStageReport {
+  int exit_code = 0;
+  // What the main prints to stdout: nothing (the stage logs to stderr).
+  std::string summary;
+  // The predictions written.
+  size_t rows = 0;
+};
+
+// Runs wattcal-predict. The rules that depend on the model's format (AccelWattch models take
+// no --mode / --default-*-mhz / --power-limit-w; the what-if flags need an AccelWattch model
+// and an activity table) are checked after reading it: OptionError.
+PredictStageReport RunPredictStage(const PredictStageOptions& options);
+
+}  // namespace wattcal

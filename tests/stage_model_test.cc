@@ -1,0 +1,399 @@
+// The stage layer of calibrate, validate, predict, port and compare (pipeline/stage/, issue 12
+// step 1) driven in-process, and the one loss default (issue 12 step 3):
+//
+//   StageLoss*      DefaultLoss is the default of the library and of --loss; ParseFitLoss and
+//                   FitLossName are inverses; a bad --loss names the flag.
+//   StageCheck*     each <Stage>StageOptions::Check() refuses what the main used to refuse,
+//                   with an OptionError naming the flag(s); --mode/--method of validate.
+//   StageInProcess* Run<Stage>Stage on the real datasets writes byte for byte what the
+//                   executable writes for the same command line (outputs and manifests).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fit/calibrate.h"
+#include "stage/calibrate_stage.h"
+#include "stage/calibration_flags.h"
+#include "stage/compare_stage.h"
+#include "stage/port_stage.h"
+#include "stage/predict_stage.h"
+#include "stage/validate_stage.h"
+#include "test_support.h"
+#include "util/errors.h"
+
+namespace wattcal {
+namespace {
+
+using ::wattcal::testing::CommandResult;
+using ::wattcal::testing::Dataset;
+using ::wattcal::testing::FileExists;
+using ::wattcal::testing::ReadFile;
+using ::wattcal::testing::RunStage;
+using ::wattcal::testing::ScratchDir;
+
+// Expects `body` to throw OptionError whose message holds every one of `parts`.
+void ExpectOptionError(const std::function<void()>& body, const std::vector<std::string>& parts) {
+  try {
+    body();
+    ADD_FAILURE() << "no OptionError; expected one naming " << parts.front();
+  } catch (const OptionError& e) {
+    const std::string message = e.what();
+    for (const std::string& part : parts) {
+      EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
+    }
+  }
+}
+
+TEST(StageLoss, DefaultLossIsTheDefaultOfTheLibraryAndOfTheCommandLine) {
+  EXPECT_EQ(DefaultLoss(FitMethod::kDvfs, FitSolver::kJoint), FitLoss::kHuber);
+  EXPECT_EQ(DefaultLoss(FitMethod::kDvfs, FitSolver::kAlternating), FitLoss::kL2);
+  EXPECT_EQ(DefaultLoss(FitMethod::kFixed, FitSolver::kJoint), FitLoss::kL2);
+  EXPECT_EQ(DefaultLoss(FitMethod::kFixed, FitSolver::kAlternating), FitLoss::kL2);
+  const CalibrationOptions library;
+  EXPECT_EQ(library.loss, DefaultLoss(library.method, library.solver));
+  for (const char* method : {"dvfs", "fixed"}) {
+    for (const char* solver : {"joint", "alternating"}) {
+      CalibrationFlags flags;
+      flags.method = method;
+      flags.solver = solver;
+      const CalibrationOptions o = ToCalibrationOptions(flags);
+      EXPECT_EQ(o.loss, DefaultLoss(o.method, o.solver)) << method << " " << solver;
+    }
+  }
+}
+
+TEST(StageLoss, ParseAndNameAreInverses) {
+  for (FitLoss v : {FitLoss::kL2, FitLoss::kHuber, FitLoss::kCauchy}) {
+    FitLoss parsed = v == FitLoss::kL2 ? FitLoss::kCauchy : FitLoss::kL2;
+    EXPECT_TRUE(ParseFitLoss(FitLossName(v), &parsed));
+    EXPECT_EQ(parsed, v);
+  }
+  FitLoss untouched = FitLoss::kCauchy;
+  EXPECT_FALSE(ParseFitLoss("L2", &untouched));
+  EXPECT_FALSE(ParseFitLoss("", &untouched));
+  EXPECT_EQ(untouched, FitLoss::kCauchy);
+  CalibrationFlags flags;
+  flags.loss = "tukey";
+  ExpectOptionError([&] { ToCalibrationOptions(flags); }, {"--loss", "tukey"});
+  flags.loss = "cauchy";
+  flags.loss_scale = 2.5;
+  const CalibrationOptions o = ToCalibrationOptions(flags);
+  EXPECT_EQ(o.loss, FitLoss::kCauchy);
+  EXPECT_EQ(o.loss_scale, 2.5);
+  EXPECT_EQ(CalibrationOptionsToJson(o)["loss_scale"], 2.5);
+}
+
+TEST(StageCheck, CalibrateNamesTheFlags) {
+  CalibrateStageOptions o;
+  o.out_path = "m.json";
+  ExpectOptionError([&] { o.Check(); }, {"--train"});
+  o.train_path = "train.csv";
+  o.Check();  // the defaults with --train and --out pass
+  o.bootstrap = 10;
+  ExpectOptionError([&] { o.Check(); }, {"--bootstrap", "--method fixed", "dvfs"});
+  o.calibration.method = "fixed";
+  o.Check();
+  o.bootstrap = 0;
+  o.accelwattch.prior_weight = 0.5;
+  ExpectOptionError([&] { o.Check(); }, {"--prior-weight", "--method accelwattch"});
+  o.accelwattch.prior_weight = 0.0;
+  o.calibration.voltage_min = 3.0;
+  ExpectOptionError([&] { o.Check(); }, {"voltage_min", "3"});
+  o.calibration.voltage_min = 0.5;
+  o.calibration.method = "accelwattch";
+  ExpectOptionError([&] { o.Check(); }, {"--method accelwattch", "not --train"});
+  o.train_path.clear();
+  ExpectOptionError([&] { o.Check(); }, {"--components", "--activity"});
+  o.activity_path = "activity.csv";
+  ExpectOptionError([&] { o.Check(); }, {"--activity needs", "--energies", "--idle"});
+  o.energies_path = "e.json";
+  o.constant_path = "c.json";
+  o.static_path = "s.json";
+  o.idle_path = "i.json";
+  o.Check();
+  o.components_path = "table.csv";
+  ExpectOptionError([&] { o.Check(); }, {"either --components"});
+  o.out_path.clear();
+  ExpectOptionError([&] { o.Check(); }, {"--out"});
+}
+
+ValidateStageOptions HeldoutValidation() {
+  ValidateStageOptions o;
+  o.model_path = "m.json";
+  o.heldout_path = "heldout.csv";
+  o.predictions_path = "p.csv";
+  o.metrics_path = "metrics.json";
+  return o;
+}
+
+TEST(StageCheck, ValidateModeAndMethod) {
+  ValidateStageOptions o = HeldoutValidation();
+  o.Check();
+  // --method is the folds' calibration method: without --cv-folds it has nothing to pick.
+  o.calibration.method = "fixed";
+  o.method_given = true;
+  ExpectOptionError([&] { o.Check(); }, {"--method fixed", "--cv-folds"});
+  // With --cv-folds, --method follows --mode unless given.
+  ValidateStageOptions cv = HeldoutValidation();
+  cv.model_path.clear();
+  cv.heldout_path.clear();
+  cv.train_path = "train.csv";
+  cv.cv_folds = 5;
+  cv.mode = "fixed";
+  EXPECT_EQ(cv.FoldCalibration().method, "fixed");
+  cv.Check();
+  cv.mode = "scaling";
+  EXPECT_EQ(cv.FoldCalibration().method, "dvfs");
+  cv.Check();
+  // A fixed model cannot predict other V-F pairs: refused before any fold is fitted.
+  cv.calibration.method = "fixed";
+  cv.method_given = true;
+  ExpectOptionError([&] { cv.Check(); }, {"--method fixed", "--mode scaling"});
+  cv.mode = "dvfs";
+  ExpectOptionError([&] { cv.Check(); }, {"--method fixed", "--mode dvfs"});
+  cv.mode = "fixed";
+  cv.Check();
+  cv.calibration.method = "dvfs";
+  cv.Check();  // a DVFS model predicting at the default pair is a real comparison
+  cv.calibration.method = "accelwattch";
+  ExpectOptionError([&] { cv.Check(); }, {"--method accelwattch", "--mode accelwattch"});
+  // --mode accelwattch takes no --method.
+  ValidateStageOptions aw;
+  aw.mode = "accelwattch";
+  aw.components_path = "table.csv";
+  aw.predictions_path = "p.csv";
+  aw.metrics_path = "metrics.json";
+  aw.Check();
+  aw.method_given = true;
+  ExpectOptionError([&] { aw.Check(); }, {"--method", "--mode accelwattch"});
+}
+
+TEST(StageCheck, ValidateNamesTheFlags) {
+  ValidateStageOptions o = HeldoutValidation();
+  o.plot_path = "scatter.svg";
+  ExpectOptionError([&] { o.Check(); }, {"--plot", ".png"});
+  o.plot_path.clear();
+  o.mape_ci = "bootstrap";
+  ExpectOptionError([&] { o.Check(); }, {"--mape-ci", "bootstrap"});
+  o.mape_ci = "student-t";
+  o.calibration.keep_flagged = true;
+  ExpectOptionError([&] { o.Check(); }, {"--keep-flagged", "--cv-folds"});
+  o.calibration.keep_flagged = false;
+  o.train_path = "train.csv";
+  ExpectOptionError([&] { o.Check(); }, {"--train", "--cv-folds"});
+  o.train_path.clear();
+  o.components_path = "table.csv";
+  ExpectOptionError([&] { o.Check(); }, {"--components", "--mode accelwattch"});
+  o.components_path.clear();
+  o.accelwattch.prior_weight = 0.1;
+  ExpectOptionError([&] { o.Check(); }, {"accelwattch fit options"});
+  o.mode = "accelwattch";
+  ExpectOptionError([&] { o.Check(); }, {"--prior-weight", "--cv loko"});
+  o.metrics_path.clear();
+  ExpectOptionError([&] { o.Check(); }, {"--metrics"});
+}
+
+TEST(StageCheck, PredictCompareAndPortNameTheFlags) {
+  PredictStageOptions p;
+  p.model_path = "m.json";
+  p.activity_path = "a.csv";
+  p.out_path = "p.csv";
+  p.Check();
+  p.power_limit_w = 20000.0;
+  ExpectOptionError([&] { p.Check(); }, {"--power-limit-w", "20000"});
+  p.power_limit_w = 0.0;
+  p.mode = "scaling";
+  ExpectOptionError([&] { p.Check(); }, {"--mode", "scaling"});
+
+  CompareStageOptions c;
+  c.arch_a = "volta_qv100";
+  c.arch_b = "pascal_titanx";
+  c.estimated_a_path = "a.csv";
+  c.estimated_b_path = "b.csv";
+  c.out_path = "c.json";
+  ExpectOptionError([&] { c.Check(); }, {"--measured"});
+  c.measured_a_path = "ma.csv";
+  ExpectOptionError([&] { c.Check(); }, {"--measured-b"});
+  c.measured_path = "m.csv";
+  c.Check();
+  EXPECT_EQ(c.MeasuredAPath(), "ma.csv");
+  EXPECT_EQ(c.MeasuredBPath(), "m.csv");
+  c.max_diff_pp = -1.0;
+  ExpectOptionError([&] { c.Check(); }, {"--max-diff-pp", "-1"});
+  c.max_diff_pp = 0.0;
+  c.direction_deadband_pct = -3.0;
+  ExpectOptionError([&] { c.Check(); }, {"--direction-deadband-pct", "-3"});
+
+  PortStageOptions port;
+  ExpectOptionError([&] { port.Check(); }, {"gpu, project or node"});
+  port.subcommand = "gpu";
+  port.gpu.model_path = "m.json";
+  port.gpu.base_gpu_path = "base.json";
+  port.gpu.target_gpu_path = "target.json";
+  port.gpu.out_path = "o.json";
+  port.Check();
+  port.gpu.base_idle_w = 4.0;
+  ExpectOptionError([&] { port.Check(); }, {"--base/target-idle-w", "--constant-scaling idle-power"});
+  port.gpu.constant_scaling = "idle-power";
+  ExpectOptionError([&] { port.Check(); }, {"--target-idle-w", "--target-idle-from"});
+  port.gpu.base_idle_from = "corpus.csv";
+  port.gpu.target_idle_w = 65.0;
+  ExpectOptionError([&] { port.Check(); }, {"--base-idle-w or --base-idle-from, not both"});
+  port.gpu.constant_scaling = "voltage";
+  ExpectOptionError([&] { port.Check(); }, {"--constant-scaling", "voltage"});
+  port.subcommand = "node";
+  port.node.out_path = "o.csv";
+  ExpectOptionError([&] { port.Check(); }, {"--estimates", "--model"});
+  port.node.model_path = "m.json";
+  port.node.totals_path = "t.csv";
+  ExpectOptionError([&] { port.Check(); }, {"--totals-out", "--estimates"});
+  port.node.totals_path.clear();
+  ExpectOptionError([&] { port.Check(); }, {"--node-table"});
+  port.node.scaling.dynamic_factor = 0.9;
+  port.node.scaling.static_factor = 0.8;
+  port.Check();
+  port.subcommand = "project";
+  ExpectOptionError([&] { port.Check(); }, {"project", "--corpus"});
+}
+
+// Runs `program` with `args` writing `outputs` (paths relative to nothing: absolute), keeps
+// their bytes and those of their manifests, removes them, then runs `in_process` writing the
+// same paths and expects the same bytes and exit code.
+void ExpectSameAsExecutable(const std::string& program, const std::vector<std::string>& args,
+                            const std::vector<std::string>& outputs,
+                            const std::function<int()>& in_process) {
+  const CommandResult executable = RunStage(program, args);
+  std::vector<std::string> expected;
+  for (const std::string& path : outputs) {
+    for (const std::string& file : {path, path + ".manifest.json"}) {
+      ASSERT_TRUE(FileExists(file)) << program << " did not write " << file << ":\n"
+                                    << executable.output;
+      expected.push_back(ReadFile(file));
+      std::remove(file.c_str());
+    }
+  }
+  const int exit_code = in_process();
+  EXPECT_EQ(exit_code, executable.exit_code) << executable.output;
+  size_t i = 0;
+  for (const std::string& path : outputs) {
+    for (const std::string& file : {path, path + ".manifest.json"}) {
+      ASSERT_TRUE(FileExists(file)) << "in-process " << program << " did not write " << file;
+      EXPECT_EQ(ReadFile(file), expected[i++]) << file;
+    }
+  }
+}
+
+TEST(StageInProcess, CalibrateValidatePredictWriteWhatTheExecutablesWrite) {
+  WATTCAL_REQUIRE_DATASETS();
+  const std::string dir = ScratchDir();
+  const std::string train = Dataset("gpmtool_tpds2019/gtx_titan_x/train_micro_fixed_11comp.csv");
+  const std::string heldout = Dataset("gpmtool_tpds2019/gtx_titan_x/DERIVED_real_power_allF_11comp.csv");
+  const std::string model = dir + "/model_fixed.json";
+  CalibrateStageOptions calibrate;
+  calibrate.train_path = train;
+  calibrate.out_path = model;
+  calibrate.gpmtool_path = dir + "/model_fixed.csv";
+  calibrate.calibration.method = "fixed";
+  ExpectSameAsExecutable(
+      "wattcal-calibrate",
+      {"--train", train, "--method", "fixed", "--out", model, "--export-gpmtool", calibrate.gpmtool_path, "-q"},
+      {model, calibrate.gpmtool_path}, [&] {
+        const CalibrateStageReport r = RunCalibrateStage(calibrate);
+        EXPECT_TRUE(r.converged);
+        EXPECT_EQ(r.written, (std::vector<std::string>{model, calibrate.gpmtool_path}));
+        EXPECT_EQ(r.summary, "");  // the stage logs to stderr; stdout stays empty
+        return r.exit_code;
+      });
+
+  ValidateStageOptions validate;
+  validate.model_path = model;
+  validate.heldout_path = heldout;
+  validate.mode = "fixed";
+  validate.title = "Titan X, fixed";
+  validate.predictions_path = dir + "/predictions.csv";
+  validate.metrics_path = dir + "/metrics.json";
+  validate.apps_predictions_path = dir + "/apps.csv";
+  validate.summary_md_path = dir + "/summary.md";
+  validate.max_mape_pct = 1.0;  // the fixed model's MAPE is larger: exit 3, outputs written
+  ExpectSameAsExecutable(
+      "wattcal-validate",
+      {"--model", model, "--heldout", heldout, "--mode", "fixed", "--title", validate.title,
+       "--predictions", validate.predictions_path, "--metrics", validate.metrics_path,
+       "--apps-predictions", validate.apps_predictions_path, "--summary-md", validate.summary_md_path,
+       "--max-mape-pct", "1", "-q"},
+      {validate.predictions_path, validate.metrics_path, validate.apps_predictions_path,
+       validate.summary_md_path},
+      [&] {
+        const ValidateStageReport r = RunValidateStage(validate);
+        EXPECT_EQ(r.exit_code, static_cast<int>(kExitFit));
+        EXPECT_GT(r.mape_pct, 1.0);
+        EXPECT_EQ(r.written.size(), 4u);
+        return r.exit_code;
+      });
+
+  PredictStageOptions predict;
+  predict.model_path = model;
+  predict.activity_path = heldout;
+  predict.out_path = dir + "/power.csv";
+  predict.mode = "fixed";
+  predict.mode_given = true;
+  predict.breakdown = true;
+  ExpectSameAsExecutable("wattcal-predict",
+                         {"--model", model, "--activity", heldout, "--out", predict.out_path,
+                          "--mode", "fixed", "--breakdown", "-q"},
+                         {predict.out_path}, [&] {
+                           const PredictStageReport r = RunPredictStage(predict);
+                           EXPECT_GT(r.rows, 0u);
+                           return r.exit_code;
+                         });
+}
+
+TEST(StageInProcess, CompareAndPortWriteWhatTheExecutablesWrite) {
+  WATTCAL_REQUIRE_DATASETS();
+  const std::string dir = ScratchDir();
+  const std::string measured = Dataset("accelwattch/common/measured_power_by_arch.csv");
+  const std::string volta = Dataset("accelwattch/volta_qv100/per_kernel_sass_sim.csv");
+  const std::string pascal = Dataset("accelwattch/pascal_titanx/per_kernel_sass_sim_scaled.csv");
+  const std::string pascal_raw = Dataset("accelwattch/pascal_titanx/per_kernel_sass_sim_unscaled.csv");
+  CompareStageOptions compare;
+  compare.measured_path = measured;
+  compare.arch_a = "volta_qv100";
+  compare.arch_b = "pascal_titanx";
+  compare.estimated_a_path = volta;
+  compare.estimated_b_path = pascal;
+  compare.out_path = dir + "/compare.json";
+  compare.table_path = dir + "/compare.csv";
+  ExpectSameAsExecutable("wattcal-compare",
+                         {"--measured", measured, "--arch-a", "volta_qv100", "--arch-b", "pascal_titanx",
+                          "--estimated-a", volta, "--estimated-b", pascal, "--out", compare.out_path,
+                          "--table", compare.table_path, "-q"},
+                         {compare.out_path, compare.table_path},
+                         [&] { return RunCompareStage(compare).exit_code; });
+
+  PortStageOptions port;
+  port.subcommand = "node";
+  port.node.estimates_path = pascal_raw;
+  port.node.reference_path = pascal;
+  port.node.node_table_path = std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/technology_nodes.csv";
+  port.node.scaling.from_node = "12nm";
+  port.node.scaling.to_node = "16nm";
+  port.node.out_path = dir + "/scaled.csv";
+  port.node.report_path = dir + "/node.json";
+  port.node.totals_path = dir + "/totals.csv";
+  ExpectSameAsExecutable(
+      "wattcal-port",
+      {"node", "--estimates", pascal_raw, "--reference", pascal, "--node-table", port.node.node_table_path,
+       "--from-node", "12nm", "--to-node", "16nm", "--out", port.node.out_path, "--report",
+       port.node.report_path, "--totals-out", port.node.totals_path, "-q"},
+      {port.node.out_path, port.node.report_path, port.node.totals_path}, [&] {
+        const PortStageReport r = RunPortStage(port);
+        EXPECT_EQ(r.written.size(), 3u);
+        return r.exit_code;
+      });
+}
+
+}  // namespace
+}  // namespace wattcal
