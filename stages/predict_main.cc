@@ -9,7 +9,7 @@
 //
 // The model's format decides: a wattcal-accelwattch-model evaluates AccelWattch's Eq. 12 (for
 // a kernel's activity, active SMs k and lanes y, at its own V-F pair or any other) or, for a
-// model of per-kernel component tables, Eq. 13's rows.
+// model of per-kernel component tables, AccelWattch Eq. 13's rows.
 #include "stage/predict_stage.h"
 #include "stage_common.h"
 

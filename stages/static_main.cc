@@ -1,6 +1,7 @@
 // wattcal-static: lane x SM sweeps -> power-gating terms (first SM vs each further SM, first
-// lane vs each further lane) and, per instruction-mix category, the linear (Eq. 4) and
-// half-warp (Eq. 5) static power models with the better one chosen (AccelWattch §4.3-4.5).
+// lane vs each further lane) and, per instruction-mix category, the linear (AccelWattch Eq. 4) and
+// half-warp (AccelWattch Eq. 5) static power models with the better one chosen
+// (AccelWattch §4.3-4.5).
 //
 //   wattcal-static --sweep SWEEP.csv [--description SWEEP_DESC.csv]
 //                  (--constant CONSTANT.json | --p-const-w W) --out STATIC.json

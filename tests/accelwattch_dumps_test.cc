@@ -165,7 +165,7 @@ TEST(AccelWattchDumps, TruthListsTheScalingFactorsOfTheEnergyEstimates) {
   for (const auto& [component, value] : expected) {
     EXPECT_NEAR(x[component].get<double>(), value, 1e-12) << component;
   }
-  // The paper's orderings (Eq. 14), strictly.
+  // The paper's orderings (AccelWattch Eq. 14), strictly.
   auto lt = [&](const char* a, const char* b) { return x[a].get<double>() < x[b].get<double>(); };
   EXPECT_TRUE(lt("INTP", "FPUP") && lt("FPUP", "DPUP") && lt("INTP", "INT_MULP"));
   for (const char* above : {"INT_MULP", "FP_SINP", "TENSORP", "TEXP"}) {

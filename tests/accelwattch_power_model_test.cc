@@ -1,10 +1,11 @@
 // AccelWattch's whole power model (MICRO'21 Eq. 10/12; accelwattch/power_model.h): the
-// energy-estimate and fixed-term readers, Eq. 12 by hand at the kernel's own V-F pair and at
-// another one, the component table of Eq. 13 built from an activity table, the model file's
-// round trip, and the stages as a user runs them: wattcal-calibrate --method accelwattch
-// --activity recovers known factors from noise-free measurements exactly, wattcal-predict
-// evaluates Eq. 12 with its breakdown at any pair, wattcal-validate scores an activity table;
-// errors exit 2 naming FILE:LINE and the field, bad options exit 1, nothing is left behind.
+// energy-estimate and fixed-term readers, AccelWattch Eq. 12 by hand at the kernel's own V-F pair
+// and at another one, the component table of AccelWattch Eq. 13 built from an activity table, the
+// model file's round trip, and the stages as a user runs them: wattcal-calibrate --method
+// accelwattch --activity recovers known factors from noise-free measurements exactly,
+// wattcal-predict evaluates AccelWattch Eq. 12 with its breakdown at any pair, wattcal-validate
+// scores an activity table; errors exit 2 naming FILE:LINE and the field, bad options exit 1,
+// nothing is left behind.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -122,7 +123,7 @@ TEST(AccelWattchPowerModel, Eq12ByHandAtTheKernelsPairAndAnother) {
   EXPECT_NEAR(other.static_w, 4.2, 1e-12);
   EXPECT_NEAR(other.idle_w, 1.2, 1e-12);
 
-  // A linear-category kernel on a full warp: Eq. 4, 6 + 0.25 * 31.
+  // A linear-category kernel on a full warp: AccelWattch Eq. 4, 6 + 0.25 * 31.
   KernelActivity lin = k;
   lin.category = "int_fp";
   lin.lanes_per_warp = 32;
@@ -184,8 +185,8 @@ TEST(AccelWattchPowerModel, MeasuredVoltageCurve) {
                OptionError);
 }
 
-// What-if SM and lane counts: Eq. 10's static and idle terms follow k and y, the dynamic
-// activity is kept per active SM.
+// What-if SM and lane counts: AccelWattch Eq. 10's static and idle terms follow k and y, the
+// dynamic activity is kept per active SM.
 TEST(AccelWattchPowerModel, WhatIfActiveSmsAndLanes) {
   const Files f = WriteTerms(ScratchDir());
   AccelWattchModel m;

@@ -94,7 +94,7 @@ TEST_F(AccelWattchRealData, PublishedModelReproducesTheSheet) {
   }
 }
 
-// The paper prints MAPE +/- a 95% interval: "9.2% +/- 3.12%" (Volta SASS SIM, §7.1),
+// The paper prints MAPE +/- a 95% interval: "9.2% +/- 3.12%" (Volta SASS SIM, AccelWattch §7.1),
 // "11 +/- 3.8%" (Pascal) and "13 +/- 4.7%" (Turing, abstract). These are the normal quantile
 // times the population standard deviation of the kernels' APE over sqrt(n) (Excel's
 // CONFIDENCE with STDEV.P); the Student t interval (wattcal's default) is wider: 3.34 for

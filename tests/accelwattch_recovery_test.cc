@@ -1,7 +1,7 @@
 // AccelWattch's dynamic scaling factors (MICRO'21 Eqs. 12-14) recovered from noisy dumps that
 // go through wattcal-ingest, as a user runs the chain (Makefile.runs volta-dynamic):
 //
-//   wattcal-synth --accelwattch-sweeps (§4 sweeps)      -> ingest -> constant, static, idle
+//   wattcal-synth --accelwattch-sweeps (AccelWattch §4) -> ingest -> constant, static, idle
 //   wattcal-synth --accelwattch-sweeps (dynamic list)   -> nvidia-smi log, windows, ncu raw page
 //   wattcal-ingest --settle-ms 100 --accelwattch-activity -> activity table (counts, power)
 //   wattcal-calibrate --method accelwattch --activity ... -> x, with the paper's orderings
@@ -11,18 +11,20 @@
 // microbench_specs/virtual_volta_energies.json; truth_power.csv).
 //
 // Two sources of error, tested apart:
-// * With Eq. 10's fixed terms at their true values (from the truth's own equation), the fit
-//   sees only the measurement noise (0.3% run-to-run per kernel, 0.5 W sensor noise, the
-//   window's steady state). Worst errors over seeds 1-10: INTP 7.4% (its kernels spend 9% of
-//   their power on it, issue power dominates), FPUP 5.8%, FP_SINP 4.3%, the others <= 3.4%.
-//   Tolerances: INTP 11%, FPUP 9%, the others 6%. SCHEDP is not tested (nanosleep draws
-//   < 0.5% of any kernel's power, so power cannot pin its factor: its worst error is 131%).
-// * With the fixed terms from wattcal-constant/-static/-idle on the §4 sweeps, the static
-//   model's error for the int_fp category (the truth's half-warp weight 0.6 lies between
-//   Eq. 4 and Eq. 5, so the chosen model misses the full-warp static power by ~3 W at 80 SMs)
-//   is absorbed by the factors of the components int_fp kernels stress, FPUP and FP_MULP;
-//   the others stay close. Worst over seeds 1-10: FPUP 13.3%, FP_MULP 10.3%, INTP 9.6%, the
-//   others <= 5.7%. Tolerances: FPUP 20%, FP_MULP 15%, INTP 14%, the others 9%.
+// * With AccelWattch Eq. 10's fixed terms at their true values (from the truth's own
+//   equation), the fit sees only the measurement noise (0.3% run-to-run per kernel, 0.5 W
+//   sensor noise, the window's steady state). Worst errors over seeds 1-10: INTP 7.4% (its
+//   kernels spend 9% of their power on it, issue power dominates), FPUP 5.8%, FP_SINP 4.3%,
+//   the others <= 3.4%. Tolerances: INTP 11%, FPUP 9%, the others 6%. SCHEDP is not tested
+//   (nanosleep draws < 0.5% of any kernel's power, so power cannot pin its factor: its worst
+//   error is 131%).
+// * With the fixed terms from wattcal-constant/-static/-idle on the AccelWattch §4 sweeps,
+//   the static model's error for the int_fp category (the truth's half-warp weight 0.6 lies
+//   between AccelWattch Eq. 4 and AccelWattch Eq. 5, so the chosen model misses the full-warp
+//   static power by ~3 W at 80 SMs) is absorbed by the factors of the components int_fp
+//   kernels stress, FPUP and FP_MULP; the others stay close. Worst over seeds 1-10: FPUP
+//   13.3%, FP_MULP 10.3%, INTP 9.6%, the others <= 5.7%. Tolerances: FPUP 20%, FP_MULP 15%,
+//   INTP 14%, the others 9%.
 // The tolerances are about 1.5x the worst error over seeds 1-10 (the disabled SeedSweep test
 // below prints them; run it with --gtest_also_run_disabled_tests, ~3 s).
 #include <gtest/gtest.h>
@@ -69,7 +71,7 @@ void RunOk(const std::string& stage, const std::vector<std::string>& args) {
 }
 
 // Synthesises `cfg` at `clocks` into dir and ingests it into dir/activity.csv (and
-// dir/kernels.csv for the §4 stages).
+// dir/kernels.csv for the AccelWattch §4 stages).
 void SynthIngest(const std::string& dir, unsigned seed, const std::string& cfg, const std::string& clocks,
                  bool activity) {
   std::vector<std::string> synth = {"--spec", kSpec, "--out-dir", dir, "--accelwattch-sweeps", "--seed",
@@ -88,7 +90,7 @@ void SynthIngest(const std::string& dir, unsigned seed, const std::string& cfg, 
   ASSERT_NO_FATAL_FAILURE(RunOk("wattcal-ingest", ingest));
 }
 
-// The §4 stages on their sweeps: dir/{constant,static,idle}.json.
+// The AccelWattch §4 stages on their sweeps: dir/{constant,static,idle}.json.
 void FixedTermsFromSweeps(const std::string& dir, unsigned seed) {
   ASSERT_NO_FATAL_FAILURE(SynthIngest(dir, seed, "", "", false));
   const std::vector<std::string> sweep = {"--sweep", dir + "/kernels.csv", "--description", dir + "/sweep.csv"};
@@ -105,10 +107,10 @@ void FixedTermsFromSweeps(const std::string& dir, unsigned seed) {
                                                     "1447", "--out", dir + "/idle.json"})));
 }
 
-// Eq. 10's fixed terms at their true values, in the stages' output format: P_const; per
+// AccelWattch Eq. 10's fixed terms at their true values, in the stages' output format: P_const; per
 // category the static power of all SMs at 1 and 32 lanes from the truth's equation (exact for
 // full warps as a linear model through them); per idle SM idle_sm_w + chip_static_w / N (what
-// Eqs. 6-8 give on the truth, idle_power.h).
+// AccelWattch Eqs. 6-8 give on the truth, idle_power.h).
 void TrueFixedTerms(const std::string& dir) {
   CampaignSpec campaign;
   std::string gpu, cfg;
@@ -180,7 +182,8 @@ TEST(AccelWattchRecovery, ScalingFactorsFromDumpsWithTrueFixedTerms) {
   Recovery r;
   ASSERT_NO_FATAL_FAILURE(Calibrate(dir, dir, SeedFromTestName(), &r));
   ExpectFactors(r, {{"INTP", 0.11}, {"FPUP", 0.09}}, 0.06);
-  // Every bound and every ordering of Eq. 14 holds in the result (checked on reading too).
+  // Every bound and every ordering of AccelWattch Eq. 14 holds in the result (checked on
+  // reading too).
   const AccelWattchModel m = ReadAccelWattchModel(r.model_path);
   EXPECT_EQ(m.orderings.size(), 7u);
   for (const Ordering& o : m.orderings) {
@@ -189,9 +192,9 @@ TEST(AccelWattchRecovery, ScalingFactorsFromDumpsWithTrueFixedTerms) {
   EXPECT_EQ(m.fit.max_constraint_violation, 0.0);
 }
 
-// The whole chain: §4 stages, the dynamic fit, then the model on held-out kernels (other SM
-// counts, divergent warps, ACT_CORE mixes, INT_MEM) at 1447, 1140 and 825 MHz, and predicted
-// at clocks no kernel ran at against the truth's own power.
+// The whole chain: AccelWattch §4 stages, the dynamic fit, then the model on held-out kernels
+// (other SM counts, divergent warps, ACT_CORE mixes, INT_MEM) at 1447, 1140 and 825 MHz, and
+// predicted at clocks no kernel ran at against the truth's own power.
 TEST(AccelWattchRecovery, WholeChainFromDumpsPredictsHeldOutKernels) {
   const std::string dir = ScratchDir();
   const unsigned seed = SeedFromTestName();
@@ -213,8 +216,8 @@ TEST(AccelWattchRecovery, WholeChainFromDumpsPredictsHeldOutKernels) {
   EXPECT_GT(metrics["pearson_r"].get<double>(), 0.99);
   EXPECT_EQ(metrics["per_freq_pair"].size(), 3u);
 
-  // Eq. 12 at clocks the kernels did not run at (activity per cycle kept, V ~ f), against the
-  // truth's noise-free power there: full-warp kernels of a known category within 4%.
+  // AccelWattch Eq. 12 at clocks the kernels did not run at (activity per cycle kept, V ~ f),
+  // against the truth's noise-free power there: full-warp kernels of a known category within 4%.
   ASSERT_NO_FATAL_FAILURE(RunOk("wattcal-predict", {"--model", r.model_path, "--activity", heldout + "/activity.csv",
                                                   "--f-core-mhz", "510,1597", "--breakdown", "--out",
                                                   dir + "/dvfs.csv"}));

@@ -245,7 +245,7 @@ TEST(Capture, ANvidiaSmiLogThatStopsEarlyIsLeftOutWithAWarning) {
 
 TEST(Capture, TheSmSweepIsUnidentifiableWithActiveCyclesAndNotWithElapsedCycles) {
   WATTCAL_REQUIRE_DATASETS();
-  // With sm__cycles_active.avg as Eq. 7's time base, one block on 1...132 SMs gives the same
+  // With sm__cycles_active.avg as TPDS Eq. 7's time base, one block on 1...132 SMs gives the same
   // utilisations at 133-346 W: the identifiability check names the nine rows.
   GpuDescription active = H100Gpu();
   active.active_cycles_metric = "sm__cycles_active.avg";

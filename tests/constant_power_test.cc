@@ -7,7 +7,7 @@
 //                          name), the bootstrap interval, excluded curves, no usable curve
 //   ConstantPowerSweep*    sweep files: kernels CSV + description, units from the headers,
 //                          errors naming FILE:LINE and the field
-//   ConstantPowerRealData* nsfcac V100 (datasets/nsfcac_v100): Eq. 3 on real DVFS data
+//   ConstantPowerRealData* nsfcac V100 (datasets/nsfcac_v100): AccelWattch Eq. 3 on real DVFS data
 // The virtual GPU's Fig. 2 reproduction runs end to end in accelwattch_sweeps_test.cc.
 #include <gtest/gtest.h>
 
@@ -30,7 +30,7 @@ using ::wattcal::testing::ScratchDir;
 using ::wattcal::testing::SeedFromTestName;
 using ::wattcal::testing::WriteFile;
 
-// A curve of Eq. 3: P = p_const + beta f^3 + tau f, f in MHz.
+// A curve of AccelWattch Eq. 3: P = p_const + beta f^3 + tau f, f in MHz.
 struct TrueCurve {
   std::string benchmark;
   double beta_w_per_mhz3;
@@ -81,11 +81,11 @@ TEST(ConstantPowerOptions, DefaultsPassCheckAndEachRuleNamesItsField) {
   EXPECT_FALSE(ParseConstantCiMethod("jackknife", &m));
 }
 
-// Certified case, worked by hand: P = f^3 (f in GHz) at 1, 2, 3 GHz gives 1, 8, 27 W. Eq. 3
-// fits it exactly (beta = 1 W/GHz^3 = 1e-9 W/MHz^3, tau = 0, P_const = 0); the least-squares
-// line through (1, 1), (2, 8), (3, 27) has slope sum (x - 2)(y - 12) / sum (x - 2)^2 =
-// (11 + 15) / 2 = 13 W/GHz and intercept 12 - 13 * 2 = -14 W: GPUWattch's extrapolation to
-// f = 0 is negative although the true constant is 0 (§4.2's point, in three numbers).
+// Certified case, worked by hand: P = f^3 (f in GHz) at 1, 2, 3 GHz gives 1, 8, 27 W.
+// AccelWattch Eq. 3 fits it exactly (beta = 1 W/GHz^3 = 1e-9 W/MHz^3, tau = 0, P_const = 0); the
+// least-squares line through (1, 1), (2, 8), (3, 27) has slope sum (x - 2)(y - 12) / sum (x - 2)^2
+// = (11 + 15) / 2 = 13 W/GHz and intercept 12 - 13 * 2 = -14 W: GPUWattch's extrapolation to
+// f = 0 is negative although the true constant is 0 (AccelWattch §4.2's point, in three numbers).
 TEST(ConstantPowerFit, CertifiedCubicAndItsLinearExtrapolation) {
   const Sweep s = MakeSweep({{"cube", 1e-9, 0.0}}, 0.0, {1000, 2000, 3000}, 0.0, 1);
   const ConstantPowerResult r = FitConstantPower(s, ConstantPowerOptions());
@@ -254,10 +254,10 @@ TEST(ConstantPowerSweep, ErrorsNameFileLineAndField) {
 // Real data: the nsfcac V100 (PCIe) DVFS sweep, 21 SPEC ACCEL applications x 117 core clocks
 // 510-1380 MHz (datasets/nsfcac_v100/spec_accel_21apps_dvfs_mean.csv, power_usage = mean W).
 // These are applications, not AccelWattch's microbenchmarks, on another V100 board, so there is
-// no published P_const to meet; the test pins what Eq. 3 gives there (recorded in the README):
-// a joint P_const of 41.2 W (covariance 95% interval 39.2-43.2 W, bootstrap over applications
-// 35.4-46.3 W), Pearson r 0.994 over 2457 points, and a negative GPUWattch line for 2 of 21
-// applications (dgemm -20.8 W, cutcp -0.6 W), while one shared line meets f = 0 at +22.8 W.
+// no published P_const to meet; the test pins what AccelWattch Eq. 3 gives there (recorded in the
+// README): a joint P_const of 41.2 W (covariance 95% interval 39.2-43.2 W, bootstrap over
+// applications 35.4-46.3 W), Pearson r 0.994 over 2457 points, and a negative GPUWattch line for 2
+// of 21 applications (dgemm -20.8 W, cutcp -0.6 W), while one shared line meets f = 0 at +22.8 W.
 TEST(ConstantPowerRealData, V100DvfsSweepOfSpecAccel) {
   WATTCAL_REQUIRE_DATASETS();
   const std::string source = Dataset("nsfcac_v100/spec_accel_21apps_dvfs_mean.csv");

@@ -1,7 +1,7 @@
 // Tests of kernel windows and per-kernel energy (Arafa et al.'s MTSM against PAPI- and
 // SMA-style estimates): the integral on hand-computable power curves, window edges between
 // readings, repeated readings, windows outside the log, flags and aggregation, per-instruction
-// energy (Eq. 1) on a worked example, and one real H100 window checked against an independent
+// energy (Arafa Eq. 1) on a worked example, and one real H100 window checked against an independent
 // computation.
 #include "ingest/kernel_energy.h"
 

@@ -1,6 +1,6 @@
 // The CRISP cycle classifier (§3.5-3.6 of Nath & Tullsen, MICRO'15) and the timeline format:
 //
-//   CrispClassifierRules*   each rule of §3.5, in order, on single cycles
+//   CrispClassifierRules*   each rule of CRISP §3.5, in order, on single cycles
 //   CrispWorkedExample*     the seed's two worked examples (Figs. 1 and 6) rebuilt as timelines
 //                           from the text, with every number one timeline allows
 //   PerfTimelineIo*         the timeline CSV: round trip and errors naming file:line:field
@@ -32,7 +32,7 @@ CycleState Idle(uint32_t flags, bool load, bool store) {
 }
 
 // ---------------------------------------------------------------------------------------
-// §3.5, rule by rule.
+// CRISP §3.5, rule by rule.
 
 TEST(CrispClassifierRules, BusyAndIdle) {
   CycleState s = Idle(0, true, false);
@@ -61,7 +61,7 @@ TEST(CrispClassifierRules, RuleAComputation) {
 
 TEST(CrispClassifierRules, RuleBLoadOutstanding) {
   // A RAW hazard on the load/store unit wins over an arithmetic hazard (mixed causes count
-  // as memory, §2.2).
+  // as memory, CRISP §2.2).
   EXPECT_EQ(ClassifyCycle(Idle(kFlagLsuRaw | kFlagArith, true, false)), CycleClass::kLoadStall);
   EXPECT_EQ(ClassifyCycle(Idle(kFlagArith | kFlagLsqFull, true, false)), CycleClass::kComputation);
   EXPECT_EQ(ClassifyCycle(Idle(kFlagLsqFull, true, true)), CycleClass::kLoadStall);
@@ -97,7 +97,7 @@ void Load(Timeline* t, int64_t start, int64_t latency) {
   t->loads.push_back({MissKind::kLoad, start, start + latency, 0});
 }
 
-// Fig. 1 (CPU, §2.1): load A at cycle 0 (latency 8), B at 12 (latency 7) and C at 14 (latency
+// Fig. 1 (CPU, CRISP §2.1): load A at cycle 0 (latency 8), B at 12 (latency 7) and C at 14 (latency
 // 12), both dependent on A; the core stalls in cycles 1-7 and 15-25; computation in cycles 0,
 // 8-14 and 26-32: 33 units at f.
 Timeline Figure1() {
@@ -116,7 +116,7 @@ Timeline Figure1() {
   return t;
 }
 
-// Fig. 6 (GPU, §3.4-3.5), as the text pins it: 31 units; loads A (cycles 0-7, latency 8),
+// Fig. 6 (GPU, CRISP §3.4-3.5), as the text pins it: 31 units; loads A (cycles 0-7, latency 8),
 // B (12-16, 5), C (14-25, 12) and D (23-27, 5), with B and C dependent on A and D on B; the
 // load-outstanding phases are cycles 0-7 and 12-27; computation overlapped by the critical
 // loads in cycles 0-6 (under A) and 14-23 (under C); load stalls in cycles 7, 24, 25 and 27;
@@ -159,7 +159,7 @@ TEST(CrispWorkedExampleFig1, CountersOfEveryModel) {
   EXPECT_EQ(c.crit_cycles, 20);         // CRIT: A + C = 8 + 12
   EXPECT_EQ(c.load_stall_cycles, 18);
   EXPECT_EQ(c.store_stall_cycles, 0);
-  // §3.6's adjusted counter: the stalls of cycles 19-25 extend the chain A+B (15 after B
+  // CRISP §3.6's adjusted counter: the stalls of cycles 19-25 extend the chain A+B (15 after B
   // returns) to 22, past C's 20 — the mechanism's approximation; the text gives no CRISP
   // number for this CPU example.
   EXPECT_EQ(c.lcp_cycles, 22);
@@ -169,7 +169,7 @@ TEST(CrispWorkedExampleFig1, CountersOfEveryModel) {
 TEST(CrispWorkedExampleFig1, PredictionsAtHalfFrequency) {
   const CrispCounters c = Classify(Figure1());
   const double half = c.base_mhz / 2;
-  // Eq. 2 with each model's T_Memory; the actual run time at f/2 is 46 units.
+  // CRISP Eq. 2 with each model's T_Memory; the actual run time at f/2 is 46 units.
   EXPECT_DOUBLE_EQ(PredictCycles(PerfModelKind::kCrit, c, half), 46);   // "CRIT outperforms"
   EXPECT_DOUBLE_EQ(PredictCycles(PerfModelKind::kLead, c, half), 51);   // 15 + 2 x 18
   EXPECT_DOUBLE_EQ(PredictCycles(PerfModelKind::kMiss, c, half), 50);   // 16 + 2 x 17
@@ -213,7 +213,7 @@ TEST(CrispWorkedExampleFig6, EveryNumberTheTimelineAllows) {
 TEST(CrispWorkedExampleFig6, PredictionsAtHalfFrequency) {
   const CrispCounters c = Classify(Figure6());
   const double half = c.base_mhz / 2;
-  // wattcal's convention (§3.5: the adjusted LCP is T_LCP): max(21, 2 x 17) + max(10, 2 x 9).
+  // wattcal's convention (CRISP §3.5: the adjusted LCP is T_LCP): max(21, 2 x 17) + max(10, 2 x 9).
   EXPECT_DOUBLE_EQ(PredictCycles(PerfModelKind::kCrisp, c, half), 52);
   // The text's 54 = max(20, 2 x 17) + max(11, 2 x 10): the unadjusted LCP (20) as T_LCP with
   // the adjusted counter's 17, i.e. the contract fed with CRIT and the three load stalls on the
@@ -222,7 +222,7 @@ TEST(CrispWorkedExampleFig6, PredictionsAtHalfFrequency) {
   EXPECT_DOUBLE_EQ(CrispCycles(31, c.crit_cycles, 3, c.store_stall_cycles, 2.0), 54);
   // CRISP-L: max(24, 2 x 20) + max(7, 2 x 6).
   EXPECT_DOUBLE_EQ(PredictCycles(PerfModelKind::kCrispL, c, half), 52);
-  // The baselines (Eq. 2): "STALL model overpredicts while the rest of the models
+  // The baselines (CRISP Eq. 2): "STALL model overpredicts while the rest of the models
   // underpredict" the actual 54.
   EXPECT_DOUBLE_EQ(PredictCycles(PerfModelKind::kStall, c, half), 58);  // 4 + 2 x 27
   EXPECT_DOUBLE_EQ(PredictCycles(PerfModelKind::kLead, c, half), 44);   // 18 + 2 x 13

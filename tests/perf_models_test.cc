@@ -1,7 +1,7 @@
 // Run-time models from counters (perf_models.h) and the counters / times files:
 //
 //   CrispContract*      the CRISP prediction exactly as the contract states it, on hand values
-//   PerfBaselines*      Eq. 2 for STALL, LEAD, CRIT, MISS; proportional scaling
+//   PerfBaselines*      CRISP Eq. 2 for STALL, LEAD, CRIT, MISS; proportional scaling
 //   PerfPredictTimes*   which models run, ordering, errors for a model without its counter
 //   PerfCountersIo*     the counters / times / actual-times CSVs: round trip, unit conversion
 //                       and errors naming FILE:LINE and the field
@@ -53,7 +53,7 @@ TEST(CrispContract, LowerFrequencyHandValues) {
 }
 
 TEST(CrispContract, HigherFrequencyVariant) {
-  // §5.2: T = L + S_s + s (C - L - S_s); s = 0.5: 600 + 100 + 150.
+  // CRISP §5.2: T = L + S_s + s (C - L - S_s); s = 0.5: 600 + 100 + 150.
   const CrispCounters c = Counters(1000, 600, 400, 100);
   EXPECT_DOUBLE_EQ(PredictCycles(PerfModelKind::kCrisp, c, 1400), 850);
   EXPECT_DOUBLE_EQ(CrispCycles(1000, 600, 400, 100, 0.5), 850);

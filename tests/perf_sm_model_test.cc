@@ -248,7 +248,7 @@ TEST(CrispVersusTruth, StoreBoundKernelOfFigure5) {
   EXPECT_GT(t.counters.store_stall_cycles, 0.5 * t.counters.total_cycles);
   EXPECT_LT(t.time_s.at(300) / t.time_s.at(700), 1.02);  // store stalls absorb the stretch
   EXPECT_LT(Mape(t, PerfModelKind::kCrisp), kCrispStoreBoundMapePct);
-  // The prior models assume cores never stall on stores: they over-predict (like ge, §5.1).
+  // The prior models assume cores never stall on stores: they over-predict (like ge, CRISP §5.1).
   for (PerfModelKind m : {PerfModelKind::kLead, PerfModelKind::kCrit, PerfModelKind::kStall}) {
     EXPECT_GT(PredictTimeS(m, t.counters, 300), 1.5 * t.time_s.at(300)) << PerfModelName(m);
   }

@@ -2,7 +2,7 @@
 // node (AccelWattch MICRO'21 §7.1):
 //
 //   PortOptions*    defaults pass Check(); each rule's message names field and value.
-//   PortGpu*        count ratios per component and per domain, Eq. 11, dropped components,
+//   PortGpu*        count ratios per component and per domain, TPDS Eq. 11, dropped components,
 //                   aggregate components, errors naming the description's field; a port with
 //                   one common ratio scales every prediction by exactly that ratio.
 //   PortProject*    a corpus restricted to the target's components.
@@ -185,7 +185,7 @@ TEST(PortGpu, IdlePowerCorrectionScalesEveryAlphaByTheIdleRatio) {
   GpuPortOptions options;
   options.constant_scaling = ConstantScaling::kIdlePower;
   options.base_idle_w = 80;
-  options.target_idle_w = 60;  // Eq. 11: x0.75
+  options.target_idle_w = 60;  // TPDS Eq. 11: x0.75
   GpuPortReport report;
   const PowerModel out = PortModelToGpu(BaseModel(), BaseGpu(), TargetGpu(), options, &report);
   EXPECT_DOUBLE_EQ(out.static_w[0], 30.0);

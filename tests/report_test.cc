@@ -737,8 +737,8 @@ struct AccelWattchRun {
   AccelWattchModel m;
 };
 
-// A run folder as Makefile.runs' volta-dynamic writes it: model.json (a whole Eq. 12 model with
-// A tied to B by an ordering and M at its lower bound), train/truth_accelwattch.json and
+// A run folder as Makefile.runs' volta-dynamic writes it: model.json (a whole AccelWattch Eq. 12
+// model with A tied to B by an ordering and M at its lower bound), train/truth_accelwattch.json and
 // breakdown.csv (wattcal-predict --breakdown's writer) of 5 benchmarks, 6 kernels.
 AccelWattchRun MakeAccelWattchRun(const std::string& root) {
   AccelWattchRun run;
@@ -938,7 +938,7 @@ TEST(ReportAccelWattch, RunFolderGetsTheModelSectionAndBreakdownFigures) {
   EXPECT_NE(md.find("| A | `a1, a2` | 2 | 3.2 | core | yes |"), std::string::npos);
   EXPECT_NE(md.find("| M | `m` | 5 | 0.005 | memory | no |"), std::string::npos);
   EXPECT_NE(md.find("P\\_const = 30.000 W"), std::string::npos);
-  // int: Eq. 5 at 32 lanes, 5 + 0.5 * (15 + 2 * 16 / 2 ... ) as StaticAllSmsW computes.
+  // int: AccelWattch Eq. 5 at 32 lanes, 5 + 0.5 * (15 + 2 * 16 / 2 ... ) as StaticAllSmsW computes.
   const double int_all_w =
       AccelWattchFixedTerms::StaticAllSmsW(run.m.fixed.categories[0], 32, 16);
   EXPECT_NE(md.find(fmt::format("| int (default) | half\\_warp (Eq. 5) | 5.000 | 0.5000 | {:.2f} |",

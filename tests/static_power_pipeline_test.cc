@@ -15,7 +15,8 @@
 //                      12% [8.0%], first_sm_w within 5% [3.0%], add_sm_w within 6% [4.1%]
 //   divergence         the model choice of every category with weight >= 0.75 or <= 0.25 [no
 //                      miss]; the chosen model's P_first and full-warp static power within 7% [4.6%]
-//   idle SM            within 6% of Eq. 10's idle term, idle_sm_w + chip_static_w / N [3.0%]
+//   idle SM            within 6% of AccelWattch Eq. 10's idle term, idle_sm_w + chip_static_w
+//                      / N [3.0%]
 // Suites: StaticPowerPipeline*, ConstantPowerFig2*, StaticPowerStage* (contracts: exit codes,
 // file:line:field, no partial output, byte-identical reruns), StaticPowerSweeps* (the sweep
 // list reader and the synth mode).
@@ -126,8 +127,8 @@ TEST(StaticPowerPipeline, SynthIngestStagesRecoverTheTruth) {
 
 // AccelWattch Fig. 2 / §4.2 on data generated to its text (virtual_volta.json documents the
 // parameters: P_const 32.5 W, INT_MEM > 200 W at the top clock, NANOSLEEP light, INT_ADD,
-// FP_ADD, FP_MUL moderate; clocks 510-1597 MHz). The data follow Eq. 3 by construction, so
-// this checks the fitter and the measurement chain, not the physics (the V100 real-data test
+// FP_ADD, FP_MUL moderate; clocks 510-1597 MHz). The data follow AccelWattch Eq. 3 by construction,
+// so this checks the fitter and the measurement chain, not the physics (the V100 real-data test
 // in constant_power_test.cc does that). Pass rule: P_const within 1.5 W of 32.5 W, every
 // curve's Pearson r >= 0.998 (the paper's figure), the GPUWattch line negative at f = 0 for
 // INT_MEM, positive for NANOSLEEP; and, on the noise-free truth, negative for 4 of the 5 when

@@ -1,14 +1,15 @@
 // Power-gating- and divergence-aware static power (AccelWattch MICRO'21 §4.3-4.5) and idle-SM
-// power (§4.6, Eqs. 6-8), on sweeps computed straight from the virtual Volta's truth
-// (microbench_specs/virtual_volta.json, pipeline/synth/accelwattch_sweeps.h), without the
-// sensor in between:
+// power (AccelWattch §4.6, AccelWattch Eqs. 6-8), on sweeps computed straight from the virtual
+// Volta's truth (microbench_specs/virtual_volta.json, pipeline/synth/accelwattch_sweeps.h), without
+// the sensor in between:
 //
 //   StaticPowerOptions*  defaults pass Check(); rules name their fields
-//   StaticPowerFit*      Eq. 5's basis (certified values), gating terms and both divergence
-//                        models exact on noise-free data, the half-warp/linear choice under
-//                        seeded noise, sweeps that cannot tell the models apart
-//   IdlePowerOptions*, IdlePowerFit*   a worked example of Eqs. 6-8 by hand, the geometric mean
-//                        leaving out non-positive estimates, Eq. 10's idle term on the truth
+//   StaticPowerFit*      AccelWattch Eq. 5's basis (certified values), gating terms and both
+//                        divergence models exact on noise-free data, the half-warp/linear
+//                        choice under seeded noise, sweeps that cannot tell the models apart
+//   IdlePowerOptions*, IdlePowerFit*   a worked example of AccelWattch Eqs. 6-8 by hand, the
+//                        geometric mean leaving out non-positive estimates, AccelWattch Eq. 10's
+//                        idle term on the truth
 // The whole journey (synth -> ingest -> stages) is in static_power_pipeline_test.cc.
 #include <gtest/gtest.h>
 
@@ -101,7 +102,7 @@ TEST(StaticPowerOptions, DefaultsNeedOnlyTheConstantAndRulesNameTheirFields) {
   EXPECT_NE(error.find("reference_f_core_mhz = -1"), std::string::npos) << error;
 }
 
-// Certified: Eq. 5 (MICRO'21 §4.4) in units of P_add beyond the first lane, H = 16:
+// Certified: AccelWattch Eq. 5 (MICRO'21 §4.4) in units of P_add beyond the first lane, H = 16:
 // y = 1 -> 0, y = 16 -> 15, y = 17 -> 15/2 + 0 = 7.5, y = 24 -> 7.5 + 7/2 = 11, y = 32 -> 15
 // (16- and 32-lane warps draw the same, the maxima of the sawtooth).
 TEST(StaticPowerFit, HalfWarpBasisIsEq5) {
@@ -113,8 +114,8 @@ TEST(StaticPowerFit, HalfWarpBasisIsEq5) {
 }
 
 // Noise-free truth: the gating terms are the truth's increments exactly (the truth is linear
-// in the SM count and, up to H lanes, in the lanes), and the virtual GPU was sized to §4.3's
-// figures (47x, 31x, +70%, +10%).
+// in the SM count and, up to H lanes, in the lanes), and the virtual GPU was sized to
+// AccelWattch §4.3's figures (47x, 31x, +70%, +10%).
 TEST(StaticPowerFit, GatingTermsAreExactOnTheTruth) {
   const Truth t = LoadTruth();
   const StaticPowerResult r = FitStaticPower(TruthSweep(t, 0.0, 1), OptionsFor(t));
@@ -134,9 +135,10 @@ TEST(StaticPowerFit, GatingTermsAreExactOnTheTruth) {
   EXPECT_NEAR(g.lanes_8_vs_1_increase_pct, 9.55, 0.01);
 }
 
-// Noise-free truth: categories of half-warp weight 1 follow Eq. 5 exactly, and a category
-// set to weight 0 follows Eq. 4 exactly, with P_first and the full warp's static power equal
-// to the truth's chip static power (tau f of Eq. 3) at 1 and 32 lanes.
+// Noise-free truth: categories of half-warp weight 1 follow AccelWattch Eq. 5 exactly, and a
+// category set to weight 0 follows AccelWattch Eq. 4 exactly, with P_first and the full warp's
+// static power equal to the truth's chip static power (tau f of AccelWattch Eq. 3) at 1 and
+// 32 lanes.
 TEST(StaticPowerFit, PureCategoriesFitTheirModelExactly) {
   Truth t = LoadTruth();
   for (VoltaCategory& c : t.spec.categories) {
@@ -166,11 +168,12 @@ TEST(StaticPowerFit, PureCategoriesFitTheirModelExactly) {
 }
 
 // Seeded noise of 0.3% per kernel (the virtual Volta's run-to-run noise): every category whose
-// half-warp weight is >= 0.75 picks Eq. 5, every one <= 0.25 picks Eq. 4 (int_fp, weight 0.6,
-// is reported, not asserted: §4.5's "less pronounced" middle ground). The chosen model's
-// P_first and full-warp static power lie within 5% of the same model fitted to the noise-free
-// truth (for mixed categories that model is itself off the truth: Eq. 4 on a weight-0.25 mix
-// puts P_first ~5% high, which is the models' misspecification, not the fit's).
+// half-warp weight is >= 0.75 picks AccelWattch Eq. 5, every one <= 0.25 picks AccelWattch Eq. 4
+// (int_fp, weight 0.6, is reported, not asserted: AccelWattch §4.5's "less pronounced" middle
+// ground). The chosen model's P_first and full-warp static power lie within 5% of the same model
+// fitted to the noise-free truth (for mixed categories that model is itself off the truth:
+// AccelWattch Eq. 4 on a weight-0.25 mix puts P_first ~5% high, which is the models'
+// misspecification, not the fit's).
 TEST(StaticPowerFit, NoisySweepsChooseTheModelOfTheirMix) {
   const Truth t = LoadTruth();
   const StaticPowerResult r = FitStaticPower(TruthSweep(t, 0.003, SeedFromTestName()), OptionsFor(t));
@@ -254,12 +257,12 @@ SweepPoint Row(const std::string& b, int k, double power_w) {
 }
 
 // Worked by hand with N = 4 SMs, P_const = 10 W:
-//   A: P(4) = 30 W -> Eq. 6: (30 - 10) / 4 = 5 W per active SM;
-//      P(2) = 24 W -> Eq. 7: 24 - 10 - 5 * 2 = 4 W for 2 idle SMs (2 W each);
+//   A: P(4) = 30 W -> AccelWattch Eq. 6: (30 - 10) / 4 = 5 W per active SM;
+//      P(2) = 24 W -> AccelWattch Eq. 7: 24 - 10 - 5 * 2 = 4 W for 2 idle SMs (2 W each);
 //      P(1) = 20 W -> 20 - 10 - 5 = 5 W for 3 idle SMs (5/3 W each);
 //      least squares through the origin: (4 * 2 + 5 * 3) / (2^2 + 3^2) = 23/13 W.
 //   B: P(4) = 50 W -> 10 W per active SM; P(3) = 41 W -> 41 - 10 - 30 = 1 W for 1 idle SM.
-//   Eq. 8: sqrt(23/13 * 1) = 1.3301 W (arithmetic mean 18/13 = 1.3846 W).
+//   AccelWattch Eq. 8: sqrt(23/13 * 1) = 1.3301 W (arithmetic mean 18/13 = 1.3846 W).
 TEST(IdlePowerFit, WorkedExampleOfEqs6To8) {
   Sweep s;
   s.path = "idle.csv";
@@ -300,8 +303,9 @@ TEST(IdlePowerFit, NonPositiveEstimatesLeaveTheGeometricMean) {
   EXPECT_THROW(FitIdlePower(s, o), InputError);  // no benchmark on fewer SMs
 }
 
-// Noise-free truth: Eqs. 6-8 give Eq. 10's idle term, idle_sm_w + chip_static_w / N (the
-// chip-wide power G is shared out over all N SMs), at every clock scaled by f / f_ref.
+// Noise-free truth: AccelWattch Eqs. 6-8 give AccelWattch Eq. 10's idle term, idle_sm_w +
+// chip_static_w / N (the chip-wide power G is shared out over all N SMs), at every clock scaled by
+// f / f_ref.
 TEST(IdlePowerFit, RecoversEq10IdleTermOnTheTruth) {
   const Truth t = LoadTruth();
   IdlePowerOptions o;

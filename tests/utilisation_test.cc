@@ -231,9 +231,9 @@ TEST(Utilisation, HandComputedEquations7And8) {
   k.metrics = {{"a", 10}, {"b", 6}, {"w", 1}, {"cycles", 4}, {"x", 20}, {"y", 10}, {"time", 2}};
   const std::vector<double> u = ComputeUtilisations(k, gpu);
   ASSERT_EQ(u.size(), 2u);
-  // Eq. 7: (10 + 6 + 32 * 1) / (4 cycles * 2 SMs * 4 units) = 48 / 32 (at the 1.5 bound).
+  // TPDS Eq. 7: (10 + 6 + 32 * 1) / (4 cycles * 2 SMs * 4 units) = 48 / 32 (at the 1.5 bound).
   EXPECT_EQ(u[0], 1.5);
-  // Eq. 8: (20 + 8 * 10) bytes / 2 s / 100 B/s.
+  // TPDS Eq. 8: (20 + 8 * 10) bytes / 2 s / 100 B/s.
   EXPECT_EQ(u[1], 0.5);
   // Above the bound (util/bounds.h): an input error naming the kernel's file and line.
   k.metrics["cycles"] = 3;

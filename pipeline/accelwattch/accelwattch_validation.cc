@@ -13,8 +13,8 @@ namespace wattcal {
 AccelWattchValidationRun RunAccelWattchValidation(const AccelWattchValidationRequest& request,
                                                   const MetricsOptions& metrics) {
   AccelWattchValidationRun run;
-  // A whole Eq. 12 model validates on an activity table (kernels at any V-F pair, SM count and
-  // lane count); everything else on a per-kernel component table.
+  // A whole AccelWattch Eq. 12 model validates on an activity table (kernels at any V-F pair, SM
+  // count and lane count); everything else on a per-kernel component table.
   AccelWattchModel fitted;
   const bool with_model = !request.loko && !request.model_path.empty();
   if (with_model) fitted = ReadAccelWattchModel(request.model_path);

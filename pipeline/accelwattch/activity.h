@@ -1,8 +1,9 @@
 // A kernel's activity as AccelWattch's Eq. 12 needs it: which category of instruction mix it
-// runs (§4.5), on how many SMs (k) with how many active lanes per warp (y), at which V-F pair,
-// for how long (T_elapsedTime of Eq. 11), and its event counts (the a_i of Eq. 11), optionally
-// with its measured mean power. wattcal-ingest --accelwattch-activity writes it from counter
-// exports and a sweep description; any other tool can write it too:
+// runs (AccelWattch §4.5), on how many SMs (k) with how many active lanes per warp (y), at which
+// V-F pair, for how long (T_elapsedTime of AccelWattch Eq. 11), and its event counts (the a_i of
+// AccelWattch Eq. 11), optionally with its measured mean power. wattcal-ingest
+// --accelwattch-activity writes it from counter exports and a sweep description; any other tool can
+// write it too:
 //
 //   kernel,benchmark,category,active_sms,lanes_per_warp,f_core_mhz,f_mem_mhz,elapsed_s,
 //   launches,mean_power_w,<counter>,<counter>,...
@@ -29,11 +30,11 @@ struct KernelActivity {
   std::string kernel;
   std::string benchmark;
   std::string category;
-  int active_sms = 0;       // k of Eq. 10, >= 1
-  int lanes_per_warp = 0;   // y of Eq. 10, >= 1
+  int active_sms = 0;       // k of AccelWattch Eq. 10, >= 1
+  int lanes_per_warp = 0;   // y of AccelWattch Eq. 10, >= 1
   double f_core_mhz = 0.0;  // the pair the counts were taken at
   double f_mem_mhz = 0.0;   // 0 = not known
-  double elapsed_s = 0.0;   // T_elapsedTime of Eq. 11 (> 0)
+  double elapsed_s = 0.0;   // T_elapsedTime of AccelWattch Eq. 11 (> 0)
   int launches = 0;
   double mean_power_w = kNaN;  // measured; NaN when not given
   std::map<std::string, double> events;  // counter -> count per launch (present ones only)

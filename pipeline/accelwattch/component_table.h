@@ -1,6 +1,6 @@
 // Per-kernel component power tables for AccelWattch's dynamic scaling factors (MICRO'21 §5,
-// Eqs. 12-13): one row per kernel with the estimated dynamic power of every component at
-// scaling factor x = 1, the fixed terms (constant, static, idle-SM power; x = 1 always) and the
+// AccelWattch Eqs. 12-13): one row per kernel with the estimated dynamic power of every component
+// at scaling factor x = 1, the fixed terms (constant, static, idle-SM power; x = 1 always) and the
 // measured power.
 //
 // Two forms are read, recognised from the header:

@@ -3,19 +3,19 @@
 //   P(f) = beta * f^3 + tau * f + P_const          (V ~ k f, so dynamic ~ f^3, static ~ f)
 //
 // fitted to every microbenchmark's power over a core-clock sweep, jointly with ONE shared
-// P_const and per-curve beta, tau. Eq. 3 is linear in its coefficients, so the joint fit is an
-// ordinary least-squares problem, solved in closed form (no iterations, nothing to converge):
-// by the Frisch-Waugh-Lovell theorem, with r1_j and ry_j the residuals of regressing a column
-// of ones and curve j's powers on [f^3, f] within curve j,
+// P_const and per-curve beta, tau. AccelWattch Eq. 3 is linear in its coefficients, so the joint
+// fit is an ordinary least-squares problem, solved in closed form (no iterations, nothing to
+// converge): by the Frisch-Waugh-Lovell theorem, with r1_j and ry_j the residuals of regressing a
+// column of ones and curve j's powers on [f^3, f] within curve j,
 //
 //   P_const = sum_j <r1_j, ry_j> / sum_j <r1_j, r1_j>,   Var(P_const) = s^2 / sum_j <r1_j, r1_j>
 //
 // with s^2 = RSS / (n - 1 - 2 C) over n points and C curves; then each curve's (beta, tau) is
 // its own least squares on P - P_const. Clocks enter in GHz internally for conditioning.
 //
-// Beside it, for every curve: Eq. 3 with its own P_const, and the straight line GPUWattch
-// extrapolates to f = 0 (P = a + b f; "a" is GPUWattch's static + constant estimate, which
-// §4.2 says goes negative on a GPU with DVFS); curves whose a < 0 are flagged.
+// Beside it, for every curve: AccelWattch Eq. 3 with its own P_const, and the straight line
+// GPUWattch extrapolates to f = 0 (P = a + b f; "a" is GPUWattch's static + constant estimate,
+// which AccelWattch §4.2 says goes negative on a GPU with DVFS); curves whose a < 0 are flagged.
 #pragma once
 
 #include <cstdint>
@@ -57,9 +57,9 @@ struct Eq3Fit {
   double max_abs_error_w = kNaN;
 };
 
-// Eq. 3 with P_const held at `p_const_w` (needs >= 2 distinct clocks).
+// AccelWattch Eq. 3 with P_const held at `p_const_w` (needs >= 2 distinct clocks).
 Eq3Fit FitEq3FixedConstant(const SweepCurve& curve, double p_const_w);
-// Eq. 3 with the curve's own P_const (needs >= 3 distinct clocks).
+// AccelWattch Eq. 3 with the curve's own P_const (needs >= 3 distinct clocks).
 Eq3Fit FitEq3FreeConstant(const SweepCurve& curve);
 
 // GPUWattch's straight line P = intercept + slope * f.
@@ -88,8 +88,8 @@ struct ConstantPowerOptions {
   int bootstrap_samples = 2000;
   // Seed of the bootstrap's draws (same seed, same interval).
   unsigned bootstrap_seed = 1;
-  // A curve joins the fit only with at least this many distinct core clocks (>= 3: Eq. 3
-  // with its own constant has three coefficients); others are listed as excluded.
+  // A curve joins the fit only with at least this many distinct core clocks (>= 3:
+  // AccelWattch Eq. 3 with its own constant has three coefficients); others are listed as excluded.
   int min_frequencies = 3;
   // Only these benchmarks' curves (empty: all).
   std::vector<std::string> benchmarks;
@@ -103,7 +103,7 @@ struct CurveReport {
   double f_core_min_mhz = 0.0;
   double f_core_max_mhz = 0.0;
   Eq3Fit joint;    // beta, tau with the shared P_const
-  Eq3Fit own;      // Eq. 3 with the curve's own P_const
+  Eq3Fit own;      // AccelWattch Eq. 3 with the curve's own P_const
   LinearFit linear;
   bool linear_intercept_negative = false;
 };

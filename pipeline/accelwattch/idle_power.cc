@@ -84,14 +84,14 @@ IdlePowerResult FitIdlePower(const Sweep& sweep, const IdlePowerOptions& options
     IdleBenchmark b;
     b.benchmark = name;
     b.power_all_sms_w = by_k.at(n).first / by_k.at(n).second;
-    b.per_active_sm_w = (b.power_all_sms_w - options.p_const_w) / n;  // Eq. 6
+    b.per_active_sm_w = (b.power_all_sms_w - options.p_const_w) / n;  // AccelWattch Eq. 6
     double num = 0.0, den = 0.0;
     for (const auto& [k, v] : by_k) {
       if (k == n) continue;
       IdleConfig c;
       c.active_sms = k;
       c.power_w = v.first / v.second;
-      c.idle_sms_w = c.power_w - options.p_const_w - b.per_active_sm_w * k;  // Eq. 7
+      c.idle_sms_w = c.power_w - options.p_const_w - b.per_active_sm_w * k;  // AccelWattch Eq. 7
       c.per_idle_sm_w = c.idle_sms_w / (n - k);
       num += c.idle_sms_w * (n - k);
       den += static_cast<double>(n - k) * (n - k);
@@ -115,7 +115,7 @@ IdlePowerResult FitIdlePower(const Sweep& sweep, const IdlePowerOptions& options
                                  options.lanes_per_warp, n, options.f_tolerance_mhz, f));
   }
   if (result.benchmarks_used > 0) {
-    result.per_idle_sm_w = std::exp(log_sum / result.benchmarks_used);  // Eq. 8
+    result.per_idle_sm_w = std::exp(log_sum / result.benchmarks_used);  // AccelWattch Eq. 8
     result.arithmetic_mean_w = sum / result.benchmarks_used;
     result.status = "ok";
   } else {

@@ -233,7 +233,7 @@ double InterpolateVoltage(const std::vector<double>& f, const std::vector<double
 }  // namespace
 
 double AccelWattchFixedTerms::VoltageRatio(double f_to_mhz, double f_from_mhz) const {
-  if (voltage_v.empty()) return f_to_mhz / f_from_mhz;  // §4.2: V ~ f
+  if (voltage_v.empty()) return f_to_mhz / f_from_mhz;  // AccelWattch §4.2: V ~ f
   return InterpolateVoltage(voltage_f_core_mhz, voltage_v, f_to_mhz) /
          InterpolateVoltage(voltage_f_core_mhz, voltage_v, f_from_mhz);
 }
@@ -287,7 +287,8 @@ void ReadVoltageCurve(const std::string& path, AccelWattchFixedTerms* fixed) {
 }
 
 double AccelWattchFixedTerms::StaticAllSmsW(const CategoryStaticTerm& term, int lanes, int half_warp_lanes) {
-  // Eq. 4: P_first + P_add (y - 1); Eq. 5: the half-warp basis above H lanes.
+  // AccelWattch Eq. 4: P_first + P_add (y - 1); AccelWattch Eq. 5: the half-warp basis above
+  // H lanes.
   const double basis = term.model == "half_warp" ? HalfWarpBasis(lanes, half_warp_lanes) : lanes - 1.0;
   return term.p_static_first_lane_w + term.p_static_add_lane_w * basis;
 }

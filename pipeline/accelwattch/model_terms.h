@@ -1,8 +1,8 @@
 // The parts of AccelWattch's whole power model (MICRO'21 Eqs. 10-12) beyond the scaling
 // factors: the initial per-event energy estimates of the dynamic components (E-hat_i of
-// Eq. 12) and the terms Eq. 12 keeps at x = 1 (constant power, divergence-aware static power
-// of the active SMs, idle-SM power), read from the outputs of wattcal-constant, -static and
-// -idle.
+// AccelWattch Eq. 12) and the terms AccelWattch Eq. 12 keeps at x = 1 (constant power,
+// divergence-aware static power of the active SMs, idle-SM power), read from the outputs of
+// wattcal-constant, -static and -idle.
 //
 // Energy-estimate file (microbench_specs/virtual_volta_energies.json is one):
 //   {"format": "wattcal-accelwattch-energies", "version": 1, "about": "...",
@@ -10,18 +10,18 @@
 //    "components": [{"component": "INTP", "events": ["smsp__...iadd_pred_on.sum"],
 //                    "energy_per_event_pj": 1.625, "clock": "core", "voltage_scaled": true}, ...]}
 // energy_per_event_pj is E-hat_i at the reference core clock's voltage; a component's events
-// are counter names whose counts are summed (a_i of Eq. 11). `clock` says which clock its
-// event rate follows when the model is evaluated at another V-F pair ("core" or "memory"),
-// `voltage_scaled` whether its energy per event follows the core voltage squared (Eq. 2's
-// C V^2 f; false for DRAM, whose supply does not follow the core's).
+// are counter names whose counts are summed (a_i of AccelWattch Eq. 11). `clock` says which clock
+// its event rate follows when the model is evaluated at another V-F pair ("core" or "memory"),
+// `voltage_scaled` whether its energy per event follows the core voltage squared
+// (AccelWattch Eq. 2's C V^2 f; false for DRAM, whose supply does not follow the core's).
 //
 // Voltage. AccelWattch §4.2 takes the core voltage proportional to the core clock (V ~ k f),
-// which is what makes Eq. 3 a cubic; by default the model keeps that assumption: V(f) /
-// V(f_ref) = f / f_ref, so between core clocks static and idle power scale with f (Eq. 3's
-// tau f) and the energy of a voltage-scaled event with f^2. A measured V-f curve (CSV
-// f_core_mhz,voltage_v or voltage_mv; e.g. from nvidia-smi or a DVFS model's voltages)
+// which is what makes AccelWattch Eq. 3 a cubic; by default the model keeps that assumption: V(f) /
+// V(f_ref) = f / f_ref, so between core clocks static and idle power scale with f
+// (AccelWattch Eq. 3's tau f) and the energy of a voltage-scaled event with f^2. A measured V-f
+// curve (CSV f_core_mhz,voltage_v or voltage_mv; e.g. from nvidia-smi or a DVFS model's voltages)
 // replaces it: V is interpolated linearly between its points, static power scales with V
-// (Eq. 2's nV) and energy per event with V^2; clocks outside the curve are errors.
+// (AccelWattch Eq. 2's nV) and energy per event with V^2; clocks outside the curve are errors.
 #pragma once
 
 #include <limits>
@@ -51,21 +51,22 @@ struct AccelWattchEnergies {
   std::vector<std::string> ComponentNames() const;
 };
 
-// Static power of a category's kernels on all N SMs (Eqs. 4-5, 9) at the static stage's
+// Static power of a category's kernels on all N SMs (AccelWattch Eqs. 4-5, 9) at the static stage's
 // reference clock.
 struct CategoryStaticTerm {
   std::string category;
-  std::string model;                 // "linear" (Eq. 4) or "half_warp" (Eq. 5)
+  // "linear" (AccelWattch Eq. 4) or "half_warp" (AccelWattch Eq. 5)
+  std::string model;
   double p_static_first_lane_w = 0.0;
   double p_static_add_lane_w = 0.0;
 };
 
 struct AccelWattchFixedTerms {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  // Constant power (Eq. 3), W: independent of clock and activity.
+  // Constant power (AccelWattch Eq. 3), W: independent of clock and activity.
   std::string constant_source;
   double p_const_w = kNaN;
-  // Static power of the active SMs (Eqs. 4, 5, 9), per category, at static_f_core_mhz.
+  // Static power of the active SMs (AccelWattch Eqs. 4, 5, 9), per category, at static_f_core_mhz.
   std::string static_source;
   double static_f_core_mhz = kNaN;
   int num_sms = 0;
@@ -74,12 +75,12 @@ struct AccelWattchFixedTerms {
   std::vector<CategoryStaticTerm> categories;
   // Category whose static model serves kernels with none ("": such a kernel is an error).
   std::string default_category;
-  // Power of one idle SM (Eqs. 6-8) at idle_f_core_mhz, W.
+  // Power of one idle SM (AccelWattch Eqs. 6-8) at idle_f_core_mhz, W.
   std::string idle_source;
   double idle_f_core_mhz = kNaN;
   double p_idle_sm_w = kNaN;
-  // The core voltage against the clock: empty = V ~ f (§4.2); else a measured curve, clocks
-  // ascending, voltages > 0 in any one unit (only ratios matter).
+  // The core voltage against the clock: empty = V ~ f (AccelWattch §4.2); else a measured curve,
+  // clocks ascending, voltages > 0 in any one unit (only ratios matter).
   std::string voltage_source;
   std::vector<double> voltage_f_core_mhz;
   std::vector<double> voltage_v;
@@ -95,7 +96,7 @@ struct AccelWattchFixedTerms {
   // The category whose static model applies to `category` ("" -> default_category), or
   // nullptr when there is none.
   const CategoryStaticTerm* StaticFor(const std::string& category) const;
-  // P_static,yLanes (all N SMs) of a category at its reference clock (Eq. 4 or 5).
+  // P_static,yLanes (all N SMs) of a category at its reference clock (AccelWattch Eq. 4 or 5).
   static double StaticAllSmsW(const CategoryStaticTerm& term, int lanes, int half_warp_lanes);
 };
 

@@ -12,8 +12,8 @@
 // Duplicates, trivial a <= a and constraints implied by the others through transitivity
 // (a <= b, b <= c make a <= c redundant) are dropped and reported. What remains must be a
 // forest when edge directions are ignored: chains, trees, a component with several lower
-// bounds (INT_MULP above both INTP and FP_MULP, as in Eq. 14) or several upper bounds. Rejected
-// with an InputError naming the constraint that closes it: a cycle, directed (a <= b <= a,
+// bounds (INT_MULP above both INTP and FP_MULP, as in AccelWattch Eq. 14) or several upper bounds.
+// Rejected with an InputError naming the constraint that closes it: a cycle, directed (a <= b <= a,
 // which would force equality; pin the factors with equal bounds instead) or not (the diamond
 // a <= b, a <= c, b <= d, c <= d).
 //

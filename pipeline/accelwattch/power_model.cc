@@ -50,9 +50,9 @@ AccelWattchBreakdown EvaluateAccelWattch(const AccelWattchEnergies& energies,
 
   AccelWattchBreakdown b;
   b.static_category = term->category;
-  // Eq. 12's dynamic terms: x_i * a_i * E-hat_i / T, with E-hat_i at the target voltage
-  // (V ~ f, §4.2: (f / f_ref)^2 for voltage-scaled components) and the event rate carried to
-  // the target clock at a constant activity per cycle.
+  // AccelWattch Eq. 12's dynamic terms: x_i * a_i * E-hat_i / T, with E-hat_i at the target voltage
+  // (V ~ f, AccelWattch §4.2: (f / f_ref)^2 for voltage-scaled components) and the event rate
+  // carried to the target clock at a constant activity per cycle.
   for (size_t i = 0; i < energies.components.size(); ++i) {
     const EnergyComponent& c = energies.components[i];
     double events = 0.0;
@@ -75,7 +75,7 @@ AccelWattchBreakdown EvaluateAccelWattch(const AccelWattchEnergies& energies,
     }
     double energy_j = c.energy_per_event_pj * 1e-12;
     if (c.voltage_scaled) {
-      // Eq. 2's C V^2 per event: (V / V_ref)^2, (f / f_ref)^2 under V ~ f.
+      // AccelWattch Eq. 2's C V^2 per event: (V / V_ref)^2, (f / f_ref)^2 under V ~ f.
       const double v = fixed.VoltageRatio(f_core_mhz, energies.reference_f_core_mhz);
       energy_j *= v * v;
     }
@@ -83,11 +83,12 @@ AccelWattchBreakdown EvaluateAccelWattch(const AccelWattchEnergies& energies,
     b.dynamic_w.push_back(p);
     b.dynamic_total_w += p;
   }
-  // Eq. 9 and Eq. 10's static term: P_static,yLanes,N / N per active SM, static ~ V (~ f).
+  // AccelWattch Eq. 9 and AccelWattch Eq. 10's static term: P_static,yLanes,N / N per active SM,
+  // static ~ V (~ f).
   const double static_all_sms_w =
       AccelWattchFixedTerms::StaticAllSmsW(*term, kernel.lanes_per_warp, fixed.half_warp_lanes);
   b.static_w = static_all_sms_w / n * kernel.active_sms * fixed.VoltageRatio(f_core_mhz, fixed.static_f_core_mhz);
-  // Eq. 10's idle term: P_perIdleSM (N - k), static ~ V (~ f).
+  // AccelWattch Eq. 10's idle term: P_perIdleSM (N - k), static ~ V (~ f).
   b.idle_w = fixed.p_idle_sm_w * (n - kernel.active_sms) * fixed.VoltageRatio(f_core_mhz, fixed.idle_f_core_mhz);
   b.const_w = fixed.p_const_w;
   return b;
@@ -161,7 +162,7 @@ std::vector<AccelWattchPrediction> PredictAccelWattchActivity(const AccelWattchM
     };
     for (int k : own(grid.active_sms, kernel.active_sms)) {
       for (int y : own(grid.lanes_per_warp, kernel.lanes_per_warp)) {
-        // The what-if kernel: Eq. 10's k and y; its activity per active SM kept.
+        // The what-if kernel: AccelWattch Eq. 10's k and y; its activity per active SM kept.
         KernelActivity what_if = kernel;
         what_if.active_sms = k;
         what_if.lanes_per_warp = y;

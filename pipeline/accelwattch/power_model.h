@@ -1,15 +1,15 @@
-// AccelWattch's whole power model evaluated for a kernel (MICRO'21 Eq. 12, i.e. Eq. 10 with
-// the dynamic term of Eq. 11 corrected by the scaling factors):
+// AccelWattch's whole power model evaluated for a kernel (MICRO'21 Eq. 12, i.e. AccelWattch Eq. 10
+// with the dynamic term of AccelWattch Eq. 11 corrected by the scaling factors):
 //
-//   P(k SMs, y lanes, f) = sum_i x_i * a_i * E-hat_i(V) / T          dynamic, per component
-//                        + P_static,yLanes,N(c) / N * k * V/V_s      active SMs (Eqs. 4-5, 9)
-//                        + P_perIdleSM * (N - k) * V/V_d             idle SMs (Eqs. 6-8)
-//                        + P_const                                   (Eq. 3)
+//   P(k SMs, y lanes, f) = sum_i x_i * a_i * E-hat_i(V) / T    dynamic, per component
+//                        + P_static,yLanes,N(c) / N * k * V/V_s active SMs (AccelWattch Eqs. 4-5,9)
+//                        + P_perIdleSM * (N - k) * V/V_d       idle SMs (AccelWattch Eqs. 6-8)
+//                        + P_const                             (AccelWattch Eq. 3)
 //
-// where c is the kernel's instruction-mix category (§4.5), V/V_s and V/V_d the core voltage
-// relative to the clocks the static and idle terms were measured at (V ~ f, §4.2, unless the
-// model carries a measured V-f curve; model_terms.h), and E-hat_i(V) = E-hat_i (V / V_ref)^2
-// for voltage-scaled components (E-hat_i otherwise).
+// where c is the kernel's instruction-mix category (AccelWattch §4.5), V/V_s and V/V_d the core
+// voltage relative to the clocks the static and idle terms were measured at (V ~ f,
+// AccelWattch §4.2, unless the model carries a measured V-f curve; model_terms.h), and E-hat_i(V) =
+// E-hat_i (V / V_ref)^2 for voltage-scaled components (E-hat_i otherwise).
 //
 // Evaluating at another V-F pair than the one the counts were taken at keeps the activity per
 // cycle: a component's event rate a_i / T scales with its clock (core or memory). That is
@@ -38,8 +38,8 @@ struct AccelWattchBreakdown {
   double total_w() const { return dynamic_total_w + static_w + idle_w + const_w; }
 };
 
-// Eq. 12 for `kernel` at (f_core_mhz, f_mem_mhz) with scaling factors `x` (one per component
-// of `energies`, in its order). f_mem_mhz <= 0 keeps the kernel's memory clock. Throws
+// AccelWattch Eq. 12 for `kernel` at (f_core_mhz, f_mem_mhz) with scaling factors `x` (one per
+// component of `energies`, in its order). f_mem_mhz <= 0 keeps the kernel's memory clock. Throws
 // InputError naming `activity_path`, the kernel's line and the field for a clock outside the
 // model's voltage curve, more active SMs than
 // the model's GPU has, more lanes than a warp, a kernel whose category (or the default) has no
@@ -51,8 +51,8 @@ AccelWattchBreakdown EvaluateAccelWattch(const AccelWattchEnergies& energies,
                                          const std::string& activity_path, double f_core_mhz,
                                          double f_mem_mhz);
 
-// The per-kernel component table of Eq. 13 (dynamic estimates at x = 1 and the fixed terms,
-// each kernel at its own V-F pair) that wattcal-calibrate --method accelwattch fits and
+// The per-kernel component table of AccelWattch Eq. 13 (dynamic estimates at x = 1 and the fixed
+// terms, each kernel at its own V-F pair) that wattcal-calibrate --method accelwattch fits and
 // wattcal-validate --mode accelwattch scores. Components are the energies' in order. Throws
 // InputError as EvaluateAccelWattch, and naming mean_power_w for a kernel without a measured
 // power.
@@ -74,16 +74,16 @@ struct AccelWattchPrediction {
 struct AccelWattchEvaluationGrid {
   std::vector<double> f_core_mhz;
   std::vector<double> f_mem_mhz;
-  // What-if SM and lane counts (§4.3-4.6: what does the first SM, an idle SM, a divergent
-  // warp cost?). Eq. 10's static and idle terms follow k and y; the dynamic activity is kept
-  // per active SM (counts scaled by k / k_measured) and taken as counted for the lanes (give
-  // counts measured at y for y's dynamic power).
+  // What-if SM and lane counts (AccelWattch §4.3-4.6: what does the first SM, an idle SM, a
+  // divergent warp cost?). AccelWattch Eq. 10's static and idle terms follow k and y; the dynamic
+  // activity is kept per active SM (counts scaled by k / k_measured) and taken as counted for the
+  // lanes (give counts measured at y for y's dynamic power).
   std::vector<int> active_sms;
   std::vector<int> lanes_per_warp;
 };
 
-// Every kernel of `activity` under a whole Eq. 12 model (model.has_terms), at its own pair
-// when both lists are empty, else at every pair of `f_core_mhz` x `f_mem_mhz` (an empty list
+// Every kernel of `activity` under a whole AccelWattch Eq. 12 model (model.has_terms), at its own
+// pair when both lists are empty, else at every pair of `f_core_mhz` x `f_mem_mhz` (an empty list
 // keeps the kernel's own clock of that domain). Kernel-major order. Throws OptionError when
 // the model has no energies and fixed terms or a clock is not > 0, InputError as
 // EvaluateAccelWattch.

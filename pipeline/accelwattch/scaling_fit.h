@@ -5,12 +5,12 @@
 //   s.t.      L_i <= x_i <= U_i  (0.001 and 1000 by default, per component on request)
 //             x_a <= x_b         for the paper's orderings and the user's (orderings.h)
 //
-// with P_model of scaling_model.h. The first term is the relative error of Eq. 14 (the paper
-// prints Eq. 14 as a quadratic form but states it minimises the relative error; §5.4); the
-// second is an optional Tikhonov pull toward a prior model (lambda = 0: none). The model is
-// linear in x, so one solve replaces the paper's re-iterations through the simulator (the
-// per-kernel tables are the simulator's output at x = 1). Orderings are encoded exactly
-// through box bounds (OrderingForest), which makes the problem bilinear in its parameters,
+// with P_model of scaling_model.h. The first term is the relative error of AccelWattch Eq. 14 (the
+// paper prints AccelWattch Eq. 14 as a quadratic form but states it minimises the relative error;
+// AccelWattch §5.4); the second is an optional Tikhonov pull toward a prior model (lambda = 0:
+// none). The model is linear in x, so one solve replaces the paper's re-iterations through the
+// simulator (the per-kernel tables are the simulator's output at x = 1). Orderings are encoded
+// exactly through box bounds (OrderingForest), which makes the problem bilinear in its parameters,
 // so, as in the paper, it is solved from two starting points, all ones and the prior model
 // (each made feasible first), and the lower-cost optimum is kept; both are reported.
 //
@@ -34,9 +34,9 @@
 namespace wattcal {
 
 struct AccelWattchFitOptions {
-  // Lower bound of every scaling factor without its own bounds (Eq. 14: 0.001); >= 0.
+  // Lower bound of every scaling factor without its own bounds (AccelWattch Eq. 14: 0.001); >= 0.
   double lower_bound = 0.001;
-  // Upper bound of every scaling factor without its own bounds (Eq. 14: 1000).
+  // Upper bound of every scaling factor without its own bounds (AccelWattch Eq. 14: 1000).
   double upper_bound = 1000.0;
   // Bounds of single components by name, {lower, upper}; lower == upper pins the factor.
   std::map<std::string, std::pair<double, double>> component_bounds;

@@ -3,8 +3,8 @@
 //   P_model(k) = sum_i x_i * P_est_i(k) + P_static(k) + P_idle(k) + P_const(k)
 //
 // P_est_i(k) is component i's estimated dynamic power on kernel k at x = 1 (a column of the
-// per-kernel table), and the static, idle-SM and constant terms keep x = 1 (§5.1: "these
-// components effectively have x_i = 1"). x = 1 everywhere is the published model whose
+// per-kernel table), and the static, idle-SM and constant terms keep x = 1 (AccelWattch §5.1:
+// "these components effectively have x_i = 1"). x = 1 everywhere is the published model whose
 // totals are the sheets' sim_total_W.
 #pragma once
 
@@ -36,7 +36,7 @@ struct AccelWattchStartReport {
 };
 
 struct AccelWattchFitReport {
-  // Residual per kernel: (P_model - P_meas) / P_meas (Eq. 14's relative error).
+  // Residual per kernel: (P_model - P_meas) / P_meas (AccelWattch Eq. 14's relative error).
   std::string residual = "relative";
   // Tikhonov weight lambda on (x_i - prior_x_i) / prior_x_i; 0 = no pull.
   double prior_weight = 0.0;
@@ -68,7 +68,7 @@ struct AccelWattchModel {
   AccelWattchFitReport fit;
   std::string trained_on;               // training table (empty for the published model)
   std::vector<std::string> training_kernels;
-  // The whole Eq. 12 model (power_model.h), when calibrated from an activity table: the
+  // The whole AccelWattch Eq. 12 model (power_model.h), when calibrated from an activity table: the
   // initial energy estimates the factors scale (components in the same order) and the fixed
   // terms. Without them the model scales the columns of per-kernel component tables only.
   bool has_terms = false;
@@ -104,7 +104,8 @@ std::string FormatAccelWattchModelSummary(const AccelWattchModel& model);
 //         max_constraint_violation,
 //         starts: [{name, run, converged, iterations, initial_cost, final_cost,
 //                   train_mape_pct, termination, x_start: [...], x: [...]}, ...]},
-//   and, for a whole Eq. 12 model, energies: {source, reference_f_core_mhz, components: [...]}
+//   and, for a whole AccelWattch Eq. 12 model, energies: {source, reference_f_core_mhz,
+//   components: [...]}
 //   and fixed_terms: {voltage_model, constant: {...}, static: {...}, idle: {...}}
 //   (model_terms.h).
 // Numbers round-trip exactly; non-finite ones are written as null.

@@ -135,7 +135,7 @@ StaticPowerResult FitStaticPower(const Sweep& sweep, const StaticPowerOptions& o
                                  options.f_tolerance_mhz, f_ref));
   }
 
-  // --- Power gating (§4.3).
+  // --- Power gating (AccelWattch §4.3).
   // Mean power at the reference clock per (benchmark, SMs, lanes).
   std::map<std::string, std::map<std::pair<int, int>, std::pair<double, int>>> means;
   for (const SweepPoint& p : sweep.points) {
@@ -211,7 +211,7 @@ StaticPowerResult FitStaticPower(const Sweep& sweep, const StaticPowerOptions& o
     for (size_t i = 1; i < missing.size(); ++i) g.status += "; " + missing[i];
   }
 
-  // --- Divergence (§4.4-4.5).
+  // --- Divergence (AccelWattch §4.4-4.5).
   const std::vector<SweepCurve> curves = GroupCurves(sweep);
   for (const std::string& category : MixCategories()) {
     CategoryStatic cs;

@@ -1,26 +1,26 @@
 // Power-gating- and divergence-aware static power (AccelWattch, MICRO'21 §4.3-4.5, Eq. 9).
 //
-// Power gating (§4.3), from the total power of one microbenchmark at the reference clock:
-// its 1-lane rows on 1..N SMs and its N-SM rows with 1..H lanes (H = half-warp lanes):
+// Power gating (AccelWattch §4.3), from the total power of one microbenchmark at the reference
+// clock: its 1-lane rows on 1..N SMs and its N-SM rows with 1..H lanes (H = half-warp lanes):
 //   P(k SMs, 1 lane) = c0 + c1 k  (least squares over the SM counts)
 //     first_sm_w   = c0 + c1 - P_const   the first SM: its own structures + the chip-wide ones
 //     add_sm_w     = c1                  each further SM (its SM-wide structures)
 //   P(N SMs, y lanes) = d0 + d1 y  (least squares over y <= H, the linear part of both models)
 //     first_lane_per_sm_w = add_sm_w     the first lane of an SM brings up the SM-wide ones
 //     add_lane_per_sm_w   = d1 / N       each further lane of an SM
-// and the ratios first/add (§4.3 reports 47x and 31x on GV100), plus the paper's two worked
-// figures: P(N, 1 lane) vs P(1, 1 lane) and P(N, 8 lanes) vs P(N, 1 lane), in %.
+// and the ratios first/add (AccelWattch §4.3 reports 47x and 31x on GV100), plus the paper's two
+// worked figures: P(N, 1 lane) vs P(1, 1 lane) and P(N, 8 lanes) vs P(N, 1 lane), in %.
 //
-// Divergence (§4.4-4.5), per instruction-mix category: every (benchmark, y lanes) curve at N
-// SMs is fitted to Eq. 3 with P_const held at the constant stage's value; its static power is
-// the fitted tau f at the reference clock. Over the lanes y, two models are fitted by least
-// squares (P_first and P_add free in both):
-//   linear    (Eq. 4)  P_static(y) = P_first + P_add (y - 1)
-//   half-warp (Eq. 5)  P_static(y) = P_first + P_add (y - 1)                     y <= H
+// Divergence (AccelWattch §4.4-4.5), per instruction-mix category: every (benchmark, y lanes) curve
+// at N SMs is fitted to AccelWattch Eq. 3 with P_const held at the constant stage's value; its
+// static power is the fitted tau f at the reference clock. Over the lanes y, two models are fitted
+// by least squares (P_first and P_add free in both):
+//   linear    (AccelWattch Eq. 4)  P_static(y) = P_first + P_add (y - 1)
+//   half-warp (AccelWattch Eq. 5)  P_static(y) = P_first + P_add (y - 1)                     y <= H
 //                                  = P_first + P_add (H - 1) / 2 + P_add (y - H - 1) / 2   y > H
 // and the one with the smaller RMSE is chosen (ties, and sweeps without lanes above H where the
-// two coincide, go to the linear model and are marked not distinguishable). Eq. 9 divides by N
-// for the per-active-SM terms.
+// two coincide, go to the linear model and are marked not distinguishable). AccelWattch Eq. 9
+// divides by N for the per-active-SM terms.
 #pragma once
 
 #include <limits>
@@ -42,11 +42,11 @@ struct StaticPowerOptions {
   double reference_f_core_mhz = 0.0;
   // Rows within this many MHz of the reference clock count as at it.
   double f_tolerance_mhz = 1.0;
-  // SMs on the GPU (N of Eq. 9); 0 = the largest active_sms in the sweep.
+  // SMs on the GPU (N of AccelWattch Eq. 9); 0 = the largest active_sms in the sweep.
   int num_sms = 0;
   // Lanes per warp (rows with unknown lanes are taken as a full warp).
   int warp_size = 32;
-  // Lanes per half-warp, H of Eq. 5 (16 on Volta); 1 <= H < warp_size.
+  // Lanes per half-warp, H of AccelWattch Eq. 5 (16 on Volta); 1 <= H < warp_size.
   int half_warp_lanes = 16;
   // Benchmark whose SM and lane sweeps give the gating terms; "" = the benchmark with the most
   // distinct SM counts at one lane (ties: the first by name).
@@ -90,7 +90,7 @@ struct DivergencePoint {
   double static_w = 0.0;       // tau f at the reference clock, all N SMs
   double beta_w_per_mhz3 = 0.0;
   double tau_w_per_mhz = 0.0;
-  double eq3_mape_pct = 0.0;   // the Eq. 3 fit of this curve
+  double eq3_mape_pct = 0.0;   // the AccelWattch Eq. 3 fit of this curve
   int points = 0;
 };
 
@@ -115,8 +115,8 @@ struct StaticPowerResult {
   std::vector<ExcludedCurve> excluded;     // divergence curves left out
 };
 
-// The half-warp basis of Eq. 5: y - 1 for y <= H, (H - 1) / 2 + (y - H - 1) / 2 above (so a
-// full warp of 2H lanes gives H - 1, the same as H lanes: the sawtooth's two maxima).
+// The half-warp basis of AccelWattch Eq. 5: y - 1 for y <= H, (H - 1) / 2 + (y - H - 1) / 2 above
+// (so a full warp of 2H lanes gives H - 1, the same as H lanes: the sawtooth's two maxima).
 double HalfWarpBasis(int lanes, int half_warp_lanes);
 
 // Throws OptionError for invalid options (or an unknown gating benchmark), InputError naming

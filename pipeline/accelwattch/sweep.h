@@ -1,12 +1,12 @@
 // Microbenchmark sweeps for AccelWattch's constant, static and idle power models (MICRO'21
-// §4): one measured power per (benchmark, active SMs, lanes per warp, core clock).
+// AccelWattch §4): one measured power per (benchmark, active SMs, lanes per warp, core clock).
 //
 // A sweep file is a CSV with a header; columns are matched case-insensitively, others ignored:
 //   benchmark  (or kernel)                name of the row; rows sharing benchmark, active SMs
 //                                         and lanes form one curve over the core clock
 //   power_w    (or power_mw, power_kw, mean_power_w, mean_power_mw)   measured power
 //   f_core_mhz (or f_core_ghz, f_core_khz) core clock
-//   category                              instruction-mix category (§4.5), optional
+//   category                              instruction-mix category (AccelWattch §4.5), optional
 //   active_sms, lanes_per_warp            optional; empty or absent = unknown (all SMs, a
 //                                         full warp: the stages resolve it)
 // wattcal-ingest's KERNELS.csv (kernel, launches, ..., mean_power_w, f_core_mhz, ...) is such

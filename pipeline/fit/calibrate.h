@@ -1,4 +1,4 @@
-// Calibrating the power model of TPDS Eqs. 4-6 (DVFS) and Eq. 9 (fixed V-F) from
+// Calibrating the power model of TPDS Eqs. 4-6 (DVFS) and TPDS Eq. 9 (fixed V-F) from
 // microbenchmark measurements.
 //
 //   joint        voltages and coefficients in one Ceres problem: coefficients >= 0, v = 1 at
@@ -42,7 +42,7 @@ constexpr FitLoss DefaultLoss(FitMethod method, FitSolver solver) {
 }
 
 struct CalibrationOptions {
-  // dvfs: cross-domain model with unknown voltages; fixed: Eq. 9 at the default pair.
+  // dvfs: cross-domain model with unknown voltages; fixed: TPDS Eq. 9 at the default pair.
   FitMethod method = FitMethod::kDvfs;
   // How the DVFS model is estimated (ignored by the fixed method).
   FitSolver solver = FitSolver::kJoint;

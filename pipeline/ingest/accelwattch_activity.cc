@@ -16,7 +16,7 @@
 namespace wattcal {
 namespace {
 
-// The counters' launch time, from which Eq. 11's T_elapsedTime is taken.
+// The counters' launch time, from which AccelWattch Eq. 11's T_elapsedTime is taken.
 constexpr const char* kDurationMetric = "gpu__time_duration.sum";
 
 std::string CsvField(const std::string& s) {

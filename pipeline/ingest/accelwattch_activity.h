@@ -1,8 +1,8 @@
-// AccelWattch's activity table: per kernel of a sweep description, what Eqs. 10-13 of the
-// MICRO'21 paper need to estimate its power, in one row: the harness's description (benchmark,
+// AccelWattch's activity table: per kernel of a sweep description, what AccelWattch Eqs. 10-13 of
+// the MICRO'21 paper need to estimate its power, in one row: the harness's description (benchmark,
 // instruction-mix category, active SMs k, lanes per warp y, clocks), the elapsed time
-// T_elapsedTime of Eq. 11, the activity factors a_i (every counter of the kernel, per launch,
-// base units) and the measured power P_meas of Eq. 13.
+// T_elapsedTime of AccelWattch Eq. 11, the activity factors a_i (every counter of the kernel, per
+// launch, base units) and the measured power P_meas of AccelWattch Eq. 13.
 //
 //   kernel,benchmark,category,active_sms,lanes_per_warp,f_core_mhz,f_mem_mhz,elapsed_s,
 //   launches,mean_power_w,<metric>,<metric>,...

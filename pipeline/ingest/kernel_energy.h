@@ -4,7 +4,7 @@
 // board power over exactly its window [start, end]. The readings are joined piecewise-linearly
 // (trapezoids between consecutive readings, on their timestamps: the sampling period is never
 // assumed) and the power at the window's edges is interpolated between the readings around
-// them. With readings evenly spaced and the window on reading times, this is the paper's Eq. 2
+// them. With readings evenly spaced and the window on reading times, this is Arafa Eq. 2
 // (E = elapsed / N x sum of P_i) with the trapezoid's end correction.
 // Beside it, the two estimates the paper compares against:
 //   PAPI-style  the last reading at or before the window's end x the duration (PAPI's NVML
@@ -15,7 +15,7 @@
 // first reading inside) and the coefficient of variation of the readings inside.
 //
 // Launches are then aggregated per kernel name and, when the log has clocks, per (core,
-// memory) clock pair rounded to 1 MHz; per-instruction energy follows the paper's Eq. 1,
+// memory) clock pair rounded to 1 MHz; per-instruction energy follows Arafa Eq. 1,
 // E_instr = (E_total - E_overhead) / N.
 //
 // Clocks, reasons and limits are step functions: a reading's value holds until the next
@@ -226,7 +226,7 @@ struct InstructionEnergy {
   double energy_j_sd = 0.0;
   // Standard error of energy_j: sqrt(sd_with^2 / n_with + sd_without^2 / n_without) / N.
   double energy_j_se = 0.0;
-  // The same Eq. 1 on the PAPI-style energies, joules per instruction.
+  // The same Arafa Eq. 1 on the PAPI-style energies, joules per instruction.
   double papi_energy_j = 0.0;
   // The inputs: mean energies per launch, joules, and the instruction count.
   double total_energy_j = 0.0;

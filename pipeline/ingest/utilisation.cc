@@ -159,7 +159,7 @@ std::map<std::string, double> CountersForUtilisations(const std::vector<double>&
     }
     if (c.kind == UtilisationKind::kComputeUnit) {
       const double ops = u[i] * active_cycles_per_sm * gpu.sm_count * c.units_per_sm;
-      // A metric listed k times counts k times in Eq. 7: each listing carries one share, so
+      // A metric listed k times counts k times in TPDS Eq. 7: each listing carries one share, so
       // one value per distinct metric (assigned, not added) gives back exactly `ops`.
       const double share =
           ops / static_cast<double>(c.thread_metrics.size() + c.warp_metrics.size());

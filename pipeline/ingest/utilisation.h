@@ -1,10 +1,10 @@
-// Component utilisations from counters, TPDS 2019 Eqs. 7-8 (Guerreiro et al., §3.1), as
+// Component utilisations from counters, TPDS 2019 Eqs. 7-8 (Guerreiro et al., TPDS §3.1), as
 // documented on GpuDescription, their inverse for the virtual GPU, and the tidy activity
 // table they go into.
 //
-//   compute (Eq. 7):   U = (sum of thread_metrics + warp_size * sum of warp_metrics)
+//   compute (TPDS Eq. 7):   U = (sum of thread_metrics + warp_size * sum of warp_metrics)
 //                          / (active_cycles_per_sm * sm_count * units_per_sm)
-//   bandwidth (Eq. 8): U = (sum of byte_metrics + bytes_per_access * sum of access_metrics)
+//   bandwidth (TPDS Eq. 8): U = (sum of byte_metrics + bytes_per_access * sum of access_metrics)
 //                          / duration_s / peak_bytes_per_s
 //
 // active_cycles_per_sm is the value of gpu.active_cycles_metric and duration_s that of

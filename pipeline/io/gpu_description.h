@@ -63,7 +63,7 @@ struct GpuDescription {
   // Default (reference) clocks, MHz.
   double default_core_mhz = 0.0;
   double default_mem_mhz = 0.0;
-  // Metric giving the active cycles per SM (Eq. 7's ACycles), e.g. sm__cycles_active.avg.
+  // Metric giving the active cycles per SM (TPDS Eq. 7's ACycles), e.g. sm__cycles_active.avg.
   std::string active_cycles_metric = "sm__cycles_active.avg";
   // Metric giving the kernel duration, e.g. gpu__time_duration.sum (unit from the file).
   std::string duration_metric = "gpu__time_duration.sum";

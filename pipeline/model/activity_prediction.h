@@ -1,5 +1,5 @@
 // Predicting the power of (previously unseen) applications from their activity
-// (TPDS §3.5, Fig. 6), with the per-component breakdown of §4.5.
+// (TPDS §3.5, Fig. 6), with the per-component breakdown of TPDS §4.5.
 #pragma once
 
 #include <limits>

@@ -1,9 +1,9 @@
-// The calibrated power model: TPDS Eqs. 4-6 (cross-domain DVFS) and Eq. 9 (fixed V-F).
+// The calibrated power model: TPDS Eqs. 4-6 (cross-domain DVFS) and TPDS Eq. 9 (fixed V-F).
 //
 //   P = sum_k [ alpha0_k * v_k + v_k^2 * f_k * (alpha1_k + sum_{i in k} gamma_i * U_i) ]
 //
 // with v_k the voltage of domain k normalised to its default frequency (v = 1 there).
-// A fixed-frequency model (Eq. 9, P = beta0 + sum_i omega_i * U_i) is stored in the same
+// A fixed-frequency model (TPDS Eq. 9, P = beta0 + sum_i omega_i * U_i) is stored in the same
 // form with one frequency level per domain, v = 1, alpha0_core = beta0, alpha1 = 0 and
 // gamma_i = omega_i / f_k, which is also how gpmTOOL writes it.
 #pragma once

@@ -1,7 +1,7 @@
 // The run-time counters of one kernel measured at a base core frequency: CRISP's three
 // counters plus the total (Nath & Tullsen, MICRO'15, §3.5-3.6), and the counters of the
-// baselines the seed compares against (STALL, LEAD, CRIT, MISS; CRISP-L of §5.3). All counts
-// are in cycles of the base core clock; they may be fractional (averages over SMs, §4).
+// baselines the seed compares against (STALL, LEAD, CRIT, MISS; CRISP-L of CRISP §5.3). All counts
+// are in cycles of the base core clock; they may be fractional (averages over SMs, CRISP §4).
 //
 // CSV form (one row per kernel; header names are the contract):
 //   kernel,base_mhz,total_cycles,lcp_cycles,load_stall_cycles,store_stall_cycles
@@ -25,12 +25,12 @@ struct CrispCounters {
   double base_mhz = 0.0;
   // C: every cycle of the kernel.
   double total_cycles = 0.0;
-  // L: the adjusted load critical path (§3.5: the critical path of load latencies with every
-  // load stall added as a one-cycle step), T_LCP of Eq. 3 and T_Memory of Eq. 4.
+  // L: the adjusted load critical path (CRISP §3.5: the critical path of load latencies with every
+  // load stall added as a one-cycle step), T_LCP of CRISP Eq. 3 and T_Memory of CRISP Eq. 4.
   double lcp_cycles = 0.0;
-  // S_l: load stall cycles (§3.5 rules B), all of them inside L.
+  // S_l: load stall cycles (CRISP §3.5 rules B), all of them inside L.
   double load_stall_cycles = 0.0;
-  // S_s: store stall cycles (§3.5 rule C), outside L.
+  // S_s: store stall cycles (CRISP §3.5 rule C), outside L.
   double store_stall_cycles = 0.0;
 
   // Baselines' counters; kAbsent (NaN) when the input had no such column.
@@ -43,7 +43,7 @@ struct CrispCounters {
   // STALL: cycles in which nothing issues, a load is outstanding and no arithmetic hazard
   // could explain the stall (Keramidas et al.'s stall time).
   double stall_cycles = kAbsent;
-  // CRISP-L's load critical path: every cycle with at least one load outstanding (§5.3).
+  // CRISP-L's load critical path: every cycle with at least one load outstanding (CRISP §5.3).
   double load_outstanding_cycles = kAbsent;
 
   // 1-based line of the row in its file (0 when not read from a file).

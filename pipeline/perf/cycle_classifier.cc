@@ -66,7 +66,7 @@ namespace {
 
 // Walks the timeline in segments of identical cycles (no run boundary and no miss starting or
 // ending inside) and calls on_segment(state, class, first_cycle, cycles) for each; keeps the
-// critical-path counters of §3.6 on the way.
+// critical-path counters of CRISP §3.6 on the way.
 struct PathSweep {
   double adjusted_lcp = 0.0;
   double crit = 0.0;
@@ -117,7 +117,7 @@ PathSweep Walk(const Timeline& t, OnSegment on_segment) {
       ++active_stores;
       ++next_store_start;
     }
-    // Misses starting in this cycle copy the running counters (§3.6).
+    // Misses starting in this cycle copy the running counters (CRISP §3.6).
     while (next_start < n && t.loads[by_start[next_start]].start_cycle == pos) {
       const size_t i = by_start[next_start++];
       const MemoryMiss& m = t.loads[i];

@@ -1,7 +1,7 @@
 // The cycle classifier of CRISP (Nath & Tullsen, MICRO'15, §3.5-3.6): from an event timeline
 // (timeline.h) it derives the counters every run-time model of perf_models.h reads.
 //
-// Each cycle is first busy or idle (§3.5): a cycle that issued issue_width instructions is
+// Each cycle is first busy or idle (CRISP §3.5): a cycle that issued issue_width instructions is
 // busy, one that issued none is idle, and one that issued fewer than issue_width is busy only
 // when an arithmetic RAW or structural hazard held the rest back. Busy cycles are computation.
 // Idle cycles follow the rules in order (the order decides between competing causes):
@@ -17,7 +17,7 @@
 //   (C) else (no load outstanding) MSHRs / LSQ full                        -> store stall
 //   (D) anything else is due to arithmetic dependencies                    -> computation
 //
-// Counters (§3.6), with misses ordered by start cycle (ties in input order):
+// Counters (CRISP §3.6), with misses ordered by start cycle (ties in input order):
 //   * adjusted LCP: a running T_Memory; a miss copies it when it starts (ts_i); each load
 //     stall adds 1; when miss i returns, T_Memory = max(T_Memory, ts_i + latency_i). Within a
 //     cycle: returns at the end of the previous cycle, then starts, then the cycle's stall.
@@ -27,7 +27,7 @@
 //   * MISS: the leading data-load misses (not fetches: MISS ignores instruction misses) times
 //     a fixed latency.
 //   * STALL: idle cycles that issued nothing, with a load or fetch miss outstanding and no
-//     arithmetic hazard (prior models count a mixed-cause stall as computation, §2.2).
+//     arithmetic hazard (prior models count a mixed-cause stall as computation, CRISP §2.2).
 //   * CRISP-L: the cycles with a load or fetch miss outstanding.
 #pragma once
 
@@ -60,7 +60,7 @@ struct CycleState {
   bool store_outstanding = false;  // a store miss is outstanding
 };
 
-// The busy/idle rule of §3.5.
+// The busy/idle rule of CRISP §3.5.
 bool IsBusyCycle(const CycleState& state);
 // The class of one cycle (rules above).
 CycleClass ClassifyCycle(const CycleState& state);

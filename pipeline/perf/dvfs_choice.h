@@ -1,6 +1,6 @@
 // Choosing a kernel's core V-F pair: predicted run time at each pair (a run-time model's
 // output, perf_models.h) joined with the calibrated power model (TPDS Eqs. 4-6, or the scaling
-// form of Eq. 10) into energy, EDP and ED²P, minimised under an optional slowdown budget —
+// form of TPDS Eq. 10) into energy, EDP and ED²P, minimised under an optional slowdown budget —
 // the controller of CRISP §4/§5.2 (Nath & Tullsen, MICRO'15), one decision per kernel.
 //
 // Conventions (all stated in the README):

@@ -84,11 +84,11 @@ double CrispCycles(double total_cycles, double lcp_cycles, double load_stall_cyc
                    double store_stall_cycles, double s) {
   const double C = total_cycles, L = lcp_cycles, Sl = load_stall_cycles, Ss = store_stall_cycles;
   if (s >= 1.0) {
-    // Eq. 4: the LCP is hidden memory time until its overlapped computation, stretched,
-    // covers it. Eq. 5: store stalls shrink while the pure computation stretches.
+    // CRISP Eq. 4: the LCP is hidden memory time until its overlapped computation, stretched,
+    // covers it. CRISP Eq. 5: store stalls shrink while the pure computation stretches.
     return std::max(L, s * (L - Sl)) + std::max(C - L, s * (C - L - Ss));
   }
-  // §5.2, towards a higher frequency: only the pure computation shrinks.
+  // CRISP §5.2, towards a higher frequency: only the pure computation shrinks.
   return L + Ss + s * (C - L - Ss);
 }
 

@@ -1,23 +1,23 @@
 // Run time at another core frequency from counters measured at a base frequency: CRISP
 // (Nath & Tullsen, MICRO'15, Eqs. 3-5 and the higher-frequency variant of §5.2), CRISP-L
-// (§5.3) and the baselines of §2.1 the seed compares against.
+// (CRISP §5.3) and the baselines of CRISP §2.1 the seed compares against.
 //
 // With s = f_base / f_target and every count in base-clock cycles (crisp_counters.h):
 //
 //   crisp         C total, L adjusted LCP, S_l load stalls, S_s store stalls:
-//                   s >= 1:  T = max(L, s (L - S_l)) + max(C - L, s (C - L - S_s))   (Eqs. 3-5)
-//                   s <  1:  T = L + S_s + s (C - L - S_s)                           (§5.2)
-//   crisp_l       the same with L = load_outstanding_cycles (§5.3: every computation cycle
+//                   s >= 1:  T = max(L, s (L - S_l)) + max(C - L, s (C - L - S_s)) (CRISP Eqs. 3-5)
+//                   s <  1:  T = L + S_s + s (C - L - S_s)                           (CRISP §5.2)
+//   crisp_l       the same with L = load_outstanding_cycles (CRISP §5.3: every computation cycle
 //                 overlapped by some load counts as overlapped by the critical path)
 //   proportional  T = s C
-//   stall         T = M + s (C - M),  M = stall_cycles                                (Eq. 2)
+//   stall         T = M + s (C - M),  M = stall_cycles                                (CRISP Eq. 2)
 //   lead          the same with M = lead_cycles
 //   crit          the same with M = crit_cycles
 //   miss          the same with M = min(miss_cycles, C) (MISS's fixed-latency estimate can
 //                 exceed the run time; more than all of it cannot be memory)
 //
 // and predicted_time_s = T / f_base. Every model returns C exactly at s = 1. The linear
-// models are used the same way above and below the base frequency (Eq. 2 is symmetric).
+// models are used the same way above and below the base frequency (CRISP Eq. 2 is symmetric).
 #pragma once
 
 #include <cstdint>
@@ -44,7 +44,7 @@ bool PerfModelApplies(PerfModelKind model, const CrispCounters& counters);
 // CRISP's contract (see above), in base-clock cycles. `s` = f_base / f_target > 0.
 double CrispCycles(double total_cycles, double lcp_cycles, double load_stall_cycles,
                    double store_stall_cycles, double s);
-// Eq. 2: T = memory + s (total - memory), in base-clock cycles.
+// CRISP Eq. 2: T = memory + s (total - memory), in base-clock cycles.
 double LinearModelCycles(double total_cycles, double memory_cycles, double s);
 
 // Predicted run time in base-clock cycles / in seconds at `target_mhz` (> 0). The model must
@@ -56,7 +56,7 @@ struct TimePredictionOptions {
   // Models to evaluate; empty = every model the counters allow (crisp and proportional always).
   std::vector<PerfModelKind> models;
   // Target core frequencies, MHz: finite, > 0, strictly ascending (default: the seven P-states
-  // of CRISP's GTX 480, §4).
+  // of CRISP's GTX 480, CRISP §4).
   std::vector<double> targets_mhz = {100, 200, 300, 400, 500, 600, 700};
 
   bool Check(std::string* error) const;

@@ -21,7 +21,7 @@
 // random draw is a hash of (seed, warp, iteration, instruction), the same at every frequency,
 // so a run is deterministic and frequencies differ only through the clock.
 //
-// Per cycle it records the hazards §3.5 reads: lsu_raw (a warp waits on a load's result),
+// Per cycle it records the hazards CRISP §3.5 reads: lsu_raw (a warp waits on a load's result),
 // arith (a warp waits on an ALU result), lsq_full (a load found the MSHRs full or a store the
 // store queue full). Cycles that issued issue_width instructions carry no hazard flags (the
 // scheduler stops looking once the issue slots are full, and the classifier calls them busy).

@@ -24,7 +24,7 @@
 
 namespace wattcal {
 
-// Per-cycle hazard bits (§3.5's list of signals). Bit names in the CSV in brackets.
+// Per-cycle hazard bits (CRISP §3.5's list of signals). Bit names in the CSV in brackets.
 enum CycleFlag : uint32_t {
   // A warp waits on the result of an outstanding load: a RAW hazard on the load/store unit
   // [lsu_raw].
@@ -74,11 +74,11 @@ struct Timeline {
   std::string kernel;
   // Core frequency the timeline was recorded at, MHz.
   double base_mhz = 0.0;
-  // Instructions the SM can issue per cycle (the busy/idle rule of §3.5 depends on it).
+  // Instructions the SM can issue per cycle (the busy/idle rule of CRISP §3.5 depends on it).
   int issue_width = 1;
   // Runs in cycle order, tiling [0, total_cycles()).
   std::vector<TimelineRun> runs;
-  // Load and fetch misses (both start the load outstanding phase, §3.1), in any order.
+  // Load and fetch misses (both start the load outstanding phase, CRISP §3.1), in any order.
   std::vector<MemoryMiss> loads;
   // Store misses, in any order.
   std::vector<MemoryMiss> stores;

@@ -13,7 +13,7 @@
 //
 // The static and component-independent terms alpha0, alpha1 of each domain are carried over
 // in one of three ways:
-//   idle-power  Eq. 11: every alpha x P_idle(target) / P_idle(base), the idle powers measured
+//   idle-power  TPDS Eq. 11: every alpha x P_idle(target) / P_idle(base), the idle powers measured
 //               at the default pair (TPDS: 75 W GTX Titan X, 65 W GTX 980);
 //   components  the domain's own count ratio (core: sm_count; mem: memory_bus_width_bits),
 //               the paper's first approach, which under-predicts (unmodelled parts such as

@@ -1,13 +1,13 @@
-// AccelWattch's whole Eq. 12 model in the run report (report/run_report.h): the breakdown CSV
-// wattcal-predict --breakdown writes for an AccelWattch model (accelwattch/power_model.h,
-// AccelWattchPredictionsToCsv), read back and averaged into the report's stacked bars, and the
-// virtual GPU's expected scaling factors (truth_accelwattch.json), against which a fit's
-// recovery is shown.
+// The whole AccelWattch Eq. 12 model in the run report (report/run_report.h): the
+// breakdown CSV wattcal-predict --breakdown writes for an AccelWattch model
+// (accelwattch/power_model.h, AccelWattchPredictionsToCsv), read back and averaged into the
+// report's stacked bars, and the virtual GPU's expected scaling factors (truth_accelwattch.json),
+// against which a fit's recovery is shown.
 //
 //   if (LooksLikeAccelWattchBreakdownCsv(path)) {
 //     const AccelWattchBreakdownTable table = ReadAccelWattchBreakdownCsv(path);
 //     const std::vector<ClockSplit> clocks = SplitByCoreClock(table);
-//     WriteBreakdownPlot(ClockSplitChart(clocks), ...);           // Eq. 12's terms per clock
+//     WriteBreakdownPlot(ClockSplitChart(clocks), ...);  // AccelWattch Eq. 12's terms per clock
 //     WriteBreakdownPlot(DynamicByBenchmarkChart(table, 1447, 11), ...);  // components
 //   }
 #pragma once
@@ -59,7 +59,7 @@ bool LooksLikeAccelWattchBreakdownCsv(const std::string& path);
 // that is not > 0, or no rows.
 AccelWattchBreakdownTable ReadAccelWattchBreakdownCsv(const std::string& path);
 
-// Eq. 12's terms averaged over every kernel evaluated at one core clock.
+// AccelWattch Eq. 12's terms averaged over every kernel evaluated at one core clock.
 struct ClockSplit {
   double f_core_mhz = 0.0;
   int kernels = 0;

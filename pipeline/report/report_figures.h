@@ -111,7 +111,7 @@ struct ConstantFitCurve {
   std::string benchmark;
   int active_sms = 0;            // 0 = unknown
   int lanes_per_warp = 0;        // 0 = unknown
-  double beta_w_per_mhz3 = 0.0;  // Eq. 3 with the shared constant
+  double beta_w_per_mhz3 = 0.0;  // AccelWattch Eq. 3 with the shared constant
   double tau_w_per_mhz = 0.0;
   double f_min_mhz = 0.0;  // measured clock range
   double f_max_mhz = 0.0;
@@ -119,7 +119,7 @@ struct ConstantFitCurve {
 };
 
 struct ConstantFitChart {
-  double p_const_w = 0.0;  // shared constant of Eq. 3
+  double p_const_w = 0.0;  // shared constant of AccelWattch Eq. 3
   double p_const_ci_low_w = std::numeric_limits<double>::quiet_NaN();
   double p_const_ci_high_w = std::numeric_limits<double>::quiet_NaN();
   double confidence_level = 0.95;

@@ -136,7 +136,7 @@ struct ReportAccelWattchBreakdown {
   std::string path;
   AccelWattchBreakdownTable table;
   std::vector<ClockSplit> clocks;
-  BreakdownChart clock_chart;      // Eq. 12's terms per core clock
+  BreakdownChart clock_chart;      // AccelWattch Eq. 12's terms per core clock
   double reference_f_core_mhz = 0.0;
   std::string reference_why;       // why that clock
   size_t benchmarks_at_reference = 0;

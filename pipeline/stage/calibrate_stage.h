@@ -1,8 +1,8 @@
 // wattcal-calibrate as one library call: microbenchmark measurements -> a calibrated power
-// model (TPDS Eqs. 4-6 DVFS, Eq. 9 fixed), or AccelWattch's dynamic scaling factors
-// (MICRO'21 Eq. 14) from a per-kernel component table or the whole Eq. 12 model. The main
-// (stages/calibrate_main.cc) binds the command line to CalibrateStageOptions and calls
-// RunCalibrateStage; tests call it in-process.
+// model (TPDS Eqs. 4-6 DVFS, TPDS Eq. 9 fixed), or AccelWattch's dynamic scaling factors
+// (MICRO'21 Eq. 14) from a per-kernel component table or the whole AccelWattch Eq. 12 model.
+// The main (stages/calibrate_main.cc) binds the command line to CalibrateStageOptions and
+// calls RunCalibrateStage; tests call it in-process.
 //
 // --bootstrap N (fixed method only): 95% confidence intervals of the coefficients from N
 // resamples of the training benchmarks (model key coefficient_ci95).
@@ -24,7 +24,7 @@ struct CalibrateStageOptions {
   std::string train_path;
   // --components: accelwattch, a per-kernel component table.
   std::string components_path;
-  // --activity, --energies, --constant, --static, --idle: accelwattch, the whole Eq. 12 model.
+  // --activity, --energies, --constant, --static, --idle: the whole AccelWattch Eq. 12 model.
   std::string activity_path;
   std::string energies_path;
   std::string constant_path;
@@ -34,7 +34,7 @@ struct CalibrateStageOptions {
   std::string default_category;
   // --voltage-curve: a measured core V-f curve (with --activity).
   std::string voltage_curve_path;
-  // --components-out: also write the Eq. 13 table the fit used (with --activity).
+  // --components-out: also write the AccelWattch Eq. 13 table the fit used (with --activity).
   std::string components_out_path;
   // --out: the model file to write (JSON); required.
   std::string out_path;

@@ -1,5 +1,5 @@
-// wattcal-idle as one library call: active-SM sweeps -> power per idle SM (AccelWattch
-// Eqs. 6-8, geometric mean over microbenchmarks).
+// wattcal-idle as one library call: active-SM sweeps -> power per idle SM
+// (AccelWattch Eqs. 6-8, geometric mean over microbenchmarks).
 #pragma once
 
 #include <string>

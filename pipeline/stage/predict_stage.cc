@@ -33,7 +33,7 @@ bool IsAccelWattchModel(const std::string& path) {
   return j.is_object() && j.contains("format") && j["format"] == kAccelWattchModelFormat;
 }
 
-// The component-table form: Eq. 13's rows under the model's factors.
+// The component-table form: AccelWattch Eq. 13's rows under the model's factors.
 std::string ComponentPredictionsToCsv(const AccelWattchModel& model, const ComponentTable& table,
                                       bool breakdown) {
   const std::vector<double> power_w = PredictKernelPowerW(model, table);

@@ -1,7 +1,7 @@
 // wattcal-predict as one library call: a calibrated model + activity -> predicted power (TPDS
-// §3.5, §4.5), or AccelWattch's Eq. 12 / Eq. 13 for a wattcal-accelwattch-model. The model
-// file's format decides which. The main (stages/predict_main.cc) binds the command line to
-// PredictStageOptions and calls RunPredictStage; tests call it in-process.
+// §3.5, §4.5), or AccelWattch's Eq. 12 / AccelWattch Eq. 13 for a wattcal-accelwattch-model.
+// The model file's format decides which. The main (stages/predict_main.cc) binds the command
+// line to PredictStageOptions and calls RunPredictStage; tests call it in-process.
 #pragma once
 
 #include <string>

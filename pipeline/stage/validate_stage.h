@@ -4,11 +4,11 @@
 // RunValidateStage; tests call it in-process.
 //
 // --mode and --method: --mode says what is validated, i.e. how the held-out rows are
-// predicted (dvfs TPDS §4.3, fixed §4.2, scaling Eq. 10, accelwattch). --method is the
-// calibration method of each fold with --cv-folds only, and defaults from --mode (fixed for
-// --mode fixed, else dvfs). Check() refuses --method without --cv-folds and the pairs that
-// contradict each other (--method fixed with --mode dvfs or scaling: a fixed model, TPDS
-// Eq. 9, has no voltages to predict other V-F pairs with; --method accelwattch).
+// predicted (dvfs TPDS §4.3, fixed TPDS §4.2, scaling TPDS Eq. 10, accelwattch). --method is
+// the calibration method of each fold with --cv-folds only, and defaults from --mode (fixed
+// for --mode fixed, else dvfs). Check() refuses --method without --cv-folds and the pairs that
+// contradict each other (--method fixed with --mode dvfs or scaling: a fixed model,
+// TPDS Eq. 9, has no voltages to predict other V-F pairs with; --method accelwattch).
 #pragma once
 
 #include <string>

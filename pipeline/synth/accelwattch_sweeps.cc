@@ -455,8 +455,8 @@ nlohmann::json TruthJson(const VirtualVoltaSpec& spec, const std::vector<UbenchC
     const VoltaBenchmark* b = spec.FindBenchmark(name);
     const VoltaPower full = VoltaTruthPower(spec, name, n, w, fr);
     const VoltaPower one = VoltaTruthPower(spec, name, n, 1, fr);
-    // Eq. 3 coefficients at N SMs, a full warp: tau f = static, beta f^3 = voltage-scaled
-    // dynamic; unscaled dynamic (DRAM) is linear in f too and lands in tau.
+    // AccelWattch Eq. 3 coefficients at N SMs, a full warp: tau f = static, beta f^3 =
+    // voltage-scaled dynamic; unscaled dynamic (DRAM) is linear in f too and lands in tau.
     const VoltaPower full_2f = VoltaTruthPower(spec, name, n, w, 2.0 * fr);
     // P(2f) - P_c = 8 beta f^3 + 2 tau f, P(f) - P_c = beta f^3 + tau f.
     const double a = full.total_w() - full.constant_w, a2 = full_2f.total_w() - full_2f.constant_w;

@@ -7,9 +7,10 @@
 // tells each kernel's benchmark, instruction-mix category, active SMs, lanes and clock.
 //
 // The truth (every "_w" value is at the reference core clock f_ref = the GPU description's
-// default_core_mhz; the supply voltage is taken proportional to the core clock, the §4.2
-// assumption V ~ k f, so static power scales with f / f_ref and voltage-scaled dynamic power
-// with (f / f_ref)^3). For benchmark b on k >= 1 active SMs with y active lanes per warp:
+// default_core_mhz; the supply voltage is taken proportional to the core clock, the
+// AccelWattch §4.2 assumption V ~ k f, so static power scales with f / f_ref and voltage-scaled
+// dynamic power with (f / f_ref)^3). For benchmark b on k >= 1 active SMs with y active lanes per
+// warp:
 //
 //   P = P_const                                            constant_power_w
 //     + chip_static_w * s                                  chip-wide structures (L2, NoC, ...)
@@ -25,12 +26,12 @@
 //
 //   y_eff = 1 + (W - 1) * [ m_c * h(y) / h(W) + (1 - m_c) * (y - 1) / (W - 1) ]
 //   h(y)  = y - 1                              for y <= H (H = half_warp_lanes)
-//         = (H - 1) / 2 + (y - H - 1) / 2      for y >  H       (the basis of Eq. 5)
+//         = (H - 1) / 2 + (y - H - 1) / 2      for y >  H       (the basis of AccelWattch Eq. 5)
 //
-// where m_c is the half-warp weight of b's category: 1 gives Eq. 5's sawtooth exactly, 0
-// Eq. 4's straight line, values between the drift §4.5 describes as more units overlap.
-// Between kernels the GPU idles at P_const (§4.3: with no SM active only constant power) for
-// gap_s plus a launch jitter drawn uniformly in [0, sensor_refresh_ms).
+// where m_c is the half-warp weight of b's category: 1 gives AccelWattch Eq. 5's sawtooth exactly,
+// 0 AccelWattch Eq. 4's straight line, values between the drift AccelWattch §4.5 describes as more
+// units overlap. Between kernels the GPU idles at P_const (AccelWattch §4.3: with no SM active only
+// constant power) for gap_s plus a launch jitter drawn uniformly in [0, sensor_refresh_ms).
 // Every kernel's power gets a run-to-run factor 1 + noise_rel * N(0, 1).
 //
 // Hardware counters (counters.csv, an Nsight Compute raw page). The SM-wide dynamic power is
@@ -45,10 +46,10 @@
 // rounded to whole counts. The counters count the y lanes that execute, while the truth's
 // power follows y_eff: for a divergent kernel of a category with m_c > 0 the counters do not
 // describe the half-warp sawtooth, a real model error that a counter-driven model (AccelWattch
-// Eq. 11) keeps. With these counters Eq. 11 is exact for full warps: the dynamic power is
-// sum_i E_i * (V / V_ref)^2 * a_i / T over the events a_i (E_i = energy_pj; (V / V_ref)^2 = 1
-// for DRAM), which is what the spec's energy-estimate file (AccelWattch's E-hat_i, Eq. 12)
-// must be scaled to.
+// AccelWattch Eq. 11) keeps. With these counters AccelWattch Eq. 11 is exact for full warps: the
+// dynamic power is sum_i E_i * (V / V_ref)^2 * a_i / T over the events a_i (E_i = energy_pj; (V /
+// V_ref)^2 = 1 for DRAM), which is what the spec's energy-estimate file (AccelWattch's E-hat_i,
+// AccelWattch Eq. 12) must be scaled to.
 #pragma once
 
 #include <cstdint>
@@ -85,10 +86,10 @@ struct VoltaOp {
   std::string metric;
 };
 
-// An instruction-mix category of §4.5 and how strongly it follows the half-warp model.
+// An instruction-mix category of AccelWattch §4.5 and how strongly it follows the half-warp model.
 struct VoltaCategory {
   std::string category;
-  // m_c in [0, 1]: 1 = Eq. 5 sawtooth, 0 = Eq. 4 straight line.
+  // m_c in [0, 1]: 1 = AccelWattch Eq. 5 sawtooth, 0 = AccelWattch Eq. 4 straight line.
   double half_warp_weight = 0.0;
 };
 
@@ -113,7 +114,7 @@ struct VirtualVoltaSpec {
   int warp_size = 32;
   double reference_f_core_mhz = 1447.0;
   double f_mem_mhz = 850.0;
-  // Lanes per half-warp (H of Eq. 5).
+  // Lanes per half-warp (H of AccelWattch Eq. 5).
   int half_warp_lanes = 16;
   // Core clocks of the DVFS sweep, MHz: every ubench line runs at each (highest first).
   std::vector<double> f_core_levels_mhz;

@@ -1,0 +1,454 @@
+// Every hand-written Jacobian in pipeline/ checked against numeric differentiation with
+// ceres::GradientChecker (Ridders' extrapolation, which GradientChecker always uses, from an
+// initial step of 1e-6 relative, at least 1e-6 absolute; CheckerOptions()):
+//   fit/cost_functions.h         RowCost (TPDS Eqs. 5-6 through the voltage curve),
+//                                LevelVoltageCost (TPDS Fig. 5, Problem 1), LinearRowCost
+//                                (TPDS Eq. 9 refined under a robust loss)
+//   accelwattch/scaling_cost.h   ScalingCost (AccelWattch Eq. 14 through OrderingForest::ToX)
+// at seeded random points and at the edges of the parameters' boxes. A wrong Jacobian entry
+// fails the test; GradientCheckCatchesAOnePercentError shows the tolerance is tight enough to
+// catch a 1% error in one entry.
+#include <ceres/gradient_checker.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "accelwattch/component_table.h"
+#include "accelwattch/orderings.h"
+#include "accelwattch/scaling_cost.h"
+#include "fit/cost_functions.h"
+#include "io/corpus.h"
+#include "test_support.h"
+
+namespace wattcal {
+namespace {
+
+using fit_internal::FitData;
+using fit_internal::LevelVoltageCost;
+using fit_internal::LinearRowCost;
+using fit_internal::RowCost;
+using fit_internal::VoltageCurve;
+using fit_internal::VoltageState;
+using testing::SeedFromTestName;
+
+// Tolerances. An analytic entry a passes against the numeric one n when
+//   |a - n| <= kRelativePrecision * max(|a|, |n|) + kRoundOffPerResidual * (1 + |r|)
+// with r the entry's residual. The first term is the test proper: numeric derivatives of these
+// smooth (polynomial or bilinear) functions agree to ~1e-9 relative, and an error in the
+// derivation is of order 1 (a 1% slip is 1e-2). The second allows the round-off of a
+// difference quotient, ~eps |r| / h: the numeric derivative of an entry far smaller than its
+// residual (ScalingCost near the upper bounds: 1e-8 against residuals of ~600) is exact only
+// to ~1e-11 per unit of residual. At 1e-9 per unit it still catches a 1% error in any entry
+// above 1e-7 (1 + |r|).
+constexpr double kRelativePrecision = 1e-6;
+constexpr double kRoundOffPerResidual = 1e-9;
+
+// GradientChecker differentiates with Ridders' method, whose first step is
+// ridders_relative_initial_step_size times the parameter but at least that many units (Ceres'
+// default 1e-2: a step of 0.01 from a scaling factor of 0.002 would cross its 0.001 bound,
+// where OrderingForest::ToX clamps, and halve the numeric slope). 1e-6 keeps every probe on
+// one side of the boxes' edges below.
+ceres::NumericDiffOptions CheckerOptions() {
+  ceres::NumericDiffOptions options;
+  options.ridders_relative_initial_step_size = 1e-6;
+  return options;
+}
+
+// The entries of `cost`'s Jacobian at `parameters` that fail the tolerance above, one line
+// each ("block B, residual I, parameter J: analytic A, numeric N"); a single line when
+// Evaluate fails.
+std::vector<std::string> BadJacobianEntries(const ceres::CostFunction& cost,
+                                            const std::vector<std::vector<double>>& parameters) {
+  std::vector<const double*> blocks;
+  for (const std::vector<double>& b : parameters) blocks.push_back(b.data());
+  const std::vector<const ceres::Manifold*>* no_manifolds = nullptr;  // plain Euclidean blocks
+  ceres::GradientChecker checker(&cost, no_manifolds, CheckerOptions());
+  ceres::GradientChecker::ProbeResults results;
+  checker.Probe(blocks.data(), kRelativePrecision, &results);  // its own verdict is per entry
+  if (!results.return_value) return {"Evaluate returned false"};
+  std::vector<std::string> bad;
+  for (size_t b = 0; b < results.jacobians.size(); ++b) {
+    const ceres::Matrix& analytic = results.jacobians[b];
+    const ceres::Matrix& numeric = results.numeric_jacobians[b];
+    for (int i = 0; i < analytic.rows(); ++i) {
+      for (int j = 0; j < analytic.cols(); ++j) {
+        const double a = analytic(i, j), n = numeric(i, j);
+        const double allowed = kRelativePrecision * std::max(std::abs(a), std::abs(n)) +
+                               kRoundOffPerResidual * (1.0 + std::abs(results.residuals(i)));
+        if (!(std::abs(a - n) <= allowed)) {
+          bad.push_back("block " + std::to_string(b) + ", residual " + std::to_string(i) +
+                        ", parameter " + std::to_string(j) + ": analytic " + std::to_string(a) +
+                        ", numeric " + std::to_string(n));
+        }
+      }
+    }
+  }
+  return bad;
+}
+
+// Fails the test, naming `where` and the first bad entries, when an analytic Jacobian entry of
+// `cost` at `parameters` differs from the numeric one by more than the tolerance.
+void ExpectJacobiansMatch(const ceres::CostFunction& cost,
+                          const std::vector<std::vector<double>>& parameters,
+                          const std::string& where) {
+  const std::vector<std::string> bad = BadJacobianEntries(cost, parameters);
+  std::string first;
+  for (size_t k = 0; k < bad.size() && k < 5; ++k) first += "\n  " + bad[k];
+  EXPECT_TRUE(bad.empty()) << where << ": " << bad.size() << " bad entries" << first;
+}
+
+// ---------------------------------------------------------------------------------------
+// fit/: the calibration's costs.
+
+// A two-domain corpus (or core only) with every frequency pair once per benchmark, random
+// utilisations and powers; the default pair is one of the levels. Every domain has several
+// levels unless `single_mem_level`.
+Corpus MakeCorpus(std::mt19937* rng, bool two_domains, bool single_mem_level) {
+  Corpus c;
+  c.path = "gradient_check.csv";
+  c.layout.domains = {{"core", 1000.0, {"FP32", "INT", "L2"}}};
+  std::vector<std::vector<double>> levels = {{500.0, 800.0, 1000.0, 1200.0, 1400.0}};
+  if (two_domains) {
+    c.layout.domains.push_back({"mem", 2000.0, {"DRAM"}});
+    levels.push_back(single_mem_level ? std::vector<double>{2000.0}
+                                      : std::vector<double>{1000.0, 2000.0, 2600.0});
+  }
+  const int nd = c.layout.num_domains();
+  const int ncomp = c.layout.num_components();
+  std::uniform_real_distribution<double> util(0.0, 1.0), power(40.0, 300.0);
+  std::vector<std::vector<double>> pairs = {{}};
+  for (int d = 0; d < nd; ++d) {
+    std::vector<std::vector<double>> next;
+    for (const std::vector<double>& p : pairs) {
+      for (double f : levels[d]) {
+        next.push_back(p);
+        next.back().push_back(f);
+      }
+    }
+    pairs = next;
+  }
+  const int benchmarks = 3;
+  const int rows = benchmarks * static_cast<int>(pairs.size());
+  c.power_w.resize(rows);
+  c.freq_mhz.resize(rows, nd);
+  c.util_frac.resize(rows, ncomp);
+  for (int r = 0; r < rows; ++r) {
+    c.benchmark.push_back("b" + std::to_string(r / pairs.size()));
+    c.line.push_back(r + 2);
+    c.power_w(r) = power(*rng);
+    for (int d = 0; d < nd; ++d) c.freq_mhz(r, d) = pairs[r % pairs.size()][d];
+    for (int i = 0; i < ncomp; ++i) c.util_frac(r, i) = util(*rng);
+  }
+  return c;
+}
+
+// The corpus arranged as calibrate.cc's PrepareFitData arranges it (the rows' level indices).
+FitData MakeFitData(const Corpus& c) {
+  FitData data;
+  data.corpus = &c;
+  data.num_domains = c.layout.num_domains();
+  data.num_components = c.layout.num_components();
+  data.domain_of = c.layout.ComponentDomains();
+  data.level_of_row.resize(data.num_domains);
+  data.rows_at_level.resize(data.num_domains);
+  for (int r = 0; r < c.rows(); ++r) {
+    for (int i = 0; i < data.num_components; ++i) data.util_row_major.push_back(c.util_frac(r, i));
+  }
+  for (int d = 0; d < data.num_domains; ++d) {
+    data.levels.push_back(c.FrequencyLevels(d));
+    const std::vector<double>& lv = data.levels.back();
+    const auto it = std::find(lv.begin(), lv.end(), c.layout.domains[d].default_freq_mhz);
+    EXPECT_NE(it, lv.end());
+    data.default_level.push_back(static_cast<int>(it - lv.begin()));
+    data.rows_at_level[d].resize(lv.size());
+    for (int r = 0; r < c.rows(); ++r) {
+      const int j =
+          static_cast<int>(std::lower_bound(lv.begin(), lv.end(), c.freq_mhz(r, d)) - lv.begin());
+      data.level_of_row[d].push_back(j);
+      data.rows_at_level[d][j].push_back(r);
+    }
+  }
+  return data;
+}
+
+// RowCost reads the voltages from a VoltageState that Ceres refreshes through its
+// EvaluationCallback before each evaluation; GradientChecker calls Evaluate directly, so this
+// wrapper does what the callback does (copy the s-blocks in, Update()) before delegating, so
+// that the numeric Jacobian sees the voltages move with s.
+class StateRefreshingRowCost : public ceres::CostFunction {
+ public:
+  StateRefreshingRowCost(const RowCost* cost, VoltageState* state,
+                         std::vector<std::vector<double>>* s, std::vector<int> block_of_domain)
+      : cost_(cost), state_(state), s_(s), block_of_domain_(std::move(block_of_domain)) {
+    set_num_residuals(cost->num_residuals());
+    *mutable_parameter_block_sizes() = cost->parameter_block_sizes();
+  }
+  bool Evaluate(double const* const* parameters, double* residuals,
+                double** jacobians) const override {
+    for (size_t d = 0; d < s_->size(); ++d) {
+      const int block = block_of_domain_[d];
+      if (block < 0) continue;
+      std::copy(parameters[block], parameters[block] + (*s_)[d].size(), (*s_)[d].begin());
+    }
+    state_->Update();
+    return cost_->Evaluate(parameters, residuals, jacobians);
+  }
+
+ private:
+  const RowCost* cost_;
+  VoltageState* state_;
+  std::vector<std::vector<double>>* s_;
+  std::vector<int> block_of_domain_;
+};
+
+enum class SPoint { kRandom, kZero, kOne, kAlternating };
+
+// Checks every row's RowCost of a corpus at coefficient vector `x` and voltage parameters
+// drawn per `s_point`, for absolute (sigma = 1 W) and relative (sigma = P) residuals.
+void CheckRowCosts(const Corpus& c, const std::vector<double>& x, SPoint s_point, std::mt19937* rng,
+                   const std::string& where) {
+  const FitData data = MakeFitData(c);
+  const int nd = data.num_domains;
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<VoltageCurve> curves;
+  std::vector<std::vector<double>> s(nd);
+  std::vector<int> block_of_domain(nd, -1);
+  int next_block = 1;
+  for (int d = 0; d < nd; ++d) {
+    // The calibration's default voltage bounds (CalibrationOptions: 0.5 and 1.5).
+    curves.emplace_back(static_cast<int>(data.levels[d].size()), data.default_level[d], 0.5, 1.5);
+    s[d].resize(curves[d].num_params());
+    for (size_t k = 0; k < s[d].size(); ++k) {
+      switch (s_point) {
+        case SPoint::kRandom: s[d][k] = unit(*rng); break;
+        case SPoint::kZero: s[d][k] = 0.0; break;
+        case SPoint::kOne: s[d][k] = 1.0; break;
+        case SPoint::kAlternating: s[d][k] = k % 2 == 0 ? 0.0 : 1.0; break;
+      }
+    }
+    if (curves[d].num_params() > 0) block_of_domain[d] = next_block++;
+  }
+  std::vector<double> empty_s(1, 0.0);
+  std::vector<double*> s_ptrs;
+  for (int d = 0; d < nd; ++d) s_ptrs.push_back(s[d].empty() ? empty_s.data() : s[d].data());
+  VoltageState state(curves, s_ptrs);
+  std::vector<std::vector<double>> parameters = {x};
+  for (int d = 0; d < nd; ++d) {
+    if (block_of_domain[d] >= 0) parameters.push_back(s[d]);
+  }
+  for (int relative = 0; relative < 2; ++relative) {
+    for (int r = 0; r < c.rows(); ++r) {
+      const double sigma = relative ? c.power_w(r) : 1.0;
+      const RowCost cost(&data, &state, r, sigma, block_of_domain);
+      const StateRefreshingRowCost refreshing(&cost, &state, &s, block_of_domain);
+      ExpectJacobiansMatch(
+          refreshing, parameters,
+          where + (relative ? ", relative" : ", absolute") + ", row " + std::to_string(r));
+    }
+  }
+}
+
+// Coefficients of the scale of a real GPU (alpha0 ~ W, alpha1 and gamma ~ W/MHz).
+std::vector<double> RandomCoefficients(const Corpus& c, std::mt19937* rng) {
+  const int nd = c.layout.num_domains();
+  std::uniform_real_distribution<double> alpha0(0.0, 40.0), per_mhz(0.0, 0.1);
+  std::vector<double> x;
+  for (int d = 0; d < nd; ++d) x.push_back(alpha0(*rng));
+  for (int j = nd; j < 2 * nd + c.layout.num_components(); ++j) x.push_back(per_mhz(*rng));
+  return x;
+}
+
+TEST(JacobianGradientCheck, RowCostTwoDomainsRandomAndEdgePoints) {
+  std::mt19937 rng(SeedFromTestName());
+  const Corpus c = MakeCorpus(&rng, /*two_domains=*/true, /*single_mem_level=*/false);
+  for (int trial = 0; trial < 3; ++trial) {
+    CheckRowCosts(c, RandomCoefficients(c, &rng), SPoint::kRandom, &rng,
+                  "random point " + std::to_string(trial));
+  }
+  // The boxes' edges: every s at 0 (every voltage 1), every s at 1 (v_min below the default,
+  // v_max above it), alternating; coefficients at their lower bound 0 (the voltage Jacobian
+  // is then exactly zero) and random.
+  const std::vector<double> zero(RandomCoefficients(c, &rng).size(), 0.0);
+  CheckRowCosts(c, RandomCoefficients(c, &rng), SPoint::kZero, &rng, "s = 0");
+  CheckRowCosts(c, RandomCoefficients(c, &rng), SPoint::kOne, &rng, "s = 1");
+  CheckRowCosts(c, RandomCoefficients(c, &rng), SPoint::kAlternating, &rng, "s = 0,1,0,...");
+  CheckRowCosts(c, zero, SPoint::kRandom, &rng, "x = 0");
+  CheckRowCosts(c, zero, SPoint::kOne, &rng, "x = 0, s = 1");
+}
+
+TEST(JacobianGradientCheck, RowCostSingleLevelDomainAndCoreOnly) {
+  std::mt19937 rng(SeedFromTestName());
+  // A memory domain with one level has no s-block (block_of_domain = -1).
+  const Corpus single = MakeCorpus(&rng, /*two_domains=*/true, /*single_mem_level=*/true);
+  CheckRowCosts(single, RandomCoefficients(single, &rng), SPoint::kRandom, &rng, "one mem level");
+  CheckRowCosts(single, RandomCoefficients(single, &rng), SPoint::kOne, &rng,
+                "one mem level, s = 1");
+  const Corpus core = MakeCorpus(&rng, /*two_domains=*/false, /*single_mem_level=*/false);
+  CheckRowCosts(core, RandomCoefficients(core, &rng), SPoint::kRandom, &rng, "core only");
+  CheckRowCosts(core, RandomCoefficients(core, &rng), SPoint::kZero, &rng, "core only, s = 0");
+}
+
+TEST(JacobianGradientCheck, LevelVoltageCostRandomAndBounds) {
+  std::mt19937 rng(SeedFromTestName());
+  // a = alpha0 (W), b = f (alpha1 + sum gamma U) (W), c = other domain's power - P (W).
+  std::uniform_real_distribution<double> a(0.0, 40.0), b(0.0, 150.0), c(-300.0, 0.0);
+  for (int trial = 0; trial < 5; ++trial) {
+    const int rows = 1 + trial * 3;
+    std::vector<double> av(rows), bv(rows), cv(rows);
+    for (int i = 0; i < rows; ++i) {
+      av[i] = trial == 0 ? 0.0 : a(rng);  // trial 0: alpha0 at its bound 0
+      bv[i] = b(rng);
+      cv[i] = c(rng);
+    }
+    const LevelVoltageCost cost(av, bv, cv);
+    // The voltage's bounds in the alternating solve: v_min, v_max (0.5, 1.5 by default), the
+    // default level's 1, and random values between.
+    std::uniform_real_distribution<double> v(0.5, 1.5);
+    for (double volt : {0.5, 1.0, 1.5, v(rng), v(rng)}) {
+      ExpectJacobiansMatch(cost, {{volt}},
+                           "trial " + std::to_string(trial) + ", V = " + std::to_string(volt));
+    }
+  }
+}
+
+TEST(JacobianGradientCheck, LinearRowCostRandomAndBounds) {
+  std::mt19937 rng(SeedFromTestName());
+  // The rows of TPDS Eq. 9's design matrix: [w, U_i w...] with w = 1 or 1/P.
+  std::uniform_real_distribution<double> util(0.0, 1.0), beta(0.0, 100.0), power(40.0, 300.0);
+  for (int trial = 0; trial < 6; ++trial) {
+    Eigen::VectorXd a(5);
+    const double w = trial % 2 == 0 ? 1.0 : 1.0 / power(rng);
+    a(0) = w;
+    for (int i = 1; i < a.size(); ++i) a(i) = trial == 2 ? 0.0 : util(rng) * w;
+    const LinearRowCost cost(a, power(rng) * w);
+    std::vector<double> y(a.size());
+    for (double& v : y) v = trial >= 4 ? 0.0 : beta(rng);  // trials 4, 5: y at its bound 0
+    ExpectJacobiansMatch(cost, {y}, "trial " + std::to_string(trial));
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// accelwattch/: the scaling-factor cost through the ordering encoding.
+
+// A table of `components` with random per-kernel powers (one component with no power in any
+// kernel when `idle_component` >= 0: the Jacobian's skipped branch).
+ComponentTable MakeTable(const std::vector<std::string>& components, int idle_component,
+                         std::mt19937* rng) {
+  ComponentTable t;
+  t.path = "gradient_check_table.csv";
+  t.format = "tidy";
+  t.components = components;
+  std::uniform_real_distribution<double> dyn(0.0, 20.0), fixed(5.0, 30.0), meas(60.0, 250.0);
+  for (int k = 0; k < 12; ++k) {
+    t.kernels.push_back("k" + std::to_string(k));
+    t.lines.push_back(k + 2);
+    std::vector<double> p(components.size());
+    for (size_t i = 0; i < p.size(); ++i) {
+      p[i] = static_cast<int>(i) == idle_component ? 0.0 : dyn(*rng);
+    }
+    t.dynamic_w.push_back(p);
+    t.const_w.push_back(fixed(*rng));
+    t.static_w.push_back(fixed(*rng));
+    t.idle_w.push_back(fixed(*rng));
+    t.measured_w.push_back(meas(*rng));
+  }
+  return t;
+}
+
+// theta for every parameter: roots inside [L, U], children's s inside [0, 1], placed per
+// `where_in_box`: kRandom uniformly (roots log-uniformly), kLow/kHigh a relative 1e-5 inside
+// the lower/upper end. Points exactly on a bound are not probed: ToX clamps x into its
+// interval (orderings.cc), so numeric differences there straddle a kink and average the
+// inside and outside slopes, while the analytic Jacobian gives the inside one, as Ceres needs.
+enum class InBox { kRandom, kLow, kHigh };
+std::vector<double> ThetaAt(const OrderingForest& forest, InBox where_in_box, std::mt19937* rng) {
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<double> theta(forest.size());
+  for (int i = 0; i < forest.size(); ++i) {
+    const double lo = forest.ParameterLower(i), hi = forest.ParameterUpper(i);
+    switch (where_in_box) {
+      case InBox::kRandom:
+        theta[i] =
+            forest.IsRoot(i) ? lo * std::pow(hi / lo, unit(*rng)) : lo + unit(*rng) * (hi - lo);
+        break;
+      case InBox::kLow: theta[i] = lo + 1e-5 * (hi - lo); break;
+      case InBox::kHigh: theta[i] = hi - 1e-5 * (hi - lo); break;
+    }
+  }
+  return theta;
+}
+
+void CheckScalingCost(const ComponentTable& table, const std::vector<Ordering>& orderings,
+                      InBox where_in_box, std::mt19937* rng, const std::string& where) {
+  const int n = table.num_components();
+  // The fit's default boxes (AccelWattchFitOptions: 0.001 and 1000).
+  const OrderingForest forest(table.components, orderings, std::vector<double>(n, 0.001),
+                              std::vector<double>(n, 1000.0));
+  std::uniform_real_distribution<double> prior(0.2, 5.0);
+  std::vector<double> prior_x(n);
+  for (double& p : prior_x) p = prior(*rng);
+  const std::vector<double> theta = ThetaAt(forest, where_in_box, rng);
+  for (double prior_weight : {0.0, 0.5}) {  // 0: kernels only; > 0: the prior rows too
+    const accelwattch_internal::ScalingCost cost(table, forest, prior_x, prior_weight);
+    ExpectJacobiansMatch(cost, {theta}, where + ", lambda = " + std::to_string(prior_weight));
+  }
+}
+
+TEST(JacobianGradientCheck, ScalingCostPaperOrderings) {
+  std::mt19937 rng(SeedFromTestName());
+  // FP_MULP first: the root of the paper's tree, with children above it (INT_MULP, ...),
+  // a child below its parent (INTP <= INT_MULP) and grandchildren (FPUP, DPUP).
+  const std::vector<std::string> components = {"FP_MULP", "INT_MULP", "INTP",    "FPUP",
+                                               "DPUP",    "FP_SQRTP", "TENSORP", "DRAMP"};
+  const ComponentTable table = MakeTable(components, /*idle_component=*/6, &rng);
+  for (int trial = 0; trial < 4; ++trial) {
+    CheckScalingCost(table, PaperOrderings(), InBox::kRandom, &rng,
+                     "paper orderings, random point " + std::to_string(trial));
+  }
+  CheckScalingCost(table, PaperOrderings(), InBox::kLow, &rng, "paper orderings, low ends");
+  CheckScalingCost(table, PaperOrderings(), InBox::kHigh, &rng, "paper orderings, high ends");
+}
+
+TEST(JacobianGradientCheck, ScalingCostWithoutOrderings) {
+  std::mt19937 rng(SeedFromTestName());
+  // Every component a root: theta = x within [0.001, 1000].
+  const ComponentTable table = MakeTable({"INTP", "FPUP", "DPUP", "DRAMP"}, -1, &rng);
+  CheckScalingCost(table, {}, InBox::kRandom, &rng, "no orderings, random point");
+  CheckScalingCost(table, {}, InBox::kLow, &rng, "no orderings, low ends");
+  CheckScalingCost(table, {}, InBox::kHigh, &rng, "no orderings, high ends");
+}
+
+// The check is not vacuous: one Jacobian entry off by 1% fails it.
+class OnePercentOff : public ceres::CostFunction {
+ public:
+  explicit OnePercentOff(const ceres::CostFunction* cost) : cost_(cost) {
+    set_num_residuals(cost->num_residuals());
+    *mutable_parameter_block_sizes() = cost->parameter_block_sizes();
+  }
+  bool Evaluate(double const* const* parameters, double* residuals,
+                double** jacobians) const override {
+    if (!cost_->Evaluate(parameters, residuals, jacobians)) return false;
+    if (jacobians != nullptr && jacobians[0] != nullptr) jacobians[0][0] *= 1.01;
+    return true;
+  }
+
+ private:
+  const ceres::CostFunction* cost_;
+};
+
+TEST(JacobianGradientCheck, GradientCheckCatchesAOnePercentError) {
+  const LevelVoltageCost level({10.0, 20.0}, {80.0, 90.0}, {-150.0, -170.0});
+  const OnePercentOff wrong(&level);
+  EXPECT_TRUE(BadJacobianEntries(level, {{0.9}}).empty());
+  const std::vector<std::string> bad = BadJacobianEntries(wrong, {{0.9}});
+  ASSERT_EQ(bad.size(), 1u);  // only the entry made 1% wrong
+  EXPECT_EQ(bad[0].rfind("block 0, residual 0, parameter 0:", 0), 0u) << bad[0];
+}
+
+}  // namespace
+}  // namespace wattcal
