@@ -193,7 +193,8 @@ TEST(WorkloadErrors, RowsEqualThePredictionsCsvPerWorkloadWorstFirst) {
     EXPECT_NEAR(w.measured_w, s.m / s.n, 1e-9) << w.workload;
     EXPECT_NEAR(w.predicted_w, s.p / s.n, 1e-9) << w.workload;
     EXPECT_NEAR(w.error_pct, s.e / s.n, 1e-9) << w.workload;
-    EXPECT_NEAR(w.abs_error_pct, s.a / s.n, 1e-9) << w.workload;
+    EXPECT_NEAR(w.abs_error_pct, std::abs(s.e / s.n), 1e-9) << w.workload;
+    EXPECT_NEAR(w.mape_pct, s.a / s.n, 1e-9) << w.workload;
     if (i > 0) EXPECT_GE(errors[i - 1].abs_error_pct, w.abs_error_pct) << w.workload;
   }
   EXPECT_EQ(errors.front().workload, "lone_app");
@@ -202,12 +203,13 @@ TEST(WorkloadErrors, RowsEqualThePredictionsCsvPerWorkloadWorstFirst) {
   EXPECT_DOUBLE_EQ(errors.front().predicted_w, 150.0);
   EXPECT_DOUBLE_EQ(errors.front().error_pct, -25.0);
   EXPECT_DOUBLE_EQ(errors.front().abs_error_pct, 25.0);
+  EXPECT_DOUBLE_EQ(errors.front().mape_pct, 25.0);
 
   // The Markdown table: one line per workload in that order, with the same numbers.
   const std::string md = WorkloadErrorsMarkdown(errors);
   EXPECT_EQ(md.rfind("| workload | points | measured W | predicted W | error % | abs error % |", 0),
             0u);
-  EXPECT_NE(md.find("| lone_app | 1 | 200.00 | 150.00 | -25.00 | 25.00 | 25.00 |\n"),
+  EXPECT_NE(md.find("| lone_app | 1 | 200.00 | 150.00 | -25.00 | 25.00 | 25.00 | 25.00 |\n"),
             std::string::npos)
       << md;
   size_t last = 0;

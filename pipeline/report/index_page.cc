@@ -164,8 +164,9 @@ void WorkloadErrorSection(Document* doc, const RunReport& r, const ReportOptions
   doc->Paragraph(
       Text("Each held-out workload's measured and predicted power (W, the mean over its "
            "points), its signed error ((predicted − measured) / measured, %; > 0 "
-           "over-predicts, the mean over its points) and its absolute error (%, the "
-           "workload's MAPE), sorted by the absolute error, worst first."));
+           "over-predicts; the mean over its points) and the absolute value of that error, "
+           "sorted by it, largest first; with several points per workload (V-F pairs) also "
+           "the workload's MAPE and largest absolute error over its points."));
   for (size_t i = 0; i < r.validations.size(); ++i) {
     const ReportValidation& v = r.validations[i];
     const std::vector<WorkloadError> errors = ComputeWorkloadErrors(v.rows);
@@ -181,7 +182,10 @@ void WorkloadErrorSection(Document* doc, const RunReport& r, const ReportOptions
                                      [](const WorkloadError& e) { return e.points > 1; });
     std::vector<std::string> header = {"Workload", "Points", "Measured (W)", "Predicted (W)",
                                        "Error (%)", "|Error| (%)"};
-    if (several) header.push_back("Max |error| (%)");
+    if (several) {
+      header.push_back("MAPE (%)");
+      header.push_back("Max |error| (%)");
+    }
     std::vector<bool> numeric(header.size(), true);
     numeric.front() = false;
     std::vector<std::vector<Inline>> rows;
@@ -192,7 +196,10 @@ void WorkloadErrorSection(Document* doc, const RunReport& r, const ReportOptions
                                  Text(Fixed(e.predicted_w, 2)),
                                  Text(fmt::format("{:+.2f}", e.error_pct)),
                                  Text(Fixed(e.abs_error_pct, 2))};
-      if (several) row.push_back(Text(Fixed(e.max_abs_error_pct, 2)));
+      if (several) {
+        row.push_back(Text(Fixed(e.mape_pct, 2)));
+        row.push_back(Text(Fixed(e.max_abs_error_pct, 2)));
+      }
       rows.push_back(std::move(row));
     }
     doc->Table(header, numeric, rows);

@@ -916,8 +916,8 @@ class Collector {
       w.title = (v.title.empty() ? prefix + v.label : v.title) + ": error per workload";
       w.caption = fmt::format(
           "Signed error of the prediction per held-out workload, {} ({}): (predicted − "
-          "measured) / measured in %, averaged over the workload's points, largest absolute "
-          "error at the top; the table below gives the same numbers.",
+          "measured) / measured in %, averaged over the workload's points, the largest in "
+          "absolute value at the top; the table below gives the same numbers.",
           v.label, v.predictions_path);
       w.inputs = {v.predictions_path};
       r_.figures.push_back(w);

@@ -44,8 +44,8 @@ void WriteErrorCdfPlot(const std::vector<std::pair<std::string, std::vector<doub
                        const std::string& svg_path);
 
 // The per-workload error (validate/workload_errors.h) as horizontal bars, one per workload in
-// the given order from the top (ComputeWorkloadErrors: the largest absolute error first): the
-// signed error in %, over-predictions and under-predictions in two colours, with the zero
+// the given order from the top (ComputeWorkloadErrors: the largest |error| first): the signed
+// error in %, over-predictions and under-predictions in two colours, with the zero
 // line. Every workload is named on the y axis with its full name; the figure grows with the
 // number of workloads (WorkloadErrorFigureSize) so that the names stay legible, and with more
 // than 40 workloads the % axis is labelled at the top as well.

@@ -158,8 +158,9 @@ std::string ValidationMarkdown(const ValidationInputs& in, const ValidationOutco
   }
   s += "## Per-workload error, worst first\n\n";
   s += "Each held-out workload's mean measured and predicted power over its points, its signed "
-       "error (predicted − measured, % of measured; > 0 over-predicts) and absolute error, "
-       "sorted by the absolute error.\n\n";
+       "error (predicted − measured, % of measured, the mean over its points; > 0 "
+       "over-predicts) and the absolute value of that error, sorted by it; with several points "
+       "per workload also its MAPE and largest absolute error.\n\n";
   s += WorkloadErrorsMarkdown(ComputeWorkloadErrors(in.rows));
   if (o.metrics.per_freq_pair.size() > 1) {
     s += "\n## Per V-F pair (MHz)\n\n| pair | points | MAPE % | bias % |\n|---|---:|---:|---:|\n";

@@ -25,7 +25,7 @@ std::vector<WorkloadError> ComputeWorkloadErrors(const std::vector<PredictionRow
     e.measured_w += row.measured_w;
     e.predicted_w += row.predicted_w;
     e.error_pct += row.error_pct();
-    e.abs_error_pct += std::abs(row.error_pct());
+    e.mape_pct += std::abs(row.error_pct());
     e.max_abs_error_pct = std::max(e.max_abs_error_pct, std::abs(row.error_pct()));
   }
   std::vector<WorkloadError> errors;
@@ -35,7 +35,8 @@ std::vector<WorkloadError> ComputeWorkloadErrors(const std::vector<PredictionRow
     e.measured_w /= n;
     e.predicted_w /= n;
     e.error_pct /= n;
-    e.abs_error_pct /= n;
+    e.abs_error_pct = std::abs(e.error_pct);
+    e.mape_pct /= n;
     errors.push_back(std::move(e));
   }
   std::stable_sort(errors.begin(), errors.end(), [](const WorkloadError& a, const WorkloadError& b) {
@@ -48,14 +49,14 @@ std::string WorkloadErrorsMarkdown(const std::vector<WorkloadError>& errors) {
   const bool several = std::any_of(errors.begin(), errors.end(),
                                    [](const WorkloadError& e) { return e.points > 1; });
   std::string s = "| workload | points | measured W | predicted W | error % | abs error % |";
-  s += several ? " max abs error % |\n" : "\n";
-  s += several ? "|---|---:|---:|---:|---:|---:|---:|\n" : "|---|---:|---:|---:|---:|---:|\n";
+  s += several ? " MAPE % | max abs error % |\n" : "\n";
+  s += several ? "|---|---:|---:|---:|---:|---:|---:|---:|\n" : "|---|---:|---:|---:|---:|---:|\n";
   for (const WorkloadError& e : errors) {
     std::string name;
     for (char c : e.workload) name += c == '|' ? std::string("\\|") : std::string(1, c);
     s += fmt::format("| {} | {} | {:.2f} | {:.2f} | {:+.2f} | {:.2f} |", name, e.points,
                      e.measured_w, e.predicted_w, e.error_pct, e.abs_error_pct);
-    s += several ? fmt::format(" {:.2f} |\n", e.max_abs_error_pct) : "\n";
+    s += several ? fmt::format(" {:.2f} | {:.2f} |\n", e.mape_pct, e.max_abs_error_pct) : "\n";
   }
   return s;
 }

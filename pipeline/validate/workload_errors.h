@@ -6,12 +6,14 @@
 //
 // Over the n_w points of workload w (one point for a fixed-frequency validation, one per V-F
 // pair for dvfs and scaling), with the definitions of validate/metrics.h:
-//   measured_w    = mean_j m_j                     (W)
-//   predicted_w   = mean_j p_j                     (W)
-//   error_pct     = mean_j 100 (p_j - m_j) / m_j   (signed, %; > 0 over-predicts: the bias)
-//   abs_error_pct = mean_j |error_j|               (%; the workload's MAPE)
-//   max_abs_error_pct = max_j |error_j|            (%)
-// For a single point these are that point's measured power, prediction, error and |error|.
+//   measured_w        = mean_j m_j                     (W)
+//   predicted_w       = mean_j p_j                     (W)
+//   error_pct         = mean_j 100 (p_j - m_j) / m_j   (signed, %; > 0 over-predicts: the bias)
+//   abs_error_pct     = |error_pct|                    (%; the length of the workload's bar)
+//   mape_pct          = mean_j |error_j|               (%; the workload's MAPE)
+//   max_abs_error_pct = max_j |error_j|                (%)
+// For a single point the first four are that point's measured power, prediction, error and
+// |error|, and the last two equal abs_error_pct.
 #pragma once
 
 #include <string>
@@ -28,6 +30,7 @@ struct WorkloadError {
   double predicted_w = 0.0;
   double error_pct = 0.0;
   double abs_error_pct = 0.0;
+  double mape_pct = 0.0;
   double max_abs_error_pct = 0.0;
 };
 
@@ -37,8 +40,8 @@ struct WorkloadError {
 std::vector<WorkloadError> ComputeWorkloadErrors(const std::vector<PredictionRow>& rows);
 
 // The table as Markdown (header and one line per workload, in the given order):
-//   | workload | points | measured W | predicted W | error % | abs error % | max abs error % |
-// the last column only when some workload has more than one point; powers and errors with 2
+//   | workload | points | measured W | predicted W | error % | abs error % | MAPE % | max abs error % |
+// the last two columns only when some workload has more than one point; powers and errors with 2
 // decimals, a sign on the signed error; '|' in a name escaped.
 std::string WorkloadErrorsMarkdown(const std::vector<WorkloadError>& errors);
 
