@@ -198,8 +198,11 @@ void WriteVoltagePlot(const std::vector<std::pair<std::string, PowerModel>>& lab
   const double bottom = std::min(0.45, 0.17 + 0.045 * keyed);
   auto body = [&](Gnuplot* gp) {
     *gp << "reset\n";
-    *gp << "set multiplot layout 1," << domains.size() << " title " << GnuplotTitle(title, 72)
-        << " margins 0.14, 0.97, " << Num(bottom) << ", 0.85 spacing 0.1, 0.1\n";
+    // The title wrapped to the canvas; the panels move down one line per extra line.
+    const std::string wrapped = GnuplotTitle(title, 84);
+    const int extra_lines = static_cast<int>(std::count(wrapped.begin(), wrapped.end(), '\\'));
+    *gp << "set multiplot layout 1," << domains.size() << " title " << wrapped << " margins 0.14, 0.97, "
+        << Num(bottom) << ", " << Num(0.85 - 0.04 * extra_lines) << " spacing 0.1, 0.1\n";
     for (size_t d = 0; d < domains.size(); ++d) {
       *gp << "set title " << GnuplotTitle(DomainTitle(domains[d])) << "\n";
       *gp << "set xlabel " << GnuplotString(FrequencyAxisLabel(domains[d])) << "\n";
