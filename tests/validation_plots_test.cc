@@ -16,6 +16,7 @@
 
 #include "test_support.h"
 #include "report/run_report.h"  // ReadPredictionsCsv
+#include "util/output.h"
 #include "validate/metrics.h"
 #include "validate/validation_report.h"
 #include "validate/workload_errors.h"
@@ -236,6 +237,15 @@ TEST(WorkloadErrors, ValidationSummaryHasTheTable) {
   EXPECT_NE(md.find("## Per-workload error, worst first"), std::string::npos) << md;
   EXPECT_NE(md.find(WorkloadErrorsMarkdown(ComputeWorkloadErrors(in.rows))), std::string::npos)
       << md;
+  EXPECT_EQ(md.find("_workloads.png"), std::string::npos);  // no chart named: none linked
+  // With the chart beside the scatter, the summary shows it above the table.
+  const std::string plot = "out/scatter_fixed.png";
+  EXPECT_EQ(WorkloadErrorPlotPath(plot), "out/scatter_fixed_workloads.png");
+  const std::string with_chart = ValidationMarkdown(in, outcome, "out/p.csv", "out/m.json", plot,
+                                                    "out/summary.md", WorkloadErrorPlotPath(plot));
+  const size_t chart = with_chart.find("](scatter_fixed_workloads.png)");
+  ASSERT_NE(chart, std::string::npos) << with_chart;
+  EXPECT_LT(chart, with_chart.find("| workload | points |"));
 }
 
 TEST(ValidationPlots, WorkloadErrorChartNamesEveryWorkloadWithUnitsAndGrowsWithTheirNumber) {
@@ -283,6 +293,44 @@ TEST(ValidationPlots, WorkloadErrorChartNamesEveryWorkloadWithUnitsAndGrowsWithT
   ExpectFigurePng(dir + "/z.png");
   EXPECT_THROW(WriteWorkloadErrorPlot({}, "t", dir + "/e.png", dir + "/e.svg"),
                std::invalid_argument);
+}
+
+// What wattcal-validate's --plot should write: the scatter and the per-workload chart beside it,
+// each with its SVG twin and manifest, committed together.
+TEST(ValidationPlots, StageValidationFiguresWritesTheScatterAndTheWorkloadChartWithManifests) {
+  WATTCAL_REQUIRE_GNUPLOT("validation figures");
+  const std::string dir = ScratchDir();
+  const std::vector<PredictionRow> rows = SyntheticRows(48, SeedFromTestName());
+  const ValidationMetrics m = ComputeValidationMetrics(rows);
+  const std::string plot = dir + "/scatter_fixed.png";
+  WriteFile(dir + "/in.csv", PredictionsToCsv(rows));  // the manifests hash their inputs
+  OutputSet outputs;
+  const std::string chart = StageValidationFigures(rows, m, "GTX Titan X, fixed", plot,
+                                                   {dir + "/in.csv"}, {{"mode", "fixed"}},
+                                                   &outputs);
+  outputs.Commit();
+  EXPECT_EQ(chart, dir + "/scatter_fixed_workloads.png");
+  ExpectFigurePng(plot, ScatterFigureSize());
+  ExpectFigureSvg(dir + "/scatter_fixed.svg", ScatterFigureSize());
+  const FigureSize size = WorkloadErrorFigureSize(ComputeWorkloadErrors(rows));
+  ExpectFigurePng(chart, size);
+  ExpectFigureSvg(dir + "/scatter_fixed_workloads.svg", size);
+  for (const std::string f : {"scatter_fixed.png", "scatter_fixed.svg", "scatter_fixed_workloads.png",
+                              "scatter_fixed_workloads.svg"}) {
+    EXPECT_TRUE(FileExists(dir + "/" + f + ".manifest.json")) << f;
+  }
+  EXPECT_NE(ReadFile(dir + "/scatter_fixed_workloads.svg").find("GTX Titan X, fixed: error per workload"),
+            std::string::npos);
+
+  // Turned off: the scatter alone.
+  OutputSet only_scatter;
+  ValidationFigureOptions figures;
+  figures.workload_errors = false;
+  EXPECT_EQ(StageValidationFigures(rows, m, "t", dir + "/other.png", {}, {}, &only_scatter, figures),
+            "");
+  only_scatter.Commit();
+  EXPECT_TRUE(FileExists(dir + "/other.png"));
+  EXPECT_FALSE(FileExists(dir + "/other_workloads.png"));
 }
 
 }  // namespace

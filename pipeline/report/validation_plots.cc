@@ -162,6 +162,37 @@ void WriteErrorCdfPlot(const std::vector<std::pair<std::string, std::vector<doub
   RenderFigure("error CDF", png_path, svg_path, body);
 }
 
+std::string WorkloadErrorPlotPath(const std::string& scatter_png_path) {
+  const size_t dot = scatter_png_path.rfind('.');
+  const size_t slash = scatter_png_path.rfind('/');
+  const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+  return (has_ext ? scatter_png_path.substr(0, dot) : scatter_png_path) + "_workloads.png";
+}
+
+std::string StageValidationFigures(const std::vector<PredictionRow>& rows,
+                                   const ValidationMetrics& m, const std::string& title,
+                                   const std::string& plot_path,
+                                   const std::vector<std::string>& inputs,
+                                   const nlohmann::json& options, OutputSet* outputs,
+                                   const ValidationFigureOptions& figures,
+                                   const MetricsOptions& metrics_options) {
+  auto svg_of = [](const std::string& png) { return png.substr(0, png.size() - 4) + ".svg"; };
+  if (plot_path.size() < 4 || plot_path.compare(plot_path.size() - 4, 4, ".png") != 0) {
+    throw std::invalid_argument("validation figures: " + plot_path + " is not a .png path");
+  }
+  WriteScatterPlot(rows, m, title, outputs->Stage(plot_path), outputs->Stage(svg_of(plot_path)),
+                   metrics_options);
+  outputs->StageManifest(plot_path, "validate", inputs, options);
+  outputs->StageManifest(svg_of(plot_path), "validate", inputs, options);
+  if (!figures.workload_errors) return "";
+  const std::string chart = WorkloadErrorPlotPath(plot_path);
+  WriteWorkloadErrorPlot(ComputeWorkloadErrors(rows), title + ": error per workload",
+                         outputs->Stage(chart), outputs->Stage(svg_of(chart)));
+  outputs->StageManifest(chart, "validate", inputs, options);
+  outputs->StageManifest(svg_of(chart), "validate", inputs, options);
+  return chart;
+}
+
 FigureSize WorkloadErrorFigureSize(const std::vector<WorkloadError>& errors) {
   size_t longest = 0;
   for (const WorkloadError& e : errors) longest = std::max(longest, e.workload.size());

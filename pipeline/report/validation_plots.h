@@ -19,7 +19,10 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "report/gnuplot_figure.h"  // GnuplotAvailable()
+#include "util/output.h"
 #include "validate/metrics.h"
 #include "validate/prediction.h"
 #include "validate/workload_errors.h"
@@ -51,6 +54,30 @@ void WriteErrorCdfPlot(const std::vector<std::pair<std::string, std::vector<doub
 // than 40 workloads the % axis is labelled at the top as well.
 void WriteWorkloadErrorPlot(const std::vector<WorkloadError>& errors, const std::string& title,
                             const std::string& png_path, const std::string& svg_path);
+
+// Where a validation's per-workload chart goes beside its scatter PLOT.png:
+// PLOT_workloads.png (its SVG twin PLOT_workloads.svg). wattcal-validate draws it whenever it
+// draws the scatter (ValidationFigureOptions::workload_errors).
+std::string WorkloadErrorPlotPath(const std::string& scatter_png_path);
+
+// What wattcal-validate draws beside the scatter; the defaults turn every figure on.
+struct ValidationFigureOptions {
+  // The per-workload error chart at WorkloadErrorPlotPath(--plot), linked from --summary-md.
+  bool workload_errors = true;
+};
+
+// wattcal-validate's figures for `plot_path` (a .png): the scatter there and its SVG twin, and
+// (figures.workload_errors) the per-workload error chart at WorkloadErrorPlotPath(plot_path)
+// with its SVG twin, titled "TITLE: error per workload"; each staged in `outputs` with a
+// manifest (stage "validate", `inputs`, `options`). Returns the chart's path, "" when not drawn
+// (pass it to ValidationMarkdown).
+std::string StageValidationFigures(const std::vector<PredictionRow>& rows,
+                                   const ValidationMetrics& m, const std::string& title,
+                                   const std::string& plot_path,
+                                   const std::vector<std::string>& inputs,
+                                   const nlohmann::json& options, OutputSet* outputs,
+                                   const ValidationFigureOptions& figures = {},
+                                   const MetricsOptions& metrics_options = {});
 
 // The canvas of WriteWorkloadErrorPlot: 800 px wide (900 with names over 20 characters), at
 // least 600 px high and 15 px per workload beyond the margins.

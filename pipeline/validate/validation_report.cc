@@ -120,7 +120,8 @@ std::string Relative(const std::string& path, const std::string& from_file) {
 std::string ValidationMarkdown(const ValidationInputs& in, const ValidationOutcome& o,
                                const std::string& predictions_path,
                                const std::string& metrics_path, const std::string& plot_path,
-                               const std::string& summary_path) {
+                               const std::string& summary_path,
+                               const std::string& workload_plot_path) {
   const ErrorMetrics& m = o.metrics.overall;
   std::string s = fmt::format("# {}\n\n", o.title);
   s += fmt::format("Measurements: `{}`", in.source);
@@ -161,6 +162,10 @@ std::string ValidationMarkdown(const ValidationInputs& in, const ValidationOutco
        "error (predicted − measured, % of measured, the mean over its points; > 0 "
        "over-predicts) and the absolute value of that error, sorted by it; with several points "
        "per workload also its MAPE and largest absolute error.\n\n";
+  if (!workload_plot_path.empty()) {
+    s += fmt::format("![signed error per workload]({})\n\n",
+                     Relative(workload_plot_path, summary_path));
+  }
   s += WorkloadErrorsMarkdown(ComputeWorkloadErrors(in.rows));
   if (o.metrics.per_freq_pair.size() > 1) {
     s += "\n## Per V-F pair (MHz)\n\n| pair | points | MAPE % | bias % |\n|---|---:|---:|---:|\n";
