@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <random>
 #include <regex>
@@ -34,6 +35,7 @@
 #include "report/gnuplot_figure.h"
 #include "report/report_figures.h"
 #include "report/run_report.h"
+#include "report/validation_plots.h"
 #include "synth/synthetic_corpus.h"
 #include "test_support.h"
 #include "util/errors.h"
@@ -50,6 +52,7 @@ using ::wattcal::testing::CommandResult;
 using ::wattcal::testing::Dataset;
 using ::wattcal::testing::ExpectFigurePng;
 using ::wattcal::testing::ExpectFigureSvg;
+using ::wattcal::testing::PngSize;
 using ::wattcal::testing::FileExists;
 using ::wattcal::testing::ReadFile;
 using ::wattcal::testing::RunStage;
@@ -526,8 +529,11 @@ TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
   }
   for (const std::string& figure : figures) {
     const std::string path = out + "/" + figure;
-    if (fs::path(path).extension() == ".png") ExpectFigurePng(path);
-    if (fs::path(path).extension() == ".svg") ExpectFigureSvg(path);
+    // Complete, and the SVG the same size as its PNG twin (sizes differ by figure).
+    if (fs::path(path).extension() == ".png") ExpectFigurePng(path, PngSize(path));
+    if (fs::path(path).extension() == ".svg") {
+      ExpectFigureSvg(path, PngSize(fs::path(path).replace_extension(".png").string()));
+    }
     EXPECT_TRUE(FileExists(path + ".manifest.json")) << figure;
     EXPECT_NE(md.find("(" + figure + ")"), std::string::npos) << "index.md lacks " << figure;
   }
@@ -539,6 +545,53 @@ TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
         "relative_power_pascal_vs_volta"}) {
     EXPECT_EQ(figures.count("figures/" + stem + ".png"), 1u) << stem;
     EXPECT_EQ(figures.count("figures/" + stem + ".svg"), 1u) << stem;
+  }
+  // Every validation has its per-workload error chart and table; the table's rows are the
+  // predictions CSV's workloads, worst first, with their mean measured and predicted power and
+  // mean signed and absolute error.
+  for (const std::string stem : {"workload_errors_dvfs", "workload_errors_scaling",
+                                 "workload_errors_gpmtool_dvfs", "workload_errors_gpmtool_scaling"}) {
+    EXPECT_EQ(figures.count("figures/" + stem + ".png"), 1u) << stem;
+    EXPECT_EQ(figures.count("figures/" + stem + ".svg"), 1u) << stem;
+  }
+  EXPECT_NE(ReadFile(out + "/figures/workload_errors_dvfs.svg").find("Prediction error (%)"),
+            std::string::npos);
+  {
+    struct Sums { int n = 0; double m = 0, p = 0, e = 0, a = 0; };
+    std::map<std::string, Sums> sums;
+    for (const PredictionRow& r : ReadPredictionsCsv(run.dir + "/predictions_dvfs.csv")) {
+      Sums& s = sums[r.benchmark];
+      const double e = 100.0 * (r.predicted_w - r.measured_w) / r.measured_w;
+      ++s.n;
+      s.m += r.measured_w;
+      s.p += r.predicted_w;
+      s.e += e;
+      s.a += std::abs(e);
+    }
+    ASSERT_GE(sums.size(), 2u);
+    const size_t table = html.find("<h4>dvfs, joint: " + std::to_string(sums.size()) + " workloads</h4>");
+    ASSERT_NE(table, std::string::npos) << "no per-workload section for dvfs, joint";
+    double previous_abs = std::numeric_limits<double>::infinity();
+    size_t previous_at = table;
+    for (int k = 0; k < static_cast<int>(sums.size()); ++k) {
+      // The next row of the table is the remaining workload with the largest |error|.
+      auto worst = std::max_element(sums.begin(), sums.end(), [](const auto& x, const auto& y) {
+        return std::abs(x.second.e / x.second.n) < std::abs(y.second.e / y.second.n);
+      });
+      const Sums& s = worst->second;
+      const std::string row = fmt::format(
+          "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{:.2f}</td><td class=\"n\">"
+          "{:.2f}</td><td class=\"n\">{:+.2f}</td><td class=\"n\">{:.2f}</td><td class=\"n\">"
+          "{:.2f}</td>",
+          worst->first, s.n, s.m / s.n, s.p / s.n, s.e / s.n, std::abs(s.e / s.n), s.a / s.n);
+      const size_t at = html.find(row, table);
+      ASSERT_NE(at, std::string::npos) << row;
+      EXPECT_GT(at, previous_at) << worst->first << " out of order";
+      EXPECT_LE(std::abs(s.e / s.n), previous_abs);
+      previous_abs = std::abs(s.e / s.n);
+      previous_at = at;
+      sums.erase(worst);
+    }
   }
   int vf = 0;
   for (const std::string& f : figures)
@@ -577,8 +630,8 @@ TEST(ReportStage, PredictionsOfOtherRunsJoinTheErrorCdfUnderTheirLabels) {
   const std::string cdf = ReadFile(out + "/figures/error_cdf.svg");
   EXPECT_NE(cdf.find("GPU A (n = "), std::string::npos);
   EXPECT_NE(cdf.find("GPU B (n = "), std::string::npos);
-  ExpectFigurePng(out + "/figures/scatter_gpu_a.png");
-  ExpectFigurePng(out + "/figures/scatter_gpu_b.png");
+  ExpectFigurePng(out + "/figures/scatter_gpu_a.png", ScatterFigureSize());
+  ExpectFigurePng(out + "/figures/scatter_gpu_b.png", ScatterFigureSize());
   // Other runs' benchmarks are not drawn over the V-F pairs; no training corpus is guessed.
   const std::string html = ReadFile(out + "/index.html");
   EXPECT_EQ(html.find("figures/vf_"), std::string::npos);

@@ -10,6 +10,8 @@
 #include <functional>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "util/errors.h"
 
 namespace fs = boost::filesystem;
@@ -109,8 +111,6 @@ void ExpectInputError(const std::function<void()>& body, int64_t line, const std
 
 namespace {
 
-constexpr uint32_t kFigureWidthPx = 800;
-constexpr uint32_t kFigureHeightPx = 600;
 
 uint32_t BigEndian32(const std::string& bytes, size_t offset) {
   uint32_t value = 0;
@@ -120,25 +120,35 @@ uint32_t BigEndian32(const std::string& bytes, size_t offset) {
 
 }  // namespace
 
-void ExpectFigurePng(const std::string& path) {
+void ExpectFigurePng(const std::string& path, const FigureSize& size) {
   const std::string png = ReadFile(path);
   ASSERT_GT(png.size(), 33u) << path;
   EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << path;
   EXPECT_EQ(png.substr(12, 4), "IHDR") << path;
-  EXPECT_EQ(BigEndian32(png, 16), kFigureWidthPx) << path;
-  EXPECT_EQ(BigEndian32(png, 20), kFigureHeightPx) << path;
+  EXPECT_EQ(BigEndian32(png, 16), static_cast<uint32_t>(size.width_px)) << path;
+  EXPECT_EQ(BigEndian32(png, 20), static_cast<uint32_t>(size.height_px)) << path;
   // Complete: the file ends with the IEND chunk.
   EXPECT_EQ(png.substr(png.size() - 8, 4), "IEND") << path;
 }
 
-void ExpectFigureSvg(const std::string& path) {
+void ExpectFigureSvg(const std::string& path, const FigureSize& size) {
   const std::string svg = ReadFile(path);
   ASSERT_FALSE(svg.empty()) << path;
   EXPECT_TRUE(svg.rfind("<?xml", 0) == 0 || svg.rfind("<svg", 0) == 0) << svg.substr(0, 80);
   EXPECT_NE(svg.find("<svg"), std::string::npos) << path;
-  EXPECT_NE(svg.find("width=\"800\" height=\"600\""), std::string::npos) << path;
-  EXPECT_NE(svg.find("viewBox=\"0 0 800 600\""), std::string::npos) << path;
+  EXPECT_NE(svg.find(fmt::format("width=\"{}\" height=\"{}\"", size.width_px, size.height_px)),
+            std::string::npos)
+      << path;
+  EXPECT_NE(svg.find(fmt::format("viewBox=\"0 0 {} {}\"", size.width_px, size.height_px)),
+            std::string::npos)
+      << path;
   EXPECT_NE(svg.find("</svg>"), std::string::npos) << path;
+}
+
+FigureSize PngSize(const std::string& path) {
+  const std::string png = ReadFile(path);
+  if (png.size() < 24 || png.substr(12, 4) != "IHDR") return {0, 0};
+  return {static_cast<int>(BigEndian32(png, 16)), static_cast<int>(BigEndian32(png, 20))};
 }
 
 }  // namespace wattcal::testing

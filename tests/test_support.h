@@ -40,12 +40,15 @@ unsigned SeedFromTestName();
 // Runs `body`; expects an InputError at `line` whose message holds every one of `parts`.
 void ExpectInputError(const std::function<void()>& body, int64_t line, const std::vector<std::string>& parts);
 
-// Every figure is sized for one paper column (report/gnuplot_figure.h): 800 x 600.
+// Figures are sized for one paper column (report/gnuplot_figure.h): 800 x 600 unless the figure
+// says otherwise (the square scatter, charts that grow with their workloads or benchmarks).
 // A complete PNG of that size: signature, IHDR first with width and height, IEND last.
-void ExpectFigurePng(const std::string& path);
+void ExpectFigurePng(const std::string& path, const FigureSize& size = FigureSize());
 // A complete SVG document of that size: XML declaration or <svg> first, its width, height and
 // view box, closed by </svg>.
-void ExpectFigureSvg(const std::string& path);
+void ExpectFigureSvg(const std::string& path, const FigureSize& size = FigureSize());
+// The width and height in a PNG's IHDR ({0, 0} when the file is not a PNG).
+FigureSize PngSize(const std::string& path);
 
 }  // namespace wattcal::testing
 

@@ -2,17 +2,24 @@
 // and failures reported as exceptions.
 #include "report/validation_plots.h"
 
+#include <cmath>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "test_support.h"
+#include "report/run_report.h"  // ReadPredictionsCsv
+#include "util/output.h"
 #include "validate/metrics.h"
+#include "validate/validation_report.h"
+#include "validate/workload_errors.h"
 
 namespace wattcal {
 namespace {
@@ -22,6 +29,7 @@ using ::wattcal::testing::ExpectFigureSvg;
 using ::wattcal::testing::FileExists;
 using ::wattcal::testing::ReadFile;
 using ::wattcal::testing::ScratchDir;
+using ::wattcal::testing::WriteFile;
 using ::wattcal::testing::SeedFromTestName;
 
 // Held-out points around a truth of 60-250 W with ~5% multiplicative error and a few
@@ -54,8 +62,8 @@ TEST(ValidationPlots, ScatterWritesCompletePngAndSvgIdenticalAcrossRuns) {
 
   WriteScatterPlot(rows, m, title, dir + "/first.png", dir + "/first.svg");
   WriteScatterPlot(rows, m, title, dir + "/second.png", dir + "/second.svg");
-  ExpectFigurePng(dir + "/first.png");
-  ExpectFigureSvg(dir + "/first.svg");
+  ExpectFigurePng(dir + "/first.png", ScatterFigureSize());
+  ExpectFigureSvg(dir + "/first.svg", ScatterFigureSize());
   EXPECT_EQ(ReadFile(dir + "/first.png"), ReadFile(dir + "/second.png"));
   EXPECT_EQ(ReadFile(dir + "/first.svg"), ReadFile(dir + "/second.svg"));
 
@@ -95,8 +103,8 @@ TEST(ValidationPlots, WritesExactlyToGivenPathsEvenWithQuotesAndSpaces) {
   const std::string svg = dir + "/it's a figure.svg.tmp.123";
   WriteScatterPlot(rows, ComputeValidationMetrics(rows), "title with 'quotes' and_under_scores",
                    png, svg);
-  ExpectFigurePng(png);
-  ExpectFigureSvg(svg);
+  ExpectFigurePng(png, ScatterFigureSize());
+  ExpectFigureSvg(svg, ScatterFigureSize());
   EXPECT_NE(ReadFile(svg).find("title with 'quotes' and_under_scores"),
             std::string::npos);
 }
@@ -148,6 +156,181 @@ TEST(ValidationPlots, RejectsInputsThatCannotBeDrawn) {
                std::invalid_argument);
   EXPECT_THROW(WriteErrorCdfPlot({{"neg", {1.0, -2.0}}}, "t", dir + "/a.png", dir + "/a.svg"),
                std::invalid_argument);
+}
+
+
+// The per-workload table recomputed by hand from the predictions CSV wattcal-validate writes:
+// per workload the mean measured and predicted power and the mean signed and absolute error
+// of its rows, sorted by the absolute error, worst first.
+TEST(WorkloadErrors, RowsEqualThePredictionsCsvPerWorkloadWorstFirst) {
+  const std::string dir = ScratchDir();
+  std::vector<PredictionRow> rows = SyntheticRows(96, SeedFromTestName());
+  PredictionRow single;  // one workload with a single point: its row's own numbers
+  single.benchmark = "lone_app";
+  single.measured_w = 200.0;
+  single.predicted_w = 150.0;  // -25%, the worst
+  rows.push_back(single);
+  WriteFile(dir + "/predictions.csv", PredictionsToCsv(rows));
+  const std::vector<PredictionRow> read = ReadPredictionsCsv(dir + "/predictions.csv");
+
+  struct Sums { int n = 0; double m = 0, p = 0, e = 0, a = 0; };
+  std::map<std::string, Sums> sums;
+  for (const PredictionRow& r : read) {
+    Sums& s = sums[r.benchmark];
+    const double e = 100.0 * (r.predicted_w - r.measured_w) / r.measured_w;
+    ++s.n;
+    s.m += r.measured_w;
+    s.p += r.predicted_w;
+    s.e += e;
+    s.a += std::abs(e);
+  }
+  const std::vector<WorkloadError> errors = ComputeWorkloadErrors(read);
+  ASSERT_EQ(errors.size(), sums.size());
+  for (size_t i = 0; i < errors.size(); ++i) {
+    const WorkloadError& w = errors[i];
+    ASSERT_EQ(sums.count(w.workload), 1u) << w.workload;
+    const Sums& s = sums[w.workload];
+    EXPECT_EQ(w.points, s.n) << w.workload;
+    EXPECT_NEAR(w.measured_w, s.m / s.n, 1e-9) << w.workload;
+    EXPECT_NEAR(w.predicted_w, s.p / s.n, 1e-9) << w.workload;
+    EXPECT_NEAR(w.error_pct, s.e / s.n, 1e-9) << w.workload;
+    EXPECT_NEAR(w.abs_error_pct, std::abs(s.e / s.n), 1e-9) << w.workload;
+    EXPECT_NEAR(w.mape_pct, s.a / s.n, 1e-9) << w.workload;
+    if (i > 0) EXPECT_GE(errors[i - 1].abs_error_pct, w.abs_error_pct) << w.workload;
+  }
+  EXPECT_EQ(errors.front().workload, "lone_app");
+  EXPECT_EQ(errors.front().points, 1);
+  EXPECT_DOUBLE_EQ(errors.front().measured_w, 200.0);
+  EXPECT_DOUBLE_EQ(errors.front().predicted_w, 150.0);
+  EXPECT_DOUBLE_EQ(errors.front().error_pct, -25.0);
+  EXPECT_DOUBLE_EQ(errors.front().abs_error_pct, 25.0);
+  EXPECT_DOUBLE_EQ(errors.front().mape_pct, 25.0);
+
+  // The Markdown table: one line per workload in that order, with the same numbers.
+  const std::string md = WorkloadErrorsMarkdown(errors);
+  EXPECT_EQ(md.rfind("| workload | points | measured W | predicted W | error % | abs error % |", 0),
+            0u);
+  EXPECT_NE(md.find("| lone_app | 1 | 200.00 | 150.00 | -25.00 | 25.00 | 25.00 | 25.00 |\n"),
+            std::string::npos)
+      << md;
+  size_t last = 0;
+  for (const WorkloadError& w : errors) {
+    const size_t at = md.find("| " + w.workload + " | " + std::to_string(w.points) + " | " +
+                              fmt::format("{:.2f} | {:.2f} | {:+.2f} | {:.2f} |", w.measured_w,
+                                          w.predicted_w, w.error_pct, w.abs_error_pct));
+    ASSERT_NE(at, std::string::npos) << w.workload << "\n" << md;
+    EXPECT_GT(at, last) << w.workload << " out of order";
+    last = at;
+  }
+  EXPECT_THROW(ComputeWorkloadErrors({PredictionRow{}}), std::invalid_argument);  // measured 0 W
+}
+
+// Every validation summary carries the per-workload table.
+TEST(WorkloadErrors, ValidationSummaryHasTheTable) {
+  ValidationInputs in;
+  in.mode = PredictMode::kFixed;
+  in.source = "heldout.csv";
+  in.rows = SyntheticRows(24, SeedFromTestName());
+  const ValidationOutcome outcome = SummariseValidation(in);
+  const std::string md =
+      ValidationMarkdown(in, outcome, "p.csv", "m.json", "", "summary.md");
+  EXPECT_NE(md.find("## Per-workload error, worst first"), std::string::npos) << md;
+  EXPECT_NE(md.find(WorkloadErrorsMarkdown(ComputeWorkloadErrors(in.rows))), std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("_workloads.png"), std::string::npos);  // no chart named: none linked
+  // With the chart beside the scatter, the summary shows it above the table.
+  const std::string plot = "out/scatter_fixed.png";
+  EXPECT_EQ(WorkloadErrorPlotPath(plot), "out/scatter_fixed_workloads.png");
+  const std::string with_chart = ValidationMarkdown(in, outcome, "out/p.csv", "out/m.json", plot,
+                                                    "out/summary.md", WorkloadErrorPlotPath(plot));
+  const size_t chart = with_chart.find("](scatter_fixed_workloads.png)");
+  ASSERT_NE(chart, std::string::npos) << with_chart;
+  EXPECT_LT(chart, with_chart.find("| workload | points |"));
+}
+
+TEST(ValidationPlots, WorkloadErrorChartNamesEveryWorkloadWithUnitsAndGrowsWithTheirNumber) {
+  WATTCAL_REQUIRE_GNUPLOT("validation figures");
+  const std::string dir = ScratchDir();
+  // As many workloads as the H100 capture (139), with names as long as its mixes.
+  std::vector<PredictionRow> rows;
+  std::mt19937 rng(SeedFromTestName());
+  std::normal_distribution<double> error(0.0, 0.08);
+  for (int i = 0; i < 139; ++i) {
+    PredictionRow row;
+    row.benchmark = fmt::format("mix{:03d}_f16_i13_d0_s2_h2_l3_m0_t1_b4", i);
+    row.measured_w = 150.0 + 3.0 * i;
+    row.predicted_w = row.measured_w * (1.0 + error(rng));
+    rows.push_back(row);
+  }
+  const std::vector<WorkloadError> errors = ComputeWorkloadErrors(rows);
+  const FigureSize size = WorkloadErrorFigureSize(errors);
+  EXPECT_GE(size.height_px, 139 * 15);  // a row per workload, legible
+  const std::string title = "H100, random data: 5-fold CV by benchmark: error per workload";
+  WriteWorkloadErrorPlot(errors, title, dir + "/a.png", dir + "/a.svg");
+  WriteWorkloadErrorPlot(errors, title, dir + "/b.png", dir + "/b.svg");
+  ExpectFigurePng(dir + "/a.png", size);
+  ExpectFigureSvg(dir + "/a.svg", size);
+  EXPECT_EQ(ReadFile(dir + "/a.png"), ReadFile(dir + "/b.png"));
+  EXPECT_EQ(ReadFile(dir + "/a.svg"), ReadFile(dir + "/b.svg"));
+  const std::string svg = ReadFile(dir + "/a.svg");
+  EXPECT_NE(svg.find("Prediction error (%)"), std::string::npos);
+  EXPECT_NE(svg.find("over-predicted (> 0)"), std::string::npos);
+  EXPECT_NE(svg.find("under-predicted"), std::string::npos);
+  EXPECT_NE(svg.find("error per workload"), std::string::npos);
+  for (const WorkloadError& w : errors) {
+    EXPECT_NE(svg.find(">" + w.workload + "<"), std::string::npos) << w.workload;
+  }
+
+  // A small chart keeps the usual canvas; errors all zero still get a non-empty % axis.
+  std::vector<PredictionRow> exact(3);
+  for (size_t i = 0; i < exact.size(); ++i) {
+    exact[i].benchmark = "app_" + std::to_string(i);
+    exact[i].measured_w = exact[i].predicted_w = 100.0 + i;
+  }
+  const std::vector<WorkloadError> zero = ComputeWorkloadErrors(exact);
+  EXPECT_EQ(WorkloadErrorFigureSize(zero).height_px, 600);
+  WriteWorkloadErrorPlot(zero, "exact", dir + "/z.png", dir + "/z.svg");
+  ExpectFigurePng(dir + "/z.png");
+  EXPECT_THROW(WriteWorkloadErrorPlot({}, "t", dir + "/e.png", dir + "/e.svg"),
+               std::invalid_argument);
+}
+
+// What wattcal-validate's --plot should write: the scatter and the per-workload chart beside it,
+// each with its SVG twin and manifest, committed together.
+TEST(ValidationPlots, StageValidationFiguresWritesTheScatterAndTheWorkloadChartWithManifests) {
+  WATTCAL_REQUIRE_GNUPLOT("validation figures");
+  const std::string dir = ScratchDir();
+  const std::vector<PredictionRow> rows = SyntheticRows(48, SeedFromTestName());
+  const ValidationMetrics m = ComputeValidationMetrics(rows);
+  const std::string plot = dir + "/scatter_fixed.png";
+  WriteFile(dir + "/in.csv", PredictionsToCsv(rows));  // the manifests hash their inputs
+  OutputSet outputs;
+  const std::string chart = StageValidationFigures(rows, m, "GTX Titan X, fixed", plot,
+                                                   {dir + "/in.csv"}, {{"mode", "fixed"}},
+                                                   &outputs);
+  outputs.Commit();
+  EXPECT_EQ(chart, dir + "/scatter_fixed_workloads.png");
+  ExpectFigurePng(plot, ScatterFigureSize());
+  ExpectFigureSvg(dir + "/scatter_fixed.svg", ScatterFigureSize());
+  const FigureSize size = WorkloadErrorFigureSize(ComputeWorkloadErrors(rows));
+  ExpectFigurePng(chart, size);
+  ExpectFigureSvg(dir + "/scatter_fixed_workloads.svg", size);
+  for (const std::string f : {"scatter_fixed.png", "scatter_fixed.svg", "scatter_fixed_workloads.png",
+                              "scatter_fixed_workloads.svg"}) {
+    EXPECT_TRUE(FileExists(dir + "/" + f + ".manifest.json")) << f;
+  }
+  EXPECT_NE(ReadFile(dir + "/scatter_fixed_workloads.svg").find("GTX Titan X, fixed: error per workload"),
+            std::string::npos);
+
+  // Turned off: the scatter alone.
+  OutputSet only_scatter;
+  ValidationFigureOptions figures;
+  figures.workload_errors = false;
+  EXPECT_EQ(StageValidationFigures(rows, m, "t", dir + "/other.png", {}, {}, &only_scatter, figures),
+            "");
+  only_scatter.Commit();
+  EXPECT_TRUE(FileExists(dir + "/other.png"));
+  EXPECT_FALSE(FileExists(dir + "/other_workloads.png"));
 }
 
 }  // namespace

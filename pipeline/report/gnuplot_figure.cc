@@ -9,6 +9,7 @@
 #include <locale>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include <boost/filesystem.hpp>
 #include <fmt/format.h>
@@ -90,12 +91,16 @@ bool GnuplotAvailable() {
   return !executable.empty() && access(executable.c_str(), X_OK) == 0;
 }
 
-std::string GnuplotTitle(const std::string& text, size_t max_chars) {
+namespace {
+
+// `text` wrapped greedily at spaces into lines of at most `width` characters (a longer word
+// stands alone on its line).
+std::vector<std::string> WrapWords(const std::string& text, size_t width) {
   std::vector<std::string> lines(1);
   std::string word;
   auto flush = [&]() {
     if (word.empty()) return;
-    if (!lines.back().empty() && lines.back().size() + 1 + word.size() > max_chars) {
+    if (!lines.back().empty() && lines.back().size() + 1 + word.size() > width) {
       lines.emplace_back();
     }
     if (!lines.back().empty()) lines.back() += ' ';
@@ -110,6 +115,22 @@ std::string GnuplotTitle(const std::string& text, size_t max_chars) {
     }
   }
   flush();
+  return lines;
+}
+
+}  // namespace
+
+std::string GnuplotTitle(const std::string& text, size_t max_chars) {
+  // As few lines as `max_chars` allows, balanced: the narrowest width that needs no more lines
+  // (no last line holding a single orphaned word).
+  std::vector<std::string> lines = WrapWords(text, max_chars);
+  for (size_t width = text.size() / lines.size(); width < max_chars; ++width) {
+    std::vector<std::string> balanced = WrapWords(text, width);
+    if (balanced.size() <= lines.size()) {
+      lines = std::move(balanced);
+      break;
+    }
+  }
   std::string quoted = "\"";
   for (size_t l = 0; l < lines.size(); ++l) {
     if (l > 0) quoted += "\\n";

@@ -36,9 +36,9 @@ bool GnuplotAvailable();
 
 // A gnuplot single-quoted string literal (inside one only the quote itself is special; line
 // breaks become spaces).
-// A figure title for `set title`: the text wrapped at spaces into lines of at most
-// `max_chars` characters (a long title is never clipped by the canvas), as a double-quoted
-// gnuplot string with "\n" between the lines.
+// A figure title for `set title`: the text wrapped at spaces into as few lines of at most
+// `max_chars` characters as it needs (a long title is never clipped by the canvas), balanced in
+// length, as a double-quoted gnuplot string with "\n" between the lines.
 std::string GnuplotTitle(const std::string& text, size_t max_chars = 64);
 std::string GnuplotString(const std::string& text);
 

@@ -1,5 +1,6 @@
 // index.html and index.md of a run report (report/run_report.h): one document model, two
 // renderers, so that the two pages always say the same.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -11,6 +12,7 @@
 #include "report/run_report.h"
 #include "util/output.h"
 #include "validate/metrics.h"
+#include "validate/workload_errors.h"
 
 namespace fs = std::filesystem;
 
@@ -155,6 +157,55 @@ void AddFigures(Document* doc, const RunReport& r, const ReportOptions& o,
   }
 }
 
+// Each validation's per-workload error: its bar chart and the table of the same numbers
+// (validate/workload_errors.h), worst first.
+void WorkloadErrorSection(Document* doc, const RunReport& r, const ReportOptions& o) {
+  doc->Heading(3, "Error per workload", "workload_errors");
+  doc->Paragraph(
+      Text("Each held-out workload's measured and predicted power (W, the mean over its "
+           "points), its signed error ((predicted − measured) / measured, %; > 0 "
+           "over-predicts; the mean over its points) and the absolute value of that error, "
+           "sorted by it, largest first; with several points per workload (V-F pairs) also "
+           "the workload's MAPE and largest absolute error over its points."));
+  for (size_t i = 0; i < r.validations.size(); ++i) {
+    const ReportValidation& v = r.validations[i];
+    const std::vector<WorkloadError> errors = ComputeWorkloadErrors(v.rows);
+    doc->Heading(4, v.label + ": " + std::to_string(errors.size()) + " workloads");
+    if (o.figures) {
+      for (const ReportFigure& f : r.figures) {
+        if (f.kind != FigureKind::kWorkloadErrors || f.index != static_cast<int>(i)) continue;
+        doc->Figure("figures/" + f.stem + ".png", "figures/" + f.stem + ".svg", f.title,
+                    Text(f.caption));
+      }
+    }
+    const bool several = std::any_of(errors.begin(), errors.end(),
+                                     [](const WorkloadError& e) { return e.points > 1; });
+    std::vector<std::string> header = {"Workload", "Points", "Measured (W)", "Predicted (W)",
+                                       "Error (%)", "|Error| (%)"};
+    if (several) {
+      header.push_back("MAPE (%)");
+      header.push_back("Max |error| (%)");
+    }
+    std::vector<bool> numeric(header.size(), true);
+    numeric.front() = false;
+    std::vector<std::vector<Inline>> rows;
+    for (const WorkloadError& e : errors) {
+      std::vector<Inline> row = {Text(e.workload),
+                                 Text(std::to_string(e.points)),
+                                 Text(Fixed(e.measured_w, 2)),
+                                 Text(Fixed(e.predicted_w, 2)),
+                                 Text(fmt::format("{:+.2f}", e.error_pct)),
+                                 Text(Fixed(e.abs_error_pct, 2))};
+      if (several) {
+        row.push_back(Text(Fixed(e.mape_pct, 2)));
+        row.push_back(Text(Fixed(e.max_abs_error_pct, 2)));
+      }
+      rows.push_back(std::move(row));
+    }
+    doc->Table(header, numeric, rows);
+  }
+}
+
 void ValidationSection(Document* doc, const RunReport& r, const ReportOptions& o,
                        const Linker& link) {
   doc->Heading(2, "Validation", "validation");
@@ -242,6 +293,7 @@ void ValidationSection(Document* doc, const RunReport& r, const ReportOptions& o
   }
   doc->List(sources);
   AddFigures(doc, r, o, "validation");
+  WorkloadErrorSection(doc, r, o);
 }
 
 void BenchmarkSection(Document* doc, const RunReport& r, const ReportOptions& o) {

@@ -37,8 +37,11 @@ constexpr const char* kGreyColours[] = {"#404040", "#6e6e6e", "#9a9a9a", "#c4c4c
 constexpr const char* kComponentColours[] = {"#1f78b4", "#a6cee3", "#33a02c", "#b2df8a",
                                              "#e31a1c", "#fb9a99", "#ff7f00", "#fdbf6f",
                                              "#6a3d9a", "#cab2d6", "#b15928", "#ffff99"};
-// Heat-maps label every benchmark up to this many; beyond, every tenth index.
+// The benchmark heat-map keeps the usual canvas up to this many benchmarks; beyond, it grows
+// by kHeatmapCellPx per benchmark and names them at kHeatmapLargeFontPt.
 constexpr int kMaxNamedBenchmarks = 40;
+constexpr int kHeatmapCellPx = 13;
+constexpr int kHeatmapLargeFontPt = 9;
 // Samples of each fitted curve of the constant-power figure.
 constexpr int kCurveSamples = 120;
 
@@ -137,10 +140,11 @@ double NiceStep(const std::vector<std::vector<std::pair<double, double>>>& curve
 // Bottom margin, in lines of the 14 pt font, for x tic labels of up to `chars` characters
 // written at `font_pt` and rotated by 90 degrees, plus a line of air.
 int BottomMarginChars(size_t chars, int font_pt) {
-  // A character of a proportional sans font is about 0.55 of its size wide; a line of the
-  // 14 pt font is about 1.25 of its size high.
+  // A character of a proportional sans font is about 0.55 of its size wide; a margin line of
+  // the 14 pt font is about 1.45 of its size high (measured on the rendered figures: 1.25
+  // left four empty lines under 24-character labels, 1.6 clipped them).
   return 1 +
-         static_cast<int>(std::ceil(0.55 * static_cast<double>(chars) * font_pt / (1.25 * 14.0)));
+         static_cast<int>(std::ceil(0.55 * static_cast<double>(chars) * font_pt / (1.45 * 14.0)));
 }
 
 }  // namespace
@@ -195,8 +199,11 @@ void WriteVoltagePlot(const std::vector<std::pair<std::string, PowerModel>>& lab
   const double bottom = std::min(0.45, 0.17 + 0.045 * keyed);
   auto body = [&](Gnuplot* gp) {
     *gp << "reset\n";
-    *gp << "set multiplot layout 1," << domains.size() << " title " << GnuplotString(title)
-        << " margins 0.14, 0.97, " << Num(bottom) << ", 0.85 spacing 0.1, 0.1\n";
+    // The title wrapped to the canvas; the panels move down one line per extra line.
+    const std::string wrapped = GnuplotTitle(title, 84);
+    const int extra_lines = static_cast<int>(std::count(wrapped.begin(), wrapped.end(), '\\'));
+    *gp << "set multiplot layout 1," << domains.size() << " title " << wrapped << " margins 0.14, 0.97, "
+        << Num(bottom) << ", " << Num(0.85 - 0.04 * extra_lines) << " spacing 0.1, 0.1\n";
     for (size_t d = 0; d < domains.size(); ++d) {
       *gp << "set title " << GnuplotTitle(DomainTitle(domains[d])) << "\n";
       *gp << "set xlabel " << GnuplotString(FrequencyAxisLabel(domains[d])) << "\n";
@@ -205,9 +212,24 @@ void WriteVoltagePlot(const std::vector<std::pair<std::string, PowerModel>>& lab
       } else {
         *gp << "unset ylabel\n";
       }
+      *gp << "set border 31\nset ytics autofreq\nset autoscale y\n";
       *gp << "set tics out nomirror\n" << kGridStyle;
       *gp << "set xtics " << Num(NiceStep(curves[d])) << "\n";
       *gp << "set offsets graph 0.04, graph 0.04, graph 0.06, graph 0.06\n";
+      // A domain whose voltage never changes (every level at 1): a range around it, not the
+      // empty [1:1] gnuplot would widen with a warning.
+      double v_low = 0.0, v_high = 0.0;
+      bool any_v = false;
+      for (const auto& curve : curves[d]) {
+        for (const auto& [f, v] : curve) {
+          v_low = any_v ? std::min(v_low, v) : v;
+          v_high = any_v ? std::max(v_high, v) : v;
+          any_v = true;
+        }
+      }
+      if (any_v && !(v_high - v_low > 1e-9)) {
+        *gp << "set yrange [" << Num(v_low - 0.1) << ":" << Num(v_high + 0.1) << "]\n";
+      }
       *gp << "set arrow 1 from " << Num(default_mhz[domains[d]]) << ", graph 0 to "
           << Num(default_mhz[domains[d]]) << ", graph 1 nohead dt 3 lw 1 lc rgb '#808080'\n";
       if (d == 0) {
@@ -222,9 +244,12 @@ void WriteVoltagePlot(const std::vector<std::pair<std::string, PowerModel>>& lab
       }
       if (drawn.empty()) {
         // Keep the panel (and its axes) for a domain only fixed models describe.
+        // No axes: a panel without data has no range to show.
+        *gp << "unset border\nunset xtics\nunset ytics\nunset grid\nunset arrow 1\nunset xlabel\n";
+        *gp << "set xrange [0:1]\nset yrange [0:1]\n";
         *gp << "set label 1 'single level only' at graph 0.5, graph 0.5 center\n";
-        *gp << "plot 1 with lines lc rgb '#ffffff' notitle\n";
-        *gp << "unset label 1\n";
+        *gp << "plot 2 with lines lc rgb '#ffffff' notitle\n";
+        *gp << "unset label 1\nset autoscale x\n";
         continue;
       }
       *gp << "plot ";
@@ -487,8 +512,11 @@ void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
     *gp << "$bars << EOD\n" << table << "EOD\n";
     if (!measured.empty()) *gp << "$measured << EOD\n" << measured << "EOD\n";
     // Centred on the figure, not over the plot area the key narrows.
-    *gp << "set label 1 " << GnuplotString(title) << " at screen 0.5, screen 0.965 center\n";
-    *gp << "set tmargin 3\n";
+    // Wrapped to the canvas (a long title is never clipped), one more line of margin per line.
+    const std::string wrapped = GnuplotTitle(title, 78);
+    const int title_lines = 1 + static_cast<int>(std::count(wrapped.begin(), wrapped.end(), '\\'));
+    *gp << "set label 1 " << wrapped << " at screen 0.5, screen 0.965 center\n";
+    *gp << "set tmargin " << 2 + title_lines << "\n";
     *gp << "set ylabel 'Power (W)'\n";
     *gp << "set style data histograms\n";
     *gp << "set style histogram rowstacked\n";
@@ -538,26 +566,46 @@ void MatrixBlocks(const Eigen::MatrixXd& m, std::string* matrix, std::string* mi
   }
 }
 
-// Tics naming each index (names) or every tenth index (1-based) along both axes.
+// Tics naming every index along both axes.
 void HeatmapTics(Gnuplot* gp, const std::vector<std::string>& names, int font_pt) {
-  const int n = static_cast<int>(names.size());
-  if (n <= kMaxNamedBenchmarks) {
-    std::string tics;
-    for (int i = 0; i < n; ++i) {
-      tics += fmt::format("{}{} {}", i > 0 ? ", " : "",
-                          GnuplotString(names[static_cast<size_t>(i)]), i);
-    }
-    *gp << "set xtics (" << tics << ") rotate by 90 right scale 0 font '," << font_pt << "'\n";
-    *gp << "set ytics (" << tics << ") scale 0 font '," << font_pt << "'\n";
-  } else {
-    std::string tics;
-    for (int i = 0; i < n; i += 10) tics += fmt::format("{}'{}' {}", i > 0 ? ", " : "", i + 1, i);
-    *gp << "set xtics (" << tics << ") out nomirror\n";
-    *gp << "set ytics (" << tics << ") out nomirror\n";
+  std::string tics;
+  for (size_t i = 0; i < names.size(); ++i) {
+    tics += fmt::format("{}{} {}", i > 0 ? ", " : "", GnuplotString(names[i]), i);
   }
+  *gp << "set xtics (" << tics << ") rotate by 90 right scale 0 font '," << font_pt << "'\n";
+  *gp << "set ytics (" << tics << ") scale 0 font '," << font_pt << "'\n";
 }
 
 }  // namespace
+
+std::vector<std::string> HeatmapBenchmarkLabels(const std::vector<std::string>& names,
+                                                int* shortened) {
+  std::vector<std::string> labels;
+  int count = 0;
+  for (const std::string& name : names) {
+    if (name.size() <= kHeatmapLabelChars) {
+      labels.push_back(name);
+      continue;
+    }
+    // Both ends: prefixes tell the families apart, suffixes the variants within one.
+    const size_t tail = kHeatmapLabelChars / 3;
+    labels.push_back(name.substr(0, kHeatmapLabelChars - 1 - tail) + "…" +
+                     name.substr(name.size() - tail));
+    ++count;
+  }
+  if (shortened != nullptr) *shortened = count;
+  return labels;
+}
+
+FigureSize BenchmarkHeatmapSize(size_t benchmarks) {
+  FigureSize size;
+  if (benchmarks <= static_cast<size_t>(kMaxNamedBenchmarks)) return size;
+  // Square cells of kHeatmapCellPx, the names beside them, the colour box and the title.
+  const int side_px = kHeatmapCellPx * static_cast<int>(benchmarks);
+  size.width_px = side_px + 380;
+  size.height_px = side_px + 200;
+  return size;
+}
 
 void WriteBenchmarkCorrelationHeatmap(const CollinearityReport& report, const std::string& title,
                                       const std::string& png_path, const std::string& svg_path) {
@@ -567,22 +615,22 @@ void WriteBenchmarkCorrelationHeatmap(const CollinearityReport& report, const st
   }
   std::string matrix, missing;
   MatrixBlocks(report.benchmark_r, &matrix, &missing);
-  const bool named = n <= kMaxNamedBenchmarks;
+  // Every benchmark is named: up to kMaxNamedBenchmarks on the usual canvas, beyond on one
+  // that grows with their number; long names shortened in the middle.
+  const std::vector<std::string> labels = HeatmapBenchmarkLabels(report.benchmarks, nullptr);
+  const FigureSize size = BenchmarkHeatmapSize(report.benchmarks.size());
+  const int font_pt = n <= kMaxNamedBenchmarks ? TicFontPt(n, 430, 11) : kHeatmapLargeFontPt;
   auto body = [&](Gnuplot* gp) {
     *gp << "reset\n";
     *gp << "$r << EOD\n" << matrix << "EOD\n";
     if (!missing.empty()) *gp << "$undefined << EOD\n" << missing << "EOD\n";
-    *gp << "set title " << GnuplotTitle(title) << "\n";
+    *gp << "set title " << GnuplotTitle(title, static_cast<size_t>(size.width_px / 12)) << "\n";
     *gp << "set size square\n";
     *gp << kCorrelationPalette << "set cbrange [-1:1]\nset cbtics 0.5\n";
     *gp << "set cblabel 'Pearson r of the utilisation vectors'\n";
     *gp << "set xrange [-0.5:" << n - 0.5 << "]\n";
     *gp << "set yrange [" << n - 0.5 << ":-0.5]\n";
-    if (!named) {
-      *gp << "set xlabel 'Benchmark (corpus order)'\n";
-      *gp << "set ylabel 'Benchmark (corpus order)'\n";
-    }
-    HeatmapTics(gp, report.benchmarks, TicFontPt(n, 430, 11));
+    HeatmapTics(gp, labels, font_pt);
     *gp << "unset key\n";
     *gp << "plot $r matrix with image pixels";
     if (!missing.empty()) {
@@ -592,7 +640,7 @@ void WriteBenchmarkCorrelationHeatmap(const CollinearityReport& report, const st
     }
     *gp << "\n";
   };
-  RenderFigure("benchmark correlation heat-map", png_path, svg_path, body);
+  RenderFigure("benchmark correlation heat-map", png_path, svg_path, body, size);
 }
 
 void WriteComponentCorrelationHeatmap(const CollinearityReport& report, double pair_threshold_abs_r,

@@ -18,6 +18,7 @@
 #include "io/corpus.h"
 #include "model/power_model.h"
 #include "report/collinearity.h"
+#include "report/gnuplot_figure.h"
 #include "validate/prediction.h"
 
 namespace wattcal {
@@ -92,9 +93,22 @@ std::vector<double> AverageBreakdown(const BreakdownChart& chart);
 
 // ---- Utilisation correlations (TPDS'19 Fig. 3b and Fig. 13a) ----------------------------------
 
+// Names longer than this are shortened in the middle ("mix076_f16…t1_b4") on the heat-map.
+constexpr size_t kHeatmapLabelChars = 16;
+
+// The heat-map's axis labels: each name, shortened in the middle with "…" when longer than
+// kHeatmapLabelChars; `shortened` (optional) receives how many were.
+std::vector<std::string> HeatmapBenchmarkLabels(const std::vector<std::string>& names,
+                                                int* shortened = nullptr);
+
+// The heat-map's canvas: 800 x 600 up to 40 benchmarks, beyond growing with their number so
+// that every one is named legibly (13 px per benchmark).
+FigureSize BenchmarkHeatmapSize(size_t benchmarks);
+
 // Benchmark x benchmark Pearson r of the utilisation vectors as a heat-map on a blue-white-red
-// scale from -1 to 1 (benchmarks in corpus order; names on the axes up to 40 benchmarks, indices
-// beyond); cells where r is undefined are grey.
+// scale from -1 to 1 (benchmarks in corpus order, every one named on both axes by
+// HeatmapBenchmarkLabels, on a canvas of BenchmarkHeatmapSize); cells where r is undefined are
+// grey.
 void WriteBenchmarkCorrelationHeatmap(const CollinearityReport& report, const std::string& title,
                                       const std::string& png_path, const std::string& svg_path);
 

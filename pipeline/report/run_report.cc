@@ -908,6 +908,19 @@ class Collector {
       f.inputs = {v.predictions_path};
       if (!v.metrics_path.empty()) f.inputs.push_back(v.metrics_path);
       r_.figures.push_back(f);
+      // Its per-workload error, beside the table of the same numbers in the index.
+      ReportFigure w = f;
+      w.kind = FigureKind::kWorkloadErrors;
+      w.stem = UniqueStem("workload_errors" + stem.substr(std::string("scatter").size()));
+      w.section = "workload_errors";
+      w.title = (v.title.empty() ? prefix + v.label : v.title) + ": error per workload";
+      w.caption = fmt::format(
+          "Signed error of the prediction per held-out workload, {} ({}): (predicted − "
+          "measured) / measured in %, averaged over the workload's points, the largest in "
+          "absolute value at the top; the table below gives the same numbers.",
+          v.label, v.predictions_path);
+      w.inputs = {v.predictions_path};
+      r_.figures.push_back(w);
     }
     // Benchmarks over the V-F pairs.
     for (size_t i = 0; i < r_.vf_benchmarks.size(); ++i) {
@@ -986,6 +999,14 @@ class Collector {
           "Pearson r between the utilisation vectors of every pair of the {} benchmarks of {} "
           "(TPDS'19 Fig. 3b); median |r| between distinct benchmarks {:.2f}.",
           c.collinearity.benchmarks.size(), c.path, c.collinearity.median_abs_benchmark_r);
+      int shortened = 0;
+      HeatmapBenchmarkLabels(c.collinearity.benchmarks, &shortened);
+      if (shortened > 0) {
+        bench.caption += fmt::format(
+            " Every benchmark is named on both axes in corpus order; the {} names longer than "
+            "{} characters are shortened in the middle (…).",
+            shortened, kHeatmapLabelChars);
+      }
       bench.inputs = {c.path};
       r_.figures.push_back(bench);
       ReportFigure comp = bench;
@@ -1175,6 +1196,11 @@ void DrawFigure(const RunReport& r, const ReportFigure& f, const std::string& pn
         m.overall.mape_ci_high_pct = high;
       }
       WriteScatterPlot(v.rows, m, f.title, png, svg, options);
+      return;
+    }
+    case FigureKind::kWorkloadErrors: {
+      const ReportValidation& v = r.validations[static_cast<size_t>(f.index)];
+      WriteWorkloadErrorPlot(ComputeWorkloadErrors(v.rows), f.title, png, svg);
       return;
     }
     case FigureKind::kBenchmarkVf: {

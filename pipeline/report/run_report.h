@@ -153,6 +153,7 @@ struct ReportCorpus {
 
 enum class FigureKind {
   kScatter,  // index = validation
+  kWorkloadErrors,  // index = validation
   kErrorCdf,
   kVoltage,
   kBenchmarkVf,  // name = benchmark

@@ -16,8 +16,16 @@ namespace {
 constexpr double kBandFrac = 0.10;
 // Margin added around the data range of the scatter axes, as a fraction of the range.
 constexpr double kAxisPadFrac = 0.05;
+// Workload error bars: pixels per workload, the margins around them, the tic font.
+constexpr int kWorkloadRowPx = 15;
+constexpr int kWorkloadMarginsPx = 190;
+constexpr int kWorkloadTicPt = 10;
+// More workloads than this: the % axis is labelled at the top as well.
+constexpr size_t kWorkloadTopAxisFrom = 40;
 
 }  // namespace
+
+FigureSize ScatterFigureSize() { return {720, 760}; }
 
 void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMetrics& m,
                       const std::string& title, const std::string& png_path,
@@ -45,18 +53,22 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
   const ErrorMetrics& e = m.overall;
   const std::string points_title = fmt::format("points (n = {})", e.points);
   const std::string band_title = fmt::format("±{:g}%", 100.0 * kBandFrac);
-  // The statistics, one short line each, as key entries without a sample after a gap.
-  const std::vector<std::string> stat_lines = {
-      " ",  // an empty title would drop the entry
+  // The statistics as key entries without a sample, in the key's second row (gnuplot fills
+  // the key column by column: the entries alternate between the two rows).
+  const std::string stat_lines[] = {
       fmt::format("MAPE {:.2f}%", e.mape_pct),
       fmt::format("{:g}% CI {:.2f}–{:.2f}%", 100.0 * options.confidence_level,
                   e.mape_ci_low_pct, e.mape_ci_high_pct),
       std::isfinite(e.pearson_r) ? fmt::format("Pearson r {:.4f}", e.pearson_r)
                                  : std::string("Pearson r undefined"),
   };
+  auto stat_entry = [&](int i) {
+    return ", \\\n  keyentry with points ps 0 lc rgb '#ffffff' title " +
+           GnuplotString(stat_lines[i]);
+  };
 
   auto body = [&](Gnuplot* gp) {
-    *gp << "set title " << GnuplotTitle(title) << "\n";
+    *gp << "set title " << GnuplotTitle(title, 56) << "\n";
     *gp << "set xlabel 'Measured power (W)'\n";
     *gp << "set ylabel 'Predicted power (W)'\n";
     *gp << "set size ratio -1\n";
@@ -64,24 +76,24 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
     *gp << "set yrange [" << axis_low_w << ":" << axis_high_w << "]\n";
     *gp << "set tics out nomirror\n";
     *gp << "set grid lc rgb '#d9d9d9' lw 0.5\n";
-    // Outside, in the margin the square axes leave free: inside, any corner can hide points.
-    *gp << "set key outside right top Left reverse box samplen 2 spacing 1.2 width 1\n";
+    // Below the axes, in two compact rows (the series, then the statistics): inside, any
+    // corner can hide points, and beside the square axes the key took a third of the width.
+    *gp << "set key outside below center horizontal Left reverse nobox maxcols 3 samplen 1.5 "
+           "spacing 1.1 font ',12'\n";
+    // gnuplot's own bottom margin lets the key touch the x label: tics, label, two key rows.
+    *gp << "set bmargin 7\n";
     *gp << "set samples 2\n";  // every curve here is a straight line
     *gp << "plot '+' using 1:(" << 1.0 - kBandFrac << "*$1):(" << 1.0 + kBandFrac
         << "*$1) with filledcurves fc rgb '#dde8f3' fs solid 1.0 noborder title "
-        << GnuplotString(band_title) << ", \\\n"
+        << GnuplotString(band_title) << stat_entry(0) << ", \\\n"
         << "  " << 1.0 - kBandFrac << "*x with lines dt 2 lw 1 lc rgb '#5b84b1' notitle, \\\n"
         << "  " << 1.0 + kBandFrac << "*x with lines dt 2 lw 1 lc rgb '#5b84b1' notitle, \\\n"
-        << "  x with lines lw 1.5 lc rgb '#303030' title 'y = x', \\\n"
+        << "  x with lines lw 1.5 lc rgb '#303030' title 'y = x'" << stat_entry(1) << ", \\\n"
         << "  '-' using 1:2 with points pt 7 ps 0.8 lc rgb '#40C0392B' title "
-        << GnuplotString(points_title);
-    for (const std::string& line : stat_lines) {
-      *gp << ", \\\n  keyentry with points ps 0 lc rgb '#ffffff' title " << GnuplotString(line);
-    }
-    *gp << "\n";
+        << GnuplotString(points_title) << stat_entry(2) << "\n";
     gp->send1d(points);
   };
-  RenderFigure("measured-vs-predicted scatter", png_path, svg_path, body);
+  RenderFigure("measured-vs-predicted scatter", png_path, svg_path, body, ScatterFigureSize());
 }
 
 void WriteErrorCdfPlot(const std::vector<std::pair<std::string, std::vector<double>>>& series_ape_pct,
@@ -148,6 +160,119 @@ void WriteErrorCdfPlot(const std::vector<std::pair<std::string, std::vector<doub
     for (const auto& curve : curves) gp->send1d(curve);
   };
   RenderFigure("error CDF", png_path, svg_path, body);
+}
+
+std::string WorkloadErrorPlotPath(const std::string& scatter_png_path) {
+  const size_t dot = scatter_png_path.rfind('.');
+  const size_t slash = scatter_png_path.rfind('/');
+  const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+  return (has_ext ? scatter_png_path.substr(0, dot) : scatter_png_path) + "_workloads.png";
+}
+
+std::string StageValidationFigures(const std::vector<PredictionRow>& rows,
+                                   const ValidationMetrics& m, const std::string& title,
+                                   const std::string& plot_path,
+                                   const std::vector<std::string>& inputs,
+                                   const nlohmann::json& options, OutputSet* outputs,
+                                   const ValidationFigureOptions& figures,
+                                   const MetricsOptions& metrics_options) {
+  auto svg_of = [](const std::string& png) { return png.substr(0, png.size() - 4) + ".svg"; };
+  if (plot_path.size() < 4 || plot_path.compare(plot_path.size() - 4, 4, ".png") != 0) {
+    throw std::invalid_argument("validation figures: " + plot_path + " is not a .png path");
+  }
+  WriteScatterPlot(rows, m, title, outputs->Stage(plot_path), outputs->Stage(svg_of(plot_path)),
+                   metrics_options);
+  outputs->StageManifest(plot_path, "validate", inputs, options);
+  outputs->StageManifest(svg_of(plot_path), "validate", inputs, options);
+  if (!figures.workload_errors) return "";
+  const std::string chart = WorkloadErrorPlotPath(plot_path);
+  WriteWorkloadErrorPlot(ComputeWorkloadErrors(rows), title + ": error per workload",
+                         outputs->Stage(chart), outputs->Stage(svg_of(chart)));
+  outputs->StageManifest(chart, "validate", inputs, options);
+  outputs->StageManifest(svg_of(chart), "validate", inputs, options);
+  return chart;
+}
+
+FigureSize WorkloadErrorFigureSize(const std::vector<WorkloadError>& errors) {
+  size_t longest = 0;
+  for (const WorkloadError& e : errors) longest = std::max(longest, e.workload.size());
+  FigureSize size;
+  size.width_px = longest > 20 ? 900 : 800;
+  size.height_px =
+      std::max(600, kWorkloadMarginsPx + kWorkloadRowPx * static_cast<int>(errors.size()));
+  return size;
+}
+
+void WriteWorkloadErrorPlot(const std::vector<WorkloadError>& errors, const std::string& title,
+                            const std::string& png_path, const std::string& svg_path) {
+  if (errors.empty()) throw std::invalid_argument("per-workload error chart: no workloads");
+  double low_pct = 0.0, high_pct = 0.0;
+  std::string over, under, tics;
+  for (size_t i = 0; i < errors.size(); ++i) {
+    const WorkloadError& e = errors[i];
+    if (!std::isfinite(e.error_pct)) {
+      throw std::invalid_argument(fmt::format(
+          "per-workload error chart: workload '{}' has error {}%", e.workload, e.error_pct));
+    }
+    low_pct = std::min(low_pct, e.error_pct);
+    high_pct = std::max(high_pct, e.error_pct);
+    // x y xlow xhigh ylow yhigh: a bar from 0 to the error, 0.7 of a row high.
+    (e.error_pct > 0.0 ? over : under) +=
+        fmt::format("{:.10g} {} {:.10g} {:.10g} {} {}\n", e.error_pct, i,
+                    std::min(0.0, e.error_pct), std::max(0.0, e.error_pct), i - 0.35, i + 0.35);
+    tics += fmt::format("{}{} {}", i > 0 ? ", " : "", GnuplotString(e.workload), i);
+  }
+  // Zero and every bar inside, with a margin; never an empty range (all errors zero: -1..1).
+  const double span_pct = high_pct - low_pct;
+  const double pad_pct = span_pct > 0.0 ? kAxisPadFrac * span_pct : 1.0;
+  const double axis_low_pct = low_pct < 0.0 || !(span_pct > 0.0) ? low_pct - pad_pct : 0.0;
+  const double axis_high_pct = high_pct > 0.0 || !(span_pct > 0.0) ? high_pct + pad_pct : 0.0;
+  const size_t n = errors.size();
+  const bool top_axis = n > kWorkloadTopAxisFrom;
+  const FigureSize size = WorkloadErrorFigureSize(errors);
+  // The title is centred on the canvas, wrapped to its width: the long names push the plot
+  // area to the right, and a title centred over the plot area would run off the canvas.
+  const std::string wrapped_title = GnuplotTitle(title, static_cast<size_t>(size.width_px / 11));
+  int title_lines = 1;
+  for (size_t at = wrapped_title.find("\\n"); at != std::string::npos;
+       at = wrapped_title.find("\\n", at + 2)) {
+    ++title_lines;
+  }
+  const double line_px = 22.0;  // one line of the 14 pt text
+  auto from_top = [&](double px) { return fmt::format("{:.6f}", 1.0 - px / size.height_px); };
+  auto body = [&](Gnuplot* gp) {
+    *gp << "reset\n";
+    if (!over.empty()) *gp << "$over << EOD\n" << over << "EOD\n";
+    if (!under.empty()) *gp << "$under << EOD\n" << under << "EOD\n";
+    *gp << "set label 1 " << wrapped_title << " at screen 0.5, screen " << from_top(0.9 * line_px)
+        << " center front\n";
+    // Title, key and (tall charts) the top axis' tic labels above the plot area.
+    *gp << "set tmargin " << title_lines + 2 + (top_axis ? 2 : 0) << "\n";
+    *gp << "set key at screen 0.5, screen " << from_top((title_lines + 0.8) * line_px)
+        << " center top horizontal Left reverse nobox samplen 1.5 font ',12'\n";
+    *gp << "set xlabel 'Prediction error (%)'\n";
+    *gp << "set xrange [" << fmt::format("{:.10g}:{:.10g}", axis_low_pct, axis_high_pct) << "]\n";
+    *gp << "set yrange [" << n - 0.5 << ":-0.5]\n";  // the first (worst) workload at the top
+    *gp << "set ytics (" << tics << ") scale 0 font '," << kWorkloadTicPt << "'\n";
+    *gp << "set xtics out nomirror\n";
+    if (top_axis) *gp << "set x2tics out\nset link x2\n";
+    *gp << "set grid xtics lc rgb '#d9d9d9' lw 0.5\n";
+    *gp << "set arrow 1 from first 0, graph 0 to first 0, graph 1 nohead lw 1.5 lc rgb '#303030' "
+           "front\n";
+    *gp << "set style fill solid 1.0 noborder\n";
+    *gp << "plot ";
+    if (!over.empty()) {
+      *gp << "$over using 1:2:3:4:5:6 with boxxyerror fc rgb '" << SeriesColour(1)
+          << "' title 'over-predicted (> 0)'";
+    }
+    if (!under.empty()) {
+      *gp << (over.empty() ? "" : ", \\\n  ")
+          << "$under using 1:2:3:4:5:6 with boxxyerror fc rgb '" << SeriesColour(0)
+          << "' title 'under-predicted (≤ 0)'";
+    }
+    *gp << "\n";
+  };
+  RenderFigure("per-workload error chart", png_path, svg_path, body, size);
 }
 
 }  // namespace wattcal

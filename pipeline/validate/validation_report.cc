@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "util/errors.h"
+#include "validate/workload_errors.h"
 
 namespace wattcal {
 
@@ -119,7 +120,8 @@ std::string Relative(const std::string& path, const std::string& from_file) {
 std::string ValidationMarkdown(const ValidationInputs& in, const ValidationOutcome& o,
                                const std::string& predictions_path,
                                const std::string& metrics_path, const std::string& plot_path,
-                               const std::string& summary_path) {
+                               const std::string& summary_path,
+                               const std::string& workload_plot_path) {
   const ErrorMetrics& m = o.metrics.overall;
   std::string s = fmt::format("# {}\n\n", o.title);
   s += fmt::format("Measurements: `{}`", in.source);
@@ -155,15 +157,16 @@ std::string ValidationMarkdown(const ValidationInputs& in, const ValidationOutco
   if (!plot_path.empty()) {
     s += fmt::format("![measured vs predicted]({})\n\n", Relative(plot_path, summary_path));
   }
-  std::vector<GroupMetrics> worst = o.metrics.per_benchmark;
-  std::stable_sort(worst.begin(), worst.end(), [](const GroupMetrics& a, const GroupMetrics& b) {
-    return a.metrics.mape_pct > b.metrics.mape_pct;
-  });
-  s += "## Benchmarks, worst first\n\n| benchmark | points | MAPE % | max APE % | bias % |\n|---|---:|---:|---:|---:|\n";
-  for (const GroupMetrics& g : worst) {
-    s += fmt::format("| {} | {} | {:.3f} | {:.2f} | {:+.3f} |\n", g.key, g.metrics.points,
-                     g.metrics.mape_pct, g.metrics.max_ape_pct, g.metrics.mean_error_pct);
+  s += "## Per-workload error, worst first\n\n";
+  s += "Each held-out workload's mean measured and predicted power over its points, its signed "
+       "error (predicted − measured, % of measured, the mean over its points; > 0 "
+       "over-predicts) and the absolute value of that error, sorted by it; with several points "
+       "per workload also its MAPE and largest absolute error.\n\n";
+  if (!workload_plot_path.empty()) {
+    s += fmt::format("![signed error per workload]({})\n\n",
+                     Relative(workload_plot_path, summary_path));
   }
+  s += WorkloadErrorsMarkdown(ComputeWorkloadErrors(in.rows));
   if (o.metrics.per_freq_pair.size() > 1) {
     s += "\n## Per V-F pair (MHz)\n\n| pair | points | MAPE % | bias % |\n|---|---:|---:|---:|\n";
     for (const GroupMetrics& g : o.metrics.per_freq_pair) {
