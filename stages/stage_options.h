@@ -1,10 +1,14 @@
-// The command lines of the stages with many options (wattcal-ingest: 34, wattcal-report: 20),
+// The command lines of the stages with many options (wattcal-ingest: 34, wattcal-report: 20,
+// wattcal-port: 3 subcommands with 26, wattcal-perf: 19, wattcal-dvfs: 20),
 // bound straight into their options structs' fields so that their mains stay thin.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
+#include "stage/dvfs_stage.h"
 #include "stage/ingest_stage.h"
+#include "stage/perf_stage.h"
+#include "stage/port_stage.h"
 #include "stage/report_stage.h"
 
 namespace wattcal {
@@ -14,5 +18,22 @@ void AddIngestOptions(CLI::App* app, IngestStageOptions* options);
 
 // Adds every option of wattcal-report but --quiet / --verbose, in the order --help lists them.
 void AddReportOptions(CLI::App* app, ReportStageOptions* options);
+
+// Adds wattcal-port's subcommands gpu, project and node (exactly one required) with their options.
+void AddPortOptions(CLI::App* app, PortStageOptions* options);
+
+// Adds every option of wattcal-perf but --quiet / --verbose.
+void AddPerfOptions(CLI::App* app, PerfStageOptions* options);
+
+// The names wattcal-dvfs takes on its command line, parsed (ParseDvfsObjective, ParsePowerMode,
+// ParseActivityScaling) once the command line is read.
+struct DvfsOptionNames {
+  std::string objective = "edp";
+  std::string power_mode = "dvfs";
+  std::string activity_scaling = "events";
+};
+
+// Adds every option of wattcal-dvfs but --quiet / --verbose; the three names go to `names`.
+void AddDvfsOptions(CLI::App* app, DvfsStageOptions* options, DvfsOptionNames* names);
 
 }  // namespace wattcal

@@ -1,6 +1,5 @@
 // wattcal-validate: predictions vs. held-out measurements, or k-fold cross-validation by
 // benchmark when no held-out set exists.
-//
 //   wattcal-validate --model MODEL.json --heldout HELDOUT.csv --mode dvfs|fixed|scaling
 //                    --predictions PRED.csv --metrics METRICS.json
 //   wattcal-validate --train TRAIN.csv --cv-folds K --mode ... --predictions ... --metrics ...
@@ -30,23 +29,24 @@ int main(int argc, char** argv) {
   app.add_option("--mode", o.mode, "What is validated, i.e. how held-out rows are predicted: dvfs (TPDS "
       "§4.3), fixed (default pair only, §4.2), scaling (Eq. 10, anchored at each benchmark's measured "
       "power at the default pair) or accelwattch (per-kernel tables, MICRO'21 Eqs. 12-14). With --cv-folds "
-      "it also sets --method's default")->required()->check(CLI::IsMember({"dvfs", "fixed", "scaling", "accelwattch"
-      }));
+      "it also sets --method's default")->required()
+      ->check(CLI::IsMember({"dvfs", "fixed", "scaling", "accelwattch"}));
   app.add_option("--predictions", o.predictions_path, "Per-point predictions CSV to write")
       ->check(OutputFile())->required();
   app.add_option("--metrics", o.metrics_path, "Metrics JSON to write")->check(OutputFile())->required();
   app.add_option("--apps-predictions", o.apps_predictions_path, "Also write one row per held-out workload: "
       "workload,measured_w,predicted_w,uncapped_w,capped,error_pct,measured_capped,f_core_mhz,flags")
       ->check(OutputFile());
-  app.add_option("--plot", o.plot_path, "Also draw measured vs. predicted (PNG; an SVG twin beside it)")
-      ->check(OutputFile());
+  app.add_option("--plot", o.plot_path, "Also draw measured vs. predicted (PNG; an SVG twin beside it) "
+      "and the error per workload (PLOT_workloads.png)")->check(OutputFile());
+  app.add_flag_callback("--no-workload-plot", [&] { o.workload_plot = false; },
+                        "With --plot: leave out the per-workload error chart");
   app.add_option("--summary-md", o.summary_md_path, "Also write a Markdown summary of this validation")
       ->check(OutputFile());
   app.add_option("--truth-model", o.truth_model_path, "Synthetic data: the true model, to report parameter "
       "recovery and its own MAPE")->check(CLI::ExistingFile);
   app.add_option("--title", o.title, "Title of the terminal table, figure and summary");
-  app.add_option("--max-mape-pct", o.max_mape_pct, "Exit with status 3 when the MAPE exceeds this (0: no "
-      "threshold)");
+  app.add_option("--max-mape-pct", o.max_mape_pct, "Exit with status 3 above this MAPE (0: none)");
   AddMapeCiOption(&app, &o.mape_ci);
   AddCalibrationOptions(&app, &o.calibration);
   AddAccelWattchOptions(&app, &o.accelwattch);

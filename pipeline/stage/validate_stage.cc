@@ -205,18 +205,22 @@ ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
     outputs.StageText(o.apps_predictions_path, apps_csv);
     stage_manifest(o.apps_predictions_path);
   }
+  std::string workload_plot_path;
   if (!o.plot_path.empty()) {
-    const std::string svg_path =
-        boost::filesystem::path(o.plot_path).replace_extension(".svg").string();
-    WriteScatterPlot(in.rows, outcome.metrics, outcome.title, outputs.Stage(o.plot_path),
-                     outputs.Stage(svg_path));
-    stage_manifest(o.plot_path);
-    stage_manifest(svg_path);
+    ValidationFigureOptions figures;
+    figures.workload_errors = o.workload_plot;
+    workload_plot_path = StageValidationFigures(in.rows, outcome.metrics, outcome.title, o.plot_path,
+                                                inputs, options, &outputs, figures, metrics_options);
+    for (const std::string& png : {o.plot_path, workload_plot_path}) {
+      if (png.empty()) continue;
+      report.written.push_back(png);
+      report.written.push_back(boost::filesystem::path(png).replace_extension(".svg").string());
+    }
   }
   if (!o.summary_md_path.empty()) {
     outputs.StageText(o.summary_md_path,
                       ValidationMarkdown(in, outcome, o.predictions_path, o.metrics_path,
-                                         o.plot_path, o.summary_md_path));
+                                         o.plot_path, o.summary_md_path, workload_plot_path));
     stage_manifest(o.summary_md_path);
   }
   outputs.Commit();

@@ -42,6 +42,8 @@ struct ValidateStageOptions {
   std::string apps_predictions_path;
   std::string plot_path;
   std::string summary_md_path;
+  // --plot also draws the per-workload error chart, PLOT_workloads.png (--no-workload-plot: not).
+  bool workload_plot = true;
   // --truth-model: synthetic data's true model.
   std::string truth_model_path;
   // --title of the terminal table, figure and summary.
