@@ -100,6 +100,9 @@ struct FitData {
   std::vector<std::vector<int>> level_of_row;     // [domain][row]
   std::vector<std::vector<std::vector<int>>> rows_at_level;  // [domain][level] -> rows
   std::vector<double> util_row_major;             // [row * num_components + i], for speed
+  // Rows grouped by V-F pair (one level per domain), pairs in order of first appearance.
+  std::vector<std::vector<int>> rows_of_pair;
+  std::vector<std::vector<int>> level_of_pair;    // [pair][domain]
 };
 
 FitData PrepareFitData(const Corpus& train) {
@@ -148,6 +151,17 @@ FitData PrepareFitData(const Corpus& train) {
       data.level_of_row[d][r] = j;
       data.rows_at_level[d][j].push_back(r);
     }
+  }
+  std::map<std::vector<int>, int> pair_index;
+  for (int r = 0; r < train.rows(); ++r) {
+    std::vector<int> key(data.num_domains);
+    for (int d = 0; d < data.num_domains; ++d) key[d] = data.level_of_row[d][r];
+    const auto inserted = pair_index.emplace(key, static_cast<int>(data.rows_of_pair.size()));
+    if (inserted.second) {
+      data.rows_of_pair.emplace_back();
+      data.level_of_pair.push_back(key);
+    }
+    data.rows_of_pair[inserted.first->second].push_back(r);
   }
   if (train.RowsAtDefault().empty()) {
     std::string pair;
@@ -359,6 +373,158 @@ class RowCost : public ceres::CostFunction {
   std::vector<int> block_of_domain_;
 };
 
+// Residuals of every row measured at one V-F pair: one Ceres block per pair instead of one per
+// row (with 6528 one-row blocks, Ceres's per-block bookkeeping was half the Titan X fit's time,
+// issue 14). The rows share the pair's voltages and their Jacobian dv/ds.
+//
+// Each row keeps its own loss, exactly as Ceres treats a loss on a one-row block: the block
+// returns every row's residual and Jacobian through Ceres's corrector (Triggs et al.,
+// "Bundle Adjustment: a Modern Synthesis", Sec. 4.3; ceres/internal/corrector.cc), so the
+// trust-region steps are those of the one-row formulation, and records sum_n rho(e_n^2),
+// which its PairLoss hands to Ceres as the block's cost. (Returning sqrt(rho) per row
+// instead gives the same cost but other steps: on the Titan X they end in another local
+// minimum.)
+class PairCost : public ceres::CostFunction {
+ public:
+  PairCost(const FitData* data, const VoltageState* state, int pair,
+           const ceres::LossFunction* loss, FitResidual residual,
+           const std::vector<int>& block_of_domain)
+      : data_(data), state_(state), pair_(pair), loss_(loss),
+        block_of_domain_(block_of_domain) {
+    const Corpus& c = *data->corpus;
+    const std::vector<int>& rows = data->rows_of_pair[pair];
+    set_num_residuals(static_cast<int>(rows.size()));
+    mutable_parameter_block_sizes()->push_back(2 * data->num_domains + data->num_components);
+    for (int d = 0; d < data->num_domains; ++d) {
+      if (block_of_domain_[d] >= 0) {
+        mutable_parameter_block_sizes()->push_back(
+            static_cast<int>(data->levels[d].size()) - 1);
+      }
+    }
+    const int nc = data->num_components;
+    for (int r : rows) {
+      power_w_.push_back(c.power_w(r));
+      inv_sigma_.push_back(residual == FitResidual::kRelative ? 1.0 / c.power_w(r) : 1.0);
+      const double* u = &data->util_row_major[static_cast<size_t>(r) * nc];
+      util_.insert(util_.end(), u, u + nc);
+    }
+    int scratch = 2 * data->num_domains + nc;
+    for (int d = 0; d < data->num_domains; ++d) scratch += static_cast<int>(data->levels[d].size());
+    scratch_.resize(scratch);
+  }
+
+  bool Evaluate(double const* const* parameters, double* residuals,
+                double** jacobians) const override {
+    const int nd = data_->num_domains;
+    const int nc = data_->num_components;
+    const int nx = 2 * nd + nc;
+    const double* x = parameters[0];
+    const int* domain_of = data_->domain_of.data();
+    const std::vector<int>& level = data_->level_of_pair[pair_];
+    const int num_rows = static_cast<int>(power_w_.size());
+    // Shared by the pair's rows: voltages, v^2 f, the Jacobian's coefficient columns before
+    // the utilisations, and the rows of dv/ds at the pair's levels.
+    double v[2], f[2], v2f[2], p0 = 0.0;
+    for (int d = 0; d < nd; ++d) {
+      v[d] = state_->v(d, level[d]);
+      f[d] = data_->levels[d][level[d]];
+      v2f[d] = v[d] * v[d] * f[d];
+      p0 += x[d] * v[d] + v2f[d] * x[nd + d];  // TPDS Eqs. 5-6 without the components
+    }
+    double* base = scratch_.data();              // nx: dP/dx with U_i left out
+    double* dv_row = scratch_.data() + nx;       // the levels' dv/ds rows, domain after domain
+    for (int d = 0; d < nd; ++d) {
+      base[d] = v[d];
+      base[nd + d] = v2f[d];
+    }
+    for (int i = 0; i < nc; ++i) base[2 * nd + i] = v2f[domain_of[i]];
+    int dv_at[2] = {0, 0};
+    for (int d = 0, at = 0; d < nd; ++d) {
+      dv_at[d] = at;
+      const Eigen::MatrixXd& dv = state_->dv(d);
+      for (int k = 0; k < dv.cols(); ++k) dv_row[at + k] = dv(level[d], k);
+      at += static_cast<int>(dv.cols());
+    }
+    const double* g = x + 2 * nd;
+    double rho_sum = 0.0;
+    for (int n = 0; n < num_rows; ++n) {
+      const double* u = &util_[static_cast<size_t>(n) * nc];
+      double inner[2] = {0.0, 0.0};
+      for (int i = 0; i < nc; ++i) inner[domain_of[i]] += g[i] * u[i];
+      double p = p0;
+      for (int d = 0; d < nd; ++d) p += v2f[d] * inner[d];
+      const double e = (p - power_w_[n]) * inv_sigma_[n];
+      double scale = inv_sigma_[n];  // d residual / d P
+      if (loss_ == nullptr) {
+        residuals[n] = e;
+      } else {
+        // Ceres's Corrector for a one-residual block with squared norm sq = e^2.
+        const double sq = e * e;
+        double rho[3];
+        loss_->Evaluate(sq, rho);
+        rho_sum += rho[0];
+        const double sqrt_rho1 = std::sqrt(rho[1]);
+        if (sq == 0.0 || rho[2] <= 0.0) {
+          residuals[n] = sqrt_rho1 * e;
+          scale *= sqrt_rho1;
+        } else {
+          const double alpha = 1.0 - std::sqrt(1.0 + 2.0 * sq * rho[2] / rho[1]);
+          residuals[n] = sqrt_rho1 / (1.0 - alpha) * e;
+          scale *= sqrt_rho1 * (1.0 - alpha);  // J - (alpha / sq) e e^T J for one residual
+        }
+      }
+      if (jacobians == nullptr) continue;
+      if (jacobians[0] != nullptr) {
+        double* jx = jacobians[0] + static_cast<size_t>(n) * nx;
+        for (int j = 0; j < 2 * nd; ++j) jx[j] = base[j] * scale;
+        for (int i = 0; i < nc; ++i) jx[2 * nd + i] = base[2 * nd + i] * u[i] * scale;
+      }
+      for (int d = 0; d < nd; ++d) {
+        const int block = block_of_domain_[d];
+        if (block < 0 || jacobians[block] == nullptr) continue;
+        const double dp_dv = (x[d] + 2.0 * v[d] * f[d] * (x[nd + d] + inner[d])) * scale;
+        const int cols = static_cast<int>(data_->levels[d].size()) - 1;
+        double* js = jacobians[block] + static_cast<size_t>(n) * cols;
+        const double* dvr = dv_row + dv_at[d];
+        for (int k = 0; k < cols; ++k) js[k] = dp_dv * dvr[k];
+      }
+    }
+    rho_sum_ = rho_sum;
+    return true;
+  }
+
+  // The block's cost 2 C = sum_n rho(e_n^2) at the last evaluated point (its PairLoss reads it).
+  double rho_sum() const { return rho_sum_; }
+
+ private:
+  const FitData* data_;
+  const VoltageState* state_;
+  int pair_;
+  const ceres::LossFunction* loss_;
+  std::vector<int> block_of_domain_;
+  std::vector<double> power_w_, inv_sigma_;
+  std::vector<double> util_;  // the pair's utilisations, row-major
+  mutable std::vector<double> scratch_;  // per evaluation (a block is evaluated by one thread)
+  mutable double rho_sum_ = 0.0;
+};
+
+// The loss of a PairCost block: Ceres evaluates it right after the block's residuals and
+// takes 0.5 rho as the block's cost; rho = sum_n rho(e_n^2) as recorded by the block, and
+// rho' = 1, rho'' = 0 so that Ceres leaves the already corrected residuals and Jacobian as
+// they are.
+class PairLoss : public ceres::LossFunction {
+ public:
+  explicit PairLoss(const PairCost* cost) : cost_(cost) {}
+  void Evaluate(double /*sq_norm*/, double out[3]) const override {
+    out[0] = cost_->rho_sum();
+    out[1] = 1.0;
+    out[2] = 0.0;
+  }
+
+ private:
+  const PairCost* cost_;
+};
+
 struct SolveResult {
   std::vector<double> coefficients;
   std::vector<std::vector<double>> voltages;
@@ -373,6 +539,23 @@ std::unique_ptr<ceres::LossFunction> MakeLoss(const CalibrationOptions& options)
     case FitLoss::kCauchy: return std::make_unique<ceres::CauchyLoss>(scale);
   }
   return nullptr;
+}
+
+// Stopping tolerances of the joint solve (Ceres's relative cost change, projected gradient and
+// step), chosen by measurement (issue 14): the former 1e-12 followed the same path to the
+// same optimum 15-30% longer (Titan X 11 components: 58 -> 41 iterations of the kept start,
+// final cost 125201.1119 -> 125201.1139; 7 components: 55118.8095 -> 55118.8106; held-out
+// MAPE unchanged to 1e-4 point).
+constexpr double kJointFunctionTolerance = 1e-8;
+constexpr double kJointGradientTolerance = 1e-8;
+constexpr double kJointParameterTolerance = 1e-8;
+
+// Threads that pay for the joint solve's evaluations: one per kRowsPerThread rows, at most
+// `requested`. Below that a thread's share of a residual evaluation is shorter than Ceres's
+// start-up of a parallel loop (Titan X, 6528 rows: --threads 2 was 1.25x slower, issue 14).
+constexpr int kRowsPerThread = 50000;
+int JointSolverThreads(int requested, int rows) {
+  return std::max(1, std::min(requested, rows / kRowsPerThread));
 }
 
 // Ticks a terminal progress line once per solver iteration.
@@ -414,14 +597,23 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
   problem_options.loss_function_ownership = ceres::DO_NOT_TAKE_OWNERSHIP;
   ceres::Problem problem(problem_options);
   std::unique_ptr<ceres::LossFunction> loss = MakeLoss(options);
+  std::vector<std::unique_ptr<PairLoss>> pair_losses;  // one per PairCost block (not owned by problem)
   std::vector<double*> blocks = {x.data()};
   for (int d = 0; d < nd; ++d) {
     if (block_of_domain[d] >= 0) blocks.push_back(s[d].data());
   }
-  for (int r = 0; r < c.rows(); ++r) {
-    const double sigma = options.residual == FitResidual::kRelative ? c.power_w(r) : 1.0;
-    problem.AddResidualBlock(new RowCost(&data, &state, r, sigma, block_of_domain), loss.get(),
-                             blocks);
+  if (options.reference_solver) {
+    for (int r = 0; r < c.rows(); ++r) {
+      const double sigma = options.residual == FitResidual::kRelative ? c.power_w(r) : 1.0;
+      problem.AddResidualBlock(new RowCost(&data, &state, r, sigma, block_of_domain), loss.get(),
+                               blocks);
+    }
+  } else {
+    for (int pair = 0; pair < static_cast<int>(data.rows_of_pair.size()); ++pair) {
+      auto* cost = new PairCost(&data, &state, pair, loss.get(), options.residual, block_of_domain);
+      if (loss != nullptr) pair_losses.push_back(std::make_unique<PairLoss>(cost));
+      problem.AddResidualBlock(cost, loss != nullptr ? pair_losses.back().get() : nullptr, blocks);
+    }
   }
   for (int j = 0; j < static_cast<int>(x.size()); ++j) problem.SetParameterLowerBound(x.data(), j, 0.0);
   for (int d = 0; d < nd; ++d) {
@@ -436,10 +628,22 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
   // them well conditioned despite MHz-scaled columns (FORMATS.md §6.1).
   solver_options.linear_solver_type = ceres::DENSE_NORMAL_CHOLESKY;
   solver_options.max_num_iterations = options.max_solver_iterations;
-  solver_options.function_tolerance = 1e-12;
-  solver_options.gradient_tolerance = 1e-12;
-  solver_options.parameter_tolerance = 1e-12;
-  solver_options.num_threads = options.num_threads;
+  if (options.reference_solver) {
+    solver_options.function_tolerance = 1e-12;
+    solver_options.gradient_tolerance = 1e-12;
+    solver_options.parameter_tolerance = 1e-12;
+    solver_options.num_threads = options.num_threads;
+  } else {
+    // Ceres keeps the bounds by projecting each step onto the box; on top of that it runs a
+    // line search along the projected step (Armijo, cubic interpolation), which evaluates the
+    // Jacobian at every trial point. Without it the fit is 1.7x faster, but on the Titan X
+    // 7-component set it ends in another local minimum (see joint_bounds_line_search).
+    if (!options.joint_bounds_line_search) solver_options.max_num_line_search_step_size_iterations = 0;
+    solver_options.function_tolerance = kJointFunctionTolerance;
+    solver_options.gradient_tolerance = kJointGradientTolerance;
+    solver_options.parameter_tolerance = kJointParameterTolerance;
+    solver_options.num_threads = JointSolverThreads(options.num_threads, c.rows());
+  }
   solver_options.logging_type = ceres::SILENT;
   Progress progress("joint fit (iterations)", options.show_progress ? options.max_solver_iterations : 0);
   ProgressCallback callback(&progress);
@@ -528,6 +732,179 @@ double FitLevelVoltage(const FitData& data, const std::vector<double>& x,
   return v;
 }
 
+// Second moments of [1, U_1..U_n, P] over the rows of each V-F pair: every sum the
+// alternating solver's voltage step needs is a quadratic form of them (the coefficients and
+// the other domain's voltage are constant across a pair's rows).
+std::vector<Eigen::MatrixXd> PairMoments(const FitData& data) {
+  const Corpus& c = *data.corpus;
+  const int nc = data.num_components;
+  std::vector<Eigen::MatrixXd> moments;
+  Eigen::VectorXd z(nc + 2);
+  for (const std::vector<int>& rows : data.rows_of_pair) {
+    Eigen::MatrixXd m = Eigen::MatrixXd::Zero(nc + 2, nc + 2);
+    for (int r : rows) {
+      z(0) = 1.0;
+      for (int i = 0; i < nc; ++i) z(1 + i) = data.util_row_major[static_cast<size_t>(r) * nc + i];
+      z(nc + 1) = c.power_w(r);
+      m.selfadjointView<Eigen::Lower>().rankUpdate(z);
+    }
+    moments.push_back(m.selfadjointView<Eigen::Lower>());
+  }
+  return moments;
+}
+
+// The R factor of the thin QR of [1 U_1..U_n P] over the rows of each V-F pair.
+std::vector<Eigen::MatrixXd> PairRFactors(const FitData& data) {
+  const Corpus& c = *data.corpus;
+  const int nc = data.num_components;
+  std::vector<Eigen::MatrixXd> factors;
+  for (const std::vector<int>& rows : data.rows_of_pair) {
+    Eigen::MatrixXd z(rows.size(), nc + 2);
+    for (size_t n = 0; n < rows.size(); ++n) {
+      z(n, 0) = 1.0;
+      for (int i = 0; i < nc; ++i) {
+        z(n, 1 + i) = data.util_row_major[static_cast<size_t>(rows[n]) * nc + i];
+      }
+      z(n, nc + 1) = c.power_w(rows[n]);
+    }
+    const Eigen::HouseholderQR<Eigen::MatrixXd> qr(z);
+    const Eigen::Index k = std::min<Eigen::Index>(z.rows(), z.cols());
+    factors.push_back(qr.matrixQR().topRows(k).triangularView<Eigen::Upper>());
+  }
+  return factors;
+}
+
+// SolveCoefficients(data, volts, absolute, like_gpmtool) on a compressed system with the same
+// objective: a pair's design rows are z_n^T S with z_n = [1 U_n] and S fixed by the pair's
+// voltages and frequencies, so with [Z P] = Q R its rows contribute
+// ||Z S x - P||^2 = ||R_z S x - r_P||^2 (R_z: R's first n+1 columns, r_P: its last).
+// 6528 rows become 64 x 13 on the Titan X; the column norms, hence NNLS's choices, are those
+// of the full matrix.
+std::vector<double> SolveCoefficientsCompressed(const FitData& data,
+                                                const std::vector<Eigen::MatrixXd>& factors,
+                                                const std::vector<std::vector<double>>& volts) {
+  const int nd = data.num_domains;
+  const int nc = data.num_components;
+  const int nx = 2 * nd + nc;
+  Eigen::Index total = 0;
+  for (const Eigen::MatrixXd& r : factors) total += r.rows();
+  Eigen::MatrixXd a(total, nx);
+  Eigen::VectorXd b(total);
+  Eigen::MatrixXd s(nc + 1, nx);
+  Eigen::Index at = 0;
+  for (size_t pair = 0; pair < factors.size(); ++pair) {
+    s.setZero();
+    double v2f[2] = {0.0, 0.0};
+    for (int d = 0; d < nd; ++d) {
+      const int level = data.level_of_pair[pair][d];
+      const double v = volts[d][level];
+      v2f[d] = v * v * data.levels[d][level];
+      s(0, d) = v;
+      s(0, nd + d) = v2f[d];
+    }
+    for (int i = 0; i < nc; ++i) s(1 + i, 2 * nd + i) = v2f[data.domain_of[i]];
+    const Eigen::MatrixXd& r = factors[pair];
+    a.middleRows(at, r.rows()).noalias() = r.leftCols(nc + 1) * s;
+    b.segment(at, r.rows()) = r.col(nc + 1);
+    at += r.rows();
+  }
+  NnlsOptions nnls;
+  nnls.scale_columns = false;  // as SolveCoefficients(..., like_gpmtool = true)
+  const Eigen::VectorXd x = SolveNnls(a, b, nnls);
+  return {x.data(), x.data() + x.size()};
+}
+
+// TPDS Fig. 5, Problem 1 in closed form: the level's cost sum_n (a V + b_n V^2 + c_n)^2 is the
+// quartic g(V) = S_bb V^4 + 2 a S_b V^3 + (a^2 N + 2 S_bc) V^2 + 2 a S_c V + const, whose sums
+// come from the pairs' moments. Returns the local minimum that a descent from `start` reaches
+// inside [lower, upper] (the point the bounded iterative fit converges to): the first zero of
+// g' downhill from the start, or the bound.
+double MinimizeLevelVoltage(const FitData& data, const std::vector<Eigen::MatrixXd>& moments,
+                            const std::vector<double>& x,
+                            const std::vector<std::vector<double>>& volts, int d, int j,
+                            double lower, double upper, double start) {
+  const int nd = data.num_domains;
+  const int nc = data.num_components;
+  const double f_d = data.levels[d][j];
+  const double a = x[d];
+  Eigen::VectorXd w = Eigen::VectorXd::Zero(nc + 2);
+  w(0) = x[nd + d];
+  for (int i = 0; i < nc; ++i) {
+    if (data.domain_of[i] == d) w(1 + i) = x[2 * nd + i];
+  }
+  double s_bb = 0.0, s_b = 0.0, s_bc = 0.0, s_c = 0.0, n = 0.0;
+  Eigen::VectorXd q(nc + 2);
+  for (size_t pair = 0; pair < moments.size(); ++pair) {
+    if (data.level_of_pair[pair][d] != j) continue;
+    // c_n = q . z_n: the other domains' power at this pair minus the measured power.
+    q.setZero();
+    q(nc + 1) = -1.0;
+    for (int e = 0; e < nd; ++e) {
+      if (e == d) continue;
+      const int level = data.level_of_pair[pair][e];
+      const double ve = volts[e][level];
+      const double v2f = ve * ve * data.levels[e][level];
+      q(0) += x[e] * ve + v2f * x[nd + e];
+      for (int i = 0; i < nc; ++i) {
+        if (data.domain_of[i] == e) q(1 + i) = v2f * x[2 * nd + i];
+      }
+    }
+    const Eigen::MatrixXd& m = moments[pair];
+    const Eigen::VectorXd mw = m * w;
+    s_bb += f_d * f_d * w.dot(mw);
+    s_b += f_d * mw(0);
+    s_bc += f_d * mw.dot(q);
+    s_c += m.row(0).dot(q);
+    n += m(0, 0);
+  }
+  const double c3 = 4.0 * s_bb, c2 = 6.0 * a * s_b, c1 = 2.0 * (a * a * n + 2.0 * s_bc),
+               c0 = 2.0 * a * s_c;
+  auto slope = [&](double v) { return ((c3 * v + c2) * v + c1) * v + c0; };
+  double v0 = std::clamp(start, lower, upper);
+  const double g0 = slope(v0);
+  if (g0 == 0.0) return v0;
+  const bool right = g0 < 0.0;
+  const double end = right ? upper : lower;
+  // g' is monotone between the zeros of g'' = 3 c3 v^2 + 2 c2 v + c1: split the way there.
+  std::vector<double> cuts;
+  const double qa = 3.0 * c3, qb = 2.0 * c2, qc = c1;
+  if (qa != 0.0) {
+    const double disc = qb * qb - 4.0 * qa * qc;
+    if (disc >= 0.0) {
+      const double root = std::sqrt(disc);
+      const double t = -0.5 * (qb + (qb >= 0.0 ? root : -root));
+      if (t != 0.0) cuts.push_back(t / qa);
+      if (t != 0.0) cuts.push_back(qc / t);
+    }
+  } else if (qb != 0.0) {
+    cuts.push_back(-qc / qb);
+  }
+  std::vector<double> stops;
+  for (double t : cuts) {
+    if (right ? (t > v0 && t < end) : (t < v0 && t > end)) stops.push_back(t);
+  }
+  std::sort(stops.begin(), stops.end());
+  if (!right) std::reverse(stops.begin(), stops.end());
+  stops.push_back(end);
+  double from = v0;
+  for (double to : stops) {
+    const double g_to = slope(to);
+    if (right ? g_to >= 0.0 : g_to <= 0.0) {
+      // One zero of g' in (from, to]: bisection to the last representable step.
+      double lo = from, hi = to;  // slope(lo) downhill, slope(hi) not
+      for (int it = 0; it < 200; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        if (mid == lo || mid == hi) break;
+        const double g = slope(mid);
+        if (right ? g < 0.0 : g > 0.0) lo = mid; else hi = mid;
+      }
+      return slope(hi) == 0.0 ? hi : 0.5 * (lo + hi);
+    }
+    from = to;
+  }
+  return end;
+}
+
 SolveResult SolveAlternating(const FitData& data, const CalibrationOptions& options) {
   const int nd = data.num_domains;
   const int nc = 2 * nd + data.num_components;
@@ -540,6 +917,10 @@ SolveResult SolveAlternating(const FitData& data, const CalibrationOptions& opti
   int iteration = 0;
   bool converged = false;
   double last_change_pct = 0.0;
+  const std::vector<Eigen::MatrixXd> moments =
+      options.reference_solver ? std::vector<Eigen::MatrixXd>() : PairMoments(data);
+  const std::vector<Eigen::MatrixXd> factors =
+      options.reference_solver ? std::vector<Eigen::MatrixXd>() : PairRFactors(data);
   Progress progress("alternating fit", options.show_progress ? options.max_alternating_iterations : 0);
   for (; iteration < options.max_alternating_iterations; ++iteration) {
     // Phase 1: voltage of each level, domain by domain, bounded by its neighbours.
@@ -556,12 +937,17 @@ SolveResult SolveAlternating(const FitData& data, const CalibrationOptions& opti
           volts[d][j] = upper;
           continue;
         }
-        volts[d][j] = FitLevelVoltage(data, x, volts, d, j, lower, upper, volts[d][j]);
+        volts[d][j] = options.reference_solver
+                          ? FitLevelVoltage(data, x, volts, d, j, lower, upper, volts[d][j])
+                          : MinimizeLevelVoltage(data, moments, x, volts, d, j, lower, upper,
+                                                 volts[d][j]);
       }
     }
     // Phase 2: coefficients by NNLS with the voltages fixed.
     const std::vector<double> old = x;
-    x = SolveCoefficients(data, volts, FitResidual::kAbsolute, /*like_gpmtool=*/true);
+    x = options.reference_solver
+            ? SolveCoefficients(data, volts, FitResidual::kAbsolute, /*like_gpmtool=*/true)
+            : SolveCoefficientsCompressed(data, factors, volts);
     double change = 0.0;
     for (int j = 0; j < nc; ++j) {
       if (old[j] != 0.0) change = std::max(change, std::abs((old[j] - x[j]) / old[j]));
