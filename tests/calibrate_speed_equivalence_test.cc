@@ -79,14 +79,19 @@ TEST(CalibrateSpeedEquivalence, JointMatchesTheReferenceForEveryLossAndResidual)
       const PowerModel ref = Calibrate(c.train, reference);
       const Difference d = Compare(fast, ref);
       const std::string what = std::string(FitLossName(loss)) + "/" + FitResidualName(residual);
-      // Both stop on a relative cost change (1e-8 against 1e-12) at the same optimum.
+      // Same stopping rule (1e-12) on the same path; the sums differ in order only (measured:
+      // cost 2e-9, coefficients 1.3e-6, voltages 6e-8 apart at most). A different local
+      // minimum is far beyond these (on the Titan X, 2.5e-3 in cost, 20% in coefficients).
       constexpr double kCostTolerance = 1e-7;
-      constexpr double kCoefficientTolerance = 1e-3;
-      constexpr double kVoltageTolerance = 1e-4;
+      constexpr double kCoefficientTolerance = 1e-4;
+      constexpr double kVoltageTolerance = 1e-5;
       EXPECT_LT(d.cost_rel, kCostTolerance) << what << ": " << fast.fit.final_cost << " vs "
                                             << ref.fit.final_cost;
       EXPECT_LT(d.max_coefficient_rel, kCoefficientTolerance) << what;
       EXPECT_LT(d.max_voltage_abs, kVoltageTolerance) << what;
+      RecordProperty(what, ::testing::PrintToString(d.cost_rel) + " " +
+                               ::testing::PrintToString(d.max_coefficient_rel) + " " +
+                               ::testing::PrintToString(d.max_voltage_abs));
       EXPECT_TRUE(fast.fit.converged) << what << ": " << fast.fit.termination;
     }
   }
@@ -128,8 +133,8 @@ TEST(CalibrateSpeedEquivalence, TitanXDefaultMatchesTheReference) {
   const PowerModel fast = Calibrate(train, options);
   const PowerModel ref = Calibrate(train, reference);
   const Difference d = Compare(fast, ref);
-  // Reference: final cost 125201.1119, fast path 125201.1139 (the same optimum).
-  constexpr double kCostTolerance = 1e-7;
+  // Reference: final cost 125201.1119 (the start from the alternating solution kept).
+  constexpr double kCostTolerance = 1e-9;
   constexpr double kCoefficientTolerance = 1e-3;
   constexpr double kVoltageTolerance = 1e-4;
   EXPECT_LT(d.cost_rel, kCostTolerance) << fast.fit.final_cost << " vs " << ref.fit.final_cost;
