@@ -1,7 +1,8 @@
 // Training speed on the GTX Titan X microbenchmarks (6528 rows, 16 coefficients, 20 voltages).
 // The *Reference benchmarks run the former formulation (CalibrationOptions::reference_solver:
-// one Ceres block per row, line search for the bounds, 1e-12 tolerances, a Ceres fit per
-// voltage level) beside the default in the same run. bench/speed_calibrate.sh puts these
+// one Ceres block per row, a Ceres fit per voltage level, NNLS on every row) beside the
+// default in the same run; *NoLineSearch drops Ceres's line search for the bounds (faster,
+// but another local minimum on the 7-component Titan X set). bench/speed_calibrate.sh puts these
 // beside a scipy least_squares fit of the same model (bench/scipy_calibrate.py).
 //
 //   build/bin/calibrate_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true

@@ -61,14 +61,16 @@ struct CalibrationOptions {
   // one per 50000 training rows).
   int num_threads = 1;
   // Joint solver: Ceres's line search along each bounds-projected trust-region step. Off, the
-  // Titan X fit takes 0.6x the time; the 11-component optimum is the same, but on the
-  // 7-component set the path ends in another local minimum (cost 54989.7 instead of 55118.8,
-  // held-out MAPE 8.151% instead of 8.170%), so the default keeps it.
+  // default Titan X fit takes 0.63x the CPU time with the same 11-component optimum, but on
+  // the 7-component set the path ends in another local minimum (measured with 1e-10
+  // tolerances: cost 54989.7 instead of 55118.8, held-out MAPE 8.151% instead of 8.170%), so
+  // the default keeps it.
   bool joint_bounds_line_search = true;
   // The former solver formulation, kept as the reference the fast default is tested against:
-  // joint: one Ceres residual block per row with Ceres's loss, the projected line search for
-  // the bounds and 1e-12 tolerances; alternating: a bounded Ceres fit per frequency level
-  // instead of the closed-form minimum from per-V-F-pair sums. Slower; same optimum.
+  // joint: one Ceres residual block per row with Ceres's loss (and always the bounds line
+  // search); alternating: a bounded Ceres fit per frequency level and NNLS on every row
+  // instead of the closed-form minimum from per-V-F-pair sums and the compressed NNLS.
+  // Slower; same optimum.
   bool reference_solver = false;
   // Draw progress lines on a terminal (cross-validation turns this off inside its folds).
   bool show_progress = true;
