@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include <Eigen/Cholesky>
 #include <Eigen/QR>
 
 #include "fit/nnls.h"
@@ -525,6 +526,201 @@ class PairLoss : public ceres::LossFunction {
   const PairCost* cost_;
 };
 
+// The rows of one V-F pair compressed to nc + 2 residuals with the same Gauss-Newton terms
+// (CalibrationOptions::joint_compressed_pairs). For the losses used here (L2, Huber, Cauchy)
+// rho'' <= 0 everywhere, so Ceres's corrector (ceres/internal/corrector.cc; Triggs et al.,
+// "Bundle Adjustment: a Modern Synthesis", Sec. 4.3) scales row n's residual and Jacobian by
+// sqrt(rho'_n) alone: the solver sees H = sum_n rho'_n J_n^T J_n, g = sum_n rho'_n J_n^T e_n
+// and the cost C = 1/2 sum_n rho(e_n^2). A row's Jacobian is t_n z_n^T M with z_n = [1 U_n],
+// t_n = sqrt(rho'_n) / sigma_n and M ((nc + 1) x parameters) shared by the pair (TPDS Eqs. 5-6
+// are linear in U at fixed voltages, and so is dP/dv), so with A = sum_n t_n^2 z_n z_n^T and
+// b = sum_n t_n sqrt(rho'_n) e_n z_n: H = M^T A M and g = M^T b. With A = P^T L D L^T P
+// (pivoted LDL^T), the block returns
+//   Jacobian [0; D^1/2 L^T P M],  residuals [sqrt(S - |q|^2); q],  q = D^-1/2 L^-1 P b,
+// S = sum_n rho(e_n^2); then J^T J = H, J^T r = g and |r|^2 = S (b lies in A's range; q's
+// norm is that of the projection of the corrected residuals on the span of the rows, at most
+// sum rho' e^2 <= S for these losses). Ceres's Jacobi scaling (column norms of J, i.e.
+// diag(H)), its model cost change (g, H) and its gradient are those of the per-row blocks, so
+// the trust-region path is the same up to rounding, with 13 residuals per pair instead of ~100.
+// Evaluations without Jacobians (trial points) need the cost only: sqrt(S) and zeros.
+class CompressedPairCost : public ceres::CostFunction {
+ public:
+  CompressedPairCost(const FitData* data, const VoltageState* state, int pair,
+                     const ceres::LossFunction* loss, FitResidual residual,
+                     const std::vector<int>& block_of_domain)
+      : data_(data), state_(state), pair_(pair), loss_(loss),
+        block_of_domain_(block_of_domain) {
+    const Corpus& c = *data->corpus;
+    const std::vector<int>& rows = data->rows_of_pair[pair];
+    const int nd = data->num_domains;
+    const int nc = data->num_components;
+    set_num_residuals(nc + 2);
+    mutable_parameter_block_sizes()->push_back(2 * nd + nc);
+    num_params_ = 2 * nd + nc;
+    for (int d = 0; d < nd; ++d) {
+      if (block_of_domain_[d] >= 0) {
+        const int m = static_cast<int>(data->levels[d].size()) - 1;
+        mutable_parameter_block_sizes()->push_back(m);
+        s_col_[d] = num_params_;
+        num_params_ += m;
+      }
+    }
+    for (int r : rows) {
+      power_w_.push_back(c.power_w(r));
+      inv_sigma_.push_back(residual == FitResidual::kRelative ? 1.0 / c.power_w(r) : 1.0);
+      const double* u = &data->util_row_major[static_cast<size_t>(r) * nc];
+      util_.insert(util_.end(), u, u + nc);
+    }
+    const int n = static_cast<int>(rows.size());
+    zs_.resize(n, nc + 1);
+    rc_.resize(n);
+    a_.resize(nc + 1, nc + 1);
+    b_.resize(nc + 1);
+    m_.resize(nc + 1, num_params_);
+    pm_.resize(nc + 1, num_params_);
+    jt_.resize(nc + 1, num_params_);
+    cu_.resize(nc);
+    q_.resize(nc + 1);
+    ldlt_ = Eigen::LDLT<Eigen::MatrixXd>(nc + 1);
+  }
+
+  bool Evaluate(double const* const* parameters, double* residuals,
+                double** jacobians) const override {
+    const int nd = data_->num_domains;
+    const int nc = data_->num_components;
+    const double* x = parameters[0];
+    const double* g = x + 2 * nd;
+    const int* domain_of = data_->domain_of.data();
+    const std::vector<int>& level = data_->level_of_pair[pair_];
+    const int num_rows = static_cast<int>(power_w_.size());
+    double v[2], f[2], v2f[2], p0 = 0.0;
+    for (int d = 0; d < nd; ++d) {
+      v[d] = state_->v(d, level[d]);
+      f[d] = data_->levels[d][level[d]];
+      v2f[d] = v[d] * v[d] * f[d];
+      p0 += x[d] * v[d] + v2f[d] * x[nd + d];  // TPDS Eqs. 5-6 without the components
+    }
+    // TPDS Eqs. 5-6: P = p0 + sum_i v_k(i)^2 f_k(i) gamma_i U_i.
+    double* cu = cu_.data();
+    for (int i = 0; i < nc; ++i) cu[i] = v2f[domain_of[i]] * g[i];
+    const bool with_jacobians = jacobians != nullptr;
+    double s_sum = 0.0;
+    for (int n = 0; n < num_rows; ++n) {
+      const double* u = &util_[static_cast<size_t>(n) * nc];
+      double p = p0;
+      for (int i = 0; i < nc; ++i) p += cu[i] * u[i];
+      const double e = (p - power_w_[n]) * inv_sigma_[n];
+      double sqrt_rho1 = 1.0;
+      if (loss_ == nullptr) {
+        s_sum += e * e;
+      } else {
+        double rho[3];
+        loss_->Evaluate(e * e, rho);
+        s_sum += rho[0];
+        sqrt_rho1 = std::sqrt(rho[1]);
+      }
+      if (!with_jacobians) continue;
+      const double t = sqrt_rho1 * inv_sigma_[n];
+      double* z = zs_.data() + n;  // column-major: element (n, k) at n + k * rows
+      const Eigen::Index stride = zs_.rows();
+      z[0] = t;
+      for (int i = 0; i < nc; ++i) z[(i + 1) * stride] = t * u[i];
+      rc_(n) = sqrt_rho1 * e;
+    }
+    if (!with_jacobians) {
+      residuals[0] = std::sqrt(s_sum);
+      std::fill(residuals + 1, residuals + nc + 2, 0.0);
+      return true;
+    }
+    a_.setZero();
+    a_.selfadjointView<Eigen::Lower>().rankUpdate(zs_.transpose());
+    a_.triangularView<Eigen::StrictlyUpper>() = a_.transpose();
+    b_.noalias() = zs_.transpose() * rc_;
+    // M: d(row Jacobian)/d(z). Coefficients: alpha0_k on the constant (v_k), alpha1_k on the
+    // constant (v_k^2 f_k), gamma_i on U_i (v_k^2 f_k); voltage parameters s of domain k:
+    // dP/dv_k dv_k/ds with dP/dv_k = alpha0_k + 2 v_k f_k (alpha1_k + sum_{i in k} gamma_i U_i).
+    m_.setZero();
+    for (int d = 0; d < nd; ++d) {
+      m_(0, d) = v[d];
+      m_(0, nd + d) = v2f[d];
+    }
+    for (int i = 0; i < nc; ++i) m_(1 + i, 2 * nd + i) = v2f[domain_of[i]];
+    for (int d = 0; d < nd; ++d) {
+      if (block_of_domain_[d] < 0) continue;
+      const Eigen::MatrixXd& dv = state_->dv(d);
+      const double two_vf = 2.0 * v[d] * f[d];
+      const double c0 = x[d] + two_vf * x[nd + d];
+      for (int k = 0; k < dv.cols(); ++k) {
+        const double dvk = dv(level[d], k);
+        const int col = s_col_[d] + k;
+        m_(0, col) = c0 * dvk;
+        for (int i = 0; i < nc; ++i) {
+          if (domain_of[i] == d) m_(1 + i, col) = two_vf * g[i] * dvk;
+        }
+      }
+    }
+    ldlt_.compute(a_);
+    const Eigen::VectorXd& dvec = ldlt_.vectorD();
+    const double d_max = dvec.maxCoeff();
+    // Pivots at rounding level of the largest are directions A does not have (a component
+    // fixed at 0, fewer distinct rows than nc + 1): no Jacobian and no residual there.
+    const double d_tol = d_max * (nc + 1) * std::numeric_limits<double>::epsilon();
+    pm_.noalias() = ldlt_.transpositionsP() * m_;
+    jt_.noalias() = ldlt_.matrixU() * pm_;
+    q_.noalias() = ldlt_.transpositionsP() * b_;
+    ldlt_.matrixL().solveInPlace(q_);
+    double q_sq = 0.0;
+    for (int k = 0; k <= nc; ++k) {
+      if (dvec(k) > d_tol) {
+        const double sd = std::sqrt(dvec(k));
+        jt_.row(k) *= sd;
+        q_(k) /= sd;
+        q_sq += q_(k) * q_(k);
+      } else {
+        jt_.row(k).setZero();
+        q_(k) = 0.0;
+      }
+    }
+    residuals[0] = std::sqrt(std::max(0.0, s_sum - q_sq));
+    for (int k = 0; k <= nc; ++k) residuals[1 + k] = q_(k);
+    if (jacobians[0] != nullptr) {
+      const int nx = 2 * nd + nc;
+      double* jx = jacobians[0];
+      std::fill(jx, jx + nx, 0.0);
+      for (int k = 0; k <= nc; ++k) {
+        for (int j = 0; j < nx; ++j) jx[(k + 1) * nx + j] = jt_(k, j);
+      }
+    }
+    for (int d = 0; d < nd; ++d) {
+      const int block = block_of_domain_[d];
+      if (block < 0 || jacobians[block] == nullptr) continue;
+      const int cols = static_cast<int>(data_->levels[d].size()) - 1;
+      double* js = jacobians[block];
+      std::fill(js, js + cols, 0.0);
+      for (int k = 0; k <= nc; ++k) {
+        for (int j = 0; j < cols; ++j) js[(k + 1) * cols + j] = jt_(k, s_col_[d] + j);
+      }
+    }
+    return true;
+  }
+
+ private:
+  const FitData* data_;
+  const VoltageState* state_;
+  int pair_;
+  const ceres::LossFunction* loss_;
+  std::vector<int> block_of_domain_;
+  int s_col_[2] = {-1, -1};  // first column of each domain's voltage parameters in M
+  int num_params_ = 0;
+  std::vector<double> power_w_, inv_sigma_;
+  std::vector<double> util_;  // the pair's utilisations, row-major
+  // Per-evaluation buffers, sized once (a block is evaluated by one thread at a time).
+  mutable Eigen::MatrixXd zs_, a_, m_, pm_, jt_;
+  mutable std::vector<double> cu_;
+  mutable Eigen::VectorXd rc_, b_, q_;
+  mutable Eigen::LDLT<Eigen::MatrixXd> ldlt_;
+};
+
 struct SolveResult {
   std::vector<double> coefficients;
   std::vector<std::vector<double>> voltages;
@@ -609,6 +805,12 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
       const double sigma = options.residual == FitResidual::kRelative ? c.power_w(r) : 1.0;
       problem.AddResidualBlock(new RowCost(&data, &state, r, sigma, block_of_domain), loss.get(),
                                blocks);
+    }
+  } else if (options.joint_compressed_pairs) {
+    for (int pair = 0; pair < static_cast<int>(data.rows_of_pair.size()); ++pair) {
+      problem.AddResidualBlock(new CompressedPairCost(&data, &state, pair, loss.get(),
+                                                      options.residual, block_of_domain),
+                               nullptr, blocks);
     }
   } else {
     for (int pair = 0; pair < static_cast<int>(data.rows_of_pair.size()); ++pair) {

@@ -66,6 +66,11 @@ struct CalibrationOptions {
   // tolerances: cost 54989.7 instead of 55118.8, held-out MAPE 8.151% instead of 8.170%), so
   // the default keeps it.
   bool joint_bounds_line_search = true;
+  // Joint solver: each V-F pair's rows compressed to nc + 2 residuals that give Ceres the same
+  // Gauss-Newton Hessian, gradient and cost as the per-row residuals with the loss applied
+  // (the loss is applied inside the block; calibrate.cc, CompressedPairCost), so the path is
+  // the same up to rounding. Off: one block per pair returning every row (PairCost).
+  bool joint_compressed_pairs = true;
   // The former solver formulation, kept as the reference the fast default is tested against:
   // joint: one Ceres residual block per row with Ceres's loss (and always the bounds line
   // search); alternating: a bounded Ceres fit per frequency level and NNLS on every row
