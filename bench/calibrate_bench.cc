@@ -1,7 +1,9 @@
 // Training speed on the GTX Titan X microbenchmarks (6528 rows, 16 coefficients, 20 voltages).
 // The *Reference benchmarks run the former formulation (CalibrationOptions::reference_solver:
 // one Ceres block per row, a Ceres fit per voltage level, NNLS on every row) beside the
-// default in the same run; *NoLineSearch drops Ceres's line search for the bounds (faster,
+// default in the same run; *Uncompressed returns every row of a V-F pair block instead of the
+// default's nc + 2 compressed residuals (CalibrationOptions::joint_compressed_pairs, same
+// path); *NoLineSearch drops Ceres's line search for the bounds (faster,
 // but another local minimum on the 7-component Titan X set). bench/speed_calibrate.sh puts these
 // beside a scipy least_squares fit of the same model (bench/scipy_calibrate.py).
 //
@@ -50,6 +52,12 @@ void BM_CalibrateDefault(benchmark::State& state) { Run(state, CalibrationOption
 void BM_CalibrateDefaultReference(benchmark::State& state) {
   CalibrationOptions o;
   o.reference_solver = true;
+  Run(state, o);
+}
+
+void BM_CalibrateDefaultUncompressed(benchmark::State& state) {
+  CalibrationOptions o;
+  o.joint_compressed_pairs = false;
   Run(state, o);
 }
 
@@ -112,6 +120,7 @@ void BM_ReadTitanX(benchmark::State& state) {
 
 BENCHMARK(BM_CalibrateDefault)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CalibrateDefaultReference)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CalibrateDefaultUncompressed)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CalibrateDefaultNoLineSearch)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CalibrateJointL2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CalibrateJointColdStartOnly)->Unit(benchmark::kMillisecond)->UseRealTime();

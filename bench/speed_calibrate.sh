@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Calibration speed side by side, in one run (issue 14): wattcal's default Titan X calibration
-# (calibrate stage default: joint solve, Huber loss, two starts), the same with the former
+# (calibrate stage default: joint solve, Huber loss, two starts, compressed V-F pair blocks),
+# the same with pair blocks that return every row (joint_compressed_pairs off), with the former
 # solver formulation (reference_solver), the L2 joint fit, gpmTOOL's alternating algorithm,
 # and a scipy least_squares fit of the same joint model (bench/scipy_calibrate.py: plain L2,
 # bounded voltages, analytic Jacobian). Each figure is the median of 5 in-process fits (the
@@ -28,7 +29,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # wattcal: google-benchmark medians (ms), one process.
 WATTCAL_DATASETS=$DATASETS "$BUILD/bin/calibrate_bench" \
-  --benchmark_filter='BM_Calibrate(Default|DefaultReference|DefaultNoLineSearch|JointL2|Alternating|AlternatingReference)/' \
+  --benchmark_filter='BM_Calibrate(Default|DefaultUncompressed|DefaultReference|DefaultNoLineSearch|JointL2|Alternating|AlternatingReference)/' \
   --benchmark_repetitions=$REPS --benchmark_report_aggregates_only=true \
   --benchmark_format=csv >"$tmp/bench.csv" 2>"$tmp/bench.err" || { cat "$tmp/bench.err" >&2; exit 1; }
 # "name/real_time_median",iterations,real_time,cpu_time,... (ms)
@@ -60,6 +61,7 @@ row() {
   printf '%-62s %9.1f %9.1f %12s %12s\n' "$name" "$wall" "$cpu" "$r_wall" "$r_cpu"
 }
 row "wattcal default (joint, huber, two starts)" "$(median_ms BM_CalibrateDefault)"
+row "wattcal default, pair blocks returning every row" "$(median_ms BM_CalibrateDefaultUncompressed)"
 row "wattcal default, former formulation (reference)" "$(median_ms BM_CalibrateDefaultReference)"
 row "wattcal default without the bounds line search" "$(median_ms BM_CalibrateDefaultNoLineSearch)"
 row "wattcal joint, l2, two starts" "$(median_ms BM_CalibrateJointL2)"
