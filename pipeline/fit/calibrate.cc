@@ -582,6 +582,11 @@ class CompressedPairCost : public ceres::CostFunction {
     }
     reweighted_.resize(n);
     z_.resize(nc + 1);
+    p_.resize(n);
+    util_col_.resize(static_cast<size_t>(n) * nc);
+    for (int k = 0; k < n; ++k) {
+      for (int i = 0; i < nc; ++i) util_col_[static_cast<size_t>(i) * n + k] = util_[static_cast<size_t>(k) * nc + i];
+    }
     reweight_.resize(n);
     a_.resize(nc + 1, nc + 1);
     b_.resize(nc + 1);
@@ -617,10 +622,18 @@ class CompressedPairCost : public ceres::CostFunction {
     double* b = b_.data();
     if (with_jacobians) b_.setZero();
     num_reweighted_ = 0;
+    // The model power of every row, component after component over the rows: each row's sum
+    // is formed in the same order as row by row, and the rows' sums run side by side.
+    double* pw = p_.data();
+    std::fill(pw, pw + num_rows, p0);
+    for (int i = 0; i < nc; ++i) {
+      const double ci = cu[i];
+      const double* uc = &util_col_[static_cast<size_t>(i) * num_rows];
+      for (int n = 0; n < num_rows; ++n) pw[n] += ci * uc[n];
+    }
     for (int n = 0; n < num_rows; ++n) {
       const double* u = &util_[static_cast<size_t>(n) * nc];
-      double p = p0;
-      for (int i = 0; i < nc; ++i) p += cu[i] * u[i];
+      const double p = pw[n];
       const double e = (p - power_w_[n]) * inv_sigma_[n];
       double rho1 = 1.0;
       if (loss_ == nullptr) {
@@ -750,11 +763,12 @@ class CompressedPairCost : public ceres::CostFunction {
   int s_col_[2] = {-1, -1};  // first column of each domain's voltage parameters in M
   int num_params_ = 0;
   std::vector<double> power_w_, inv_sigma_;
-  std::vector<double> util_;  // the pair's utilisations, row-major
+  std::vector<double> util_;      // the pair's utilisations, row-major
+  std::vector<double> util_col_;  // the same, column-major
   // Per-evaluation buffers, sized once (a block is evaluated by one thread at a time).
   Eigen::MatrixXd a0_;
   mutable Eigen::MatrixXd a_, m_, pm_, jt_;
-  mutable std::vector<double> cu_, z_, reweight_;
+  mutable std::vector<double> cu_, z_, p_, reweight_;
   mutable std::vector<int> reweighted_;
   mutable int num_reweighted_ = 0;
   mutable Eigen::VectorXd b_, q_;
