@@ -1,5 +1,11 @@
 // Training speed on the GTX Titan X microbenchmarks (6528 rows, 16 coefficients, 20 voltages).
-// gpmTOOL needs 71 s (82 iterations) on this file; wattcal's target is < 1 s wall on one core.
+// The *Reference benchmarks run the former formulation (CalibrationOptions::reference_solver:
+// one Ceres block per row, a Ceres fit per voltage level, NNLS on every row) beside the
+// default in the same run; *Uncompressed returns every row of a V-F pair block instead of the
+// default's nc + 2 compressed residuals (CalibrationOptions::joint_compressed_pairs, same
+// path); *NoLineSearch drops Ceres's line search for the bounds (faster,
+// but another local minimum on the 7-component Titan X set). bench/speed_calibrate.sh puts these
+// beside a scipy least_squares fit of the same model (bench/scipy_calibrate.py).
 //
 //   build/bin/calibrate_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //
@@ -43,6 +49,30 @@ void Run(benchmark::State& state, CalibrationOptions options) {
 
 void BM_CalibrateDefault(benchmark::State& state) { Run(state, CalibrationOptions()); }
 
+void BM_CalibrateDefaultReference(benchmark::State& state) {
+  CalibrationOptions o;
+  o.reference_solver = true;
+  Run(state, o);
+}
+
+void BM_CalibrateDefaultUncompressed(benchmark::State& state) {
+  CalibrationOptions o;
+  o.joint_compressed_pairs = false;
+  Run(state, o);
+}
+
+void BM_CalibrateDefaultNoLineSearch(benchmark::State& state) {
+  CalibrationOptions o;
+  o.joint_bounds_line_search = false;
+  Run(state, o);
+}
+
+void BM_CalibrateJointL2(benchmark::State& state) {
+  CalibrationOptions o;
+  o.loss = FitLoss::kL2;
+  Run(state, o);
+}
+
 void BM_CalibrateJointColdStartOnly(benchmark::State& state) {
   CalibrationOptions o;
   o.joint_start_from_alternating = false;
@@ -54,6 +84,15 @@ void BM_CalibrateAlternating(benchmark::State& state) {
   o.solver = FitSolver::kAlternating;
   o.loss = FitLoss::kL2;
   o.residual = FitResidual::kAbsolute;
+  Run(state, o);
+}
+
+void BM_CalibrateAlternatingReference(benchmark::State& state) {
+  CalibrationOptions o;
+  o.solver = FitSolver::kAlternating;
+  o.loss = FitLoss::kL2;
+  o.residual = FitResidual::kAbsolute;
+  o.reference_solver = true;
   Run(state, o);
 }
 
@@ -80,8 +119,13 @@ void BM_ReadTitanX(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_CalibrateDefault)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CalibrateDefaultReference)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CalibrateDefaultUncompressed)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CalibrateDefaultNoLineSearch)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CalibrateJointL2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CalibrateJointColdStartOnly)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CalibrateAlternating)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CalibrateAlternatingReference)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CalibrateFixed)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ReadTitanX)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_MAIN();

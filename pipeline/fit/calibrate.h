@@ -74,8 +74,28 @@ struct CalibrationOptions {
   // identified); on the Titan X data the second start lowers the cost and the held-out error
   // (bench/loss_study).
   bool joint_start_from_alternating = true;
-  // Threads for the Ceres evaluations.
+  // Threads for the Ceres evaluations (the joint solve uses fewer where more do not pay:
+  // one per 50000 training rows).
   int num_threads = 1;
+  // Joint solver: Ceres's line search along each bounds-projected trust-region step. Off, the
+  // default Titan X fit takes 0.63x the CPU time with the same 11-component optimum, but on
+  // the 7-component set the path ends in another local minimum (measured with 1e-10
+  // tolerances: cost 54989.7 instead of 55118.8, held-out MAPE 8.151% instead of 8.170%), so
+  // the default keeps it.
+  bool joint_bounds_line_search = true;
+  // Joint solver: each V-F pair's rows compressed to nc + 2 residuals that give Ceres the same
+  // Gauss-Newton Hessian, gradient and cost as the per-row residuals with the loss applied
+  // (the loss is applied inside the block; calibrate.cc, CompressedPairCost), so the path is
+  // the same up to rounding (Titan X 11/7 components: the same 58/61 iterations, final costs
+  // 1e-11 apart). Off: one block per pair returning every row (PairCost), ~2x the CPU time of
+  // the default Titan X fit (bench/speed_calibrate.sh).
+  bool joint_compressed_pairs = true;
+  // The former solver formulation, kept as the reference the fast default is tested against:
+  // joint: one Ceres residual block per row with Ceres's loss (and always the bounds line
+  // search); alternating: a bounded Ceres fit per frequency level and NNLS on every row
+  // instead of the closed-form minimum from per-V-F-pair sums and the compressed NNLS.
+  // Slower; same optimum.
+  bool reference_solver = false;
   // Draw progress lines on a terminal (cross-validation turns this off inside its folds).
   bool show_progress = true;
   // Train on rows flagged power_cap or clock_moved too (by default they are left out and

@@ -28,6 +28,9 @@ struct FitData {
   std::vector<std::vector<int>> level_of_row;     // [domain][row]
   std::vector<std::vector<std::vector<int>>> rows_at_level;  // [domain][level] -> rows
   std::vector<double> util_row_major;             // [row * num_components + i], for speed
+  // Rows grouped by V-F pair (one level per domain), pairs in order of first appearance.
+  std::vector<std::vector<int>> rows_of_pair;
+  std::vector<std::vector<int>> level_of_pair;    // [pair][domain]
 };
 
 // Monotone voltages through non-negative increments: for levels above the default one,

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Calibration speed side by side, in one run (issue 14): wattcal's default Titan X calibration
+# (calibrate stage default: joint solve, Huber loss, two starts, compressed V-F pair blocks),
+# the same with pair blocks that return every row (joint_compressed_pairs off), with the former
+# solver formulation (reference_solver), the L2 joint fit, gpmTOOL's alternating algorithm,
+# and a scipy least_squares fit of the same joint model (bench/scipy_calibrate.py: plain L2,
+# bounded voltages, analytic Jacobian). Each figure is the median of 5 in-process fits (the
+# file read is outside every timing), wall and CPU time: on a loaded machine the wall time
+# depends on the scheduler, the CPU time much less. gpmTOOL itself is not run (~35 s a fit).
+#
+#   bench/speed_calibrate.sh [BUILD_DIR]        (default: build)
+#
+# Reads ../shared/datasets (or $WATTCAL_DATASETS). The scipy row is skipped when python3
+# cannot import scipy. numpy's BLAS runs on one thread (OPENBLAS_NUM_THREADS=1, as wattcal
+# does): on this 2-core machine under load, its default thread pool made the same fit 30x
+# slower.
+#
+# Last measured (2026-11-25 15:59 UTC, load average 3.6 on the 2-core machine, CPU ms):
+#   wattcal default (joint, huber, two starts)          173.8   scipy/this 0.47x
+#   wattcal default, pair blocks returning every row     354.8              0.23x
+#   wattcal default, former formulation (reference)      649.2              0.13x
+#   wattcal default without the bounds line search        91.9              0.89x
+#   wattcal joint, l2, two starts                        105.7              0.78x
+#   wattcal alternating (gpmTOOL's algorithm)             21.0              3.92x
+#   wattcal alternating, former formulation              129.7              0.63x
+#   scipy least_squares, joint l2 (12 evaluations)        82.2              1.00x
+# The issue's target (scipy >= 2x the default) is not met: the default follows Ceres's path
+# (two starts of 63 and 58 iterations: 408 evaluations of the 6528 rows, 285 of them with
+# Jacobians, as the bounds line search asks for gradients; Ceres's Solver::Summary counts),
+# where scipy's trust-region reflective fit stops after 12 evaluations of the plain L2 problem.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+DATASETS=${WATTCAL_DATASETS:-../shared/datasets}
+TRAIN=$DATASETS/gpmtool_tpds2019/gtx_titan_x/train_micro_dvfs_11comp.csv
+REPS=5
+[ -f "$TRAIN" ] || { echo "speed_calibrate.sh: $TRAIN not found" >&2; exit 1; }
+[ -x "$BUILD/bin/calibrate_bench" ] || { echo "speed_calibrate.sh: $BUILD/bin/calibrate_bench not built" >&2; exit 1; }
+
+echo "load before: $(uptime)"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# wattcal: google-benchmark medians (ms), one process.
+WATTCAL_DATASETS=$DATASETS "$BUILD/bin/calibrate_bench" \
+  --benchmark_filter='BM_Calibrate(Default|DefaultUncompressed|DefaultReference|DefaultNoLineSearch|JointL2|Alternating|AlternatingReference)/' \
+  --benchmark_repetitions=$REPS --benchmark_report_aggregates_only=true \
+  --benchmark_format=csv >"$tmp/bench.csv" 2>"$tmp/bench.err" || { cat "$tmp/bench.err" >&2; exit 1; }
+# "name/real_time_median",iterations,real_time,cpu_time,... (ms)
+median_ms() { awk -F, -v n="\"$1/real_time_median\"" '$1 == n { print $3 " " $4 }' "$tmp/bench.csv"; }
+
+# scipy: medians of 5 fits, wall and CPU (s -> ms).
+scipy_ms=""
+scipy_note="python3 with scipy not found: skipped"
+median_col() { awk -v c="$1" '{ print $c * 1000 }' "$tmp/scipy.txt" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+if python3 -c 'import scipy.optimize' 2>/dev/null; then
+  OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+    python3 bench/scipy_calibrate.py "$TRAIN" --repeat $REPS >"$tmp/scipy.txt"
+  scipy_ms="$(median_col 2) $(median_col 4)"
+  scipy_note=$(awk 'END { printf "L2 cost %s, %s evaluations", $6, $8 }' "$tmp/scipy.txt")
+fi
+echo "load after:  $(uptime)"
+
+printf '\n%-62s %9s %9s %12s %12s\n' "Titan X calibration (6528 rows), medians of $REPS" "wall ms" "CPU ms" \
+  "scipy/this" "(CPU)"
+row() {
+  local name=$1 ms=$2
+  if [ -z "$ms" ]; then printf '%-62s %9s %9s %12s %12s\n' "$name" "-" "-" "-" "-"; return; fi
+  set -- $ms
+  local wall=$1 cpu=$2 r_wall="-" r_cpu="-"
+  if [ -n "$scipy_ms" ]; then
+    r_wall=$(echo "$scipy_ms" | awk -v t="$wall" '{ printf "%.2fx", $1 / t }')
+    r_cpu=$(echo "$scipy_ms" | awk -v t="$cpu" '{ printf "%.2fx", $2 / t }')
+  fi
+  printf '%-62s %9.1f %9.1f %12s %12s\n' "$name" "$wall" "$cpu" "$r_wall" "$r_cpu"
+}
+row "wattcal default (joint, huber, two starts)" "$(median_ms BM_CalibrateDefault)"
+row "wattcal default, pair blocks returning every row" "$(median_ms BM_CalibrateDefaultUncompressed)"
+row "wattcal default, former formulation (reference)" "$(median_ms BM_CalibrateDefaultReference)"
+row "wattcal default without the bounds line search" "$(median_ms BM_CalibrateDefaultNoLineSearch)"
+row "wattcal joint, l2, two starts" "$(median_ms BM_CalibrateJointL2)"
+row "wattcal alternating (gpmTOOL's algorithm)" "$(median_ms BM_CalibrateAlternating)"
+row "wattcal alternating, former formulation" "$(median_ms BM_CalibrateAlternatingReference)"
+row "scipy least_squares, joint l2 ($scipy_note)" "$scipy_ms"
