@@ -1,13 +1,24 @@
 // Streaming CSV reader over libcsv (a leading UTF-8 byte order mark is skipped) that knows the line each record starts on, so that
 // every parse error can name FILE:LINE and the field.
 //
-// The file is read in 256 KiB blocks and handed to libcsv one physical line at a time (so
-// each record knows its line); fields are collected in one flat buffer, so reading allocates
-// nothing per field once the buffers have grown. Constant memory but for the longest record.
+// The file is read in 256 KiB blocks and handed over one physical line at a time (so each
+// record knows its line). A line without a double quote and without a carriage return before
+// its end (every line of an nvidia-smi or NVML log) is split by the reader itself, with
+// libcsv's rules for unquoted fields: fields split at the delimiter, spaces and tabs trimmed at
+// both ends, a blank line no record, a CR LF ending the same as LF. Every other line, and
+// every line while a quoted field is open, goes to libcsv. The results are the same either way
+// (tests/csv_fast_path_test.cc runs both over every sample and fuzz seed). Fields are collected
+// in one flat buffer, so reading allocates nothing per field once the buffers have grown.
+// Constant memory but for the longest record.
+//
+// The bytes are hashed (SHA-256) as they are read: a reader that reaches the end of the file
+// remembers the file's hash (RememberFileSha256, util/output.h), so the manifest of an output
+// made from it does not read the file a second time.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +29,8 @@ struct csv_parser;
 
 namespace wattcal {
 
+class FileReadHasher;
+
 class CsvReader {
  public:
   struct Options {
@@ -25,6 +38,9 @@ class CsvReader {
     char delimiter = ',';
     // Lines whose first non-blank character is this are skipped ('\0': none).
     char comment = '\0';
+    // Quote-free lines are split by the reader rather than libcsv (same results). False sends
+    // every line to libcsv: for tests comparing the two.
+    bool fast_path = true;
   };
 
   // Opens `path` (throws InputError if it cannot be opened).
@@ -41,6 +57,10 @@ class CsvReader {
   // The same without copying: `fields` view the reader's buffer and stay valid until the next
   // call to Next(). For hot loops (power logs of hundreds of MB).
   bool Next(std::vector<std::string_view>* fields);
+
+  // Hex SHA-256 of the whole file, once Next() has returned false (the end was reached);
+  // "" before.
+  const std::string& sha256() const { return sha256_; }
 
   // 1-based line on which the last record returned by Next() starts.
   int64_t line() const { return record_line_; }
@@ -78,11 +98,19 @@ class CsvReader {
   };
   // Drops the records already returned (and their bytes) from the buffers.
   void Compact();
+  // Splits a quote-free line (libcsv idle, between records) into one record, or none for a
+  // blank line. False, with nothing added, when the line holds a quote or a carriage return
+  // before its end: it goes to libcsv then.
+  bool SplitPlainLine(const char* line, size_t size);
+  // Hashes a block just read; at the end of the file finishes the hash and remembers it.
+  void HashBlock(size_t bytes, bool end_of_file);
 
   std::string path_;
   Options options_;
   std::FILE* file_ = nullptr;
   csv_parser* parser_ = nullptr;
+  int parser_idle_state_ = 0;  // libcsv's state between records (after csv_init)
+  bool fast_path_ = true;      // Options::fast_path and a delimiter that is no blank
   bool eof_ = false;
   int64_t current_line_ = 0;        // line being fed to libcsv
   int64_t pending_start_line_ = 0;  // line on which the record under construction started
@@ -106,6 +134,10 @@ class CsvReader {
   size_t block_end_ = 0;
   bool file_eof_ = false;
   std::string carry_;
+  // SHA-256 of the bytes read so far, their count, and the hex digest at the end.
+  std::unique_ptr<FileReadHasher> hasher_;
+  uint64_t bytes_read_ = 0;
+  std::string sha256_;
 };
 
 // Parses a finite double from the whole of `text` (surrounding spaces allowed).
