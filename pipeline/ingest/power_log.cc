@@ -697,11 +697,12 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
                                              &column.unit_cache);
     if (status != nullptr) *status = parsed;
     switch (parsed) {
-      case ValueStatus::kOk: {
-        const std::string violation = BoundViolation(BoundQuantity(q), *value);
-        if (!violation.empty()) reader_.Fail(column.label, violation);
+      case ValueStatus::kOk:
+        // WithinBound first: BoundViolation builds a string, too slow for every cell.
+        if (!WithinBound(BoundQuantity(q), *value)) {
+          reader_.Fail(column.label, BoundViolation(BoundQuantity(q), *value));
+        }
         return true;
-      }
       case ValueStatus::kMissing:
       case ValueStatus::kEmpty:
       case ValueStatus::kNaN:
@@ -1538,8 +1539,10 @@ bool PowerLogReader::Next(PowerSample* sample) {
   if (done_) return false;
   ValueStatus power_status = ValueStatus::kOk;
   while (parser_->NextRow(sample, &power_status)) {
-    const std::string time_violation = BoundViolation(PhysicalQuantity::kTime, sample->time_s);
-    if (!time_violation.empty()) throw InputError(path_, sample->line, "time", time_violation);
+    if (!WithinBound(PhysicalQuantity::kTime, sample->time_s)) {
+      throw InputError(path_, sample->line, "time",
+                       BoundViolation(PhysicalQuantity::kTime, sample->time_s));
+    }
     if (have_time_ && sample->time_s < last_time_s_) {
       throw InputError(path_, sample->line, "time",
                        fmt::format("time goes backwards: {:.6f} s here, {:.6f} s on line {} "

@@ -9,6 +9,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "util/errors.h"
 #include "util/sha256.h"
 #include "util/text_input.h"
@@ -117,7 +121,7 @@ bool CsvReader::NextLine(const char** data, size_t* size) {
   }
 }
 
-void CsvReader::ReadMore() {
+bool CsvReader::ReadMore(std::vector<std::string_view>* fields) {
   // Feed libcsv one physical line at a time so each record knows its starting line.
   const char* line = nullptr;
   size_t size = 0;
@@ -126,23 +130,34 @@ void CsvReader::ReadMore() {
     if (csv_fini(parser_, CsvCallbacks::OnField, CsvCallbacks::OnRecord, this) != 0) {
       Fail("", std::string("malformed CSV at end of file: ") + csv_strerror(csv_error(parser_)));
     }
-    return;
+    return false;
   }
   ++current_line_;
   if (current_line_ == 1) SkipUtf8ByteOrderMark(&line, &size);
   if (options_.comment != '\0' && !in_record_) {
     size_t first = 0;
     while (first < size && (line[first] == ' ' || line[first] == '\t')) ++first;
-    if (first < size && line[first] == options_.comment) return;
+    if (first < size && line[first] == options_.comment) return false;
   }
-  if (fast_path_ && parser_->pstate == parser_idle_state_ && SplitPlainLine(line, size)) return;
+  if (fast_path_ && parser_->pstate == parser_idle_state_) {
+    switch (SplitPlainLine(line, size, fields)) {
+      case PlainLine::kRecord:
+        return true;
+      case PlainLine::kBlank:
+        return false;
+      case PlainLine::kNeedsLibcsv:
+        break;
+    }
+  }
   if (csv_parse(parser_, line, size, CsvCallbacks::OnField, CsvCallbacks::OnRecord, this) != size) {
     record_line_ = current_line_;
     Fail("", std::string("malformed CSV: ") + csv_strerror(csv_error(parser_)));
   }
+  return false;
 }
 
-bool CsvReader::SplitPlainLine(const char* line, size_t size) {
+CsvReader::PlainLine CsvReader::SplitPlainLine(const char* line, size_t size,
+                                               std::vector<std::string_view>* fields) {
   // libcsv's rules for unquoted fields (csv_parse, libcsv 3.0.3): a CR or LF ends the record,
   // blanks (space, tab) before a field are skipped and after it dropped, a line of blanks
   // is no record. A CR LF ending is the same as LF; any other CR, or a quote, is left to
@@ -152,38 +167,45 @@ bool CsvReader::SplitPlainLine(const char* line, size_t size) {
   if (end > 0 && line[end - 1] == '\r') --end;
   size_t i = 0;
   while (i < end && (line[i] == ' ' || line[i] == '\t')) ++i;
-  if (i == end) {
-    // Only blanks: libcsv gives no record either.
-    return true;
-  }
-  if (flat_size_ + end > flat_.size()) flat_.resize(std::max(flat_size_ + end, 2 * flat_.size()));
-  const size_t flat_before = flat_size_;
-  const size_t fields_before = ends_.size();
+  if (i == end) return PlainLine::kBlank;  // only blanks: libcsv gives no record either
+  fields->clear();
+  size_t field_begin = i;
+  // One field, [field_begin, field_end) with its blanks trimmed.
+  auto add_field = [&](size_t field_end) {
+    size_t b = field_begin;
+    while (b < field_end && (line[b] == ' ' || line[b] == '\t')) ++b;
+    size_t e = field_end;
+    while (e > b && (line[e - 1] == ' ' || line[e - 1] == '\t')) --e;
+    fields->emplace_back(line + b, e - b);
+    field_begin = field_end + 1;  // past the delimiter
+  };
+  // The delimiters, 16 bytes at a time with SSE2 where there is SSE2, then byte by byte; a
+  // quote or CR sends the line to libcsv.
   const char delimiter = options_.delimiter;
-  char* out = flat_.data();
-  for (;;) {
-    while (i < end && (line[i] == ' ' || line[i] == '\t')) ++i;
-    const size_t begin = i;
-    size_t stop = i;  // one past the last byte that is not a blank
-    for (; i < end; ++i) {
-      const char c = line[i];
-      if (c == delimiter) break;
-      if (c == '"' || c == '\r') {
-        flat_size_ = flat_before;
-        ends_.resize(fields_before);
-        return false;
-      }
-      if (c != ' ' && c != '\t') stop = i + 1;
+  size_t k = i;
+#if defined(__SSE2__)
+  const __m128i want_delimiter = _mm_set1_epi8(delimiter);
+  const __m128i want_quote = _mm_set1_epi8('"');
+  const __m128i want_cr = _mm_set1_epi8('\r');
+  for (; k + 16 <= end; k += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(line + k));
+    const int special = _mm_movemask_epi8(
+        _mm_or_si128(_mm_cmpeq_epi8(bytes, want_quote), _mm_cmpeq_epi8(bytes, want_cr)));
+    if (special != 0) return PlainLine::kNeedsLibcsv;
+    unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, want_delimiter)));
+    while (mask != 0) {
+      add_field(k + static_cast<size_t>(__builtin_ctz(mask)));
+      mask &= mask - 1;
     }
-    std::memcpy(out + flat_size_, line + begin, stop - begin);
-    flat_size_ += stop - begin;
-    ends_.push_back(flat_size_);
-    if (i == end) break;
-    ++i;  // the delimiter
   }
-  records_.push_back({current_line_, record_fields_begin_, ends_.size() - record_fields_begin_});
-  record_fields_begin_ = ends_.size();
-  return true;
+#endif
+  for (; k < end; ++k) {
+    const char c = line[k];
+    if (c == '"' || c == '\r') return PlainLine::kNeedsLibcsv;
+    if (c == delimiter) add_field(k);
+  }
+  add_field(end);
+  return PlainLine::kRecord;
 }
 
 void CsvReader::Compact() {
@@ -204,7 +226,12 @@ void CsvReader::Compact() {
 bool CsvReader::Next(std::vector<std::string_view>* fields) {
   if (records_head_ == records_.size()) {
     Compact();
-    while (records_.empty() && !eof_) ReadMore();
+    while (records_.empty() && !eof_) {
+      if (ReadMore(fields)) {
+        record_line_ = current_line_;
+        return true;
+      }
+    }
     if (records_.empty()) return false;
   }
   const Record& record = records_[records_head_++];

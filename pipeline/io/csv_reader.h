@@ -85,7 +85,10 @@ class CsvReader {
 
  private:
   friend struct CsvCallbacks;
-  void ReadMore();
+  // Reads the next physical line. A quote-free line is split straight into `fields` (true
+  // when it made a record; they view the line, valid until the next call); any other line
+  // goes to libcsv, whose records are queued in records_ (false).
+  bool ReadMore(std::vector<std::string_view>* fields);
   // The next physical line, its end-of-line included (the last line may lack one); false at
   // the end of the file. The bytes stay valid until the next call.
   bool NextLine(const char** data, size_t* size);
@@ -98,10 +101,9 @@ class CsvReader {
   };
   // Drops the records already returned (and their bytes) from the buffers.
   void Compact();
-  // Splits a quote-free line (libcsv idle, between records) into one record, or none for a
-  // blank line. False, with nothing added, when the line holds a quote or a carriage return
-  // before its end: it goes to libcsv then.
-  bool SplitPlainLine(const char* line, size_t size);
+  // Splits a quote-free line (libcsv idle, between records) into `fields` (views of `line`).
+  enum class PlainLine { kRecord, kBlank, kNeedsLibcsv };
+  PlainLine SplitPlainLine(const char* line, size_t size, std::vector<std::string_view>* fields);
   // Hashes a block just read; at the end of the file finishes the hash and remembers it.
   void HashBlock(size_t bytes, bool end_of_file);
 
