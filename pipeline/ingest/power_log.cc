@@ -588,7 +588,7 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
  public:
   CsvParser(const std::string& path, const PowerLogOptions& options, PowerLogStats* stats,
             PowerLogFormat format, bool has_header)
-      : Parser(path, options, stats), reader_(path) {
+      : Parser(path, options, stats), reader_(path, ReaderOptions(options)) {
     this->format = format;
     if (!has_header) {
       // nvidia-smi --format=csv,noheader: the names come from the options.
@@ -670,6 +670,12 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
     std::string id_label;
     std::string source;  // "the header on line 3" / "PowerLogOptions::columns"
   };
+
+  static CsvReader::Options ReaderOptions(const PowerLogOptions& options) {
+    CsvReader::Options csv;
+    csv.fast_path = options.csv_fast_path;
+    return csv;
+  }
 
   static std::vector<std::string> Strings(const std::vector<std::string_view>& views) {
     return std::vector<std::string>(views.begin(), views.end());
