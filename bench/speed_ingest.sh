@@ -10,10 +10,11 @@
 # whole-process wall times each:
 #   wc -l LOG                       the byte-scanning floor
 #   bench/lean_parse LOG            the lean C floor parser of the same log (built here with cc -O2)
-#   wattcal-ingest --power-log LOG --windows W --out K   for each binary given (default
+#   wattcal-ingest --power-log LOG --windows W --out K --quiet, for each binary given (default
 #                                   build/bin/wattcal-ingest)
 # and prints a side-by-side table with MB/s, the ratio to wc -l and to the lean floor, the peak
-# resident memory (/usr/bin/time -v) and the load (uptime) before and after.
+# resident memory (/usr/bin/time -v) and the load (uptime) before and after. CPU time (user +
+# system) is shown beside wall time: on a shared, loaded machine it is the steadier figure.
 #
 # Environment: WATTCAL_SPEED_LOG_MB (default 300), WATTCAL_SPEED_DIR (default /tmp/wattcal_speed),
 # WATTCAL_SPEED_RUNS (default 5).
@@ -99,21 +100,22 @@ bytes=$(stat -c %s "$log")
 out=$dir/out
 mkdir -p "$out"
 
-# median_run NAME CMD...: runs CMD $runs times (stdout discarded), prints the median wall
-# seconds and the largest peak RSS in MB.
+# median_run CMD...: runs CMD $runs times (stdout discarded), prints the median wall time (ns),
+# the median CPU time (user + system, ns) and the largest peak RSS (KiB).
 median_run() {
-  local times=() rss=0 i t0 t1 r
+  local times=() cpus=() rss=0 i t0 t1 r
   for ((i = 0; i < runs; ++i)); do
     t0=$(date +%s%N)
     /usr/bin/time -v -o "$dir/time.txt" "$@" > /dev/null
     t1=$(date +%s%N)
     times+=("$(( t1 - t0 ))")
+    cpus+=("$(awk -F': ' '/User time|System time/ {s += $2} END {printf "%.0f", s * 1e9}' "$dir/time.txt")")
     r=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$dir/time.txt")
     (( r > rss )) && rss=$r
   done
-  local median
-  median=$(printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p")
-  echo "$median $rss"
+  local mid=$(( (runs + 1) / 2 ))
+  echo "$(printf '%s\n' "${times[@]}" | sort -n | sed -n "${mid}p")" \
+       "$(printf '%s\n' "${cpus[@]}" | sort -n | sed -n "${mid}p")" "$rss"
 }
 
 load_before=$(uptime)
@@ -126,16 +128,19 @@ for b in "${binaries[@]}"; do
 done
 load_after=$(uptime)
 
-wc_ns=${results[0]%% *}
-lean_ns=${results[1]%% *}
+read -r wc_ns wc_cpu _ <<< "${results[0]}"
+read -r lean_ns lean_cpu _ <<< "${results[1]}"
 echo "log: $log ($bytes bytes, $(wc -l < "$log") lines); windows: $windows"
-echo "median of $runs whole-process wall times; peak RSS is the largest of the runs"
-printf '%-60s %10s %10s %10s %10s %10s\n' "command" "median_s" "MB/s" "x wc -l" "x lean" "peak_RSS_MB"
+echo "median of $runs runs: whole-process wall time and CPU time (user + system); peak RSS: the largest"
+printf '%-58s %9s %8s %8s %7s %9s %8s %8s %8s\n' "command" "wall_s" "MB/s" "x wc -l" "x lean" \
+  "cpu_s" "x wc -l" "x lean" "RSS_MB"
 for i in "${!names[@]}"; do
-  ns=${results[$i]%% *}
-  rss=${results[$i]##* }
-  awk -v n="${names[$i]}" -v ns="$ns" -v b="$bytes" -v wc="$wc_ns" -v lean="$lean_ns" -v rss="$rss" \
-    'BEGIN { printf "%-60s %10.3f %10.0f %10.1f %10.2f %10.1f\n", n, ns / 1e9, b / 1e6 / (ns / 1e9), ns / wc, ns / lean, rss / 1024 }'
+  read -r ns cpu rss <<< "${results[$i]}"
+  awk -v n="${names[$i]}" -v ns="$ns" -v cpu="$cpu" -v b="$bytes" -v wc="$wc_ns" -v lean="$lean_ns" \
+      -v wcc="$wc_cpu" -v leanc="$lean_cpu" -v rss="$rss" 'BEGIN {
+    printf "%-58s %9.3f %8.0f %8.1f %7.2f %9.3f %8.1f %8.2f %8.1f\n", n, ns / 1e9,
+           b / 1e6 / (ns / 1e9), ns / wc, ns / lean, cpu / 1e9, (wcc > 0 ? cpu / wcc : 0),
+           cpu / leanc, rss / 1024 }'
 done
 echo "load before: $load_before"
 echo "load after:  $load_after"
