@@ -140,7 +140,7 @@ for i in "${!names[@]}"; do
       -v wcc="$wc_cpu" -v leanc="$lean_cpu" -v rss="$rss" 'BEGIN {
     printf "%-58s %9.3f %8.0f %8.1f %7.2f %9.3f %8.1f %8.2f %8.1f\n", n, ns / 1e9,
            b / 1e6 / (ns / 1e9), ns / wc, ns / lean, cpu / 1e9, (wcc > 0 ? cpu / wcc : 0),
-           cpu / leanc, rss / 1024 }'
+           (leanc > 0 ? cpu / leanc : 0), rss / 1024 }'
 done
 echo "load before: $load_before"
 echo "load after:  $load_after"
