@@ -229,6 +229,7 @@ int main(int argc, char** argv) {
     if (!in.instruction_pairs.empty() && instructions_out_path.empty()) {
       throw OptionError("--instructions needs --instructions-out");
     }
+    options.windows_table = !windows_out_path.empty();
     const IngestResult r = Ingest(in, options);
 
     std::vector<std::string> inputs;
