@@ -72,6 +72,7 @@ CsvReader::CsvReader(const std::string& path, const Options& options)
 }
 
 CsvReader::~CsvReader() {
+  background_.reset();  // stops the hashing thread before the blocks it reads go
   if (parser_ != nullptr) {
     csv_free(parser_);
     delete parser_;
@@ -80,10 +81,9 @@ CsvReader::~CsvReader() {
 }
 
 bool CsvReader::NextLine(const char** data, size_t* size) {
-  if (block_.empty()) block_.resize(size_t{1} << 18);
   carry_.clear();
   for (;;) {
-    const char* begin = block_.data() + block_pos_;
+    const char* begin = block_ + block_pos_;
     const size_t available = block_end_ - block_pos_;
     const void* newline = available > 0 ? std::memchr(begin, '\n', available) : nullptr;
     if (newline != nullptr) {
@@ -99,7 +99,7 @@ bool CsvReader::NextLine(const char** data, size_t* size) {
       }
       return true;
     }
-    carry_.append(begin, available);
+    if (available > 0) carry_.append(begin, available);
     block_pos_ = block_end_ = 0;
     if (file_eof_) {
       if (carry_.empty()) return false;
@@ -107,17 +107,41 @@ bool CsvReader::NextLine(const char** data, size_t* size) {
       *size = carry_.size();
       return true;
     }
-    block_end_ = std::fread(block_.data(), 1, block_.size(), file_);
-    if (block_end_ < block_.size()) {
-      if (std::ferror(file_)) {
-        record_line_ = current_line_ + 1;
-        Fail("", std::string("read error: ") + std::strerror(errno));
-      }
-      file_eof_ = true;
+    ReadBlock();
+  }
+}
+
+void CsvReader::ReadBlock() {
+  const uint64_t n = blocks_read_++;
+  std::vector<char>& block = blocks_[n % kRingBlocks];
+  // The buffer last held block n - kRingBlocks: it must be hashed before it is overwritten.
+  if (background_ != nullptr && n >= kRingBlocks) background_->WaitUntilHashed(n - kRingBlocks + 1);
+  if (block.empty()) block.resize(kBlockBytes);
+  block_ = block.data();
+  block_end_ = std::fread(block.data(), 1, block.size(), file_);
+  if (block_end_ < block.size()) {
+    if (std::ferror(file_)) {
+      record_line_ = current_line_ + 1;
+      Fail("", std::string("read error: ") + std::strerror(errno));
     }
-    // Hash while reading (util/sha256.h): the manifest need not read the file again.
-    hasher_->Update(block_.data(), block_end_);
-    if (file_eof_) sha256_ = hasher_->Finish(fileno(file_));
+    file_eof_ = true;
+  }
+  // Hash while reading (util/sha256.h): the manifest need not read the file again. A file of
+  // more than one block is hashed on a second thread, in file order.
+  if (background_ == nullptr && !file_eof_ && options_.hash_in_background) {
+    background_ = std::make_unique<BackgroundHasher>(hasher_.get());
+  }
+  if (background_ != nullptr) {
+    background_->Submit(block.data(), block_end_);
+  } else {
+    hasher_->Update(block.data(), block_end_);
+  }
+  if (file_eof_) {
+    if (background_ != nullptr) {
+      background_->WaitUntilHashed(background_->submitted());
+      background_.reset();
+    }
+    sha256_ = hasher_->Finish(fileno(file_));
   }
 }
 

@@ -13,7 +13,9 @@
 //
 // The bytes are hashed (SHA-256) as they are read: a reader that reaches the end of the file
 // remembers the file's hash (RememberFileSha256, util/output.h), so the manifest of an output
-// made from it does not read the file a second time.
+// made from it does not read the file a second time. A file larger than one block is hashed
+// on a second thread (BackgroundHasher, util/sha256.h) fed from a ring of four reused blocks
+// (1 MiB in all), so hashing is off the parsing thread's critical path; same digest.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +31,7 @@ struct csv_parser;
 
 namespace wattcal {
 
+class BackgroundHasher;
 class FileReadHasher;
 
 class CsvReader {
@@ -41,6 +44,9 @@ class CsvReader {
     // Quote-free lines are split by the reader rather than libcsv (same results). False sends
     // every line to libcsv: for tests comparing the two.
     bool fast_path = true;
+    // A file larger than one block is hashed on a second thread (same digest). False hashes
+    // in the reading thread: for tests comparing the two.
+    bool hash_in_background = true;
   };
 
   // Opens `path` (throws InputError if it cannot be opened).
@@ -104,8 +110,9 @@ class CsvReader {
   // Splits a quote-free line (libcsv idle, between records) into `fields` (views of `line`).
   enum class PlainLine { kRecord, kBlank, kNeedsLibcsv };
   PlainLine SplitPlainLine(const char* line, size_t size, std::vector<std::string_view>* fields);
-  // Hashes a block just read; at the end of the file finishes the hash and remembers it.
-  void HashBlock(size_t bytes, bool end_of_file);
+  // Reads the next block of the file into the ring and hands it to the hasher; at the end of
+  // the file finishes the hash (sha256_) and remembers it.
+  void ReadBlock();
 
   std::string path_;
   Options options_;
@@ -130,16 +137,23 @@ class CsvReader {
   int64_t record_line_ = 0;
   // Scratch for Next(std::vector<std::string>*).
   std::vector<std::string_view> views_;
-  // Block input: a line spanning two blocks is copied to carry_.
-  std::vector<char> block_;
+  // Block input: a ring of kRingBlocks reused blocks of kBlockBytes (allocated once, as
+  // needed), block n read into blocks_[n % kRingBlocks]; the current one is block_. A line
+  // spanning two blocks is copied to carry_.
+  static constexpr size_t kBlockBytes = size_t{1} << 18;
+  static constexpr size_t kRingBlocks = 16;
+  std::vector<char> blocks_[kRingBlocks];
+  const char* block_ = nullptr;
+  uint64_t blocks_read_ = 0;
   size_t block_pos_ = 0;
   size_t block_end_ = 0;
   bool file_eof_ = false;
   std::string carry_;
-  // SHA-256 of the bytes read so far, their count, and the hex digest at the end.
+  // SHA-256 of the bytes read so far and the hex digest at the end; background_ hashes on a
+  // second thread once the file proves larger than a block (declared last: it goes first).
   std::unique_ptr<FileReadHasher> hasher_;
-  uint64_t bytes_read_ = 0;
   std::string sha256_;
+  std::unique_ptr<BackgroundHasher> background_;
 };
 
 // Parses a finite double from the whole of `text` (surrounding spaces allowed).

@@ -94,6 +94,47 @@ std::string FileReadHasher::Finish(int fd) {
   return hex;
 }
 
+BackgroundHasher::BackgroundHasher(FileReadHasher* hasher) : hasher_(hasher) {
+  worker_ = std::thread([this] { Run(); });
+}
+
+BackgroundHasher::~BackgroundHasher() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_worker_.notify_one();
+  worker_.join();
+}
+
+void BackgroundHasher::Submit(const char* data, size_t size) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  wake_reader_.wait(lock, [&] { return submitted_ - hashed_ < kMaxQueued; });
+  queue_[submitted_ % kMaxQueued] = {data, size};
+  ++submitted_;
+  lock.unlock();
+  wake_worker_.notify_one();
+}
+
+void BackgroundHasher::WaitUntilHashed(uint64_t count) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  wake_reader_.wait(lock, [&] { return hashed_ >= count; });
+}
+
+void BackgroundHasher::Run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    wake_worker_.wait(lock, [&] { return stop_ || hashed_ < submitted_; });
+    if (stop_) return;
+    const Block block = queue_[hashed_ % kMaxQueued];
+    lock.unlock();
+    hasher_->Update(block.data, block.size);  // the reader leaves these bytes alone meanwhile
+    lock.lock();
+    ++hashed_;
+    wake_reader_.notify_one();
+  }
+}
+
 bool RememberedFileSha256(const std::string& path, std::string* sha256_hex) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;

@@ -9,9 +9,12 @@
 // it reads and hashes the file as before.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <thread>
 
 namespace wattcal {
 
@@ -58,6 +61,49 @@ class FileReadHasher {
   bool have_start_ = false;
   FileStamp start_;  // the file's state at the start
   uint64_t bytes_ = 0;
+};
+
+// Runs a FileReadHasher's Update on a second thread, so that hashing is off the reader's
+// critical path. The reader hands over blocks in file order (Submit) and must leave a block's
+// bytes unchanged until it has been hashed (WaitUntilHashed with its submission number + 1);
+// a reader with a ring of R reused buffers waits for block n - R + 1 before reading block n
+// into the buffer of block n - R. Nothing is allocated per block. The digest is the same as
+// hashing the blocks in the calling thread.
+class BackgroundHasher {
+ public:
+  // Starts the thread; `hasher` must outlive this object.
+  explicit BackgroundHasher(FileReadHasher* hasher);
+  // Stops the thread (blocks not yet hashed are dropped: a reader that stops early remembers
+  // no hash) and joins it.
+  ~BackgroundHasher();
+  BackgroundHasher(const BackgroundHasher&) = delete;
+  BackgroundHasher& operator=(const BackgroundHasher&) = delete;
+
+  // Queues the next block of the file; at most kMaxQueued blocks wait at a time (the reader's
+  // ring is at least that large, so Submit never waits in practice).
+  void Submit(const char* data, size_t size);
+  // Waits until the first `count` blocks submitted have been hashed.
+  void WaitUntilHashed(uint64_t count);
+  // Blocks submitted so far.
+  uint64_t submitted() const { return submitted_; }
+
+  static constexpr size_t kMaxQueued = 16;
+
+ private:
+  void Run();
+
+  FileReadHasher* hasher_;
+  std::mutex mutex_;
+  std::condition_variable wake_worker_, wake_reader_;
+  struct Block {
+    const char* data = nullptr;
+    size_t size = 0;
+  };
+  Block queue_[kMaxQueued];  // block n at queue_[n % kMaxQueued] until hashed
+  uint64_t submitted_ = 0;    // written by the reader only (under mutex_)
+  uint64_t hashed_ = 0;       // written by the worker only (under mutex_)
+  bool stop_ = false;
+  std::thread worker_;
 };
 
 // The remembered hash of the file at `path` when it is still the file that was hashed (same
