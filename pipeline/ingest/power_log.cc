@@ -153,18 +153,21 @@ PhysicalQuantity BoundQuantity(Quantity q) {
   return PhysicalQuantity::kPower;
 }
 
-// WithinBound(BoundQuantity(q), value) (util/bounds.h) with the four bounds looked up once:
-// this runs for every cell of a log.
-bool WithinQuantityBound(Quantity q, double value) {
-  static const PhysicalBound* const kBounds[] = {
-      &BoundOf(PhysicalQuantity::kPower), &BoundOf(PhysicalQuantity::kFrequency),
-      &BoundOf(PhysicalQuantity::kTemperature), &BoundOf(PhysicalQuantity::kEnergy)};
-  static_assert(static_cast<int>(Quantity::kPower) == 0 &&
-                    static_cast<int>(Quantity::kFrequency) == 1 &&
-                    static_cast<int>(Quantity::kTemperature) == 2 &&
-                    static_cast<int>(Quantity::kEnergy) == 3,
-                "kBounds follows Quantity's order");
-  const PhysicalBound& b = *kBounds[static_cast<int>(q)];
+// The bounds of the four quantities, in Quantity's order, looked up once at start-up
+// (BoundOf keeps them in a function-local static, so this is safe during static init).
+const PhysicalBound* const kQuantityBounds[] = {
+    &BoundOf(PhysicalQuantity::kPower), &BoundOf(PhysicalQuantity::kFrequency),
+    &BoundOf(PhysicalQuantity::kTemperature), &BoundOf(PhysicalQuantity::kEnergy)};
+static_assert(static_cast<int>(Quantity::kPower) == 0 &&
+                  static_cast<int>(Quantity::kFrequency) == 1 &&
+                  static_cast<int>(Quantity::kTemperature) == 2 &&
+                  static_cast<int>(Quantity::kEnergy) == 3,
+              "kQuantityBounds follows Quantity's order");
+
+// WithinBound(BoundQuantity(q), value) (util/bounds.h) without the call and the look-up: this
+// runs for every cell of a log.
+inline __attribute__((always_inline)) bool WithinQuantityBound(Quantity q, double value) {
+  const PhysicalBound& b = *kQuantityBounds[static_cast<int>(q)];
   if (!std::isfinite(value)) return false;
   if (b.min_exclusive ? !(value > b.min) : !(value >= b.min)) return false;
   return value <= b.max;
@@ -265,7 +268,9 @@ bool ParseNumberPrefix(const char* begin, const char* end, double* value, const 
     ++p;
   }
   if (fast && digits > 0 && !(p < end && (*p == 'e' || *p == 'E'))) {
-    const double v = static_cast<double>(mantissa) / kPow10[fraction_digits];
+    // An integer skips the division (m / 1 is m): clocks, temperatures, utilisations.
+    const double m = static_cast<double>(mantissa);
+    const double v = fraction_digits == 0 ? m : m / kPow10[fraction_digits];
     *value = negative ? -v : v;
     *stop = p;
     return true;
@@ -390,6 +395,21 @@ bool ParseSmiDate(const char*& p, const char* end, int64_t* days) {
 
 // "HH:MM:SS[.fff]" from p to exactly end: whole seconds of the day and the fraction.
 bool ParseSmiTimeOfDay(const char* p, const char* end, int64_t* whole_s, double* fraction_s) {
+  if (end - p == 12 && p[2] == ':' && p[5] == ':' && p[8] == '.') {
+    // nvidia-smi's own "HH:MM:SS.mmm": fixed positions, no loops; the same results as below.
+    static constexpr int kDigitAt[9] = {0, 1, 3, 4, 6, 7, 9, 10, 11};
+    int d[9];
+    bool digits = true;
+    for (int i = 0; i < 9; ++i) {
+      d[i] = p[kDigitAt[i]] - '0';
+      digits = digits && static_cast<unsigned>(d[i]) <= 9;
+    }
+    const int hour = d[0] * 10 + d[1], minute = d[2] * 10 + d[3], second = d[4] * 10 + d[5];
+    if (!digits || hour > 23 || minute > 59 || second > 60) return false;
+    *whole_s = hour * 3600 + minute * 60 + second;
+    *fraction_s = static_cast<double>(d[6] * 100 + d[7] * 10 + d[8]) / 1000.0;
+    return true;
+  }
   int hour = 0, minute = 0, second = 0;
   if (!ReadDigits(p, end, 2, &hour)) return false;
   if (p >= end || *p++ != ':') return false;
