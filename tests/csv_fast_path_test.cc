@@ -4,18 +4,26 @@
 // byte, a stray CR, blanks around the delimiters, no last end-of-line) and hand-written edge
 // cases, and must give the same records on the same lines and the same errors. PowerLogReader
 // then reads every power log both ways and must give the same readings, stats and errors.
-// Also: the hash CsvReader computes while reading is the file's SHA-256, and Sha256OfFile
-// reads a file again once it changed.
+// Also: the hash CsvReader computes while reading is the file's SHA-256 (on the second thread
+// and in the reading thread), and Sha256OfFile reads a file again once it changed; the power
+// log's number parser gives std::from_chars's and strtod's doubles, bit for bit, for every
+// number in every sample and fuzz seed and for random decimals; nvidia-smi timestamps read at
+// fixed positions give the general parser's seconds.
 #include <boost/filesystem.hpp>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "ingest/log_number.h"
 #include "ingest/power_log.h"
 #include "io/csv_reader.h"
 #include "test_support.h"
@@ -277,6 +285,144 @@ TEST(CsvFastPath, SamePowerReadingsAsLibcsvOnEveryPowerLog) {
   EXPECT_GE(readings_logs, 10);  // most logs are read, not refused
 }
 
+// "." and `value` with `width` digits.
+std::string fmt_ms(int value, int width) {
+  std::string digits = std::to_string(value);
+  return "." + std::string(static_cast<size_t>(width) - digits.size(), '0') + digits;
+}
+
+// Bits of a double (so -0.0 differs from 0.0 and NaN equals itself).
+uint64_t Bits(double v) {
+  uint64_t b = 0;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+// ParseLogNumberPrefix against std::from_chars (the old path) and strtod at [begin, end):
+// same success, same end, same bits. "" when they agree, else what differs.
+std::string CompareNumberParsers(const char* begin, const char* end) {
+  double fast = 0.0, reference = 0.0;
+  const char* fast_stop = nullptr;
+  const bool fast_ok = ParseLogNumberPrefix(begin, end, &fast, &fast_stop);
+  const std::from_chars_result r = std::from_chars(begin, end, reference);
+  const bool reference_ok = r.ec == std::errc() && r.ptr != begin;
+  const std::string text(begin, end);
+  if (fast_ok != reference_ok) return "'" + text + "': parsed by one path only";
+  if (!fast_ok) return "";
+  if (fast_stop != r.ptr || Bits(fast) != Bits(reference)) {
+    return "'" + text + "': " + std::to_string(fast) + " vs from_chars " +
+           std::to_string(reference);
+  }
+  // strtod reads the same decimals (it also takes hex, inf and nan, which from_chars does not
+  // read the same way: those are left out).
+  const std::string lower = [&] {
+    std::string l = text;
+    for (char& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return l;
+  }();
+  if (lower.find('x') != std::string::npos || lower.find("inf") != std::string::npos ||
+      lower.find("nan") != std::string::npos) {
+    return "";
+  }
+  char* strtod_end = nullptr;
+  errno = 0;
+  const double by_strtod = std::strtod(text.c_str(), &strtod_end);
+  if (errno == 0 && (strtod_end - text.c_str() != fast_stop - begin || Bits(by_strtod) != Bits(fast))) {
+    return "'" + text + "': " + std::to_string(fast) + " vs strtod " + std::to_string(by_strtod);
+  }
+  return "";
+}
+
+bool NumberChar(char c) {
+  return (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E';
+}
+
+TEST(CsvFastPath, LogNumbersAreFromCharsAndStrtodBitForBit) {
+  // Every number in every sample and fuzz seed: each place a number may start (a digit, '-'
+  // or '.' after a character that cannot be inside a number), up to 40 bytes or the line end.
+  std::vector<std::string> files = FilesUnder(SharedDir("samples"));
+  for (const std::string& f : FilesUnder(std::string(WATTCAL_SOURCE_DIR) + "/fuzz/seeds")) {
+    files.push_back(f);
+  }
+  ASSERT_GE(files.size(), 20u);
+  size_t compared = 0;
+  for (const std::string& path : files) {
+    const std::string text = ReadFile(path);
+    for (size_t i = 0; i < text.size(); ++i) {
+      const char c = text[i];
+      if (!((c >= '0' && c <= '9') || c == '-' || c == '.')) continue;
+      if (i > 0 && NumberChar(text[i - 1])) continue;
+      size_t end = i;
+      while (end < text.size() && end - i < 40 && text[end] != '\n' && text[end] != ',') ++end;
+      const std::string differs = CompareNumberParsers(text.data() + i, text.data() + end);
+      ASSERT_EQ(differs, "") << path << " at byte " << i;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 100000u);
+  // Random decimals around the fast path's limit of 15 digits, with and without a sign, a
+  // dot in every place, an exponent, a unit after them.
+  std::mt19937_64 rng(20261125);
+  const char* tails[] = {"", " W", "e3", "E-2", ".", " MHz", "x"};
+  for (int n = 0; n < 200000; ++n) {
+    const int digits = 1 + static_cast<int>(rng() % 19);
+    std::string s = (rng() % 4 == 0) ? "-" : "";
+    const int dot = static_cast<int>(rng() % (digits + 2)) - 1;  // -1: no dot
+    for (int d = 0; d < digits; ++d) {
+      if (d == dot) s += '.';
+      s += static_cast<char>('0' + rng() % 10);
+    }
+    s += tails[rng() % (sizeof tails / sizeof tails[0])];
+    ASSERT_EQ(CompareNumberParsers(s.data(), s.data() + s.size()), "");
+  }
+  for (const char* s : {"0", "-0", "-0.0", "0.", ".5", "-.5", "1.", "-", ".", "-.", "", "999999999999999",
+                        "9999999999999999", "0.000000000000001", "123456789012345.6", "1e400",
+                        "4.9e-324", "2.2250738585072011e-308", "+1", " 1", "00000000000000000001.5"}) {
+    ASSERT_EQ(CompareNumberParsers(s, s + std::strlen(s)), "") << s;
+  }
+}
+
+TEST(CsvFastPath, SmiTimestampsAtFixedPositionsAreTheGeneralParsersSeconds) {
+  // nvidia-smi's "YYYY/MM/DD HH:MM:SS.mmm" is read at fixed positions; a fraction of other
+  // lengths by the general loop. Both must give days * 86400 + seconds of the day + fraction.
+  std::mt19937 rng(14);
+  for (int n = 0; n < 20000; ++n) {
+    const int64_t t = 1500000000 + static_cast<int64_t>(rng() % 400000000);
+    const int ms = static_cast<int>(rng() % 1000);
+    const time_t tt = static_cast<time_t>(t);
+    std::tm tm {};
+    gmtime_r(&tt, &tm);
+    char text[64];
+    std::strftime(text, sizeof text, "%Y/%m/%d %H:%M:%S", &tm);
+    const std::string whole = text;
+    const std::string three = whole + fmt_ms(ms, 3);
+    const std::string four = whole + fmt_ms(ms * 10, 4);  // the same instant, general path
+    double a = 0.0, b = 0.0, c = 0.0;
+    ASSERT_TRUE(ParseSmiTimestamp(three.data(), three.size(), &a)) << three;
+    ASSERT_TRUE(ParseSmiTimestamp(four.data(), four.size(), &b)) << four;
+    ASSERT_TRUE(ParseSmiTimestamp(whole.data(), whole.size(), &c)) << whole;
+    EXPECT_EQ(Bits(a), Bits(static_cast<double>(t) + ms / 1000.0)) << three;
+    EXPECT_EQ(Bits(b), Bits(static_cast<double>(t) + (ms * 10) / 10000.0)) << four;
+    EXPECT_EQ(Bits(c), Bits(static_cast<double>(t))) << whole;
+  }
+  // Each digit of the fixed layout replaced by a non-digit, and out-of-range fields: refused.
+  const std::string good = "2023/08/24 22:20:16.285";
+  for (size_t i = 11; i < good.size(); ++i) {
+    std::string bad = good;
+    bad[i] = bad[i] == ':' || bad[i] == '.' ? '5' : 'x';
+    double v = 0.0;
+    EXPECT_FALSE(ParseSmiTimestamp(bad.data(), bad.size(), &v)) << bad;
+  }
+  for (const char* bad : {"2023/08/24 24:00:00.000", "2023/08/24 23:60:00.000",
+                          "2023/08/24 23:59:61.000", "2023/08/24 2:20:16.2850"}) {
+    double v = 0.0;
+    EXPECT_FALSE(ParseSmiTimestamp(bad, std::strlen(bad), &v)) << bad;
+  }
+  double leap = 0.0;
+  ASSERT_TRUE(ParseSmiTimestamp("2016/12/31 23:59:60.500", 23, &leap));
+  EXPECT_EQ(leap, 1483228799.0 + 1.0 + 0.5);
+}
+
 TEST(CsvFastPath, HashWhileReadingIsTheFileSha256) {
   const std::string scratch = ScratchDir();
   std::string text = "timestamp_us,power_mw\n";
@@ -287,13 +433,31 @@ TEST(CsvFastPath, HashWhileReadingIsTheFileSha256) {
   const std::string path = WriteFile(scratch + "/log.csv", text);
   ForgetFileSha256s();
   const std::string by_second_pass = Sha256OfFile(path);  // nothing remembered yet: reads it
-  {
-    CsvReader reader(path);
+  // On the second thread (the log is several blocks) and in the reading thread: same digest.
+  for (bool background : {true, false}) {
+    CsvReader::Options options;
+    options.hash_in_background = background;
+    CsvReader reader(path, options);
     std::vector<std::string_view> fields;
     EXPECT_EQ(reader.sha256(), "");
     while (reader.Next(&fields)) {
     }
-    EXPECT_EQ(reader.sha256(), by_second_pass);
+    EXPECT_EQ(reader.sha256(), by_second_pass) << background;
+  }
+  // Files of 0 .. 40 blocks and a byte either side of a multiple of the block (256 KiB), more
+  // blocks than the ring holds: the digest is the second pass's.
+  for (size_t size : {size_t{1}, (size_t{1} << 18) - 1, size_t{1} << 18, (size_t{1} << 18) + 1,
+                      size_t{5} << 18, (size_t{17} << 18) + 7, size_t{40} << 18}) {
+    std::string bytes(size, 'x');
+    for (size_t i = 0; i < size; ++i) bytes[i] = i % 61 == 60 ? '\n' : static_cast<char>('0' + i % 10);
+    const std::string sized = WriteFile(scratch + "/sized_" + std::to_string(size) + ".csv", bytes);
+    const std::string expected = Sha256OfFile(sized);  // a new file: read and hashed
+    CsvReader reader(sized);
+    std::vector<std::string_view> fields;
+    int64_t records = 0;
+    while (reader.Next(&fields)) ++records;
+    EXPECT_EQ(reader.sha256(), expected) << size;
+    EXPECT_EQ(records, static_cast<int64_t>((size + 60) / 61)) << size;
   }
   std::string remembered;
   ASSERT_TRUE(RememberedFileSha256(path, &remembered));

@@ -12,6 +12,7 @@
 #include <limits>
 #include <string_view>
 
+#include "ingest/log_number.h"
 #include "io/csv_reader.h"
 #include "util/bounds.h"
 #include "util/errors.h"
@@ -471,6 +472,10 @@ bool ParseSmiTimestampCached(std::string_view cell, SmiDateCache* cache, double*
 double ConvertUnit(double value, double scale) {
   if (scale == 1.0) return value;
   return scale < 1.0 ? value / std::round(1.0 / scale) : value * scale;
+}
+
+bool ParseLogNumberPrefix(const char* begin, const char* end, double* value, const char** stop) {
+  return ParseNumberPrefix(begin, end, value, stop);
 }
 
 bool ParseSmiTimestamp(const char* text, size_t length, double* epoch_s) {
