@@ -436,7 +436,8 @@ TEST(CsvFastPath, HashWhileReadingIsTheFileSha256) {
   // On the second thread (the log is several blocks) and in the reading thread: same digest.
   for (bool background : {true, false}) {
     CsvReader::Options options;
-    options.hash_in_background = background;
+    options.hash_thread = background ? CsvReader::Options::HashThread::kAlways
+                                     : CsvReader::Options::HashThread::kNever;
     CsvReader reader(path, options);
     std::vector<std::string_view> fields;
     EXPECT_EQ(reader.sha256(), "");
@@ -452,7 +453,9 @@ TEST(CsvFastPath, HashWhileReadingIsTheFileSha256) {
     for (size_t i = 0; i < size; ++i) bytes[i] = i % 61 == 60 ? '\n' : static_cast<char>('0' + i % 10);
     const std::string sized = WriteFile(scratch + "/sized_" + std::to_string(size) + ".csv", bytes);
     const std::string expected = Sha256OfFile(sized);  // a new file: read and hashed
-    CsvReader reader(sized);
+    CsvReader::Options options;
+    options.hash_thread = CsvReader::Options::HashThread::kAlways;
+    CsvReader reader(sized, options);
     std::vector<std::string_view> fields;
     int64_t records = 0;
     while (reader.Next(&fields)) ++records;
@@ -469,7 +472,9 @@ TEST(CsvFastPath, HashWhileReadingIsTheFileSha256) {
   // A reader that stops early remembers nothing.
   ForgetFileSha256s();
   {
-    CsvReader reader(path);
+    CsvReader::Options options;  // the hashing thread is stopped with blocks still queued
+    options.hash_thread = CsvReader::Options::HashThread::kAlways;
+    CsvReader reader(path, options);
     std::vector<std::string_view> fields;
     ASSERT_TRUE(reader.Next(&fields));
   }

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <unistd.h>
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -111,6 +113,28 @@ bool CsvReader::NextLine(const char** data, size_t* size) {
   }
 }
 
+namespace {
+
+// Options::HashThread: whether a second thread will hash the file. kWhenACoreIsFree: more than
+// one online core and a 1-minute load average of at most the cores - 1 (measured on a 2-core
+// machine at load 4-10, the second thread took the reading thread's share and was no faster).
+bool HashOnSecondThread(CsvReader::Options::HashThread mode) {
+  switch (mode) {
+    case CsvReader::Options::HashThread::kAlways:
+      return true;
+    case CsvReader::Options::HashThread::kNever:
+      return false;
+    case CsvReader::Options::HashThread::kWhenACoreIsFree:
+      break;
+  }
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  double load = 0.0;
+  if (cores < 2 || getloadavg(&load, 1) != 1) return false;
+  return load <= static_cast<double>(cores - 1);
+}
+
+}  // namespace
+
 void CsvReader::ReadBlock() {
   const uint64_t n = blocks_read_++;
   std::vector<char>& block = blocks_[n % kRingBlocks];
@@ -128,7 +152,7 @@ void CsvReader::ReadBlock() {
   }
   // Hash while reading (util/sha256.h): the manifest need not read the file again. A file of
   // more than one block is hashed on a second thread, in file order.
-  if (background_ == nullptr && !file_eof_ && options_.hash_in_background) {
+  if (n == 0 && !file_eof_ && HashOnSecondThread(options_.hash_thread)) {
     background_ = std::make_unique<BackgroundHasher>(hasher_.get());
   }
   if (background_ != nullptr) {

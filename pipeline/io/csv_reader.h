@@ -14,8 +14,9 @@
 // The bytes are hashed (SHA-256) as they are read: a reader that reaches the end of the file
 // remembers the file's hash (RememberFileSha256, util/output.h), so the manifest of an output
 // made from it does not read the file a second time. A file larger than one block is hashed
-// on a second thread (BackgroundHasher, util/sha256.h) fed from a ring of four reused blocks
-// (1 MiB in all), so hashing is off the parsing thread's critical path; same digest.
+// on a second thread (BackgroundHasher, util/sha256.h) when a core is free for it, fed from a
+// ring of 16 reused blocks (4 MiB in all), so hashing is off the parsing thread's critical
+// path; same digest.
 #pragma once
 
 #include <cstdint>
@@ -44,9 +45,12 @@ class CsvReader {
     // Quote-free lines are split by the reader rather than libcsv (same results). False sends
     // every line to libcsv: for tests comparing the two.
     bool fast_path = true;
-    // A file larger than one block is hashed on a second thread (same digest). False hashes
-    // in the reading thread: for tests comparing the two.
-    bool hash_in_background = true;
+    // Where a file larger than one block is hashed (same digest either way): on a second
+    // thread when a core is free for it (the 1-minute load average is at most the online
+    // cores - 1; on a busy machine the second thread only takes the reading thread's share and
+    // measured no faster), always on a second thread, or always in the reading thread (tests).
+    enum class HashThread { kWhenACoreIsFree, kAlways, kNever };
+    HashThread hash_thread = HashThread::kWhenACoreIsFree;
   };
 
   // Opens `path` (throws InputError if it cannot be opened).
