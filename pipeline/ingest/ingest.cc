@@ -194,7 +194,7 @@ IngestResult Ingest(const IngestInputs& in, const IngestOptions& options) {
       }
     }
     r.kernels_csv = KernelEnergiesToCsv(r.energy.kernels);
-    r.windows_csv = WindowEnergiesToCsv(r.energy.windows);
+    if (options.windows_table) r.windows_csv = WindowEnergiesToCsv(r.energy.windows);
   }
 
   std::map<std::string, std::vector<double>> util_of;

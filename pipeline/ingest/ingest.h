@@ -56,6 +56,9 @@ struct IngestOptions {
   // InputError: its launches may come from several V-F pairs, and averaging them would be wrong.
   double stated_core_mhz = std::numeric_limits<double>::quiet_NaN();
   double stated_mem_mhz = std::numeric_limits<double>::quiet_NaN();
+  // Build IngestResult::windows_csv (the per-launch table). False leaves it empty: formatting
+  // one row per launch costs time that is wasted when nobody writes the table (--windows-out).
+  bool windows_table = true;
   bool Check(std::string* error) const;
 };
 
@@ -65,7 +68,7 @@ struct IngestResult {
   // Per kernel: utilisations in the description's component order (with counters).
   std::vector<std::pair<std::string, std::vector<double>>> utilisations;
   std::string kernels_csv;       // per (kernel, V-F pair) energy table
-  std::string windows_csv;       // per launch
+  std::string windows_csv;       // per launch (empty unless IngestOptions::windows_table)
   std::string tidy_csv;          // measured tidy table (power log + counters)
   std::string activity_csv;      // utilisations only (counters)
   std::string instructions_csv;  // energy per instruction (instruction pairs)

@@ -135,6 +135,9 @@ struct PowerLogOptions {
   // dcgmi dmon logs without timestamps: time of the first row, seconds, in the time base of
   // the kernel windows it will be matched with.
   double dmon_start_s = 0.0;
+  // nvidia-smi and raw NVML logs: quote-free lines are split without libcsv (CsvReader's fast
+  // path, same results). False reads every line through libcsv: for tests comparing the two.
+  bool csv_fast_path = true;
 
   // False (with a message naming the field, its value and the rule) when a field is invalid.
   bool Check(std::string* error) const;

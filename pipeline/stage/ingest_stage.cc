@@ -118,6 +118,7 @@ IngestStageReport RunDumps(const IngestStageOptions& o) {
     options.energy.settle_ms = kDefaultSettleMs;
     options.energy.settle_short_windows_by_half = true;
   }
+  options.windows_table = !o.windows_out_path.empty();  // formatted only when written
   const IngestResult r = Ingest(in, options);
 
   std::vector<std::string> inputs;

@@ -1,7 +1,6 @@
 #include "util/output.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +17,7 @@
 
 #include "util/errors.h"
 #include "util/json_check.h"
+#include "util/sha256.h"
 
 namespace fs = boost::filesystem;
 
@@ -79,30 +79,20 @@ std::string CannotWriteMessage(const std::string& path, int errno_value) {
 }
 
 std::string Sha256OfFile(const std::string& path) {
+  // A reader that streamed the whole file hashed it as it read (util/sha256.h).
+  std::string remembered;
+  if (RememberedFileSha256(path, &remembered)) return remembered;
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
     throw InputError(path, 0, "",
         std::string("cannot open file for reading: ") + std::strerror(errno));
   }
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  Sha256Hasher hasher;
   std::vector<unsigned char> buffer(1 << 16);
   size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), f)) > 0) {
-    EVP_DigestUpdate(ctx, buffer.data(), n);
-  }
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), f)) > 0) hasher.Update(buffer.data(), n);
   std::fclose(f);
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_DigestFinal_ex(ctx, digest, &length);
-  EVP_MD_CTX_free(ctx);
-  static const char* kHex = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 15];
-  }
-  return hex;
+  return hasher.HexDigest();
 }
 
 OutputSet::~OutputSet() {

@@ -17,7 +17,8 @@ namespace wattcal {
 // The version written into every manifest and model file.
 const char* WattcalVersion();
 
-// Hex SHA-256 of a file's bytes (throws InputError if it cannot be read).
+// Hex SHA-256 of a file's bytes (throws InputError if it cannot be read); the hash a reader
+// computed while it read the unchanged file when there is one (util/sha256.h).
 std::string Sha256OfFile(const std::string& path);
 
 // A file's identity: device and inode, symlinks resolved. Two paths name the same file exactly
