@@ -50,7 +50,7 @@ struct MeanSd {
 };
 
 // MAPE of every model over the targets other than the base, for one campaign.
-std::map<std::string, double> Mapes(const PerfSuiteSpec& spec, const PerfCampaign& c) {
+std::map<std::string, double> Mapes(const PerfSuiteSpec& spec, const PerfCampaignReport& c) {
   std::map<std::string, double> sum;
   int n = 0;
   for (const ActualTime& a : c.actual) {
@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
     for (size_t s = 0; s < settings.size(); ++s) {
       PerfSuiteSpec spec = settings[s].spec;
       spec.seed = static_cast<unsigned>(seed);
-      const PerfCampaign c = RunPerfCampaign(spec, {}, 2);
+      const PerfCampaignReport c = RunPerfCampaign(spec, {}, 2);
       for (const auto& [m, v] : Mapes(spec, c)) mapes[s][m].Add(v);
       if (s != 1) continue;
       // The DVFS choice on the virtual GPU's own levels.

@@ -236,7 +236,7 @@ TEST(AccelWattchFit, LeaveOneKernelOutOnExactData) {
   const Synthetic s = MakeTable(OrderedTruth(), 40, 0.0, SeedFromTestName());
   AccelWattchFitOptions o;
   o.show_progress = false;
-  const AccelWattchLokoResult loko = LeaveOneKernelOut(s.table, o);
+  const AccelWattchLokoReport loko = LeaveOneKernelOut(s.table, o);
   ASSERT_EQ(loko.rows.size(), 40u);
   EXPECT_EQ(loko.max_constraint_violation, 0.0);
   for (const AccelWattchModel& m : loko.fold_models) ExpectPaperOrderingsHold(m);

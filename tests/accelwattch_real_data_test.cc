@@ -189,8 +189,8 @@ TEST_F(AccelWattchRealData, ReestimationLeaveOneKernelOutOnVoltaHw) {
     AccelWattchFitOptions options;
     options.prior_weight = lambda;
     options.show_progress = false;
-    const AccelWattchLokoResult a = LeaveOneKernelOut(table, options);
-    const AccelWattchLokoResult b = LeaveOneKernelOut(table, options);
+    const AccelWattchLokoReport a = LeaveOneKernelOut(table, options);
+    const AccelWattchLokoReport b = LeaveOneKernelOut(table, options);
     // Deterministic: the same predictions and factors, bit for bit.
     ASSERT_EQ(a.rows.size(), 25u);
     for (size_t k = 0; k < a.rows.size(); ++k) {

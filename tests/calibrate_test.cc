@@ -269,7 +269,7 @@ TEST(CrossValidation, WholeBenchmarksPerFoldAndEveryRowOnce) {
   CrossValidationOptions cv;
   cv.folds = 4;
   cv.num_threads = 2;
-  const CrossValidationResult result =
+  const CrossValidationReport result =
       CrossValidate(c.train, CalibrationOptions(), PredictMode::kDvfs, cv);
   ASSERT_EQ(static_cast<int>(result.rows.size()), c.train.rows());
   std::map<std::string, std::set<int>> folds_of;
@@ -281,7 +281,7 @@ TEST(CrossValidation, WholeBenchmarksPerFoldAndEveryRowOnce) {
 
   // Folds in parallel give exactly what they give one by one.
   cv.num_threads = 1;
-  const CrossValidationResult serial =
+  const CrossValidationReport serial =
       CrossValidate(c.train, CalibrationOptions(), PredictMode::kDvfs, cv);
   ASSERT_EQ(serial.rows.size(), result.rows.size());
   for (size_t i = 0; i < serial.rows.size(); ++i) {

@@ -29,7 +29,7 @@ GpuDescription H100Gpu() {
   return ReadGpuDescription(std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/h100_sxm.json");
 }
 
-const CaptureWindow& Find(const CaptureResult& r, const std::string& name) {
+const CaptureWindow& Find(const CaptureReport& r, const std::string& name) {
   for (const CaptureWindow& w : r.windows) {
     if (w.workload == name) return w;
   }
@@ -82,7 +82,7 @@ TEST(Capture, EveryH100FolderIngests) {
       {"ubench_random", 39}, {"mix_random", 100}, {"ubench_zeros", 39}, {"mix_zeros", 100}};
   for (const auto& [folder, benchmarks] : folders) {
     SCOPED_TRACE(folder);
-    const CaptureResult r = IngestCaptures({H100(folder)}, gpu, CaptureOptions());
+    const CaptureReport r = IngestCaptures({H100(folder)}, gpu, CaptureOptions());
     int measured = 0, idle = 0;
     for (const CaptureWindow& w : r.windows) {
       if (w.kind == "idle") {
@@ -114,7 +114,7 @@ TEST(Capture, TheH200CaptureIngestsWithItsDescription) {
   WATTCAL_REQUIRE_DATASETS();
   const GpuDescription gpu = ReadGpuDescription(std::string(WATTCAL_SOURCE_DIR) +
                                                 "/microbench_specs/gpus/h200_sxm.json");
-  const CaptureResult r = IngestCaptures({Dataset("h200_capture/ubench_random"),
+  const CaptureReport r = IngestCaptures({Dataset("h200_capture/ubench_random"),
                                           Dataset("h200_capture/mix_random")},
                                          gpu, CaptureOptions());
   const Corpus c = r.ToCorpus();
@@ -131,7 +131,7 @@ TEST(Capture, TheH200CaptureIngestsWithItsDescription) {
 
 TEST(Capture, CountersJoinByLaunchNotByName) {
   WATTCAL_REQUIRE_DATASETS();
-  const CaptureResult r = IngestCaptures({H100("ubench_random")}, H100Gpu(), CaptureOptions());
+  const CaptureReport r = IngestCaptures({H100("ubench_random")}, H100Gpu(), CaptureOptions());
   // Nine benchmarks run k_int_add: each keeps its own launch.
   const CaptureWindow& one = Find(r, "sm_sweep_int_add_001");
   const CaptureWindow& all = Find(r, "sm_sweep_int_add_132");
@@ -158,7 +158,7 @@ TEST(Capture, CountersJoinByLaunchNotByName) {
 
 TEST(Capture, EnergyCounterPowerMatchesAHandComputation) {
   WATTCAL_REQUIRE_DATASETS();
-  const CaptureResult r = IngestCaptures({H100("ubench_random")}, H100Gpu(), CaptureOptions());
+  const CaptureReport r = IngestCaptures({H100("ubench_random")}, H100Gpu(), CaptureOptions());
   // int_add's window, windows.csv line 3.
   const double start_s = 1795519849900923e-6, end_s = 1795519851496551e-6;
   // The README's reference: (energy_mj at the end - energy_mj 300 ms after the start) / the
@@ -185,7 +185,7 @@ TEST(Capture, EnergyCounterPowerMatchesAHandComputation) {
 
 TEST(Capture, PowerCappedMixesAreFlagged) {
   WATTCAL_REQUIRE_DATASETS();
-  const CaptureResult r = IngestCaptures({H100("mix_random")}, H100Gpu(), CaptureOptions());
+  const CaptureReport r = IngestCaptures({H100("mix_random")}, H100Gpu(), CaptureOptions());
   int flagged = 0;
   for (const CaptureWindow& w : r.windows) {
     if (w.kind != "benchmark") continue;
@@ -236,7 +236,7 @@ TEST(Capture, ANvidiaSmiLogThatStopsEarlyIsLeftOutWithAWarning) {
   const std::string dir = ScratchCapture(JoinLines(Lines(H100("ubench_random/windows.csv"))));
   fs::create_symlink(H100("ubench_random/ncu_raw.csv"), dir + "/ncu_raw.csv");
   testing::WriteFile(dir + "/nvidia_smi_power.csv", JoinLines(smi));
-  const CaptureResult r = IngestCaptures({dir}, H100Gpu(), CaptureOptions());
+  const CaptureReport r = IngestCaptures({dir}, H100Gpu(), CaptureOptions());
   ASSERT_FALSE(r.warnings.empty());
   EXPECT_NE(r.warnings[0].find("nvidia_smi_power.csv: it covers"), std::string::npos) << r.warnings[0];
   EXPECT_TRUE(std::isnan(r.power_limit_w));
@@ -286,7 +286,7 @@ TEST(Capture, AWorkloadsKernelsAreSummedOverTheirTime) {
   testing::WriteFile(dir + "/ncu/app.csv", JoinLines({raw[3], raw[4], raw[8], raw[10]}));
   testing::WriteFile(dir + "/ncu/unused.csv", JoinLines({raw[3], raw[4], raw[8]}));
   const GpuDescription gpu = H100Gpu();
-  const CaptureResult r = IngestCaptures({dir}, gpu, CaptureOptions());
+  const CaptureReport r = IngestCaptures({dir}, gpu, CaptureOptions());
   const CaptureWindow& app = Find(r, "app");
   EXPECT_EQ(app.counters_launches, 2);
   ASSERT_EQ(r.unused_exports.size(), 1u);
@@ -319,7 +319,7 @@ TEST(Capture, RunsOfOneWorkloadShareItsExportAndExportsWinOverARawPage) {
   fs::create_directories(dir + "/ncu/suite");
   testing::WriteFile(dir + "/ncu/suite/app.csv", JoinLines({raw[3], raw[4], raw[8], raw[10]}));
   fs::create_symlink(H100("ubench_random/ncu_raw.csv"), dir + "/ncu_raw.csv");
-  const CaptureResult r = IngestCaptures({dir}, H100Gpu(), CaptureOptions());
+  const CaptureReport r = IngestCaptures({dir}, H100Gpu(), CaptureOptions());
   ASSERT_EQ(r.windows.size(), 2u);
   EXPECT_EQ(r.windows[0].counters_path, dir + "/ncu/suite/app.csv");
   EXPECT_EQ(r.windows[1].counters_path, dir + "/ncu/suite/app.csv");
@@ -375,7 +375,7 @@ TEST(Capture, AMetricMissingFromOneKernelOfAWorkloadCountsZeroWithAWarning) {
   fs::create_directories(dir + "/ncu");
   testing::WriteFile(dir + "/ncu/app.csv", JoinLines({raw[3], raw[4], raw[8], QuotedLine(second)}));
   const GpuDescription gpu = H100Gpu();
-  const CaptureResult r = IngestCaptures({dir}, gpu, CaptureOptions());
+  const CaptureReport r = IngestCaptures({dir}, gpu, CaptureOptions());
   bool warned = false;
   for (const std::string& w : r.warnings) {
     warned = warned || (w.find("dram__bytes_read.sum: 1 of 2 launches") != std::string::npos &&

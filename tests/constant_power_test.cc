@@ -88,7 +88,7 @@ TEST(ConstantPowerOptions, DefaultsPassCheckAndEachRuleNamesItsField) {
 // f = 0 is negative although the true constant is 0 (AccelWattch §4.2's point, in three numbers).
 TEST(ConstantPowerFit, CertifiedCubicAndItsLinearExtrapolation) {
   const Sweep s = MakeSweep({{"cube", 1e-9, 0.0}}, 0.0, {1000, 2000, 3000}, 0.0, 1);
-  const ConstantPowerResult r = FitConstantPower(s, ConstantPowerOptions());
+  const ConstantPowerReport r = FitConstantPower(s, ConstantPowerOptions());
   ASSERT_EQ(r.curves.size(), 1u);
   EXPECT_NEAR(r.p_const_w, 0.0, 1e-9);
   EXPECT_NEAR(r.curves[0].joint.beta_w_per_mhz3, 1e-9, 1e-18);
@@ -106,7 +106,7 @@ TEST(ConstantPowerFit, CertifiedCubicAndItsLinearExtrapolation) {
 TEST(ConstantPowerFit, ExactCurvesGiveTheSharedConstantExactly) {
   const std::vector<TrueCurve> truth = {
       {"a", 3.0e-8, 0.020}, {"b", 1.2e-8, 0.030}, {"c", 0.5e-8, 0.026}, {"d", 2.0e-8, 0.045}};
-  const ConstantPowerResult r = FitConstantPower(MakeSweep(truth, 32.5, kClocks, 0.0, 1), {});
+  const ConstantPowerReport r = FitConstantPower(MakeSweep(truth, 32.5, kClocks, 0.0, 1), {});
   EXPECT_NEAR(r.p_const_w, 32.5, 1e-8);
   ASSERT_EQ(r.curves.size(), truth.size());
   for (size_t i = 0; i < truth.size(); ++i) {
@@ -132,8 +132,8 @@ TEST(ConstantPowerFit, RecoversSharedConstantFromNoisyCurves) {
   }
   const double noise_w = 0.3;
   const Sweep s = MakeSweep(truth, 32.5, kClocks, noise_w, SeedFromTestName());
-  const ConstantPowerResult r = FitConstantPower(s, {});
-  const ConstantPowerResult exact = FitConstantPower(MakeSweep(truth, 32.5, kClocks, 0.0, 1), {});
+  const ConstantPowerReport r = FitConstantPower(s, {});
+  const ConstantPowerReport exact = FitConstantPower(MakeSweep(truth, 32.5, kClocks, 0.0, 1), {});
   EXPECT_EQ(r.points, 96);
   EXPECT_EQ(r.dof, 96 - 1 - 24);
   EXPECT_LT(std::abs(r.p_const_w - 32.5), 4.0 * r.p_const_se_w);
@@ -149,11 +149,11 @@ TEST(ConstantPowerFit, RecoversSharedConstantFromNoisyCurves) {
   ConstantPowerOptions boot;
   boot.ci_method = ConstantCiMethod::kBootstrap;
   boot.bootstrap_seed = SeedFromTestName();
-  const ConstantPowerResult b = FitConstantPower(s, boot);
+  const ConstantPowerReport b = FitConstantPower(s, boot);
   EXPECT_DOUBLE_EQ(b.p_const_w, r.p_const_w);
   EXPECT_LT(b.p_const_ci_low_w, b.p_const_w);
   EXPECT_GT(b.p_const_ci_high_w, b.p_const_w);
-  const ConstantPowerResult b2 = FitConstantPower(s, boot);
+  const ConstantPowerReport b2 = FitConstantPower(s, boot);
   EXPECT_EQ(b2.p_const_ci_low_w, b.p_const_ci_low_w);  // same seed, same interval
 }
 
@@ -161,7 +161,7 @@ TEST(ConstantPowerFit, CurvesWithTooFewClocksAreListedAndNoneIsAnInputError) {
   Sweep s = MakeSweep({{"full", 1e-8, 0.03}}, 30.0, kClocks, 0.0, 1);
   const Sweep two = MakeSweep({{"two_clocks", 1e-8, 0.03}}, 30.0, {900, 1400}, 0.0, 1);
   s.points.insert(s.points.end(), two.points.begin(), two.points.end());
-  const ConstantPowerResult r = FitConstantPower(s, {});
+  const ConstantPowerReport r = FitConstantPower(s, {});
   ASSERT_EQ(r.excluded.size(), 1u);
   EXPECT_EQ(r.excluded[0].benchmark, "two_clocks");
   EXPECT_NE(r.excluded[0].reason.find("2 distinct core clocks"), std::string::npos);
@@ -275,7 +275,7 @@ TEST(ConstantPowerRealData, V100DvfsSweepOfSpecAccel) {
   while (reader.Next(&row)) csv += row[app] + "," + row[clock] + "," + row[power] + "\n";
   const std::string path = WriteFile(ScratchDir() + "/v100_spec.csv", csv);
   const Sweep s = ReadSweep(path);
-  const ConstantPowerResult r = FitConstantPower(s, {});
+  const ConstantPowerReport r = FitConstantPower(s, {});
   EXPECT_EQ(r.curves.size(), 21u);
   EXPECT_EQ(r.points, 2457);
   EXPECT_NEAR(r.p_const_w, 41.15, 0.05);
@@ -294,7 +294,7 @@ TEST(ConstantPowerRealData, V100DvfsSweepOfSpecAccel) {
   EXPECT_NEAR(r.linear_joint_intercept_w, 22.8, 0.1);
   ConstantPowerOptions boot;
   boot.ci_method = ConstantCiMethod::kBootstrap;
-  const ConstantPowerResult b = FitConstantPower(s, boot);
+  const ConstantPowerReport b = FitConstantPower(s, boot);
   EXPECT_NEAR(b.p_const_ci_low_w, 35.42, 0.05);
   EXPECT_NEAR(b.p_const_ci_high_w, 46.34, 0.05);
 }

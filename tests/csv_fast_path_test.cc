@@ -227,7 +227,7 @@ std::string ReadPowerLog(const std::string& path, PowerLogOptions options, bool 
              bits(s.energy_j) + " " + std::to_string(s.clock_reasons) + " " +
              std::to_string(s.has_clock_reasons) + " " + bits(s.power_limit_w) + "\n";
     }
-    const PowerLogStats& st = reader.stats();
+    const PowerLogSummary& st = reader.stats();
     out += "stats " + std::to_string(st.samples) + " " + std::to_string(st.missing_power_rows) +
            " " + std::to_string(st.empty_power_rows) + " " +
            std::to_string(st.first_empty_power_line) + " " + std::to_string(st.nan_power_rows) +

@@ -521,7 +521,7 @@ TEST(KernelEnergy, PerInstructionEnergyFromALog) {
   }
   const std::string log_path = WriteLog(dir + "/log.csv", r);
   const std::string win_path = WriteFile(dir + "/w.csv", windows);
-  const KernelEnergyResult result =
+  const KernelEnergyReport result =
       MeasureKernelEnergies(log_path, PowerLogOptions(), win_path, KernelEnergyOptions());
   EXPECT_EQ(result.format, PowerLogFormat::kNvmlRaw);
   EXPECT_EQ(result.power_field, "power_w");
@@ -556,7 +556,7 @@ TEST(KernelEnergy, RealH100WindowMatchesAnIndependentComputation) {
   const std::string win = WriteFile(dir + "/w.csv",
                                     "kernel,start,end\n"
                                     "gemm,2023/08/31 14:16:45.0005,2023/08/31 14:16:50.2505\n");
-  const KernelEnergyResult r =
+  const KernelEnergyReport r =
       MeasureKernelEnergies(sample, PowerLogOptions(), win, KernelEnergyOptions());
   ASSERT_EQ(r.windows.size(), 1u);
   const WindowEnergy& w = r.windows[0];
@@ -702,7 +702,7 @@ TEST(KernelEnergyCounter, InterpolatesBetweenChangePoints) {
                                     "mid,0.333,1.777\n"
                                     "edges,0.001,1.999\n"
                                     "short,0.512,0.518\n");
-  const KernelEnergyResult r = MeasureKernelEnergiesWithReasons(log, PowerLogOptions(), "",
+  const KernelEnergyReport r = MeasureKernelEnergiesWithReasons(log, PowerLogOptions(), "",
                                                                 PowerLogOptions(), win, {});
   EXPECT_EQ(r.power_source, PowerSource::kEnergyCounter);
   EXPECT_EQ(r.power_source_name, "energy_counter");
@@ -725,7 +725,7 @@ TEST(KernelEnergyCounter, ACounterThatNeverChangesFallsBackToThePowerColumn) {
   const std::string log = WriteCounterLog(dir + "/nvml.csv", /*counter_w=*/0.0);
   const std::string win = WriteFile(dir + "/w.csv", "kernel,start_s,end_s\nk,0.5,1.5\n");
   ::testing::internal::CaptureStderr();
-  const KernelEnergyResult r = MeasureKernelEnergiesWithReasons(log, PowerLogOptions(), "",
+  const KernelEnergyReport r = MeasureKernelEnergiesWithReasons(log, PowerLogOptions(), "",
                                                                 PowerLogOptions(), win, {});
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(r.power_source, PowerSource::kInstantPower);
@@ -767,7 +767,7 @@ TEST(KernelEnergyTwoLogs, ReasonsAndLimitComeFromTheSecondaryLog) {
       dir + "/w.csv",
       fmt::format("kernel,start_s,end_s\ncalm,{},{}\ncapped,{},{}\n", kDay + 1, kDay + 3,
                   kDay + 4.5, kDay + 6.5));
-  const KernelEnergyResult r = MeasureKernelEnergiesWithReasons(raw_path, PowerLogOptions(),
+  const KernelEnergyReport r = MeasureKernelEnergiesWithReasons(raw_path, PowerLogOptions(),
                                                                 smi_path, PowerLogOptions(), win, {});
   EXPECT_EQ(r.power_source, PowerSource::kInstantPower);
   EXPECT_EQ(r.format, PowerLogFormat::kNvmlRaw);
@@ -787,7 +787,7 @@ TEST(KernelEnergyTwoLogs, ReasonsAndLimitComeFromTheSecondaryLog) {
   PowerLogOptions averaged;
   averaged.power_field = "power.draw";
   ::testing::internal::CaptureStderr();
-  const KernelEnergyResult s =
+  const KernelEnergyReport s =
       MeasureKernelEnergiesWithReasons("", PowerLogOptions(), smi_path, averaged, win, {});
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(s.power_source, PowerSource::kAveragedPower);
@@ -818,7 +818,7 @@ TEST(KernelEnergyH100Capture, CounterEnergyOfOneWindowMatchesAHandComputation) {
   WATTCAL_REQUIRE_DATASETS();
   const std::string log = Capture("ubench_random", "nvml_power.csv");
   const std::string win = Capture("ubench_random", "windows.csv");
-  const KernelEnergyResult r = MeasureKernelEnergiesWithReasons(log, PowerLogOptions(), "",
+  const KernelEnergyReport r = MeasureKernelEnergiesWithReasons(log, PowerLogOptions(), "",
                                                                 PowerLogOptions(), win, {});
   ASSERT_EQ(r.power_source, PowerSource::kEnergyCounter);
   const WindowEnergy& w = r.windows[0];
@@ -945,7 +945,7 @@ TEST(KernelEnergyH100Capture, PowerCappedMixesAreFlagged) {
   WATTCAL_REQUIRE_DATASETS();
   KernelEnergyOptions options;
   options.settle_ms = 300.0;
-  const KernelEnergyResult r = MeasureKernelEnergiesWithReasons(
+  const KernelEnergyReport r = MeasureKernelEnergiesWithReasons(
       Capture("mix_random", "nvml_power.csv"), PowerLogOptions(),
       Capture("mix_random", "nvidia_smi_power.csv"), PowerLogOptions(),
       Capture("mix_random", "windows.csv"), options);
@@ -975,7 +975,7 @@ TEST(KernelEnergyH100Capture, PowerCappedMixesAreFlagged) {
 
   // Without the settle time, the cap reason of a capped mix lingers into the first 80-180 ms of
   // the next window (the power controller averages over ~1 s): those windows are flagged too.
-  const KernelEnergyResult whole = MeasureKernelEnergiesWithReasons(
+  const KernelEnergyReport whole = MeasureKernelEnergiesWithReasons(
       Capture("mix_random", "nvml_power.csv"), PowerLogOptions(),
       Capture("mix_random", "nvidia_smi_power.csv"), PowerLogOptions(),
       Capture("mix_random", "windows.csv"), KernelEnergyOptions());

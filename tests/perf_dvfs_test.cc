@@ -239,7 +239,7 @@ VirtualGpuChain BuildChain() {
   PerfSuiteSpec suite = ReadPerfSuiteSpec(root + "perf_kernels.json");
   suite.base_mhz = gpu.layout.domains[0].default_freq_mhz;
   suite.targets_mhz = gpu.voltage[0].freq_levels_mhz;
-  const PerfCampaign campaign = RunPerfCampaign(suite, {}, 2);
+  const PerfCampaignReport campaign = RunPerfCampaign(suite, {}, 2);
   VirtualGpuChain chain;
   chain.truth = TruthModel(gpu);
   const std::string path = ScratchDir() + "/activity.csv";

@@ -121,8 +121,8 @@ TEST(PerfSmModel, StoreQueueFullStallsFadeAtLowerClock) {
 
 TEST(PerfSmModel, DeterministicAndThreadIndependent) {
   const PerfSuiteSpec spec = ReadPerfSuiteSpec(kSuiteSpec);
-  const PerfCampaign one = RunPerfCampaign(spec, {}, 1);
-  const PerfCampaign two = RunPerfCampaign(spec, {}, 2);
+  const PerfCampaignReport one = RunPerfCampaign(spec, {}, 1);
+  const PerfCampaignReport two = RunPerfCampaign(spec, {}, 2);
   EXPECT_EQ(CrispCountersToCsv(one.counters), CrispCountersToCsv(two.counters));
   EXPECT_EQ(ActualTimesToCsv(one.actual), ActualTimesToCsv(two.actual));
   EXPECT_EQ(TimelinesToCsv(one.timelines), TimelinesToCsv(two.timelines));
@@ -200,7 +200,7 @@ Truth RunKernel(const PerfSuiteSpec& spec, const std::string& name) {
   for (const PerfKernelSpec& k : spec.kernels) {
     if (k.name == name) one.kernels.push_back(k);
   }
-  const PerfCampaign c = RunPerfCampaign(one, {});
+  const PerfCampaignReport c = RunPerfCampaign(one, {});
   Truth t;
   t.counters = c.counters.at(0);
   for (const ActualTime& a : c.actual) t.time_s[a.target_mhz] = a.actual_time_s;
@@ -259,7 +259,7 @@ TEST(CrispVersusTruth, SuiteWithSeededLatencyJitter) {
   // tolerance and beats every baseline.
   PerfSuiteSpec spec = ReadPerfSuiteSpec(kSuiteSpec);
   spec.seed = SeedFromTestName();
-  const PerfCampaign c = RunPerfCampaign(spec, {}, 2);
+  const PerfCampaignReport c = RunPerfCampaign(spec, {}, 2);
   std::map<std::string, double> sum;
   int n = 0;
   for (const ActualTime& a : c.actual) {

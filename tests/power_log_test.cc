@@ -45,7 +45,7 @@ struct LogContents {
   std::vector<PowerSample> samples;
   PowerLogFormat format = PowerLogFormat::kNvidiaSmi;
   std::string power_field;
-  PowerLogStats stats;
+  PowerLogSummary stats;
   bool core = false, mem = false, temp = false;
 };
 

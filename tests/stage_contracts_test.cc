@@ -615,8 +615,11 @@ TEST_F(StageReruns, ValidateOutputsAreByteIdentical) {
                                    "-q"};
 #ifdef WATTCAL_GNUPLOT
   args.insert(args.end(), {"--plot", "v/plot.png"});
+  // --plot draws the scatter and the per-workload error chart, each with an SVG twin.
   files.insert(files.end(), {"plot.png", "plot.png.manifest.json", "plot.svg",
-                             "plot.svg.manifest.json"});
+                             "plot.svg.manifest.json", "plot_workloads.png",
+                             "plot_workloads.png.manifest.json", "plot_workloads.svg",
+                             "plot_workloads.svg.manifest.json"});
 #endif
   for (const char* run : {"run_a", "run_b"}) {
     const CommandResult r = RunStageIn(Run(run), "wattcal-validate", args);
@@ -639,6 +642,29 @@ TEST_F(StageReruns, ValidateOutputsAreByteIdentical) {
   EXPECT_EQ(m["inputs"][0].at("sha256"), Sha256Hex(ReadFile(Model())));
   EXPECT_EQ(m["inputs"][1].at("sha256"), Sha256Hex(ReadFile(heldout)));
 }
+
+#ifdef WATTCAL_GNUPLOT
+// --plot draws the per-workload error chart beside the scatter and --summary-md links it;
+// --no-workload-plot leaves it out (and the summary does not name it).
+TEST_F(StageReruns, ValidateWorkloadChartFollowsNoWorkloadPlot) {
+  const std::string heldout = Dataset(std::string(kTitanX) + "DERIVED_real_power_allF_11comp.csv");
+  for (const bool chart : {true, false}) {
+    const char* dir = chart ? "with_chart" : "without_chart";
+    std::vector<std::string> args = {"--model", Model(), "--heldout", heldout, "--mode", "dvfs",
+                                     "--predictions", "v/pred.csv", "--metrics", "v/metrics.json",
+                                     "--plot", "v/plot.png", "--summary-md", "v/summary.md", "-q"};
+    if (!chart) args.push_back("--no-workload-plot");
+    boost::filesystem::create_directories(Run(dir));
+    const CommandResult r = RunStageIn(Run(dir), "wattcal-validate", args);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::vector<std::string> listed = ListDir(Run(dir) + "/v");
+    const bool drawn = std::count(listed.begin(), listed.end(), "plot_workloads.png") == 1;
+    EXPECT_EQ(drawn, chart) << dir;
+    const std::string summary = ReadFile(Run(dir) + "/v/summary.md");
+    EXPECT_EQ(summary.find("plot_workloads.png") != std::string::npos, chart) << summary;
+  }
+}
+#endif
 
 TEST_F(StageReruns, PredictBreakdownOnAliasedComponentNamesSumsToTheTotal) {
   // The activity file names FP32 ADD, FP64 MUL, ... where the model says SP ADD, DP MUL, ...:

@@ -75,7 +75,7 @@ StaticPowerOptions OptionsFor(const Truth& t) {
   return o;
 }
 
-const CategoryStatic& Category(const StaticPowerResult& r, const std::string& name) {
+const CategoryStatic& Category(const StaticPowerReport& r, const std::string& name) {
   for (const CategoryStatic& c : r.categories) {
     if (c.category == name) return c;
   }
@@ -118,7 +118,7 @@ TEST(StaticPowerFit, HalfWarpBasisIsEq5) {
 // AccelWattch §4.3's figures (47x, 31x, +70%, +10%).
 TEST(StaticPowerFit, GatingTermsAreExactOnTheTruth) {
   const Truth t = LoadTruth();
-  const StaticPowerResult r = FitStaticPower(TruthSweep(t, 0.0, 1), OptionsFor(t));
+  const StaticPowerReport r = FitStaticPower(TruthSweep(t, 0.0, 1), OptionsFor(t));
   const GatingTerms& g = r.gating;
   ASSERT_EQ(g.status, "ok");
   EXPECT_EQ(g.benchmark, "INT_STATIC");
@@ -144,7 +144,7 @@ TEST(StaticPowerFit, PureCategoriesFitTheirModelExactly) {
   for (VoltaCategory& c : t.spec.categories) {
     if (c.category == "int_fp_tensor") c.half_warp_weight = 0.0;
   }
-  const StaticPowerResult r = FitStaticPower(TruthSweep(t, 0.0, 1), OptionsFor(t));
+  const StaticPowerReport r = FitStaticPower(TruthSweep(t, 0.0, 1), OptionsFor(t));
   const double fr = t.spec.reference_f_core_mhz;
   struct Expect {
     std::string category, benchmark, model;
@@ -176,8 +176,8 @@ TEST(StaticPowerFit, PureCategoriesFitTheirModelExactly) {
 // misspecification, not the fit's).
 TEST(StaticPowerFit, NoisySweepsChooseTheModelOfTheirMix) {
   const Truth t = LoadTruth();
-  const StaticPowerResult r = FitStaticPower(TruthSweep(t, 0.003, SeedFromTestName()), OptionsFor(t));
-  const StaticPowerResult exact = FitStaticPower(TruthSweep(t, 0.0, 1), OptionsFor(t));
+  const StaticPowerReport r = FitStaticPower(TruthSweep(t, 0.003, SeedFromTestName()), OptionsFor(t));
+  const StaticPowerReport exact = FitStaticPower(TruthSweep(t, 0.0, 1), OptionsFor(t));
   for (const VoltaCategory& vc : t.spec.categories) {
     SCOPED_TRACE(vc.category);
     const CategoryStatic& c = Category(r, vc.category);
@@ -214,7 +214,7 @@ TEST(StaticPowerFit, LanesUpToHalfAWarpCannotTellTheModelsApart) {
   }
   StaticPowerOptions o;
   o.p_const_w = 30.0;
-  const StaticPowerResult r = FitStaticPower(s, o);
+  const StaticPowerReport r = FitStaticPower(s, o);
   const CategoryStatic& c = Category(r, "int_add");
   ASSERT_EQ(c.status, "ok");
   EXPECT_FALSE(c.distinguishable);
@@ -269,7 +269,7 @@ TEST(IdlePowerFit, WorkedExampleOfEqs6To8) {
   s.points = {Row("A", 4, 30), Row("A", 2, 24), Row("A", 1, 20), Row("B", 4, 50), Row("B", 3, 41)};
   IdlePowerOptions o;
   o.p_const_w = 10.0;
-  const IdlePowerResult r = FitIdlePower(s, o);
+  const IdlePowerReport r = FitIdlePower(s, o);
   ASSERT_EQ(r.status, "ok");
   ASSERT_EQ(r.benchmarks.size(), 2u);
   EXPECT_DOUBLE_EQ(r.benchmarks[0].per_active_sm_w, 5.0);
@@ -289,7 +289,7 @@ TEST(IdlePowerFit, NonPositiveEstimatesLeaveTheGeometricMean) {
   s.points = {Row("A", 4, 30), Row("A", 2, 24), Row("C", 4, 30), Row("C", 2, 19)};
   IdlePowerOptions o;
   o.p_const_w = 10.0;
-  IdlePowerResult r = FitIdlePower(s, o);
+  IdlePowerReport r = FitIdlePower(s, o);
   EXPECT_EQ(r.benchmarks_used, 1);
   EXPECT_DOUBLE_EQ(r.per_idle_sm_w, 2.0);
   EXPECT_FALSE(r.benchmarks[1].used);
@@ -311,12 +311,12 @@ TEST(IdlePowerFit, RecoversEq10IdleTermOnTheTruth) {
   IdlePowerOptions o;
   o.p_const_w = t.spec.constant_power_w;
   o.f_core_mhz = t.spec.reference_f_core_mhz;
-  const IdlePowerResult r = FitIdlePower(TruthSweep(t, 0.0, 1), o);
+  const IdlePowerReport r = FitIdlePower(TruthSweep(t, 0.0, 1), o);
   ASSERT_EQ(r.status, "ok");
   EXPECT_EQ(r.benchmarks_used, 2);  // ACT_CORE1, ACT_CORE2 (INT_STATIC's SM sweep has 1 lane)
   EXPECT_NEAR(r.per_idle_sm_w, t.spec.idle_sm_w + t.spec.chip_static_w / 80, 1e-10);
   o.f_core_mhz = 0.0;  // the highest clock, 1597 MHz
-  const IdlePowerResult top = FitIdlePower(TruthSweep(t, 0.0, 1), o);
+  const IdlePowerReport top = FitIdlePower(TruthSweep(t, 0.0, 1), o);
   EXPECT_NEAR(top.per_idle_sm_w, (0.15 + 10.7 / 80) * 1597.0 / 1447.0, 1e-10);
 }
 

@@ -231,7 +231,7 @@ TEST(WorkloadErrors, ValidationSummaryHasTheTable) {
   in.mode = PredictMode::kFixed;
   in.source = "heldout.csv";
   in.rows = SyntheticRows(24, SeedFromTestName());
-  const ValidationOutcome outcome = SummariseValidation(in);
+  const ValidationReport outcome = SummariseValidation(in);
   const std::string md =
       ValidationMarkdown(in, outcome, "p.csv", "m.json", "", "summary.md");
   EXPECT_NE(md.find("## Per-workload error, worst first"), std::string::npos) << md;

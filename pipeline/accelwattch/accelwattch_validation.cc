@@ -10,9 +10,9 @@
 
 namespace wattcal {
 
-AccelWattchValidationRun RunAccelWattchValidation(const AccelWattchValidationRequest& request,
+AccelWattchValidationReport RunAccelWattchValidation(const AccelWattchValidationRequest& request,
                                                   const MetricsOptions& metrics) {
-  AccelWattchValidationRun run;
+  AccelWattchValidationReport run;
   // A whole AccelWattch Eq. 12 model validates on an activity table (kernels at any V-F pair, SM
   // count and lane count); everything else on a per-kernel component table.
   AccelWattchModel fitted;
@@ -30,7 +30,7 @@ AccelWattchValidationRun RunAccelWattchValidation(const AccelWattchValidationReq
   if (request.loko) {
     run.variant = "loko";
     run.inputs = {request.table_path};
-    const AccelWattchLokoResult loko = LeaveOneKernelOut(table, request.fit);
+    const AccelWattchLokoReport loko = LeaveOneKernelOut(table, request.fit);
     run.rows = loko.rows;
     extra["cv"] = "loko";
     extra["prior_weight"] = request.fit.prior_weight;
@@ -72,7 +72,7 @@ AccelWattchValidationRun RunAccelWattchValidation(const AccelWattchValidationReq
                                        : fmt::format("AccelWattch leave-one-kernel-out re-estimation "
                                                      "(prior weight {})",
                                                      request.fit.prior_weight);
-  ValidationOutcome& out = run.outcome;
+  ValidationReport& out = run.outcome;
   out.title = title;
   out.metrics = ComputeValidationMetrics(run.rows, metrics);
   out.json = MetricsToJson(out.metrics, metrics);

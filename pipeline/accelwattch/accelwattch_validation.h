@@ -30,11 +30,11 @@ struct AccelWattchValidationRequest {
   std::string title;
 };
 
-struct AccelWattchValidationRun {
+struct AccelWattchValidationReport {
   std::string variant;                   // "published", "model" or "loko"
   std::vector<PredictionRow> rows;
   std::vector<std::string> inputs;       // files read, for manifests
-  ValidationOutcome outcome;             // metrics, JSON and terminal table
+  ValidationReport outcome;             // metrics, JSON and terminal table
 };
 
 // Reads the inputs, predicts, and summarises with ComputeValidationMetrics / MetricsToJson /
@@ -44,7 +44,7 @@ struct AccelWattchValidationRun {
 // "prior_weight", "max_constraint_violation" and every fold's factors
 // ("fold_x": [{"kernel", "x": [...]}, ...]); with a published table whose sim_total_W disagrees
 // with its columns, "published_total_mismatches". Throws as the readers and the fit do.
-AccelWattchValidationRun RunAccelWattchValidation(const AccelWattchValidationRequest& request,
+AccelWattchValidationReport RunAccelWattchValidation(const AccelWattchValidationRequest& request,
                                                   const MetricsOptions& metrics);
 
 }  // namespace wattcal

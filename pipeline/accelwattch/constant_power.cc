@@ -181,11 +181,11 @@ bool ConstantPowerOptions::Check(std::string* error) const {
   return true;
 }
 
-ConstantPowerResult FitConstantPower(const Sweep& sweep, const ConstantPowerOptions& options) {
+ConstantPowerReport FitConstantPower(const Sweep& sweep, const ConstantPowerOptions& options) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
   const std::set<std::string> wanted(options.benchmarks.begin(), options.benchmarks.end());
-  ConstantPowerResult result;
+  ConstantPowerReport result;
   std::vector<SweepCurve> used;
   for (SweepCurve& c : GroupCurves(sweep)) {
     if (!wanted.empty() && !wanted.count(c.benchmark)) continue;
@@ -326,7 +326,7 @@ nlohmann::json ConstantPowerOptionsToJson(const ConstantPowerOptions& options) {
   return j;
 }
 
-nlohmann::json ConstantPowerToJson(const ConstantPowerResult& r, const Sweep& sweep,
+nlohmann::json ConstantPowerToJson(const ConstantPowerReport& r, const Sweep& sweep,
                                    const ConstantPowerOptions& options) {
   nlohmann::json j;
   j["model"] = "AccelWattch MICRO'21 Eq. 3: P = beta f^3 + tau f + p_const, one p_const shared by "

@@ -115,7 +115,7 @@ struct ExcludedCurve {
   std::string reason;
 };
 
-struct ConstantPowerResult {
+struct ConstantPowerReport {
   double p_const_w = Eq3Fit::kNaN;
   double p_const_se_w = Eq3Fit::kNaN;       // from the covariance
   double p_const_ci_low_w = Eq3Fit::kNaN;
@@ -136,10 +136,10 @@ struct ConstantPowerResult {
 
 // Fits the joint model. Throws OptionError for invalid options and InputError (naming the
 // sweep file and f_core_mhz) when no curve has enough distinct clocks.
-ConstantPowerResult FitConstantPower(const Sweep& sweep, const ConstantPowerOptions& options);
+ConstantPowerReport FitConstantPower(const Sweep& sweep, const ConstantPowerOptions& options);
 
 // The JSON written by wattcal-constant (units in every key; NaN as null).
-nlohmann::json ConstantPowerToJson(const ConstantPowerResult& result, const Sweep& sweep,
+nlohmann::json ConstantPowerToJson(const ConstantPowerReport& result, const Sweep& sweep,
                                    const ConstantPowerOptions& options);
 
 // The effective options, for manifests.

@@ -40,10 +40,10 @@ namespace {
 nlohmann::json Num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
 }  // namespace
 
-IdlePowerResult FitIdlePower(const Sweep& sweep, const IdlePowerOptions& options) {
+IdlePowerReport FitIdlePower(const Sweep& sweep, const IdlePowerOptions& options) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
-  IdlePowerResult result;
+  IdlePowerReport result;
   result.p_const_w = options.p_const_w;
   int n = options.num_sms;
   double f_max = 0.0;
@@ -130,7 +130,7 @@ nlohmann::json IdlePowerOptionsToJson(const IdlePowerOptions& o) {
           {"lanes_per_warp", o.lanes_per_warp}, {"benchmarks", o.benchmarks}};
 }
 
-nlohmann::json IdlePowerToJson(const IdlePowerResult& r, const Sweep& sweep,
+nlohmann::json IdlePowerToJson(const IdlePowerReport& r, const Sweep& sweep,
                                const IdlePowerOptions& options) {
   nlohmann::json j;
   j["model"] = "AccelWattch MICRO'21 Eqs. 6-8: per-active-SM power from the all-SM run, idle SMs "

@@ -64,7 +64,7 @@ struct IdleBenchmark {
   std::vector<IdleConfig> configs;       // k < N, ascending
 };
 
-struct IdlePowerResult {
+struct IdlePowerReport {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   double p_const_w = 0.0;
   double f_core_mhz = 0.0;
@@ -78,9 +78,9 @@ struct IdlePowerResult {
 
 // Throws OptionError for invalid options (or a named benchmark not in the sweep), InputError
 // naming the sweep file when no benchmark has rows on all N SMs and on fewer at the clock.
-IdlePowerResult FitIdlePower(const Sweep& sweep, const IdlePowerOptions& options);
+IdlePowerReport FitIdlePower(const Sweep& sweep, const IdlePowerOptions& options);
 
-nlohmann::json IdlePowerToJson(const IdlePowerResult& result, const Sweep& sweep,
+nlohmann::json IdlePowerToJson(const IdlePowerReport& result, const Sweep& sweep,
                                const IdlePowerOptions& options);
 nlohmann::json IdlePowerOptionsToJson(const IdlePowerOptions& options);
 

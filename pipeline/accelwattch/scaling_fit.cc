@@ -278,7 +278,7 @@ AccelWattchModel FitAccelWattchScaling(const ComponentTable& train, const AccelW
   return model;
 }
 
-AccelWattchLokoResult LeaveOneKernelOut(const ComponentTable& table, const AccelWattchFitOptions& options) {
+AccelWattchLokoReport LeaveOneKernelOut(const ComponentTable& table, const AccelWattchFitOptions& options) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
   if (table.num_kernels() < 2) {
@@ -286,7 +286,7 @@ AccelWattchLokoResult LeaveOneKernelOut(const ComponentTable& table, const Accel
   }
   AccelWattchFitOptions fold_options = options;
   fold_options.show_progress = false;
-  AccelWattchLokoResult result;
+  AccelWattchLokoReport result;
   Progress progress("leave-one-kernel-out (folds)", options.show_progress ? table.num_kernels() : 0);
   for (int k = 0; k < table.num_kernels(); ++k) {
     std::vector<int> others;

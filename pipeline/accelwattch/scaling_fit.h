@@ -75,11 +75,11 @@ AccelWattchModel FitAccelWattchScaling(const ComponentTable& train, const AccelW
 
 // Leave-one-kernel-out cross-validation: for each kernel, the factors fitted on all the
 // others predict it. Rows in table order with fold = the kernel's index.
-struct AccelWattchLokoResult {
+struct AccelWattchLokoReport {
   std::vector<PredictionRow> rows;
   std::vector<AccelWattchModel> fold_models;  // the model that predicted each kernel
   double max_constraint_violation = 0.0;      // over every fold's x
 };
-AccelWattchLokoResult LeaveOneKernelOut(const ComponentTable& table, const AccelWattchFitOptions& options);
+AccelWattchLokoReport LeaveOneKernelOut(const ComponentTable& table, const AccelWattchFitOptions& options);
 
 }  // namespace wattcal

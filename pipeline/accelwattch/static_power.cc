@@ -96,10 +96,10 @@ DivergenceModel FitDivergence(const std::vector<DivergencePoint>& points, int wa
 
 }  // namespace
 
-StaticPowerResult FitStaticPower(const Sweep& sweep, const StaticPowerOptions& options) {
+StaticPowerReport FitStaticPower(const Sweep& sweep, const StaticPowerOptions& options) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
-  StaticPowerResult result;
+  StaticPowerReport result;
   result.p_const_w = options.p_const_w;
   const int h = options.half_warp_lanes, w = options.warp_size;
 
@@ -303,7 +303,7 @@ nlohmann::json ModelJson(const DivergenceModel& m, int n) {
 
 }  // namespace
 
-nlohmann::json StaticPowerToJson(const StaticPowerResult& r, const Sweep& sweep,
+nlohmann::json StaticPowerToJson(const StaticPowerReport& r, const Sweep& sweep,
                                  const StaticPowerOptions& options) {
   nlohmann::json j;
   j["model"] = "AccelWattch MICRO'21 §4.3-4.5 and Eq. 9: power-gating terms from total power at "

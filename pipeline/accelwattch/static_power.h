@@ -106,7 +106,7 @@ struct CategoryStatic {
   double eq3_mape_pct = DivergenceModel::kNaN;  // mean over the category's curves
 };
 
-struct StaticPowerResult {
+struct StaticPowerReport {
   double p_const_w = 0.0;
   double reference_f_core_mhz = 0.0;
   int num_sms = 0;
@@ -121,9 +121,9 @@ double HalfWarpBasis(int lanes, int half_warp_lanes);
 
 // Throws OptionError for invalid options (or an unknown gating benchmark), InputError naming
 // the sweep file when it has no row at the reference clock.
-StaticPowerResult FitStaticPower(const Sweep& sweep, const StaticPowerOptions& options);
+StaticPowerReport FitStaticPower(const Sweep& sweep, const StaticPowerOptions& options);
 
-nlohmann::json StaticPowerToJson(const StaticPowerResult& result, const Sweep& sweep,
+nlohmann::json StaticPowerToJson(const StaticPowerReport& result, const Sweep& sweep,
                                  const StaticPowerOptions& options);
 nlohmann::json StaticPowerOptionsToJson(const StaticPowerOptions& options);
 

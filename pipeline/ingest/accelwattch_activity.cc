@@ -48,7 +48,7 @@ std::map<std::string, double> MeanWindowLengths(const std::string& windows_path)
 AccelWattchActivity AccelWattchActivityTable(const std::string& description_path,
                                              const std::vector<KernelCounters>& counters,
                                              const std::string& counters_path,
-                                             const KernelEnergyResult* energy,
+                                             const KernelEnergyReport* energy,
                                              const std::string& windows_path) {
   const std::vector<SweepDescriptionRow> description = ReadSweepDescription(description_path);
   std::map<std::string, const KernelCounters*> counters_of;

@@ -45,7 +45,7 @@ struct AccelWattchActivity {
 AccelWattchActivity AccelWattchActivityTable(const std::string& description_path,
                                              const std::vector<KernelCounters>& counters,
                                              const std::string& counters_path,
-                                             const KernelEnergyResult* energy,
+                                             const KernelEnergyReport* energy,
                                              const std::string& windows_path);
 
 }  // namespace wattcal

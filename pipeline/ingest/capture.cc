@@ -194,14 +194,14 @@ std::vector<KernelWindow> Settle(std::vector<KernelWindow> windows, double settl
 
 }  // namespace
 
-CaptureResult IngestCaptures(const std::vector<std::string>& dirs, const GpuDescription& gpu,
+CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDescription& gpu,
                              const CaptureOptions& options) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
   if (dirs.empty()) throw OptionError("give at least one capture directory");
   if (!gpu.Check(&error)) throw OptionError(error);
 
-  CaptureResult r;
+  CaptureReport r;
   r.gpu = gpu;
   r.power_limit_w = kNaN;
   const std::vector<std::string> needed = NeededMetrics(gpu);
@@ -250,7 +250,7 @@ CaptureResult IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
         break;
       }
     }
-    const KernelEnergyResult measured = MeasureKernelEnergiesWithReasons(
+    const KernelEnergyReport measured = MeasureKernelEnergiesWithReasons(
         primary, log_options, secondary, log_options,
         Settle(windows, options.settle_ms, f.windows, &r.warnings), f.windows, energy_options);
     r.power_sources.push_back(measured.power_source_name);
@@ -395,7 +395,7 @@ CaptureResult IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
       if (!idle.empty()) {
         const std::string idle_secondary =
             !secondary.empty() && Covers(secondary_range, idle) ? secondary : std::string();
-        const KernelEnergyResult idle_measured = MeasureKernelEnergiesWithReasons(
+        const KernelEnergyReport idle_measured = MeasureKernelEnergiesWithReasons(
             primary, log_options, idle_secondary, log_options,
             Settle(idle, options.settle_ms, f.idle_windows, &r.warnings), f.idle_windows,
             energy_options);
@@ -413,7 +413,7 @@ CaptureResult IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
   return r;
 }
 
-Corpus CaptureResult::ToCorpus() const {
+Corpus CaptureReport::ToCorpus() const {
   Corpus c;
   c.path = "";
   c.kind = CorpusKind::kMeasured;
@@ -450,7 +450,7 @@ Corpus CaptureResult::ToCorpus() const {
   return c;
 }
 
-std::string CaptureResult::WindowsCsv() const {
+std::string CaptureReport::WindowsCsv() const {
   std::string s =
       "capture,workload,kind,start_s,end_s,duration_s,energy_j,mean_power_w,power_source,samples,"
       "f_core_mhz,f_core_min_mhz,f_core_max_mhz,f_mem_mhz,clock_reasons,power_limit_w,flags,"
@@ -476,7 +476,7 @@ std::string CaptureResult::WindowsCsv() const {
   return s;
 }
 
-std::string CaptureResult::Summary() const {
+std::string CaptureReport::Summary() const {
   std::string s;
   for (size_t i = 0; i < power_sources.size(); ++i) {
     s += fmt::format("power: {} from {}\n", power_sources[i], power_logs[i]);

@@ -84,7 +84,7 @@ struct CaptureWindow {
   std::vector<double> utilisations;
 };
 
-struct CaptureResult {
+struct CaptureReport {
   GpuDescription gpu;
   // Every window of every capture, in capture order, benchmarks then idle windows.
   std::vector<CaptureWindow> windows;
@@ -120,7 +120,7 @@ struct CaptureResult {
 
 // Reads every capture directory and joins its windows, power and counters. Throws InputError
 // (FILE:LINE: FIELD: message) for what it cannot read or join and OptionError for bad options.
-CaptureResult IngestCaptures(const std::vector<std::string>& dirs, const GpuDescription& gpu,
+CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDescription& gpu,
                              const CaptureOptions& options);
 
 }  // namespace wattcal

@@ -143,7 +143,7 @@ std::string KernelPowerTableCsv(const std::string& path) {
 
 }  // namespace
 
-IngestResult Ingest(const IngestInputs& in, const IngestOptions& options) {
+IngestReport Ingest(const IngestInputs& in, const IngestOptions& options) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
   if (in.power_log.empty() && in.counters.empty() && in.corpus.empty() && in.kernel_power.empty() &&
@@ -161,7 +161,7 @@ IngestResult Ingest(const IngestInputs& in, const IngestOptions& options) {
     throw OptionError("--description (AccelWattch's activity table) needs --counters");
   }
 
-  IngestResult r;
+  IngestReport r;
   if (!in.power_log.empty()) {
     r.energy = MeasureKernelEnergies(in.power_log, options.log, in.windows, options.energy);
     bool clocks = false;

@@ -56,14 +56,14 @@ struct IngestOptions {
   // InputError: its launches may come from several V-F pairs, and averaging them would be wrong.
   double stated_core_mhz = std::numeric_limits<double>::quiet_NaN();
   double stated_mem_mhz = std::numeric_limits<double>::quiet_NaN();
-  // Build IngestResult::windows_csv (the per-launch table). False leaves it empty: formatting
+  // Build IngestReport::windows_csv (the per-launch table). False leaves it empty: formatting
   // one row per launch costs time that is wasted when nobody writes the table (--windows-out).
   bool windows_table = true;
   bool Check(std::string* error) const;
 };
 
-struct IngestResult {
-  KernelEnergyResult energy;                 // empty without a power log
+struct IngestReport {
+  KernelEnergyReport energy;                 // empty without a power log
   GpuDescription gpu;                        // set with counters
   // Per kernel: utilisations in the description's component order (with counters).
   std::vector<std::pair<std::string, std::vector<double>>> utilisations;
@@ -83,7 +83,7 @@ struct IngestResult {
 // Reads, measures, joins. Throws InputError (file:line:field) for bad data, including a
 // kernel of the windows file that has no counters and an instruction pair naming a kernel
 // that was not measured, and OptionError for missing companion inputs.
-IngestResult Ingest(const IngestInputs& inputs, const IngestOptions& options);
+IngestReport Ingest(const IngestInputs& inputs, const IngestOptions& options);
 
 // The key kernels are matched by across tools: the name without a leading "void " and
 // without its argument list ("void k(float*, int)" -> "k").

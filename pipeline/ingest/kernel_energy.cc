@@ -628,7 +628,7 @@ bool CounterEnergies(PowerLogReader* log, const std::vector<KernelWindow>& windo
 
 }  // namespace
 
-KernelEnergyResult MeasureKernelEnergies(const std::string& log_path,
+KernelEnergyReport MeasureKernelEnergies(const std::string& log_path,
                                          const PowerLogOptions& log_options,
                                          const std::string& windows_path,
                                          const KernelEnergyOptions& options) {
@@ -638,7 +638,7 @@ KernelEnergyResult MeasureKernelEnergies(const std::string& log_path,
   const std::vector<KernelWindow> windows =
       ReadSettledWindows(windows_path, log_options.utc_offset_h, options, &half_settled);
   PowerLogReader log(log_path, log_options);
-  KernelEnergyResult result;
+  KernelEnergyReport result;
   result.half_settled_windows = half_settled;
   result.windows = MeasureWindows(&log, windows, windows_path, options);
   result.kernels = AggregateKernelEnergies(result.windows, options);
@@ -651,7 +651,7 @@ KernelEnergyResult MeasureKernelEnergies(const std::string& log_path,
   return result;
 }
 
-KernelEnergyResult MeasureKernelEnergiesWithReasons(const std::string& primary_log,
+KernelEnergyReport MeasureKernelEnergiesWithReasons(const std::string& primary_log,
                                                     const PowerLogOptions& primary_options,
                                                     const std::string& secondary_log,
                                                     const PowerLogOptions& secondary_options,
@@ -663,13 +663,13 @@ KernelEnergyResult MeasureKernelEnergiesWithReasons(const std::string& primary_l
   int64_t half_settled = 0;
   const std::vector<KernelWindow> windows =
       ReadSettledWindows(windows_path, power_options.utc_offset_h, options, &half_settled);
-  KernelEnergyResult result = MeasureKernelEnergiesWithReasons(
+  KernelEnergyReport result = MeasureKernelEnergiesWithReasons(
       primary_log, primary_options, secondary_log, secondary_options, windows, windows_path, options);
   result.half_settled_windows = half_settled;
   return result;
 }
 
-KernelEnergyResult MeasureKernelEnergiesWithReasons(const std::string& primary_log,
+KernelEnergyReport MeasureKernelEnergiesWithReasons(const std::string& primary_log,
                                                     const PowerLogOptions& primary_options,
                                                     const std::string& secondary_log,
                                                     const PowerLogOptions& secondary_options,
@@ -687,7 +687,7 @@ KernelEnergyResult MeasureKernelEnergiesWithReasons(const std::string& primary_l
   const PowerLogOptions& power_options = primary ? primary_options : secondary_options;
 
   PowerLogReader log(power_path, power_options);
-  KernelEnergyResult result;
+  KernelEnergyReport result;
   result.windows = MeasureWindows(&log, windows, windows_path, options);
   result.format = log.format();
   result.power_field = log.power_field();

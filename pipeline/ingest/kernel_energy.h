@@ -75,7 +75,7 @@ struct KernelEnergyOptions {
   double settle_ms = 0.0;
   // With settle_ms > 0: a launch not longer than twice settle_ms is measured over its second
   // half instead (as capture directories measure theirs, CaptureOptions::settle_ms), and is no
-  // error; counted in KernelEnergyResult::half_settled_windows.
+  // error; counted in KernelEnergyReport::half_settled_windows.
   bool settle_short_windows_by_half = false;
   // Launches whose core or memory clock ranges over more than this fraction of its largest
   // value inside the window ((max - min) / max) are flagged `clock_moved`.
@@ -258,13 +258,13 @@ std::string WindowEnergiesToCsv(const std::vector<WindowEnergy>& windows);
 
 // The whole pass: reads the windows, moves each start settle_ms later, streams the log once,
 // aggregates.
-struct KernelEnergyResult {
+struct KernelEnergyReport {
   std::vector<WindowEnergy> windows;
   std::vector<KernelEnergy> kernels;
   // The power log's format and power column (PowerLogReader::power_field()).
   PowerLogFormat format = PowerLogFormat::kNvidiaSmi;
   std::string power_field;
-  PowerLogStats log_stats;
+  PowerLogSummary log_stats;
   // Where the windows' energies come from, and PowerSourceName() of it.
   PowerSource power_source = PowerSource::kInstantPower;
   std::string power_source_name;
@@ -273,7 +273,7 @@ struct KernelEnergyResult {
 };
 // Uses only the power column (never the energy counter): power_source is instant_power for an
 // instantaneous column, averaged_power otherwise.
-KernelEnergyResult MeasureKernelEnergies(const std::string& log_path,
+KernelEnergyReport MeasureKernelEnergies(const std::string& log_path,
                                          const PowerLogOptions& log_options,
                                          const std::string& windows_path,
                                          const KernelEnergyOptions& options);
@@ -289,7 +289,7 @@ KernelEnergyResult MeasureKernelEnergies(const std::string& log_path,
 // an InputError names the window's line and the log's range otherwise (skip, e.g., an idle
 // window that ends after the last reading before calling). result.format, power_field and
 // log_stats describe the power log.
-KernelEnergyResult MeasureKernelEnergiesWithReasons(const std::string& primary_log,
+KernelEnergyReport MeasureKernelEnergiesWithReasons(const std::string& primary_log,
                                                     const PowerLogOptions& primary_options,
                                                     const std::string& secondary_log,
                                                     const PowerLogOptions& secondary_options,
@@ -297,7 +297,7 @@ KernelEnergyResult MeasureKernelEnergiesWithReasons(const std::string& primary_l
                                                     const KernelEnergyOptions& options);
 // The same on windows already read (and moved by their settle time: options.settle_ms is not
 // applied again); `windows_path` names them in messages.
-KernelEnergyResult MeasureKernelEnergiesWithReasons(const std::string& primary_log,
+KernelEnergyReport MeasureKernelEnergiesWithReasons(const std::string& primary_log,
                                                     const PowerLogOptions& primary_options,
                                                     const std::string& secondary_log,
                                                     const PowerLogOptions& secondary_options,

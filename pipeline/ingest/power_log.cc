@@ -548,7 +548,7 @@ bool PowerLogOptions::Check(std::string* error) const {
 
 class PowerLogReader::Parser {
  public:
-  Parser(std::string path, const PowerLogOptions& options, PowerLogStats* stats)
+  Parser(std::string path, const PowerLogOptions& options, PowerLogSummary* stats)
       : path_(std::move(path)), options_(options), stats_(stats) {}
   virtual ~Parser() = default;
 
@@ -613,7 +613,7 @@ class PowerLogReader::Parser {
 
   std::string path_;
   PowerLogOptions options_;
-  PowerLogStats* stats_;
+  PowerLogSummary* stats_;
 
  private:
   bool gpu_matched_ = false;
@@ -628,7 +628,7 @@ class PowerLogReader::Parser {
 // nvidia-smi --query-gpu CSV and raw NVML CSV: both are read through CsvReader (libcsv).
 class PowerLogReader::CsvParser : public PowerLogReader::Parser {
  public:
-  CsvParser(const std::string& path, const PowerLogOptions& options, PowerLogStats* stats,
+  CsvParser(const std::string& path, const PowerLogOptions& options, PowerLogSummary* stats,
             PowerLogFormat format, bool has_header)
       : Parser(path, options, stats), reader_(path, ReaderOptions(options)) {
     this->format = format;
@@ -1204,7 +1204,7 @@ std::string_view SplitDmonTimestamp(std::string_view line, bool* has_time, doubl
 
 class PowerLogReader::DmonParser : public PowerLogReader::Parser {
  public:
-  DmonParser(const std::string& path, const PowerLogOptions& options, PowerLogStats* stats)
+  DmonParser(const std::string& path, const PowerLogOptions& options, PowerLogSummary* stats)
       : Parser(path, options, stats), lines_(path) {
     format = PowerLogFormat::kDcgmiDmon;
   }
@@ -1632,7 +1632,7 @@ bool PowerLogReader::Next(PowerSample* sample) {
   return false;
 }
 
-std::string EmptyOrNanPowerNote(const std::string& path, const PowerLogStats& stats) {
+std::string EmptyOrNanPowerNote(const std::string& path, const PowerLogSummary& stats) {
   if (stats.empty_power_rows == 0 && stats.nan_power_rows == 0) return "";
   std::string first;
   if (stats.empty_power_rows > 0) first = fmt::format("{}:{}", path, stats.first_empty_power_line);
@@ -1654,6 +1654,6 @@ bool PowerLogReader::has_energy_counter() const { return parser_->has_energy_cou
 bool PowerLogReader::has_clock_reasons() const { return parser_->has_clock_reasons; }
 bool PowerLogReader::has_power_limit() const { return parser_->has_power_limit; }
 const std::string& PowerLogReader::path() const { return path_; }
-const PowerLogStats& PowerLogReader::stats() const { return stats_; }
+const PowerLogSummary& PowerLogReader::stats() const { return stats_; }
 
 }  // namespace wattcal

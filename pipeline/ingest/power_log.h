@@ -21,7 +21,7 @@
 //     Timestamps `YYYY/MM/DD HH:MM:SS.mmm` are local time without a zone: they are read as UTC
 //     and PowerLogOptions::utc_offset_h is subtracted. `[N/A]`, `[Not Supported]`, `N/A` are
 //     missing values: a row whose power is missing is skipped and counted (an empty power cell
-//     or NaN is counted apart, PowerLogStats, and named in a warning), a missing clock or
+//     or NaN is counted apart, PowerLogSummary, and named in a warning), a missing clock or
 //     temperature is NaN. A header line repeated mid-file (runs appended with `>>`) is
 //     accepted; a later header may even list other columns, as long as it keeps a power
 //     column of the same kind. Several GPUs: rows are told apart by the `index`, `uuid` or
@@ -144,7 +144,7 @@ struct PowerLogOptions {
 };
 
 // What a reader saw, for reports and manifests.
-struct PowerLogStats {
+struct PowerLogSummary {
   // Readings returned by Next().
   int64_t samples = 0;
   // Rows of the chosen GPU skipped because their power value was [N/A], [Not Supported], N/A.
@@ -198,7 +198,7 @@ class PowerLogReader {
   bool has_memory_clock() const;
   bool has_temperature() const;
   const std::string& path() const;
-  const PowerLogStats& stats() const;
+  const PowerLogSummary& stats() const;
 
  private:
   class Parser;
@@ -206,7 +206,7 @@ class PowerLogReader {
   class DmonParser;
   std::unique_ptr<Parser> parser_;
   std::string path_;
-  PowerLogStats stats_;
+  PowerLogSummary stats_;
   bool done_ = false;
   bool have_time_ = false;
   double last_time_s_ = 0.0;
@@ -216,7 +216,7 @@ class PowerLogReader {
 // "N rows with an empty power cell and M with NaN were skipped (FILE:LINE first)", or "" when
 // the log had neither. PowerLogReader logs it as a warning at the end of the log; the ingest
 // summary repeats it.
-std::string EmptyOrNanPowerNote(const std::string& path, const PowerLogStats& stats);
+std::string EmptyOrNanPowerNote(const std::string& path, const PowerLogSummary& stats);
 
 // value x scale for a unit conversion (1e-6 for us -> s, 1e-3 for mW -> W, 1e3 for GHz ->
 // MHz). Factors below 1 are applied as a division by their exact reciprocal, so the result is

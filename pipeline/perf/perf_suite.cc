@@ -203,7 +203,7 @@ SmKernel BuildSmKernel(const PerfKernelSpec& s, unsigned suite_seed) {
   return k;
 }
 
-PerfCampaign RunPerfCampaign(const PerfSuiteSpec& spec, const ClassifierOptions& classifier,
+PerfCampaignReport RunPerfCampaign(const PerfSuiteSpec& spec, const ClassifierOptions& classifier,
                              int threads) {
   std::string error;
   if (!spec.Check(&error)) throw OptionError("invalid run-time suite: " + error);
@@ -242,7 +242,7 @@ PerfCampaign RunPerfCampaign(const PerfSuiteSpec& spec, const ClassifierOptions&
     if (failure) std::rethrow_exception(failure);
   }
 
-  PerfCampaign campaign;
+  PerfCampaignReport campaign;
   for (size_t i = 0; i < n_kernels; ++i) {
     SmRun base = std::move(runs[i]);
     campaign.timelines.push_back(std::move(base.timeline));
@@ -258,7 +258,7 @@ PerfCampaign RunPerfCampaign(const PerfSuiteSpec& spec, const ClassifierOptions&
   return campaign;
 }
 
-std::string CampaignActivityToTidyCsv(const PerfSuiteSpec& spec, const PerfCampaign& campaign,
+std::string CampaignActivityToTidyCsv(const PerfSuiteSpec& spec, const PerfCampaignReport& campaign,
                                       const Layout& layout, const std::string& spec_path) {
   const std::vector<std::string> names = layout.ComponentNames();
   const std::vector<int> domains = layout.ComponentDomains();

@@ -80,7 +80,7 @@ PerfSuiteSpec ReadPerfSuiteSpec(const std::string& path);
 // The SM model's program of one kernel spec.
 SmKernel BuildSmKernel(const PerfKernelSpec& spec, unsigned suite_seed);
 
-struct PerfCampaign {
+struct PerfCampaignReport {
   // Per kernel (spec order): the base run's timeline, its classification and counters.
   std::vector<Timeline> timelines;
   std::vector<CycleBreakdown> breakdowns;
@@ -94,7 +94,7 @@ struct PerfCampaign {
 // Runs the campaign (independent runs in parallel on `threads` threads; the result does not
 // depend on the thread count). Throws OptionError when the spec or the classifier options fail
 // Check().
-PerfCampaign RunPerfCampaign(const PerfSuiteSpec& spec, const ClassifierOptions& classifier,
+PerfCampaignReport RunPerfCampaign(const PerfSuiteSpec& spec, const ClassifierOptions& classifier,
                              int threads = 1);
 
 // Each kernel's activity at the base frequency as a tidy activity CSV in `layout` (the power
@@ -106,7 +106,7 @@ PerfCampaign RunPerfCampaign(const PerfSuiteSpec& spec, const ClassifierOptions&
 // / run time, every other component 0 ("L2" and "DRAM" are skipped when the layout has none).
 // Throws InputError naming `spec_path` and the kernel's alu_component when the layout has no
 // such component.
-std::string CampaignActivityToTidyCsv(const PerfSuiteSpec& spec, const PerfCampaign& campaign,
+std::string CampaignActivityToTidyCsv(const PerfSuiteSpec& spec, const PerfCampaignReport& campaign,
                                       const Layout& layout, const std::string& spec_path);
 
 }  // namespace wattcal

@@ -12,8 +12,8 @@
 namespace wattcal {
 namespace {
 
-TimeErrorStats Stats(const std::vector<const TimeErrorPoint*>& points) {
-  TimeErrorStats s;
+TimeErrorSummary Stats(const std::vector<const TimeErrorPoint*>& points) {
+  TimeErrorSummary s;
   for (const TimeErrorPoint* p : points) {
     const double e = p->error_pct();
     ++s.points;
@@ -28,7 +28,7 @@ TimeErrorStats Stats(const std::vector<const TimeErrorPoint*>& points) {
   return s;
 }
 
-nlohmann::json StatsToJson(const TimeErrorStats& s) {
+nlohmann::json StatsToJson(const TimeErrorSummary& s) {
   return {{"points", s.points},
           {"mape_pct", s.mape_pct},
           {"max_ape_pct", s.max_ape_pct},
@@ -37,7 +37,7 @@ nlohmann::json StatsToJson(const TimeErrorStats& s) {
 
 }  // namespace
 
-PerfValidation ValidateTimes(const std::vector<TimePrediction>& predictions,
+PerfValidationReport ValidateTimes(const std::vector<TimePrediction>& predictions,
                              const std::vector<CrispCounters>& counters,
                              const std::vector<ActualTime>& actual, const std::string& actual_path) {
   std::map<std::pair<std::string, double>, double> truth;
@@ -45,7 +45,7 @@ PerfValidation ValidateTimes(const std::vector<TimePrediction>& predictions,
   std::map<std::string, double> base;
   for (const CrispCounters& c : counters) base[c.kernel] = c.base_mhz;
 
-  PerfValidation v;
+  PerfValidationReport v;
   std::vector<std::string> model_order;
   for (const TimePrediction& p : predictions) {
     const auto it = truth.find({p.kernel, p.target_mhz});
@@ -93,7 +93,7 @@ PerfValidation ValidateTimes(const std::vector<TimePrediction>& predictions,
   return v;
 }
 
-nlohmann::json PerfValidationToJson(const PerfValidation& v) {
+nlohmann::json PerfValidationToJson(const PerfValidationReport& v) {
   nlohmann::json j;
   j["excluded"] = "points at each kernel's base frequency (every model returns the measured time there)";
   nlohmann::json models = nlohmann::json::array();
@@ -120,7 +120,7 @@ nlohmann::json PerfValidationToJson(const PerfValidation& v) {
   return j;
 }
 
-std::string TimeErrorsToCsv(const PerfValidation& v) {
+std::string TimeErrorsToCsv(const PerfValidationReport& v) {
   std::string out = "kernel,model,target_mhz,predicted_time_s,actual_time_s,error_pct,at_base\n";
   for (const TimeErrorPoint& p : v.points) {
     out += PerfCsvField(p.kernel) + "," + PerfCsvField(p.model) + "," + PerfCsvNumber(p.target_mhz) + "," +
@@ -130,7 +130,7 @@ std::string TimeErrorsToCsv(const PerfValidation& v) {
   return out;
 }
 
-std::string FormatPerfValidation(const PerfValidation& v) {
+std::string FormatPerfValidation(const PerfValidationReport& v) {
   std::vector<double> targets;
   for (const ModelValidation& m : v.models) {
     for (const auto& [f, s] : m.per_target) {

@@ -18,7 +18,7 @@
 
 namespace wattcal {
 
-struct TimeErrorStats {
+struct TimeErrorSummary {
   int points = 0;
   double mape_pct = 0.0;
   double max_ape_pct = 0.0;
@@ -38,12 +38,12 @@ struct TimeErrorPoint {
 
 struct ModelValidation {
   std::string model;
-  TimeErrorStats overall;
-  std::vector<std::pair<double, TimeErrorStats>> per_target;       // ascending frequency
-  std::vector<std::pair<std::string, TimeErrorStats>> per_kernel;  // counters' order
+  TimeErrorSummary overall;
+  std::vector<std::pair<double, TimeErrorSummary>> per_target;       // ascending frequency
+  std::vector<std::pair<std::string, TimeErrorSummary>> per_kernel;  // counters' order
 };
 
-struct PerfValidation {
+struct PerfValidationReport {
   std::vector<TimeErrorPoint> points;  // prediction order
   std::vector<ModelValidation> models; // prediction order
 };
@@ -51,18 +51,18 @@ struct PerfValidation {
 // Joins predictions with actual times (same kernel, same frequency). Predictions without an
 // actual time are left out. Throws InputError naming `actual_path` when no prediction outside
 // the base frequencies has an actual time to compare with.
-PerfValidation ValidateTimes(const std::vector<TimePrediction>& predictions,
+PerfValidationReport ValidateTimes(const std::vector<TimePrediction>& predictions,
                              const std::vector<CrispCounters>& counters,
                              const std::vector<ActualTime>& actual, const std::string& actual_path);
 
 // {"excluded": "...", "models": [{"model", "points", "mape_pct", "max_ape_pct",
 //   "mean_error_pct", "per_target": [{"target_mhz", ...}], "per_kernel": [{"kernel", ...}]}]}
-nlohmann::json PerfValidationToJson(const PerfValidation& v);
+nlohmann::json PerfValidationToJson(const PerfValidationReport& v);
 
 // kernel,model,target_mhz,predicted_time_s,actual_time_s,error_pct,at_base
-std::string TimeErrorsToCsv(const PerfValidation& v);
+std::string TimeErrorsToCsv(const PerfValidationReport& v);
 
 // MAPE per model (rows) and target frequency (columns), for the terminal.
-std::string FormatPerfValidation(const PerfValidation& v);
+std::string FormatPerfValidation(const PerfValidationReport& v);
 
 }  // namespace wattcal

@@ -22,7 +22,7 @@ void CommonStyle(Gnuplot* gp) {
 
 }  // namespace
 
-void WritePerfMapePlot(const PerfValidation& v, const std::string& title,
+void WritePerfMapePlot(const PerfValidationReport& v, const std::string& title,
                        const std::string& png_path, const std::string& svg_path) {
   std::vector<std::vector<std::pair<double, double>>> curves;
   std::vector<std::string> titles;
@@ -54,7 +54,7 @@ void WritePerfMapePlot(const PerfValidation& v, const std::string& title,
   RenderFigure("run-time MAPE figure", png_path, svg_path, body);
 }
 
-void WritePerfTimesPlot(const PerfValidation& v, const std::string& kernel, double base_time_s,
+void WritePerfTimesPlot(const PerfValidationReport& v, const std::string& kernel, double base_time_s,
                         const std::string& png_path, const std::string& svg_path) {
   if (!(base_time_s > 0.0)) {
     throw std::invalid_argument(fmt::format("times plot: base time {} must be > 0", base_time_s));

@@ -17,12 +17,12 @@ namespace wattcal {
 
 // MAPE (%) against target core frequency, one line per run-time model (CRISP Fig. 8, right),
 // on a logarithmic y axis (errors span orders of magnitude across models).
-void WritePerfMapePlot(const PerfValidation& validation, const std::string& title,
+void WritePerfMapePlot(const PerfValidationReport& validation, const std::string& title,
                        const std::string& png_path, const std::string& svg_path);
 
 // One kernel's run time, normalised to its time at the base frequency, against core frequency:
 // every model's prediction as a line and the actual times as points (CRISP Fig. 10).
-void WritePerfTimesPlot(const PerfValidation& validation, const std::string& kernel,
+void WritePerfTimesPlot(const PerfValidationReport& validation, const std::string& kernel,
                         double base_time_s, const std::string& png_path,
                         const std::string& svg_path);
 

@@ -27,7 +27,7 @@ ConstantStageReport RunConstantStage(const ConstantStageOptions& o) {
   const Sweep sweep = ReadSweep(o.sweep_path, o.description_path);
   ConstantStageReport report;
   report.result = FitConstantPower(sweep, options);
-  const ConstantPowerResult& result = report.result;
+  const ConstantPowerReport& result = report.result;
 
   OutputSet outputs;
   std::vector<std::string> inputs = {o.sweep_path};

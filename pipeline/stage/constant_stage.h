@@ -30,7 +30,7 @@ struct ConstantStageReport {
   int exit_code = 0;
   // What the main prints to stdout: nothing (the log lines go to stderr, as before).
   std::string summary;
-  ConstantPowerResult result;
+  ConstantPowerReport result;
 };
 
 // Checks the options, reads the sweep, fits, writes out_path and its manifest, logs P_const.

@@ -27,7 +27,7 @@ IdleStageReport RunIdleStage(const IdleStageOptions& o) {
   const Sweep sweep = ReadSweep(o.files.sweep_path, o.files.description_path);
   IdleStageReport report;
   report.result = FitIdlePower(sweep, options);
-  const IdlePowerResult& result = report.result;
+  const IdlePowerReport& result = report.result;
   const std::string& out_path = o.files.out_path;
 
   OutputSet outputs;

@@ -26,7 +26,7 @@ struct IdleStageReport {
   int exit_code = 0;
   // What the main prints to stdout: nothing (the log lines go to stderr, as before).
   std::string summary;
-  IdlePowerResult result;
+  IdlePowerReport result;
 };
 
 IdleStageReport RunIdleStage(const IdleStageOptions& options);

@@ -54,7 +54,7 @@ IngestStageReport RunCaptures(const IngestStageOptions& o) {
   capture_options.energy = o.ingest.energy;
   if (o.settle_ms.has_value()) capture_options.settle_ms = *o.settle_ms;
   capture_options.power_log = o.capture_power;
-  const CaptureResult r =
+  const CaptureReport r =
       IngestCaptures(o.captures, ReadGpuDescription(o.inputs.gpu_description), capture_options);
   std::vector<std::string> inputs = r.inputs;
   inputs.push_back(o.inputs.gpu_description);
@@ -119,7 +119,7 @@ IngestStageReport RunDumps(const IngestStageOptions& o) {
     options.energy.settle_short_windows_by_half = true;
   }
   options.windows_table = !o.windows_out_path.empty();  // formatted only when written
-  const IngestResult r = Ingest(in, options);
+  const IngestReport r = Ingest(in, options);
 
   std::vector<std::string> inputs;
   for (const std::string& p : {in.power_log, in.windows, in.counters, in.gpu_description,

@@ -94,7 +94,7 @@ int RunPerfSimulation(const PerfStageOptions& o) {
   ClassifierOptions classifier;
   classifier.miss_latency_cycles = o.miss_latency_cycles;
 
-  const PerfCampaign campaign = RunPerfCampaign(spec, classifier, o.threads);
+  const PerfCampaignReport campaign = RunPerfCampaign(spec, classifier, o.threads);
   const nlohmann::json options = o.ToJson();
   OutputSet outputs;
   auto stage = [&](const std::string& name, const std::string& content) {
@@ -263,7 +263,7 @@ int RunPerfStage(const PerfStageOptions& o) {
   if (!o.actual_path.empty()) {
     const std::vector<ActualTime> actual = ReadActualTimes(o.actual_path);
     inputs.push_back(o.actual_path);
-    const PerfValidation validation = ValidateTimes(times, counters, actual, o.actual_path);
+    const PerfValidationReport validation = ValidateTimes(times, counters, actual, o.actual_path);
     outputs.StageText(o.validation_out_path, DumpJson(PerfValidationToJson(validation)));
     outputs.StageManifest(o.validation_out_path, "perf", inputs, options);
     if (!o.errors_out_path.empty()) {

@@ -27,7 +27,7 @@ StaticStageReport RunStaticStage(const StaticStageOptions& o) {
   const Sweep sweep = ReadSweep(o.files.sweep_path, o.files.description_path);
   StaticStageReport report;
   report.result = FitStaticPower(sweep, options);
-  const StaticPowerResult& result = report.result;
+  const StaticPowerReport& result = report.result;
   const std::string& out_path = o.files.out_path;
 
   OutputSet outputs;

@@ -28,7 +28,7 @@ struct StaticStageReport {
   int exit_code = 0;
   // What the main prints to stdout: nothing (the log lines go to stderr, as before).
   std::string summary;
-  StaticPowerResult result;
+  StaticPowerReport result;
 };
 
 StaticStageReport RunStaticStage(const StaticStageOptions& options);

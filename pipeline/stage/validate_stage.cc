@@ -101,7 +101,7 @@ ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
   o.Check();
   const MetricsOptions metrics_options = ToMetricsOptions(o.mape_ci);
   ValidationInputs in;
-  ValidationOutcome outcome;
+  ValidationReport outcome;
   std::string apps_csv;
   std::vector<std::string> inputs;
   nlohmann::json options = {{"mode", o.mode}};
@@ -116,7 +116,7 @@ ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
       request.fit = ToAccelWattchFitOptions(o.accelwattch, o.calibration.max_iterations);
       options["accelwattch"] = AccelWattchFitOptionsToJson(request.fit, o.accelwattch);
     }
-    AccelWattchValidationRun run = RunAccelWattchValidation(request, metrics_options);
+    AccelWattchValidationReport run = RunAccelWattchValidation(request, metrics_options);
     in.rows = std::move(run.rows);
     outcome = std::move(run.outcome);
     inputs = run.inputs;
@@ -144,7 +144,7 @@ ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
       const std::string left_out = SelectTrainingRows(train, calibration.keep_flagged).message;
       if (!left_out.empty()) LogWarning("every fold's training: " + left_out);
       for (const FrequencyDomain& d : train.layout.domains) reference_pair_mhz.push_back(d.default_freq_mhz);
-      const CrossValidationResult result = CrossValidate(train, calibration, mode, cv_options);
+      const CrossValidationReport result = CrossValidate(train, calibration, mode, cv_options);
       in.rows = result.rows;
       in.fold_benchmarks = result.fold_benchmarks;
       in.source = o.train_path;

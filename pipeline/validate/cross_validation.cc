@@ -40,7 +40,7 @@ std::vector<std::vector<std::string>> AssignFolds(const std::vector<std::string>
   return out;
 }
 
-CrossValidationResult CrossValidate(const Corpus& corpus, const CalibrationOptions& calibration,
+CrossValidationReport CrossValidate(const Corpus& corpus, const CalibrationOptions& calibration,
                                     PredictMode mode, const CrossValidationOptions& options) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
@@ -58,7 +58,7 @@ CrossValidationResult CrossValidate(const Corpus& corpus, const CalibrationOptio
     CheckTwoVfPairs(SelectTrainingRows(corpus, false).rows, "scaling (TPDS Eq. 10)",
                     "use --mode fixed");
   }
-  CrossValidationResult result;
+  CrossValidationReport result;
   result.fold_benchmarks = AssignFolds(benchmarks, options.folds, options.seed);
   std::map<std::string, int> fold_of;
   for (int k = 0; k < options.folds; ++k) {

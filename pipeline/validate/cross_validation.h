@@ -21,7 +21,7 @@ struct CrossValidationOptions {
   bool Check(std::string* error) const;
 };
 
-struct CrossValidationResult {
+struct CrossValidationReport {
   // Held-out predictions of every fold, in the corpus' row order, with PredictionRow::fold set.
   std::vector<PredictionRow> rows;
   // Benchmarks held out in each fold.
@@ -35,7 +35,7 @@ struct CrossValidationResult {
 std::vector<std::vector<std::string>> AssignFolds(const std::vector<std::string>& benchmarks,
                                                   int folds, unsigned seed);
 
-CrossValidationResult CrossValidate(const Corpus& corpus, const CalibrationOptions& calibration,
+CrossValidationReport CrossValidate(const Corpus& corpus, const CalibrationOptions& calibration,
                                     PredictMode mode, const CrossValidationOptions& options);
 
 }  // namespace wattcal

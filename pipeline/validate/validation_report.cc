@@ -74,8 +74,8 @@ std::string DescribeTruth(const TruthComparison& t, double mape_pct) {
 
 }  // namespace
 
-ValidationOutcome SummariseValidation(const ValidationInputs& in, const MetricsOptions& options) {
-  ValidationOutcome out;
+ValidationReport SummariseValidation(const ValidationInputs& in, const MetricsOptions& options) {
+  ValidationReport out;
   out.title = !in.title.empty()
                   ? in.title
                   : fmt::format("{} prediction{}", PredictModeName(in.mode),
@@ -117,7 +117,7 @@ std::string Relative(const std::string& path, const std::string& from_file) {
 }
 }  // namespace
 
-std::string ValidationMarkdown(const ValidationInputs& in, const ValidationOutcome& o,
+std::string ValidationMarkdown(const ValidationInputs& in, const ValidationReport& o,
                                const std::string& predictions_path,
                                const std::string& metrics_path, const std::string& plot_path,
                                const std::string& summary_path,

@@ -47,21 +47,21 @@ struct ValidationInputs {
   TruthComparison truth;
 };
 
-struct ValidationOutcome {
+struct ValidationReport {
   std::string title;
   ValidationMetrics metrics;
   nlohmann::json json;
   std::string table;
 };
 
-ValidationOutcome SummariseValidation(const ValidationInputs& in,
+ValidationReport SummariseValidation(const ValidationInputs& in,
                                       const MetricsOptions& options = MetricsOptions());
 
 // A Markdown page: inputs, the metrics table, the scatter, the per-workload error table
 // (validate/workload_errors.h) with its bar chart when `workload_plot_path` names one (drawn by
 // report/validation_plots.h WriteWorkloadErrorPlot), and the per-V-F-pair table. Paths are
 // written relative to the summary's folder; empty plot paths are left out.
-std::string ValidationMarkdown(const ValidationInputs& in, const ValidationOutcome& outcome,
+std::string ValidationMarkdown(const ValidationInputs& in, const ValidationReport& outcome,
                                const std::string& predictions_path, const std::string& metrics_path,
                                const std::string& plot_path, const std::string& summary_path,
                                const std::string& workload_plot_path = "");
