@@ -223,6 +223,26 @@ std::vector<double> SolveCoefficients(const FitData& data,
 // ---------------------------------------------------------------------------------------
 // Joint solve (VoltageCurve, VoltageState and RowCost are in fit/cost_functions.h).
 
+// What a V-F pair's rows share (TPDS Eqs. 5-6 without the components): per domain the voltage
+// v, the frequency f and v^2 f at the pair's levels, and p0 = sum_d (x_d v_d + v_d^2 f_d x_nd+d).
+struct PairTerms {
+  double v[2], f[2], v2f[2];
+  double p0 = 0.0;
+};
+
+PairTerms PairTermsAt(const FitData& data, const VoltageState& state,
+                      const std::vector<int>& level, const double* x) {
+  const int nd = data.num_domains;
+  PairTerms t;
+  for (int d = 0; d < nd; ++d) {
+    t.v[d] = state.v(d, level[d]);
+    t.f[d] = data.levels[d][level[d]];
+    t.v2f[d] = t.v[d] * t.v[d] * t.f[d];
+    t.p0 += x[d] * t.v[d] + t.v2f[d] * x[nd + d];
+  }
+  return t;
+}
+
 // Residuals of every row measured at one V-F pair: one Ceres block per pair instead of one per
 // row (with 6528 one-row blocks, Ceres's per-block bookkeeping was half the Titan X fit's time,
 // issue 14). The rows share the pair's voltages and their Jacobian dv/ds.
@@ -274,13 +294,9 @@ class PairCost : public ceres::CostFunction {
     const int num_rows = static_cast<int>(power_w_.size());
     // Shared by the pair's rows: voltages, v^2 f, the Jacobian's coefficient columns before
     // the utilisations, and the rows of dv/ds at the pair's levels.
-    double v[2], f[2], v2f[2], p0 = 0.0;
-    for (int d = 0; d < nd; ++d) {
-      v[d] = state_->v(d, level[d]);
-      f[d] = data_->levels[d][level[d]];
-      v2f[d] = v[d] * v[d] * f[d];
-      p0 += x[d] * v[d] + v2f[d] * x[nd + d];  // TPDS Eqs. 5-6 without the components
-    }
+    const PairTerms terms = PairTermsAt(*data_, *state_, level, x);
+    const double *v = terms.v, *f = terms.f, *v2f = terms.v2f;
+    const double p0 = terms.p0;
     double* base = scratch_.data();              // nx: dP/dx with U_i left out
     double* dv_row = scratch_.data() + nx;       // the levels' dv/ds rows, domain after domain
     for (int d = 0; d < nd; ++d) {
@@ -456,13 +472,9 @@ class CompressedPairCost : public ceres::CostFunction {
     const int* domain_of = data_->domain_of.data();
     const std::vector<int>& level = data_->level_of_pair[pair_];
     const int num_rows = static_cast<int>(power_w_.size());
-    double v[2], f[2], v2f[2], p0 = 0.0;
-    for (int d = 0; d < nd; ++d) {
-      v[d] = state_->v(d, level[d]);
-      f[d] = data_->levels[d][level[d]];
-      v2f[d] = v[d] * v[d] * f[d];
-      p0 += x[d] * v[d] + v2f[d] * x[nd + d];  // TPDS Eqs. 5-6 without the components
-    }
+    const PairTerms terms = PairTermsAt(*data_, *state_, level, x);
+    const double *v = terms.v, *f = terms.f, *v2f = terms.v2f;
+    const double p0 = terms.p0;
     // TPDS Eqs. 5-6: P = p0 + sum_i v_k(i)^2 f_k(i) gamma_i U_i.
     double* cu = cu_.data();
     for (int i = 0; i < nc; ++i) cu[i] = v2f[domain_of[i]] * g[i];
