@@ -913,7 +913,7 @@ class Collector {
       w.kind = FigureKind::kWorkloadErrors;
       w.stem = UniqueStem("workload_errors" + stem.substr(std::string("scatter").size()));
       w.section = "workload_errors";
-      w.title = (v.title.empty() ? prefix + v.label : v.title) + ": error per workload";
+      w.title = f.title + ": error per workload";
       w.caption = fmt::format(
           "Signed error of the prediction per held-out workload, {} ({}): (predicted − "
           "measured) / measured in %, averaged over the workload's points, the largest in "
