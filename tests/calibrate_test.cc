@@ -185,16 +185,15 @@ TEST(CalibrateRecovery, RobustLossesResistCorruptedRows) {
         << FitLossName(loss);
   }
   // The L2 start from the alternating solution crosses a plateau here: the joint solver must
-  // not stop on it (with tolerances of 1e-8 it did, cost 98858.7 instead of 98809.7), and it
-  // reaches the former formulation's optimum (CalibrationOptions::reference_solver; measured
-  // 6e-9 apart, both stopping on a 1e-12 relative cost change along the plateau).
+  // not stop on it (with Ceres's own bounds handling and tolerances of 1e-8 it did, cost
+  // 98858.7). The former formulation (CalibrationOptions::reference_solver) stops at 98809.7,
+  // where its projected steps stall; the default's active-set rounds go on to 98780.1.
   CalibrationOptions l2_reference = l2;
   l2_reference.reference_solver = true;
   const double fast_cost = Calibrate(c.train, l2).fit.final_cost;
   const double reference_cost = Calibrate(c.train, l2_reference).fit.final_cost;
-  constexpr double kCostTolerance = 1e-7;
-  EXPECT_LT(std::abs(fast_cost - reference_cost), kCostTolerance * reference_cost)
-      << fast_cost << " vs " << reference_cost;
+  EXPECT_LT(fast_cost, reference_cost - 10.0) << fast_cost << " vs " << reference_cost;
+  EXPECT_NEAR(fast_cost, 98780.12, 0.01);
 }
 
 TEST(CalibrateRecovery, FixedModelAtTheDefaultPair) {

@@ -1,6 +1,7 @@
 #include "fit/calibrate.h"
 
 #include <ceres/ceres.h>
+#include <ceres/manifold.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -391,76 +392,100 @@ class PairLoss : public ceres::LossFunction {
   const PairCost* cost_;
 };
 
-// The rows of one V-F pair compressed to nc + 2 residuals with the same Gauss-Newton terms
-// (CalibrationOptions::joint_compressed_pairs). For the losses used here (L2, Huber, Cauchy)
-// rho'' <= 0 everywhere, so Ceres's corrector (ceres/internal/corrector.cc; Triggs et al.,
-// "Bundle Adjustment: a Modern Synthesis", Sec. 4.3) scales row n's residual and Jacobian by
-// sqrt(rho'_n) alone: the solver sees H = sum_n rho'_n J_n^T J_n, g = sum_n rho'_n J_n^T e_n
-// and the cost C = 1/2 sum_n rho(e_n^2). A row's Jacobian is t_n z_n^T M with z_n = [1 U_n],
-// t_n = sqrt(rho'_n) / sigma_n and M ((nc + 1) x parameters) shared by the pair (TPDS Eqs. 5-6
-// are linear in U at fixed voltages, and so is dP/dv), so with A = sum_n t_n^2 z_n z_n^T and
-// b = sum_n t_n sqrt(rho'_n) e_n z_n: H = M^T A M and g = M^T b. With A = P^T L D L^T P
-// (pivoted LDL^T), the block returns
-//   Jacobian [0; D^1/2 L^T P M],  residuals [sqrt(S - |q|^2); q],  q = D^-1/2 L^-1 P b,
-// S = sum_n rho(e_n^2); then J^T J = H, J^T r = g and |r|^2 = S (b lies in A's range; q's
-// norm is that of the projection of the corrected residuals on the span of the rows, at most
-// sum rho' e^2 <= S for these losses). Ceres's Jacobi scaling (column norms of J, i.e.
-// diag(H)), its model cost change (g, H) and its gradient are those of the per-row blocks, so
-// the trust-region path is the same up to rounding, with 13 residuals per pair instead of ~100.
+// The whole joint problem compressed to one Ceres block with the Gauss-Newton terms of the
+// per-row residuals (CalibrationOptions::joint_compressed_pairs).
+//
+// For the losses used here (L2, Huber, Cauchy) rho'' <= 0 everywhere, so Ceres's corrector
+// (ceres/internal/corrector.cc; Triggs et al., "Bundle Adjustment: a Modern Synthesis",
+// Sec. 4.3) scales row n's residual and Jacobian by sqrt(rho'_n) alone: the solver sees
+// H = sum_n rho'_n J_n^T J_n, g = sum_n rho'_n J_n^T e_n and the cost C = 1/2 sum_n rho(e_n^2).
+// A row's Jacobian is t_n z_n^T M with z_n = [1 U_n], t_n = sqrt(rho'_n) / sigma_n and M
+// ((nc + 1) x parameters) shared by the rows of a V-F pair (TPDS Eqs. 5-6 are linear in U at
+// fixed voltages, and so is dP/dv). So a pair adds M^T A M to H and M^T b to g, with
+// A = sum_n t_n^2 z_n z_n^T and b = sum_n t_n sqrt(rho'_n) e_n z_n.
+//
+// M is sparse and never formed: the column of alpha0_k or alpha1_k has one entry, in the
+// constant's row (v_k, v_k^2 f_k); gamma_i's has one, in U_i's row (v_k^2 f_k); the voltage
+// parameters s of domain k have the rank-one columns w_k dv_k/ds, with w_k = dP/dv_k on z
+// (alpha0_k + 2 v_k f_k alpha1_k on the constant, 2 v_k f_k gamma_i on U_i of domain k). A
+// pair's share of H then costs O(np^2), and Ceres's normal equations are np x np whatever the
+// number of rows (np parameters: 2 nd + nc coefficients and the voltage parameters).
+//
+// With H = P^T L D L^T P (pivoted LDL^T) the block returns the Jacobian [0; D^1/2 L^T P] and
+// the residuals [sqrt(S - |q|^2); q], q = D^-1/2 L^-1 P g, S = sum_n rho(e_n^2): J^T J = H,
+// J^T r = g and |r|^2 = S (g lies in H's range; |q|^2 = g^T H^+ g is at most sum rho' e^2 <= S
+// for these losses). Ceres's steps, model cost change, Jacobi scaling (column norms of J, i.e.
+// diag(H)) and gradient are those of the per-row blocks up to rounding: on the Titan X the
+// same 58 iterations to the same cost as one block per row (calibrate_speed_equivalence_test).
 // Evaluations without Jacobians (trial points) need the cost only: sqrt(S) and zeros.
-class CompressedPairCost : public ceres::CostFunction {
+class CompressedProblemCost : public ceres::CostFunction {
  public:
-  CompressedPairCost(const FitData* data, const VoltageState* state, int pair,
-                     const ceres::LossFunction* loss, double huber_scale, FitResidual residual,
-                     const std::vector<int>& block_of_domain)
-      : data_(data), state_(state), pair_(pair), loss_(loss),
-        huber_a_(huber_scale), huber_b_(huber_scale * huber_scale),
-        block_of_domain_(block_of_domain) {
+  CompressedProblemCost(const FitData* data, const VoltageState* state,
+                        const ceres::LossFunction* loss, double huber_scale, FitResidual residual,
+                        const std::vector<int>& block_of_domain)
+      : data_(data), state_(state), loss_(loss), huber_a_(huber_scale),
+        huber_b_(huber_scale * huber_scale), block_of_domain_(block_of_domain) {
     const Corpus& c = *data->corpus;
-    const std::vector<int>& rows = data->rows_of_pair[pair];
     const int nd = data->num_domains;
     const int nc = data->num_components;
-    set_num_residuals(nc + 2);
-    mutable_parameter_block_sizes()->push_back(2 * nd + nc);
-    num_params_ = 2 * nd + nc;
+    nx_ = 2 * nd + nc;
+    num_params_ = nx_;
+    mutable_parameter_block_sizes()->push_back(nx_);
     for (int d = 0; d < nd; ++d) {
       if (block_of_domain_[d] >= 0) {
         const int m = static_cast<int>(data->levels[d].size()) - 1;
         mutable_parameter_block_sizes()->push_back(m);
         s_col_[d] = num_params_;
+        s_size_[d] = m;
         num_params_ += m;
       }
     }
-    for (int r : rows) {
-      power_w_.push_back(c.power_w(r));
-      inv_sigma_.push_back(residual == FitResidual::kRelative ? 1.0 / c.power_w(r) : 1.0);
-      const double* u = &data->util_row_major[static_cast<size_t>(r) * nc];
-      util_.insert(util_.end(), u, u + nc);
+    set_num_residuals(num_params_ + 1);
+    // The z row of each coefficient's single entry in M.
+    z_row_.assign(nx_, 0);
+    for (int i = 0; i < nc; ++i) z_row_[2 * nd + i] = 1 + i;
+    size_t max_rows = 0;
+    for (const std::vector<int>& rows : data->rows_of_pair) {
+      Pair p;
+      const int n = static_cast<int>(rows.size());
+      p.util_row.reserve(static_cast<size_t>(n) * nc);
+      for (int r : rows) {
+        p.power_w.push_back(c.power_w(r));
+        p.inv_sigma.push_back(residual == FitResidual::kRelative ? 1.0 / c.power_w(r) : 1.0);
+        const double* u = &data->util_row_major[static_cast<size_t>(r) * nc];
+        p.util_row.insert(p.util_row.end(), u, u + nc);
+      }
+      p.util_col.resize(static_cast<size_t>(n) * nc);
+      for (int k = 0; k < n; ++k) {
+        for (int i = 0; i < nc; ++i) {
+          p.util_col[static_cast<size_t>(i) * n + k] = p.util_row[static_cast<size_t>(k) * nc + i];
+        }
+      }
+      p.a0 = Eigen::MatrixXd::Zero(nc + 1, nc + 1);
+      Eigen::VectorXd z(nc + 1);
+      for (int k = 0; k < n; ++k) {
+        z(0) = p.inv_sigma[k];
+        for (int i = 0; i < nc; ++i) z(1 + i) = p.inv_sigma[k] * p.util_row[static_cast<size_t>(k) * nc + i];
+        p.a0.selfadjointView<Eigen::Lower>().rankUpdate(z);
+      }
+      max_rows = std::max(max_rows, rows.size());
+      pairs_.push_back(std::move(p));
     }
-    const int n = static_cast<int>(rows.size());
-    a0_ = Eigen::MatrixXd::Zero(nc + 1, nc + 1);
-    Eigen::VectorXd z(nc + 1);
-    for (int k = 0; k < n; ++k) {
-      z(0) = inv_sigma_[k];
-      for (int i = 0; i < nc; ++i) z(1 + i) = inv_sigma_[k] * util_[static_cast<size_t>(k) * nc + i];
-      a0_.selfadjointView<Eigen::Lower>().rankUpdate(z);
+    pw_.resize(max_rows);
+    m_.resize(nx_);
+    for (int d = 0; d < 2; ++d) {
+      w_[d].resize(nc + 1);
+      aw_[d].resize(nc + 1);
+      dvr_[d].resize(std::max(s_size_[d], 1));
     }
-    reweighted_.resize(n);
-    z_.resize(nc + 1);
-    p_.resize(n);
-    util_col_.resize(static_cast<size_t>(n) * nc);
-    for (int k = 0; k < n; ++k) {
-      for (int i = 0; i < nc; ++i) util_col_[static_cast<size_t>(i) * n + k] = util_[static_cast<size_t>(k) * nc + i];
-    }
-    reweight_.resize(n);
+    pm_.resize(num_params_, num_params_);
     a_.resize(nc + 1, nc + 1);
     b_.resize(nc + 1);
-    m_.resize(nc + 1, num_params_);
-    pm_.resize(nc + 1, num_params_);
-    jt_.resize(nc + 1, num_params_);
-    cu_.resize(nc);
-    q_.resize(nc + 1);
-    ldlt_ = Eigen::LDLT<Eigen::MatrixXd>(nc + 1);
+    h_.resize(num_params_, num_params_);
+    g_.resize(num_params_);
+    q_.resize(num_params_);
+    jt_.resize(num_params_, num_params_);
+    ldlt_ = Eigen::LDLT<Eigen::MatrixXd>(num_params_);
   }
 
   bool Evaluate(double const* const* parameters, double* residuals,
@@ -470,131 +495,157 @@ class CompressedPairCost : public ceres::CostFunction {
     const double* x = parameters[0];
     const double* g = x + 2 * nd;
     const int* domain_of = data_->domain_of.data();
-    const std::vector<int>& level = data_->level_of_pair[pair_];
-    const int num_rows = static_cast<int>(power_w_.size());
-    const PairTerms terms = PairTermsAt(*data_, *state_, level, x);
-    const double *v = terms.v, *f = terms.f, *v2f = terms.v2f;
-    const double p0 = terms.p0;
-    // TPDS Eqs. 5-6: P = p0 + sum_i v_k(i)^2 f_k(i) gamma_i U_i.
-    double* cu = cu_.data();
-    for (int i = 0; i < nc; ++i) cu[i] = v2f[domain_of[i]] * g[i];
     const bool with_jacobians = jacobians != nullptr;
     double s_sum = 0.0;
-    double* b = b_.data();
-    if (with_jacobians) b_.setZero();
-    num_reweighted_ = 0;
-    // The model power of every row, component after component over the rows: each row's sum
-    // is formed in the same order as row by row, and the rows' sums run side by side.
-    double* pw = p_.data();
-    std::fill(pw, pw + num_rows, p0);
-    for (int i = 0; i < nc; ++i) {
-      const double ci = cu[i];
-      const double* uc = &util_col_[static_cast<size_t>(i) * num_rows];
-      for (int n = 0; n < num_rows; ++n) pw[n] += ci * uc[n];
+    if (with_jacobians) {
+      h_.setZero();
+      g_.setZero();
     }
-    for (int n = 0; n < num_rows; ++n) {
-      const double* u = &util_[static_cast<size_t>(n) * nc];
-      const double p = pw[n];
-      const double e = (p - power_w_[n]) * inv_sigma_[n];
-      double rho1 = 1.0;
-      if (loss_ == nullptr) {
-        s_sum += e * e;
-      } else if (huber_a_ > 0.0) {
-        // ceres::HuberLoss::Evaluate (ceres/internal/loss_function.cc), the same expressions
-        // inline: the virtual call was 9% of the default fit.
-        const double sq = e * e;
-        if (sq > huber_b_) {
-          const double r = std::sqrt(sq);
-          s_sum += 2.0 * huber_a_ * r - huber_b_;
-          rho1 = std::max(std::numeric_limits<double>::min(), huber_a_ / r);
+    double* h = h_.data();
+    const int np = num_params_;
+    for (size_t pair = 0; pair < pairs_.size(); ++pair) {
+      const Pair& pr = pairs_[pair];
+      const std::vector<int>& level = data_->level_of_pair[pair];
+      const int num_rows = static_cast<int>(pr.power_w.size());
+      const PairTerms terms = PairTermsAt(*data_, *state_, level, x);
+      const double *v = terms.v, *f = terms.f, *v2f = terms.v2f;
+      // TPDS Eqs. 5-6: P = p0 + sum_i v_k(i)^2 f_k(i) gamma_i U_i, component after component
+      // over the rows (each row's sum in the same order as row by row).
+      double* pw = pw_.data();
+      std::fill(pw, pw + num_rows, terms.p0);
+      for (int i = 0; i < nc; ++i) {
+        const double ci = v2f[domain_of[i]] * g[i];
+        const double* uc = &pr.util_col[static_cast<size_t>(i) * num_rows];
+        for (int n = 0; n < num_rows; ++n) pw[n] += ci * uc[n];
+      }
+      double* b = b_.data();
+      if (with_jacobians) {
+        b_.setZero();
+        a_ = pr.a0;
+      }
+      double* a = a_.data();
+      const int kz = nc + 1;
+      for (int n = 0; n < num_rows; ++n) {
+        const double e = (pw[n] - pr.power_w[n]) * pr.inv_sigma[n];
+        double rho1 = 1.0;
+        if (loss_ == nullptr) {
+          s_sum += e * e;
+        } else if (huber_a_ > 0.0) {
+          // ceres::HuberLoss::Evaluate (ceres/internal/loss_function.cc), inline.
+          const double sq = e * e;
+          if (sq > huber_b_) {
+            const double r = std::sqrt(sq);
+            s_sum += 2.0 * huber_a_ * r - huber_b_;
+            rho1 = std::max(std::numeric_limits<double>::min(), huber_a_ / r);
+          } else {
+            s_sum += sq;
+          }
         } else {
-          s_sum += sq;
+          double rho[3];
+          loss_->Evaluate(e * e, rho);
+          s_sum += rho[0];
+          rho1 = rho[1];
         }
-      } else {
-        double rho[3];
-        loss_->Evaluate(e * e, rho);
-        s_sum += rho[0];
-        rho1 = rho[1];
+        if (!with_jacobians) continue;
+        const double* u = &pr.util_row[static_cast<size_t>(n) * nc];
+        // t_n sqrt(rho'_n) e_n = rho'_n e_n / sigma_n
+        const double tr = rho1 * e * pr.inv_sigma[n];
+        b[0] += tr;
+        for (int i = 0; i < nc; ++i) b[1 + i] += tr * u[i];
+        if (rho1 != 1.0) {
+          // A = A_0 + (rho'_n - 1) / sigma_n^2 z_n z_n^T (lower triangle).
+          const double w = (rho1 - 1.0) * pr.inv_sigma[n] * pr.inv_sigma[n];
+          a[0] += w;
+          for (int r = 1; r < kz; ++r) a[r] += w * u[r - 1];
+          for (int col = 1; col < kz; ++col) {
+            const double wz = w * u[col - 1];
+            double* ac = a + static_cast<size_t>(col) * kz;
+            for (int r = col; r < kz; ++r) ac[r] += wz * u[r - 1];
+          }
+        }
       }
       if (!with_jacobians) continue;
-      // t_n sqrt(rho'_n) e_n = rho'_n e_n / sigma_n
-      const double tr = rho1 * e * inv_sigma_[n];
-      b[0] += tr;
-      for (int i = 0; i < nc; ++i) b[1 + i] += tr * u[i];
-      if (rho1 != 1.0) {
-        reweighted_[num_reweighted_] = n;
-        reweight_[num_reweighted_++] = (rho1 - 1.0) * inv_sigma_[n] * inv_sigma_[n];
+      // M's entries: the coefficients' single entries m_j (row z_row_[j]) ...
+      double* m = m_.data();
+      for (int d = 0; d < nd; ++d) {
+        m[d] = v[d];
+        m[nd + d] = v2f[d];
+      }
+      for (int i = 0; i < nc; ++i) m[2 * nd + i] = v2f[domain_of[i]];
+      // ... and per domain with voltage parameters w_k, A w_k and dv_k/ds at the pair's level.
+      double* w[2] = {w_[0].data(), w_[1].data()};
+      double* aw[2] = {aw_[0].data(), aw_[1].data()};
+      double* dvr[2] = {dvr_[0].data(), dvr_[1].data()};
+      bool has_s[2] = {false, false};
+      for (int d = 0; d < nd; ++d) {
+        if (block_of_domain_[d] < 0) continue;
+        has_s[d] = true;
+        const double two_vf = 2.0 * v[d] * f[d];
+        w[d][0] = x[d] + two_vf * x[nd + d];
+        for (int i = 0; i < nc; ++i) w[d][1 + i] = domain_of[i] == d ? two_vf * g[i] : 0.0;
+        for (int r = 0; r < kz; ++r) {
+          double acc = 0.0;
+          for (int k = 0; k < kz; ++k) {
+            acc += (r >= k ? a[static_cast<size_t>(k) * kz + r] : a[static_cast<size_t>(r) * kz + k]) * w[d][k];
+          }
+          aw[d][r] = acc;
+        }
+        const Eigen::MatrixXd& dv = state_->dv(d);
+        for (int k = 0; k < s_size_[d]; ++k) dvr[d][k] = dv(level[d], k);
+      }
+      auto a_at = [&](int r, int k) {
+        return r >= k ? a[static_cast<size_t>(k) * kz + r] : a[static_cast<size_t>(r) * kz + k];
+      };
+      // H's lower triangle (column-major: h[col * np + row], row >= col) and g.
+      for (int j = 0; j < nx_; ++j) {
+        const double mj = m[j];
+        const int rj = z_row_[j];
+        g_(j) += mj * b[rj];
+        double* hc = h + static_cast<size_t>(j) * np;
+        for (int k = j; k < nx_; ++k) hc[k] += mj * m[k] * a_at(z_row_[k], rj);
+        for (int d = 0; d < nd; ++d) {
+          if (!has_s[d]) continue;
+          const double c = mj * aw[d][rj];
+          for (int k = 0; k < s_size_[d]; ++k) hc[s_col_[d] + k] += c * dvr[d][k];
+        }
+      }
+      for (int d = 0; d < nd; ++d) {
+        if (!has_s[d]) continue;
+        double wb = 0.0;
+        for (int r = 0; r < kz; ++r) wb += w[d][r] * b[r];
+        for (int k = 0; k < s_size_[d]; ++k) g_(s_col_[d] + k) += wb * dvr[d][k];
+        for (int e = d; e < nd; ++e) {
+          if (!has_s[e]) continue;
+          double wawe = 0.0;  // w_d^T A w_e
+          for (int r = 0; r < kz; ++r) wawe += w[d][r] * aw[e][r];
+          for (int k = 0; k < s_size_[d]; ++k) {
+            double* hc = h + static_cast<size_t>(s_col_[d] + k) * np;
+            const double c = wawe * dvr[d][k];
+            for (int l = (e == d ? k : 0); l < s_size_[e]; ++l) hc[s_col_[e] + l] += c * dvr[e][l];
+          }
+        }
       }
     }
     if (!with_jacobians) {
       residuals[0] = std::sqrt(s_sum);
-      std::fill(residuals + 1, residuals + nc + 2, 0.0);
+      std::fill(residuals + 1, residuals + np + 1, 0.0);
       return true;
     }
-    // A = A_0 + sum over the rows the loss reweights of (rho'_n - 1) / sigma_n^2 z_n z_n^T, with
-    // A_0 = sum_n z_n z_n^T / sigma_n^2 formed once (lower triangle: what LDLT reads).
-    a_ = a0_;
-    double* z = z_.data();
-    for (int k = 0; k < num_reweighted_; ++k) {
-      const double* u = &util_[static_cast<size_t>(reweighted_[k]) * nc];
-      const double w = reweight_[k];
-      z[0] = 1.0;
-      for (int i = 0; i < nc; ++i) z[1 + i] = u[i];
-      for (int c = 0; c <= nc; ++c) {
-        const double wz = w * z[c];
-        double* col = a_.data() + static_cast<size_t>(c) * (nc + 1);
-        for (int r = c; r <= nc; ++r) col[r] += wz * z[r];
-      }
-    }
-    // M: d(row Jacobian)/d(z). Coefficients: alpha0_k on the constant (v_k), alpha1_k on the
-    // constant (v_k^2 f_k), gamma_i on U_i (v_k^2 f_k); voltage parameters s of domain k:
-    // dP/dv_k dv_k/ds with dP/dv_k = alpha0_k + 2 v_k f_k (alpha1_k + sum_{i in k} gamma_i U_i).
-    m_.setZero();
-    for (int d = 0; d < nd; ++d) {
-      m_(0, d) = v[d];
-      m_(0, nd + d) = v2f[d];
-    }
-    for (int i = 0; i < nc; ++i) m_(1 + i, 2 * nd + i) = v2f[domain_of[i]];
-    for (int d = 0; d < nd; ++d) {
-      if (block_of_domain_[d] < 0) continue;
-      const Eigen::MatrixXd& dv = state_->dv(d);
-      const double two_vf = 2.0 * v[d] * f[d];
-      const double c0 = x[d] + two_vf * x[nd + d];
-      for (int k = 0; k < dv.cols(); ++k) {
-        const double dvk = dv(level[d], k);
-        const int col = s_col_[d] + k;
-        m_(0, col) = c0 * dvk;
-        for (int i = 0; i < nc; ++i) {
-          if (domain_of[i] == d) m_(1 + i, col) = two_vf * g[i] * dvk;
-        }
-      }
-    }
-    ldlt_.compute(a_);
+    ldlt_.compute(h_);  // reads the lower triangle
     const Eigen::VectorXd& dvec = ldlt_.vectorD();
     const double d_max = dvec.maxCoeff();
-    // Pivots at rounding level of the largest are directions A does not have (a component
-    // fixed at 0, fewer distinct rows than nc + 1): no Jacobian and no residual there.
-    const double d_tol = d_max * (nc + 1) * std::numeric_limits<double>::epsilon();
-    pm_.noalias() = ldlt_.transpositionsP() * m_;
-    // jt = L^T pm (L unit lower), by hand: Eigen's blocked triangular product cost more than
-    // the arithmetic at this size (12 x 12 by 12 x 33 on the Titan X).
-    {
-      const Eigen::MatrixXd& lf = ldlt_.matrixLDLT();
-      const int rows = nc + 1;
-      for (int j = 0; j < num_params_; ++j) {
-        const double* src = pm_.data() + static_cast<size_t>(j) * rows;
-        double* dst = jt_.data() + static_cast<size_t>(j) * rows;
-        for (int k = 0; k < rows; ++k) {
-          double acc = src[k];
-          for (int r = k + 1; r < rows; ++r) acc += lf(r, k) * src[r];
-          dst[k] = acc;
-        }
-      }
-    }
-    q_.noalias() = ldlt_.transpositionsP() * b_;
+    // Pivots at rounding level of the largest are directions H does not have (a component
+    // fixed at 0, a voltage no row sees): no Jacobian and no residual there.
+    const double d_tol = d_max * np * std::numeric_limits<double>::epsilon();
+    // jt = L^T P, row k then scaled by sqrt(D_k).
+    const Eigen::Transpositions<Eigen::Dynamic>& tp = ldlt_.transpositionsP();
+    pm_.setIdentity();
+    pm_ = tp * pm_;
+    jt_.noalias() = ldlt_.matrixL().transpose() * pm_;
+    q_.noalias() = tp * g_;
     ldlt_.matrixL().solveInPlace(q_);
     double q_sq = 0.0;
-    for (int k = 0; k <= nc; ++k) {
+    for (int k = 0; k < np; ++k) {
       if (dvec(k) > d_tol) {
         const double sd = std::sqrt(dvec(k));
         jt_.row(k) *= sd;
@@ -606,22 +657,21 @@ class CompressedPairCost : public ceres::CostFunction {
       }
     }
     residuals[0] = std::sqrt(std::max(0.0, s_sum - q_sq));
-    for (int k = 0; k <= nc; ++k) residuals[1 + k] = q_(k);
+    for (int k = 0; k < np; ++k) residuals[1 + k] = q_(k);
     if (jacobians[0] != nullptr) {
-      const int nx = 2 * nd + nc;
       double* jx = jacobians[0];
-      std::fill(jx, jx + nx, 0.0);
-      for (int k = 0; k <= nc; ++k) {
-        for (int j = 0; j < nx; ++j) jx[(k + 1) * nx + j] = jt_(k, j);
+      std::fill(jx, jx + nx_, 0.0);
+      for (int k = 0; k < np; ++k) {
+        for (int j = 0; j < nx_; ++j) jx[(k + 1) * nx_ + j] = jt_(k, j);
       }
     }
     for (int d = 0; d < nd; ++d) {
       const int block = block_of_domain_[d];
       if (block < 0 || jacobians[block] == nullptr) continue;
-      const int cols = static_cast<int>(data_->levels[d].size()) - 1;
+      const int cols = s_size_[d];
       double* js = jacobians[block];
       std::fill(js, js + cols, 0.0);
-      for (int k = 0; k <= nc; ++k) {
+      for (int k = 0; k < np; ++k) {
         for (int j = 0; j < cols; ++j) js[(k + 1) * cols + j] = jt_(k, s_col_[d] + j);
       }
     }
@@ -629,24 +679,27 @@ class CompressedPairCost : public ceres::CostFunction {
   }
 
  private:
+  struct Pair {
+    std::vector<double> power_w, inv_sigma;
+    std::vector<double> util_row;  // row-major
+    std::vector<double> util_col;  // column-major
+    Eigen::MatrixXd a0;            // sum_n z_n z_n^T / sigma_n^2 (lower triangle)
+  };
   const FitData* data_;
   const VoltageState* state_;
-  int pair_;
   const ceres::LossFunction* loss_;
   double huber_a_, huber_b_;  // loss_ is ceres::HuberLoss(huber_a_) where huber_a_ > 0
   std::vector<int> block_of_domain_;
-  int s_col_[2] = {-1, -1};  // first column of each domain's voltage parameters in M
+  int s_col_[2] = {-1, -1};  // first column of each domain's voltage parameters
+  int s_size_[2] = {0, 0};
+  int nx_ = 0;
   int num_params_ = 0;
-  std::vector<double> power_w_, inv_sigma_;
-  std::vector<double> util_;      // the pair's utilisations, row-major
-  std::vector<double> util_col_;  // the same, column-major
-  // Per-evaluation buffers, sized once (a block is evaluated by one thread at a time).
-  Eigen::MatrixXd a0_;
-  mutable Eigen::MatrixXd a_, m_, pm_, jt_;
-  mutable std::vector<double> cu_, z_, p_, reweight_;
-  mutable std::vector<int> reweighted_;
-  mutable int num_reweighted_ = 0;
-  mutable Eigen::VectorXd b_, q_;
+  std::vector<int> z_row_;
+  std::vector<Pair> pairs_;
+  // Per-evaluation buffers, sized once (the block is evaluated by one thread at a time).
+  mutable std::vector<double> pw_, m_, w_[2], aw_[2], dvr_[2];
+  mutable Eigen::MatrixXd a_, h_, pm_, jt_;
+  mutable Eigen::VectorXd b_, g_, q_;
   mutable Eigen::LDLT<Eigen::MatrixXd> ldlt_;
 };
 
@@ -698,6 +751,134 @@ class ProgressCallback : public ceres::IterationCallback {
   Progress* progress_;
 };
 
+// One bounded scalar of the joint problem: a coefficient (>= 0) or a voltage parameter s
+// (in [0, 1]), as the value inside its Ceres parameter block.
+struct BoundedScalar {
+  double* value;
+  int block;  // index into the problem's parameter blocks
+  int index;  // within the block
+  double lower, upper;
+  bool AtBound() const { return *value <= lower || *value >= upper; }
+};
+
+// Ends a Ceres run of the active-set rounds (SolveWithActiveSet) after the first successful
+// step that puts a variable not held on one of its bounds: past that point Ceres's projected
+// steps stall (below).
+class BoundReachedCallback : public ceres::IterationCallback {
+ public:
+  BoundReachedCallback(const std::vector<BoundedScalar>* scalars, const std::vector<char>* held)
+      : scalars_(scalars), held_(held) {}
+  ceres::CallbackReturnType operator()(const ceres::IterationSummary& summary) override {
+    if (summary.iteration == 0 || !summary.step_is_successful) return ceres::SOLVER_CONTINUE;
+    for (size_t i = 0; i < scalars_->size(); ++i) {
+      if (!(*held_)[i] && (*scalars_)[i].AtBound()) {
+        reached_ = true;
+        return ceres::SOLVER_TERMINATE_SUCCESSFULLY;
+      }
+    }
+    return ceres::SOLVER_CONTINUE;
+  }
+  bool reached() const { return reached_; }
+  void Reset() { reached_ = false; }
+
+ private:
+  const std::vector<BoundedScalar>* scalars_;
+  const std::vector<char>* held_;
+  bool reached_ = false;
+};
+
+// Active-set rounds around Ceres (CalibrationOptions::joint_active_set).
+//
+// Ceres keeps bounds by projecting each trust-region step onto the box, but it judges the step
+// by the model decrease of the step before the projection (ceres/internal/
+// trust_region_minimizer.cc; its own comment on the projected line search: "does not do
+// anything illegal but is incorrect and not terribly effective", ceres-solver issue 187). When
+// the unconstrained step points out of the box at a variable on its bound, every step is cut
+// there, the ratio of actual to predicted decrease stays small, the radius halves at each
+// iteration and the solve ends on the relative cost change, away from the minimum: on the Titan
+// X the cold start spent 33 of its 63 iterations so, its projected gradient at 2.3e6 to the
+// end (a voltage step s = 0, two equal neighbouring voltages, held there by the bound).
+//
+// The rounds hold those variables instead, as active-set methods do (Nocedal & Wright,
+// "Numerical Optimization", 2nd ed., Sec. 16.5; Bertsekas, "Projected Newton methods for
+// optimization problems with simple constraints", SIAM J. Control Optim. 20 (1982)): each
+// round computes the gradient, holds every variable on a bound whose gradient points out of
+// the box (Ceres's SubsetManifold, or the whole block constant), frees the others, and runs
+// Ceres without the line search until it converges or a free variable reaches a bound
+// (BoundReachedCallback). It ends when a run converges and the held set is the one the
+// gradient there asks for: the first-order (KKT) conditions of the bounded problem, to Ceres's
+// tolerances on the free variables.
+ceres::Solver::Summary SolveWithActiveSet(ceres::Problem* problem,
+                                          const std::vector<double*>& blocks,
+                                          const std::vector<int>& block_sizes,
+                                          const std::vector<BoundedScalar>& scalars,
+                                          ceres::Solver::Options solver_options,
+                                          int* total_iterations, int* rounds) {
+  const int n = static_cast<int>(scalars.size());
+  std::vector<char> held(n, 0);
+  BoundReachedCallback bound_reached(&scalars, &held);
+  solver_options.callbacks.push_back(&bound_reached);
+  solver_options.update_state_every_iteration = true;  // the callback reads the values
+  solver_options.max_num_line_search_step_size_iterations = 0;
+  const int max_iterations = solver_options.max_num_iterations;
+  ceres::Problem::EvaluateOptions evaluate;
+  evaluate.parameter_blocks = blocks;
+  std::vector<double> gradient;
+  ceres::Solver::Summary summary;
+  double initial_cost = 0.0;
+  *total_iterations = 0;
+  *rounds = 0;
+  bool last_converged = false;
+  while (true) {
+    // The gradient in the blocks' own coordinates: no manifold, nothing constant.
+    for (double* block : blocks) {
+      problem->SetManifold(block, nullptr);
+      problem->SetParameterBlockVariable(block);
+    }
+    problem->Evaluate(evaluate, nullptr, nullptr, &gradient, nullptr);
+    std::vector<int> offset(blocks.size(), 0);
+    for (size_t b = 1; b < blocks.size(); ++b) offset[b] = offset[b - 1] + block_sizes[b - 1];
+    bool changed = false;
+    for (int i = 0; i < n; ++i) {
+      const BoundedScalar& v = scalars[i];
+      const double g = gradient[offset[v.block] + v.index];
+      const char hold = (*v.value <= v.lower && g > 0.0) || (*v.value >= v.upper && g < 0.0);
+      changed |= hold != held[i];
+      held[i] = hold;
+    }
+    if (*rounds > 0 && last_converged && !changed) break;
+    if (*rounds > 0 && *total_iterations >= max_iterations) break;
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      std::vector<int> fixed;
+      for (int i = 0; i < n; ++i) {
+        if (scalars[i].block == static_cast<int>(b) && held[i]) fixed.push_back(scalars[i].index);
+      }
+      if (static_cast<int>(fixed.size()) == block_sizes[b]) {
+        problem->SetParameterBlockConstant(blocks[b]);
+      } else if (!fixed.empty()) {
+        problem->SetManifold(blocks[b], new ceres::SubsetManifold(block_sizes[b], fixed));
+      }
+    }
+    solver_options.max_num_iterations = std::max(1, max_iterations - *total_iterations);
+    bound_reached.Reset();
+    ceres::Solver::Summary round;
+    ceres::Solve(solver_options, problem, &round);
+    if (*rounds == 0) initial_cost = round.initial_cost;
+    ++*rounds;
+    *total_iterations += static_cast<int>(round.iterations.size()) - 1;
+    summary = round;
+    if (!round.IsSolutionUsable()) break;
+    last_converged = round.termination_type == ceres::CONVERGENCE;
+    if (!last_converged && !bound_reached.reached()) break;  // iterations or a failure
+  }
+  for (double* block : blocks) {
+    problem->SetManifold(block, nullptr);
+    problem->SetParameterBlockVariable(block);
+  }
+  summary.initial_cost = initial_cost;
+  return summary;
+}
+
 SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
                        const std::vector<double>& initial_coefficients,
                        const std::vector<std::vector<double>>& initial_voltages) {
@@ -726,8 +907,18 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
   std::unique_ptr<ceres::LossFunction> loss = MakeLoss(options);
   std::vector<std::unique_ptr<PairLoss>> pair_losses;  // one per PairCost block (not owned by problem)
   std::vector<double*> blocks = {x.data()};
+  std::vector<int> block_sizes = {static_cast<int>(x.size())};
+  std::vector<BoundedScalar> scalars;
+  for (int j = 0; j < static_cast<int>(x.size()); ++j) {
+    scalars.push_back({&x[j], 0, j, 0.0, std::numeric_limits<double>::infinity()});
+  }
   for (int d = 0; d < nd; ++d) {
-    if (block_of_domain[d] >= 0) blocks.push_back(s[d].data());
+    if (block_of_domain[d] < 0) continue;
+    blocks.push_back(s[d].data());
+    block_sizes.push_back(static_cast<int>(s[d].size()));
+    for (int k = 0; k < static_cast<int>(s[d].size()); ++k) {
+      scalars.push_back({&s[d][k], block_of_domain[d], k, 0.0, 1.0});
+    }
   }
   if (options.reference_solver) {
     for (int r = 0; r < c.rows(); ++r) {
@@ -736,13 +927,12 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
                                blocks);
     }
   } else if (options.joint_compressed_pairs) {
-    for (int pair = 0; pair < static_cast<int>(data.rows_of_pair.size()); ++pair) {
-      problem.AddResidualBlock(
-          new CompressedPairCost(&data, &state, pair, loss.get(),
-                                 options.loss == FitLoss::kHuber ? options.EffectiveLossScale() : 0.0,
-                                 options.residual, block_of_domain),
-                               nullptr, blocks);
-    }
+    problem.AddResidualBlock(
+        new CompressedProblemCost(
+            &data, &state, loss.get(),
+            options.loss == FitLoss::kHuber ? options.EffectiveLossScale() : 0.0,
+            options.residual, block_of_domain),
+        nullptr, blocks);
   } else {
     for (int pair = 0; pair < static_cast<int>(data.rows_of_pair.size()); ++pair) {
       auto* cost = new PairCost(&data, &state, pair, loss.get(), options.residual, block_of_domain);
@@ -750,30 +940,26 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
       problem.AddResidualBlock(cost, loss != nullptr ? pair_losses.back().get() : nullptr, blocks);
     }
   }
-  for (int j = 0; j < static_cast<int>(x.size()); ++j) problem.SetParameterLowerBound(x.data(), j, 0.0);
-  for (int d = 0; d < nd; ++d) {
-    for (int k = 0; k < static_cast<int>(s[d].size()); ++k) {
-      problem.SetParameterLowerBound(s[d].data(), k, 0.0);
-      problem.SetParameterUpperBound(s[d].data(), k, 1.0);
-    }
+  for (const BoundedScalar& v : scalars) {
+    problem.SetParameterLowerBound(blocks[v.block], v.index, v.lower);
+    if (std::isfinite(v.upper)) problem.SetParameterUpperBound(blocks[v.block], v.index, v.upper);
   }
 
   ceres::Solver::Options solver_options;
-  // ~10^4 rows x ~40 parameters: the normal equations are 40 x 40, and Jacobi scaling keeps
-  // them well conditioned despite MHz-scaled columns (FORMATS.md §6.1).
+  // The normal equations are np x np (np ~ 40 parameters), and Jacobi scaling keeps them well
+  // conditioned despite MHz-scaled columns (FORMATS.md §6.1).
   solver_options.linear_solver_type = ceres::DENSE_NORMAL_CHOLESKY;
   solver_options.max_num_iterations = options.max_solver_iterations;
+  const bool active_set = options.joint_active_set && !options.reference_solver;
   if (options.reference_solver) {
     solver_options.function_tolerance = 1e-12;  // as kJoint*Tolerance
     solver_options.gradient_tolerance = 1e-12;
     solver_options.parameter_tolerance = 1e-12;
     solver_options.num_threads = options.num_threads;
   } else {
-    // Ceres keeps the bounds by projecting each step onto the box; on top of that it runs a
-    // line search along the projected step (Armijo, cubic interpolation), which evaluates the
-    // Jacobian at every trial point. Without it the default Titan X fit takes 0.63x the CPU
-    // time, but on the 7-component set it ends in another local minimum (see
-    // joint_bounds_line_search).
+    // Without the active-set rounds, Ceres's own bounds handling: a line search along each
+    // projected step (Armijo, cubic interpolation, evaluating the gradient at every trial
+    // point) unless joint_bounds_line_search is off.
     if (!options.joint_bounds_line_search) solver_options.max_num_line_search_step_size_iterations = 0;
     solver_options.function_tolerance = kJointFunctionTolerance;
     solver_options.gradient_tolerance = kJointGradientTolerance;
@@ -785,21 +971,34 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
   ProgressCallback callback(&progress);
   solver_options.callbacks.push_back(&callback);
   ceres::Solver::Summary summary;
-  ceres::Solve(solver_options, &problem, &summary);
+  SolveResult result;
+  int rounds = 0;
+  if (active_set) {
+    summary = SolveWithActiveSet(&problem, blocks, block_sizes, scalars, solver_options,
+                                 &result.report.iterations, &rounds);
+  } else {
+    ceres::Solve(solver_options, &problem, &summary);
+    result.report.iterations = static_cast<int>(summary.iterations.size()) - 1;
+  }
   progress.Finish();
   if (!summary.IsSolutionUsable()) {
     throw FitError("joint DVFS fit failed: " + summary.message);
   }
   state.Update();
-  SolveResult result;
   result.coefficients = x;
   result.voltages = state.voltages();
   result.report.solver = "joint";
   result.report.converged = summary.termination_type == ceres::CONVERGENCE;
-  result.report.iterations = static_cast<int>(summary.iterations.size()) - 1;
   result.report.initial_cost = summary.initial_cost;
   result.report.final_cost = summary.final_cost;
   result.report.termination = summary.message;
+  if (active_set) {
+    int on_bounds = 0;
+    for (const BoundedScalar& v : scalars) on_bounds += v.AtBound() ? 1 : 0;
+    result.report.termination +=
+        fmt::format(" ({} active-set rounds; {} of {} variables on a bound)", rounds, on_bounds,
+                    scalars.size());
+  }
   return result;
 }
 
@@ -864,64 +1063,44 @@ std::vector<Eigen::MatrixXd> PairMoments(const FitData& data) {
   return moments;
 }
 
-// The R factor of the thin QR of [1 U_1..U_n P] over the rows of each V-F pair.
-std::vector<Eigen::MatrixXd> PairRFactors(const FitData& data) {
-  const Corpus& c = *data.corpus;
-  const int nc = data.num_components;
-  std::vector<Eigen::MatrixXd> factors;
-  for (const std::vector<int>& rows : data.rows_of_pair) {
-    Eigen::MatrixXd z(rows.size(), nc + 2);
-    for (size_t n = 0; n < rows.size(); ++n) {
-      z(n, 0) = 1.0;
-      for (int i = 0; i < nc; ++i) {
-        z(n, 1 + i) = data.util_row_major[static_cast<size_t>(rows[n]) * nc + i];
-      }
-      z(n, nc + 1) = c.power_w(rows[n]);
-    }
-    const Eigen::HouseholderQR<Eigen::MatrixXd> qr(z);
-    const Eigen::Index k = std::min<Eigen::Index>(z.rows(), z.cols());
-    factors.push_back(qr.matrixQR().topRows(k).triangularView<Eigen::Upper>());
-  }
-  return factors;
-}
-
-// SolveCoefficients(data, volts, absolute, like_gpmtool) on a compressed system with the same
-// objective: a pair's design rows are z_n^T S with z_n = [1 U_n] and S fixed by the pair's
-// voltages and frequencies, so with [Z P] = Q R its rows contribute
-// ||Z S x - P||^2 = ||R_z S x - r_P||^2 (R_z: R's first n+1 columns, r_P: its last).
-// 6528 rows become 64 x 13 on the Titan X; the column norms, hence NNLS's choices, are those
-// of the full matrix.
-std::vector<double> SolveCoefficientsCompressed(const FitData& data,
-                                                const std::vector<Eigen::MatrixXd>& factors,
-                                                const std::vector<std::vector<double>>& volts) {
+// SolveCoefficients(data, volts, absolute, like_gpmtool) from the pairs' moments: a pair's
+// design column j is s_j z_(r_j) (z = [1 U], r_j = 0 for alpha0_k / alpha1_k with s_j = v_k /
+// v_k^2 f_k, r_j = 1 + i for gamma_i with s_j = v_k(i)^2 f_k(i)), so
+//   (A^T A)_jk = sum_pairs s_j s_k M_(r_j r_k),   (A^T b)_j = sum_pairs s_j M_(r_j, P),
+// M the pair's moments of [1 U P]: O(pairs x n^2) per call instead of a QR of every row.
+// NNLS from the normal equations (Bro & De Jong 1997; SolveNnlsNormal) with unscaled duals,
+// as gpmTOOL's scipy NNLS.
+std::vector<double> SolveCoefficientsFromMoments(const FitData& data,
+                                                 const std::vector<Eigen::MatrixXd>& moments,
+                                                 const std::vector<std::vector<double>>& volts) {
   const int nd = data.num_domains;
   const int nc = data.num_components;
   const int nx = 2 * nd + nc;
-  Eigen::Index total = 0;
-  for (const Eigen::MatrixXd& r : factors) total += r.rows();
-  Eigen::MatrixXd a(total, nx);
-  Eigen::VectorXd b(total);
-  Eigen::MatrixXd s(nc + 1, nx);
-  Eigen::Index at = 0;
-  for (size_t pair = 0; pair < factors.size(); ++pair) {
-    s.setZero();
+  Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(nx, nx);
+  Eigen::VectorXd atb = Eigen::VectorXd::Zero(nx);
+  std::vector<int> z_row(nx, 0);
+  for (int i = 0; i < nc; ++i) z_row[2 * nd + i] = 1 + i;
+  std::vector<double> sj(nx);
+  for (size_t pair = 0; pair < moments.size(); ++pair) {
     double v2f[2] = {0.0, 0.0};
     for (int d = 0; d < nd; ++d) {
       const int level = data.level_of_pair[pair][d];
       const double v = volts[d][level];
       v2f[d] = v * v * data.levels[d][level];
-      s(0, d) = v;
-      s(0, nd + d) = v2f[d];
+      sj[d] = v;
+      sj[nd + d] = v2f[d];
     }
-    for (int i = 0; i < nc; ++i) s(1 + i, 2 * nd + i) = v2f[data.domain_of[i]];
-    const Eigen::MatrixXd& r = factors[pair];
-    a.middleRows(at, r.rows()).noalias() = r.leftCols(nc + 1) * s;
-    b.segment(at, r.rows()) = r.col(nc + 1);
-    at += r.rows();
+    for (int i = 0; i < nc; ++i) sj[2 * nd + i] = v2f[data.domain_of[i]];
+    const Eigen::MatrixXd& m = moments[pair];
+    for (int j = 0; j < nx; ++j) {
+      atb(j) += sj[j] * m(z_row[j], nc + 1);
+      for (int k = j; k < nx; ++k) gram(k, j) += sj[j] * sj[k] * m(z_row[k], z_row[j]);
+    }
   }
+  gram.triangularView<Eigen::StrictlyUpper>() = gram.transpose();
   NnlsOptions nnls;
   nnls.scale_columns = false;  // as SolveCoefficients(..., like_gpmtool = true)
-  const Eigen::VectorXd x = SolveNnls(a, b, nnls);
+  const Eigen::VectorXd x = SolveNnlsNormal(gram, atb, nnls);
   return {x.data(), x.data() + x.size()};
 }
 
@@ -1030,8 +1209,6 @@ SolveResult SolveAlternating(const FitData& data, const CalibrationOptions& opti
   double last_change_pct = 0.0;
   const std::vector<Eigen::MatrixXd> moments =
       options.reference_solver ? std::vector<Eigen::MatrixXd>() : PairMoments(data);
-  const std::vector<Eigen::MatrixXd> factors =
-      options.reference_solver ? std::vector<Eigen::MatrixXd>() : PairRFactors(data);
   Progress progress("alternating fit", options.show_progress ? options.max_alternating_iterations : 0);
   for (; iteration < options.max_alternating_iterations; ++iteration) {
     // Phase 1: voltage of each level, domain by domain, bounded by its neighbours.
@@ -1058,7 +1235,7 @@ SolveResult SolveAlternating(const FitData& data, const CalibrationOptions& opti
     const std::vector<double> old = x;
     x = options.reference_solver
             ? SolveCoefficients(data, volts, FitResidual::kAbsolute, /*like_gpmtool=*/true)
-            : SolveCoefficientsCompressed(data, factors, volts);
+            : SolveCoefficientsFromMoments(data, moments, volts);
     double change = 0.0;
     for (int j = 0; j < nc; ++j) {
       if (old[j] != 0.0) change = std::max(change, std::abs((old[j] - x[j]) / old[j]));

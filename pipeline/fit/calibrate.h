@@ -77,24 +77,33 @@ struct CalibrationOptions {
   // Threads for the Ceres evaluations (the joint solve uses fewer where more do not pay:
   // one per 50000 training rows).
   int num_threads = 1;
-  // Joint solver: Ceres's line search along each bounds-projected trust-region step. Off, the
-  // default Titan X fit takes 0.63x the CPU time with the same 11-component optimum, but on
-  // the 7-component set the path ends in another local minimum (measured with 1e-10
-  // tolerances: cost 54989.7 instead of 55118.8, held-out MAPE 8.151% instead of 8.170%), so
-  // the default keeps it.
+  // Joint solver: active-set rounds around Ceres (calibrate.cc, SolveWithActiveSet): the
+  // variables on a bound whose gradient points out of the box are held there and Ceres solves
+  // for the others, round after round, until the first-order conditions hold. Off: Ceres's own
+  // bounds handling, which projects each step onto the box and judges it by the unprojected
+  // step's model, so it stalls next to a bound (on the Titan X the cold start ended with a
+  // projected gradient of 2.3e6 after 30 iterations of halving steps; issue 14). The rounds
+  // reach lower costs (Titan X 11 components 124061.0 instead of 125201.1, 7 components
+  // 54415.7 instead of 55118.8) in fewer iterations, from both starts.
+  bool joint_active_set = true;
+  // Joint solver without the active-set rounds: Ceres's line search along each projected step
+  // (Armijo, cubic interpolation), as the former default. Off, the default Titan X fit took
+  // 0.63x the CPU time but ended the 7-component set elsewhere (cost 54989.7 instead of
+  // 55118.8). The rounds never use it.
   bool joint_bounds_line_search = true;
-  // Joint solver: each V-F pair's rows compressed to nc + 2 residuals that give Ceres the same
-  // Gauss-Newton Hessian, gradient and cost as the per-row residuals with the loss applied
-  // (the loss is applied inside the block; calibrate.cc, CompressedPairCost), so the path is
-  // the same up to rounding (Titan X 11/7 components: the same 58/61 iterations, final costs
-  // 1e-11 apart). Off: one block per pair returning every row (PairCost), ~2x the CPU time of
-  // the default Titan X fit (bench/speed_calibrate.sh).
+  // Joint solver: the whole problem as one Ceres block with the Gauss-Newton Hessian, gradient
+  // and cost of the per-row residuals with the loss applied (calibrate.cc,
+  // CompressedProblemCost: np + 1 residuals for np parameters, the rows summed per V-F pair),
+  // so Ceres follows the path of the per-row formulation up to rounding (Titan X 11/7
+  // components without the rounds: the same 58/61 iterations, final costs 1e-11 apart). Off:
+  // one block per V-F pair returning every row (PairCost).
   bool joint_compressed_pairs = true;
   // The former solver formulation, kept as the reference the fast default is tested against:
-  // joint: one Ceres residual block per row with Ceres's loss (and always the bounds line
-  // search); alternating: a bounded Ceres fit per frequency level and NNLS on every row
-  // instead of the closed-form minimum from per-V-F-pair sums and the compressed NNLS.
-  // Slower; same optimum.
+  // joint: one Ceres residual block per row with Ceres's loss, Ceres's bounds handling with its
+  // line search, no active-set rounds; alternating: a bounded Ceres fit per frequency level and
+  // NNLS on every row instead of the closed-form minimum from per-V-F-pair moments and NNLS
+  // from the normal equations. Slower; the alternating solver reaches the same optimum, the
+  // joint solver stops where Ceres's projected steps stall (joint_active_set).
   bool reference_solver = false;
   // Draw progress lines on a terminal (cross-validation turns this off inside its folds).
   bool show_progress = true;

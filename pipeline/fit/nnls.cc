@@ -2,6 +2,8 @@
 
 #include <Eigen/QR>
 #include <fmt/format.h>
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -110,6 +112,103 @@ Eigen::VectorXd SolveNnls(const Eigen::MatrixXd& a_in, const Eigen::VectorXd& b_
     summary->residual_norm = (a_in * x - b_in).norm();
   }
   return x;
+}
+
+Eigen::VectorXd SolveNnlsNormal(const Eigen::MatrixXd& gram_in, const Eigen::VectorXd& atb_in,
+                                const NnlsOptions& options, NnlsSummary* summary) {
+  const int n = static_cast<int>(gram_in.cols());
+  // x = D y as in SolveNnls; the passive solves use the unit-column system whatever
+  // scale_columns says, since G squares A's conditioning.
+  Eigen::VectorXd scale(n), unit(n);
+  for (int j = 0; j < n; ++j) {
+    const double norm = std::sqrt(std::max(0.0, gram_in(j, j)));
+    scale(j) = norm > 0.0 ? (options.scale_columns ? 1.0 / norm : 1.0) : 0.0;
+    unit(j) = norm > 0.0 ? 1.0 / norm : 0.0;
+  }
+  const Eigen::MatrixXd gram = scale.asDiagonal() * gram_in * scale.asDiagonal();
+  const Eigen::VectorXd atb = scale.asDiagonal() * atb_in;
+  // Passive solves on the unit-column system: G_u = U G U with U = unit / scale.
+  Eigen::VectorXd to_unit(n);
+  for (int j = 0; j < n; ++j) to_unit(j) = scale(j) > 0.0 ? unit(j) / scale(j) : 0.0;
+  const int max_iterations = options.max_iterations > 0 ? options.max_iterations : 3 * n + 30;
+
+  std::vector<bool> passive(n, false);
+  Eigen::VectorXd y = Eigen::VectorXd::Zero(n);
+  Eigen::VectorXd w = atb;
+  const double tol = options.tolerance * std::max(1.0, w.cwiseAbs().maxCoeff());
+
+  // min ||A_P z - b|| from G_PP z = c_P, solved by a rank-revealing QR of the unit-column
+  // G_PP (a basic solution where the passive columns are dependent, as SolveNnls's QR).
+  auto solve_passive = [&](Eigen::VectorXd* z) {
+    std::vector<int> idx;
+    for (int j = 0; j < n; ++j) {
+      if (passive[j]) idx.push_back(j);
+    }
+    z->setZero(n);
+    if (idx.empty()) return;
+    const Eigen::Index k = static_cast<Eigen::Index>(idx.size());
+    Eigen::MatrixXd gp(k, k);
+    Eigen::VectorXd cp(k);
+    for (Eigen::Index r = 0; r < k; ++r) {
+      cp(r) = atb(idx[r]) * to_unit(idx[r]);
+      for (Eigen::Index c = 0; c < k; ++c) {
+        gp(r, c) = gram(idx[r], idx[c]) * to_unit(idx[r]) * to_unit(idx[c]);
+      }
+    }
+    const Eigen::VectorXd zp = gp.colPivHouseholderQr().solve(cp);
+    for (Eigen::Index r = 0; r < k; ++r) (*z)(idx[r]) = zp(r) * to_unit(idx[r]);
+  };
+
+  int iterations = 0;
+  bool converged = false;
+  while (iterations < max_iterations) {
+    int best = -1;
+    double best_w = tol;
+    for (int j = 0; j < n; ++j) {
+      if (!passive[j] && scale(j) > 0.0 && w(j) > best_w) {
+        best_w = w(j);
+        best = j;
+      }
+    }
+    if (best < 0) {
+      converged = true;
+      break;
+    }
+    ++iterations;
+    passive[best] = true;
+    Eigen::VectorXd z;
+    for (int inner = 0; inner < 3 * n + 30; ++inner) {
+      solve_passive(&z);
+      bool feasible = true;
+      double alpha = 1.0;
+      for (int j = 0; j < n; ++j) {
+        if (passive[j] && z(j) <= 0.0) {
+          feasible = false;
+          const double denom = y(j) - z(j);
+          if (denom > 0.0) alpha = std::min(alpha, y(j) / denom);
+        }
+      }
+      if (feasible) break;
+      y += alpha * (z - y);
+      for (int j = 0; j < n; ++j) {
+        if (passive[j] && y(j) <= 1e-15) {
+          passive[j] = false;
+          y(j) = 0.0;
+        }
+      }
+    }
+    y = z;
+    for (int j = 0; j < n; ++j) {
+      if (!passive[j]) y(j) = 0.0;
+    }
+    w = atb - gram * y;
+  }
+  if (summary != nullptr) {
+    summary->converged = converged;
+    summary->iterations = iterations;
+    summary->residual_norm = 0.0;
+  }
+  return scale.asDiagonal() * y;
 }
 
 }  // namespace wattcal

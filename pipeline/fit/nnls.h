@@ -31,4 +31,16 @@ Eigen::VectorXd SolveNnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& b,
                           const NnlsOptions& options = NnlsOptions(),
                           NnlsSummary* summary = nullptr);
 
+// The same problem given by its normal equations, G = A^T A and c = A^T b (the "fast NNLS"
+// of Bro & De Jong, "A fast non-negativity-constrained least squares algorithm",
+// J. Chemometrics 11 (1997) 393-401): Lawson & Hanson's active-set iterations with the duals
+// c - G y and the passive-set solves from G, so a problem whose Gram matrix is formed from
+// sums (e.g. per V-F pair moments) costs O(n^3) per solve instead of a QR of every row.
+// Columns are scaled to unit norm for the passive solves (conditioning); the duals, hence the
+// choice of the entering variable, follow options.scale_columns as SolveNnls does.
+// summary->residual_norm is left at 0 (||b|| is not known here).
+Eigen::VectorXd SolveNnlsNormal(const Eigen::MatrixXd& gram, const Eigen::VectorXd& atb,
+                                const NnlsOptions& options = NnlsOptions(),
+                                NnlsSummary* summary = nullptr);
+
 }  // namespace wattcal
