@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "util/row_order.h"
+
 namespace wattcal {
 
 int Layout::num_components() const {
@@ -132,22 +134,31 @@ bool IsThrottledRow(const Corpus& corpus, int row) {
 }
 
 std::vector<std::string> FindDuplicateRows(const Corpus& corpus) {
-  std::map<std::vector<double>, std::vector<int>> groups;  // keyed with the name's index below
-  std::map<std::string, int> name_index;
   auto name_of = [&corpus](int r) {
     return r < static_cast<int>(corpus.benchmark.size()) ? corpus.benchmark[r] : std::string();
   };
+  // Each row keyed by (its name's index, power, clocks, utilisations); equal keys are groups.
+  std::map<std::string, int> name_index;
+  const int nf = static_cast<int>(corpus.freq_mhz.cols());
+  const int nu = static_cast<int>(corpus.util_frac.cols());
+  const int width = 1 + (corpus.has_power() ? 1 : 0) + nf + nu;
+  std::vector<double> keys(static_cast<size_t>(corpus.rows()) * width);
   for (int r = 0; r < corpus.rows(); ++r) {
-    const std::string name = name_of(r);
-    const int index = name_index.emplace(name, static_cast<int>(name_index.size())).first->second;
-    std::vector<double> key = {static_cast<double>(index)};
-    if (corpus.has_power()) key.push_back(corpus.power_w(r));
-    for (int d = 0; d < corpus.freq_mhz.cols(); ++d) key.push_back(corpus.freq_mhz(r, d));
-    for (int i = 0; i < corpus.util_frac.cols(); ++i) key.push_back(corpus.util_frac(r, i));
-    groups[key].push_back(r);
+    const int index = name_index.emplace(name_of(r), static_cast<int>(name_index.size())).first->second;
+    double* key = keys.data() + static_cast<size_t>(r) * width;
+    *key++ = static_cast<double>(index);
+    if (corpus.has_power()) *key++ = corpus.power_w(r);
+    for (int d = 0; d < nf; ++d) *key++ = corpus.freq_mhz(r, d);
+    for (int i = 0; i < nu; ++i) *key++ = corpus.util_frac(r, i);
+  }
+  const std::vector<int> order = LexicographicRowOrder(keys, width);
+  std::vector<std::vector<int>> groups;  // rows ascending within a group
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (k == 0 || !RowEquivalent(keys, width, order[k - 1], order[k])) groups.emplace_back();
+    groups.back().push_back(order[k]);
   }
   std::vector<std::pair<int, std::string>> messages;  // (first row, message), in file order
-  for (const auto& [key, rows] : groups) {
+  for (const std::vector<int>& rows : groups) {
     if (rows.size() < 2) continue;
     std::string lines;
     for (size_t j = 0; j < rows.size(); ++j) {
