@@ -421,9 +421,11 @@ class PairLoss : public ceres::LossFunction {
 // Evaluations without Jacobians (trial points) need the cost only: sqrt(S) and zeros.
 class CompressedProblemCost : public ceres::CostFunction {
  public:
+  // `moments`: PairMoments(*data, residual).
   CompressedProblemCost(const FitData* data, const VoltageState* state,
                         const ceres::LossFunction* loss, double huber_scale, FitResidual residual,
-                        const std::vector<int>& block_of_domain)
+                        const std::vector<int>& block_of_domain,
+                        const std::vector<Eigen::MatrixXd>& moments)
       : data_(data), state_(state), loss_(loss), huber_a_(huber_scale),
         huber_b_(huber_scale * huber_scale), block_of_domain_(block_of_domain) {
     const Corpus& c = *data->corpus;
@@ -462,13 +464,7 @@ class CompressedProblemCost : public ceres::CostFunction {
           p.util_col[static_cast<size_t>(i) * n + k] = p.util_row[static_cast<size_t>(k) * nc + i];
         }
       }
-      p.a0 = Eigen::MatrixXd::Zero(nc + 1, nc + 1);
-      Eigen::VectorXd z(nc + 1);
-      for (int k = 0; k < n; ++k) {
-        z(0) = p.inv_sigma[k];
-        for (int i = 0; i < nc; ++i) z(1 + i) = p.inv_sigma[k] * p.util_row[static_cast<size_t>(k) * nc + i];
-        p.a0.selfadjointView<Eigen::Lower>().rankUpdate(z);
-      }
+      p.a0 = moments[pairs_.size()].topLeftCorner(nc + 1, nc + 1);
       max_rows = std::max(max_rows, rows.size());
       pairs_.push_back(std::move(p));
     }
@@ -727,7 +723,7 @@ class CompressedProblemCost : public ceres::CostFunction {
     std::vector<double> power_w, inv_sigma;
     std::vector<double> util_row;  // row-major
     std::vector<double> util_col;  // column-major
-    Eigen::MatrixXd a0;            // sum_n z_n z_n^T / sigma_n^2 (lower triangle)
+    Eigen::MatrixXd a0;            // sum_n z_n z_n^T / sigma_n^2
   };
   const FitData* data_;
   const VoltageState* state_;
@@ -932,9 +928,11 @@ ceres::Solver::Summary SolveWithActiveSet(ceres::Problem* problem,
   return summary;
 }
 
+// `moments`: PairMoments(data, options.residual) (read by the compressed problem only).
 SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
                        const std::vector<double>& initial_coefficients,
-                       const std::vector<std::vector<double>>& initial_voltages) {
+                       const std::vector<std::vector<double>>& initial_voltages,
+                       const std::vector<Eigen::MatrixXd>& moments) {
   const Corpus& c = *data.corpus;
   const int nd = data.num_domains;
   std::vector<double> x = initial_coefficients;
@@ -984,7 +982,7 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
         new CompressedProblemCost(
             &data, &state, loss.get(),
             options.loss == FitLoss::kHuber ? options.EffectiveLossScale() : 0.0,
-            options.residual, block_of_domain),
+            options.residual, block_of_domain, moments),
         nullptr, blocks);
   } else {
     for (int pair = 0; pair < static_cast<int>(data.rows_of_pair.size()); ++pair) {
@@ -1096,10 +1094,14 @@ double FitLevelVoltage(const FitData& data, const std::vector<double>& x,
   return v;
 }
 
-// Second moments of [1, U_1..U_n, P] over the rows of each V-F pair: every sum the
-// alternating solver's voltage step needs is a quadratic form of them (the coefficients and
-// the other domain's voltage are constant across a pair's rows).
-std::vector<Eigen::MatrixXd> PairMoments(const FitData& data) {
+// Second moments of [1, U_1..U_n, P] / sigma over the rows of each V-F pair (sigma = 1 for
+// absolute residuals, the measured power for relative ones): every sum the alternating
+// solver's voltage step needs is a quadratic form of them (the coefficients and the other
+// domain's voltage are constant across a pair's rows), and so are the normal equations of the
+// coefficients at fixed voltages (SolveCoefficientsFromMoments) and the joint problem's A_0
+// (CompressedProblemCost).
+std::vector<Eigen::MatrixXd> PairMoments(const FitData& data,
+                                         FitResidual residual = FitResidual::kAbsolute) {
   const Corpus& c = *data.corpus;
   const int nc = data.num_components;
   std::vector<Eigen::MatrixXd> moments;
@@ -1107,9 +1109,10 @@ std::vector<Eigen::MatrixXd> PairMoments(const FitData& data) {
   for (const std::vector<int>& rows : data.rows_of_pair) {
     Eigen::MatrixXd m = Eigen::MatrixXd::Zero(nc + 2, nc + 2);
     for (int r : rows) {
-      z(0) = 1.0;
-      for (int i = 0; i < nc; ++i) z(1 + i) = data.util_row_major[static_cast<size_t>(r) * nc + i];
-      z(nc + 1) = c.power_w(r);
+      const double w = residual == FitResidual::kRelative ? 1.0 / c.power_w(r) : 1.0;
+      z(0) = w;
+      for (int i = 0; i < nc; ++i) z(1 + i) = w * data.util_row_major[static_cast<size_t>(r) * nc + i];
+      z(nc + 1) = w * c.power_w(r);
       m.selfadjointView<Eigen::Lower>().rankUpdate(z);
     }
     moments.push_back(m.selfadjointView<Eigen::Lower>());
@@ -1117,16 +1120,18 @@ std::vector<Eigen::MatrixXd> PairMoments(const FitData& data) {
   return moments;
 }
 
-// SolveCoefficients(data, volts, absolute, like_gpmtool) from the pairs' moments: a pair's
+// SolveCoefficients(data, volts, residual, like_gpmtool) from the pairs' moments (PairMoments
+// of that residual): a pair's
 // design column j is s_j z_(r_j) (z = [1 U], r_j = 0 for alpha0_k / alpha1_k with s_j = v_k /
 // v_k^2 f_k, r_j = 1 + i for gamma_i with s_j = v_k(i)^2 f_k(i)), so
 //   (A^T A)_jk = sum_pairs s_j s_k M_(r_j r_k),   (A^T b)_j = sum_pairs s_j M_(r_j, P),
 // M the pair's moments of [1 U P]: O(pairs x n^2) per call instead of a QR of every row.
-// NNLS from the normal equations (Bro & De Jong 1997; SolveNnlsNormal) with unscaled duals,
-// as gpmTOOL's scipy NNLS.
+// NNLS from the normal equations (Bro & De Jong 1997; SolveNnlsNormal), with unscaled duals
+// as gpmTOOL's scipy NNLS where like_gpmtool.
 std::vector<double> SolveCoefficientsFromMoments(const FitData& data,
                                                  const std::vector<Eigen::MatrixXd>& moments,
-                                                 const std::vector<std::vector<double>>& volts) {
+                                                 const std::vector<std::vector<double>>& volts,
+                                                 bool like_gpmtool = true) {
   const int nd = data.num_domains;
   const int nc = data.num_components;
   const int nx = 2 * nd + nc;
@@ -1153,7 +1158,7 @@ std::vector<double> SolveCoefficientsFromMoments(const FitData& data,
   }
   gram.triangularView<Eigen::StrictlyUpper>() = gram.transpose();
   NnlsOptions nnls;
-  nnls.scale_columns = false;  // as SolveCoefficients(..., like_gpmtool = true)
+  nnls.scale_columns = !like_gpmtool;  // as SolveCoefficients
   const Eigen::VectorXd x = SolveNnlsNormal(gram, atb, nnls);
   return {x.data(), x.data() + x.size()};
 }
@@ -1436,13 +1441,19 @@ PowerModel CalibrateDvfs(const Corpus& train, const CalibrationOptions& options)
     // Start: every voltage 1, coefficients by NNLS at those voltages.
     std::vector<std::vector<double>> ones(data.num_domains);
     for (int d = 0; d < data.num_domains; ++d) ones[d].assign(data.levels[d].size(), 1.0);
-    result = SolveJoint(data, options, SolveCoefficients(data, ones, options.residual), ones);
+    const std::vector<Eigen::MatrixXd> moments =
+        options.reference_solver ? std::vector<Eigen::MatrixXd>() : PairMoments(data, options.residual);
+    const std::vector<double> cold =
+        options.reference_solver
+            ? SolveCoefficients(data, ones, options.residual)
+            : SolveCoefficientsFromMoments(data, moments, ones, /*like_gpmtool=*/false);
+    result = SolveJoint(data, options, cold, ones, moments);
     if (options.joint_start_from_alternating) {
       CalibrationOptions alt_options = options;
       alt_options.loss = FitLoss::kL2;
       alt_options.residual = FitResidual::kAbsolute;
       const SolveResult alt = SolveAlternating(data, alt_options);
-      SolveResult second = SolveJoint(data, options, alt.coefficients, alt.voltages);
+      SolveResult second = SolveJoint(data, options, alt.coefficients, alt.voltages, moments);
       const bool keep_second = second.report.final_cost < result.report.final_cost;
       const std::string note = fmt::format(
           " [two starts: cold start cost {:.6g}, from the alternating solution {:.6g}; kept the {}]",
