@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Calibration speed side by side, in one run (issue 14): wattcal's default Titan X calibration
-# (calibrate stage default: joint solve, Huber loss, two starts, compressed V-F pair blocks),
-# the same with pair blocks that return every row (joint_compressed_pairs off), with the former
-# solver formulation (reference_solver), the L2 joint fit, gpmTOOL's alternating algorithm,
-# and a scipy least_squares fit of the same joint model (bench/scipy_calibrate.py: plain L2,
-# bounded voltages, analytic Jacobian). Each figure is the median of 5 in-process fits (the
-# file read is outside every timing), wall and CPU time: on a loaded machine the wall time
-# depends on the scheduler, the CPU time much less. gpmTOOL itself is not run (~35 s a fit).
+# (calibrate stage default: joint solve, Huber loss, two starts, the problem compressed to one
+# Ceres block, active-set rounds for the bounds), the same with pair blocks that return every
+# row (joint_compressed_pairs off), the same on Ceres's own bounds path (joint_active_set off:
+# the former default's optimum), the former solver formulation (reference_solver), the L2 joint
+# fit, gpmTOOL's alternating algorithm, and a scipy least_squares fit of the same joint model
+# (bench/scipy_calibrate.py: plain L2, bounded voltages, analytic Jacobian). Each figure is the
+# median of 5 in-process fits (the file read is outside every timing), wall and CPU time: on a
+# loaded machine the wall time depends on the scheduler, the CPU time much less. gpmTOOL itself
+# is not run (~35 s a fit). The last line says whether the issue's aim (scipy >= 2x the
+# default) is met in this run.
 #
 #   bench/speed_calibrate.sh [BUILD_DIR]        (default: build)
 #
@@ -15,19 +18,17 @@
 # does): on this 2-core machine under load, its default thread pool made the same fit 30x
 # slower.
 #
-# Last measured (2026-11-25 15:59 UTC, load average 3.6 on the 2-core machine, CPU ms):
-#   wattcal default (joint, huber, two starts)          173.8   scipy/this 0.47x
-#   wattcal default, pair blocks returning every row     354.8              0.23x
-#   wattcal default, former formulation (reference)      649.2              0.13x
-#   wattcal default without the bounds line search        91.9              0.89x
-#   wattcal joint, l2, two starts                        105.7              0.78x
-#   wattcal alternating (gpmTOOL's algorithm)             21.0              3.92x
-#   wattcal alternating, former formulation              129.7              0.63x
-#   scipy least_squares, joint l2 (12 evaluations)        82.2              1.00x
-# The issue's target (scipy >= 2x the default) is not met: the default follows Ceres's path
-# (two starts of 63 and 58 iterations: 408 evaluations of the 6528 rows, 285 of them with
-# Jacobians, as the bounds line search asks for gradients; Ceres's Solver::Summary counts),
-# where scipy's trust-region reflective fit stops after 12 evaluations of the plain L2 problem.
+# Last measured (2026-11-25 17:32 UTC, idle 2-core machine, load average 0.31 before, 0.58
+# after; CPU ms):
+#   wattcal default (joint, huber, two starts)                  27.9   scipy/this 2.93x
+#   wattcal default, pair blocks returning every row           145.0              0.56x
+#   wattcal default on Ceres's own bounds path (no rounds)      56.4              1.45x
+#   wattcal default, former formulation (reference)            750.4              0.11x
+#   wattcal joint, l2, two starts                               11.1              7.35x
+#   wattcal alternating (gpmTOOL's algorithm)                    8.1             10.06x
+#   wattcal alternating, former formulation                    134.4              0.61x
+#   scipy least_squares, joint l2 (12 evaluations)              81.8              1.00x
+#   aim (scipy >= 2x the default): 2.93x wall, 2.93x CPU: met
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -85,5 +86,5 @@ row "scipy least_squares, joint l2 ($scipy_note)" "$scipy_ms"
 # The issue's aim: the scipy stand-in takes at least 2x wattcal's default.
 if [ -n "$scipy_ms" ]; then
   set -- $(median_ms BM_CalibrateDefault)
-  echo "$scipy_ms" | awk -v w="$1" -v c="$2" '{ r = $2 / c; printf "\naim (scipy >= 2x the default): %.2fx wall, %.2fx CPU: %s\n", $1 / w, r, r >= 2 ? "met" : "NOT met" }'
+  echo "$scipy_ms" | awk -v w="$1" -v c="$2" '{ r = $2 / c; printf "\naim (scipy >= 2x the default): %.2fx wall, %.2fx CPU: %s\n", $1 / w, r, (r >= 2 ? "met" : "NOT met") }'
 fi
