@@ -261,6 +261,51 @@ TEST(Nnls, EqualsLeastSquaresWhenUnconstrainedOptimumIsPositive) {
   EXPECT_LT((x - truth).cwiseAbs().maxCoeff(), 1e-9);
 }
 
+// The normal-equations NNLS (Bro & De Jong 1997; the alternating solver's coefficient step)
+// against SolveNnls's QR path on problems with active bounds, MHz-scaled columns (as the DVFS
+// design, unscaled duals as gpmTOOL) and a dependent column: the same solution where it is
+// unique, the same residual where it is not.
+TEST(Nnls, NormalEquationsMatchTheQrPath) {
+  std::mt19937 rng(SeedFromTestName());
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int trial = 0; trial < 20; ++trial) {
+    Eigen::MatrixXd a(120, 7);
+    for (int i = 0; i < a.rows(); ++i) {
+      for (int j = 0; j < a.cols(); ++j) a(i, j) = u(rng) * (j % 3 == 0 ? 1000.0 : 1.0);
+    }
+    Eigen::VectorXd truth(7);
+    truth << 0.05, -2.0, 3.0, 0.0, 1.5, -0.5, 4.0;  // negatives end on the bound
+    Eigen::VectorXd b = a * truth;
+    for (int i = 0; i < b.rows(); ++i) b(i) += 0.1 * (u(rng) - 0.5);
+    const Eigen::MatrixXd gram = a.transpose() * a;
+    const Eigen::VectorXd atb = a.transpose() * b;
+    for (bool scale : {true, false}) {
+      NnlsOptions options;
+      options.scale_columns = scale;
+      NnlsSummary qr_summary, normal_summary;
+      const Eigen::VectorXd x = SolveNnls(a, b, options, &qr_summary);
+      const Eigen::VectorXd y = SolveNnlsNormal(gram, atb, options, &normal_summary);
+      EXPECT_TRUE(normal_summary.converged);
+      EXPECT_EQ(normal_summary.iterations, qr_summary.iterations) << trial << " " << scale;
+      EXPECT_GE(y.minCoeff(), 0.0);
+      EXPECT_LT((x - y).cwiseAbs().maxCoeff(), 1e-8 * std::max(1.0, x.cwiseAbs().maxCoeff()))
+          << trial << " " << scale;
+    }
+  }
+  // A column repeated: the split between the two copies is not unique; the fit is.
+  Eigen::MatrixXd a(60, 4);
+  for (int i = 0; i < a.rows(); ++i) {
+    for (int j = 0; j < 3; ++j) a(i, j) = u(rng);
+    a(i, 3) = a(i, 1);
+  }
+  Eigen::VectorXd b = a.leftCols(3) * Eigen::Vector3d(1.0, 2.0, 0.5);
+  const Eigen::VectorXd x = SolveNnls(a, b);
+  const Eigen::VectorXd y = SolveNnlsNormal(a.transpose() * a, a.transpose() * b);
+  EXPECT_GE(y.minCoeff(), 0.0);
+  EXPECT_NEAR((a * y - b).norm(), (a * x - b).norm(), 1e-9);
+  EXPECT_NEAR(y(1) + y(3), 2.0, 1e-9);
+}
+
 TEST(CrossValidation, WholeBenchmarksPerFoldAndEveryRowOnce) {
   SyntheticSpec spec = TwoDomainSpec();
   spec.microbenchmarks_per_component = 3;

@@ -896,7 +896,9 @@ ceres::Solver::Summary SolveWithActiveSet(ceres::Problem* problem,
       held[i] = hold;
     }
     if (*rounds > 0 && last_converged && !changed) break;
-    if (*rounds > 0 && *total_iterations >= max_iterations) break;
+    // Every round but one that converges at once takes a successful step, so the iterations
+    // bound the rounds; the cap on rounds is a second guard.
+    if (*rounds > 0 && (*total_iterations >= max_iterations || *rounds > max_iterations)) break;
     for (size_t b = 0; b < blocks.size(); ++b) {
       std::vector<int> fixed;
       for (int i = 0; i < n; ++i) {
