@@ -777,7 +777,9 @@ constexpr double kActiveSetFunctionTolerance = 1e-10;
 constexpr double kJointGradientTolerance = 1e-12;
 constexpr double kJointParameterTolerance = 1e-12;
 
-// Threads for the joint solve's evaluations: one per kRowsPerThread rows, at most `requested`.
+// Threads for the joint solve's evaluations over several blocks (the per-pair PairCost blocks;
+// the default CompressedProblemCost is one block, which Ceres evaluates on one thread): one
+// per kRowsPerThread rows, at most `requested`.
 // On the Titan X (6528 rows) --threads 2 made the fit 1.25x slower (issue 14): a thread's
 // share of an evaluation is shorter than starting Ceres's parallel loop. The 50000-row
 // threshold is a conservative guess, not a measured crossover (this 2-core machine is shared

@@ -74,8 +74,10 @@ struct CalibrationOptions {
   // identified); on the Titan X data the second start lowers the cost and the held-out error
   // (bench/loss_study).
   bool joint_start_from_alternating = true;
-  // Threads for the Ceres evaluations (the joint solve uses fewer where more do not pay:
-  // one per 50000 training rows).
+  // Threads for the Ceres evaluations where the joint problem has several blocks (per-pair or
+  // per-row: joint_compressed_pairs off, reference_solver; fewer where more do not pay, one
+  // per 50000 training rows). The default compressed problem is one block, evaluated on one
+  // thread (the Titan X fit takes ~28 ms).
   int num_threads = 1;
   // Joint solver: active-set rounds around Ceres (calibrate.cc, SolveWithActiveSet): the
   // variables on a bound whose gradient points out of the box are held there and Ceres solves
