@@ -352,6 +352,24 @@ TEST(CalibrateSpeedEquivalence, CompressedPairsWithAComponentFixedAtZero) {
   EXPECT_EQ(fast.Coefficients()[2 * 2 + 3], 0.0);
 }
 
+// The same corpus with the rounds (the default): the zero column has no curvature and a zero
+// gradient, so it is neither held nor moved; the fit ends on a first-order point no worse than
+// the reference's.
+TEST(CalibrateSpeedEquivalence, ActiveSetRoundsWithAComponentFixedAtZero) {
+  SyntheticCorpus c = GenerateSyntheticCorpus(CorruptedTwoDomainSpec(), SeedFromTestName());
+  c.train.util_frac.col(3).setZero();
+  CalibrationOptions options;
+  options.show_progress = false;
+  CalibrationOptions reference = options;
+  reference.reference_solver = true;
+  const PowerModel fast = Calibrate(c.train, options);
+  const PowerModel ref = Calibrate(c.train, reference);
+  EXPECT_TRUE(fast.fit.converged) << fast.fit.termination;
+  EXPECT_EQ(fast.Coefficients()[2 * 2 + 3], 0.0);
+  EXPECT_LE(fast.fit.final_cost, ref.fit.final_cost * (1.0 + 1e-9));
+  EXPECT_LT(LargestFeasibleDecrease(c.train, fast, options), kFirstOrderTolerance);
+}
+
 // The real GTX Titan X sets, 11 and 7 components, on Ceres's own bounds path (the rounds off):
 // the compressed problem reaches the figures recorded with the per-row formulation (final
 // cost and iterations) and the uncompressed pair blocks' optimum.
