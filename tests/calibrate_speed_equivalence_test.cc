@@ -370,6 +370,22 @@ TEST(CalibrateSpeedEquivalence, ActiveSetRoundsWithAComponentFixedAtZero) {
   EXPECT_LT(LargestFeasibleDecrease(c.train, fast, options), kFirstOrderTolerance);
 }
 
+// Iterations that run out during the rounds leave a fit reported as not converged, with the
+// reason, whatever the last round's own ending (a bound reached, or Ceres's convergence with
+// the held set still to change).
+TEST(CalibrateSpeedEquivalence, ActiveSetRoundsOutOfIterationsAreNotConverged) {
+  const SyntheticCorpus c = GenerateSyntheticCorpus(CorruptedTwoDomainSpec(), SeedFromTestName());
+  for (int iterations : {1, 2, 3}) {
+    CalibrationOptions options;
+    options.show_progress = false;
+    options.max_solver_iterations = iterations;
+    const PowerModel m = Calibrate(c.train, options);
+    EXPECT_FALSE(m.fit.converged) << iterations << ": " << m.fit.termination;
+    EXPECT_NE(m.fit.termination.find("Maximum number of iterations"), std::string::npos)
+        << m.fit.termination;
+  }
+}
+
 // The real GTX Titan X sets, 11 and 7 components, on Ceres's own bounds path (the rounds off):
 // the compressed problem reaches the figures recorded with the per-row formulation (final
 // cost and iterations) and the uncompressed pair blocks' optimum.

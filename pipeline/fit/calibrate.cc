@@ -880,6 +880,7 @@ ceres::Solver::Summary SolveWithActiveSet(ceres::Problem* problem,
   *total_iterations = 0;
   *rounds = 0;
   bool last_converged = false;
+  bool out_of_iterations = false;
   while (true) {
     // The gradient in the blocks' own coordinates: no manifold, nothing constant.
     for (double* block : blocks) {
@@ -900,7 +901,10 @@ ceres::Solver::Summary SolveWithActiveSet(ceres::Problem* problem,
     if (*rounds > 0 && last_converged && !changed) break;
     // Every round but one that converges at once takes a successful step, so the iterations
     // bound the rounds; the cap on rounds is a second guard.
-    if (*rounds > 0 && (*total_iterations >= max_iterations || *rounds > max_iterations)) break;
+    if (*rounds > 0 && (*total_iterations >= max_iterations || *rounds > max_iterations)) {
+      out_of_iterations = true;
+      break;
+    }
     for (size_t b = 0; b < blocks.size(); ++b) {
       std::vector<int> fixed;
       for (int i = 0; i < n; ++i) {
@@ -929,6 +933,14 @@ ceres::Solver::Summary SolveWithActiveSet(ceres::Problem* problem,
     problem->SetParameterBlockVariable(block);
   }
   summary.initial_cost = initial_cost;
+  if (out_of_iterations) {
+    // The iterations ran out before the held set settled: not a converged fit, whatever the
+    // last round's own ending.
+    summary.termination_type = ceres::NO_CONVERGENCE;
+    summary.message = fmt::format("Maximum number of iterations reached ({}) before the "
+                                  "active-set rounds settled.",
+                                  *total_iterations);
+  }
   return summary;
 }
 
@@ -1052,8 +1064,8 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
     int on_bounds = 0;
     for (const BoundedScalar& v : scalars) on_bounds += v.AtBound() ? 1 : 0;
     result.report.termination +=
-        fmt::format(" ({} active-set rounds; {} of {} variables on a bound)", rounds, on_bounds,
-                    scalars.size());
+        fmt::format(" ({} active-set round{}; {} of {} variables on a bound)", rounds,
+                    rounds == 1 ? "" : "s", on_bounds, scalars.size());
   }
   return result;
 }
