@@ -848,9 +848,12 @@ class BoundReachedCallback : public ceres::IterationCallback {
 // there, the ratio of actual to predicted decrease stays small, the radius halves at each
 // iteration and the solve ends on the relative cost change, away from the minimum: on the Titan
 // X the cold start spent 33 of its 63 iterations so, its projected gradient at 2.3e6 to the
-// end (a voltage step s = 0, two equal neighbouring voltages, held there by the bound).
+// end. Such bounds are common here: a voltage step s = 0 is two equal neighbouring voltages
+// (the Titan X's lowest core levels), a coefficient at 0 a component that draws nothing; 11
+// of the 34 variables end on one.
 //
-// The rounds hold those variables instead, as active-set methods do (Nocedal & Wright,
+// The rounds hold those variables instead, as active-set methods do (and as the AccelWattch
+// scaling fit's passes do, accelwattch/scaling_fit.cc; Nocedal & Wright,
 // "Numerical Optimization", 2nd ed., Sec. 16.5; Bertsekas, "Projected Newton methods for
 // optimization problems with simple constraints", SIAM J. Control Optim. 20 (1982)): each
 // round computes the gradient, holds every variable on a bound whose gradient points out of
