@@ -30,14 +30,14 @@ std::string TitanXTrain() {
   return root + "/gpmtool_tpds2019/gtx_titan_x/train_micro_dvfs_11comp.csv";
 }
 
-void Run(benchmark::State& state, CalibrationOptions options) {
+void Run(benchmark::State& state, CalibrationOptions options, int threads = 1) {
   const std::string path = TitanXTrain();
   if (!boost::filesystem::exists(path)) {
     state.SkipWithError(("dataset not found: " + path).c_str());
     return;
   }
   const Corpus train = ReadCorpus(path);
-  options.num_threads = 1;
+  options.num_threads = threads;
   int iterations = 0;
   for (auto _ : state) {
     const PowerModel model = Calibrate(train, options);
@@ -49,6 +49,9 @@ void Run(benchmark::State& state, CalibrationOptions options) {
 }
 
 void BM_CalibrateDefault(benchmark::State& state) { Run(state, CalibrationOptions()); }
+
+// --threads 2: the two starts side by side (the same model).
+void BM_CalibrateDefaultTwoThreads(benchmark::State& state) { Run(state, CalibrationOptions(), 2); }
 
 void BM_CalibrateDefaultReference(benchmark::State& state) {
   CalibrationOptions o;
@@ -120,6 +123,7 @@ void BM_ReadTitanX(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_CalibrateDefault)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CalibrateDefaultTwoThreads)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CalibrateDefaultReference)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CalibrateDefaultUncompressed)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CalibrateDefaultWithoutRounds)->Unit(benchmark::kMillisecond)->UseRealTime();

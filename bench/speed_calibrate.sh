@@ -44,7 +44,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # wattcal: google-benchmark medians (ms), one process.
 WATTCAL_DATASETS=$DATASETS "$BUILD/bin/calibrate_bench" \
-  --benchmark_filter='BM_Calibrate(Default|DefaultUncompressed|DefaultWithoutRounds|DefaultReference|JointL2|Alternating|AlternatingReference)/' \
+  --benchmark_filter='BM_Calibrate(Default|DefaultTwoThreads|DefaultUncompressed|DefaultWithoutRounds|DefaultReference|JointL2|Alternating|AlternatingReference)/' \
   --benchmark_repetitions=$REPS --benchmark_report_aggregates_only=true \
   --benchmark_format=csv >"$tmp/bench.csv" 2>"$tmp/bench.err" || { cat "$tmp/bench.err" >&2; exit 1; }
 # "name/real_time_median",iterations,real_time,cpu_time,... (ms)
@@ -76,6 +76,7 @@ row() {
   printf '%-62s %9.1f %9.1f %12s %12s\n' "$name" "$wall" "$cpu" "$r_wall" "$r_cpu"
 }
 row "wattcal default (joint, huber, two starts)" "$(median_ms BM_CalibrateDefault)"
+row "wattcal default, --threads 2: starts side by side (wall)" "$(median_ms BM_CalibrateDefaultTwoThreads)"
 row "wattcal default, pair blocks returning every row" "$(median_ms BM_CalibrateDefaultUncompressed)"
 row "wattcal default on Ceres's own bounds path (no rounds)" "$(median_ms BM_CalibrateDefaultWithoutRounds)"
 row "wattcal default, former formulation (reference)" "$(median_ms BM_CalibrateDefaultReference)"

@@ -411,6 +411,25 @@ TEST(CalibrateSpeedEquivalence, ActiveSetRoundsPredictVirtualGpusAsCeresOwnPath)
   }
 }
 
+// With two threads the two starts run side by side: the same model, bit for bit, as one
+// thread, for the default and for a loss that keeps the other start.
+TEST(CalibrateSpeedEquivalence, StartsSideBySideGiveTheSameModel) {
+  const SyntheticCorpus c = GenerateSyntheticCorpus(CorruptedTwoDomainSpec(), SeedFromTestName());
+  for (FitLoss loss : {FitLoss::kHuber, FitLoss::kL2, FitLoss::kCauchy}) {
+    CalibrationOptions one;
+    one.show_progress = false;
+    one.loss = loss;
+    CalibrationOptions two = one;
+    two.num_threads = 2;
+    const PowerModel a = Calibrate(c.train, one);
+    const PowerModel b = Calibrate(c.train, two);
+    EXPECT_EQ(a.Coefficients(), b.Coefficients()) << FitLossName(loss);
+    EXPECT_EQ(a.voltage_rel, b.voltage_rel) << FitLossName(loss);
+    EXPECT_EQ(a.fit.final_cost, b.fit.final_cost) << FitLossName(loss);
+    EXPECT_EQ(a.fit.termination, b.fit.termination) << FitLossName(loss);
+  }
+}
+
 // The real GTX Titan X sets, 11 and 7 components, on Ceres's own bounds path (the rounds off):
 // the compressed problem reaches the figures recorded with the per-row formulation (final
 // cost and iterations) and the uncompressed pair blocks' optimum.

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <limits>
 #include <cmath>
+#include <exception>
 #include <memory>
 #include <map>
 #include <set>
@@ -1462,17 +1463,57 @@ PowerModel CalibrateDvfs(const Corpus& train, const CalibrationOptions& options)
     for (int d = 0; d < data.num_domains; ++d) ones[d].assign(data.levels[d].size(), 1.0);
     const std::vector<Eigen::MatrixXd> moments =
         options.reference_solver ? std::vector<Eigen::MatrixXd>() : PairMoments(data, options.residual);
-    const std::vector<double> cold =
-        options.reference_solver
-            ? SolveCoefficients(data, ones, options.residual)
-            : SolveCoefficientsFromMoments(data, moments, ones, /*like_gpmtool=*/false);
-    result = SolveJoint(data, options, cold, ones, moments);
-    if (options.joint_start_from_alternating) {
+    // The two starts are independent. With two threads or more they run side by side: the
+    // cold start on one, gpmTOOL's alternating solution and the start from it on the other.
+    // Each is deterministic, so the model does not depend on the thread count; only the cold
+    // start draws a progress line then.
+    const bool side_by_side = options.joint_start_from_alternating && options.num_threads >= 2;
+    SolveResult second;
+    auto cold_start = [&]() {
+      const std::vector<double> cold =
+          options.reference_solver
+              ? SolveCoefficients(data, ones, options.residual)
+              : SolveCoefficientsFromMoments(data, moments, ones, /*like_gpmtool=*/false);
+      result = SolveJoint(data, options, cold, ones, moments);
+    };
+    auto alternating_start = [&]() {
       CalibrationOptions alt_options = options;
       alt_options.loss = FitLoss::kL2;
       alt_options.residual = FitResidual::kAbsolute;
+      CalibrationOptions second_options = options;
+      if (side_by_side) alt_options.show_progress = second_options.show_progress = false;
       const SolveResult alt = SolveAlternating(data, alt_options);
-      SolveResult second = SolveJoint(data, options, alt.coefficients, alt.voltages, moments);
+      second = SolveJoint(data, second_options, alt.coefficients, alt.voltages, moments);
+    };
+    if (side_by_side) {
+      std::exception_ptr failure[2];
+#pragma omp parallel sections num_threads(2)
+      {
+#pragma omp section
+        {
+          try {
+            cold_start();
+          } catch (...) {
+            failure[0] = std::current_exception();
+          }
+        }
+#pragma omp section
+        {
+          try {
+            alternating_start();
+          } catch (...) {
+            failure[1] = std::current_exception();
+          }
+        }
+      }
+      for (const std::exception_ptr& f : failure) {
+        if (f) std::rethrow_exception(f);
+      }
+    } else {
+      cold_start();
+      if (options.joint_start_from_alternating) alternating_start();
+    }
+    if (options.joint_start_from_alternating) {
       const bool keep_second = second.report.final_cost < result.report.final_cost;
       const std::string note = fmt::format(
           " [two starts: cold start cost {:.6g}, from the alternating solution {:.6g}; kept the {}]",
