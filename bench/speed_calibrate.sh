@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Calibration speed side by side, in one run (issue 14): wattcal's default Titan X calibration
 # (calibrate stage default: joint solve, Huber loss, two starts, the problem compressed to one
-# Ceres block, active-set rounds for the bounds), the same with pair blocks that return every
+# Ceres block, active-set rounds for the bounds), the same with --threads 2 (the two starts
+# side by side), the same with pair blocks that return every
 # row (joint_compressed_pairs off), the same on Ceres's own bounds path (joint_active_set off:
 # the former default's optimum), the former solver formulation (reference_solver), the L2 joint
 # fit, gpmTOOL's alternating algorithm, and a scipy least_squares fit of the same joint model
@@ -18,17 +19,20 @@
 # does): on this 2-core machine under load, its default thread pool made the same fit 30x
 # slower.
 #
-# Last measured (2026-11-25 17:32 UTC, idle 2-core machine, load average 0.31 before, 0.58
-# after; CPU ms):
-#   wattcal default (joint, huber, two starts)                  27.9   scipy/this 2.93x
-#   wattcal default, pair blocks returning every row           145.0              0.56x
-#   wattcal default on Ceres's own bounds path (no rounds)      56.4              1.45x
-#   wattcal default, former formulation (reference)            750.4              0.11x
-#   wattcal joint, l2, two starts                               11.1              7.35x
-#   wattcal alternating (gpmTOOL's algorithm)                    8.1             10.06x
-#   wattcal alternating, former formulation                    134.4              0.61x
-#   scipy least_squares, joint l2 (12 evaluations)              81.8              1.00x
-#   aim (scipy >= 2x the default): 2.93x wall, 2.93x CPU: met
+# Last measured (2026-11-25 18:00 UTC, idle 2-core machine, load average 0.33 before, 0.65
+# after; CPU ms, the --threads 2 row wall ms):
+#   wattcal default (joint, huber, two starts)                  28.9   scipy/this 2.92x
+#   wattcal default, --threads 2: starts side by side           18.1              4.66x
+#   wattcal default, pair blocks returning every row           134.7              0.63x
+#   wattcal default on Ceres's own bounds path (no rounds)      57.8              1.46x
+#   wattcal default, former formulation (reference)            680.8              0.12x
+#   wattcal joint, l2, two starts                               10.6              7.93x
+#   wattcal alternating (gpmTOOL's algorithm)                    8.0             10.49x
+#   wattcal alternating, former formulation                    134.8              0.63x
+#   scipy least_squares, joint l2 (12 evaluations)              84.4              1.00x
+#   aim (scipy >= 2x the default): 2.92x wall, 2.92x CPU: met
+# Google Benchmark's CPU column counts the benchmark's own thread only, so the --threads 2
+# row is read in wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
