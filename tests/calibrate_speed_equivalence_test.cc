@@ -297,8 +297,8 @@ TEST(CalibrateSpeedEquivalence, TitanXDefaultEndsOnAFirstOrderPointBelowTheRefer
   }
 }
 
-// The compressed V-F pair blocks (CalibrationOptions::joint_compressed_pairs, the default)
-// against the uncompressed ones that return every row (PairCost): they give Ceres the same
+// The compressed problem (CalibrationOptions::joint_compressed_pairs, the default: one block)
+// against the pair blocks that return every row (PairCost): they give Ceres the same
 // Hessian, gradient and cost, so the same path up to rounding: the same iterations and the
 // same optimum, for every loss and residual.
 TEST(CalibrateSpeedEquivalence, CompressedPairsFollowTheUncompressedPath) {
@@ -331,9 +331,9 @@ TEST(CalibrateSpeedEquivalence, CompressedPairsFollowTheUncompressedPath) {
   }
 }
 
-// A component that never varies is fitted as a zero column: every pair's A is singular there
-// and the compressed block drops that direction (no residual, no Jacobian), as the per-row
-// blocks give it no curvature either.
+// A component that never varies is fitted as a zero column: H is singular there and the
+// compressed block drops that direction (no residual, no Jacobian), as the per-row blocks give
+// it no curvature either.
 TEST(CalibrateSpeedEquivalence, CompressedPairsWithAComponentFixedAtZero) {
   SyntheticCorpus c = GenerateSyntheticCorpus(CorruptedTwoDomainSpec(), SeedFromTestName());
   c.train.util_frac.col(3).setZero();

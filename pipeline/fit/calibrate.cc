@@ -246,6 +246,26 @@ PairTerms PairTermsAt(const FitData& data, const VoltageState& state,
   return t;
 }
 
+// At fixed voltages each coefficient's design column over a V-F pair's rows is scale_j times
+// one column of z = [1 U] (TPDS Eqs. 5-6 are linear in the coefficients): alpha0_k -> v_k and
+// alpha1_k -> v_k^2 f_k on the constant (z row 0), gamma_i -> v_k(i)^2 f_k(i) on U_i (z row
+// 1 + i). The z rows, the same at every pair:
+std::vector<int> CoefficientZRows(const FitData& data) {
+  std::vector<int> z_row(2 * data.num_domains + data.num_components, 0);
+  for (int i = 0; i < data.num_components; ++i) z_row[2 * data.num_domains + i] = 1 + i;
+  return z_row;
+}
+
+// ... and the scales at a pair with voltages v and v^2 f per domain.
+void CoefficientScales(const FitData& data, const double* v, const double* v2f, double* scale) {
+  const int nd = data.num_domains;
+  for (int d = 0; d < nd; ++d) {
+    scale[d] = v[d];
+    scale[nd + d] = v2f[d];
+  }
+  for (int i = 0; i < data.num_components; ++i) scale[2 * nd + i] = v2f[data.domain_of[i]];
+}
+
 // Residuals of every row measured at one V-F pair: one Ceres block per pair instead of one per
 // row (with 6528 one-row blocks, Ceres's per-block bookkeeping was half the Titan X fit's time,
 // issue 14). The rows share the pair's voltages and their Jacobian dv/ds.
@@ -446,8 +466,7 @@ class CompressedProblemCost : public ceres::CostFunction {
     }
     set_num_residuals(num_params_ + 1);
     // The z row of each coefficient's single entry in M.
-    z_row_.assign(nx_, 0);
-    for (int i = 0; i < nc; ++i) z_row_[2 * nd + i] = 1 + i;
+    z_row_ = CoefficientZRows(*data);
     size_t max_rows = 0;
     for (const std::vector<int>& rows : data->rows_of_pair) {
       Pair p;
@@ -483,6 +502,7 @@ class CompressedProblemCost : public ceres::CostFunction {
     for (int size : parameter_block_sizes()) {
       cache_jacobians_.emplace_back(static_cast<size_t>(num_params_ + 1) * size);
     }
+    for (std::vector<double>& j : cache_jacobians_) cache_jacobian_ptrs_.push_back(j.data());
     a_.resize(nc + 1, nc + 1);
     b_.resize(nc + 1);
     h_.resize(num_params_, num_params_);
@@ -507,14 +527,14 @@ class CompressedProblemCost : public ceres::CostFunction {
     }
     if (!same) {
       cache_valid_ = false;
-      std::vector<double*> blocks(num_blocks);
       for (int b = 0, at = 0; b < num_blocks; ++b) {
         const int size = parameter_block_sizes()[b];
         std::copy(parameters[b], parameters[b] + size, cache_parameters_.begin() + at);
-        blocks[b] = cache_jacobians_[b].data();
         at += size;
       }
-      if (!EvaluateAt(parameters, cache_residuals_.data(), blocks.data())) return false;
+      if (!EvaluateAt(parameters, cache_residuals_.data(), cache_jacobian_ptrs_.data())) {
+        return false;
+      }
       cache_valid_ = true;
     }
     std::copy(cache_residuals_.begin(), cache_residuals_.end(), residuals);
@@ -609,11 +629,10 @@ class CompressedProblemCost : public ceres::CostFunction {
       }
       // M's entries: the coefficients' single entries m_j (row z_row_[j]) ...
       double* m = m_.data();
-      for (int d = 0; d < nd; ++d) {
-        m[d] = v[d];
-        m[nd + d] = v2f[d];
-      }
-      for (int i = 0; i < nc; ++i) m[2 * nd + i] = v2f[domain_of[i]];
+      CoefficientScales(*data_, v, v2f, m);
+      auto a_at = [&](int r, int k) {  // A from its lower triangle
+        return r >= k ? a[static_cast<size_t>(k) * kz + r] : a[static_cast<size_t>(r) * kz + k];
+      };
       // ... and per domain with voltage parameters w_k, A w_k and dv_k/ds at the pair's level.
       double* w[2] = {w_[0].data(), w_[1].data()};
       double* aw[2] = {aw_[0].data(), aw_[1].data()};
@@ -627,17 +646,12 @@ class CompressedProblemCost : public ceres::CostFunction {
         for (int i = 0; i < nc; ++i) w[d][1 + i] = domain_of[i] == d ? two_vf * g[i] : 0.0;
         for (int r = 0; r < kz; ++r) {
           double acc = 0.0;
-          for (int k = 0; k < kz; ++k) {
-            acc += (r >= k ? a[static_cast<size_t>(k) * kz + r] : a[static_cast<size_t>(r) * kz + k]) * w[d][k];
-          }
+          for (int k = 0; k < kz; ++k) acc += a_at(r, k) * w[d][k];
           aw[d][r] = acc;
         }
         const Eigen::MatrixXd& dv = state_->dv(d);
         for (int k = 0; k < s_size_[d]; ++k) dvr[d][k] = dv(level[d], k);
       }
-      auto a_at = [&](int r, int k) {
-        return r >= k ? a[static_cast<size_t>(k) * kz + r] : a[static_cast<size_t>(r) * kz + k];
-      };
       // H's lower triangle (column-major: h[col * np + row], row >= col) and g.
       for (int j = 0; j < nx_; ++j) {
         const double mj = m[j];
@@ -744,6 +758,7 @@ class CompressedProblemCost : public ceres::CostFunction {
   mutable bool cache_valid_ = false;
   mutable std::vector<double> cache_parameters_, cache_residuals_;
   mutable std::vector<std::vector<double>> cache_jacobians_;
+  mutable std::vector<double*> cache_jacobian_ptrs_;  // into cache_jacobians_, for EvaluateAt
   mutable Eigen::MatrixXd a_, h_, pm_, jt_;
   mutable Eigen::VectorXd b_, g_, q_;
   mutable Eigen::LDLT<Eigen::MatrixXd> ldlt_;
@@ -879,6 +894,8 @@ ceres::Solver::Summary SolveWithActiveSet(ceres::Problem* problem,
   ceres::Problem::EvaluateOptions evaluate;
   evaluate.parameter_blocks = blocks;
   std::vector<double> gradient;
+  std::vector<int> offset(blocks.size(), 0);  // of each block in the gradient
+  for (size_t b = 1; b < blocks.size(); ++b) offset[b] = offset[b - 1] + block_sizes[b - 1];
   ceres::Solver::Summary summary;
   double initial_cost = 0.0;
   *total_iterations = 0;
@@ -892,8 +909,6 @@ ceres::Solver::Summary SolveWithActiveSet(ceres::Problem* problem,
       problem->SetParameterBlockVariable(block);
     }
     problem->Evaluate(evaluate, nullptr, nullptr, &gradient, nullptr);
-    std::vector<int> offset(blocks.size(), 0);
-    for (size_t b = 1; b < blocks.size(); ++b) offset[b] = offset[b - 1] + block_sizes[b - 1];
     bool changed = false;
     for (int i = 0; i < n; ++i) {
       const BoundedScalar& v = scalars[i];
@@ -1141,9 +1156,8 @@ std::vector<Eigen::MatrixXd> PairMoments(const FitData& data,
 }
 
 // SolveCoefficients(data, volts, residual, like_gpmtool) from the pairs' moments (PairMoments
-// of that residual): a pair's
-// design column j is s_j z_(r_j) (z = [1 U], r_j = 0 for alpha0_k / alpha1_k with s_j = v_k /
-// v_k^2 f_k, r_j = 1 + i for gamma_i with s_j = v_k(i)^2 f_k(i)), so
+// of that residual): a pair's design column j is s_j z_(r_j) (CoefficientScales,
+// CoefficientZRows), so
 //   (A^T A)_jk = sum_pairs s_j s_k M_(r_j r_k),   (A^T b)_j = sum_pairs s_j M_(r_j, P),
 // M the pair's moments of [1 U P]: O(pairs x n^2) per call instead of a QR of every row.
 // NNLS from the normal equations (Bro & De Jong 1997; SolveNnlsNormal), with unscaled duals
@@ -1157,19 +1171,16 @@ std::vector<double> SolveCoefficientsFromMoments(const FitData& data,
   const int nx = 2 * nd + nc;
   Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(nx, nx);
   Eigen::VectorXd atb = Eigen::VectorXd::Zero(nx);
-  std::vector<int> z_row(nx, 0);
-  for (int i = 0; i < nc; ++i) z_row[2 * nd + i] = 1 + i;
+  const std::vector<int> z_row = CoefficientZRows(data);
   std::vector<double> sj(nx);
   for (size_t pair = 0; pair < moments.size(); ++pair) {
-    double v2f[2] = {0.0, 0.0};
+    double v[2] = {0.0, 0.0}, v2f[2] = {0.0, 0.0};
     for (int d = 0; d < nd; ++d) {
       const int level = data.level_of_pair[pair][d];
-      const double v = volts[d][level];
-      v2f[d] = v * v * data.levels[d][level];
-      sj[d] = v;
-      sj[nd + d] = v2f[d];
+      v[d] = volts[d][level];
+      v2f[d] = v[d] * v[d] * data.levels[d][level];
     }
-    for (int i = 0; i < nc; ++i) sj[2 * nd + i] = v2f[data.domain_of[i]];
+    CoefficientScales(data, v, v2f, sj.data());
     const Eigen::MatrixXd& m = moments[pair];
     for (int j = 0; j < nx; ++j) {
       atb(j) += sj[j] * m(z_row[j], nc + 1);
