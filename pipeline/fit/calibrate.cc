@@ -181,22 +181,39 @@ FitData PrepareFitData(const Corpus& train) {
   return data;
 }
 
+// At fixed voltages each coefficient's design column over a V-F pair's rows is scale_j times
+// one column of z = [1 U] (TPDS Eqs. 5-6 are linear in the coefficients): alpha0_k -> v_k and
+// alpha1_k -> v_k^2 f_k on the constant (z row 0), gamma_i -> v_k(i)^2 f_k(i) on U_i (z row
+// 1 + i). The z rows, the same at every pair:
+std::vector<int> CoefficientZRows(const FitData& data) {
+  std::vector<int> z_row(2 * data.num_domains + data.num_components, 0);
+  for (int i = 0; i < data.num_components; ++i) z_row[2 * data.num_domains + i] = 1 + i;
+  return z_row;
+}
+
+// ... and the scales at a pair with voltages v and v^2 f per domain.
+void CoefficientScales(const FitData& data, const double* v, const double* v2f, double* scale) {
+  const int nd = data.num_domains;
+  for (int d = 0; d < nd; ++d) {
+    scale[d] = v[d];
+    scale[nd + d] = v2f[d];
+  }
+  for (int i = 0; i < data.num_components; ++i) scale[2 * nd + i] = v2f[data.domain_of[i]];
+}
+
 // Builds the row of the linear design matrix for fixed voltages:
-// [v_k..., v_k^2 f_k..., v^2 f U_i...] (TPDS Eqs. 5-6 are linear in the coefficients).
+// [v_k..., v_k^2 f_k..., v^2 f U_i...], the coefficients' scales times z_n.
 void DesignRow(const FitData& data, int r, const std::vector<std::vector<double>>& volts,
                double* out) {
   const Corpus& c = *data.corpus;
   const int nd = data.num_domains;
-  double v2f[2] = {0.0, 0.0};
+  double v[2] = {0.0, 0.0}, v2f[2] = {0.0, 0.0};
   for (int d = 0; d < nd; ++d) {
-    const double v = volts[d][data.level_of_row[d][r]];
-    v2f[d] = v * v * c.freq_mhz(r, d);
-    out[d] = v;
-    out[nd + d] = v2f[d];
+    v[d] = volts[d][data.level_of_row[d][r]];
+    v2f[d] = v[d] * v[d] * c.freq_mhz(r, d);
   }
-  for (int i = 0; i < data.num_components; ++i) {
-    out[2 * nd + i] = v2f[data.domain_of[i]] * c.util_frac(r, i);
-  }
+  CoefficientScales(data, v, v2f, out);
+  for (int i = 0; i < data.num_components; ++i) out[2 * nd + i] *= c.util_frac(r, i);
 }
 
 // NNLS for the coefficients with voltages fixed (TPDS Fig. 5, Problem 2). Rows are
@@ -244,26 +261,6 @@ PairTerms PairTermsAt(const FitData& data, const VoltageState& state,
     t.p0 += x[d] * t.v[d] + t.v2f[d] * x[nd + d];
   }
   return t;
-}
-
-// At fixed voltages each coefficient's design column over a V-F pair's rows is scale_j times
-// one column of z = [1 U] (TPDS Eqs. 5-6 are linear in the coefficients): alpha0_k -> v_k and
-// alpha1_k -> v_k^2 f_k on the constant (z row 0), gamma_i -> v_k(i)^2 f_k(i) on U_i (z row
-// 1 + i). The z rows, the same at every pair:
-std::vector<int> CoefficientZRows(const FitData& data) {
-  std::vector<int> z_row(2 * data.num_domains + data.num_components, 0);
-  for (int i = 0; i < data.num_components; ++i) z_row[2 * data.num_domains + i] = 1 + i;
-  return z_row;
-}
-
-// ... and the scales at a pair with voltages v and v^2 f per domain.
-void CoefficientScales(const FitData& data, const double* v, const double* v2f, double* scale) {
-  const int nd = data.num_domains;
-  for (int d = 0; d < nd; ++d) {
-    scale[d] = v[d];
-    scale[nd + d] = v2f[d];
-  }
-  for (int i = 0; i < data.num_components; ++i) scale[2 * nd + i] = v2f[data.domain_of[i]];
 }
 
 // Residuals of every row measured at one V-F pair: one Ceres block per pair instead of one per
