@@ -1,9 +1,11 @@
 // wattcal-capture: runs the microbenchmark suite on a GPU and writes the capture directory
-// that wattcal-ingest --capture reads (issue 13). Built only with the CUDA toolkit.
+// that wattcal-ingest --capture reads, or records the user's own program (--app). Always built;
+// the suite's kernels only with the CUDA toolkit (a build without it records --app only).
 //
 //   wattcal-capture --out DIR [--counters] [--only RE] [--data random|zeros] [--seed N]
 //                   [--seconds 2] [--gap-ms 400] [--sample-ms 5] [--lock-clocks MHZ,...]
 //   wattcal-capture --list
+//   wattcal-capture --app NAME --out DIR [--repeat N] [--counters] [--window MARK] -- CMD ARGS...
 //
 // Clocks and power settings are never changed unless --lock-clocks is given; then each
 // locked pass resets the clock when it ends, on SIGINT/SIGTERM/SIGHUP and at exit.
@@ -18,6 +20,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "app_command.h"
 #include "benchmark_device.h"
 #include "capture_writer.h"
 #include "nvml_loader.h"
@@ -39,13 +42,48 @@ struct CaptureFlags {
   std::string data = "random";
   int mixes = 60;
   int device = 0;
+  bool device_given = false;
   int sm_count = 0;  // --list only; 0 = the GPU's, or 132 without one
   bool counters = false;
   std::string ncu = "ncu";
   std::string gpu_description;
   std::string profile_plan;  // hidden: the counters run's child
   RunOptions run;
+  // --app: record the user's command instead of the suite.
+  std::string app;
+  int repeat = 1;
+  std::string window;
+  std::string nvtx_range;
+  bool all_kernels = false;
+  bool gap_given = false;
+  std::vector<std::string> command;
 };
+
+// --app NAME ... -- CMD ARGS: the suite's options that do not apply are refused by name.
+int RunApp(const CaptureFlags& f, const std::vector<std::string>& suite_only_given) {
+  if (!suite_only_given.empty()) {
+    std::string list;
+    for (const std::string& s : suite_only_given) list += (list.empty() ? "" : ", ") + s;
+    wattcal::LogError(fmt::format("--app records a program, not the suite: {} do{} not apply", list,
+                                  suite_only_given.size() == 1 ? "es" : ""));
+    return 1;
+  }
+  AppCommand c;
+  c.options.out_dir = f.out;
+  c.options.name = f.app;
+  c.options.command = f.command;
+  c.options.repeat = f.repeat;
+  if (f.gap_given) c.options.gap_ms = f.run.gap_ms;
+  c.options.sample_ms = f.run.sample_ms;
+  c.options.window = f.window;
+  c.options.counters = f.counters;
+  c.options.ncu = f.ncu;
+  c.options.nvtx_range = f.nvtx_range;
+  c.options.all_kernels = f.all_kernels;
+  c.device = f.device_given ? f.device : -1;
+  c.gpu_description = f.gpu_description;
+  return RunAppCommand(c);
+}
 
 nlohmann::json OptionsJson(const CaptureFlags& f, const std::vector<std::string>& metrics) {
   return {
@@ -62,8 +100,10 @@ int Run(int argc, char** argv) {
   CaptureFlags f;
   CLI::App app{"Runs wattcal's microbenchmark suite on this GPU and writes a capture directory "
                "(windows.csv, idle_windows.csv, nvml_power.csv, capture.json and, with "
-               "--counters, ncu_raw.csv) for wattcal-ingest --capture. GPU clocks and power "
-               "settings are never changed unless --lock-clocks is given."};
+               "--counters, ncu_raw.csv) for wattcal-ingest --capture; or, with --app, records your "
+               "own program into an applications capture for wattcal-predict --capture. GPU clocks "
+               "and power settings are never changed unless --lock-clocks is given.",
+               "wattcal-capture"};
   app.add_option("--out", f.out, "Capture directory to write");
   app.add_flag("--list", f.list, "Print the suite plan (CSV) and exit; needs no GPU");
   app.add_option("--only", f.only, "Benchmarks to run: comma-separated names or a regular expression");
@@ -89,10 +129,44 @@ int Run(int argc, char** argv) {
   app.add_option("--profile-plan", f.profile_plan, "")->group("");  // hidden: ncu's child run
   app.add_option("--profile-divisor", f.run.profile_divisor,
                  "A profiled launch runs this many times fewer iterations")->capture_default_str();
+  app.add_option("--app", f.app,
+                 "Record your own program instead of the suite: --app NAME --out DIR [--repeat N] "
+                 "[--counters] -- CMD ARGS... Each run (or each window it marks through WATTCAL_MARKS, "
+                 "include/wattcal/marks.h, python/wattcal_marks.py) becomes a window NAME; DIR is "
+                 "created or added to (needs no CUDA toolkit, only the driver)")->group("Applications");
+  app.add_option("--repeat", f.repeat, "--app: runs of the command")->capture_default_str()->group("Applications");
+  app.add_option("--window", f.window, "--app: only the marked windows of this name")->group("Applications");
+  app.add_option("--nvtx-range", f.nvtx_range,
+                 "--app --counters: profile only the kernels inside this NVTX push/pop range (default: the "
+                 "marked windows' name when the program marks them)")->group("Applications");
+  app.add_flag("--all-kernels", f.all_kernels, "--app --counters: profile every kernel, marked windows or not")
+      ->group("Applications");
+  app.add_option("command", f.command, "--app: the command and its arguments, after --")->group("Applications");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 1;  // invalid options: exit 1 (STYLE.md rule 6)
+  }
+  f.device_given = app.count("--device") > 0;
+  f.gap_given = app.count("--gap-ms") > 0;
+  if (!f.app.empty()) {
+    std::vector<std::string> suite_only;
+    for (const char* flag : {"--list", "--only", "--seed", "--data", "--mixes", "--sm-count", "--seconds",
+                             "--launch-ms", "--idle-s", "--lock-clocks", "--profile-divisor", "--profile-plan"}) {
+      if (app.count(flag) > 0) suite_only.push_back(flag);
+    }
+    return RunApp(f, suite_only);
+  }
+  for (const char* flag : {"--repeat", "--window", "--nvtx-range", "--all-kernels"}) {
+    if (app.count(flag) > 0) {
+      wattcal::LogError(fmt::format("{} goes with --app NAME", flag));
+      return 1;
+    }
+  }
+  if (!f.command.empty()) {
+    wattcal::LogError(fmt::format("'{}': a command to record goes with --app NAME (... --app NAME -- {})",
+                                  f.command.front(), f.command.front()));
+    return 1;
   }
 
   SuiteOptions suite;
@@ -119,6 +193,13 @@ int Run(int argc, char** argv) {
     f.run.out_dir = f.out;
     if (!f.run.Check(&error)) {
       wattcal::LogError(error);
+      return 1;
+    }
+    std::error_code ec;
+    if (fs::exists(f.out, ec) && (!fs::is_directory(f.out, ec) || !fs::is_empty(f.out, ec))) {
+      wattcal::LogError(fmt::format("--out {}: {}: the suite writes a new capture directory (an earlier "
+                                    "capture is never overwritten); give a new or empty one",
+                                    f.out, fs::is_directory(f.out, ec) ? "not empty" : "not a directory"));
       return 1;
     }
   }

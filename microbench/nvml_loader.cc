@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 namespace wattcal::capture {
@@ -73,6 +74,7 @@ struct Nvml::Api {
   nvmlReturn_t (*GetDriverVersion)(char*, unsigned) = nullptr;
   nvmlReturn_t (*SetGpuLockedClocks)(nvmlDevice_t, unsigned, unsigned) = nullptr;
   nvmlReturn_t (*ResetGpuLockedClocks)(nvmlDevice_t) = nullptr;
+  nvmlReturn_t (*GetCudaComputeCapability)(nvmlDevice_t, int*, int*) = nullptr;
 
   std::string Error(nvmlReturn_t r) const {
     return ErrorString != nullptr ? fmt::format("{} ({})", ErrorString(r), r) : fmt::format("NVML error {}", r);
@@ -85,8 +87,7 @@ Nvml::~Nvml() {
   if (handle_ != nullptr) dlclose(handle_);
 }
 
-bool Nvml::Open(const std::string& pci_bus_id, const std::string& uuid, std::string* error,
-                const std::string& library) {
+bool Nvml::Load(const std::string& library, std::string* error) {
   const std::string lib = library.empty() ? std::string("libnvidia-ml.so.1") : library;
   handle_ = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle_ == nullptr) {
@@ -128,15 +129,47 @@ bool Nvml::Open(const std::string& pci_bus_id, const std::string& uuid, std::str
   sym("nvmlDeviceSetGpuLockedClocks", &api_->SetGpuLockedClocks);
   sym("nvmlDeviceResetGpuLockedClocks", &api_->ResetGpuLockedClocks);
 
-  nvmlReturn_t r = api_->Init();
+  sym("nvmlDeviceGetCudaComputeCapability", &api_->GetCudaComputeCapability);
+
+  const nvmlReturn_t r = api_->Init();
   if (r != NVML_SUCCESS) {
     *error = fmt::format("nvmlInit_v2 failed: {} (is the NVIDIA driver loaded?)", api_->Error(r));
     return false;
   }
+  return true;
+}
+
+bool Nvml::OpenByIndex(unsigned index, const std::string& uuid, std::string* error, const std::string& library) {
+  if (!Load(library, error)) return false;
+  nvmlDevice_t dev = nullptr;
+  nvmlReturn_t r = -1;
+  if (!uuid.empty()) {
+    if (api_->GetHandleByUUID == nullptr) {
+      *error = "this NVML cannot open a GPU by UUID (nvmlDeviceGetHandleByUUID)";
+      api_->Shutdown();
+      return false;
+    }
+    r = api_->GetHandleByUUID(uuid.c_str(), &dev);
+  } else {
+    r = api_->GetHandleByIndex(index, &dev);
+  }
+  if (r != NVML_SUCCESS) {
+    api_->Shutdown();
+    *error = uuid.empty() ? fmt::format("NVML cannot open GPU {}: {}", index, api_->Error(r))
+                          : fmt::format("NVML cannot open the GPU {}: {}", uuid, api_->Error(r));
+    return false;
+  }
+  device_ = dev;
+  return true;
+}
+
+bool Nvml::Open(const std::string& pci_bus_id, const std::string& uuid, std::string* error,
+                const std::string& library) {
+  if (!Load(library, error)) return false;
+  nvmlReturn_t r = -1;
   // The CUDA device's NVML handle: by PCI bus id, else by UUID (NVML and CUDA number GPUs
   // differently under CUDA_VISIBLE_DEVICES), else index 0 when neither is known.
   nvmlDevice_t dev = nullptr;
-  r = -1;
   if (!pci_bus_id.empty() && api_->GetHandleByPciBusId != nullptr) {
     r = api_->GetHandleByPciBusId(pci_bus_id.c_str(), &dev);
   }
@@ -207,6 +240,11 @@ void Nvml::Describe(CaptureInfo* info) const {
   std::memset(buf, 0, sizeof buf);
   if (a.GetDriverVersion != nullptr && a.GetDriverVersion(buf, sizeof buf) == NVML_SUCCESS) info->driver_version = buf;
   if (a.GetEnforcedPowerLimit != nullptr && a.GetEnforcedPowerLimit(device_, &u) == NVML_SUCCESS) info->power_limit_mw = u;
+  int major = 0, minor = 0;
+  if (info->compute_capability == 0 && a.GetCudaComputeCapability != nullptr &&
+      a.GetCudaComputeCapability(device_, &major, &minor) == NVML_SUCCESS) {
+    info->compute_capability = major * 10 + minor;
+  }
   if (a.GetMaxClockInfo != nullptr) {
     if (a.GetMaxClockInfo(device_, NVML_CLOCK_SM, &u) == NVML_SUCCESS) info->max_sm_clock_mhz = u;
     if (a.GetMaxClockInfo(device_, NVML_CLOCK_MEM, &u) == NVML_SUCCESS) info->max_mem_clock_mhz = u;
@@ -243,6 +281,11 @@ bool Nvml::ResetCoreClock(std::string* error) {
     return false;
   }
   return true;
+}
+
+std::string NvmlLibraryFromEnvironment() {
+  const char* lib = std::getenv("WATTCAL_NVML_LIBRARY");
+  return lib != nullptr ? std::string(lib) : std::string();
 }
 
 }  // namespace wattcal::capture

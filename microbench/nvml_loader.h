@@ -24,13 +24,16 @@ class Nvml : public PowerMeter {
   // = index 0). False with `error` set when any step fails.
   bool Open(const std::string& pci_bus_id, const std::string& uuid, std::string* error,
             const std::string& library = "");
+  // The same, opening NVML's device `index` (nvmlDeviceGetHandleByIndex_v2), or the device with
+  // UUID `uuid` when it is not empty.
+  bool OpenByIndex(unsigned index, const std::string& uuid, std::string* error, const std::string& library = "");
   bool is_open() const { return device_ != nullptr; }
 
   // One reading of power, energy, clocks, temperature, event reasons and limit, stamped with
   // the system clock (Unix epoch us). Values NVML refuses are left "not given".
   PowerSample Read() override;
 
-  // Fills name, uuid, driver, power limit and maximum clocks.
+  // Fills name, uuid, driver, compute capability, power limit and maximum clocks.
   void Describe(CaptureInfo* info) const;
 
   // nvmlDeviceSetGpuLockedClocks(mhz, mhz) / nvmlDeviceResetGpuLockedClocks. False with
@@ -43,6 +46,11 @@ class Nvml : public PowerMeter {
   void* handle_ = nullptr;  // dlopen handle
   Api* api_ = nullptr;
   void* device_ = nullptr;  // nvmlDevice_t
+  // Loads the library and its symbols and initialises NVML.
+  bool Load(const std::string& library, std::string* error);
 };
+
+// The NVML library to load: $WATTCAL_NVML_LIBRARY when set, else "" (libnvidia-ml.so.1).
+std::string NvmlLibraryFromEnvironment();
 
 }  // namespace wattcal::capture

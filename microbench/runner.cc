@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "io/gpu_description.h"
+#include "sampler.h"
 
 namespace wattcal::capture {
 
@@ -42,57 +43,6 @@ std::string Duration(double s) {
   const int64_t t = static_cast<int64_t>(std::ceil(std::max(0.0, s)));
   return t >= 60 ? fmt::format("{}m{:02d}s", t / 60, t % 60) : fmt::format("{}s", t);
 }
-
-// The sampler thread: one NVML reading every sample_ms into nvml_power.csv.
-class Sampler {
- public:
-  Sampler(PowerMeter& meter, const std::string& path, double sample_ms)
-      : meter_(meter),
-        writer_(path, PowerColumns::Of(meter.Read())),  // the columns this GPU's NVML gives
-        period_(std::chrono::duration<double, std::milli>(sample_ms)) {
-    thread_ = std::thread([this] { Loop(); });
-  }
-  ~Sampler() { Stop(); }
-  void Stop() {
-    if (thread_.joinable()) {
-      stop_ = true;
-      thread_.join();
-      writer_.Flush();
-    }
-  }
-  int64_t samples() const { return samples_; }
-  // Blocks until the log holds a reading (so that windows start inside it).
-  void WaitForFirstSample() const {
-    while (samples_ == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-
- private:
-  void Loop() {
-    auto next = Clock::now();
-    int64_t since_flush = 0;
-    while (!stop_) {
-      writer_.Append(meter_.Read());
-      ++samples_;
-      if (++since_flush >= 200) {
-        writer_.Flush();
-        since_flush = 0;
-      }
-      next += std::chrono::duration_cast<Clock::duration>(period_);
-      const auto now = Clock::now();
-      if (next < now) next = now;  // fell behind: no burst of catch-up readings
-      std::this_thread::sleep_until(next);
-    }
-    writer_.Append(meter_.Read());
-    ++samples_;
-  }
-
-  PowerMeter& meter_;
-  PowerLogWriter writer_;
-  std::chrono::duration<double, std::milli> period_;
-  std::atomic<bool> stop_{false};
-  std::atomic<int64_t> samples_{0};
-  std::thread thread_;
-};
 
 // Iterations for ~launch_ms: probe with growing counts until a launch lasts >= 1/8 of it.
 int64_t Calibrate(BenchmarkDevice& device, const Benchmark& b, double launch_ms) {

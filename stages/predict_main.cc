@@ -2,6 +2,8 @@
 //
 //   wattcal-predict --model MODEL.json --activity ACT.csv --out PRED.csv
 //                   [--mode dvfs|fixed] [--breakdown]
+//   wattcal-predict --model MODEL.json --capture DIR [--capture DIR ...] --gpu DESC.json
+//                   --out APPS.csv [--breakdown-out BREAKDOWN.csv] [--power-limit-w W]
 //   wattcal-predict --model ACCELWATTCH.json --activity ACT.csv --out PRED.csv
 //                   [--f-core-mhz F,...] [--f-mem-mhz F,...] [--active-sms K,...]
 //                   [--lanes-per-warp Y,...] [--breakdown]
@@ -23,7 +25,15 @@ int main(int argc, char** argv) {
       "wattcal-accelwattch-model JSON)")->required()->check(CLI::ExistingFile);
   app.add_option("--activity", o.activity_path, "Activity: gpmTOOL prediction/real file or tidy CSV (power "
       "optional); for an AccelWattch model an activity table (wattcal-ingest --accelwattch-activity) or a "
-      "component table")->required()->check(CLI::ExistingFile);
+      "component table")->check(CLI::ExistingFile);
+  app.add_option("--capture", o.capture_dirs, "Instead of --activity: capture directories of applications "
+      "(wattcal-capture --app; windows.csv with ncu/<workload>.csv or ncu_raw.csv), a power log optional: "
+      "one row per workload at the model's reference pair, with its energy over its summed kernel time, "
+      "and measured_w/error_pct where the capture has a power log")->check(CLI::ExistingDirectory);
+  app.add_option("--gpu", o.gpu_description_path, "With --capture: the GPU description whose counters give "
+      "the utilisations (microbench_specs/gpus/*.json)")->check(CLI::ExistingFile);
+  app.add_option("--breakdown-out", o.breakdown_out_path, "With --capture: also write each workload's watts "
+      "per term and component (TPDS §4.5)")->check(OutputFile());
   app.add_option("--out", o.out_path, "Predictions CSV to write")->check(OutputFile())->required();
   app.add_option("--mode", o.mode, "dvfs: at each row's V-F pair, or at every pair of the model when the "
       "activity has no frequencies; fixed: at the model's reference pair")->check(CLI::IsMember({"dvfs", "fixed"

@@ -106,7 +106,7 @@ struct CaptureFiles {
   std::string dir, windows, idle_windows, nvml, smi, ncu_raw, ncu_dir;
 };
 
-CaptureFiles FindFiles(const std::string& dir_in) {
+CaptureFiles FindFiles(const std::string& dir_in, bool require_power_log) {
   CaptureFiles f;
   std::string dir = dir_in;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
@@ -122,8 +122,10 @@ CaptureFiles FindFiles(const std::string& dir_in) {
   if (has("idle_windows.csv")) f.idle_windows = dir + "/idle_windows.csv";
   if (has("nvml_power.csv")) f.nvml = dir + "/nvml_power.csv";
   if (has("nvidia_smi_power.csv")) f.smi = dir + "/nvidia_smi_power.csv";
-  if (f.nvml.empty() && f.smi.empty()) {
-    throw InputError(dir, 0, "", "no power log: a capture needs nvml_power.csv or nvidia_smi_power.csv");
+  if (f.nvml.empty() && f.smi.empty() && require_power_log) {
+    throw InputError(dir, 0, "",
+                     "no power log: a capture needs nvml_power.csv or nvidia_smi_power.csv "
+                     "(wattcal-predict --capture predicts a capture without one)");
   }
   if (has("ncu_raw.csv")) f.ncu_raw = dir + "/ncu_raw.csv";
   if (fs::is_directory(fs::path(dir) / "ncu")) f.ncu_dir = dir + "/ncu";
@@ -171,6 +173,36 @@ std::string ExportOf(const std::map<std::string, std::string>& exports, const st
   return best_path;
 }
 
+// The windows of a capture without a power log: their times, no energy.
+KernelEnergyReport Unmeasured(const std::vector<KernelWindow>& windows) {
+  KernelEnergyReport r;
+  r.power_source_name = "none";
+  for (const KernelWindow& w : windows) {
+    WindowEnergy e;
+    e.kernel = w.kernel;
+    e.line = w.line;
+    e.start_s = w.start_s;
+    e.end_s = w.end_s;
+    e.duration_s = DurationS(w);
+    for (double* v : {&e.energy_j, &e.mean_power_w, &e.papi_energy_j, &e.sma_max_power_w,
+                      &e.temp_drift_c, &e.cv, &e.f_core_mhz, &e.f_mem_mhz, &e.f_core_min_mhz,
+                      &e.f_core_max_mhz, &e.f_mem_min_mhz, &e.f_mem_max_mhz, &e.power_limit_w,
+                      &e.trapezoid_energy_j}) {
+      *v = kNaN;
+    }
+    e.power_source = "none";
+    r.windows.push_back(e);
+  }
+  return r;
+}
+
+// The summed kernel time of a workload's launches (the description's duration metric), s.
+double KernelTimeS(const std::vector<CounterLaunch>& launches, const GpuDescription& gpu) {
+  double total = 0.0;
+  for (const CounterLaunch& l : launches) total += LaunchMetric(l, gpu.duration_metric) * l.launches;
+  return total;
+}
+
 // Windows shorter than twice the settle time are measured over their second half.
 std::vector<KernelWindow> Settle(std::vector<KernelWindow> windows, double settle_ms,
                                  const std::string& path, std::vector<std::string>* warnings) {
@@ -208,7 +240,7 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
   std::set<std::string> seen_dirs;
 
   for (const std::string& dir_in : dirs) {
-    const CaptureFiles f = FindFiles(dir_in);
+    const CaptureFiles f = FindFiles(dir_in, options.require_power_log);
     if (!seen_dirs.insert(fs::weakly_canonical(f.dir).string()).second) {
       throw OptionError(fmt::format("--capture {} is given twice", f.dir));
     }
@@ -236,7 +268,7 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
     // window (started late, stopped early), it is left out with a warning rather than failing.
     // Its range is read once, for the windows and the idle windows.
     std::pair<double, double> secondary_range;
-    if (!secondary.empty()) {
+    if (!secondary.empty() && !primary.empty()) {
       secondary_range = LogRange(secondary, log_options);
       for (const KernelWindow& w : windows) {
         if (Covers(secondary_range, {w})) continue;
@@ -250,9 +282,12 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
         break;
       }
     }
-    const KernelEnergyReport measured = MeasureKernelEnergiesWithReasons(
-        primary, log_options, secondary, log_options,
-        Settle(windows, options.settle_ms, f.windows, &r.warnings), f.windows, energy_options);
+    const KernelEnergyReport measured =
+        primary.empty() ? Unmeasured(windows)
+                        : MeasureKernelEnergiesWithReasons(
+                              primary, log_options, secondary, log_options,
+                              Settle(windows, options.settle_ms, f.windows, &r.warnings),
+                              f.windows, energy_options);
     r.power_sources.push_back(measured.power_source_name);
     r.power_logs.push_back(primary);
     for (const std::string& p : {f.windows, primary, secondary, f.idle_windows}) {
@@ -321,6 +356,7 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
         c.counters_line = l.line;
         c.counters_kernel = l.kernel;
         c.counters_launches = 1;
+        c.counters_time_s = KernelTimeS({l}, gpu);
         c.utilisations = ComputeUtilisations(SumCounterLaunches(w.kernel, {l}), gpu);
       }
     } else {
@@ -350,6 +386,7 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
           c.counters_kernel = launches.size() == 1 ? launches.front().kernel
                                                    : fmt::format("{} kernels", launches.size());
           c.counters_launches = static_cast<int>(launches.size());
+          c.counters_time_s = KernelTimeS(launches, gpu);
           c.utilisations = ComputeUtilisations(SumCounterLaunches(w.kernel, launches), gpu);
           cached = done.emplace(export_path, c).first;
           r.inputs.push_back(export_path);
@@ -377,7 +414,9 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
     }
 
     // Idle windows: measured the same way; those outside the log are skipped and named.
-    if (!f.idle_windows.empty()) {
+    if (!f.idle_windows.empty() && primary.empty()) {
+      r.skipped_idle.push_back(fmt::format("{}: not measured: the capture has no power log", f.idle_windows));
+    } else if (!f.idle_windows.empty()) {
       const std::vector<KernelWindow> idle_all = ReadKernelWindows(f.idle_windows);
       // The primary log's range, as the measurement of the windows read it.
       const double first_s = measured.log_stats.first_time_s;
@@ -474,6 +513,55 @@ std::string CaptureReport::WindowsCsv() const {
     s += "\n";
   }
   return s;
+}
+
+std::vector<AppActivity> CaptureReport::Workloads() const {
+  std::vector<AppActivity> apps;
+  std::map<std::string, size_t> index;
+  struct Sums {
+    std::set<std::pair<std::string, int64_t>> exports;  // (file, line) of each counted export
+    std::vector<double> util_time;                      // sum of U x kernel time
+    double time_s = 0.0, energy_j = 0.0, measured_s = 0.0;
+    bool measured = true;
+    uint32_t flags = 0;
+  };
+  std::vector<Sums> sums;
+  for (const CaptureWindow& w : windows) {
+    if (w.kind != "benchmark") continue;
+    const auto [it, inserted] = index.emplace(w.workload, apps.size());
+    if (inserted) {
+      apps.emplace_back();
+      apps.back().workload = w.workload;
+      sums.emplace_back();
+      sums.back().util_time.assign(w.utilisations.size(), 0.0);
+    }
+    AppActivity& a = apps[it->second];
+    Sums& s = sums[it->second];
+    ++a.windows;
+    if (s.exports.insert({w.counters_path, w.counters_line}).second) {
+      s.time_s += w.counters_time_s;
+      for (size_t j = 0; j < w.utilisations.size(); ++j) s.util_time[j] += w.utilisations[j] * w.counters_time_s;
+      if (s.exports.size() == 1) a.util_frac = w.utilisations;
+    }
+    if (std::isfinite(w.energy.energy_j) && w.energy.duration_s > 0.0) {
+      s.energy_j += w.energy.energy_j;
+      s.measured_s += w.energy.duration_s;
+    } else {
+      s.measured = false;
+    }
+    s.flags |= w.energy.flags;
+  }
+  for (size_t i = 0; i < apps.size(); ++i) {
+    AppActivity& a = apps[i];
+    const Sums& s = sums[i];
+    a.kernel_time_s = s.time_s;
+    if (s.exports.size() > 1 && s.time_s > 0.0) {
+      for (size_t j = 0; j < a.util_frac.size(); ++j) a.util_frac[j] = s.util_time[j] / s.time_s;
+    }
+    if (s.measured && s.measured_s > 0.0) a.measured_w = s.energy_j / s.measured_s;
+    a.measured_flags = WindowFlagsToString(s.flags);
+  }
+  return apps;
 }
 
 std::string CaptureReport::Summary() const {

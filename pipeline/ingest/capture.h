@@ -6,7 +6,8 @@
 //   DIR/nvml_power.csv       raw NVML samples: timestamp_us,power_mw[,power_instant_mw,energy_mj,
 //                            sm_clock_mhz,mem_clock_mhz,temperature_c]    } at least one of
 //   DIR/nvidia_smi_power.csv nvidia-smi --query-gpu log (power.draw*,      } the two logs
-//                            power.limit, clocks, clocks_event_reasons)  }
+//                            power.limit, clocks, clocks_event_reasons)  } (or neither, for
+//                                                                        } prediction only)
 //   DIR/idle_windows.csv     optional: idle windows, same columns as windows.csv.
 //   DIR/ncu_raw.csv          Nsight Compute raw page: one row per profiled launch, one launch
 //                            per window, in window order (set-up launches may come first), or
@@ -44,6 +45,7 @@
 #include "ingest/kernel_energy.h"
 #include "io/corpus.h"
 #include "io/gpu_description.h"
+#include "model/app_prediction.h"
 
 namespace wattcal {
 
@@ -57,6 +59,10 @@ struct CaptureOptions {
   // Flagging thresholds (clock range, samples, CV, temperature drift). Its settle_ms is not
   // used: settle_ms above applies, per window.
   KernelEnergyOptions energy;
+  // False: a capture without a power log is read for its counters only (applications to
+  // predict without a power meter): its windows get no energy (NaN power, power source
+  // "none"), and a capture that has a log is measured as usual.
+  bool require_power_log = true;
 
   bool Check(std::string* error) const;
 };
@@ -80,6 +86,8 @@ struct CaptureWindow {
   int64_t counters_line = 0;
   std::string counters_kernel;
   int counters_launches = 0;
+  // The summed kernel time of those launches (the description's duration metric), s.
+  double counters_time_s = 0.0;
   // Component utilisations in the description's order (TPDS Eqs. 7-8); empty for idle windows.
   std::vector<double> utilisations;
 };
@@ -99,8 +107,8 @@ struct CaptureReport {
   std::vector<std::string> warnings;
   // The board power limit (nvidia-smi power.limit), W; NaN when no log gives it.
   double power_limit_w = 0.0;
-  // Per capture: the power source used ("energy_counter", "instant_power", "averaged_power")
-  // and the log it came from.
+  // Per capture: the power source used ("energy_counter", "instant_power", "averaged_power",
+  // or "none" for a capture read without a power log) and the log it came from ("").
   std::vector<std::string> power_sources;
   std::vector<std::string> power_logs;
   // Every file read, for the manifest.
@@ -116,6 +124,12 @@ struct CaptureReport {
   std::string WindowsCsv() const;
   // For the terminal.
   std::string Summary() const;
+  // One entry per workload (benchmark windows of one name, in order of first appearance),
+  // for wattcal-predict --capture: its utilisations (the windows' own when they share one
+  // export; else their mean weighted by each window's kernel time), the summed kernel time
+  // of its exports (each export once), and, when measured, its windows' summed energy over
+  // their summed duration with their flags.
+  std::vector<AppActivity> Workloads() const;
 };
 
 // Reads every capture directory and joins its windows, power and counters. Throws InputError

@@ -57,6 +57,7 @@ IngestStageReport RunCaptures(const IngestStageOptions& o) {
   const CaptureReport r =
       IngestCaptures(o.captures, ReadGpuDescription(o.inputs.gpu_description), capture_options);
   std::vector<std::string> inputs = r.inputs;
+  for (const std::string& path : r.inputs) RegisterInputFile("--capture", path);  // at any depth
   inputs.push_back(o.inputs.gpu_description);
   nlohmann::json sources = nlohmann::json::array();
   for (size_t i = 0; i < r.power_sources.size(); ++i) {

@@ -11,8 +11,11 @@
 #include "accelwattch/component_table.h"
 #include "accelwattch/power_model.h"
 #include "accelwattch/scaling_model.h"
+#include "ingest/capture.h"
+#include "io/gpu_description.h"
 #include "io/corpus_io.h"
 #include "model/activity_prediction.h"
+#include "model/app_prediction.h"
 #include "model/model_io.h"
 #include "model/power_limit.h"
 #include "util/csv_field.h"
@@ -96,11 +99,74 @@ PredictStageReport RunAccelWattch(const PredictStageOptions& o) {
   return report;
 }
 
+// --capture: the applications' workloads from their counters, predicted at the model's
+// reference pair, with their measured power where the capture has a log.
+PredictStageReport RunCapture(const PredictStageOptions& o) {
+  const PowerModel model = ReadModel(o.model_path);
+  const GpuDescription gpu = ReadGpuDescription(o.gpu_description_path);
+  CaptureOptions capture_options;
+  capture_options.require_power_log = false;
+  const CaptureReport capture = IngestCaptures(o.capture_dirs, gpu, capture_options);
+  for (const std::string& w : capture.warnings) LogWarning(w);
+  const double limit_w = EffectivePowerLimitW(o.power_limit_w, capture.power_limit_w, model.power_limit_w);
+  std::string source;
+  for (const std::string& d : o.capture_dirs) source += (source.empty() ? "" : ", ") + d;
+  const std::vector<AppPrediction> rows =
+      PredictApps(model, capture.Workloads(), gpu.ToLayout(), limit_w, source);
+  std::vector<std::string> notes;
+  for (const AppPrediction& p : rows) notes.push_back(p.prediction.extrapolation_note);
+  const std::string extrapolation = ExtrapolationWarningFromNotes(notes);
+  if (!extrapolation.empty()) LogWarning(extrapolation);
+
+  OutputSet outputs;
+  std::vector<std::string> inputs = {o.model_path, o.gpu_description_path};
+  inputs.insert(inputs.end(), capture.inputs.begin(), capture.inputs.end());
+  for (const std::string& path : capture.inputs) RegisterInputFile("--capture", path);  // at any depth
+  nlohmann::json manifest_options = {{"capture", o.capture_dirs}, {"gpu", o.gpu_description_path},
+                                     {"reference_f_core_mhz", rows.front().prediction.freq_mhz[0]}};
+  if (std::isfinite(limit_w)) manifest_options["power_limit_w"] = limit_w;
+  outputs.StageText(o.out_path, AppPredictionsToCsv(rows));
+  outputs.StageManifest(o.out_path, "predict", inputs, manifest_options);
+  if (!o.breakdown_out_path.empty()) {
+    outputs.StageText(o.breakdown_out_path, AppBreakdownToCsv(model, rows));
+    outputs.StageManifest(o.breakdown_out_path, "predict", inputs, manifest_options);
+  }
+  outputs.Commit();
+  PredictStageReport report;
+  report.rows = rows.size();
+  double sum = 0.0;
+  for (const AppPrediction& p : rows) {
+    if (!std::isfinite(p.error_pct)) continue;
+    ++report.measured;
+    sum += std::fabs(p.error_pct);
+  }
+  if (report.measured > 0) report.measured_mape_pct = sum / static_cast<double>(report.measured);
+  LogInfo(AppPredictionSummary(model, rows, limit_w));
+  LogInfo(fmt::format("wrote {}{}", o.out_path,
+                      o.breakdown_out_path.empty() ? "" : " and " + o.breakdown_out_path));
+  return report;
+}
+
 }  // namespace
 
 void PredictStageOptions::Check() const {
   if (model_path.empty()) throw OptionError("--model is required");
-  if (activity_path.empty()) throw OptionError("--activity is required");
+  if (!capture_dirs.empty()) {
+    if (!activity_path.empty()) throw OptionError("--capture and --activity: give one of them");
+    if (gpu_description_path.empty()) {
+      throw OptionError("--capture needs --gpu DESC.json (microbench_specs/gpus/*.json): it turns the counters into utilisations");
+    }
+    if (mode_given || breakdown || default_core_mhz != 0.0 || default_mem_mhz != 0.0 || !f_core_mhz.empty() ||
+        !f_mem_mhz.empty() || !active_sms.empty() || !lanes_per_warp.empty()) {
+      throw OptionError("--capture predicts every workload at the model's reference pair: --mode, --breakdown "
+                        "(use --breakdown-out FILE), --default-core-mhz, --default-mem-mhz and the AccelWattch "
+                        "what-ifs do not apply");
+    }
+  } else {
+    if (activity_path.empty()) throw OptionError("--activity (or --capture) is required");
+    if (!gpu_description_path.empty()) throw OptionError("--gpu goes with --capture");
+    if (!breakdown_out_path.empty()) throw OptionError("--breakdown-out goes with --capture (use --breakdown)");
+  }
   if (out_path.empty()) throw OptionError("--out is required");
   if (mode != "dvfs" && mode != "fixed") {
     throw OptionError("--mode '" + mode + "': expected dvfs or fixed");
@@ -118,6 +184,13 @@ void PredictStageOptions::Check() const {
 
 PredictStageReport RunPredictStage(const PredictStageOptions& o) {
   o.Check();
+  if (!o.capture_dirs.empty()) {
+    if (IsAccelWattchModel(o.model_path)) {
+      throw OptionError("--capture takes a dvfs or fixed model (wattcal-calibrate); " + o.model_path +
+                        " is an AccelWattch model");
+    }
+    return RunCapture(o);
+  }
   if (IsAccelWattchModel(o.model_path)) return RunAccelWattch(o);
   if (!o.f_core_mhz.empty() || !o.f_mem_mhz.empty() || !o.active_sms.empty() || !o.lanes_per_warp.empty()) {
     throw OptionError("--f-core-mhz, --f-mem-mhz, --active-sms and --lanes-per-warp are for AccelWattch models (a dvfs model predicts at "

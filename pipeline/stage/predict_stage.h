@@ -13,8 +13,16 @@ struct PredictStageOptions {
   // --model: wattcal JSON, gpmTOOL model file, or wattcal-accelwattch-model JSON; required.
   std::string model_path;
   // --activity: gpmTOOL prediction/real file or tidy CSV; for an AccelWattch model an activity
-  // table or a component table; required.
+  // table or a component table; required unless --capture is given.
   std::string activity_path;
+  // --capture: capture directories of applications (wattcal-capture --app: windows.csv and
+  // ncu/<workload>.csv, or ncu_raw.csv), with or without a power log; one row per workload.
+  std::vector<std::string> capture_dirs;
+  // --gpu: the GPU description (microbench_specs/gpus/*.json) that turns the captures'
+  // counters into utilisations; required with --capture.
+  std::string gpu_description_path;
+  // --breakdown-out: with --capture, each workload's watts per term and component.
+  std::string breakdown_out_path;
   // --out: predictions CSV; required.
   std::string out_path;
   // --mode dvfs | fixed (dvfs and fixed models only).
@@ -45,6 +53,9 @@ struct PredictStageReport {
   std::string summary;
   // The predictions written.
   size_t rows = 0;
+  // With --capture: the workloads measured too (a power log was present), and their MAPE (%).
+  size_t measured = 0;
+  double measured_mape_pct = 0.0;
 };
 
 // Runs wattcal-predict. The rules that depend on the model's format (AccelWattch models take

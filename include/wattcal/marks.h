@@ -1,0 +1,162 @@
+// wattcal marks for C and C++ programs (header-only, C++11): mark the windows of a program's
+// run that `wattcal-capture --app NAME -- ./program` should measure, so that start-up, data
+// loading and warm-up are left out.
+//
+//   #include <cuda_runtime.h>         // optional: then each mark waits for the GPU first
+//   #include "wattcal/marks.h"        // add -I<wattcal>/include
+//
+//   for (int step = 0; step < 100; ++step) {
+//     wattcal::marks::Window w("steady");   // begin steady ... end steady, at scope exit
+//     run_one_step();
+//   }
+//
+// or wattcal::marks::Begin("steady"); ...; wattcal::marks::End("steady");
+//
+// What it does. When the environment has WATTCAL_MARKS=FILE (wattcal-capture sets it for the
+// program it runs), each mark appends one line to FILE with one write(2) in append mode:
+//   begin NAME NANOSECONDS      end NAME NANOSECONDS
+// NANOSECONDS is CLOCK_REALTIME (the clock of wattcal-capture's NVML sampler). Without
+// WATTCAL_MARKS nothing is written, so the program runs unchanged outside wattcal-capture.
+// Windows must not nest; NAME is one word.
+//
+// The GPU. Kernels run asynchronously: a window should end when its GPU work has ended. When
+// <cuda_runtime.h> was included before this header, every mark first calls
+// cudaDeviceSynchronize(); otherwise pass your own synchronisation as the second argument
+// (any callable to Begin/End, a function or captureless lambda to Window):
+//   wattcal::marks::Window w("steady", [] { hipDeviceSynchronize(); });
+//
+// Counters. When the NVTX v3 headers (<nvtx3/nvToolsExt.h>, in every CUDA toolkit) can be
+// included, each window is also an NVTX push/pop range of the same name, so that
+// `wattcal-capture --app NAME --counters` profiles only the kernels inside the windows
+// (ncu --nvtx --nvtx-include NAME/). Define WATTCAL_MARKS_NO_NVTX to leave NVTX out.
+#ifndef WATTCAL_MARKS_H_
+#define WATTCAL_MARKS_H_
+
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#if !defined(WATTCAL_MARKS_NO_NVTX) && defined(__has_include)
+#if __has_include(<nvtx3/nvToolsExt.h>)
+#include <nvtx3/nvToolsExt.h>
+#define WATTCAL_MARKS_HAVE_NVTX 1
+#endif
+#endif
+
+namespace wattcal {
+namespace marks {
+
+namespace detail {
+
+// The marks file from the environment ("" = marks are off).
+inline const char* File() {
+  const char* path = std::getenv("WATTCAL_MARKS");
+  return path != nullptr ? path : "";
+}
+
+// Appends "VERB NAME NS\n" with one write(2) in append mode (atomic for a line this short).
+// Returns false when the file cannot be written.
+inline bool Append(const char* verb, const char* name) {
+  const char* path = File();
+  if (path[0] == '\0') return true;
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  const long long ns = static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+  char line[512];
+  const int n = std::snprintf(line, sizeof line, "%s %s %lld\n", verb, name, ns);
+  if (n <= 0 || n >= static_cast<int>(sizeof line)) return false;
+  const int fd = ::open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  const bool ok = ::write(fd, line, static_cast<size_t>(n)) == n;
+  ::close(fd);
+  return ok;
+}
+
+inline void SyncGpu() {
+#if defined(__CUDA_RUNTIME_H__)
+  cudaDeviceSynchronize();
+#endif
+}
+
+// A name is one word of printable characters.
+inline bool ValidName(const char* name) {
+  if (name == nullptr || name[0] == '\0' || std::strlen(name) > 200) return false;
+  for (const char* c = name; *c != '\0'; ++c) {
+    if (*c <= ' ' || *c == 0x7f) return false;
+  }
+  return true;
+}
+
+inline void Report(const char* what, const char* name) {
+  std::fprintf(stderr, "wattcal marks: cannot %s window '%s' in %s (WATTCAL_MARKS)\n", what,
+               name != nullptr ? name : "(null)", File());
+}
+
+}  // namespace detail
+
+// Begins the window `name` (after `sync()` has waited for the GPU). Returns false, with a
+// message on stderr, when the name is not one word or the marks file cannot be written.
+template <typename Sync>
+inline bool Begin(const char* name, Sync sync) {
+  if (!detail::ValidName(name)) {
+    detail::Report("begin (the name must be one word)", name);
+    return false;
+  }
+  sync();
+#if defined(WATTCAL_MARKS_HAVE_NVTX)
+  nvtxRangePushA(name);
+#endif
+  if (!detail::Append("begin", name)) {
+    detail::Report("begin", name);
+    return false;
+  }
+  return true;
+}
+
+// Ends the window `name` once `sync()` has waited for the GPU.
+template <typename Sync>
+inline bool End(const char* name, Sync sync) {
+  if (!detail::ValidName(name)) {
+    detail::Report("end (the name must be one word)", name);
+    return false;
+  }
+  sync();
+  const bool ok = detail::Append("end", name);
+#if defined(WATTCAL_MARKS_HAVE_NVTX)
+  nvtxRangePop();
+#endif
+  if (!ok) detail::Report("end", name);
+  return ok;
+}
+
+inline bool Begin(const char* name) { return Begin(name, detail::SyncGpu); }
+inline bool End(const char* name) { return End(name, detail::SyncGpu); }
+
+// True when the program runs under wattcal-capture (WATTCAL_MARKS is set).
+inline bool Enabled() { return detail::File()[0] != '\0'; }
+
+// A window for the lifetime of the object (begin in the constructor, end in the destructor).
+class Window {
+ public:
+  explicit Window(const std::string& name) : name_(name), sync_(&detail::SyncGpu) {
+    Begin(name_.c_str(), sync_);
+  }
+  Window(const std::string& name, void (*sync)()) : name_(name), sync_(sync) { Begin(name_.c_str(), sync_); }
+  ~Window() { End(name_.c_str(), sync_); }
+  Window(const Window&) = delete;
+  Window& operator=(const Window&) = delete;
+
+ private:
+  std::string name_;
+  void (*sync_)();
+};
+
+}  // namespace marks
+}  // namespace wattcal
+
+#endif  // WATTCAL_MARKS_H_

@@ -1,0 +1,105 @@
+#include "marks_file.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "util/errors.h"
+
+namespace wattcal::capture {
+
+namespace {
+
+// A whole number of nanoseconds > 0 that fits an int64.
+bool ParseNs(const std::string& text, int64_t* ns) {
+  if (text.empty() || text.size() > 19) return false;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+  }
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || v <= 0) return false;
+  *ns = static_cast<int64_t>(v);
+  return true;
+}
+
+}  // namespace
+
+std::vector<MarkedWindow> ReadMarks(const std::string& path) {
+  std::vector<MarkedWindow> windows;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return windows;
+  std::string line;
+  int64_t number = 0;
+  bool open = false;
+  MarkedWindow current;
+  bool ended_with_newline = true;
+  while (std::getline(in, line)) {
+    ++number;
+    ended_with_newline = !in.eof();
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::istringstream words(line);
+    std::string verb, name, time, extra;
+    words >> verb;
+    if (verb.empty() || verb[0] == '#') continue;
+    words >> name >> time >> extra;
+    if ((verb != "begin" && verb != "end") || name.empty() || time.empty() || !extra.empty()) {
+      throw InputError(path, number, "",
+                       fmt::format("'{}' is not a mark: expected 'begin NAME NANOSECONDS' or 'end NAME "
+                                   "NANOSECONDS'{}",
+                                   line, ended_with_newline ? "" : " (the line is cut short: did the program stop "
+                                                                   "while writing it?)"));
+    }
+    int64_t ns = 0;
+    if (!ParseNs(time, &ns)) {
+      throw InputError(path, number, "",
+                       fmt::format("'{}' is not a time: marks carry CLOCK_REALTIME in whole nanoseconds since the "
+                                   "Unix epoch",
+                                   time));
+    }
+    if (verb == "begin") {
+      if (open) {
+        throw InputError(path, number, "",
+                         fmt::format("'begin {}' inside the window '{}' begun on line {}: marked windows do not "
+                                     "nest (end '{}' first, or record the two as separate --app runs)",
+                                     name, current.name, current.begin_line, current.name));
+      }
+      current = MarkedWindow();
+      current.name = name;
+      current.begin_ns = ns;
+      current.begin_line = number;
+      open = true;
+      continue;
+    }
+    if (!open) {
+      throw InputError(path, number, "",
+                       fmt::format("'end {}' without a 'begin {}' before it (unmatched end)", name, name));
+    }
+    if (name != current.name) {
+      throw InputError(path, number, "",
+                       fmt::format("'end {}' but the open window is '{}' (begun on line {})", name, current.name,
+                                   current.begin_line));
+    }
+    if (ns < current.begin_ns) {
+      throw InputError(path, number, "",
+                       fmt::format("'end {}' at {} ns is before its begin on line {} ({} ns)", name, ns,
+                                   current.begin_line, current.begin_ns));
+    }
+    current.end_ns = ns;
+    current.end_line = number;
+    windows.push_back(current);
+    open = false;
+  }
+  if (open) {
+    throw InputError(path, current.begin_line, "",
+                     fmt::format("'begin {}' is never ended (did the program stop inside the window?)",
+                                 current.name));
+  }
+  return windows;
+}
+
+}  // namespace wattcal::capture

@@ -1,0 +1,115 @@
+#include "model/app_prediction.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "model/model_summary.h"
+#include "model/power_limit.h"
+#include "util/csv_field.h"
+#include "util/errors.h"
+
+namespace wattcal {
+
+namespace {
+
+std::string Cell(double v) { return std::isfinite(v) ? fmt::format("{:.6f}", v) : std::string(); }
+
+}  // namespace
+
+std::vector<AppPrediction> PredictApps(const PowerModel& model, const std::vector<AppActivity>& apps,
+                                       const Layout& layout, double power_limit_w,
+                                       const std::string& source) {
+  if (apps.empty()) throw InputError(source, 0, "", "no workloads to predict");
+  Corpus activity;
+  activity.path = source;
+  activity.kind = CorpusKind::kActivity;
+  activity.layout = layout;
+  activity.components_line = 0;
+  activity.defaults_line = 0;
+  const int nc = layout.num_components();
+  activity.util_frac.resize(static_cast<int>(apps.size()), nc);
+  for (size_t r = 0; r < apps.size(); ++r) {
+    if (static_cast<int>(apps[r].util_frac.size()) != nc) {
+      throw std::invalid_argument(fmt::format("PredictApps: workload '{}' has {} utilisations for {} components",
+                                              apps[r].workload, apps[r].util_frac.size(), nc));
+    }
+    activity.benchmark.push_back(apps[r].workload);
+    activity.line.push_back(0);
+    for (int c = 0; c < nc; ++c) activity.util_frac(static_cast<int>(r), c) = apps[r].util_frac[c];
+  }
+  const std::vector<ActivityPrediction> predicted = PredictActivity(model, activity, /*fixed=*/true, power_limit_w);
+  std::vector<AppPrediction> out(apps.size());
+  for (size_t r = 0; r < apps.size(); ++r) {
+    AppPrediction& p = out[r];
+    p.app = apps[r];
+    p.prediction = predicted[r];
+    p.f_core_mhz = std::isfinite(p.prediction.capped_f_core_mhz) ? p.prediction.capped_f_core_mhz
+                                                                  : p.prediction.freq_mhz[0];
+    if (std::isfinite(p.app.kernel_time_s)) p.energy_j = p.prediction.predicted_w * p.app.kernel_time_s;
+    if (std::isfinite(p.app.measured_w) && p.app.measured_w > 0.0) {
+      p.error_pct = 100.0 * (p.prediction.predicted_w - p.app.measured_w) / p.app.measured_w;
+    }
+  }
+  return out;
+}
+
+std::string AppPredictionsToCsv(const std::vector<AppPrediction>& rows) {
+  std::string s =
+      "workload,predicted_w,uncapped_w,capped,duration_s,energy_j,flags,measured_w,error_pct,"
+      "measured_flags,f_core_mhz,windows\n";
+  for (const AppPrediction& p : rows) {
+    s += fmt::format("{},{:.6f},{:.6f},{},{},{},{},{},{},{},{:.6g},{}\n", CsvField(p.app.workload),
+                     p.prediction.predicted_w, p.prediction.uncapped_w, p.prediction.capped ? 1 : 0,
+                     Cell(p.app.kernel_time_s), Cell(p.energy_j), CsvField(p.prediction.flags),
+                     Cell(p.app.measured_w), Cell(p.error_pct), CsvField(p.app.measured_flags),
+                     p.f_core_mhz, p.app.windows);
+  }
+  return s;
+}
+
+std::string AppBreakdownToCsv(const PowerModel& model, const std::vector<AppPrediction>& rows) {
+  std::string s = "workload,predicted_w,uncapped_w";
+  for (const FrequencyDomain& d : model.layout.domains) s += ",static_" + d.name + "_w";
+  for (const FrequencyDomain& d : model.layout.domains) s += ",idle_dyn_" + d.name + "_w";
+  for (const std::string& c : model.layout.ComponentNames()) s += "," + ColumnSafeName(c) + "_w";
+  s += "\n";
+  for (const AppPrediction& p : rows) {
+    const PowerBreakdown& b = p.prediction.breakdown;
+    s += fmt::format("{},{:.6f},{:.6f}", CsvField(p.app.workload), p.prediction.predicted_w,
+                     p.prediction.uncapped_w);
+    for (double v : b.static_w) s += fmt::format(",{:.6f}", v);
+    for (double v : b.idle_dyn_w) s += fmt::format(",{:.6f}", v);
+    for (double v : b.component_w) s += fmt::format(",{:.6f}", v);
+    s += "\n";
+  }
+  return s;
+}
+
+std::string AppPredictionSummary(const PowerModel& model, const std::vector<AppPrediction>& rows,
+                                 double power_limit_w) {
+  int capped = 0, beyond = 0, measured = 0;
+  double sum_ape = 0.0;
+  for (const AppPrediction& p : rows) {
+    capped += p.prediction.capped ? 1 : 0;
+    beyond += p.prediction.flags.find("beyond_training") != std::string::npos ? 1 : 0;
+    if (std::isfinite(p.error_pct)) {
+      ++measured;
+      sum_ape += std::fabs(p.error_pct);
+    }
+  }
+  const std::vector<double> reference = rows.empty() ? model.DefaultFrequencies() : rows.front().prediction.freq_mhz;
+  std::string s = fmt::format("{} workloads predicted at {:.0f} MHz ({}): {} capped, {} beyond training",
+                              rows.size(), reference[0],
+                              std::isfinite(power_limit_w) ? fmt::format("board limit {:.0f} W", power_limit_w)
+                                                           : std::string("no board limit known"),
+                              capped, beyond);
+  if (measured > 0) {
+    s += fmt::format("; measured: {} of them, MAPE {:.2f}%", measured, sum_ape / measured);
+  } else {
+    s += "; none measured (no power log)";
+  }
+  return s;
+}
+
+}  // namespace wattcal

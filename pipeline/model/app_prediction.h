@@ -1,0 +1,69 @@
+// Predicting a user's applications, one row per workload, from their counters alone (SPEC.md
+// "Real GPUs": a user's applications are predicted without any power log, with what lies
+// outside the training range flagged). The power is the model's at its reference pair (TPDS
+// Eq. 9 for a fixed model; Eqs. 4-6 at the default pair for a DVFS model), capped at the
+// board's limit; the energy is that power over the workload's summed kernel time. When the
+// workload was also measured, its measured power and the error stand beside the prediction.
+#pragma once
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "model/activity_prediction.h"
+#include "model/power_model.h"
+
+namespace wattcal {
+
+// One workload to predict.
+struct AppActivity {
+  std::string workload;
+  // Component utilisations (TPDS Eqs. 7-8), in the order of the layout's components.
+  std::vector<double> util_frac;
+  // Summed kernel time of the workload's profiled launches, s (NaN when unknown).
+  double kernel_time_s = std::numeric_limits<double>::quiet_NaN();
+  // Measured mean power over its windows (their summed energy over their summed duration), W;
+  // NaN when the workload was not measured.
+  double measured_w = std::numeric_limits<double>::quiet_NaN();
+  // The measured windows' flags (power_cap, clock_moved, ...), each once; "" for none.
+  std::string measured_flags;
+  // Windows the workload was recorded in.
+  int windows = 0;
+};
+
+struct AppPrediction {
+  AppActivity app;
+  // The model's prediction at its reference pair: predicted_w, uncapped_w, capped, the capped
+  // clock, flags (capped; util_beyond_training:<component>; power_beyond_training) and the
+  // per-term breakdown (TPDS §4.5).
+  ActivityPrediction prediction;
+  // The clock the prediction holds for, MHz: the capped clock when known, else the reference.
+  double f_core_mhz = 0.0;
+  // predicted_w x kernel_time_s, J (NaN when the kernel time is unknown).
+  double energy_j = std::numeric_limits<double>::quiet_NaN();
+  // 100 (predicted - measured) / measured, % (NaN when not measured).
+  double error_pct = std::numeric_limits<double>::quiet_NaN();
+};
+
+// Predicts every workload at the model's reference pair. `layout` (the GPU description's)
+// orders util_frac and must be the model's (else InputError naming `source` and the first
+// difference); `power_limit_w` NaN = no limit.
+std::vector<AppPrediction> PredictApps(const PowerModel& model, const std::vector<AppActivity>& apps,
+                                       const Layout& layout, double power_limit_w,
+                                       const std::string& source);
+
+// workload,predicted_w,uncapped_w,capped,duration_s,energy_j,flags,measured_w,error_pct,
+// measured_flags,f_core_mhz,windows: powers and times %.6f (energy %.6f J), capped 0/1; a cell
+// that is unknown (duration, energy, measured_w, error_pct without a power log) is empty.
+std::string AppPredictionsToCsv(const std::vector<AppPrediction>& rows);
+
+// workload,predicted_w,static_<domain>_w...,idle_dyn_<domain>_w...,<component>_w...: the
+// uncapped model's terms (they sum to uncapped_w; TPDS §4.5), %.6f.
+std::string AppBreakdownToCsv(const PowerModel& model, const std::vector<AppPrediction>& rows);
+
+// "12 workloads predicted at 1980 MHz (board limit 700 W): 2 capped, 3 beyond training" and,
+// when measured, "measured: MAPE 6.1% over 12".
+std::string AppPredictionSummary(const PowerModel& model, const std::vector<AppPrediction>& rows,
+                                 double power_limit_w);
+
+}  // namespace wattcal
