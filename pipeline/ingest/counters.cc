@@ -246,15 +246,22 @@ CsvStart FindCsvStart(const std::string& path) {
   if (!in) throw InputError(path, 0, "", "cannot open file");
   std::string text;
   int64_t line = 0;
+  int64_t no_kernels_line = 0;  // ncu's "==WARNING== No kernels were profiled."
   while (std::getline(in, text)) {
     ++line;
     if (line == 1) StripByteOrderMark(&text);
     if (!text.empty() && text.back() == '\r') text.pop_back();
+    if (StartsWith(text, "==") && text.find("No kernels were profiled") != std::string::npos) no_kernels_line = line;
     if (StartsWith(text, "\"ID\",")) return {HeaderKind::kNcu, line};
     if (StartsWith(text, "\"Device\",\"Kernel\",")) return {HeaderKind::kNvprof, line};
     if (StartsWith(text, "Benchmark,Kernel,") || StartsWith(text, "\"Benchmark\",\"Kernel\",")) {
       return {HeaderKind::kHwPerf, line};
     }
+  }
+  if (no_kernels_line > 0) {
+    throw InputError(path, no_kernels_line, "",
+                     "Nsight Compute profiled no kernels ('No kernels were profiled'): the program "
+                     "launched none that its filters (--nvtx-include, --kernel-name, ...) let through");
   }
   throw InputError(path, 0, "",
                    "no profiler CSV found: expected a header line starting with \"ID\", (Nsight "

@@ -1,0 +1,752 @@
+// Recording a user's own program (wattcal-capture --app) and predicting it without a power
+// meter (wattcal-predict --capture), without a GPU: the marks file and its two writers (the
+// C++ header and the Python module), the recording driven by a meter whose power follows a
+// "load" file that the recorded command creates, a stand-in for ncu, the binary itself against
+// a stand-in NVML library (tests/fake_nvml.c), and the predictions checked against
+// wattcal-validate --apps-predictions on the same data.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "app_runner.h"
+#include "capture_writer.h"
+#include "io/corpus_io.h"
+#include "io/gpu_description.h"
+#include "marks_file.h"
+#include "model/model_io.h"
+#include "runner.h"
+#include "test_support.h"
+#include "util/errors.h"
+#include "wattcal/marks.h"
+
+namespace wattcal {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace capture;
+
+const std::string kH100 = std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/h100_sxm.json";
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+// Parses a CSV of plain fields (no quotes) into header -> column, one map per row.
+std::vector<std::map<std::string, std::string>> Rows(const std::string& path) {
+  const std::vector<std::string> lines = Lines(testing::ReadFile(path));
+  std::vector<std::map<std::string, std::string>> rows;
+  if (lines.empty()) return rows;
+  auto split = [](const std::string& line) {
+    std::vector<std::string> f;
+    std::string cell;
+    std::istringstream in(line);
+    while (std::getline(in, cell, ',')) f.push_back(cell);
+    if (!line.empty() && line.back() == ',') f.push_back("");
+    return f;
+  };
+  const std::vector<std::string> header = split(lines[0]);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const std::vector<std::string> f = split(lines[i]);
+    std::map<std::string, std::string> row;
+    for (size_t j = 0; j < header.size() && j < f.size(); ++j) row[header[j]] = f[j];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// ---------------------------------------------------------------------------------------
+// The marks file.
+
+TEST(Marks, WindowsInFileOrder) {
+  const std::string path = testing::WriteFile(testing::ScratchDir() + "/marks.txt",
+                                              "# a comment\n"
+                                              "begin steady 1700000000000000000\n"
+                                              "end steady 1700000001500000000\n"
+                                              "\n"
+                                              "begin steady 1700000002000000000\r\n"
+                                              "end steady 1700000003000000000\n");
+  const std::vector<MarkedWindow> w = ReadMarks(path);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].name, "steady");
+  EXPECT_EQ(w[0].begin_ns, 1700000000000000000);
+  EXPECT_EQ(w[0].end_ns, 1700000001500000000);
+  EXPECT_EQ(w[0].begin_line, 2);
+  EXPECT_EQ(w[0].end_line, 3);
+  EXPECT_EQ(w[1].begin_line, 5);
+  EXPECT_TRUE(ReadMarks(testing::ScratchDir() + "/absent.txt").empty());
+}
+
+TEST(Marks, BrokenMarksNameTheirLine) {
+  const std::string dir = testing::ScratchDir();
+  struct Case {
+    std::string text;
+    int64_t line;
+    std::vector<std::string> parts;
+  };
+  const std::vector<Case> cases = {
+      {"end steady 5\n", 1, {"unmatched end"}},
+      {"begin a 1\nbegin b 2\nend b 3\nend a 4\n", 2, {"'begin b' inside the window 'a' begun on line 1", "do not nest"}},
+      {"begin a 1\nend a 2\nbegin a 3\n", 3, {"never ended"}},
+      {"begin a 10\nend b 20\n", 2, {"'end b' but the open window is 'a'"}},
+      {"begin a 20\nend a 10\n", 2, {"before its begin on line 1"}},
+      {"begin a 1.5e9\n", 1, {"'1.5e9' is not a time"}},
+      {"begin a -3\n", 1, {"'-3' is not a time"}},
+      {"begin two words 5\n", 1, {"is not a mark"}},
+      {"start a 5\n", 1, {"is not a mark"}},
+      {"begin a 1\nend a", 2, {"is not a mark", "cut short"}},
+  };
+  for (const Case& c : cases) {
+    const std::string path = testing::WriteFile(dir + "/marks.txt", c.text);
+    std::vector<std::string> parts = c.parts;
+    parts.push_back(path);
+    testing::ExpectInputError([&] { ReadMarks(path); }, c.line, parts);
+  }
+}
+
+TEST(Marks, CppHelperWritesWhatTheReaderReads) {
+  const std::string path = testing::ScratchDir() + "/marks.txt";
+  ASSERT_EQ(setenv("WATTCAL_MARKS", path.c_str(), 1), 0);
+  EXPECT_TRUE(wattcal::marks::Enabled());
+  int synced = 0;
+  for (int i = 0; i < 3; ++i) {
+    wattcal::marks::Window w("steady");
+  }
+  EXPECT_TRUE(wattcal::marks::Begin("custom", [&] { ++synced; }));
+  EXPECT_TRUE(wattcal::marks::End("custom", [&] { ++synced; }));
+  EXPECT_EQ(synced, 2);
+  EXPECT_FALSE(wattcal::marks::Begin("two words"));  // refused, nothing written
+  EXPECT_FALSE(wattcal::marks::End(""));
+  const std::vector<MarkedWindow> w = ReadMarks(path);
+  ASSERT_EQ(w.size(), 4u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(w[i].name, "steady");
+  EXPECT_EQ(w[3].name, "custom");
+  const int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  for (const MarkedWindow& m : w) {
+    EXPECT_LE(m.begin_ns, m.end_ns);
+    EXPECT_LE(m.end_ns, now_ns);
+    EXPECT_GT(m.begin_ns, now_ns - int64_t{60} * 1000000000);  // CLOCK_REALTIME, the sampler's clock
+  }
+  // Without WATTCAL_MARKS the program runs unchanged and writes nothing.
+  ASSERT_EQ(unsetenv("WATTCAL_MARKS"), 0);
+  EXPECT_FALSE(wattcal::marks::Enabled());
+  const std::string before = testing::ReadFile(path);
+  { wattcal::marks::Window w2("steady"); }
+  EXPECT_EQ(testing::ReadFile(path), before);
+}
+
+std::string Python() {
+  for (const char* p : {"/usr/bin/python3", "/usr/local/bin/python3"}) {
+    if (testing::FileExists(p)) return p;
+  }
+  return FindProgram("python3");
+}
+
+TEST(Marks, PythonHelperWritesWhatTheReaderReads) {
+  const std::string python = Python();
+  if (python.empty()) GTEST_SKIP() << "python3 not found: scripts/install_deps.sh installs it";
+  const std::string dir = testing::ScratchDir();
+  const std::string marks = dir + "/marks.txt";
+  const std::string script = testing::WriteFile(dir + "/program.py", R"(
+import sys
+import wattcal_marks
+assert wattcal_marks.enabled()
+for _ in range(2):
+    with wattcal_marks.window("steady", sync=None):
+        pass
+calls = []
+wattcal_marks.begin("other", sync=lambda: calls.append(1))
+wattcal_marks.end("other", sync=lambda: calls.append(1))
+assert calls == [1, 1], calls
+for bad in ("two words", ""):
+    try:
+        wattcal_marks.begin(bad)
+        sys.exit("accepted %r" % bad)
+    except wattcal_marks.MarkError:
+        pass
+wattcal_marks.begin("outer", sync=None)
+try:
+    wattcal_marks.begin("inner", sync=None)
+    sys.exit("nested accepted")
+except wattcal_marks.MarkError as e:
+    print("refused:", e)
+wattcal_marks.end("outer", sync=None)
+try:
+    wattcal_marks.end("outer", sync=None)
+    sys.exit("unmatched end accepted")
+except wattcal_marks.MarkError:
+    pass
+print("ok")
+)");
+  const std::string command = fmt::format("WATTCAL_MARKS='{}' PYTHONPATH='{}/python' '{}' '{}' 2>&1", marks,
+                                          WATTCAL_SOURCE_DIR, python, script);
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  const int status = pclose(pipe);
+  ASSERT_EQ(WEXITSTATUS(status), 0) << out;
+  EXPECT_NE(out.find("refused: wattcal marks: 'begin inner' inside the open window 'outer'"), std::string::npos) << out;
+  const std::vector<MarkedWindow> w = ReadMarks(marks);
+  ASSERT_EQ(w.size(), 4u);
+  EXPECT_EQ(w[0].name, "steady");
+  EXPECT_EQ(w[1].name, "steady");
+  EXPECT_EQ(w[2].name, "other");
+  EXPECT_EQ(w[3].name, "outer");
+}
+
+// ---------------------------------------------------------------------------------------
+// The recording, in process, with a meter whose power follows a load file.
+
+class LoadFileMeter : public PowerMeter {
+ public:
+  explicit LoadFileMeter(std::string load_file) : load_file_(std::move(load_file)) {}
+  PowerSample Read() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    PowerSample s;
+    s.timestamp_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    const double w = fs::exists(load_file_) ? kLoadW : kIdleW;
+    if (last_us_ > 0) energy_mj_ += w * static_cast<double>(s.timestamp_us - last_us_) * 1e-3;
+    last_us_ = s.timestamp_us;
+    s.power_mw = static_cast<int64_t>(w * 1000.0);
+    s.power_instant_mw = s.power_mw;
+    s.energy_mj = static_cast<int64_t>(energy_mj_);
+    s.sm_clock_mhz = 1980;
+    s.mem_clock_mhz = 2619;
+    s.temperature_c = 40;
+    s.has_clocks_event_reasons = true;
+    s.clocks_event_reasons = 0;
+    s.power_limit_mw = 700000;
+    return s;
+  }
+  bool LockCoreClock(int, std::string*) override { return false; }
+  bool ResetCoreClock(std::string*) override { return true; }
+
+  static constexpr double kIdleW = 80.0;
+  static constexpr double kLoadW = 380.0;
+
+ private:
+  std::string load_file_;
+  std::mutex mutex_;
+  int64_t last_us_ = 0;
+  double energy_mj_ = 2.0e6;
+};
+
+CaptureInfo FakeGpu(const std::string& uuid = "GPU-aaaaaaaa-1111-2222-3333-444444444444") {
+  CaptureInfo info;
+  info.gpu_name = "NVIDIA H100 80GB HBM3";
+  info.gpu_uuid = uuid;
+  info.driver_version = "580.00";
+  info.compute_capability = 90;
+  info.power_limit_mw = 700000;
+  return info;
+}
+
+// A program that idles `pre_s`, then marks `windows` windows of `load_s` under load (the load
+// file exists during each), then idles `post_s`.
+std::vector<std::string> MarkedProgram(const std::string& load_file, int windows, double load_s,
+                                       const std::string& name = "steady") {
+  std::string body = "sleep 0.2\n";
+  for (int i = 0; i < windows; ++i) {
+    body += fmt::format(
+        "touch '{0}'; echo \"begin {1} $(date +%s%N)\" >> \"$WATTCAL_MARKS\"; sleep {2}; "
+        "echo \"end {1} $(date +%s%N)\" >> \"$WATTCAL_MARKS\"; rm -f '{0}'; sleep 0.1\n",
+        load_file, name, load_s);
+  }
+  return {"sh", "-c", body};
+}
+
+// Stand-in for ncu: copies $FAKE_NCU_PAGE to --log-file, writes its arguments to
+// $FAKE_NCU_ARGS, then runs the program (so that its marks run too).
+std::string FakeNcu(const std::string& dir) {
+  const std::string path = testing::WriteFile(dir + "/ncu", R"(#!/bin/sh
+echo "$*" > "$FAKE_NCU_ARGS"
+log=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --log-file) log="$2"; shift 2 ;;
+    --metrics|--page|--clock-control|--target-processes|--nvtx-include) shift 2 ;;
+    --csv|--nvtx) shift ;;
+    *) break ;;
+  esac
+done
+cp "$FAKE_NCU_PAGE" "$log"
+"$@" > /dev/null
+)");
+  fs::permissions(path, fs::perms::owner_all);
+  return path;
+}
+
+// An Nsight Compute raw page (tool lines, header, units row, grouped digits) of `kernels`
+// launches, each with made-up but well-formed counts of every metric; `scale` varies them.
+std::string NcuRawPage(const std::vector<std::string>& metrics, int kernels, int scale) {
+  auto q = [](const std::string& s) { return "\"" + s + "\""; };
+  auto unit = [](const std::string& m) -> std::string {
+    if (m.find("time_duration") != std::string::npos) return "nsecond";
+    if (m.find("cycles") != std::string::npos && m.find("per_second") == std::string::npos) return "cycle";
+    if (m.find("bytes") != std::string::npos) return "byte";
+    if (m.find("wavefronts") != std::string::npos) return "";
+    if (m.find("pct") != std::string::npos) return "%";
+    if (m.find("per_second") != std::string::npos) return "cycle/second";
+    return "inst";
+  };
+  std::string s = "==PROF== Connected to process 42 (/usr/bin/python3)\n";
+  std::string header = "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\","
+                       "\"Block Size\",\"Grid Size\",\"Device\",\"CC\"";
+  std::string units = "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\"";
+  for (const std::string& m : metrics) header += "," + q(m), units += "," + q(unit(m));
+  s += header + "\n" + units + "\n";
+  for (int k = 0; k < kernels; ++k) {
+    s += fmt::format("\"{}\",\"42\",\"python3\",\"127.0.0.1\",\"gemm_kernel_{}(float*, int)\",\"1\",\"7\","
+                     "\"(256, 1, 1)\",\"({}, 1, 1)\",\"0\",\"9.0\"",
+                     k, k % 2, 132 * (k + 1));
+    for (size_t j = 0; j < metrics.size(); ++j) {
+      const std::string& m = metrics[j];
+      double v = 1.0e6 * (1 + (scale * 5 + k * 7 + static_cast<int>(j) * 13) % 40);
+      if (m == "gpu__time_duration.sum") v = 1.5e6 * (k + 1);  // ns
+      if (m.find("cycles_elapsed") != std::string::npos || m.find("cycles_active") != std::string::npos) {
+        v = 2.97e6 * (k + 1);
+      }
+      if (m.find("pct") != std::string::npos) v = 50.0;
+      if (m.find("per_second") != std::string::npos) v = 1.98e9;
+      s += "," + q(fmt::format("{:.0f}", v));
+    }
+    s += "\n";
+  }
+  return s + "==PROF== Disconnected from process 42\n";
+}
+
+// A fixed model for the H100 description (TPDS Eq. 9) with known coefficients.
+std::string WriteTestModel(const std::string& path) {
+  const GpuDescription gpu = ReadGpuDescription(kH100);
+  PowerModel m;
+  m.method = "fixed";
+  m.layout = gpu.ToLayout();
+  const int nd = m.layout.num_domains();
+  for (int d = 0; d < nd; ++d) {
+    m.freq_levels_mhz.push_back({m.layout.domains[d].default_freq_mhz});
+    m.voltage_rel.push_back({1.0});
+    m.static_w.push_back(d == 0 ? 90.0 : 0.0);
+    m.idle_dyn_w_per_mhz.push_back(0.0);
+  }
+  m.component_w_per_mhz.assign(m.layout.num_components(), 0.0);
+  for (size_t i = 0; i < m.component_w_per_mhz.size(); ++i) m.component_w_per_mhz[i] = 0.01 * (1 + i % 4);
+  m.power_limit_w = 700.0;
+  m.trained_on = "a model written by the test";
+  return testing::WriteFile(path, ModelToJson(m));
+}
+
+struct Recorded {
+  std::string dir, load, ncu, page, args;
+};
+
+Recorded NewRecording() {
+  Recorded r;
+  const std::string scratch = testing::ScratchDir();
+  r.dir = scratch + "/apps";
+  r.load = scratch + "/load";
+  r.ncu = FakeNcu(scratch);
+  r.page = scratch + "/page.csv";
+  r.args = scratch + "/ncu_args.txt";
+  setenv("FAKE_NCU_PAGE", r.page.c_str(), 1);
+  setenv("FAKE_NCU_ARGS", r.args.c_str(), 1);
+  return r;
+}
+
+AppCaptureOptions Options(const Recorded& r, const std::string& name, std::vector<std::string> command) {
+  AppCaptureOptions o;
+  o.out_dir = r.dir;
+  o.name = name;
+  o.command = std::move(command);
+  o.gap_ms = 100.0;
+  o.sample_ms = 2.0;
+  o.ncu = r.ncu;
+  o.metrics = DescriptionMetrics(kH100);
+  return o;
+}
+
+TEST(AppCapture, DefaultOptionsNeedOnlyTheRequiredOnes) {
+  AppCaptureOptions o;
+  std::string error;
+  EXPECT_FALSE(o.Check(&error));
+  o.out_dir = "x";
+  o.name = "gemm";
+  EXPECT_FALSE(o.Check(&error));
+  EXPECT_NE(error.find("give the command"), std::string::npos) << error;
+  o.command = {"true"};
+  EXPECT_TRUE(o.Check(&error)) << error;
+  for (const char* bad : {"", "two words", "../up", "-x", "a/b"}) {
+    o.name = bad;
+    EXPECT_FALSE(o.Check(&error)) << bad;
+    EXPECT_NE(error.find("--app"), std::string::npos) << error;
+  }
+  o.name = "gemm";
+  o.nvtx_range = "steady";
+  EXPECT_FALSE(o.Check(&error));
+  EXPECT_NE(error.find("go with --counters"), std::string::npos) << error;
+}
+
+TEST(AppCapture, MarkedRunsAreWindowsWithTheirPowerAndCountersAndAddingAppends) {
+  const Recorded r = NewRecording();
+  LoadFileMeter meter(r.load);
+  std::vector<std::string> progress;
+  const auto log = [&](const std::string& line) { progress.push_back(line); };
+
+  // Two runs of a program that marks one 0.8 s loaded window each, with counters.
+  testing::WriteFile(r.page, NcuRawPage(DescriptionMetrics(kH100), 3, 1));
+  AppCaptureOptions o = Options(r, "gemm", MarkedProgram(r.load, 1, 0.8));
+  o.repeat = 2;
+  o.counters = true;
+  const std::vector<WindowRecord> first = RunAppCapture(o, FakeGpu(), meter, log);
+  ASSERT_EQ(first.size(), 2u);
+  for (const WindowRecord& w : first) {
+    EXPECT_EQ(w.kernel, "gemm");
+    EXPECT_NEAR((w.end_us - w.start_us) * 1e-6, 0.8, 0.15);
+  }
+  EXPECT_GT(first[1].start_us, first[0].end_us + 100000);  // the idle gap before run 2
+  EXPECT_EQ(testing::ReadFile(r.dir + "/windows.csv").substr(0, 32), "kernel,start_us,end_us,run,mark\n");
+  const std::vector<AppWindow> windows = ReadAppWindows(r.dir + "/windows.csv");
+  ASSERT_EQ(windows.size(), 2u);
+  EXPECT_EQ(windows[0].run, 1);
+  EXPECT_EQ(windows[1].run, 2);
+  EXPECT_EQ(windows[0].mark, "steady");
+  EXPECT_TRUE(testing::FileExists(r.dir + "/marks/gemm.run1.txt"));
+  EXPECT_TRUE(testing::FileExists(r.dir + "/marks/gemm.run2.txt"));
+  EXPECT_EQ(testing::ReadFile(r.dir + "/ncu/gemm.csv"), testing::ReadFile(r.page));
+  // The counters run profiles only the marked windows' kernels (their NVTX range), clocks as they are.
+  const std::string args = testing::ReadFile(r.args);
+  EXPECT_NE(args.find("--csv --page raw --clock-control none --target-processes all --metrics "), std::string::npos) << args;
+  EXPECT_NE(args.find("--nvtx --nvtx-include steady/ --log-file"), std::string::npos) << args;
+  EXPECT_NE(args.find(" sh -c "), std::string::npos) << args;
+  const std::vector<std::string> power = Lines(testing::ReadFile(r.dir + "/nvml_power.csv"));
+  EXPECT_EQ(power[0],
+            "timestamp_us,power_mw,power_instant_mw,energy_mj,sm_clock_mhz,mem_clock_mhz,temperature_c,"
+            "clocks_event_reasons,power_limit_mw");
+  EXPECT_GT(power.size(), 300u);
+  const nlohmann::json j = nlohmann::json::parse(testing::ReadFile(r.dir + "/capture.json"));
+  EXPECT_EQ(j["kind"], "apps");
+  EXPECT_EQ(j["gpu"]["uuid"], FakeGpu().gpu_uuid);
+  ASSERT_EQ(j["recordings"].size(), 1u);
+  EXPECT_EQ(j["recordings"][0]["runs"], nlohmann::json::array({1, 2}));
+  EXPECT_EQ(j["recordings"][0]["nvtx_range"], "steady");
+  EXPECT_EQ(j["recordings"][0]["command"][0], "sh");
+  EXPECT_FALSE(progress.empty());
+  EXPECT_NE(progress.front().find("[1/2] gemm"), std::string::npos) << progress.front();
+
+  // A second program, unmarked (its whole run is the window), added to the same directory.
+  testing::WriteFile(r.page, NcuRawPage(DescriptionMetrics(kH100), 2, 7));
+  AppCaptureOptions idle = Options(r, "idle_app", {"sleep", "0.7"});
+  idle.counters = true;
+  const size_t samples_before = power.size();
+  const std::vector<WindowRecord> second = RunAppCapture(idle, FakeGpu(), meter, log);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_NEAR((second[0].end_us - second[0].start_us) * 1e-6, 0.7, 0.15);
+  EXPECT_EQ(ReadAppWindows(r.dir + "/windows.csv").size(), 3u);
+  const std::vector<std::string> power2 = Lines(testing::ReadFile(r.dir + "/nvml_power.csv"));
+  EXPECT_GT(power2.size(), samples_before + 200);
+  for (size_t i = 0; i < samples_before; ++i) ASSERT_EQ(power2[i], power[i]);  // nothing truncated
+  EXPECT_EQ(std::count(power2.begin(), power2.end(), power[0]), 1);           // one header
+  EXPECT_EQ(testing::ReadFile(r.args).find("--nvtx"), std::string::npos);     // unmarked: every kernel
+  EXPECT_EQ(nlohmann::json::parse(testing::ReadFile(r.dir + "/capture.json"))["recordings"].size(), 2u);
+  for (const auto& entry : fs::recursive_directory_iterator(r.dir)) {
+    EXPECT_EQ(entry.path().filename().string().find(".partial"), std::string::npos) << entry.path();
+  }
+
+  // Predicted from the counters, with and then without the power log.
+  const std::string scratch = fs::path(r.dir).parent_path().string();
+  const std::string model = WriteTestModel(scratch + "/model.json");
+  const testing::CommandResult with_power = testing::RunStage(
+      "wattcal-predict", {"--model", model, "--capture", r.dir, "--gpu", kH100, "--out", scratch + "/apps.csv",
+                          "--breakdown-out", scratch + "/breakdown.csv"});
+  ASSERT_EQ(with_power.exit_code, 0) << with_power.output;
+  EXPECT_NE(with_power.output.find("2 workloads predicted at 1980 MHz (board limit 700 W)"), std::string::npos)
+      << with_power.output;
+  const auto rows = Rows(scratch + "/apps.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("workload"), "gemm");
+  EXPECT_EQ(rows[0].at("windows"), "2");
+  EXPECT_NEAR(std::stod(rows[0].at("measured_w")), LoadFileMeter::kLoadW, 0.03 * LoadFileMeter::kLoadW);
+  EXPECT_EQ(rows[1].at("workload"), "idle_app");
+  EXPECT_NEAR(std::stod(rows[1].at("measured_w")), LoadFileMeter::kIdleW, 0.03 * LoadFileMeter::kIdleW);
+  // duration = the export's summed gpu__time_duration (1.5 + 3.0 + 4.5 ms), energy = P x duration.
+  EXPECT_NEAR(std::stod(rows[0].at("duration_s")), 0.009, 1e-9);
+  EXPECT_NEAR(std::stod(rows[0].at("energy_j")), std::stod(rows[0].at("predicted_w")) * 0.009, 1e-5);
+  const auto breakdown = Rows(scratch + "/breakdown.csv");
+  ASSERT_EQ(breakdown.size(), 2u);
+  double sum = 0.0;
+  for (const auto& [column, value] : breakdown[0]) {
+    if (column != "workload" && column != "predicted_w" && column != "uncapped_w") sum += std::stod(value);
+  }
+  EXPECT_NEAR(sum, std::stod(breakdown[0].at("uncapped_w")), 1e-4);
+
+  // The same predictions as validate --apps-predictions on the ingested table.
+  const testing::CommandResult ingest = testing::RunStage(
+      "wattcal-ingest", {"--capture", r.dir, "--gpu", kH100, "--tidy", scratch + "/measured.csv"});
+  ASSERT_EQ(ingest.exit_code, 0) << ingest.output;
+  const testing::CommandResult validate = testing::RunStage(
+      "wattcal-validate", {"--model", model, "--heldout", scratch + "/measured.csv", "--mode", "fixed",
+                           "--apps-predictions", scratch + "/validate_apps.csv", "--predictions",
+                           scratch + "/validate_predictions.csv", "--metrics", scratch + "/validate_metrics.json"});
+  ASSERT_EQ(validate.exit_code, 0) << validate.output;
+  const auto validated = Rows(scratch + "/validate_apps.csv");
+  ASSERT_EQ(validated.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(validated[i].at("workload"), rows[i].at("workload"));
+    EXPECT_EQ(validated[i].at("predicted_w"), rows[i].at("predicted_w"));
+  }
+
+  // Without the power log: the same predictions, nothing measured.
+  fs::rename(r.dir + "/nvml_power.csv", scratch + "/nvml_power.csv");
+  const testing::CommandResult without = testing::RunStage(
+      "wattcal-predict", {"--model", model, "--capture", r.dir, "--gpu", kH100, "--out", scratch + "/apps_np.csv"});
+  ASSERT_EQ(without.exit_code, 0) << without.output;
+  EXPECT_NE(without.output.find("none measured (no power log)"), std::string::npos) << without.output;
+  const auto unmeasured = Rows(scratch + "/apps_np.csv");
+  ASSERT_EQ(unmeasured.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(unmeasured[i].at("predicted_w"), rows[i].at("predicted_w"));
+    EXPECT_EQ(unmeasured[i].at("energy_j"), rows[i].at("energy_j"));
+    EXPECT_EQ(unmeasured[i].at("measured_w"), "");
+    EXPECT_EQ(unmeasured[i].at("error_pct"), "");
+  }
+  // The recording refuses --counters again for a workload that has its export.
+  testing::WriteFile(r.page, NcuRawPage(DescriptionMetrics(kH100), 1, 3));
+  try {
+    RunAppCapture(o, FakeGpu(), meter, log);
+    ADD_FAILURE() << "a second --counters for gemm was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("ncu/gemm.csv exists already"), std::string::npos) << e.what();
+  }
+}
+
+// The directory's bytes, file by file.
+std::map<std::string, std::string> Snapshot(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  if (!fs::exists(dir)) return files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    files[fs::relative(entry.path(), dir).string()] = entry.is_regular_file() ? testing::ReadFile(entry.path()) : "<dir>";
+  }
+  return files;
+}
+
+TEST(AppCapture, AFailedRecordingLeavesTheDirectoryAsItWas) {
+  const Recorded r = NewRecording();
+  LoadFileMeter meter(r.load);
+  // Into a new directory: nothing at all is left.
+  auto expect_error = [&](const AppCaptureOptions& o, const CaptureInfo& gpu, const std::vector<std::string>& parts) {
+    const auto before = Snapshot(r.dir);
+    try {
+      RunAppCapture(o, gpu, meter, nullptr);
+      ADD_FAILURE() << "accepted: " << parts.front();
+    } catch (const std::exception& e) {
+      for (const std::string& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(Snapshot(r.dir), before) << parts.front();
+  };
+  expect_error(Options(r, "fails", {"sh", "-c", "exit 3"}), FakeGpu(), {"run 1 of 'fails': the command exited with status 3"});
+  EXPECT_FALSE(fs::exists(r.dir));
+  expect_error(Options(r, "nosuch", {"/no/such/program"}), FakeGpu(), {"/no/such/program"});
+  expect_error(Options(r, "unmatched", {"sh", "-c", "echo \"end steady $(date +%s%N)\" >> \"$WATTCAL_MARKS\""}),
+               FakeGpu(), {"marks/unmatched.run1.txt:1", "unmatched end"});
+  EXPECT_FALSE(fs::exists(r.dir));
+
+  // Into an existing capture: its files are untouched.
+  AppCaptureOptions ok = Options(r, "first", {"sleep", "0.3"});
+  RunAppCapture(ok, FakeGpu(), meter, nullptr);
+  expect_error(Options(r, "fails", {"sh", "-c", "sleep 0.1; exit 4"}), FakeGpu(), {"exited with status 4"});
+  std::vector<std::string> two_names = MarkedProgram(r.load, 1, 0.2, "prefill");
+  two_names[2] += MarkedProgram(r.load, 1, 0.2, "decode")[2];
+  expect_error(Options(r, "two", two_names), FakeGpu(), {"marks 2 different windows ('decode', 'prefill')", "--window"});
+  AppCaptureOptions only = Options(r, "two", two_names);
+  only.window = "missing";
+  expect_error(only, FakeGpu(), {"no window named 'missing'"});
+  expect_error(Options(r, "other_gpu", {"true"}), FakeGpu("GPU-bbbbbbbb-1111-2222-3333-444444444444"),
+               {"recorded on NVIDIA H100 80GB HBM3 (GPU-aaaaaaaa", "one capture directory holds one GPU"});
+  AppCaptureOptions counters = Options(r, "nokernels", {"true"});
+  counters.counters = true;
+  testing::WriteFile(r.page, "==PROF== Connected to process 1\n==WARNING== No kernels were profiled.\n");
+  expect_error(counters, FakeGpu(), {"ncu profiled no kernel of 'nokernels'"});
+  // --window picks one of two names, and the counters follow that range.
+  only.window = "decode";
+  EXPECT_EQ(RunAppCapture(only, FakeGpu(), meter, nullptr).size(), 1u);
+  EXPECT_EQ(ReadAppWindows(r.dir + "/windows.csv").back().mark, "decode");
+
+  // A suite capture, and a directory that is no capture, are refused.
+  const std::string suite = fs::path(r.dir).parent_path().string() + "/suite";
+  fs::create_directories(suite);
+  testing::WriteFile(suite + "/capture.json", "{\"format\": \"wattcal-capture\", \"gpu\": {}}\n");
+  AppCaptureOptions into_suite = Options(r, "x", {"true"});
+  into_suite.out_dir = suite;
+  try {
+    RunAppCapture(into_suite, FakeGpu(), meter, nullptr);
+    ADD_FAILURE();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("this is a suite capture"), std::string::npos) << e.what();
+  }
+  into_suite.out_dir = fs::path(r.dir).parent_path().string();  // holds files, no capture.json
+  try {
+    RunAppCapture(into_suite, FakeGpu(), meter, nullptr);
+    ADD_FAILURE();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("has no capture.json"), std::string::npos) << e.what();
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// The binary, against the stand-in NVML.
+
+class AppCaptureBinary : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("WATTCAL_NVML_LIBRARY", WATTCAL_FAKE_NVML, 1);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+  }
+  void TearDown() override {
+    unsetenv("WATTCAL_NVML_LIBRARY");
+    unsetenv("FAKE_NVML_LOAD_FILE");
+    unsetenv("FAKE_NVML_UUID");
+  }
+};
+
+TEST_F(AppCaptureBinary, RecordsIngestsAndPredictsEndToEnd) {
+  const Recorded r = NewRecording();
+  setenv("FAKE_NVML_LOAD_FILE", r.load.c_str(), 1);
+  testing::WriteFile(r.page, NcuRawPage(DescriptionMetrics(kH100), 4, 2));
+  std::vector<std::string> args = {"--app", "attention", "--out", r.dir, "--repeat", "2", "--gap-ms", "200",
+                                   "--sample-ms", "2", "--counters", "--ncu", r.ncu, "--gpu-description", kH100, "--"};
+  const std::vector<std::string> program = MarkedProgram(r.load, 2, 0.7);
+  args.insert(args.end(), program.begin(), program.end());
+  const testing::CommandResult rec = testing::RunStage("wattcal-capture", args);
+  ASSERT_EQ(rec.exit_code, 0) << rec.output;
+  EXPECT_NE(rec.output.find("Fake H100 for tests"), std::string::npos) << rec.output;
+  EXPECT_NE(rec.output.find("done: 4 windows of 'attention'"), std::string::npos) << rec.output;
+  const nlohmann::json j = nlohmann::json::parse(testing::ReadFile(r.dir + "/capture.json"));
+  EXPECT_EQ(j["gpu"]["name"], "Fake H100 for tests");
+  EXPECT_EQ(j["gpu"]["compute_capability"], "9.0");
+  EXPECT_EQ(j["versions"]["driver"], "580.00.fake");
+
+  const std::string scratch = fs::path(r.dir).parent_path().string();
+  const std::string model = WriteTestModel(scratch + "/model.json");
+  const testing::CommandResult predict = testing::RunStage(
+      "wattcal-predict", {"--model", model, "--capture", r.dir, "--gpu", kH100, "--out", scratch + "/apps.csv"});
+  ASSERT_EQ(predict.exit_code, 0) << predict.output;
+  const auto rows = Rows(scratch + "/apps.csv");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("windows"), "4");
+  EXPECT_NEAR(std::stod(rows[0].at("measured_w")), 380.0, 0.03 * 380.0);  // the stand-in's 80 + 300 W
+
+  // Another GPU into the same directory is refused; so are suite options and a missing command.
+  setenv("FAKE_NVML_UUID", "GPU-99999999-1111-2222-3333-444444444444", 1);
+  const testing::CommandResult other =
+      testing::RunStage("wattcal-capture", {"--app", "x", "--out", r.dir, "--gap-ms", "0", "--", "true"});
+  EXPECT_EQ(other.exit_code, 3) << other.output;
+  EXPECT_NE(other.output.find("one capture directory holds one GPU"), std::string::npos) << other.output;
+  unsetenv("FAKE_NVML_UUID");
+  const testing::CommandResult suite_flag =
+      testing::RunStage("wattcal-capture", {"--app", "x", "--out", r.dir, "--seconds", "3", "--", "true"});
+  EXPECT_EQ(suite_flag.exit_code, 1) << suite_flag.output;
+  EXPECT_NE(suite_flag.output.find("--app records a program, not the suite: --seconds does not apply"),
+            std::string::npos)
+      << suite_flag.output;
+  const testing::CommandResult no_command = testing::RunStage("wattcal-capture", {"--app", "x", "--out", r.dir});
+  EXPECT_EQ(no_command.exit_code, 1) << no_command.output;
+  EXPECT_NE(no_command.output.find("give the command to record after --"), std::string::npos) << no_command.output;
+  const testing::CommandResult stray = testing::RunStage("wattcal-capture", {"--out", r.dir, "--", "true"});
+  EXPECT_EQ(stray.exit_code, 1) << stray.output;
+  EXPECT_NE(stray.output.find("goes with --app NAME"), std::string::npos) << stray.output;
+  // A marks file with an unmatched end: exit 2 naming its line, nothing written.
+  const std::string fresh = scratch + "/fresh";
+  const testing::CommandResult bad = testing::RunStage(
+      "wattcal-capture", {"--app", "bad", "--out", fresh, "--gap-ms", "0", "--", "sh", "-c",
+                          "echo \"end steady $(date +%s%N)\" >> \"$WATTCAL_MARKS\""});
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("marks/bad.run1.txt:1"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("unmatched end"), std::string::npos) << bad.output;
+  EXPECT_FALSE(fs::exists(fresh));
+  // The suite refuses an existing capture directory.
+  const testing::CommandResult suite = testing::RunStage("wattcal-capture", {"--out", r.dir, "--only", "fp32_fma"});
+  EXPECT_EQ(suite.exit_code, 1) << suite.output;
+  EXPECT_NE(suite.output.find("not empty"), std::string::npos) << suite.output;
+}
+
+TEST_F(AppCaptureBinary, NoNvmlIsAClearError) {
+  setenv("WATTCAL_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+  const std::string dir = testing::ScratchDir() + "/apps";
+  const testing::CommandResult r =
+      testing::RunStage("wattcal-capture", {"--app", "x", "--out", dir, "--", "true"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("NVML is not available"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+// ---------------------------------------------------------------------------------------
+// Predicting a capture: bad input gets a clear error and leaves nothing.
+
+TEST(PredictCapture, BadCapturesAreClearErrorsAndLeaveNothing) {
+  const std::string scratch = testing::ScratchDir();
+  const std::string model = WriteTestModel(scratch + "/model.json");
+  const std::string apps = scratch + "/apps";
+  fs::create_directories(apps + "/ncu");
+  testing::WriteFile(apps + "/windows.csv", "kernel,start_us,end_us,run,mark\ngemm,1000000,2000000,1,\n");
+  const std::string out = scratch + "/out.csv";
+  auto predict = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"--model", model, "--capture", apps, "--gpu", kH100, "--out", out};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return testing::RunStage("wattcal-predict", args);
+  };
+  fs::remove(apps + "/ncu");
+  testing::CommandResult r = predict({});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("no counters: a capture needs ncu_raw.csv"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(out));
+  fs::create_directories(apps + "/ncu");
+  testing::WriteFile(apps + "/ncu/gemm.csv", "==PROF== Connected to process 1\n==WARNING== No kernels were profiled.\n");
+  r = predict({});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(apps + "/ncu/gemm.csv"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("gemm.csv:2: Nsight Compute profiled no kernels"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(out));
+  testing::WriteFile(apps + "/ncu/other.csv", NcuRawPage(DescriptionMetrics(kH100), 1, 1));
+  fs::remove(apps + "/ncu/gemm.csv");
+  r = predict({});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("windows.csv:2: kernel: no counters for workload 'gemm'"), std::string::npos) << r.output;
+  // Options: --capture without --gpu, with --activity, and --breakdown (its own flag is --breakdown-out).
+  r = testing::RunStage("wattcal-predict", {"--model", model, "--capture", apps, "--out", out});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("--capture needs --gpu"), std::string::npos) << r.output;
+  r = predict({"--breakdown"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("use --breakdown-out FILE"), std::string::npos) << r.output;
+  // An output inside the capture that names one of its inputs, at any depth, is refused.
+  testing::WriteFile(apps + "/ncu/gemm.csv", NcuRawPage(DescriptionMetrics(kH100), 1, 1));
+  const std::string export_copy = testing::ReadFile(apps + "/ncu/gemm.csv");
+  r = testing::RunStage("wattcal-predict",
+                        {"--model", model, "--capture", apps, "--gpu", kH100, "--out", apps + "/ncu/gemm.csv"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("is the same file as input"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(inside --capture)"), std::string::npos) << r.output;
+  EXPECT_EQ(testing::ReadFile(apps + "/ncu/gemm.csv"), export_copy);
+}
+
+}  // namespace
+}  // namespace wattcal
