@@ -19,9 +19,10 @@ namespace wattcal {
 void AddCalibrationOptions(CLI::App* app, CalibrationFlags* f) {
   app->add_option("--method", f->method,
                   "dvfs: cross-domain model with unknown voltages (TPDS Eqs. 4-6); fixed: "
-                  "linear model at the default V-F pair (Eq. 9); accelwattch (calibrate only, "
-                  "with --components): AccelWattch's dynamic scaling factors (MICRO'21 Eq. 14)")
-      ->check(CLI::IsMember({"dvfs", "fixed", "accelwattch"}))
+                  "linear model at the default V-F pair (Eq. 9); auto: fixed when the training rows "
+                  "hold one V-F pair, else dvfs; accelwattch (calibrate only, with --components): "
+                  "AccelWattch's dynamic scaling factors (MICRO'21 Eq. 14)")
+      ->check(CLI::IsMember({"dvfs", "fixed", "auto", "accelwattch"}))
       ->capture_default_str();
   app->add_option("--solver", f->solver,
                   "joint: voltages and coefficients in one Ceres problem; alternating: "

@@ -29,8 +29,9 @@ int main(int argc, char** argv) {
   app.add_option("--mode", o.mode, "What is validated, i.e. how held-out rows are predicted: dvfs (TPDS "
       "§4.3), fixed (default pair only, §4.2), scaling (Eq. 10, anchored at each benchmark's measured "
       "power at the default pair) or accelwattch (per-kernel tables, MICRO'21 Eqs. 12-14). With --cv-folds "
-      "it also sets --method's default")->required()
-      ->check(CLI::IsMember({"dvfs", "fixed", "scaling", "accelwattch"}));
+      "it also sets --method's default; auto: fixed when the model is fixed or the --cv-folds corpus has one "
+      "V-F pair among its training rows, else dvfs")->required()
+      ->check(CLI::IsMember({"dvfs", "fixed", "scaling", "accelwattch", "auto"}));
   app.add_option("--predictions", o.predictions_path, "Per-point predictions CSV to write")
       ->check(OutputFile())->required();
   app.add_option("--metrics", o.metrics_path, "Metrics JSON to write")->check(OutputFile())->required();

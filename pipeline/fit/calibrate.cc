@@ -1629,6 +1629,23 @@ std::vector<std::vector<double>> VfPairs(const Corpus& corpus) {
   return pairs;
 }
 
+std::string AutoFitMethod(const Corpus& corpus, bool keep_flagged, std::string* why) {
+  const TrainingSelection selection = SelectTrainingRows(corpus, keep_flagged);
+  const std::vector<std::vector<double>> pairs =
+      selection.rows.has_freq() ? VfPairs(selection.rows) : std::vector<std::vector<double>>();
+  if (pairs.size() <= 1) {
+    *why = pairs.empty() ? fmt::format("--method auto: fixed (the {} training rows carry no clocks)",
+                                       selection.rows.rows())
+                         : fmt::format("--method auto: fixed (TPDS Eq. 9): one V-F pair ({}) among the {} "
+                                       "training rows",
+                                       FreqPairText(corpus.layout, pairs[0]), selection.rows.rows());
+    return "fixed";
+  }
+  *why = fmt::format("--method auto: dvfs (TPDS Eqs. 4-6): {} V-F pairs among the {} training rows",
+                     pairs.size(), selection.rows.rows());
+  return "dvfs";
+}
+
 void CheckTwoVfPairs(const Corpus& corpus, const std::string& what, const std::string& fix) {
   if (!corpus.has_freq()) return;  // PrepareFitData names the missing frequencies
   const std::vector<std::vector<double>> pairs = VfPairs(corpus);

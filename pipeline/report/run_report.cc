@@ -334,6 +334,7 @@ class Collector {
     CollectBreakdown();
     CollectConstant();
     CollectCompare();
+    CollectApps();
     ChooseBenchmarks();
     DecideFigures();
     r_.options = OptionsJson();
@@ -674,6 +675,20 @@ class Collector {
     }
   }
 
+  // wattcal-predict --capture's table in the run folder, and its breakdown beside it.
+  void CollectApps() {
+    if (o_.run_dir.empty()) return;
+    const std::string path = (fs::path(o_.run_dir) / "apps_predictions.csv").string();
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec) || !IsAppPredictionsCsv(path)) return;
+    const std::string breakdown = (fs::path(o_.run_dir) / "apps_breakdown.csv").string();
+    const bool with_breakdown = fs::is_regular_file(breakdown, ec);
+    r_.apps = ReadReportApps(path, with_breakdown ? breakdown : "");
+    r_.has_apps = true;
+    UseInput(path);
+    if (with_breakdown) UseInput(breakdown);
+  }
+
   void CollectBreakdown() {
     int model = r_.primary_model;
     if (!o_.breakdown_model.empty()) {
@@ -802,13 +817,13 @@ class Collector {
 
   void ChooseBenchmarks() {
     const std::vector<int> vf = VfValidations();
-    // Rows per benchmark per validation.
+    // Distinct V-F pairs per benchmark per validation (several windows at one pair draw no curve).
     std::map<std::string, int> most_rows;
     for (int i : vf) {
-      std::map<std::string, int> count;
+      std::map<std::string, std::set<std::pair<double, double>>> pairs;
       for (const PredictionRow& row : r_.validations[static_cast<size_t>(i)].rows)
-        ++count[row.benchmark];
-      for (const auto& [b, n] : count) most_rows[b] = std::max(most_rows[b], n);
+        pairs[row.benchmark].insert({row.f_core_mhz, row.f_mem_mhz});
+      for (const auto& [b, p] : pairs) most_rows[b] = std::max(most_rows[b], static_cast<int>(p.size()));
     }
     if (!o_.benchmarks.empty()) {
       for (const std::string& b : o_.benchmarks) {
@@ -842,7 +857,7 @@ class Collector {
       }
       std::vector<std::pair<double, std::string>> ranked;
       for (const auto& [b, s] : ape) {
-        if (s.second >= 2) ranked.emplace_back(s.first / s.second, b);
+        if (most_rows[b] >= 2) ranked.emplace_back(s.first / s.second, b);
       }
       if (ranked.empty()) continue;
       std::sort(ranked.begin(), ranked.end());
@@ -983,6 +998,19 @@ class Collector {
           "bar is the average over the benchmarks; diamonds mark the measured power.",
           r_.breakdown_activity, r_.breakdown.pair_label, m.label, m.path);
       f.inputs = {m.path, r_.breakdown_activity};
+      r_.figures.push_back(f);
+    }
+    if (r_.has_apps && !r_.apps.chart.bars.empty()) {
+      ReportFigure f;
+      f.kind = FigureKind::kApps;
+      f.stem = UniqueStem("apps_breakdown");
+      f.section = "apps";
+      f.title = prefix + "applications: predicted power by component at " + r_.apps.chart.pair_label;
+      f.caption = fmt::format(
+          "Each application's power predicted from its counters alone (wattcal-predict --capture), split "
+          "into the model's terms (TPDS'19 §4.5); the last bar is their mean{}.",
+          r_.apps.measured() > 0 ? "; diamonds mark the measured power where the capture had a power log" : "");
+      f.inputs = {r_.apps.path, r_.apps.breakdown_path};
       r_.figures.push_back(f);
     }
     // Training utilisations.
@@ -1245,6 +1273,9 @@ void DrawFigure(const RunReport& r, const ReportFigure& f, const std::string& pn
     case FigureKind::kAccelWattchClocks:
       WriteBreakdownPlot(r.accelwattch_breakdowns[static_cast<size_t>(f.index)].clock_chart,
                          f.title, png, svg);
+      return;
+    case FigureKind::kApps:
+      WriteBreakdownPlot(r.apps.chart, f.title, png, svg);
       return;
     case FigureKind::kAccelWattchComponents:
       WriteBreakdownPlot(r.accelwattch_breakdowns[static_cast<size_t>(f.index)].component_chart,

@@ -24,6 +24,7 @@
 #include "io/corpus_io.h"
 #include "model/power_model.h"
 #include "report/accelwattch_report.h"
+#include "report/apps_report.h"
 #include "report/collinearity.h"
 #include "report/report_figures.h"
 #include "util/output.h"
@@ -164,6 +165,7 @@ enum class FigureKind {
   kRelative,  // index = comparison
   kAccelWattchClocks,      // index = AccelWattch breakdown
   kAccelWattchComponents,  // index = AccelWattch breakdown
+  kApps,                   // the applications' predicted power by component
 };
 
 struct ReportFigure {
@@ -199,6 +201,10 @@ struct RunReport {
   // AccelWattch (MICRO'21) scaling-factor models and breakdown CSVs.
   std::vector<ReportAccelWattchModel> accelwattch_models;
   std::vector<ReportAccelWattchBreakdown> accelwattch_breakdowns;
+  // Applications predicted from their counters (wattcal-predict --capture: the run folder's
+  // apps_predictions.csv and apps_breakdown.csv).
+  bool has_apps = false;
+  ReportApps apps;
   std::vector<std::string> vf_benchmarks;
   std::vector<ReportFigure> figures;
   std::vector<std::string> inputs;  // every file read, in order of first use

@@ -29,7 +29,7 @@ void CalibrateStageOptions::Check() const {
   if (out_path.empty()) throw OptionError("--out is required");
   const bool whole_model = WholeModel();
   if (bootstrap < 0) throw OptionError(fmt::format("--bootstrap = {} must be >= 0", bootstrap));
-  if (bootstrap > 0 && calibration.method != "fixed") {
+  if (bootstrap > 0 && calibration.method != "fixed" && calibration.method != "auto") {
     throw OptionError(fmt::format("--bootstrap {} applies to --method fixed only (got --method {})",
                                   bootstrap, calibration.method));
   }
@@ -129,6 +129,19 @@ CalibrateStageReport RunAccelWattch(const CalibrateStageOptions& o) {
 CalibrateStageReport RunCalibrateStage(const CalibrateStageOptions& o) {
   o.Check();
   if (o.calibration.method == "accelwattch") return RunAccelWattch(o);
+  if (o.calibration.method == "auto") {
+    CalibrateStageOptions resolved = o;
+    std::string why;
+    resolved.calibration.method = AutoFitMethod(ReadCorpus(o.train_path, ToCorpusReadOptions(o.calibration)),
+                                                o.calibration.keep_flagged, &why);
+    LogInfo(why);
+    if (resolved.bootstrap > 0 && resolved.calibration.method != "fixed") {
+      LogWarning(fmt::format("--bootstrap {} applies to the fixed method only: no intervals for this dvfs model",
+                             resolved.bootstrap));
+      resolved.bootstrap = 0;
+    }
+    return RunCalibrateStage(resolved);
+  }
   CalibrationOptions options = ToCalibrationOptions(o.calibration);
   options.bootstrap_replicates = o.bootstrap;
   options.bootstrap_seed = o.seed;

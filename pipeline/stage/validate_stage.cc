@@ -14,6 +14,7 @@
 #include "util/logging.h"
 #include "util/output.h"
 #include "validate/cross_validation.h"
+#include "fit/calibrate.h"
 #include "validate/metrics.h"
 #include "validate/prediction.h"
 #include "validate/validation_report.h"
@@ -32,8 +33,11 @@ void ValidateStageOptions::Check() const {
   if (predictions_path.empty()) throw OptionError("--predictions is required");
   if (metrics_path.empty()) throw OptionError("--metrics is required");
   PredictMode predict_mode;
-  if (mode != "accelwattch" && !ParsePredictMode(mode, &predict_mode)) {
-    throw OptionError("--mode '" + mode + "': expected dvfs, fixed, scaling or accelwattch");
+  if (mode != "accelwattch" && mode != "auto" && !ParsePredictMode(mode, &predict_mode)) {
+    throw OptionError("--mode '" + mode + "': expected dvfs, fixed, scaling, accelwattch or auto");
+  }
+  if (calibration.method == "auto" && mode != "auto") {
+    throw OptionError("--method auto goes with --mode auto (the method follows the mode it picks)");
   }
   ToMetricsOptions(mape_ci);
   if (!plot_path.empty() && boost::filesystem::path(plot_path).extension() != ".png") {
@@ -84,6 +88,7 @@ void ValidateStageOptions::Check() const {
     }
     return;
   }
+  if (mode == "auto") return;  // checked again once the mode is chosen (RunValidateStage)
   const CalibrationFlags folds = FoldCalibration();
   if (folds.method == "accelwattch") {
     throw OptionError("--method accelwattch cannot calibrate --cv-folds' folds: validate an "
@@ -99,6 +104,25 @@ void ValidateStageOptions::Check() const {
 
 ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
   o.Check();
+  if (o.mode == "auto") {
+    // The model's own method, or (--cv-folds) the one its corpus supports; --method follows.
+    ValidateStageOptions resolved = o;
+    std::string why;
+    if (o.cv_folds > 0) {
+      resolved.mode = AutoFitMethod(ReadCorpus(o.train_path, ToCorpusReadOptions(o.calibration)),
+                                    o.calibration.keep_flagged, &why);
+      why = "--mode " + why.substr(why.find("auto"));
+    } else {
+      resolved.mode = ReadModel(o.model_path).method == "fixed" ? "fixed" : "dvfs";
+      why = fmt::format("--mode auto: {} (the model's method)", resolved.mode);
+    }
+    if (o.calibration.method == "auto") {
+      resolved.calibration.method = resolved.mode;
+      resolved.method_given = false;
+    }
+    LogInfo(why);
+    return RunValidateStage(resolved);
+  }
   const MetricsOptions metrics_options = ToMetricsOptions(o.mape_ci);
   ValidationInputs in;
   ValidationReport outcome;

@@ -171,35 +171,41 @@ std::string ExtrapolationWarning(const std::vector<PredictionRow>& rows) {
 
 std::string AppsPredictionsToCsv(const std::vector<PredictionRow>& rows,
                                  const std::vector<double>& reference_pair_mhz) {
+  auto at_reference = [&](const PredictionRow& row) {
+    return !reference_pair_mhz.empty() && row.f_core_mhz == reference_pair_mhz[0] &&
+           (reference_pair_mhz.size() < 2 || row.f_mem_mhz == reference_pair_mhz[1]);
+  };
+  // Per workload: its rows at the reference pair, else all of its rows.
   std::vector<std::string> order;
-  std::map<std::string, size_t> chosen;
+  std::map<std::string, std::vector<size_t>> all, reference;
   for (size_t k = 0; k < rows.size(); ++k) {
-    const PredictionRow& row = rows[k];
-    const bool at_reference =
-        !reference_pair_mhz.empty() && row.f_core_mhz == reference_pair_mhz[0] &&
-        (reference_pair_mhz.size() < 2 || row.f_mem_mhz == reference_pair_mhz[1]);
-    const auto it = chosen.find(row.benchmark);
-    if (it == chosen.end()) {
-      order.push_back(row.benchmark);
-      chosen[row.benchmark] = k;
-      continue;
-    }
-    const PredictionRow& current = rows[it->second];
-    const bool current_at_reference =
-        !reference_pair_mhz.empty() && current.f_core_mhz == reference_pair_mhz[0] &&
-        (reference_pair_mhz.size() < 2 || current.f_mem_mhz == reference_pair_mhz[1]);
-    if (at_reference && !current_at_reference) it->second = k;
+    if (!all.count(rows[k].benchmark)) order.push_back(rows[k].benchmark);
+    all[rows[k].benchmark].push_back(k);
+    if (at_reference(rows[k])) reference[rows[k].benchmark].push_back(k);
   }
   std::string out =
       "workload,measured_w,predicted_w,uncapped_w,capped,error_pct,measured_capped,f_core_mhz,flags\n";
   for (const std::string& workload : order) {
-    const PredictionRow& row = rows[chosen[workload]];
+    const std::vector<size_t>& chosen = reference.count(workload) ? reference[workload] : all[workload];
+    // A workload measured in several windows (repeated runs, or windows of one application
+    // sharing one counters export): the mean of its windows.
+    double measured = 0.0, predicted = 0.0, uncapped = 0.0;
+    bool capped = false, measured_capped = false;
+    for (size_t k : chosen) {
+      measured += rows[k].measured_w;
+      predicted += rows[k].predicted_w;
+      uncapped += rows[k].uncapped_w;
+      capped = capped || rows[k].capped;
+      measured_capped = measured_capped || rows[k].measured_capped;
+    }
+    const double n = static_cast<double>(chosen.size());
+    measured /= n, predicted /= n, uncapped /= n;
+    const PredictionRow& first = rows[chosen.front()];
     out += CsvField(workload);
-    out += fmt::format(",{:.6f},{:.6f},{:.6f},{},{:.6f},{},", row.measured_w, row.predicted_w,
-                       row.uncapped_w, row.capped ? 1 : 0, row.error_pct(),
-                       row.measured_capped ? 1 : 0);
-    if (std::isfinite(row.f_run_core_mhz)) out += fmt::format("{:.6g}", row.f_run_core_mhz);
-    out += "," + CsvField(row.flags) + "\n";
+    out += fmt::format(",{:.6f},{:.6f},{:.6f},{},{:.6f},{},", measured, predicted, uncapped, capped ? 1 : 0,
+                       100.0 * (predicted - measured) / measured, measured_capped ? 1 : 0);
+    if (std::isfinite(first.f_run_core_mhz)) out += fmt::format("{:.6g}", first.f_run_core_mhz);
+    out += "," + CsvField(first.flags) + "\n";
   }
   return out;
 }

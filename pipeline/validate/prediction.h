@@ -70,7 +70,9 @@ std::vector<PredictionRow> PredictHeldout(
 // listed, then a count); "" when none does.
 std::string ExtrapolationWarning(const std::vector<PredictionRow>& rows);
 
-// One row per workload (its first row at the model's reference pair, else its first row):
+// One row per workload: the mean of its rows at the model's reference pair (else of all its
+// rows; one row for most workloads, several for one measured in several windows), flags and
+// the clock of the first of them:
 //   workload,measured_w,predicted_w,uncapped_w,capped,error_pct,measured_capped,f_core_mhz,flags
 // powers and error as %.6f, capped/measured_capped 0 or 1, f_core_mhz (the clock the
 // prediction holds for, see PredictionRow::f_run_core_mhz) as %.6g or empty when unknown.

@@ -1,0 +1,125 @@
+#include "report/apps_report.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+
+#include "io/csv_reader.h"
+#include "util/errors.h"
+
+namespace wattcal {
+
+namespace {
+
+constexpr const char* kAppsHeader = "workload,predicted_w,uncapped_w,capped,duration_s,energy_j,flags";
+
+// Column index by name; InputError naming the file when one is missing.
+std::map<std::string, size_t> Columns(const std::vector<std::string>& header, const std::vector<std::string>& needed,
+                                      const CsvReader& reader) {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < header.size(); ++i) index[header[i]] = i;
+  for (const std::string& n : needed) {
+    if (!index.count(n)) reader.Fail(n, "missing column");
+  }
+  return index;
+}
+
+double Optional(const CsvReader& reader, const std::vector<std::string>& f, size_t i, const std::string& field) {
+  if (i >= f.size() || f[i].empty()) return std::numeric_limits<double>::quiet_NaN();
+  return reader.ParseNumber(f[i], field);
+}
+
+}  // namespace
+
+int ReportApps::measured() const {
+  int n = 0;
+  for (const ReportApp& a : rows) n += std::isfinite(a.error_pct) ? 1 : 0;
+  return n;
+}
+
+double ReportApps::mape_pct() const {
+  double sum = 0.0;
+  int n = 0;
+  for (const ReportApp& a : rows) {
+    if (!std::isfinite(a.error_pct)) continue;
+    sum += std::fabs(a.error_pct);
+    ++n;
+  }
+  return n > 0 ? sum / n : std::numeric_limits<double>::quiet_NaN();
+}
+
+bool IsAppPredictionsCsv(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  std::getline(in, line);
+  return line.rfind(kAppsHeader, 0) == 0;
+}
+
+ReportApps ReadReportApps(const std::string& path, const std::string& breakdown_path) {
+  ReportApps apps;
+  apps.path = path;
+  apps.breakdown_path = breakdown_path;
+  CsvReader reader(path);
+  std::vector<std::string> f;
+  if (!reader.Next(&f)) throw InputError(path, 1, "", "empty file");
+  const std::vector<std::string> header = f;
+  const auto c = Columns(header, {"workload", "predicted_w", "uncapped_w", "capped", "duration_s", "energy_j", "flags",
+                                  "measured_w", "error_pct", "measured_flags", "f_core_mhz", "windows"},
+                         reader);
+  while (reader.Next(&f)) {
+    if (f.size() != header.size()) reader.Fail("", fmt::format("{} fields, the header has {}", f.size(), header.size()));
+    ReportApp a;
+    a.workload = f[c.at("workload")];
+    a.predicted_w = reader.ParseNumber(f[c.at("predicted_w")], "predicted_w");
+    a.uncapped_w = reader.ParseNumber(f[c.at("uncapped_w")], "uncapped_w");
+    a.capped = f[c.at("capped")] == "1";
+    a.duration_s = Optional(reader, f, c.at("duration_s"), "duration_s");
+    a.energy_j = Optional(reader, f, c.at("energy_j"), "energy_j");
+    a.flags = f[c.at("flags")];
+    a.measured_w = Optional(reader, f, c.at("measured_w"), "measured_w");
+    a.error_pct = Optional(reader, f, c.at("error_pct"), "error_pct");
+    a.measured_flags = f[c.at("measured_flags")];
+    a.f_core_mhz = reader.ParseNumber(f[c.at("f_core_mhz")], "f_core_mhz");
+    a.windows = static_cast<int>(reader.ParseNumber(f[c.at("windows")], "windows"));
+    apps.rows.push_back(a);
+  }
+  if (apps.rows.empty()) throw InputError(path, 1, "", "no workloads after the header");
+  if (breakdown_path.empty()) return apps;
+
+  CsvReader b(breakdown_path);
+  if (!b.Next(&f) || f.size() < 4 || f[0] != "workload" || f[1] != "predicted_w" || f[2] != "uncapped_w") {
+    throw InputError(breakdown_path, 1, "", "expected the header workload,predicted_w,uncapped_w,<term>_w...");
+  }
+  for (size_t i = 3; i < f.size(); ++i) {
+    std::string term = f[i];
+    if (term.size() > 2 && term.compare(term.size() - 2, 2, "_w") == 0) term.resize(term.size() - 2);
+    apps.chart.terms.push_back(term);
+    if (term.rfind("static_", 0) == 0 || term.rfind("idle_dyn_", 0) == 0) ++apps.chart.grey_terms;
+  }
+  const size_t width = f.size();
+  size_t row = 0;
+  while (b.Next(&f)) {
+    if (f.size() != width) b.Fail("", fmt::format("{} fields, the header has {}", f.size(), width));
+    if (row >= apps.rows.size() || f[0] != apps.rows[row].workload) {
+      b.Fail("workload", fmt::format("'{}' is not the predictions' workload {} ({})", f[0], row + 1,
+                                     row < apps.rows.size() ? apps.rows[row].workload : "none"));
+    }
+    BreakdownBar bar;
+    bar.label = f[0];
+    for (size_t i = 3; i < width; ++i) bar.term_w.push_back(b.ParseNumber(f[i], apps.chart.terms[i - 3]));
+    bar.measured_w = apps.rows[row].measured_w;
+    apps.chart.bars.push_back(bar);
+    ++row;
+  }
+  if (row != apps.rows.size()) {
+    throw InputError(breakdown_path, b.line(), "",
+                     fmt::format("{} workloads, the predictions {} have {}", row, path, apps.rows.size()));
+  }
+  apps.chart.pair_label = fmt::format("{:.0f} MHz", apps.rows.front().f_core_mhz);
+  apps.chart.average_label = "mean";
+  return apps;
+}
+
+}  // namespace wattcal
