@@ -101,6 +101,10 @@ void AddIngestOptions(CLI::App* app, IngestStageOptions* o) {
                   "combine several into one table. Needs --gpu and --tidy; --out gets the "
                   "per-window table")
       ->check(CLI::ExistingDirectory);
+  app->add_flag("--per-workload", o->per_workload,
+                "With --capture: one row per workload in --tidy (its windows' summed energy over their "
+                "summed duration, flags of any window) instead of one per window: for applications, "
+                "whose windows share one counters export");
   app->add_option("--capture-power", o->capture_power,
                   "With --capture: which log gives the power: auto (NVML's energy counter or "
                   "instant power when present, else nvidia-smi), nvml or nvidia-smi")

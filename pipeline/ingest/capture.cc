@@ -489,6 +489,47 @@ Corpus CaptureReport::ToCorpus() const {
   return c;
 }
 
+Corpus CaptureReport::ToWorkloadCorpus() const {
+  const Corpus windows_corpus = ToCorpus();
+  const std::vector<AppActivity> apps = Workloads();
+  struct Sums {
+    double energy_j = 0.0, duration_s = 0.0, core_s = 0.0, mem_s = 0.0;
+    uint32_t flags = 0;
+    int64_t line = 0;
+  };
+  std::map<std::string, Sums> sums;
+  for (const CaptureWindow& w : windows) {
+    if (w.kind != "benchmark") continue;
+    Sums& s = sums[w.workload];
+    if (s.line == 0) s.line = w.energy.line;
+    s.energy_j += w.energy.energy_j;
+    s.duration_s += w.energy.duration_s;
+    s.core_s += (std::isfinite(w.energy.f_core_mhz) ? w.energy.f_core_mhz : gpu.default_core_mhz) * w.energy.duration_s;
+    s.mem_s += (std::isfinite(w.energy.f_mem_mhz) ? w.energy.f_mem_mhz : gpu.default_mem_mhz) * w.energy.duration_s;
+    s.flags |= w.energy.flags;
+  }
+  Corpus c = windows_corpus;
+  const int n = static_cast<int>(apps.size());
+  const int domains = c.layout.num_domains();
+  c.benchmark.clear();
+  c.line.clear();
+  c.flags.clear();
+  c.power_w.resize(n);
+  c.freq_mhz.resize(n, domains);
+  c.util_frac.resize(n, static_cast<int>(gpu.components.size()));
+  for (int i = 0; i < n; ++i) {
+    const Sums& s = sums[apps[i].workload];
+    c.benchmark.push_back(apps[i].workload);
+    c.power_w(i) = s.energy_j / s.duration_s;
+    c.freq_mhz(i, 0) = std::round(s.core_s / s.duration_s);
+    if (domains > 1) c.freq_mhz(i, 1) = std::round(s.mem_s / s.duration_s);
+    for (size_t j = 0; j < apps[i].util_frac.size(); ++j) c.util_frac(i, static_cast<int>(j)) = apps[i].util_frac[j];
+    c.line.push_back(s.line);
+    c.flags.push_back(WindowFlagsToString(s.flags));
+  }
+  return c;
+}
+
 std::string CaptureReport::WindowsCsv() const {
   std::string s =
       "capture,workload,kind,start_s,end_s,duration_s,energy_j,mean_power_w,power_source,samples,"

@@ -117,6 +117,10 @@ struct CaptureReport {
   // The measured table: one row per benchmark window, at its time-weighted clocks (rounded to
   // 1 MHz), its flags (power_cap, clock_moved, ...) and the board limit.
   Corpus ToCorpus() const;
+  // The same with one row per workload (the benchmark windows of one name): their summed energy
+  // over their summed duration, the time-weighted clocks (rounded to 1 MHz), the flags of any of
+  // them, the utilisations of CaptureReport::Workloads().
+  Corpus ToWorkloadCorpus() const;
   // Per window: capture,workload,kind,start_s,end_s,duration_s,energy_j,mean_power_w,
   // power_source,samples,f_core_mhz,f_core_min_mhz,f_core_max_mhz,f_mem_mhz,clock_reasons,
   // power_limit_w,flags,launches,blocks,threads,counters,counters_line,counters_kernel,

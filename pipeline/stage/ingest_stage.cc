@@ -78,7 +78,8 @@ IngestStageReport RunCaptures(const IngestStageOptions& o) {
       {"dropped_launches", r.dropped_launches},
       {"skipped_idle_windows", r.skipped_idle}};
   IngestStageReport report;
-  Corpus corpus = r.ToCorpus();
+  Corpus corpus = o.per_workload ? r.ToWorkloadCorpus() : r.ToCorpus();
+  if (o.per_workload) manifest_options["per_workload"] = true;
   if (o.ingest.energy.exclude_flagged) {
     // A flagged window is left out of the measured table (the windows table keeps it).
     std::vector<int> kept;
@@ -195,6 +196,9 @@ void IngestStageOptions::Check() const {
                         "' is not auto, nvml or nvidia-smi");
     }
     return;
+  }
+  if (per_workload) {
+    throw OptionError("--per-workload goes with --capture");
   }
   if (!in.power_log.empty() && out_path.empty() && accelwattch_activity_path.empty()) {
     throw OptionError("--power-log needs --out (or --accelwattch-activity, whose mean_power_w it "

@@ -39,6 +39,10 @@ struct IngestStageOptions {
   // --capture (repeatable) and --capture-power (auto, nvml or nvidia-smi).
   std::vector<std::string> captures;
   std::string capture_power = "auto";
+  // --per-workload: with --capture, one row per workload in the measured table (its windows'
+  // summed energy over their summed duration) instead of one per window: for applications whose
+  // windows share one counters export.
+  bool per_workload = false;
   // Outputs (empty = not written).
   std::string out_path;                    // --out
   std::string tidy_path;                   // --tidy
