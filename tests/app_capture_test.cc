@@ -514,6 +514,18 @@ TEST(AppCapture, MarkedRunsAreWindowsWithTheirPowerAndCountersAndAddingAppends) 
     EXPECT_EQ(validated[i].at("predicted_w"), rows[i].at("predicted_w"));
   }
 
+  // --per-workload: one row per application, its power the measured_w of the predictions.
+  const testing::CommandResult per = testing::RunStage(
+      "wattcal-ingest", {"--capture", r.dir, "--gpu", kH100, "--per-workload", "--tidy", scratch + "/per.csv"});
+  ASSERT_EQ(per.exit_code, 0) << per.output;
+  const Corpus per_workload = ReadCorpus(scratch + "/per.csv");
+  ASSERT_EQ(per_workload.rows(), 2);
+  EXPECT_EQ(ReadCorpus(scratch + "/measured.csv").rows(), 3);  // one per window without it
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(per_workload.benchmark[i], rows[i].at("workload"));
+    EXPECT_NEAR(per_workload.power_w(i), std::stod(rows[i].at("measured_w")), 1e-5);
+  }
+
   // Without the power log: the same predictions, nothing measured.
   fs::rename(r.dir + "/nvml_power.csv", scratch + "/nvml_power.csv");
   const testing::CommandResult without = testing::RunStage(

@@ -1,0 +1,184 @@
+// The journey on one's own GPU as the README tells it: `make -f Makefile.runs gpu CAPTURES=...
+// GPU=... APPS=... OUT=...` on the real H100 capture, with applications made from its mixes
+// (scripts/apps_from_suite.py), measured and not; and the choices it leaves to the data
+// (calibrate --method auto, validate --mode auto, ingest --per-workload).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "io/corpus_io.h"
+#include "model/model_io.h"
+#include "test_support.h"
+
+namespace wattcal {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Dataset;
+using testing::ReadFile;
+using testing::RunStage;
+using testing::ScratchDir;
+
+const std::string kH100 = std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/h100_sxm.json";
+
+struct Shell {
+  int exit_code = -1;
+  std::string output;
+};
+
+// Runs `command` in the source tree (as a user runs make there), stdout and stderr together.
+Shell RunInSource(const std::string& command) {
+  Shell r;
+  const std::string full = "cd '" + std::string(WATTCAL_SOURCE_DIR) + "' && " + command + " 2>&1";
+  FILE* pipe = popen(full.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string MakeGpu(const std::string& captures, const std::string& apps, const std::string& out) {
+  return "make -f Makefile.runs gpu BIN='" + std::string(WATTCAL_BIN_DIR) + "' CAPTURES='" + captures + "' GPU='" +
+         kH100 + "'" + (apps.empty() ? std::string() : " APPS='" + apps + "'") + " OUT='" + out +
+         "' TITLE='H100 from its capture'";
+}
+
+double Mape(const std::string& apps_csv, int* rows) {
+  std::ifstream in(apps_csv);
+  std::string line;
+  std::getline(in, line);
+  double sum = 0.0;
+  *rows = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) f.push_back(cell);
+    ++*rows;
+    if (f.size() > 8 && !f[8].empty()) sum += std::fabs(std::stod(f[8]));
+  }
+  return *rows > 0 ? sum / *rows : NAN;
+}
+
+TEST(GpuRun, FromCapturesToReportWithApplicationsMeasuredAndNot) {
+  WATTCAL_REQUIRE_DATASETS();
+  const std::string dir = ScratchDir();
+  const std::string captures = Dataset("h100_capture/ubench_random") + " " + Dataset("h100_capture/mix_random");
+  Shell s = RunInSource("python3 scripts/apps_from_suite.py '" + Dataset("h100_capture/mix_random") + "' '" + dir +
+                        "/apps' --group 4");
+  ASSERT_EQ(s.exit_code, 0) << s.output;
+  EXPECT_NE(s.output.find("25 applications of 4 benchmarks"), std::string::npos) << s.output;
+  s = RunInSource("python3 scripts/apps_from_suite.py '" + Dataset("h100_capture/mix_random") + "' '" + dir +
+                  "/apps_np' --group 4 --no-power");
+  ASSERT_EQ(s.exit_code, 0) << s.output;
+
+  s = RunInSource(MakeGpu(captures, dir + "/apps", dir + "/run"));
+  ASSERT_EQ(s.exit_code, 0) << s.output;
+  EXPECT_NE(s.output.find("--method auto: fixed (TPDS Eq. 9): one V-F pair (1980 MHz core, 2619 MHz memory)"),
+            std::string::npos)
+      << s.output;
+  // The CV figure of the H100 capture (expected/results.csv), reached through the auto choices.
+  const nlohmann::json cv = nlohmann::json::parse(ReadFile(dir + "/run/metrics_cv.json"));
+  EXPECT_NEAR(cv["mape_pct"].get<double>(), 5.699, 0.05);
+  EXPECT_EQ(ReadModel(dir + "/run/model.json").method, "fixed");
+  EXPECT_TRUE(ReadModel(dir + "/run/model.json").coefficient_ci95.known());  // --bootstrap 200
+  // The applications: predicted from counters, scored against their power, and the same score
+  // from validate on the per-workload measured table.
+  int rows = 0;
+  const double predict_mape = Mape(dir + "/run/apps_predictions.csv", &rows);
+  EXPECT_EQ(rows, 25);
+  const nlohmann::json apps = nlohmann::json::parse(ReadFile(dir + "/run/metrics_apps.json"));
+  EXPECT_EQ(apps["points"], 25);
+  EXPECT_NEAR(apps["mape_pct"].get<double>(), predict_mape, 1e-3);
+  EXPECT_LT(predict_mape, 4.0);
+  const std::string index = ReadFile(dir + "/run/index.md");
+  EXPECT_NE(index.find("## Applications"), std::string::npos);
+  EXPECT_NE(index.find("25 application workloads predicted from their counters alone at 1980 MHz"), std::string::npos);
+  testing::ExpectFigurePng(dir + "/run/figures/apps_breakdown.png");
+
+  // Without a power log: the same predictions, nothing measured, no apps validation.
+  s = RunInSource(MakeGpu(captures, dir + "/apps_np", dir + "/run_np"));
+  ASSERT_EQ(s.exit_code, 0) << s.output;
+  EXPECT_FALSE(fs::exists(dir + "/run_np/metrics_apps.json"));
+  std::ifstream a(dir + "/run/apps_predictions.csv"), b(dir + "/run_np/apps_predictions.csv");
+  std::string la, lb;
+  while (std::getline(a, la) && std::getline(b, lb)) {
+    auto first7 = [](const std::string& l) {
+      size_t p = 0;
+      for (int i = 0; i < 7 && p != std::string::npos; ++i) p = l.find(',', p + 1);
+      return l.substr(0, p);
+    };
+    EXPECT_EQ(first7(la), first7(lb));
+  }
+  EXPECT_NE(ReadFile(dir + "/run_np/index.md").find("None was measured (no power log)"), std::string::npos);
+}
+
+TEST(GpuRun, MissingInputsAreClearErrors) {
+  const std::string dir = ScratchDir();
+  Shell s = RunInSource("make -f Makefile.runs gpu BIN='" + std::string(WATTCAL_BIN_DIR) + "' OUT='" + dir + "/x'");
+  EXPECT_EQ(s.exit_code, 2) << s.output;
+  EXPECT_NE(s.output.find("give CAPTURES=\"DIR ...\""), std::string::npos) << s.output;
+  s = RunInSource("make -f Makefile.runs gpu BIN='" + std::string(WATTCAL_BIN_DIR) + "' CAPTURES='" + dir +
+                  "/absent' GPU='" + kH100 + "' OUT='" + dir + "/x'");
+  EXPECT_EQ(s.exit_code, 2) << s.output;
+  EXPECT_NE(s.output.find(dir + "/absent is not a directory"), std::string::npos) << s.output;
+  fs::create_directories(dir + "/empty");
+  s = RunInSource(MakeGpu(dir + "/empty", "", dir + "/x"));
+  EXPECT_NE(s.exit_code, 0) << s.output;
+  EXPECT_NE(s.output.find("no windows.csv: not a capture directory"), std::string::npos) << s.output;
+  EXPECT_FALSE(fs::exists(dir + "/x/measured.csv"));
+}
+
+TEST(AutoMethod, FixedForOneVfPairDvfsForSeveral) {
+  WATTCAL_REQUIRE_DATASETS();
+  const std::string dir = ScratchDir();
+  auto r = RunStage("wattcal-ingest", {"--capture", Dataset("h100_capture/ubench_random"), "--capture",
+                                       Dataset("h100_capture/mix_random"), "--gpu", kH100, "--tidy", dir + "/h100.csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = RunStage("wattcal-calibrate", {"--train", dir + "/h100.csv", "--method", "auto", "--out", dir + "/h100.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--method auto: fixed (TPDS Eq. 9): one V-F pair (1980 MHz core, 2619 MHz memory) among "
+                          "the 130 training rows"),
+            std::string::npos)
+      << r.output;
+  r = RunStage("wattcal-calibrate", {"--train", dir + "/h100.csv", "--method", "fixed", "--out", dir + "/fixed.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(ReadModel(dir + "/h100.json").Coefficients(), ReadModel(dir + "/fixed.json").Coefficients());
+
+  const std::string titanx = Dataset("gpmtool_tpds2019/gtx_980/micro_dvfs_6comp.csv");
+  r = RunStage("wattcal-calibrate",
+               {"--train", titanx, "--method", "auto", "--bootstrap", "20", "--out", dir + "/dvfs.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--method auto: dvfs (TPDS Eqs. 4-6): 9 V-F pairs"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--bootstrap 20 applies to the fixed method only"), std::string::npos) << r.output;
+  EXPECT_EQ(ReadModel(dir + "/dvfs.json").method, "dvfs");
+
+  // validate --mode auto: the model's method, or with --cv-folds the corpus's.
+  r = RunStage("wattcal-validate", {"--model", dir + "/h100.json", "--heldout", dir + "/h100.csv", "--mode", "auto",
+                                    "--predictions", dir + "/p.csv", "--metrics", dir + "/m.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--mode auto: fixed (the model's method)"), std::string::npos) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(dir + "/m.json.manifest.json"))["options"]["mode"], "fixed");
+  r = RunStage("wattcal-validate", {"--train", titanx, "--cv-folds", "5", "--mode", "auto", "--method", "auto",
+                                    "--predictions", dir + "/p2.csv", "--metrics", dir + "/m2.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--mode auto: dvfs (TPDS Eqs. 4-6): 9 V-F pairs"), std::string::npos) << r.output;
+  // expected/results.csv: the GTX 980's CV, DVFS.
+  EXPECT_NEAR(nlohmann::json::parse(ReadFile(dir + "/m2.json"))["mape_pct"].get<double>(), 3.27, 0.01);
+  r = RunStage("wattcal-validate", {"--train", titanx, "--cv-folds", "5", "--mode", "dvfs", "--method", "auto",
+                                    "--predictions", dir + "/p3.csv", "--metrics", dir + "/m3.json"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("--method auto goes with --mode auto"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace wattcal
