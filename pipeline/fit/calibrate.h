@@ -146,7 +146,7 @@ TrainingSelection SelectTrainingRows(const Corpus& corpus, bool keep_flagged);
 std::vector<std::vector<double>> VfPairs(const Corpus& corpus);
 
 // --method auto: "fixed" (TPDS Eq. 9) when the rows `SelectTrainingRows(corpus, keep_flagged)`
-// trains on hold one V-F pair (a capture at the GPU's own clocks), else "dvfs" (Eqs. 4-6);
+// trains on hold one V-F pair (a capture at the GPU's own clocks), else "dvfs" (TPDS Eqs. 4-6);
 // `why` gets the sentence that says so ("one V-F pair (1980 MHz core, ...) among 130 rows").
 std::string AutoFitMethod(const Corpus& corpus, bool keep_flagged, std::string* why);
 

@@ -1,7 +1,7 @@
 // Predicting a user's applications, one row per workload, from their counters alone (SPEC.md
 // "Real GPUs": a user's applications are predicted without any power log, with what lies
-// outside the training range flagged). The power is the model's at its reference pair (TPDS
-// Eq. 9 for a fixed model; Eqs. 4-6 at the default pair for a DVFS model), capped at the
+// outside the training range flagged). The power is the model's at its reference pair
+// (TPDS Eq. 9 for a fixed model; TPDS Eqs. 4-6 at the default pair for a DVFS model), capped at the
 // board's limit; the energy is that power over the workload's summed kernel time. When the
 // workload was also measured, its measured power and the error stand beside the prediction.
 #pragma once
