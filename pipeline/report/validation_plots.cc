@@ -82,9 +82,13 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
            "spacing 1.1 font ',12'\n";
     // gnuplot's own bottom margin lets the key touch the x label: tics, label, two key rows.
     *gp << "set bmargin 7\n";
-    *gp << "set samples 2\n";  // every curve here is a straight line
-    *gp << "plot '+' using 1:(" << 1.0 - kBandFrac << "*$1):(" << 1.0 + kBandFrac
-        << "*$1) with filledcurves fc rgb '#dde8f3' fs solid 1.0 noborder title "
+    // The band's edges are clamped to the axes here: gnuplot clips a filled polygon by moving
+    // its corners onto the border, which tilts an edge that leaves the plot (the band's upper
+    // edge then ran to the top-right corner). 101 samples put a corner near where it leaves.
+    *gp << "set samples 101\n";
+    *gp << "plot '+' using 1:((" << 1.0 - kBandFrac << "*$1) < " << axis_low_w << " ? " << axis_low_w << " : "
+        << 1.0 - kBandFrac << "*$1):((" << 1.0 + kBandFrac << "*$1) > " << axis_high_w << " ? " << axis_high_w
+        << " : " << 1.0 + kBandFrac << "*$1) with filledcurves fc rgb '#dde8f3' fs solid 1.0 noborder title "
         << GnuplotString(band_title) << stat_entry(0) << ", \\\n"
         << "  " << 1.0 - kBandFrac << "*x with lines dt 2 lw 1 lc rgb '#5b84b1' notitle, \\\n"
         << "  " << 1.0 + kBandFrac << "*x with lines dt 2 lw 1 lc rgb '#5b84b1' notitle, \\\n"
