@@ -762,3 +762,52 @@ TEST(PredictCapture, BadCapturesAreClearErrorsAndLeaveNothing) {
 
 }  // namespace
 }  // namespace wattcal
+
+namespace wattcal {
+namespace {
+
+// Counters alone (ingest --activity): a kernel launched with two grid sizes is summed, not refused;
+// joined to windows by name, it is still refused, with advice that names no internal function.
+TEST(PredictCapture, ActivityOfAKernelLaunchedWithTwoGridSizes) {
+  const std::string dir = testing::ScratchDir();
+  const std::string page = testing::WriteFile(dir + "/app.csv", NcuRawPage(DescriptionMetrics(kH100), 4, 1));
+  testing::CommandResult r = testing::RunStage(
+      "wattcal-ingest", {"--counters", page, "--gpu", kH100, "--activity", dir + "/activity.csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("gemm_kernel_0(float*, int): 2 launches in 2 launch configurations summed"),
+            std::string::npos)
+      << r.output;
+  const Corpus activity = ReadCorpus(dir + "/activity.csv");
+  ASSERT_EQ(activity.rows(), 2);
+  // The summed kernel's utilisations are its launches' counts over their summed time and
+  // cycles: its two launches (rows 0 and 2 of the page, 1.5 and 4.5 ms, cycles in the same 1:3
+  // ratio) read alone, weighted 1:3.
+  const std::vector<std::string> lines = Lines(testing::ReadFile(page));
+  std::vector<Corpus> alone;
+  for (int row : {0, 2}) {
+    const std::string one = testing::WriteFile(dir + fmt::format("/launch{}.csv", row),
+                                               lines[1] + "\n" + lines[2] + "\n" + lines[3 + row] + "\n");
+    const testing::CommandResult a = testing::RunStage(
+        "wattcal-ingest", {"--counters", one, "--gpu", kH100, "--activity", dir + fmt::format("/a{}.csv", row)});
+    ASSERT_EQ(a.exit_code, 0) << a.output;
+    alone.push_back(ReadCorpus(dir + fmt::format("/a{}.csv", row)));
+  }
+  ASSERT_EQ(activity.benchmark[0], "gemm_kernel_0(float*, int)");
+  for (int c = 0; c < activity.util_frac.cols(); ++c) {
+    const double expected = (alone[0].util_frac(0, c) + 3.0 * alone[1].util_frac(0, c)) / 4.0;
+    EXPECT_NEAR(activity.util_frac(0, c), expected, 1e-6 * std::max(1.0, expected)) << c;
+  }
+  const std::string windows = testing::WriteFile(
+      dir + "/windows.csv", "kernel,start_us,end_us\ngemm_kernel_0,1000000,2000000\n");
+  const std::string log = testing::WriteFile(
+      dir + "/power.csv", "timestamp_us,power_mw,sm_clock_mhz,mem_clock_mhz\n900000,100000,1980,2619\n2100000,100000,1980,2619\n");
+  r = testing::RunStage("wattcal-ingest", {"--power-log", log, "--windows", windows, "--counters", page, "--gpu",
+                                           kH100, "--out", dir + "/k.csv", "--tidy", dir + "/t.csv"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("runs with grid (396, 1, 1)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("one ncu/<workload>.csv per workload"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("ReadCounterLaunches"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace wattcal

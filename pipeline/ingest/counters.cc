@@ -917,8 +917,10 @@ std::vector<CounterLaunch> ReadNcuRawLaunches(const std::string& path, const Csv
 }
 
 // ReadCounters for Nsight Compute: the launches of each kernel name averaged, provided they
-// share one launch configuration.
-std::vector<KernelCounters> AverageLaunchesByKernel(const std::vector<CounterLaunch>& launches) {
+// share one launch configuration; with MixedLaunchConfigs::kSum a kernel launched with several
+// is summed (SumCounterLaunches) and its summed counters divided by its launches.
+std::vector<KernelCounters> AverageLaunchesByKernel(const std::vector<CounterLaunch>& launches,
+                                                    MixedLaunchConfigs mixed) {
   struct Mean {
     double mean = 0.0;
     double weight = 0.0;
@@ -927,6 +929,8 @@ std::vector<KernelCounters> AverageLaunchesByKernel(const std::vector<CounterLau
     KernelCounters record;
     std::map<std::string, Mean> metrics;
     const CounterLaunch* configured = nullptr;  // first launch with a launch configuration
+    std::vector<const CounterLaunch*> all;
+    bool mixed = false;
   };
   std::vector<Kernel> kernels;
   std::map<std::string, size_t> index;
@@ -942,19 +946,25 @@ std::vector<KernelCounters> AverageLaunchesByKernel(const std::vector<CounterLau
     if (launch.has_launch_config) {
       if (k.configured == nullptr) {
         k.configured = &launch;
+      } else if ((k.configured->grid != launch.grid || k.configured->block != launch.block) &&
+                 mixed == MixedLaunchConfigs::kSum) {
+        k.mixed = true;
       } else if (k.configured->grid != launch.grid || k.configured->block != launch.block) {
         const CounterLaunch& first = *k.configured;
         throw InputError(
             launch.path, launch.line, first.grid != launch.grid ? "Grid Size" : "Block Size",
             fmt::format("kernel '{}' runs with grid {} and block {} here but with grid {} and "
                         "block {} on line {}: these are different workloads, and averaging "
-                        "them by kernel name would mix their counters; join the counters per "
-                        "launch instead (ReadCounterLaunches; wattcal-ingest --capture)",
+                        "them by kernel name would mix their counters: give each workload its "
+                        "own window and export (wattcal-ingest --capture, one ncu/<workload>.csv "
+                        "per workload), or ingest the counters alone (--activity), which sums a "
+                        "kernel's launches",
                         launch.kernel, Dim3Text(launch.grid), Dim3Text(launch.block),
                         Dim3Text(first.grid), Dim3Text(first.block), first.line));
       }
     }
     ++k.record.launches;
+    k.all.push_back(&launch);
     for (const auto& [name, value] : launch.metrics) {
       Mean& m = k.metrics[name];
       m.weight += 1.0;
@@ -965,6 +975,25 @@ std::vector<KernelCounters> AverageLaunchesByKernel(const std::vector<CounterLau
   std::vector<KernelCounters> out;
   out.reserve(kernels.size());
   for (Kernel& k : kernels) {
+    if (k.mixed) {
+      std::vector<CounterLaunch> own;
+      for (const CounterLaunch* l : k.all) own.push_back(*l);
+      KernelCounters summed = SumCounterLaunches(k.record.kernel, own);
+      std::map<std::string, std::string> base;
+      for (const CounterLaunch& l : own) base.insert(l.metric_base.begin(), l.metric_base.end());
+      const double n = static_cast<double>(summed.launches);
+      for (auto& [name, value] : summed.metrics) {
+        if (IsSummedCounter(name, base[name])) value /= n;  // per launch, as the averaged kernels
+      }
+      summed.launch_configs = 0;
+      std::set<std::pair<std::array<int64_t, 3>, std::array<int64_t, 3>>> configs;
+      for (const CounterLaunch& l : own) {
+        if (l.has_launch_config) configs.insert({l.grid, l.block});
+      }
+      summed.launch_configs = static_cast<int>(configs.size());
+      out.push_back(std::move(summed));
+      continue;
+    }
     for (const auto& [name, m] : k.metrics) k.record.metrics[name] = m.mean;
     out.push_back(std::move(k.record));
   }
@@ -1251,13 +1280,14 @@ std::vector<CounterLaunch> ReadLaunches(const std::string& path, CounterFormat* 
 
 }  // namespace
 
-std::vector<KernelCounters> ReadCounters(const std::string& path, CounterFormat* detected) {
+std::vector<KernelCounters> ReadCounters(const std::string& path, CounterFormat* detected,
+                                         MixedLaunchConfigs mixed) {
   const CsvStart start = FindCsvStart(path);
   CounterFormat format = CounterFormat::kNcuDetails;
   std::vector<KernelCounters> kernels;
   switch (start.kind) {
     case HeaderKind::kNcu:
-      kernels = AverageLaunchesByKernel(ReadLaunches(path, &format));
+      kernels = AverageLaunchesByKernel(ReadLaunches(path, &format), mixed);
       break;
     case HeaderKind::kNvprof:
       format = CounterFormat::kNvprofMetrics;

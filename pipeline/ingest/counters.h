@@ -100,7 +100,16 @@ struct KernelCounters {
   int64_t line = 0;
   // Metrics left out of `metrics` because their unit is unknown: metric -> unit as written.
   std::map<std::string, std::string> unknown_units;
+  // Distinct launch configurations (grid x block) summed into this record: 1 (or 0 when not
+  // given) unless ReadCounters summed a kernel launched with several (MixedLaunchConfigs::kSum).
+  int launch_configs = 1;
 };
+
+// What ReadCounters does with a kernel name launched with several configurations (Grid Size or
+// Block Size): an error (they are different workloads that a join by name would mix), or its
+// launches summed (SumCounterLaunches), counts then divided by the launches: the kernel's work
+// over the whole export, for utilisations that need no windows (wattcal-ingest --activity).
+enum class MixedLaunchConfigs { kError, kSum };
 
 enum class CounterFormat { kNcuDetails, kNcuRaw, kNvprofMetrics, kAccelWattchHwPerf };
 
@@ -113,11 +122,12 @@ const char* CounterFormatName(CounterFormat format);
 // CSV header found, a missing required column, a truncated row, a non-numeric value with a
 // unit, a metric whose unit changes kind between rows, inconsistent decimal separators, a
 // header without data rows, or (Nsight Compute) two launches of one kernel name with
-// different Grid Size or Block Size, which are different workloads: read those per launch
-// with ReadCounterLaunches (wattcal-ingest --capture). Metrics with an unknown unit are left
-// out and listed in KernelCounters::unknown_units.
+// different Grid Size or Block Size, which are different workloads (unless `mixed` is kSum),
+// read per launch with ReadCounterLaunches (wattcal-ingest --capture). Metrics with an unknown
+// unit are left out and listed in KernelCounters::unknown_units.
 std::vector<KernelCounters> ReadCounters(const std::string& path,
-                                         CounterFormat* detected = nullptr);
+                                         CounterFormat* detected = nullptr,
+                                         MixedLaunchConfigs mixed = MixedLaunchConfigs::kError);
 
 // One profiled launch: one row of a raw page, one (Process ID, ID) of a details page, one
 // nvprof record (the mean of its Invocations) or one hw_perf.csv record.

@@ -201,7 +201,17 @@ IngestReport Ingest(const IngestInputs& in, const IngestOptions& options) {
   CounterFormat format = CounterFormat::kNcuDetails;
   std::vector<KernelCounters> counters;
   if (!in.counters.empty()) {
-    counters = ReadCounters(in.counters, &format);
+    // Without windows to join by name (counters alone, --activity), a kernel launched with
+    // several configurations is summed: its work over the whole export.
+    const MixedLaunchConfigs mixed =
+        in.power_log.empty() && in.description.empty() ? MixedLaunchConfigs::kSum : MixedLaunchConfigs::kError;
+    counters = ReadCounters(in.counters, &format, mixed);
+    for (const KernelCounters& k : counters) {
+      if (k.launch_configs > 1) {
+        r.summary += fmt::format("counters: {}: {} launches in {} launch configurations summed\n", k.kernel,
+                                 k.launches, k.launch_configs);
+      }
+    }
     r.counters_csv = "kernel,benchmark,launches,metric,value\n";
     for (const KernelCounters& k : counters) {
       for (const auto& [metric, value] : k.metrics) {
