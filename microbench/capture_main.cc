@@ -111,17 +111,20 @@ int Run(int argc, char** argv) {
   app.add_option("--data", f.data, "Buffer contents: random (default) or zeros (comparison only)")
       ->check(CLI::IsMember({"random", "zeros"}))->capture_default_str();
   app.add_option("--mixes", f.mixes, "Number of seeded random unit mixes")->capture_default_str();
-  app.add_option("--device", f.device, "CUDA device index")->capture_default_str();
+  app.add_option("--device", f.device, "CUDA device index (--app: NVML's index, as nvidia-smi numbers GPUs; "
+                 "default the first GPU of CUDA_VISIBLE_DEVICES, else 0)")->capture_default_str();
   app.add_option("--sm-count", f.sm_count, "SM count for --list without a GPU (default: the GPU's, else 132)");
   app.add_option("--seconds", f.run.seconds, "Seconds each benchmark runs back to back")->capture_default_str();
-  app.add_option("--gap-ms", f.run.gap_ms, "Idle gap before each benchmark, ms")->capture_default_str();
+  app.add_option("--gap-ms", f.run.gap_ms, "Idle gap before each benchmark (--app: before each run, default "
+                 "1000), ms")->capture_default_str();
   app.add_option("--sample-ms", f.run.sample_ms, "NVML sampling period, ms")->capture_default_str();
   app.add_option("--launch-ms", f.run.launch_ms, "Aimed duration of one launch, ms")->capture_default_str();
   app.add_option("--idle-s", f.run.idle_s, "Idle windows before and after the suite, s")->capture_default_str();
   app.add_option("--lock-clocks", f.run.lock_clocks_mhz,
                  "Core clocks (MHz) to lock, one suite pass each (needs the right to; reset on every exit)")
       ->delimiter(',');
-  app.add_flag("--counters", f.counters, "Also profile one launch per benchmark with Nsight Compute (ncu_raw.csv)");
+  app.add_flag("--counters", f.counters, "Also profile one launch per benchmark with Nsight Compute (ncu_raw.csv; "
+               "--app: the program once more, into ncu/NAME.csv)");
   app.add_option("--ncu", f.ncu, "The ncu program")->capture_default_str();
   app.add_option("--gpu-description", f.gpu_description,
                  "microbench_specs/gpus/*.json whose metrics the counters run collects (default: "
