@@ -53,15 +53,87 @@ bool ConfigMatches(const CounterLaunch& launch, const KernelWindow& w) {
 
 bool WindowHasConfig(const KernelWindow& w) { return w.blocks > 0 || w.threads > 0; }
 
-// The metrics the description reads, and the two time bases.
-std::vector<std::string> NeededMetrics(const GpuDescription& gpu) {
-  std::vector<std::string> m = {gpu.active_cycles_metric, gpu.duration_metric};
+// The metrics the description reads (its optional components' when `optional`, else the
+// others' and the two time bases).
+std::vector<std::string> NeededMetrics(const GpuDescription& gpu, bool optional = false) {
+  std::vector<std::string> m;
+  if (!optional) m = {gpu.active_cycles_metric, gpu.duration_metric};
   for (const ComponentCounters& c : gpu.components) {
+    if (c.optional != optional) continue;
     for (const auto* list : {&c.thread_metrics, &c.warp_metrics, &c.byte_metrics, &c.access_metrics}) {
       m.insert(m.end(), list->begin(), list->end());
     }
   }
   return m;
+}
+
+// Optional metrics absent from every launch of a workload: metric -> the first export lacking it.
+using AbsentMetrics = std::map<std::string, std::string>;
+
+// A workload's optional metrics: absent from some launches counts 0 there (warned), absent
+// from all is recorded in `absent` (its component will be left out).
+void CheckOptionalMetrics(const std::vector<CounterLaunch>& launches, const std::vector<std::string>& optional,
+                          AbsentMetrics* absent, std::vector<std::string>* warnings) {
+  for (const std::string& m : optional) {
+    size_t lacking = 0;
+    const CounterLaunch* first = nullptr;
+    for (const CounterLaunch& l : launches) {
+      if (l.unknown_units.count(m)) LaunchMetric(l, m);  // throws: unknown unit
+      if (!l.metrics.count(m)) {
+        ++lacking;
+        if (first == nullptr) first = &l;
+      }
+    }
+    if (lacking == 0) continue;
+    if (lacking == launches.size()) {
+      absent->emplace(m, first->path);
+      continue;
+    }
+    warnings->push_back(fmt::format(
+        "{}:{}: {}: {} of {} launches of this workload have no value (n/a), first {}: counted as 0", first->path,
+        first->line, m, lacking, launches.size(), first->kernel));
+  }
+}
+
+// Utilisations of summed counters; an absent optional metric gives NaN (its component is
+// left out later), an absent required one was refused before.
+std::vector<double> Utilisations(const KernelCounters& k, const GpuDescription& gpu) {
+  std::vector<std::string> missing;
+  return ComputeUtilisations(k, gpu, &missing);
+}
+
+// Leaves out the optional components whose metrics some export lacks: their columns go from
+// every window, the description loses them, and a warning names each with the metric and file.
+void LeaveOutAbsentComponents(const AbsentMetrics& absent, CaptureReport* r) {
+  if (absent.empty()) return;
+  std::vector<std::string> left_out;
+  std::vector<size_t> keep;
+  for (size_t j = 0; j < r->gpu.components.size(); ++j) {
+    const ComponentCounters& c = r->gpu.components[j];
+    std::string reason;
+    for (const auto* list : {&c.thread_metrics, &c.warp_metrics, &c.byte_metrics, &c.access_metrics}) {
+      for (const std::string& m : *list) {
+        const auto it = absent.find(m);
+        if (c.optional && it != absent.end() && reason.empty()) reason = fmt::format("{} (first absent from {})", m, it->second);
+      }
+    }
+    if (reason.empty()) {
+      keep.push_back(j);
+      continue;
+    }
+    left_out.push_back(c.component);
+    r->warnings.push_back(fmt::format(
+        "component {} left out: its metric {} was not collected (an export made before the component was "
+        "added, or a metric this GPU or ncu lacks); the model will have no {} term",
+        c.component, reason, c.component));
+  }
+  for (CaptureWindow& w : r->windows) {
+    if (w.utilisations.empty()) continue;
+    std::vector<double> kept;
+    for (size_t j : keep) kept.push_back(w.utilisations[j]);
+    w.utilisations = kept;
+  }
+  r->gpu = r->gpu.Without(left_out);
 }
 
 // A workload's launches: a metric read with an unknown unit is an error in any launch; a
@@ -237,6 +309,8 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
   r.gpu = gpu;
   r.power_limit_w = kNaN;
   const std::vector<std::string> needed = NeededMetrics(gpu);
+  const std::vector<std::string> optional = NeededMetrics(gpu, /*optional=*/true);
+  AbsentMetrics absent;
   std::set<std::string> seen_dirs;
 
   for (const std::string& dir_in : dirs) {
@@ -351,13 +425,14 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
                           Product(l.block), f.windows, w.line, w.kernel, w.blocks, w.threads));
         }
         CheckWorkloadMetrics({l}, needed, &r.warnings);
+        CheckOptionalMetrics({l}, optional, &absent, &r.warnings);
         CaptureWindow& c = out[i];
         c.counters_path = l.path;
         c.counters_line = l.line;
         c.counters_kernel = l.kernel;
         c.counters_launches = 1;
         c.counters_time_s = KernelTimeS({l}, gpu);
-        c.utilisations = ComputeUtilisations(SumCounterLaunches(w.kernel, {l}), gpu);
+        c.utilisations = Utilisations(SumCounterLaunches(w.kernel, {l}), gpu);
       }
     } else {
       // One export per workload.
@@ -380,6 +455,7 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
           const std::vector<CounterLaunch> launches = ReadCounterLaunches(export_path);
           if (launches.empty()) throw InputError(export_path, 0, "", "no profiled launches");
           CheckWorkloadMetrics(launches, needed, &r.warnings);
+          CheckOptionalMetrics(launches, optional, &absent, &r.warnings);
           CaptureWindow c;
           c.counters_path = export_path;
           c.counters_line = launches.front().line;
@@ -387,7 +463,7 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
                                                    : fmt::format("{} kernels", launches.size());
           c.counters_launches = static_cast<int>(launches.size());
           c.counters_time_s = KernelTimeS(launches, gpu);
-          c.utilisations = ComputeUtilisations(SumCounterLaunches(w.kernel, launches), gpu);
+          c.utilisations = Utilisations(SumCounterLaunches(w.kernel, launches), gpu);
           cached = done.emplace(export_path, c).first;
           r.inputs.push_back(export_path);
         }
@@ -449,6 +525,7 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
       }
     }
   }
+  LeaveOutAbsentComponents(absent, &r);
   return r;
 }
 

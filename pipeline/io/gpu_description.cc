@@ -290,7 +290,7 @@ class DescriptionReader {
           c, at,
           {"component", "about", "domain", "kind", "units_per_sm", "peak_bytes_per_s",
            "bytes_per_access", "thread_metrics", "warp_metrics", "byte_metrics", "access_metrics",
-           "scales_with"});
+           "scales_with", "optional"});
       ComponentCounters component;
       component.component = String(c, "component", at, true);
       component.domain = String(c, "domain", at, false, component.domain);
@@ -312,6 +312,12 @@ class DescriptionReader {
       component.byte_metrics = Strings(c, "byte_metrics", at);
       component.access_metrics = Strings(c, "access_metrics", at);
       component.scales_with = String(c, "scales_with", at, false, "");
+      if (c.contains("optional")) {
+        if (!c.at("optional").is_boolean()) {
+          Fail(at + ".optional", fmt::format("expected true or false, got {}", c.at("optional").dump()));
+        }
+        component.optional = c.at("optional").get<bool>();
+      }
       gpu.components.push_back(std::move(component));
     }
     if (root.contains("sources")) {
@@ -373,6 +379,15 @@ GpuDescription ReadGpuDescription(const std::string& path) {
   GpuDescription gpu = DescriptionReader(path).Read(root);
   gpu.path = path;
   return gpu;
+}
+
+GpuDescription GpuDescription::Without(const std::vector<std::string>& left_out) const {
+  GpuDescription reduced = *this;
+  reduced.components.clear();
+  for (const ComponentCounters& c : components) {
+    if (std::find(left_out.begin(), left_out.end(), c.component) == left_out.end()) reduced.components.push_back(c);
+  }
+  return reduced;
 }
 
 }  // namespace wattcal

@@ -52,6 +52,10 @@ struct ComponentCounters {
   // compute -> units; bandwidth in mem -> memory_bus; bandwidth in core named L2 -> l2_banks;
   // other core bandwidth (Shared) -> sms.
   std::string scales_with;
+  // Its metrics may be absent from an export (counters collected before the component was
+  // added, or a metric the GPU lacks): the component is then left out of the layout, with a
+  // warning naming the metric, instead of the export being refused.
+  bool optional = false;
 };
 
 struct GpuDescription {
@@ -78,6 +82,8 @@ struct GpuDescription {
 
   // The model layout these components make (domains "core" and, if any, "mem").
   Layout ToLayout() const;
+  // The same description without the components named in `left_out`.
+  GpuDescription Without(const std::vector<std::string>& left_out) const;
   bool Check(std::string* error) const;
 };
 

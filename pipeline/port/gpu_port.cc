@@ -142,12 +142,32 @@ double ComponentCount(const GpuDescription& gpu, const ComponentCounters& c, std
   return gpu.memory_bus_width_bits;
 }
 
-PowerModel PortModelToGpu(const PowerModel& base, const GpuDescription& base_gpu,
-                          const GpuDescription& target_gpu, const GpuPortOptions& options,
+namespace {
+
+// `gpu` without its optional components that the model lacks (left out when the model was
+// ingested, its counters not having them); their names are added to `left_out`.
+GpuDescription WithoutAbsentOptional(const GpuDescription& gpu, const PowerModel& model,
+                                     std::vector<std::string>* left_out) {
+  std::vector<std::string> absent;
+  for (const ComponentCounters& c : gpu.components) {
+    if (c.optional && FindComponent(model.layout, c.component) < 0) absent.push_back(c.component);
+  }
+  for (const std::string& a : absent) {
+    if (std::find(left_out->begin(), left_out->end(), a) == left_out->end()) left_out->push_back(a);
+  }
+  return absent.empty() ? gpu : gpu.Without(absent);
+}
+
+}  // namespace
+
+PowerModel PortModelToGpu(const PowerModel& base, const GpuDescription& base_gpu_in,
+                          const GpuDescription& target_gpu_in, const GpuPortOptions& options,
                           GpuPortReport* report) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
   GpuPortReport r;
+  const GpuDescription base_gpu = WithoutAbsentOptional(base_gpu_in, base, &r.left_out_optional);
+  const GpuDescription target_gpu = WithoutAbsentOptional(target_gpu_in, base, &r.left_out_optional);
   r.base_gpu = base_gpu.name;
   r.target_gpu = target_gpu.name;
   r.constant_scaling = options.constant_scaling;
@@ -383,6 +403,7 @@ nlohmann::ordered_json GpuPortReportToJson(const GpuPortReport& report) {
   for (const PortedCoefficient& p : report.constant_terms) constants.push_back(coefficient(p));
   j["constant_terms"] = constants;
   j["dropped_components"] = report.dropped_components;
+  if (!report.left_out_optional.empty()) j["left_out_optional_components"] = report.left_out_optional;
   return j;
 }
 
@@ -404,6 +425,11 @@ std::string FormatGpuPortReport(const GpuPortReport& report) {
     std::string list;
     for (const std::string& name : report.dropped_components) list += (list.empty() ? "" : ", ") + name;
     out += "; dropped (not on the target): " + list;
+  }
+  if (!report.left_out_optional.empty()) {
+    std::string list;
+    for (const std::string& name : report.left_out_optional) list += (list.empty() ? "" : ", ") + name;
+    out += "; left out (optional components the base model was trained without): " + list;
   }
   return out;
 }

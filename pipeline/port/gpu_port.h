@@ -81,6 +81,9 @@ struct GpuPortReport {
   std::vector<PortedCoefficient> constant_terms;
   // Base model components the target does not have (their power is dropped).
   std::vector<std::string> dropped_components;
+  // Optional components of the descriptions that the base model lacks (its counters did not
+  // have them): left out of the ported model too.
+  std::vector<std::string> left_out_optional;
 };
 
 // The model for `target_gpu`. `base_gpu` describes the GPU `base` was calibrated on; its

@@ -112,7 +112,7 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
   std::string source;
   for (const std::string& d : o.capture_dirs) source += (source.empty() ? "" : ", ") + d;
   const std::vector<AppPrediction> rows =
-      PredictApps(model, capture.Workloads(), gpu.ToLayout(), limit_w, source);
+      PredictApps(model, capture.Workloads(), capture.gpu.ToLayout(), limit_w, source);
   std::vector<std::string> notes;
   for (const AppPrediction& p : rows) notes.push_back(p.prediction.extrapolation_note);
   const std::string extrapolation = ExtrapolationWarningFromNotes(notes);
