@@ -303,9 +303,11 @@ void RunAppCounters(const AppCaptureOptions& o, const std::string& nvtx_range, c
                            : ": do the program's marked windows push NVTX ranges (the wattcal marks helpers do "
                              "when NVTX is available)? Else give --all-kernels"));
   }
-  const std::vector<CounterLaunch> launches = ReadCounterLaunches(export_path);
-  if (launches.empty()) throw InputError(export_path, 0, "", "no profiled kernel launches");
-  if (progress) progress(fmt::format("counters: {} kernel launches profiled", launches.size()));
+  int64_t launches = 0;
+  const std::set<std::string> no_metrics;  // counted only: the export may hold 10^5 launches
+  ForEachCounterLaunch(export_path, &no_metrics, [&](CounterLaunch&&) { ++launches; });
+  if (launches == 0) throw InputError(export_path, 0, "", "no profiled kernel launches");
+  if (progress) progress(fmt::format("counters: {} kernel launches profiled", launches));
 }
 
 nlohmann::json RecordingJson(const AppCaptureOptions& o, const std::vector<int>& runs, size_t windows, bool marked,

@@ -21,6 +21,12 @@ class BenchmarkDevice {
   virtual void Launch(const Benchmark& b, int64_t iters) = 0;
   // Waits for every launch.
   virtual void Synchronize() = 0;
+  // Why `b` cannot run here although the GPU's compute capability allows it ("" when it can):
+  // its kernel has no code in what was loaded for this GPU (PlanForGpu, suite_plan.h).
+  virtual std::string Unavailable(const Benchmark& b) const {
+    (void)b;
+    return "";
+  }
 };
 
 // Data the kernels start from: random words (seeded) or zeros (--data zeros).

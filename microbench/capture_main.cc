@@ -85,6 +85,18 @@ int RunApp(const CaptureFlags& f, const std::vector<std::string>& suite_only_giv
   return RunAppCommand(c);
 }
 
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t nl = text.find('\n', start);
+    lines.push_back(text.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  return lines;
+}
+
 nlohmann::json OptionsJson(const CaptureFlags& f, const std::vector<std::string>& metrics) {
   return {
       {"out", f.out}, {"only", f.only}, {"seed", f.seed}, {"data", f.data}, {"mixes", f.mixes},
@@ -257,6 +269,17 @@ int Run(int argc, char** argv) {
     wattcal::LogError(error);
     return 1;
   }
+  // What this GPU cannot run (its compute capability, or code this build lacks for it) is
+  // left out, each with its reason.
+  std::vector<SkippedBenchmark> skipped;
+  selected = PlanForGpu(selected, cuda.compute_capability, &skipped,
+                        [&](const Benchmark& b) { return device->Unavailable(b); });
+  for (const std::string& line : Lines(SkippedListing(skipped))) wattcal::LogWarning(line);
+  if (selected.empty()) {
+    wattcal::LogError(fmt::format("{} benchmark{} selected, none of which this GPU runs", skipped.size(),
+                                  skipped.size() == 1 ? "" : "s"));
+    return 1;
+  }
   Nvml nvml;
   if (!nvml.Open(cuda.pci_bus_id, cuda.uuid, &error)) {
     wattcal::LogError(error);
@@ -273,9 +296,10 @@ int Run(int argc, char** argv) {
   nvml.Describe(&info);
   if (f.counters) info.ncu_version = LastLineOf(ShellJoin({f.ncu, "--version"}));
 
-  wattcal::LogInfo(fmt::format("{} ({} SMs, sm_{}): {} benchmarks x {} s, data {}, clocks {}", info.gpu_name,
-                               info.sm_count, info.compute_capability, selected.size(), f.run.seconds, f.data,
-                               f.run.lock_clocks_mhz.empty() ? "as they are" : "locked per pass"));
+  wattcal::LogInfo(fmt::format("{} ({} SMs, sm_{}): {} benchmarks x {} s{}, data {}, clocks {}", info.gpu_name,
+                               info.sm_count, info.compute_capability, selected.size(), f.run.seconds,
+                               skipped.empty() ? "" : fmt::format(" ({} not run, listed above)", skipped.size()),
+                               f.data, f.run.lock_clocks_mhz.empty() ? "as they are" : "locked per pass"));
   const bool tty = wattcal::StderrIsTerminal();
   RunResult result;
   try {

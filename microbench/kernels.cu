@@ -1,21 +1,28 @@
 // The CUDA kernels of the suite (suite_plan.h says which run, how) and the CUDA implementation
-// of BenchmarkDevice. Host code here stays minimal: no fmt or JSON, only what launches.
+// of BenchmarkDevice. Host code here stays minimal: no fmt or JSON, only what launches. The
+// compute kernels are here; the tensor-core kernels are in tensor_kernels.cuh, the memory
+// kernels in memory_kernels.cuh, what they share in kernel_common.cuh (one translation unit).
 //
 // Data. Every kernel starts from words of the input buffer (random, or zeros) and iterates a
 // map that keeps its operands toggling without growing or converging:
 //   FP32/FP64/FP16 FMA  x = x*x + c, c in [-1.98, -1.6]: the real quadratic map, chaotic and
 //                       bounded in [c, c*c + c] (inside (-2, 2)); on zeros x = c = 0 stays 0
 //   FP add              x = c - x (two values, every bit of both differs at random)
-//   FP32 mul            x = (x * r) * (1/r), r in [1, 2): x and x*r alternate
+//   FP32/FP64 mul       x = (x * r) * (1/r), r in [1, 2): x and x*r alternate
 //   INT add             a += b; b += a (Fibonacci mod 2^32)     INT mul  x *= m (m odd)
+//   INT mad             x = x*m + a (an LCG of full period: m = 1 mod 4, a odd)
 //   INT xorshift        x ^= x << 13; x ^= x >> 17; x ^= x << 5
-//   SFU                 x = sin(3x) (chaotic on [-1, 1])
-//   tensor              D = A*B + D with two random A/B fragment sets alternating
-//   memory              loads of random words (summed); stores of an LCG's values
+//   SFU sin             x = sin(3x) (chaotic on [-1, 1])
+//   SFU ex2             y = (2 + C) - 2 * 2^|y|, C in [0.6, 0.98]: expanding, in [-C, C]
+//   SFU rsqrt           y = A - B / sqrt(|y| + 2): expanding, in [-1, q], q in [0.5, 0.95]
+//   conversions         i += F2I(I2F(i) * r), r in [0.5, 0.9]: x -> (1 + r) x mod 2^32
+//   tensor              D = A*B + D with two random A/B operand sets alternating
+//   memory              loads of random words (summed); stores and atomics of an LCG's values
+//   toggle sweep        words that differ from the previous one in 0, 25, 50 or 100% of their
+//                       bits (ToggleWord, kernel_common.cuh)
 // On zero-filled buffers every map stays at 0 (the LCG's increment is 0 too).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
-#include <mma.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -25,43 +32,9 @@
 #include <vector>
 
 #include "benchmark_device.h"
-
-// The kernels are extern "C" at global scope, so that Nsight Compute names them plainly
-// ("k_fp32_fma"), as suite_plan.cc's KernelName does.
-struct KParams {
-  const uint32_t* in;
-  uint32_t* out;
-  unsigned long long mask;     // words of each big buffer - 1 (a power of two)
-  unsigned long long l2_mask;  // words of the L2-resident region - 1
-  long long iters;
-  int lanes;
-  int sleep_ns;
-  unsigned lcg_inc;
-  int n_fma, n_int, n_fp64, n_sfu, n_shared, n_l2, n_dram, n_mma;
-};
-
-constexpr int kSharedWords = 2048;  // 8 KB of shared memory per block
-constexpr int kChains = 8;          // independent dependency chains per thread
-constexpr int kUnroll = 16;         // steps per chain per loop iteration
-
-__device__ __forceinline__ unsigned long long Gid() {
-  return static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ __forceinline__ unsigned long long Threads() {
-  return static_cast<unsigned long long>(gridDim.x) * blockDim.x;
-}
-__device__ __forceinline__ uint32_t Word(const KParams& p, unsigned long long k) {
-  return p.in[(Gid() * 16 + k) & p.mask];
-}
-// A word as a value in [-1, 1) (0 -> 0).
-__device__ __forceinline__ float Signed(uint32_t w) { return static_cast<int32_t>(w) * 4.656612873e-10f; }
-// A word as the quadratic map's constant in [-1.98, -1.6] (0 -> 0).
-__device__ __forceinline__ float MapConst(uint32_t w) {
-  return w == 0 ? 0.0f : -(1.6f + 0.38f * (w >> 8) * 5.9604645e-08f);
-}
-__device__ __forceinline__ bool LaneActive(const KParams& p) { return (threadIdx.x & 31) < p.lanes; }
-// Keeps a result alive: one store per thread at the end.
-__device__ __forceinline__ void Sink(const KParams& p, uint32_t v) { p.out[Gid() & p.mask] = v; }
+#include "kernel_common.cuh"
+#include "memory_kernels.cuh"
+#include "tensor_kernels.cuh"
 
 extern "C" __global__ void k_sleep(KParams p) {
   for (long long i = 0; i < p.iters; ++i) __nanosleep(p.sleep_ns);
@@ -95,6 +68,28 @@ extern "C" __global__ void k_int_mul(KParams p) {
     for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
       for (int c = 0; c < kChains; ++c) x[c] *= m[c];
+    }
+  }
+  uint32_t s = 0;
+#pragma unroll
+  for (int c = 0; c < kChains; ++c) s ^= x[c];
+  Sink(p, s);
+}
+
+// x = x*m + a (IMAD with a real addend): an LCG per chain, m = 1 mod 4 and a odd, so of full
+// period 2^32; on zeros m = 1, a = 0 and x = 0 stays 0.
+extern "C" __global__ void k_int_mad(KParams p) {
+  uint32_t x[kChains], m[kChains], a[kChains];
+#pragma unroll
+  for (int c = 0; c < kChains; ++c) {
+    const uint32_t w = Word(p, c + 8);
+    x[c] = Word(p, c), m[c] = (w & ~3u) | 1u, a[c] = (w ^ (w >> 16)) | (w != 0);
+  }
+  for (long long i = 0; i < p.iters; ++i) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+      for (int c = 0; c < kChains; ++c) x[c] = x[c] * m[c] + a[c];
     }
   }
   uint32_t s = 0;
@@ -177,7 +172,36 @@ __device__ __forceinline__ void QuadraticMap(const KParams& p) {
   Sink(p, s);
 }
 
-extern "C" __global__ void k_fp32_fma(KParams p) { QuadraticMap<float>(p); }
+// The toggle sweep's FMAs: x = x*1 + (-0) on kChains chains holding the eight words of a Gray
+// cycle (ToggleWord, which the host made normal floats): every chain keeps its value, and the
+// FFMAs of a warp, which take the chains in turn, read A operands (and write results) that
+// differ from the previous FFMA's in exactly the toggle mask's bits. B and C stay constant.
+__device__ __forceinline__ void ToggleFma(const KParams& p) {
+  if (!LaneActive(p)) return;
+  float x[kChains];
+#pragma unroll
+  for (int k = 0; k < kChains; ++k) x[k] = __uint_as_float(ToggleWord(p.toggle_base, p.toggle_mask, k));
+  const float one = p.fma_one, zero = p.fma_zero;
+  for (long long i = 0; i < p.iters; ++i) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+      for (int k = 0; k < kChains; ++k) x[k] = fmaf(x[k], one, zero);
+    }
+  }
+  uint32_t s = 0;
+#pragma unroll
+  for (int k = 0; k < kChains; ++k) s ^= __float_as_uint(x[k]);
+  Sink(p, s);
+}
+
+extern "C" __global__ void k_fp32_fma(KParams p) {
+  if (p.toggle) {
+    ToggleFma(p);
+  } else {
+    QuadraticMap<float>(p);
+  }
+}
 extern "C" __global__ void k_fp64_fma(KParams p) { QuadraticMap<double>(p); }
 extern "C" __global__ void k_fp16_hfma2(KParams p) { QuadraticMap<__half2>(p); }
 
@@ -203,14 +227,16 @@ __device__ __forceinline__ void Alternate(const KParams& p) {
 extern "C" __global__ void k_fp32_add(KParams p) { Alternate<float>(p); }
 extern "C" __global__ void k_fp64_add(KParams p) { Alternate<double>(p); }
 
-extern "C" __global__ void k_fp32_mul(KParams p) {
-  float x[kChains], r[kChains], q[kChains];
+// x = (x * r) * q, q = 1/r (FMUL, DMUL).
+template <typename T>
+__device__ __forceinline__ void Multiply(const KParams& p) {
+  T x[kChains], r[kChains], q[kChains];
 #pragma unroll
   for (int k = 0; k < kChains; ++k) {
     x[k] = Signed(Word(p, k));
     const uint32_t w = Word(p, k + 8);
     r[k] = 1.0f + (w >> 8) * 5.9604645e-08f * (w != 0);
-    q[k] = 1.0f / r[k];
+    q[k] = T(1) / r[k];
   }
   for (long long i = 0; i < p.iters; ++i) {
 #pragma unroll
@@ -221,9 +247,12 @@ extern "C" __global__ void k_fp32_mul(KParams p) {
   }
   uint32_t s = 0;
 #pragma unroll
-  for (int k = 0; k < kChains; ++k) s ^= __float_as_uint(x[k]);
+  for (int k = 0; k < kChains; ++k) s ^= Bits<T>(x[k]);
   Sink(p, s);
 }
+
+extern "C" __global__ void k_fp32_mul(KParams p) { Multiply<float>(p); }
+extern "C" __global__ void k_fp64_mul(KParams p) { Multiply<double>(p); }
 
 extern "C" __global__ void k_sfu_sin(KParams p) {
   float x[kChains];
@@ -242,182 +271,97 @@ extern "C" __global__ void k_sfu_sin(KParams p) {
   Sink(p, s);
 }
 
-#if __CUDA_ARCH__ >= 800
-// Two 16-bit halves in [-1, 1) from a word (0 -> 0, 0).
-__device__ __forceinline__ uint32_t HalfPair(uint32_t w) {
-  const __half2 h = __floats2half2_rn(static_cast<int16_t>(w & 0xffff) * 3.0517578e-05f,
-                                      static_cast<int16_t>(w >> 16) * 3.0517578e-05f);
-  uint32_t b;
-  memcpy(&b, &h, sizeof b);
-  return b;
+// The SFU's fast paths, without the range handling of exp2f/rsqrtf (one MUFU each).
+__device__ __forceinline__ float Ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
 }
-#endif
+__device__ __forceinline__ float Rsqrt(float x) {
+  float y;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 
-// Tensor-core state of one warp: two A/B fragment sets alternate so that the multipliers'
-// inputs change every MMA; two accumulators.
-struct TensorState {
-#if __CUDA_ARCH__ >= 800
-  uint32_t a[2][4], b[2][2];
-  float d[2][4];
-#else
-  nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, __half, nvcuda::wmma::row_major> a[2];
-  nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, __half, nvcuda::wmma::col_major> b[2];
-  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> d[2];
-#endif
-
-  __device__ void Init(const KParams& p) {
-#if __CUDA_ARCH__ >= 800
-    for (int s = 0; s < 2; ++s) {
-      for (int k = 0; k < 4; ++k) a[s][k] = HalfPair(Word(p, s * 6 + k)), d[s][k] = 0.0f;
-      for (int k = 0; k < 2; ++k) b[s][k] = HalfPair(Word(p, s * 6 + 4 + k));
+// y = (2 + C) - 2 * 2^|y| (MUFU.EX2 and an FFMA; |y| is an operand modifier): slope at least
+// 2 ln 2 in magnitude everywhere, so chaotic, and [-C, C] maps into itself for C <= 1; C in
+// [0.6, 0.98]. On zeros both constants are 0: y = 0 stays 0.
+extern "C" __global__ void k_sfu_ex2(KParams p) {
+  float y[kChains], a[kChains], s2[kChains];
+#pragma unroll
+  for (int k = 0; k < kChains; ++k) {
+    const uint32_t w = Word(p, k + 8);
+    y[k] = 0.5f * Signed(Word(p, k));
+    a[k] = w == 0 ? 0.0f : 2.6f + 0.38f * Unit(w);
+    s2[k] = w == 0 ? 0.0f : -2.0f;
+  }
+  for (long long i = 0; i < p.iters; ++i) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+      for (int k = 0; k < kChains; ++k) y[k] = fmaf(s2[k], Ex2(fabsf(y[k])), a[k]);
     }
-#else
-    for (int s = 0; s < 2; ++s) {
-      for (int k = 0; k < a[s].num_elements; ++k) a[s].x[k] = __float2half(Signed(Word(p, s * 16 + k)));
-      for (int k = 0; k < b[s].num_elements; ++k) b[s].x[k] = __float2half(Signed(Word(p, s * 16 + k + 7)));
-      nvcuda::wmma::fill_fragment(d[s], 0.0f);
+  }
+  uint32_t s = 0;
+#pragma unroll
+  for (int k = 0; k < kChains; ++k) s ^= __float_as_uint(y[k]);
+  Sink(p, s);
+}
+
+// y = A - B / sqrt(|y| + 2) (FADD, MUFU.RSQ, FFMA): f(0) = -1, f(+-1) = q in [0.5, 0.95], slope
+// above 1 in magnitude on [-1, 1], so chaotic there. On zeros A = B = 0: y = 0 stays 0.
+extern "C" __global__ void k_sfu_rsqrt(KParams p) {
+  float y[kChains], a[kChains], b[kChains];
+#pragma unroll
+  for (int k = 0; k < kChains; ++k) {
+    const uint32_t w = Word(p, k + 8);
+    const float bk = (1.5f + 0.45f * Unit(w)) * 7.7067418f;  // (1 + q) / (1/sqrt(2) - 1/sqrt(3))
+    y[k] = 0.5f * Signed(Word(p, k));
+    b[k] = w == 0 ? 0.0f : -bk;
+    a[k] = w == 0 ? 0.0f : bk * 0.70710678f - 1.0f;
+  }
+  for (long long i = 0; i < p.iters; ++i) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+      for (int k = 0; k < kChains; ++k) y[k] = fmaf(b[k], Rsqrt(fabsf(y[k]) + 2.0f), a[k]);
     }
-#endif
   }
+  uint32_t s = 0;
+#pragma unroll
+  for (int k = 0; k < kChains; ++k) s ^= __float_as_uint(y[k]);
+  Sink(p, s);
+}
 
-  // One MMA on accumulator `acc` with operand set `set` (m16n8k16 on sm_80+, m16n16k16 wmma).
-  __device__ __forceinline__ void Step(int acc, int set) {
-#if __CUDA_ARCH__ >= 800
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(d[acc][0]), "+f"(d[acc][1]), "+f"(d[acc][2]), "+f"(d[acc][3])
-        : "r"(a[set][0]), "r"(a[set][1]), "r"(a[set][2]), "r"(a[set][3]), "r"(b[set][0]),
-          "r"(b[set][1]));
-#else
-    nvcuda::wmma::mma_sync(d[acc], a[set], b[set], d[acc]);
-#endif
+// Conversions: i += F2I(I2F(i) * r) on half the chains and, through half precision,
+// i += 65537 * H2I(F2H(I2F(i) * r / 65536)) on the other half, r in [0.5, 0.9]: the beta map
+// x -> (1 + r) x mod 2^32, expanding, keeps about 13 of the 32 bits toggling per step (I2F,
+// F2I; F2F.F16.F32 or F2FP and the half-to-int path). On zeros i = 0 stays 0.
+extern "C" __global__ void k_convert(KParams p) {
+  uint32_t i32[kChains / 2], i16[kChains / 2];  // unsigned: the additions wrap
+  float r32[kChains / 2], r16[kChains / 2];
+#pragma unroll
+  for (int k = 0; k < kChains / 2; ++k) {
+    i32[k] = Word(p, k), i16[k] = Word(p, k + 4);
+    r32[k] = 0.5f + 0.4f * Unit(Word(p, k + 8));
+    r16[k] = (0.5f + 0.4f * Unit(Word(p, k + 12))) * 1.52587890625e-05f;
   }
-
-  __device__ uint32_t Digest() const {
-#if __CUDA_ARCH__ >= 800
-    return __float_as_uint(d[0][0] + d[1][3]);
-#else
-    return __float_as_uint(d[0].x[0] + d[1].x[0]);
-#endif
-  }
-};
-
-extern "C" __global__ void k_tensor_hmma(KParams p) {
-  TensorState t;
-  t.Init(p);
   for (long long i = 0; i < p.iters; ++i) {
 #pragma unroll
     for (int u = 0; u < kUnroll / 2; ++u) {
-      t.Step(0, 0);
-      t.Step(1, 1);
-      t.Step(0, 1);
-      t.Step(1, 0);
-    }
-  }
-  Sink(p, t.Digest());
-}
-
-__device__ __forceinline__ void FillShared(const KParams& p, uint32_t* sh) {
-  for (int k = threadIdx.x; k < kSharedWords; k += blockDim.x) {
-    sh[k] = p.in[(static_cast<unsigned long long>(blockIdx.x) * kSharedWords + k) & p.mask];
-  }
-  __syncthreads();
-}
-
-extern "C" __global__ void k_shared_ld(KParams p) {
-  __shared__ uint32_t sh[kSharedWords];
-  FillShared(p, sh);
-  uint32_t acc[4] = {0, 0, 0, 0};
-  uint32_t base = threadIdx.x;
-  for (long long i = 0; i < p.iters; ++i) {
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-#pragma unroll
-      for (int c = 0; c < 4; ++c) acc[c] += sh[(base + (u * 4 + c) * 32) & (kSharedWords - 1)];
-    }
-    base += 61;
-  }
-  Sink(p, acc[0] ^ acc[1] ^ acc[2] ^ acc[3]);
-}
-
-extern "C" __global__ void k_shared_st(KParams p) {
-  __shared__ uint32_t sh[kSharedWords];
-  uint32_t v = Word(p, 0);
-  uint32_t base = threadIdx.x;
-  for (long long i = 0; i < p.iters; ++i) {
-#pragma unroll
-    for (int u = 0; u < kUnroll * 4; ++u) sh[(base + u * 32) & (kSharedWords - 1)] = v ^ u;
-    v = v * 1664525u + p.lcg_inc;
-    base += 61;
-  }
-  __syncthreads();
-  Sink(p, sh[threadIdx.x & (kSharedWords - 1)]);
-}
-
-// Loads from a 16 KB region per block: L1 hits after the first pass.
-extern "C" __global__ void k_l1_ld(KParams p) {
-  const uint32_t* region = p.in + ((static_cast<unsigned long long>(blockIdx.x) * 4096) & p.mask & ~4095ull);
-  uint32_t acc[4] = {0, 0, 0, 0};
-  uint32_t base = threadIdx.x;
-  for (long long i = 0; i < p.iters; ++i) {
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-#pragma unroll
-      for (int c = 0; c < 4; ++c) acc[c] += __ldg(region + ((base + (u * 4 + c) * 32) & 4095));
-    }
-    base += 64 * 32 + 61;
-  }
-  Sink(p, acc[0] ^ acc[1] ^ acc[2] ^ acc[3]);
-}
-
-// Coalesced loads streaming over a region (L2-resident or larger than L2).
-template <bool kL2>
-__device__ __forceinline__ void Stream(const KParams& p) {
-  const unsigned long long mask = kL2 ? p.l2_mask : p.mask;
-  const unsigned long long n = Threads();
-  unsigned long long idx = Gid();
-  uint32_t acc[4] = {0, 0, 0, 0};
-  for (long long i = 0; i < p.iters; ++i) {
-#pragma unroll
-    for (int u = 0; u < 4; ++u) {
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const uint32_t* a = p.in + ((idx + (u * 4 + c) * n) & mask);
-        acc[c] += kL2 ? __ldcg(a) : __ldcs(a);
+      for (int k = 0; k < kChains / 2; ++k) {
+        const float f32 = __int2float_rn(static_cast<int>(i32[k])) * r32[k];
+        const float f16 = __int2float_rn(static_cast<int>(i16[k])) * r16[k];
+        i32[k] += static_cast<uint32_t>(__float2int_rn(f32));
+        i16[k] += 65537u * static_cast<uint32_t>(__half2int_rn(__float2half_rn(f16)));
       }
     }
-    idx += 16 * n;
   }
-  Sink(p, acc[0] ^ acc[1] ^ acc[2] ^ acc[3]);
-}
-
-extern "C" __global__ void k_l2_ld(KParams p) { Stream<true>(p); }
-extern "C" __global__ void k_dram_ld(KParams p) { Stream<false>(p); }
-
-extern "C" __global__ void k_dram_write(KParams p) {
-  const unsigned long long n = Threads();
-  unsigned long long idx = Gid();
-  uint32_t v = Word(p, 0);
-  for (long long i = 0; i < p.iters; ++i) {
+  uint32_t s = 0;
 #pragma unroll
-    for (int u = 0; u < 16; ++u) __stcs(p.out + ((idx + u * n) & p.mask), v ^ u);
-    v = v * 1664525u + p.lcg_inc;
-    idx += 16 * n;
-  }
-}
-
-extern "C" __global__ void k_dram_copy(KParams p) {
-  const unsigned long long n = Threads();
-  unsigned long long idx = Gid();
-  for (long long i = 0; i < p.iters; ++i) {
-#pragma unroll
-    for (int u = 0; u < 8; ++u) {
-      const unsigned long long k = (idx + u * n) & p.mask;
-      __stcs(p.out + k, __ldcs(p.in + k));
-    }
-    idx += 8 * n;
-  }
+  for (int k = 0; k < kChains / 2; ++k) s ^= i32[k] ^ i16[k];
+  Sink(p, s);
 }
 
 // The parameterised mix: per iteration n_fma FP32 FMAs, n_int INT ops, n_fp64 FP64 FMAs,
@@ -486,14 +430,91 @@ KernelFn Function(KernelKind kind) {
     case KernelKind::kDramWrite: return k_dram_write;
     case KernelKind::kDramCopy: return k_dram_copy;
     case KernelKind::kMix: return k_mix;
+    case KernelKind::kIntMad: return k_int_mad;
+    case KernelKind::kFp64Mul: return k_fp64_mul;
+    case KernelKind::kSfuEx2: return k_sfu_ex2;
+    case KernelKind::kSfuRsqrt: return k_sfu_rsqrt;
+    case KernelKind::kConvert: return k_convert;
+    case KernelKind::kSharedConflict: return k_shared_conflict;
+    case KernelKind::kL2Write: return k_l2_write;
+    case KernelKind::kAtomicGlobal: return k_atomic_global;
+    case KernelKind::kAtomicShared: return k_atomic_shared;
+    case KernelKind::kTensorBf16: return k_tensor_bf16;
+    case KernelKind::kTensorTf32: return k_tensor_tf32;
+    case KernelKind::kTensorInt8: return k_tensor_int8;
+    case KernelKind::kTensorFp64: return k_tensor_fp64_dmma;
+    case KernelKind::kWgmmaFp16: return k_wgmma_fp16;
+    case KernelKind::kWgmmaBf16: return k_wgmma_bf16;
+    case KernelKind::kWgmmaFp8: return k_wgmma_fp8;
   }
   return nullptr;
 }
+
+// The feature bits (tensor_kernels.cuh) a kernel's code needs.
+unsigned FeaturesNeeded(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::kTensorBf16:
+    case KernelKind::kTensorTf32:
+    case KernelKind::kTensorInt8:
+    case KernelKind::kTensorFp64: return kFeatureMmaSm80;
+    case KernelKind::kWgmmaFp16:
+    case KernelKind::kWgmmaBf16:
+    case KernelKind::kWgmmaFp8: return kFeatureWgmma;
+    default: return 0;
+  }
+}
+
+#ifndef WATTCAL_CUDA_ARCHS
+#define WATTCAL_CUDA_ARCHS "?"
+#endif
 
 void Check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {
     throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
   }
+}
+
+// xorshift64*, the generator of the input words.
+class Xorshift {
+ public:
+  explicit Xorshift(uint64_t seed) : s_(seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull) {
+    if (s_ == 0) s_ = 1;
+  }
+  uint32_t Next() {
+    s_ ^= s_ >> 12, s_ ^= s_ << 25, s_ ^= s_ >> 27;
+    return static_cast<uint32_t>((s_ * 0x2545F4914F6CDD1Dull) >> 32);
+  }
+
+ private:
+  uint64_t s_;
+};
+
+// The toggle sweep: its percentages, and each one's mask (0, 8, 16 or 32 bits set).
+constexpr int kTogglePcts[] = {0, 25, 50, 100};
+constexpr int kToggleRegions = 4;
+int ToggleIndex(int pct) {
+  for (int i = 0; i < kToggleRegions; ++i) {
+    if (kTogglePcts[i] == pct) return i;
+  }
+  return -1;
+}
+uint32_t ToggleMaskOf(int pct) {
+  const int bits = 32 * pct / 100;
+  return bits >= 32 ? ~0u : (1u << bits) - 1u;
+}
+bool IsNormalFloat(uint32_t w) {
+  const uint32_t e = (w >> 23) & 0xffu;
+  return e != 0 && e != 0xffu;
+}
+// A base word whose Gray cycle of k_fp32_fma's chains holds normal floats only (x*1 + -0 == x).
+uint32_t ToggleBase(uint32_t mask, Xorshift& rng) {
+  for (int tries = 0; tries < (1 << 20); ++tries) {
+    const uint32_t c = rng.Next();
+    bool ok = true;
+    for (uint32_t j = 0; j < kChains; ++j) ok = ok && IsNormalFloat(ToggleWord(c, mask, j));
+    if (ok) return c;
+  }
+  throw std::runtime_error("the toggle sweep found no base word of normal floats");
 }
 
 class CudaDevice : public BenchmarkDevice {
@@ -504,7 +525,7 @@ class CudaDevice : public BenchmarkDevice {
     // the CPU with the NVML sampler. Not essential: a refusal is ignored.
     if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess) cudaGetLastError();
     Check(cudaGetDeviceProperties(&prop_, index), "cudaGetDeviceProperties");
-    // Two buffers of up to 512 MiB (an eighth of the memory each on small GPUs): far beyond L2.
+    // Three buffers of up to 512 MiB (an eighth of the memory each on small GPUs): far beyond L2.
     unsigned long long words = 1ull << 27;
     while (words > (1ull << 20) && words * 4 * 8 > prop_.totalGlobalMem) words >>= 1;
     mask_ = words - 1;
@@ -514,24 +535,11 @@ class CudaDevice : public BenchmarkDevice {
     l2_mask_ = l2 - 1;
     Check(cudaMalloc(&in_, words * 4), "cudaMalloc (input buffer)");
     Check(cudaMalloc(&out_, words * 4), "cudaMalloc (output buffer)");
+    Check(cudaMalloc(&toggle_, words * 4), "cudaMalloc (toggle buffer)");
     Check(cudaMemset(out_, 0, words * 4), "cudaMemset");
-    // Input words: xorshift64* from the seed, generated on the host (no set-up kernel to
-    // show up among the profiled launches), or zeros.
-    if (data == DataMode::kZeros) {
-      Check(cudaMemset(in_, 0, words * 4), "cudaMemset");
-    } else {
-      std::vector<uint32_t> chunk(1u << 22);
-      uint64_t s = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
-      if (s == 0) s = 1;
-      for (unsigned long long at = 0; at < words; at += chunk.size()) {
-        for (uint32_t& w : chunk) {
-          s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
-          w = static_cast<uint32_t>((s * 0x2545F4914F6CDD1Dull) >> 32);
-          if (w == 0) w = 1;  // 0 means "zero data" to the kernels' maps
-        }
-        Check(cudaMemcpy(in_ + at, chunk.data(), chunk.size() * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
-      }
-    }
+    FillInput(words, seed);
+    FillToggleRegions(words, seed);
+    Check(cudaMemcpyFromSymbol(&features_, wattcal_kernel_features, sizeof features_), "cudaMemcpyFromSymbol");
     Check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     for (cudaEvent_t& e : done_) Check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
     Check(cudaEventCreate(&start_), "cudaEventCreate");
@@ -552,6 +560,7 @@ class CudaDevice : public BenchmarkDevice {
     cudaStreamDestroy(stream_);
     cudaFree(in_);
     cudaFree(out_);
+    cudaFree(toggle_);
   }
 
   const cudaDeviceProp& prop() const { return prop_; }
@@ -577,8 +586,65 @@ class CudaDevice : public BenchmarkDevice {
 
   void Synchronize() override { Check(cudaStreamSynchronize(stream_), "kernel"); }
 
+  // A kernel compiled out of the code loaded for this GPU (a build without its architecture:
+  // the driver then JIT-compiles the PTX of an older one, where it is empty).
+  std::string Unavailable(const Benchmark& b) const override {
+    const unsigned need = FeaturesNeeded(b.kernel);
+    if ((features_ & need) == need) return "";
+    return std::string(KernelName(b.kernel)) + " has no code for this GPU in this build (CUDA architectures " +
+           WATTCAL_CUDA_ARCHS + "): rebuild with -DWATTCAL_CUDA_ARCHITECTURES=... naming " +
+           (need == kFeatureWgmma ? "90a-real" : "80-real or 80-virtual");
+  }
+
  private:
+  // Input words: xorshift64* from the seed, generated on the host (no set-up kernel to show
+  // up among the profiled launches), or zeros.
+  void FillInput(unsigned long long words, uint64_t seed) {
+    if (data_ == DataMode::kZeros) {
+      Check(cudaMemset(in_, 0, words * 4), "cudaMemset");
+      return;
+    }
+    std::vector<uint32_t> chunk(1u << 22);
+    Xorshift rng(seed);
+    for (unsigned long long at = 0; at < words; at += chunk.size()) {
+      for (uint32_t& w : chunk) {
+        w = rng.Next();
+        if (w == 0) w = 1;  // 0 means "zero data" to the kernels' maps
+      }
+      Check(cudaMemcpy(in_ + at, chunk.data(), chunk.size() * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
+    }
+  }
+
+  // The toggle sweep's read regions (a quarter of the toggle buffer each, still far beyond
+  // L2), generated on the host like the input: word a = word a-1 XOR the mask rotated at
+  // random, so consecutive words differ in exactly 0, 8, 16 or 32 bits. Also the base words
+  // of k_dram_write's and k_fp32_fma's toggle words. Zeros on --data zeros.
+  void FillToggleRegions(unsigned long long words, uint64_t seed) {
+    const unsigned long long region = words / kToggleRegions;
+    toggle_region_mask_ = region - 1;
+    if (data_ == DataMode::kZeros) {
+      Check(cudaMemset(toggle_, 0, words * 4), "cudaMemset");
+      return;
+    }
+    Xorshift rng(seed ^ 0x746f67676c65ull);  // "toggle"
+    std::vector<uint32_t> chunk(std::min<unsigned long long>(region, 1u << 22));
+    for (int t = 0; t < kToggleRegions; ++t) {
+      const uint32_t mask = ToggleMaskOf(kTogglePcts[t]);
+      toggle_base_[t] = ToggleBase(mask, rng);
+      uint32_t w = toggle_base_[t];
+      for (unsigned long long at = 0; at < region; at += chunk.size()) {
+        for (uint32_t& x : chunk) {
+          x = w;
+          w ^= RotateLeft(mask, static_cast<int>(rng.Next() & 31u));
+        }
+        Check(cudaMemcpy(toggle_ + t * region + at, chunk.data(), chunk.size() * 4, cudaMemcpyHostToDevice),
+              "cudaMemcpy");
+      }
+    }
+  }
+
   void Enqueue(const Benchmark& b, int64_t iters) {
+    const bool zeros = data_ == DataMode::kZeros;
     KParams p;
     std::memset(&p, 0, sizeof p);
     p.in = in_;
@@ -588,9 +654,22 @@ class CudaDevice : public BenchmarkDevice {
     p.iters = iters;
     p.lanes = b.lanes;
     p.sleep_ns = 1000;
-    p.lcg_inc = data_ == DataMode::kZeros ? 0u : 1013904223u;
+    p.lcg_inc = zeros ? 0u : 1013904223u;
     p.n_fma = b.mix.fma, p.n_int = b.mix.int_ops, p.n_fp64 = b.mix.fp64, p.n_sfu = b.mix.sfu;
     p.n_shared = b.mix.shared, p.n_l2 = b.mix.l2, p.n_dram = b.mix.dram, p.n_mma = b.mix.mma;
+    p.fma_one = zeros ? 0.0f : 1.0f;
+    p.fma_zero = zeros ? 0.0f : -0.0f;
+    if (b.toggle_pct >= 0) {
+      const int t = ToggleIndex(b.toggle_pct);
+      if (t < 0) throw std::runtime_error(b.name + ": the toggle sweep has no " + std::to_string(b.toggle_pct) + "%");
+      p.toggle = 1;
+      p.toggle_mask = zeros ? 0u : ToggleMaskOf(b.toggle_pct);
+      p.toggle_base = zeros ? 0u : toggle_base_[t];
+      if (b.kernel == KernelKind::kDramLd) {
+        p.in = toggle_ + t * (toggle_region_mask_ + 1);
+        p.mask = toggle_region_mask_;
+      }
+    }
     const size_t smem = b.one_block_per_sm && b.kernel == KernelKind::kIntAdd ? one_per_sm_smem_ : 0;
     Function(b.kernel)<<<static_cast<unsigned>(b.blocks), b.threads, smem, stream_>>>(p);
     Check(cudaGetLastError(), KernelName(b.kernel));
@@ -601,7 +680,10 @@ class CudaDevice : public BenchmarkDevice {
   cudaDeviceProp prop_{};
   uint32_t* in_ = nullptr;
   uint32_t* out_ = nullptr;
-  unsigned long long mask_ = 0, l2_mask_ = 0;
+  uint32_t* toggle_ = nullptr;
+  unsigned long long mask_ = 0, l2_mask_ = 0, toggle_region_mask_ = 0;
+  uint32_t toggle_base_[kToggleRegions] = {};
+  unsigned features_ = 0;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t done_[2] = {nullptr, nullptr};
   cudaEvent_t start_ = nullptr, stop_ = nullptr;

@@ -15,20 +15,58 @@ namespace {
 struct KernelEntry {
   KernelKind kind;
   const char* name;
+  int min_cc = 70;  // the suite's own needs (__nanosleep, tensor cores)
+  int max_cc = 0;
+  const char* needs = "";
 };
 
 constexpr KernelEntry kKernels[] = {
-    {KernelKind::kSleep, "k_sleep"},           {KernelKind::kIntAdd, "k_int_add"},
-    {KernelKind::kIntMul, "k_int_mul"},        {KernelKind::kIntXorshift, "k_int_xorshift"},
-    {KernelKind::kFp32Fma, "k_fp32_fma"},      {KernelKind::kFp32Add, "k_fp32_add"},
-    {KernelKind::kFp32Mul, "k_fp32_mul"},      {KernelKind::kFp64Fma, "k_fp64_fma"},
-    {KernelKind::kFp64Add, "k_fp64_add"},      {KernelKind::kFp16Hfma2, "k_fp16_hfma2"},
-    {KernelKind::kSfuSin, "k_sfu_sin"},        {KernelKind::kTensor, "k_tensor_hmma"},
-    {KernelKind::kSharedLd, "k_shared_ld"},    {KernelKind::kSharedSt, "k_shared_st"},
-    {KernelKind::kL1Ld, "k_l1_ld"},            {KernelKind::kL2Ld, "k_l2_ld"},
-    {KernelKind::kDramLd, "k_dram_ld"},        {KernelKind::kDramWrite, "k_dram_write"},
-    {KernelKind::kDramCopy, "k_dram_copy"},    {KernelKind::kMix, "k_mix"},
+    {KernelKind::kSleep, "k_sleep"},
+    {KernelKind::kIntAdd, "k_int_add"},
+    {KernelKind::kIntMul, "k_int_mul"},
+    {KernelKind::kIntXorshift, "k_int_xorshift"},
+    {KernelKind::kFp32Fma, "k_fp32_fma"},
+    {KernelKind::kFp32Add, "k_fp32_add"},
+    {KernelKind::kFp32Mul, "k_fp32_mul"},
+    {KernelKind::kFp64Fma, "k_fp64_fma"},
+    {KernelKind::kFp64Add, "k_fp64_add"},
+    {KernelKind::kFp16Hfma2, "k_fp16_hfma2"},
+    {KernelKind::kSfuSin, "k_sfu_sin"},
+    {KernelKind::kTensor, "k_tensor_hmma"},
+    {KernelKind::kSharedLd, "k_shared_ld"},
+    {KernelKind::kSharedSt, "k_shared_st"},
+    {KernelKind::kL1Ld, "k_l1_ld"},
+    {KernelKind::kL2Ld, "k_l2_ld"},
+    {KernelKind::kDramLd, "k_dram_ld"},
+    {KernelKind::kDramWrite, "k_dram_write"},
+    {KernelKind::kDramCopy, "k_dram_copy"},
+    {KernelKind::kMix, "k_mix"},
+    {KernelKind::kIntMad, "k_int_mad"},
+    {KernelKind::kFp64Mul, "k_fp64_mul"},
+    {KernelKind::kSfuEx2, "k_sfu_ex2"},
+    {KernelKind::kSfuRsqrt, "k_sfu_rsqrt"},
+    {KernelKind::kConvert, "k_convert"},
+    {KernelKind::kSharedConflict, "k_shared_conflict"},
+    {KernelKind::kL2Write, "k_l2_write"},
+    {KernelKind::kAtomicGlobal, "k_atomic_global"},
+    {KernelKind::kAtomicShared, "k_atomic_shared"},
+    {KernelKind::kTensorBf16, "k_tensor_bf16", 80, 0, "mma.sync bf16"},
+    {KernelKind::kTensorTf32, "k_tensor_tf32", 80, 0, "mma.sync tf32"},
+    {KernelKind::kTensorInt8, "k_tensor_int8", 80, 0, "mma.sync s8, IMMA"},
+    {KernelKind::kTensorFp64, "k_tensor_fp64_dmma", 80, 0, "mma.sync f64, DMMA"},
+    {KernelKind::kWgmmaFp16, "k_wgmma_fp16", 90, 90, "wgmma.mma_async, sm_90a: Hopper"},
+    {KernelKind::kWgmmaBf16, "k_wgmma_bf16", 90, 90, "wgmma.mma_async, sm_90a: Hopper"},
+    {KernelKind::kWgmmaFp8, "k_wgmma_fp8", 90, 90, "wgmma.mma_async, sm_90a: Hopper"},
 };
+
+const KernelEntry* Entry(KernelKind kind) {
+  for (const KernelEntry& e : kKernels) {
+    if (e.kind == kind) return &e;
+  }
+  return nullptr;
+}
+
+std::string CcText(int cc) { return fmt::format("{}.{}", cc / 10, cc % 10); }
 
 // Blocks of 256 threads per SM for the unit kernels: 2048 threads, full occupancy.
 constexpr int kUnitBlocksPerSm = 8;
@@ -42,6 +80,8 @@ Benchmark Make(const std::string& name, const std::string& group, KernelKind kin
   b.kernel = kind;
   b.blocks = blocks;
   b.threads = threads;
+  b.min_cc = KernelMinCc(kind);
+  b.max_cc = KernelMaxCc(kind);
   return b;
 }
 
@@ -64,10 +104,23 @@ std::vector<int> SweepSms(int sm_count) {
 }  // namespace
 
 const char* KernelName(KernelKind kind) {
-  for (const KernelEntry& e : kKernels) {
-    if (e.kind == kind) return e.name;
-  }
-  return "k_unknown";
+  const KernelEntry* e = Entry(kind);
+  return e ? e->name : "k_unknown";
+}
+
+int KernelMinCc(KernelKind kind) {
+  const KernelEntry* e = Entry(kind);
+  return e ? e->min_cc : 70;
+}
+
+int KernelMaxCc(KernelKind kind) {
+  const KernelEntry* e = Entry(kind);
+  return e ? e->max_cc : 0;
+}
+
+const char* KernelNeeds(KernelKind kind) {
+  const KernelEntry* e = Entry(kind);
+  return e ? e->needs : "";
 }
 
 std::vector<KernelKind> AllKernels() {
@@ -93,91 +146,138 @@ bool SuiteOptions::Check(std::string* error) const {
   return true;
 }
 
-std::vector<Benchmark> BuildSuitePlan(const SuiteOptions& options) {
-  const int64_t sms = options.sm_count;
+namespace {
+
+struct UnitEntry {
+  const char* name;
+  const char* group;
+  KernelKind kind;
+};
+
+// The first units, one per kernel (also at lower occupancies: kOccupancyUnits).
+constexpr UnitEntry kFirstUnits[] = {
+    {"int_add", "unit", KernelKind::kIntAdd},       {"int_mul", "unit", KernelKind::kIntMul},
+    {"int_xorshift", "unit", KernelKind::kIntXorshift}, {"fp32_fma", "unit", KernelKind::kFp32Fma},
+    {"fp32_add", "unit", KernelKind::kFp32Add},     {"fp32_mul", "unit", KernelKind::kFp32Mul},
+    {"fp64_fma", "unit", KernelKind::kFp64Fma},     {"fp64_add", "unit", KernelKind::kFp64Add},
+    {"fp16_hfma2", "unit", KernelKind::kFp16Hfma2}, {"sfu_sin", "unit", KernelKind::kSfuSin},
+    {"tensor_fp16", "unit", KernelKind::kTensor},   {"shared_ld", "unit", KernelKind::kSharedLd},
+    {"shared_st", "unit", KernelKind::kSharedSt},   {"l1_ld", "unit", KernelKind::kL1Ld},
+    {"l2_ld", "unit", KernelKind::kL2Ld},           {"dram_ld", "unit", KernelKind::kDramLd},
+    {"dram_write", "unit", KernelKind::kDramWrite}, {"dram_copy", "unit", KernelKind::kDramCopy},
+};
+constexpr const char* kOccupancyUnits[] = {"int_add", "fp32_fma", "fp64_fma", "tensor_fp16",
+                                           "shared_ld", "l2_ld", "dram_ld"};
+
+// The units added with the tensor, atomic and toggle groups, and those groups' kernels: all
+// of them also at lower occupancies.
+constexpr UnitEntry kMoreUnits[] = {
+    {"int_mad", "unit", KernelKind::kIntMad},
+    {"fp64_mul", "unit", KernelKind::kFp64Mul},
+    {"sfu_ex2", "unit", KernelKind::kSfuEx2},
+    {"sfu_rsqrt", "unit", KernelKind::kSfuRsqrt},
+    {"convert", "unit", KernelKind::kConvert},
+    {"shared_conflict", "unit", KernelKind::kSharedConflict},
+    {"l2_write", "unit", KernelKind::kL2Write},
+    {"tensor_bf16", "tensor", KernelKind::kTensorBf16},
+    {"tensor_tf32", "tensor", KernelKind::kTensorTf32},
+    {"tensor_int8", "tensor", KernelKind::kTensorInt8},
+    {"tensor_fp64", "tensor", KernelKind::kTensorFp64},
+    {"wgmma_fp16", "tensor", KernelKind::kWgmmaFp16},
+    {"wgmma_bf16", "tensor", KernelKind::kWgmmaBf16},
+    {"wgmma_fp8", "tensor", KernelKind::kWgmmaFp8},
+    {"atomic_global", "atomic", KernelKind::kAtomicGlobal},
+    {"atomic_shared", "atomic", KernelKind::kAtomicShared},
+};
+
+// One unit per kernel at full occupancy, then the same at 1 and 2 blocks of 256 per SM.
+void AddUnits(int64_t sms, std::vector<Benchmark>* plan) {
   const int64_t full = sms * kUnitBlocksPerSm;
-  std::vector<Benchmark> plan;
-
-  // The sleeping kernel first: occupied SMs that issue almost nothing.
-  plan.push_back(Make("idle_sleep", "idle", KernelKind::kSleep, full, kUnitThreads));
-
-  // One unit per kernel.
-  const std::pair<const char*, KernelKind> units[] = {
-      {"int_add", KernelKind::kIntAdd},       {"int_mul", KernelKind::kIntMul},
-      {"int_xorshift", KernelKind::kIntXorshift}, {"fp32_fma", KernelKind::kFp32Fma},
-      {"fp32_add", KernelKind::kFp32Add},     {"fp32_mul", KernelKind::kFp32Mul},
-      {"fp64_fma", KernelKind::kFp64Fma},     {"fp64_add", KernelKind::kFp64Add},
-      {"fp16_hfma2", KernelKind::kFp16Hfma2}, {"sfu_sin", KernelKind::kSfuSin},
-      {"tensor_fp16", KernelKind::kTensor},   {"shared_ld", KernelKind::kSharedLd},
-      {"shared_st", KernelKind::kSharedSt},   {"l1_ld", KernelKind::kL1Ld},
-      {"l2_ld", KernelKind::kL2Ld},           {"dram_ld", KernelKind::kDramLd},
-      {"dram_write", KernelKind::kDramWrite}, {"dram_copy", KernelKind::kDramCopy},
-  };
-  for (const auto& [name, kind] : units) plan.push_back(Make(name, "unit", kind, full, kUnitThreads));
-
-  // Lower occupancies of a few units.
-  const std::pair<const char*, KernelKind> occupancy_units[] = {
-      {"int_add", KernelKind::kIntAdd}, {"fp32_fma", KernelKind::kFp32Fma},
-      {"fp64_fma", KernelKind::kFp64Fma}, {"tensor_fp16", KernelKind::kTensor},
-      {"shared_ld", KernelKind::kSharedLd}, {"l2_ld", KernelKind::kL2Ld},
-      {"dram_ld", KernelKind::kDramLd},
-  };
-  for (const auto& [name, kind] : occupancy_units) {
-    for (int b : {1, 2}) {
-      plan.push_back(Make(fmt::format("{}_occ_b{}", name, b), "occupancy", kind, sms * b, kUnitThreads));
+  for (const UnitEntry& u : kFirstUnits) plan->push_back(Make(u.name, u.group, u.kind, full, kUnitThreads));
+  for (const UnitEntry& u : kMoreUnits) plan->push_back(Make(u.name, u.group, u.kind, full, kUnitThreads));
+  std::vector<UnitEntry> lower;
+  for (const char* name : kOccupancyUnits) {
+    for (const UnitEntry& u : kFirstUnits) {
+      if (std::string(u.name) == name) lower.push_back(u);
     }
   }
+  lower.insert(lower.end(), std::begin(kMoreUnits), std::end(kMoreUnits));
+  for (const UnitEntry& u : lower) {
+    for (int b : {1, 2}) {
+      plan->push_back(Make(fmt::format("{}_occ_b{}", u.name, b), "occupancy", u.kind, sms * b, kUnitThreads));
+    }
+  }
+}
 
-  // FP32 FMAs per DRAM load, and per L2 load.
+// FP32 FMAs per DRAM load and per L2 load; two units together.
+void AddUnitMixes(int64_t sms, std::vector<Benchmark>* plan) {
+  const int64_t full = sms * kUnitBlocksPerSm;
   for (int f : {0, 1, 2, 4, 8, 16, 32, 64, 128, 256}) {
     Benchmark b = Make(fmt::format("fma_per_dram_{:03d}", f), "fma_per_byte", KernelKind::kMix, full, kUnitThreads);
     b.mix.fma = f;
     b.mix.dram = 1;
-    plan.push_back(b);
+    plan->push_back(b);
   }
   for (int f : {4, 32}) {
     Benchmark b = Make(fmt::format("fma_per_l2_{:03d}", f), "fma_per_byte", KernelKind::kMix, full, kUnitThreads);
     b.mix.fma = f;
     b.mix.l2 = 1;
-    plan.push_back(b);
+    plan->push_back(b);
   }
+  Benchmark b = Make("mix_int_fp32", "unit_mix", KernelKind::kMix, full, kUnitThreads);
+  b.mix.fma = 16;
+  b.mix.int_ops = 16;
+  plan->push_back(b);
+  b = Make("mix_tensor_dram", "unit_mix", KernelKind::kMix, full, kUnitThreads);
+  b.mix.mma = 4;
+  b.mix.dram = 1;
+  plan->push_back(b);
+  b = Make("mix_fp64_dram", "unit_mix", KernelKind::kMix, full, kUnitThreads);
+  b.mix.fp64 = 8;
+  b.mix.dram = 1;
+  plan->push_back(b);
+  b = Make("mix_sfu_shared", "unit_mix", KernelKind::kMix, full, kUnitThreads);
+  b.mix.sfu = 4;
+  b.mix.shared = 4;
+  plan->push_back(b);
+}
 
-  // Two units together.
-  {
-    Benchmark b = Make("mix_int_fp32", "unit_mix", KernelKind::kMix, full, kUnitThreads);
-    b.mix.fma = 16;
-    b.mix.int_ops = 16;
-    plan.push_back(b);
-    b = Make("mix_tensor_dram", "unit_mix", KernelKind::kMix, full, kUnitThreads);
-    b.mix.mma = 4;
-    b.mix.dram = 1;
-    plan.push_back(b);
-    b = Make("mix_fp64_dram", "unit_mix", KernelKind::kMix, full, kUnitThreads);
-    b.mix.fp64 = 8;
-    b.mix.dram = 1;
-    plan.push_back(b);
-    b = Make("mix_sfu_shared", "unit_mix", KernelKind::kMix, full, kUnitThreads);
-    b.mix.sfu = 4;
-    b.mix.shared = 4;
-    plan.push_back(b);
-  }
-
-  // SM sweep: k_int_add, one 1024-thread block per SM.
-  for (int n : SweepSms(options.sm_count)) {
+// SM sweep (k_int_add, one 1024-thread block per SM) and lane sweep (k_fp32_fma with 1 ... 32
+// active lanes per warp, 4 blocks of 256 per SM).
+void AddSweeps(int sm_count, std::vector<Benchmark>* plan) {
+  for (int n : SweepSms(sm_count)) {
     Benchmark b = Make(fmt::format("sm_sweep_int_add_{:03d}", n), "sm_sweep", KernelKind::kIntAdd, n, 1024);
     b.one_block_per_sm = true;
-    plan.push_back(b);
+    plan->push_back(b);
   }
-
-  // Lane sweep: k_fp32_fma with 1 ... 32 active lanes per warp, 4 blocks of 256 per SM.
   for (int lanes : {1, 2, 4, 8, 12, 16, 20, 24, 28, 32}) {
-    Benchmark b = Make(fmt::format("lane_sweep_fp32_fma_{:02d}", lanes), "lane_sweep",
-                       KernelKind::kFp32Fma, sms * 4, kUnitThreads);
+    Benchmark b = Make(fmt::format("lane_sweep_fp32_fma_{:02d}", lanes), "lane_sweep", KernelKind::kFp32Fma,
+                       static_cast<int64_t>(sm_count) * 4, kUnitThreads);
     b.lanes = lanes;
-    plan.push_back(b);
+    plan->push_back(b);
   }
+}
 
-  // Seeded random mixes at 1, 4 and 8 blocks of 256 threads per SM.
+// Toggle sweep: DRAM write, DRAM read and FP32 FMA on words that differ from the previous one
+// in 0, 25, 50 or 100% of their bits, at 8 (no suffix), 1 and 2 blocks of 256 threads per SM.
+void AddToggleSweep(int64_t sms, std::vector<Benchmark>* plan) {
+  const std::pair<const char*, KernelKind> toggled[] = {
+      {"dram_write", KernelKind::kDramWrite}, {"dram_ld", KernelKind::kDramLd}, {"fp32_fma", KernelKind::kFp32Fma}};
+  for (const auto& [name, kind] : toggled) {
+    for (int pct : {0, 25, 50, 100}) {
+      for (int bps : {kUnitBlocksPerSm, 1, 2}) {
+        const std::string suffix = bps == kUnitBlocksPerSm ? "" : fmt::format("_b{}", bps);
+        Benchmark b = Make(fmt::format("toggle_{}_{:03d}{}", name, pct, suffix), "toggle", kind, sms * bps,
+                           kUnitThreads);
+        b.toggle_pct = pct;
+        plan->push_back(b);
+      }
+    }
+  }
+}
+
+// Seeded random mixes at 1, 4 and 8 blocks of 256 threads per SM.
+void AddRandomMixes(const SuiteOptions& options, std::vector<Benchmark>* plan) {
   std::mt19937_64 rng(options.seed);
   auto draw = [&](int max, double p_zero) {
     std::uniform_real_distribution<double> u(0.0, 1.0);
@@ -198,10 +298,25 @@ std::vector<Benchmark> BuildSuitePlan(const SuiteOptions& options) {
       m.mma = draw(2, 0.7);
     } while (m.Empty());
     const int bps = occupancies[i % 3];
-    Benchmark b = Make(MixName(i, m, bps), "mix", KernelKind::kMix, sms * bps, kUnitThreads);
+    Benchmark b = Make(MixName(i, m, bps), "mix", KernelKind::kMix,
+                       static_cast<int64_t>(options.sm_count) * bps, kUnitThreads);
     b.mix = m;
-    plan.push_back(b);
+    plan->push_back(b);
   }
+}
+
+}  // namespace
+
+std::vector<Benchmark> BuildSuitePlan(const SuiteOptions& options) {
+  const int64_t sms = options.sm_count;
+  std::vector<Benchmark> plan;
+  // The sleeping kernel first: occupied SMs that issue almost nothing.
+  plan.push_back(Make("idle_sleep", "idle", KernelKind::kSleep, sms * kUnitBlocksPerSm, kUnitThreads));
+  AddUnits(sms, &plan);
+  AddUnitMixes(sms, &plan);
+  AddSweeps(options.sm_count, &plan);
+  AddToggleSweep(sms, &plan);
+  AddRandomMixes(options, &plan);
   return plan;
 }
 
@@ -253,13 +368,62 @@ bool SelectBenchmarks(const std::vector<Benchmark>& plan, const std::string& onl
   return true;
 }
 
+bool RunsOn(const Benchmark& b, int compute_capability, std::string* reason) {
+  const char* needs = KernelNeeds(b.kernel);
+  const std::string what = *needs ? fmt::format(" ({})", needs) : std::string();
+  if (compute_capability < b.min_cc) {
+    *reason = fmt::format("{} needs compute capability {} or newer{}; this GPU is {}", KernelName(b.kernel),
+                          CcText(b.min_cc), what, CcText(compute_capability));
+    return false;
+  }
+  if (b.max_cc > 0 && compute_capability > b.max_cc) {
+    *reason = fmt::format("{} runs only up to compute capability {}{}; this GPU is {}", KernelName(b.kernel),
+                          CcText(b.max_cc), what, CcText(compute_capability));
+    return false;
+  }
+  return true;
+}
+
+std::vector<Benchmark> PlanForGpu(const std::vector<Benchmark>& plan, int compute_capability,
+                                  std::vector<SkippedBenchmark>* skipped,
+                                  const std::function<std::string(const Benchmark&)>& unavailable) {
+  std::vector<Benchmark> runs;
+  skipped->clear();
+  for (const Benchmark& b : plan) {
+    std::string reason;
+    if (RunsOn(b, compute_capability, &reason) && unavailable) reason = unavailable(b);
+    if (reason.empty()) {
+      runs.push_back(b);
+    } else {
+      skipped->push_back({b.name, reason});
+    }
+  }
+  return runs;
+}
+
+std::string SkippedListing(const std::vector<SkippedBenchmark>& skipped) {
+  std::vector<std::pair<std::string, std::string>> by_reason;  // reason, names; first-seen order
+  for (const SkippedBenchmark& s : skipped) {
+    auto it = std::find_if(by_reason.begin(), by_reason.end(), [&](const auto& r) { return r.first == s.reason; });
+    if (it == by_reason.end()) {
+      by_reason.emplace_back(s.reason, s.name);
+    } else {
+      it->second += ", " + s.name;
+    }
+  }
+  std::string out;
+  for (const auto& [reason, names] : by_reason) out += fmt::format("not run: {}: {}\n", names, reason);
+  return out;
+}
+
 std::string PlanListing(const std::vector<Benchmark>& plan) {
-  std::string s = "name,group,kernel,blocks,threads,lanes,fma,int,fp64,sfu,shared,l2,dram,mma\n";
+  std::string s =
+      "name,group,kernel,blocks,threads,lanes,fma,int,fp64,sfu,shared,l2,dram,mma,min_cc,max_cc,toggle_pct\n";
   for (const Benchmark& b : plan) {
     const MixCounts& m = b.mix;
-    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", b.name, b.group,
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", b.name, b.group,
                      KernelName(b.kernel), b.blocks, b.threads, b.lanes, m.fma, m.int_ops, m.fp64,
-                     m.sfu, m.shared, m.l2, m.dram, m.mma);
+                     m.sfu, m.shared, m.l2, m.dram, m.mma, b.min_cc, b.max_cc, b.toggle_pct);
   }
   return s;
 }

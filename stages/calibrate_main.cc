@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
       "benchmark together; 2.5%/97.5% percentiles interpolated linearly between order statistics (0: none)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--seed", o.seed, "Seed of the --bootstrap resampling (replicate b uses mt19937_64 seeded "
-      "from the seed and b: identical for any --threads)")->capture_default_str();
+      "from the seed and b: identical for any --threads)")->capture_default_str()->check(Seed());
   AddCalibrationOptions(&app, &o.calibration);
   AddAccelWattchOptions(&app, &o.accelwattch);
   AddLoggingOptions(&app);

@@ -31,6 +31,10 @@ void AddMapeCiOption(CLI::App* app, std::string* method);
 // `flags` (pipeline/stage/sweep_flags.h: the inputs of wattcal-static and wattcal-idle).
 void AddSweepWithConstantOptions(CLI::App* app, SweepWithConstantFlags* flags);
 
+// A seed: a whole number in [0, 2^64 - 1], written in decimal digits only, so that -1 and
+// 2^64 are refused rather than wrapped onto 2^64 - 1. `app.add_option("--seed", seed)->check(Seed())`.
+CLI::Validator Seed();
+
 // Marks an option as a file the stage writes: `app.add_option("--out", path)->check(OutputFile())`.
 // RunStageMain refuses, before the stage reads anything, an output (or its OUT.manifest.json)
 // that is the same file as an input (an option checked CLI::ExistingFile / ExistingDirectory /

@@ -101,6 +101,9 @@ void AddIngestOptions(CLI::App* app, IngestStageOptions* o) {
                   "combine several into one table. Needs --gpu and --tidy; --out gets the "
                   "per-window table")
       ->check(CLI::ExistingDirectory);
+  app->add_flag("--mixed-gpus", o->mixed_gpus,
+                "With several --capture of different GPUs (by name): combine them anyway (refused by default: "
+                "one description's peaks fit one GPU)");
   app->add_flag("--per-workload", o->per_workload,
                 "With --capture: one row per workload in --tidy (its windows' summed energy over their "
                 "summed duration, flags of any window) instead of one per window: for applications, "

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   app.add_option("--out-dir", o.out_dir, "Folder for train_micro_dvfs.csv, train_micro_fixed.csv, "
                                          "heldout_apps_dvfs.csv and truth_model.json")
       ->required();
-  app.add_option("--seed", o.seed, "Random seed (same seed, same bytes)")->capture_default_str();
+  app.add_option("--seed", o.seed, "Random seed (same seed, same bytes)")->capture_default_str()->check(Seed());
   app.add_option("--noise-rel", o.noise_rel, "Relative measurement noise (fraction) instead of the spec's");
   app.add_option("--corrupted-rows", o.corrupted_rows, "Number of corrupted training rows instead of the spec's");
   app.add_flag("--campaign", o.campaign,

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   app.add_option("--cv", o.cv, "accelwattch: loko = leave-one-kernel-out re-estimation of the scaling "
       "factors on --components")->check(CLI::IsMember({"loko"}));
   app.add_option("--cv-folds", o.cv_folds, "Cross-validation: number of folds (whole benchmarks per fold)");
-  app.add_option("--cv-seed", o.cv_seed, "Cross-validation: seed of the fold assignment")->capture_default_str();
+  app.add_option("--cv-seed", o.cv_seed, "Cross-validation: seed of the fold assignment")->capture_default_str()->check(Seed());
   app.add_option("--mode", o.mode, "What is validated, i.e. how held-out rows are predicted: dvfs (TPDS "
       "§4.3), fixed (default pair only, §4.2), scaling (Eq. 10, anchored at each benchmark's measured "
       "power at the default pair) or accelwattch (per-kernel tables, MICRO'21 Eqs. 12-14). With --cv-folds "

@@ -1,5 +1,6 @@
-// wattcal-capture's suite (issue 13) without a GPU: the plan (>= 100 benchmarks covering every
-// unit, the SM and lane sweeps, the random mixes and idle; unique names), the run loop and
+// wattcal-capture's suite (issue 13) without a GPU: the plan (216 benchmarks on 132 SMs covering
+// every unit, the tensor families, atomics, the SM, lane and toggle sweeps, the random mixes
+// and idle; unique names), which of it a GPU's compute capability runs, the run loop and
 // the capture writer driven by a simulated GPU and NVML, and the directory they write
 // ingested by build/bin/wattcal-ingest --capture. Tests named CaptureSuiteGpu.* run the real
 // wattcal-capture and skip with a message when it was not built or no GPU answers (CTest
@@ -16,6 +17,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "capture_writer.h"
 #include "io/corpus_io.h"
@@ -84,12 +86,18 @@ TEST(CaptureSuite, ThePlanCoversUnitsSweepsMixesAndIdleUnderUniqueNames) {
       EXPECT_FALSE(b.mix.Empty()) << b.name;
     }
   }
-  for (const char* g : {"idle", "unit", "occupancy", "fma_per_byte", "unit_mix", "sm_sweep", "lane_sweep", "mix"}) {
+  for (const char* g : {"idle", "unit", "tensor", "atomic", "occupancy", "fma_per_byte", "unit_mix", "sm_sweep",
+                        "lane_sweep", "toggle", "mix"}) {
     EXPECT_GT(groups[g], 0) << g;
   }
   EXPECT_EQ(groups["mix"], options.mixes);
-  // Every kernel of kernels.cu is used.
+  // Every kernel of kernels.cu is used, each under its own plain name.
   EXPECT_EQ(kernels.size(), AllKernels().size());
+  std::set<std::string> kernel_names;
+  for (KernelKind k : AllKernels()) {
+    EXPECT_TRUE(kernel_names.insert(KernelName(k)).second) << KernelName(k);
+    EXPECT_EQ(std::string(KernelName(k)).rfind("k_", 0), 0u) << KernelName(k);
+  }
   // One unit per kernel for each unit the issue names.
   for (const char* unit : {"int_add", "int_mul", "fp32_fma", "fp32_add", "fp32_mul", "fp64_fma",
                            "fp16_hfma2", "sfu_sin", "tensor_fp16", "shared_ld", "l1_ld", "l2_ld",
@@ -118,6 +126,155 @@ TEST(CaptureSuite, ThePlanCoversUnitsSweepsMixesAndIdleUnderUniqueNames) {
   EXPECT_EQ(lanes.front(), 1);
   EXPECT_EQ(lanes.back(), 32);
   EXPECT_EQ(mix_blocks, (std::set<int64_t>{1, 4, 8}));
+}
+
+// Every unit a modern GPU spends power in: each family at full occupancy (its group) and at
+// 1 and 2 blocks of 256 per SM (occupancy), with the compute capabilities it needs.
+TEST(CaptureSuite, ThePlanCoversTensorFamiliesUnitsAtomicsAndTheToggleSweep) {
+  SuiteOptions options;
+  const std::vector<Benchmark> plan = BuildSuitePlan(options);
+  std::map<std::string, const Benchmark*> by_name;
+  for (const Benchmark& b : plan) by_name[b.name] = &b;
+  ASSERT_EQ(by_name.size(), plan.size());  // unique names
+  struct Family {
+    const char* name;
+    const char* group;
+    const char* kernel;
+    int min_cc, max_cc;
+  };
+  const Family families[] = {
+      {"tensor_bf16", "tensor", "k_tensor_bf16", 80, 0},   {"tensor_tf32", "tensor", "k_tensor_tf32", 80, 0},
+      {"tensor_int8", "tensor", "k_tensor_int8", 80, 0},   {"tensor_fp64", "tensor", "k_tensor_fp64_dmma", 80, 0},
+      {"wgmma_fp16", "tensor", "k_wgmma_fp16", 90, 90},    {"wgmma_bf16", "tensor", "k_wgmma_bf16", 90, 90},
+      {"wgmma_fp8", "tensor", "k_wgmma_fp8", 90, 90},      {"fp64_mul", "unit", "k_fp64_mul", 70, 0},
+      {"int_mad", "unit", "k_int_mad", 70, 0},             {"sfu_ex2", "unit", "k_sfu_ex2", 70, 0},
+      {"sfu_rsqrt", "unit", "k_sfu_rsqrt", 70, 0},         {"convert", "unit", "k_convert", 70, 0},
+      {"l2_write", "unit", "k_l2_write", 70, 0},           {"shared_conflict", "unit", "k_shared_conflict", 70, 0},
+      {"atomic_global", "atomic", "k_atomic_global", 70, 0}, {"atomic_shared", "atomic", "k_atomic_shared", 70, 0},
+  };
+  for (const Family& f : families) {
+    for (const auto& [suffix, group, blocks_per_sm] : {std::tuple<std::string, std::string, int>{"", f.group, 8},
+                                                       {"_occ_b1", "occupancy", 1},
+                                                       {"_occ_b2", "occupancy", 2}}) {
+      const std::string name = f.name + suffix;
+      ASSERT_TRUE(by_name.count(name)) << name;
+      const Benchmark& b = *by_name[name];
+      EXPECT_EQ(b.group, group) << name;
+      EXPECT_EQ(KernelName(b.kernel), std::string(f.kernel)) << name;
+      EXPECT_EQ(b.blocks, options.sm_count * blocks_per_sm) << name;
+      EXPECT_EQ(b.threads, 256) << name;
+      EXPECT_EQ(b.min_cc, f.min_cc) << name;
+      EXPECT_EQ(b.max_cc, f.max_cc) << name;
+      EXPECT_EQ(b.toggle_pct, -1) << name;
+    }
+  }
+  // The toggle sweep: three kernels x four toggle rates x three occupancies.
+  int toggles = 0;
+  for (const auto& [name, kernel] : {std::pair<std::string, std::string>{"dram_write", "k_dram_write"},
+                                     {"dram_ld", "k_dram_ld"},
+                                     {"fp32_fma", "k_fp32_fma"}}) {
+    for (int pct : {0, 25, 50, 100}) {
+      for (const auto& [suffix, blocks_per_sm] : {std::pair<std::string, int>{"", 8}, {"_b1", 1}, {"_b2", 2}}) {
+        const std::string n = fmt::format("toggle_{}_{:03d}{}", name, pct, suffix);
+        ASSERT_TRUE(by_name.count(n)) << n;
+        const Benchmark& b = *by_name[n];
+        EXPECT_EQ(b.group, "toggle") << n;
+        EXPECT_EQ(KernelName(b.kernel), kernel) << n;
+        EXPECT_EQ(b.toggle_pct, pct) << n;
+        EXPECT_EQ(b.blocks, options.sm_count * blocks_per_sm) << n;
+        ++toggles;
+      }
+    }
+  }
+  int toggle_group = 0;
+  for (const Benchmark& b : plan) {
+    toggle_group += b.group == "toggle";
+    if (b.group != "toggle") EXPECT_EQ(b.toggle_pct, -1) << b.name;
+  }
+  EXPECT_EQ(toggle_group, toggles);
+  EXPECT_EQ(toggles, 36);
+  // The whole plan on a 132-SM GPU: 132 before the tensor, atomic and toggle groups.
+  EXPECT_EQ(plan.size(), 132u + 16u * 3u + 36u);
+  // --list names every family and says what each needs.
+  const std::string listing = PlanListing(plan);
+  EXPECT_EQ(Lines(listing)[0],
+            "name,group,kernel,blocks,threads,lanes,fma,int,fp64,sfu,shared,l2,dram,mma,min_cc,max_cc,toggle_pct");
+  EXPECT_NE(listing.find("\nwgmma_fp8,tensor,k_wgmma_fp8,1056,256,32,0,0,0,0,0,0,0,0,90,90,-1\n"), std::string::npos);
+  EXPECT_NE(listing.find("\ntoggle_dram_ld_050_b2,toggle,k_dram_ld,264,256,32,0,0,0,0,0,0,0,0,70,0,50\n"),
+            std::string::npos);
+}
+
+// The GPU's compute capability decides, in host code, which benchmarks run: sm_80's mma.sync
+// families need 8.0, the wgmma kernels (sm_90a) run on 9.0 only; each left out with a reason.
+TEST(CaptureSuite, PlanForGpuLeavesOutWhatTheComputeCapabilityCannotRun) {
+  const std::vector<Benchmark> plan = BuildSuitePlan(SuiteOptions());
+  auto names_of = [](const std::vector<SkippedBenchmark>& skipped) {
+    std::set<std::string> names;
+    for (const SkippedBenchmark& s : skipped) names.insert(s.name);
+    return names;
+  };
+  auto family = [](const std::vector<std::string>& bases) {
+    std::set<std::string> names;
+    for (const std::string& b : bases) {
+      for (const char* suffix : {"", "_occ_b1", "_occ_b2"}) names.insert(b + suffix);
+    }
+    return names;
+  };
+  const std::set<std::string> wgmma = family({"wgmma_fp16", "wgmma_bf16", "wgmma_fp8"});
+  std::set<std::string> sm80_and_wgmma = family({"tensor_bf16", "tensor_tf32", "tensor_int8", "tensor_fp64"});
+  sm80_and_wgmma.insert(wgmma.begin(), wgmma.end());
+
+  std::vector<SkippedBenchmark> skipped;
+  // Turing (7.5): no DMMA, IMMA, BF16, TF32 or wgmma.
+  std::vector<Benchmark> runs = PlanForGpu(plan, 75, &skipped);
+  EXPECT_EQ(names_of(skipped), sm80_and_wgmma);
+  EXPECT_EQ(runs.size() + skipped.size(), plan.size());
+  for (const SkippedBenchmark& s : skipped) {
+    EXPECT_NE(s.reason.find("this GPU is 7.5"), std::string::npos) << s.reason;
+    EXPECT_NE(s.reason.find(wgmma.count(s.name) ? "9.0 or newer" : "8.0 or newer"), std::string::npos) << s.reason;
+  }
+  const std::string listing = SkippedListing(skipped);
+  EXPECT_EQ(Lines(listing).size(), 7u) << listing;  // one line per kernel (its reason)
+  EXPECT_NE(listing.find("not run: tensor_fp64, tensor_fp64_occ_b1, tensor_fp64_occ_b2: k_tensor_fp64_dmma "
+                         "needs compute capability 8.0 or newer (mma.sync f64, DMMA); this GPU is 7.5\n"),
+            std::string::npos)
+      << listing;
+  // The order of the plan is kept.
+  EXPECT_EQ(runs[1].name, "int_add");
+  // Ampere and Ada (8.x): only the wgmma kernels are left out.
+  for (int cc : {80, 86, 89}) {
+    runs = PlanForGpu(plan, cc, &skipped);
+    EXPECT_EQ(names_of(skipped), wgmma) << cc;
+    EXPECT_EQ(runs.size(), plan.size() - 9) << cc;
+  }
+  EXPECT_NE(skipped[0].reason.find("k_wgmma_fp16 needs compute capability 9.0 or newer (wgmma.mma_async, sm_90a: "
+                                   "Hopper); this GPU is 8.9"),
+            std::string::npos)
+      << skipped[0].reason;
+  // Hopper (9.0): everything.
+  runs = PlanForGpu(plan, 90, &skipped);
+  EXPECT_TRUE(skipped.empty());
+  EXPECT_EQ(runs.size(), plan.size());
+  EXPECT_EQ(SkippedListing(skipped), "");
+  // Newer than Hopper: sm_90a code does not run there.
+  runs = PlanForGpu(plan, 100, &skipped);
+  EXPECT_EQ(names_of(skipped), wgmma);
+  EXPECT_NE(skipped[0].reason.find("runs only up to compute capability 9.0"), std::string::npos) << skipped[0].reason;
+  EXPECT_NE(skipped[0].reason.find("this GPU is 10.0"), std::string::npos) << skipped[0].reason;
+  // What only the device knows (code a build lacks for this GPU) is added to the same list.
+  runs = PlanForGpu(plan, 90, &skipped, [](const Benchmark& b) {
+    return b.kernel == KernelKind::kWgmmaFp8 ? std::string("k_wgmma_fp8 has no code for this GPU") : std::string();
+  });
+  EXPECT_EQ(names_of(skipped), family({"wgmma_fp8"}));
+  EXPECT_EQ(skipped[0].reason, "k_wgmma_fp8 has no code for this GPU");
+  std::string reason;
+  EXPECT_TRUE(RunsOn(plan[1], 75, &reason));
+  // --only selects from the whole plan; the GPU's filter comes after.
+  std::vector<Benchmark> selected;
+  ASSERT_TRUE(SelectBenchmarks(plan, "tensor_.*", &selected, &reason)) << reason;
+  runs = PlanForGpu(selected, 75, &skipped);
+  EXPECT_EQ(runs.size(), 3u);  // tensor_fp16 and its two occupancies
+  EXPECT_EQ(skipped.size(), 12u);
 }
 
 TEST(CaptureSuite, MixesFollowTheSeedAndTheGridFollowsTheSmCount) {
@@ -447,6 +604,14 @@ TEST(CaptureSuiteGpu, ListNeedsNoGpu) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_GE(Lines(r.output).size(), 101u);
   EXPECT_NE(r.output.find("sm_sweep_int_add_132"), std::string::npos);
+  // Every family, whatever GPU (or none) this machine has.
+  for (const char* name : {"tensor_bf16,", "tensor_tf32,", "tensor_int8,", "tensor_fp64,", "wgmma_fp16,",
+                           "wgmma_bf16,", "wgmma_fp8,", "fp64_mul,", "int_mad,", "sfu_ex2,", "sfu_rsqrt,",
+                           "convert,", "l2_write,", "atomic_global,", "atomic_shared,", "shared_conflict,",
+                           "toggle_dram_write_000,", "toggle_dram_ld_025,", "toggle_fp32_fma_100_b2,",
+                           "wgmma_fp8_occ_b1,"}) {
+    EXPECT_NE(r.output.find(std::string("\n") + name), std::string::npos) << name;
+  }
 }
 
 TEST(CaptureSuiteGpu, ShortRunOnThisGpuIngests) {

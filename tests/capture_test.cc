@@ -95,7 +95,7 @@ TEST(Capture, EveryH100FolderIngests) {
       EXPECT_EQ(w.energy.power_source, "energy_counter") << w.workload;
       EXPECT_GT(w.energy.mean_power_w, 60.0) << w.workload;
       EXPECT_LT(w.energy.mean_power_w, 760.0) << w.workload;
-      ASSERT_EQ(w.utilisations.size(), gpu.components.size());
+      ASSERT_EQ(w.utilisations.size(), r.gpu.components.size());
       for (double u : w.utilisations) EXPECT_TRUE(std::isfinite(u) && u >= 0.0) << w.workload;
     }
     EXPECT_EQ(measured, benchmarks);
@@ -126,7 +126,7 @@ TEST(Capture, TheH200CaptureIngestsWithItsDescription) {
   EXPECT_GE(throttled, 5);
   // The H200's HBM3e: dram_ld reads ~4.47 TB/s of the 4.8 TB/s peak.
   const CaptureWindow& dram = Find(r, "dram_ld");
-  EXPECT_NEAR(dram.utilisations[gpu.components.size() - 2], 4.47 / 4.8, 0.02);
+  EXPECT_NEAR(dram.utilisations[r.gpu.components.size() - 2], 4.47 / 4.8, 0.02);
 }
 
 TEST(Capture, CountersJoinByLaunchNotByName) {
@@ -304,7 +304,7 @@ TEST(Capture, AWorkloadsKernelsAreSummedOverTheirTime) {
   const char* time = "gpu__time_duration.sum";
   const double dram = (launches[0].metrics.at(bytes) + launches[1].metrics.at(bytes)) /
                       (launches[0].metrics.at(time) + launches[1].metrics.at(time)) / 3.35e12;
-  EXPECT_NEAR(app.utilisations[gpu.components.size() - 2], dram, 1e-12);
+  EXPECT_NEAR(app.utilisations[r.gpu.components.size() - 2], dram, 1e-12);
 }
 
 TEST(Capture, RunsOfOneWorkloadShareItsExportAndExportsWinOverARawPage) {
@@ -386,7 +386,7 @@ TEST(Capture, AMetricMissingFromOneKernelOfAWorkloadCountsZeroWithAWarning) {
   const std::vector<CounterLaunch> launches = ReadCounterLaunches(dir + "/ncu/app.csv");
   const double t = launches[0].metrics.at("gpu__time_duration.sum") +
                    launches[1].metrics.at("gpu__time_duration.sum");
-  EXPECT_NEAR(Find(r, "app").utilisations[gpu.components.size() - 2],
+  EXPECT_NEAR(Find(r, "app").utilisations[r.gpu.components.size() - 2],
               launches[0].metrics.at("dram__bytes_read.sum") / t / 3.35e12, 1e-12);
   // A time base missing from a launch is an error.
   std::vector<std::string> untimed = QuotedFields(raw[10]);

@@ -372,7 +372,7 @@ TEST(CountersErrors, UnknownUnitFailsOnlyWhenTheMetricIsAskedFor) {
   ::wattcal::testing::ExpectInputError([&] { LaunchMetric(launches[0], "Distance"); }, 2,
                                        {path + ":2: Distance: unknown unit 'furlong'"});
   ::wattcal::testing::ExpectInputError([&] { LaunchMetric(launches[0], "Speed"); }, 2,
-                                       {path + ":2: Speed: no such metric in this launch"});
+                                       {path + ":2: Speed: no value in this launch"});
 }
 
 TEST(CountersErrors, NonNumericValueWithAUnit) {

@@ -103,7 +103,7 @@ TEST(H100H200, ComparisonByHandAndPortFactorsFromTheDescriptions) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 12);
+  EXPECT_EQ(checked, 14);  // 12 + ACTIVE SM + TENSOR INT (DMMA: not in the capture, left out)
   EXPECT_NE(testing::ReadFile(d + "/ported.json").find("3201"), std::string::npos);
   // The ported model predicts the whole H200 capture.
   RunOk("wattcal-validate", {"--model", d + "/ported.json", "--heldout", d + "/h200.csv", "--mode",

@@ -2,6 +2,8 @@
 // form of the issue (raw NVML log + windows -> KERNELS.csv), and bad inputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <boost/filesystem.hpp>
 
 #include "test_support.h"
@@ -143,15 +145,19 @@ TEST(IngestStage, RawNvmlLogAndRepeatedKernelWindows) {
   // Two launches of k, each inside the flat 100 W part; one of h at 200 W.
   WriteFile(dir + "/windows.csv",
             "kernel,start_us,end_us\nk,1100000,1300000\nk,1400000,1900000\nh,2100000,2900000\n");
-  // The log has no clocks: k's two launches could come from two V-F pairs. Refused, unless the
-  // pair the whole log ran at is stated.
-  const auto refused = RunStage("wattcal-ingest", {"--power-log", dir + "/log.csv", "--windows",
-                                                   dir + "/windows.csv", "--out", dir + "/kernels.csv"});
-  EXPECT_NE(refused.exit_code, 0);
-  EXPECT_NE(refused.output.find("no clock columns"), std::string::npos) << refused.output;
-  EXPECT_NE(refused.output.find("kernel 'k' has 2 launches"), std::string::npos) << refused.output;
-  EXPECT_NE(refused.output.find("--f-core-mhz"), std::string::npos) << refused.output;
-  EXPECT_FALSE(FileExists(dir + "/kernels.csv"));
+  // The log has no clocks: k's two launches could come from two V-F pairs. Kernel-window
+  // energy needs no clocks (Arafa et al.): the per-launch and per-kernel tables are written with
+  // blank clocks and a warning; only the measured V-F table needs the pair, and is refused.
+  const auto clockless = RunStage("wattcal-ingest", {"--power-log", dir + "/log.csv", "--windows",
+                                                     dir + "/windows.csv", "--out", dir + "/clockless.csv",
+                                                     "--windows-out", dir + "/launches.csv", "--settle-ms", "0"});
+  ASSERT_EQ(clockless.exit_code, 0) << clockless.output;
+  EXPECT_NE(clockless.output.find("no clock columns"), std::string::npos) << clockless.output;
+  EXPECT_NE(clockless.output.find("kernel 'k' has 2 launches"), std::string::npos) << clockless.output;
+  EXPECT_NE(clockless.output.find("--f-core-mhz"), std::string::npos) << clockless.output;
+  EXPECT_NE(ReadFile(dir + "/clockless.csv").find("\nk,"), std::string::npos);
+  const std::string launches = ReadFile(dir + "/launches.csv");
+  EXPECT_EQ(std::count(launches.begin(), launches.end(), '\n'), 4);  // header + 3 launches
   const auto r = RunStage("wattcal-ingest",
                           {"--power-log", dir + "/log.csv", "--windows", dir + "/windows.csv",
                            "--out", dir + "/kernels.csv", "--f-core-mhz", "1000", "--settle-ms",

@@ -679,14 +679,17 @@ TEST_F(StageReruns, PredictBreakdownOnAliasedComponentNamesSumsToTheTotal) {
   const std::vector<std::string> lines = Lines(ReadFile(out + "/P.csv"));
   ASSERT_EQ(lines.size(), 1u + 30 * 64);
   const std::vector<std::string> header = SplitCsvLine(lines[0]);
-  // benchmark, f_core_mhz, f_mem_mhz, predicted_w, then 2 static + 2 idle + 12 components.
-  ASSERT_EQ(header.size(), 4u + 2 + 2 + 12) << lines[0];
+  // benchmark, f_core_mhz, f_mem_mhz, predicted_w, uncapped_w, capped, capped_f_core_mhz (no
+  // board limit here: nothing capped), then 2 static + 2 idle + 12 components.
+  constexpr size_t kTerms = 7;  // the first term's column
+  ASSERT_EQ(header.size(), kTerms + 2 + 2 + 12) << lines[0];
   EXPECT_EQ(header[3], "predicted_w");
-  EXPECT_EQ(header[4], "static_core_w");
+  EXPECT_EQ(header[5], "capped");
+  EXPECT_EQ(header[kTerms], "static_core_w");
   EXPECT_EQ(header.back(), "dram_w");
   // Each value is printed with 6 decimals, i.e. rounded by at most 0.5e-6 W, so the printed
   // terms may sum to the printed total only within (16 terms + 1 total) x 0.5e-6 W.
-  const double tolerance_w = (header.size() - 4 + 1) * 0.5e-6 + 1e-9;
+  const double tolerance_w = (header.size() - kTerms + 1) * 0.5e-6 + 1e-9;
   std::map<std::string, int> rows_per_benchmark;
   std::map<std::string, int> rows_per_pair;
   double worst_w = 0.0;
@@ -697,7 +700,9 @@ TEST_F(StageReruns, PredictBreakdownOnAliasedComponentNamesSumsToTheTotal) {
     ++rows_per_pair[f[1] + "/" + f[2]];
     const double total_w = std::stod(f[3]);
     double sum_w = 0.0;
-    for (size_t j = 4; j < f.size(); ++j) {
+    EXPECT_EQ(f[5], "0") << "line " << i + 1;  // no limit, nothing capped
+    EXPECT_EQ(f[4], f[3]) << "line " << i + 1;
+    for (size_t j = kTerms; j < f.size(); ++j) {
       const double term_w = std::stod(f[j]);
       EXPECT_GE(term_w, 0.0) << "line " << i + 1 << " " << header[j];
       sum_w += term_w;

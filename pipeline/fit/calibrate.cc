@@ -1575,7 +1575,8 @@ TrainingSelection SelectTrainingRows(const Corpus& corpus, bool keep_flagged) {
   TrainingSelection out;
   std::vector<int> kept;
   for (int r = 0; r < corpus.rows(); ++r) {
-    (!keep_flagged && IsThrottledRow(corpus, r) ? out.left_out : kept).push_back(r);
+    const bool left_out = IsThrottledRow(corpus, r) || HasFlag(corpus, r, kCorpusFlagSampleGap);
+    (!keep_flagged && left_out ? out.left_out : kept).push_back(r);
   }
   if (out.left_out.empty()) {
     out.rows = corpus;
@@ -1583,20 +1584,23 @@ TrainingSelection SelectTrainingRows(const Corpus& corpus, bool keep_flagged) {
   }
   if (kept.empty()) {
     throw InputError(corpus.path, 0, "flags",
-                     fmt::format("every one of the {} rows is flagged {} or {} (measured while the "
-                                 "power cap acted or the clock moved): nothing to train on; pass "
-                                 "--keep-flagged to train on them anyway",
-                                 corpus.rows(), kCorpusFlagPowerCap, kCorpusFlagClockMoved));
+                     fmt::format("every one of the {} rows is flagged {}, {} or {} (measured while the "
+                                 "power cap acted, the clock moved, or the power log had a gap): nothing to "
+                                 "train on; pass --keep-flagged to train on them anyway",
+                                 corpus.rows(), kCorpusFlagPowerCap, kCorpusFlagClockMoved, kCorpusFlagSampleGap));
   }
   out.rows = corpus.Subset(kept);
-  // Each row is listed under power_cap when it has that flag, else under clock_moved.
+  // Each row is listed under power_cap when it has that flag, else under clock_moved, else
+  // under sample_gap.
   std::string groups;
-  for (const char* flag : {kCorpusFlagPowerCap, kCorpusFlagClockMoved}) {
+  for (const char* flag : {kCorpusFlagPowerCap, kCorpusFlagClockMoved, kCorpusFlagSampleGap}) {
     std::vector<std::string> names;
     for (int r : out.left_out) {
-      const bool listed_here = std::string(flag) == kCorpusFlagPowerCap
-                                   ? HasFlag(corpus, r, kCorpusFlagPowerCap)
-                                   : !HasFlag(corpus, r, kCorpusFlagPowerCap);
+      const bool cap = HasFlag(corpus, r, kCorpusFlagPowerCap);
+      const bool moved = HasFlag(corpus, r, kCorpusFlagClockMoved);
+      const bool listed_here = std::string(flag) == kCorpusFlagPowerCap     ? cap
+                               : std::string(flag) == kCorpusFlagClockMoved ? !cap && moved
+                                                                            : !cap && !moved;
       if (!listed_here) continue;
       if (std::find(names.begin(), names.end(), corpus.benchmark[r]) == names.end()) {
         names.push_back(corpus.benchmark[r]);

@@ -8,6 +8,9 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <fstream>
 
 #include "ingest/counters.h"
 #include "ingest/kernel_windows.h"
@@ -67,33 +70,136 @@ std::vector<std::string> NeededMetrics(const GpuDescription& gpu, bool optional 
   return m;
 }
 
+// What each metric the description reads is used as, and so which units it may carry.
+enum class MetricRole { kTime, kCount, kBytes };
+
+std::map<std::string, MetricRole> MetricRoles(const GpuDescription& gpu) {
+  std::map<std::string, MetricRole> roles;
+  for (const ComponentCounters& c : gpu.components) {
+    for (const auto* list : {&c.thread_metrics, &c.warp_metrics, &c.access_metrics}) {
+      for (const std::string& m : *list) roles[m] = MetricRole::kCount;
+    }
+    for (const std::string& m : c.byte_metrics) roles[m] = MetricRole::kBytes;
+  }
+  roles[gpu.active_cycles_metric] = MetricRole::kCount;
+  roles[gpu.duration_metric] = MetricRole::kTime;
+  return roles;
+}
+
 // Optional metrics absent from every launch of a workload: metric -> the first export lacking it.
 using AbsentMetrics = std::map<std::string, std::string>;
 
-// A workload's optional metrics: absent from some launches counts 0 there (warned), absent
-// from all is recorded in `absent` (its component will be left out).
-void CheckOptionalMetrics(const std::vector<CounterLaunch>& launches, const std::vector<std::string>& optional,
-                          AbsentMetrics* absent, std::vector<std::string>* warnings) {
-  for (const std::string& m : optional) {
-    size_t lacking = 0;
-    const CounterLaunch* first = nullptr;
-    for (const CounterLaunch& l : launches) {
-      if (l.unknown_units.count(m)) LaunchMetric(l, m);  // throws: unknown unit
-      if (!l.metrics.count(m)) {
-        ++lacking;
-        if (first == nullptr) first = &l;
+// A workload's launches, read one at a time (an export of a whole training step has 10^5):
+// every used metric's unit against its role (a duration must be a time, a byte count bytes, a
+// count a count: a duration in cycles read as seconds once made every bandwidth utilisation 1e-9
+// of itself); a metric with an unknown unit is an error; a required metric absent ("n/a") from
+// some launches counts 0 there, with a warning, and absent from every launch, or a time base
+// absent from any, is an error; an optional one absent from every launch is recorded (its
+// component will be left out). The launches are summed (SumCounterLaunches) as they come.
+class WorkloadLaunches {
+ public:
+  WorkloadLaunches(const std::string& name, const std::vector<std::string>& needed,
+                   const std::vector<std::string>& optional, const std::map<std::string, MetricRole>& roles,
+                   const GpuDescription& gpu)
+      : sum_(name), needed_(needed), optional_(optional), roles_(roles), gpu_(gpu) {}
+
+  void Add(const CounterLaunch& l) {
+    CheckUnits(l);
+    if (count_ == 0) first_ = Brief(l);
+    ++count_;
+    for (const std::vector<std::string>* list : {&needed_, &optional_}) {
+      for (const std::string& m : *list) {
+        if (l.unknown_units.count(m)) LaunchMetric(l, m);  // throws: unknown unit
+        if (l.metrics.count(m)) continue;
+        Lack& lack = lacking_[m];
+        if (lack.count++ == 0) lack.first = Brief(l);
       }
     }
-    if (lacking == 0) continue;
-    if (lacking == launches.size()) {
-      absent->emplace(m, first->path);
-      continue;
-    }
-    warnings->push_back(fmt::format(
-        "{}:{}: {}: {} of {} launches of this workload have no value (n/a), first {}: counted as 0", first->path,
-        first->line, m, lacking, launches.size(), first->kernel));
+    const auto t = l.metrics.find(gpu_.duration_metric);
+    if (t != l.metrics.end()) time_s_ += t->second * static_cast<double>(std::max<int64_t>(1, l.launches));
+    sum_.Add(l);
   }
-}
+
+  // The checks that need every launch; fills `absent` with optional metrics no launch has.
+  void Finish(AbsentMetrics* absent, std::vector<std::string>* warnings) const {
+    for (const std::string& m : needed_) {
+      const auto it = lacking_.find(m);
+      if (it == lacking_.end()) continue;
+      const bool time_base = m == gpu_.active_cycles_metric || m == gpu_.duration_metric;
+      const Lack& lack = it->second;
+      if (lack.count == count_ || time_base) {
+        throw InputError(lack.first.path, lack.first.line, m,
+                         fmt::format("no value in this launch (launch ID {}, {}): the export has no such column, "
+                                     "or its cell is n/a",
+                                     lack.first.id, lack.first.kernel));
+      }
+      Warn(m, lack, warnings);
+    }
+    for (const std::string& m : optional_) {
+      const auto it = lacking_.find(m);
+      if (it == lacking_.end()) continue;
+      if (it->second.count == count_) {
+        absent->emplace(m, it->second.first.path);
+      } else {
+        Warn(m, it->second, warnings);
+      }
+    }
+  }
+
+  int64_t launches() const { return count_; }
+  double kernel_time_s() const { return time_s_; }
+  int64_t first_line() const { return first_.line; }
+  const std::string& first_kernel() const { return first_.kernel; }
+  KernelCounters Sum() const { return sum_.Result(); }
+
+ private:
+  struct Brief {
+    std::string path, kernel;
+    int64_t line = 0, id = -1;
+    Brief() = default;
+    explicit Brief(const CounterLaunch& l) : path(l.path), kernel(l.kernel), line(l.line), id(l.id) {}
+  };
+  struct Lack {
+    int64_t count = 0;
+    Brief first;
+  };
+
+  void Warn(const std::string& m, const Lack& lack, std::vector<std::string>* warnings) const {
+    warnings->push_back(fmt::format(
+        "{}:{}: {}: {} of {} launches of this workload have no value (n/a), first {}: counted as 0",
+        lack.first.path, lack.first.line, m, lack.count, count_, lack.first.kernel));
+  }
+
+  void CheckUnits(const CounterLaunch& l) const {
+    for (const auto& [metric, role] : roles_) {
+      const auto it = l.metric_base.find(metric);
+      if (it == l.metric_base.end()) continue;
+      const std::string& base = it->second;
+      const bool is_count = base != "byte" && base != "second" && base != "%" && base.find('/') == std::string::npos;
+      const bool ok = role == MetricRole::kTime ? base == "second"
+                      : role == MetricRole::kBytes ? base == "byte"
+                                                   : is_count;
+      if (ok) continue;
+      const char* wanted = role == MetricRole::kTime    ? "a time (nsecond, usecond, msecond, second)"
+                           : role == MetricRole::kBytes ? "bytes (byte, Kbyte, ...)"
+                                                        : "a count (inst, cycle, warp, thread, ..., or no unit)";
+      throw InputError(l.path, l.line, metric,
+                       fmt::format("its unit is {} ('{}'), but the GPU description uses it as {}: TPDS Eqs. 7-8 "
+                                   "would read it wrongly (is the column the right metric?)",
+                                   base.empty() ? "a plain count" : base, base, wanted));
+    }
+  }
+
+  CounterLaunchSum sum_;
+  const std::vector<std::string>& needed_;
+  const std::vector<std::string>& optional_;
+  const std::map<std::string, MetricRole>& roles_;
+  const GpuDescription& gpu_;
+  std::map<std::string, Lack> lacking_;
+  Brief first_;
+  int64_t count_ = 0;
+  double time_s_ = 0.0;
+};
 
 // Utilisations of summed counters; an absent optional metric gives NaN (its component is
 // left out later), an absent required one was refused before.
@@ -134,27 +240,6 @@ void LeaveOutAbsentComponents(const AbsentMetrics& absent, CaptureReport* r) {
     w.utilisations = kept;
   }
   r->gpu = r->gpu.Without(left_out);
-}
-
-// A workload's launches: a metric read with an unknown unit is an error in any launch; a
-// metric absent ("n/a") from some launches but present in others counts 0 there, with a
-// warning naming it; absent from every launch, or a time base absent from any, is an error.
-void CheckWorkloadMetrics(const std::vector<CounterLaunch>& launches,
-                          const std::vector<std::string>& needed, std::vector<std::string>* warnings) {
-  for (const std::string& m : needed) {
-    std::vector<const CounterLaunch*> lacking;
-    for (const CounterLaunch& l : launches) {
-      if (l.unknown_units.count(m)) LaunchMetric(l, m);  // throws: unknown unit
-      if (!l.metrics.count(m)) lacking.push_back(&l);
-    }
-    if (lacking.empty()) continue;
-    const bool time_base = m == needed[0] || m == needed[1];
-    if (lacking.size() == launches.size() || time_base) LaunchMetric(*lacking.front(), m);  // throws
-    warnings->push_back(fmt::format(
-        "{}:{}: {}: {} of {} launches of this workload have no value (n/a), first {}: counted as 0",
-        lacking.front()->path, lacking.front()->line, m, lacking.size(), launches.size(),
-        lacking.front()->kernel));
-  }
 }
 
 // The time range [first, last] of a power log, seconds (one pass).
@@ -222,9 +307,18 @@ std::map<std::string, std::string> ListExports(const std::string& ncu_dir) {
   return exports;
 }
 
-// The export of a workload: its own name, else the longest export name that the workload's
-// name extends by a separator and a suffix ("gemm_run2" -> ncu/gemm.csv), which is named in
-// `warnings`. Empty when none.
+// True when `suffix` is an explicit run number: "_run2", "-run10", ".run3" (a separator, "run",
+// digits).
+bool IsRunSuffix(const std::string& suffix) {
+  if (suffix.size() < 5 || std::string("_-.").find(suffix[0]) == std::string::npos) return false;
+  if (suffix.compare(1, 3, "run") != 0) return false;
+  return std::all_of(suffix.begin() + 4, suffix.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The export of a workload: its own name, else, for an explicit run of a workload ("gemm_run2"),
+// the export of that workload (ncu/gemm.csv), which is named in `warnings`. A workload whose name
+// merely starts with another's ("dram_ld_l2_half" and ncu/dram_ld.csv) shares nothing. Empty
+// when none.
 std::string ExportOf(const std::map<std::string, std::string>& exports, const std::string& workload,
                      const std::string& where, std::vector<std::string>* warnings) {
   auto it = exports.find(workload);
@@ -232,8 +326,7 @@ std::string ExportOf(const std::map<std::string, std::string>& exports, const st
   std::string best_key, best_path;
   for (const auto& [key, path] : exports) {
     if (key.size() < workload.size() && workload.compare(0, key.size(), key) == 0 &&
-        std::string("_-.#:@ ").find(workload[key.size()]) != std::string::npos &&
-        key.size() > best_key.size()) {
+        IsRunSuffix(workload.substr(key.size())) && key.size() > best_key.size()) {
       best_key = key, best_path = path;
     }
   }
@@ -243,6 +336,28 @@ std::string ExportOf(const std::map<std::string, std::string>& exports, const st
                                     where, workload, best_path));
   }
   return best_path;
+}
+
+// Warnings naming the windows whose power log had a gap or whose energy counter disagreed
+// with the instant power.
+void NameUnreliableWindows(const KernelEnergyReport& measured, const std::string& windows_path,
+                           const std::string& log, std::vector<std::string>* warnings) {
+  for (const WindowEnergy& w : measured.windows) {
+    if (w.flags & kFlagSampleGap) {
+      warnings->push_back(fmt::format(
+          "{}:{}: {}: no power reading for {:.3f} s ({}, lines {}-{}) inside the window or across its edges: "
+          "flagged sample_gap (left out of training; its energy rests on interpolation across the gap)",
+          windows_path, w.line, w.kernel, w.max_gap_s, log, w.gap_from_line, w.gap_to_line));
+    }
+    if (w.flags & kFlagCounterMismatch) {
+      warnings->push_back(fmt::format(
+          "{}:{}: {}: the energy counter gives {:.1f} W but the instant power {:.1f} W ({:+.1f}%; {}): the "
+          "counter is not believed (frozen or stepped?) and the window is measured from the instant power "
+          "(flagged counter_mismatch)",
+          windows_path, w.line, w.kernel, w.counter_energy_j / w.duration_s, w.mean_power_w,
+          100.0 * (w.counter_energy_j - w.energy_j) / w.energy_j, log));
+    }
+  }
 }
 
 // The windows of a capture without a power log: their times, no energy.
@@ -268,12 +383,6 @@ KernelEnergyReport Unmeasured(const std::vector<KernelWindow>& windows) {
   return r;
 }
 
-// The summed kernel time of a workload's launches (the description's duration metric), s.
-double KernelTimeS(const std::vector<CounterLaunch>& launches, const GpuDescription& gpu) {
-  double total = 0.0;
-  for (const CounterLaunch& l : launches) total += LaunchMetric(l, gpu.duration_metric) * l.launches;
-  return total;
-}
 
 // Windows shorter than twice the settle time are measured over their second half.
 std::vector<KernelWindow> Settle(std::vector<KernelWindow> windows, double settle_ms,
@@ -298,6 +407,46 @@ std::vector<KernelWindow> Settle(std::vector<KernelWindow> windows, double settl
 
 }  // namespace
 
+// The GPU a capture was measured on, by name: capture.json's gpu.name, else the name column of
+// nvidia_smi_power.csv's first row, else nvidia_smi_q.txt's Product Name; "" when none says.
+std::string CaptureGpuName(const CaptureFiles& f) {
+  const fs::path dir(f.dir);
+  if (fs::is_regular_file(dir / "capture.json")) {
+    std::ifstream in(dir / "capture.json");
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_object() && j.contains("gpu") && j["gpu"].is_object() && j["gpu"].value("name", "") != "") {
+      return j["gpu"]["name"].get<std::string>();
+    }
+  }
+  auto trim = [](std::string s) {
+    const size_t a = s.find_first_not_of(" \t\r\"");
+    const size_t b = s.find_last_not_of(" \t\r\"");
+    return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+  };
+  if (!f.smi.empty()) {
+    std::ifstream in(f.smi);
+    std::string header, row;
+    if (std::getline(in, header) && std::getline(in, row)) {
+      std::vector<std::string> h, v;
+      std::stringstream hs(header), rs(row);
+      for (std::string c; std::getline(hs, c, ',');) h.push_back(trim(c));
+      for (std::string c; std::getline(rs, c, ',');) v.push_back(trim(c));
+      for (size_t i = 0; i < h.size() && i < v.size(); ++i) {
+        if (h[i] == "name") return v[i];
+      }
+    }
+  }
+  if (fs::is_regular_file(dir / "nvidia_smi_q.txt")) {
+    std::ifstream in(dir / "nvidia_smi_q.txt");
+    for (std::string line; std::getline(in, line);) {
+      const size_t at = line.find("Product Name");
+      const size_t colon = line.find(':');
+      if (at != std::string::npos && colon != std::string::npos) return trim(line.substr(colon + 1));
+    }
+  }
+  return "";
+}
+
 CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDescription& gpu,
                              const CaptureOptions& options) {
   std::string error;
@@ -310,13 +459,31 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
   r.power_limit_w = kNaN;
   const std::vector<std::string> needed = NeededMetrics(gpu);
   const std::vector<std::string> optional = NeededMetrics(gpu, /*optional=*/true);
+  const std::map<std::string, MetricRole> roles = MetricRoles(gpu);
+  std::set<std::string> keep(needed.begin(), needed.end());
+  keep.insert(optional.begin(), optional.end());
+  keep.insert("gpu__time_duration.sum");  // the summed launches' duration weights
+  keep.insert("Duration");
   AbsentMetrics absent;
   std::set<std::string> seen_dirs;
+  std::string first_gpu, first_gpu_dir;
 
   for (const std::string& dir_in : dirs) {
     const CaptureFiles f = FindFiles(dir_in, options.require_power_log);
     if (!seen_dirs.insert(fs::weakly_canonical(f.dir).string()).second) {
       throw OptionError(fmt::format("--capture {} is given twice", f.dir));
+    }
+    const std::string gpu_name = CaptureGpuName(f);
+    if (!gpu_name.empty()) {
+      if (first_gpu.empty()) {
+        first_gpu = gpu_name, first_gpu_dir = f.dir;
+      } else if (gpu_name != first_gpu && !options.allow_mixed_gpus) {
+        throw InputError(f.dir, 0, "",
+                         fmt::format("measured on {}, but {} was measured on {}: captures of different GPUs share "
+                                     "one description's peaks and counts, which fit one GPU only (give each GPU "
+                                     "its own run, or --mixed-gpus to combine them anyway)",
+                                     gpu_name, first_gpu_dir, first_gpu));
+      }
     }
     // The power logs: primary = the power source, secondary = throttle reasons and limit.
     std::string primary, secondary;
@@ -337,13 +504,23 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
     if (windows.empty()) throw InputError(f.windows, 1, "", "no windows after the header");
     KernelEnergyOptions energy_options = options.energy;
     energy_options.settle_ms = 0.0;  // applied here, per window
-    const PowerLogOptions log_options;
+    // The two logs' options: the GPU, noheader columns and clock offset are nvidia-smi's; the
+    // power column is the one of the log that gives the power.
+    PowerLogOptions nvml_options, smi_options;
+    smi_options.gpu = options.gpu_select;
+    smi_options.columns = options.smi_columns;
+    smi_options.utc_offset_h = options.utc_offset_h;
+    (primary == f.nvml ? nvml_options : smi_options).power_field = options.power_field;
+    auto options_of = [&](const std::string& log) -> const PowerLogOptions& {
+      return log == f.nvml ? nvml_options : smi_options;
+    };
+    const PowerLogOptions& log_options = options_of(primary);
     // The secondary log only adds throttle reasons and the limit: when it does not cover every
     // window (started late, stopped early), it is left out with a warning rather than failing.
     // Its range is read once, for the windows and the idle windows.
     std::pair<double, double> secondary_range;
     if (!secondary.empty() && !primary.empty()) {
-      secondary_range = LogRange(secondary, log_options);
+      secondary_range = LogRange(secondary, options_of(secondary));
       for (const KernelWindow& w : windows) {
         if (Covers(secondary_range, {w})) continue;
         r.warnings.push_back(fmt::format(
@@ -359,9 +536,10 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
     const KernelEnergyReport measured =
         primary.empty() ? Unmeasured(windows)
                         : MeasureKernelEnergiesWithReasons(
-                              primary, log_options, secondary, log_options,
+                              primary, log_options, secondary, options_of(secondary),
                               Settle(windows, options.settle_ms, f.windows, &r.warnings),
                               f.windows, energy_options);
+    NameUnreliableWindows(measured, f.windows, primary, &r.warnings);
     r.power_sources.push_back(measured.power_source_name);
     r.power_logs.push_back(primary);
     for (const std::string& p : {f.windows, primary, secondary, f.idle_windows}) {
@@ -384,8 +562,20 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
           use_raw ? f.ncu_dir : f.ncu_raw));
     }
     if (use_raw) {
+      // The raw page is joined by launch order: the windows must be in time order.
+      for (size_t i = 1; i < windows.size(); ++i) {
+        if (windows[i].start_s < windows[i - 1].start_s) {
+          throw InputError(f.windows, windows[i].line, "start_us",
+                           fmt::format("{} starts at {:.6f} s, before {} on line {} ({:.6f} s): the windows "
+                                       "are not in time order, and {} is joined to them in launch order (sort "
+                                       "the windows by their start, as the profiled launches ran)",
+                                       windows[i].kernel, windows[i].start_s, windows[i - 1].kernel,
+                                       windows[i - 1].line, windows[i - 1].start_s, f.ncu_raw));
+        }
+      }
       r.inputs.push_back(f.ncu_raw);
-      const std::vector<CounterLaunch> launches = ReadCounterLaunches(f.ncu_raw);
+      std::vector<CounterLaunch> launches;  // with the metrics the description reads only
+      ForEachCounterLaunch(f.ncu_raw, &keep, [&](CounterLaunch&& l) { launches.push_back(std::move(l)); });
       // Set-up launches: the leading ones, beyond the windows' count, whose configuration is
       // not the first window's.
       size_t first = 0;
@@ -403,6 +593,21 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
             windows[0].kernel));
       }
       const size_t n = launches.size() - first;
+      if (n + 1 == windows.size()) {
+        // One launch short: the window it belongs to is the first whose configuration the next
+        // launch does not match while the following window's does (named, not the launch after).
+        for (size_t i = 0, j = first; i < windows.size(); ++i, ++j) {
+          const bool last = j >= launches.size();
+          if (!last && ConfigMatches(launches[j], windows[i])) continue;
+          if (!last && !(i + 1 < windows.size() && ConfigMatches(launches[j], windows[i + 1]))) break;
+          throw InputError(f.windows, windows[i].line, "kernel",
+                           fmt::format("window {} ({} blocks of {} threads) has no profiled launch in {}: {} "
+                                       "launches for {} windows, and {} is the first the launches' order and "
+                                       "configurations leave out (profile it, or remove the window)",
+                                       windows[i].kernel, windows[i].blocks, windows[i].threads, f.ncu_raw, n,
+                                       windows.size(), windows[i].kernel));
+        }
+      }
       if (n != windows.size()) {
         throw InputError(
             f.ncu_raw, 0, "",
@@ -424,15 +629,16 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
                           i + 1, l.kernel, Triple(l.grid), Triple(l.block), Product(l.grid),
                           Product(l.block), f.windows, w.line, w.kernel, w.blocks, w.threads));
         }
-        CheckWorkloadMetrics({l}, needed, &r.warnings);
-        CheckOptionalMetrics({l}, optional, &absent, &r.warnings);
+        WorkloadLaunches one(w.kernel, needed, optional, roles, gpu);
+        one.Add(l);
+        one.Finish(&absent, &r.warnings);
         CaptureWindow& c = out[i];
         c.counters_path = l.path;
         c.counters_line = l.line;
         c.counters_kernel = l.kernel;
         c.counters_launches = 1;
-        c.counters_time_s = KernelTimeS({l}, gpu);
-        c.utilisations = Utilisations(SumCounterLaunches(w.kernel, {l}), gpu);
+        c.counters_time_s = one.kernel_time_s();
+        c.utilisations = Utilisations(one.Sum(), gpu);
       }
     } else {
       // One export per workload.
@@ -452,18 +658,19 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
         used.insert(export_path);
         auto cached = done.find(export_path);
         if (cached == done.end()) {
-          const std::vector<CounterLaunch> launches = ReadCounterLaunches(export_path);
-          if (launches.empty()) throw InputError(export_path, 0, "", "no profiled launches");
-          CheckWorkloadMetrics(launches, needed, &r.warnings);
-          CheckOptionalMetrics(launches, optional, &absent, &r.warnings);
+          // Launch by launch, only the metrics the description reads: memory bounded by them,
+          // not by the launches.
+          WorkloadLaunches all(w.kernel, needed, optional, roles, gpu);
+          ForEachCounterLaunch(export_path, &keep, [&](CounterLaunch&& l) { all.Add(l); });
+          if (all.launches() == 0) throw InputError(export_path, 0, "", "no profiled launches");
+          all.Finish(&absent, &r.warnings);
           CaptureWindow c;
           c.counters_path = export_path;
-          c.counters_line = launches.front().line;
-          c.counters_kernel = launches.size() == 1 ? launches.front().kernel
-                                                   : fmt::format("{} kernels", launches.size());
-          c.counters_launches = static_cast<int>(launches.size());
-          c.counters_time_s = KernelTimeS(launches, gpu);
-          c.utilisations = Utilisations(SumCounterLaunches(w.kernel, launches), gpu);
+          c.counters_line = all.first_line();
+          c.counters_kernel = all.launches() == 1 ? all.first_kernel() : fmt::format("{} kernels", all.launches());
+          c.counters_launches = static_cast<int>(all.launches());
+          c.counters_time_s = all.kernel_time_s();
+          c.utilisations = Utilisations(all.Sum(), gpu);
           cached = done.emplace(export_path, c).first;
           r.inputs.push_back(export_path);
         }
@@ -511,7 +718,7 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
         const std::string idle_secondary =
             !secondary.empty() && Covers(secondary_range, idle) ? secondary : std::string();
         const KernelEnergyReport idle_measured = MeasureKernelEnergiesWithReasons(
-            primary, log_options, idle_secondary, log_options,
+            primary, log_options, idle_secondary, options_of(idle_secondary),
             Settle(idle, options.settle_ms, f.idle_windows, &r.warnings), f.idle_windows,
             energy_options);
         for (size_t i = 0; i < idle.size(); ++i) {

@@ -26,9 +26,11 @@
 // files), and every pair is verified by launch configuration (Grid Size x Block Size against
 // the window's blocks and threads). ncu/<workload>.csv exports are summed over all their
 // launches (counts summed; utilisations from summed counts over summed time, TPDS Eqs. 7-8).
-// An export may sit in a subfolder (workload "suite/app" -> ncu/suite/app.csv); a workload
-// without an export of its own name takes the longest export name it extends by a separator
-// ("app_run2" -> ncu/app.csv), with a warning. With both ncu_raw.csv and ncu/, the exports are
+// An export may sit in a subfolder (workload "suite/app" -> ncu/suite/app.csv); an explicit
+// run of a workload without an export of its own ("app_run2", "app-run3") takes the workload's
+// (ncu/app.csv), with a warning; no other name shares an export ("dram_ld_l2_half" never takes
+// ncu/dram_ld.csv). The raw page is joined to windows.csv in launch order, so the windows must
+// be in time order (an error names the first two out of order). With both ncu_raw.csv and ncu/, the exports are
 // used when every window has one, else the raw page (a warning names the one left out). Units
 // are checked for the metrics the GPU description uses only; a metric absent ("n/a") from some
 // kernels of a workload counts 0 there, with a warning, and absent from all, or a time base
@@ -63,6 +65,18 @@ struct CaptureOptions {
   // predict without a power meter): its windows get no energy (NaN power, power source
   // "none"), and a capture that has a log is measured as usual.
   bool require_power_log = true;
+  // nvidia_smi_power.csv: the GPU to read when the log holds several (an index, UUID or PCI
+  // bus id, as --gpu-select), the column names of a noheader log, and the hours the logging
+  // machine's clock was ahead of UTC (PowerLogOptions).
+  std::string gpu_select;
+  std::vector<std::string> smi_columns;
+  double utc_offset_h = 0.0;
+  // The power column of the log that gives the power ("" = automatic: instant preferred).
+  std::string power_field;
+  // Captures of different GPUs (by name, from capture.json, the nvidia-smi log or
+  // nvidia_smi_q.txt) are refused unless this is set: their utilisations share one
+  // description's peaks, which fit one GPU only.
+  bool allow_mixed_gpus = false;
 
   bool Check(std::string* error) const;
 };

@@ -533,15 +533,20 @@ bool OnlyRuleColumnsMissing(const std::vector<std::string>& header, size_t prese
   return true;
 }
 
-// The rows of a Nsight Compute CSV (counters.h: "Nsight Compute rows", "Appended exports").
-std::vector<NcuPart> ReadNcuParts(const std::string& path, const CsvStart& start) {
+// The rows of a Nsight Compute CSV (counters.h: "Nsight Compute rows", "Appended exports"), in
+// file order, one at a time: `on_row(part_index, part, row)` with the part's header (`part`'s
+// rows stay empty: nothing is kept, so memory is bounded by one row).
+void StreamNcuRows(const std::string& path, const CsvStart& start,
+                   const std::function<void(size_t, const NcuPart&, NcuRow&)>& on_row,
+                   std::vector<NcuPart>* headers) {
   const std::vector<LineStart> starts = ScanLineStarts(path);
   const auto start_of = [&starts](int64_t line) {
     return line < static_cast<int64_t>(starts.size()) ? starts[line] : LineStart::kOther;
   };
   CounterCsv csv(path, start);
   CsvReader& reader = csv.reader();
-  std::vector<NcuPart> parts(1);
+  std::vector<NcuPart>& parts = *headers;
+  parts.assign(1, NcuPart());
   parts[0].header_line = csv.header_line();
   parts[0].header = csv.header();
   // A line skipped as not a row must not have opened a quoted field that ran over the lines
@@ -598,10 +603,23 @@ std::vector<NcuPart> ReadNcuParts(const std::string& path, const CsvStart& start
                                     part.header_line, fields.size()));
       }
     }
-    part.rows.push_back({line, fields});
+    NcuRow row{line, std::move(fields)};
+    on_row(parts.size() - 1, part, row);
+    fields = std::move(row.fields);
   }
   check_skipped(static_cast<int64_t>(starts.size()));
-  return parts;
+}
+
+// The same, every row kept (the details page groups rows by launch).
+std::vector<NcuPart> ReadNcuParts(const std::string& path, const CsvStart& start) {
+  std::vector<NcuPart> headers;
+  std::vector<std::vector<NcuRow>> rows;
+  StreamNcuRows(path, start, [&](size_t p, const NcuPart&, NcuRow& row) {
+    if (rows.size() <= p) rows.resize(p + 1);
+    rows[p].push_back(std::move(row));
+  }, &headers);
+  for (size_t p = 0; p < headers.size() && p < rows.size(); ++p) headers[p].rows = std::move(rows[p]);
+  return headers;
 }
 
 int64_t ParseLaunchId(const std::string& cell, const std::string& path, int64_t line) {
@@ -830,175 +848,182 @@ bool IsNcuLeadingColumn(const std::string& name) {
   return kLeading.count(name) > 0 || name.find(':') != std::string::npos;  // NVTX columns
 }
 
-std::vector<CounterLaunch> ReadNcuRawLaunches(const std::string& path, const CsvStart& start) {
-  const std::vector<NcuPart> parts = ReadNcuParts(path, start);
+// The raw page's launches, in file order, to `sink`, each with the metrics in `keep` only (all
+// when null). Two streaming passes: the first reads each part's header and units row and decides
+// the decimal separator from every value; the second converts one row at a time. Memory is
+// bounded by one row and the metrics kept, not by the launches.
+void StreamNcuRawLaunches(const std::string& path, const CsvStart& start, const std::set<std::string>* keep,
+                          const std::function<void(CounterLaunch&&)>& sink) {
   // Each part's metric columns and their units (from its units row, the part's first row).
   struct Columns {
     int id = -1;
     int kernel = -1;
-    std::vector<int> metrics;
+    std::vector<int> metrics;  // every metric column (decimal detection)
+    std::vector<int> kept;     // those converted
+    std::vector<std::string> units;
     std::vector<CounterUnit> unit;  // per header column
     std::vector<bool> known;        // per header column
+    int64_t units_line = 0;
+    int64_t rows = 0;  // after the units row
   };
-  std::vector<Columns> columns(parts.size());
-  for (size_t p = 0; p < parts.size(); ++p) {
-    const NcuPart& part = parts[p];
+  std::vector<Columns> columns;
+  std::vector<NcuPart> headers;
+  DecimalDetector detector;
+  StreamNcuRows(path, start, [&](size_t p, const NcuPart& part, NcuRow& row) {
+    if (columns.size() <= p) columns.resize(p + 1);
     Columns& c = columns[p];
-    c.id = part.RequireColumn(path, "ID");
-    c.kernel = part.RequireColumn(path, "Kernel Name");
-    if (part.rows.empty()) continue;
-    const NcuRow& units = part.rows[0];
-    if (!Trim(units.fields[c.id]).empty() || !Trim(units.fields[c.kernel]).empty()) {
-      throw InputError(path, units.line, "ID",
-                       "expected the units row (empty ID and Kernel Name cells) on the line "
-                       "after the raw-page header; units are needed to convert the values");
-    }
-    c.unit.resize(part.header.size());
-    c.known.resize(part.header.size(), false);
-    for (size_t j = 0; j < part.header.size(); ++j) {
-      if (IsNcuLeadingColumn(part.header[j])) continue;
-      if (part.header[j].empty()) {
-        throw InputError(path, part.header_line, fmt::format("column {}", j + 1),
-                         "empty metric name in the header");
+    if (c.units_line == 0) {  // the units row
+      c.id = part.RequireColumn(path, "ID");
+      c.kernel = part.RequireColumn(path, "Kernel Name");
+      if (!Trim(row.fields[c.id]).empty() || !Trim(row.fields[c.kernel]).empty()) {
+        throw InputError(path, row.line, "ID",
+                         "expected the units row (empty ID and Kernel Name cells) on the line "
+                         "after the raw-page header; units are needed to convert the values");
       }
-      c.known[j] = ParseCounterUnit(Trim(units.fields[j]), &c.unit[j]);
-      c.metrics.push_back(static_cast<int>(j));
-    }
-    if (c.metrics.empty()) {
-      throw InputError(path, part.header_line, "", "the raw-page header has no metric columns");
-    }
-  }
-
-  Decimal decimal = Decimal::kDot;
-  {
-    DecimalDetector detector;
-    for (size_t p = 0; p < parts.size(); ++p) {
-      for (size_t r = 1; r < parts[p].rows.size(); ++r) {
-        const NcuRow& row = parts[p].rows[r];
-        for (int j : columns[p].metrics) detector.Observe(row.fields[j], row.line);
+      c.units_line = row.line;
+      c.units = row.fields;
+      c.unit.resize(part.header.size());
+      c.known.resize(part.header.size(), false);
+      for (size_t j = 0; j < part.header.size(); ++j) {
+        if (IsNcuLeadingColumn(part.header[j])) continue;
+        if (part.header[j].empty()) {
+          throw InputError(path, part.header_line, fmt::format("column {}", j + 1),
+                           "empty metric name in the header");
+        }
+        c.known[j] = ParseCounterUnit(Trim(row.fields[j]), &c.unit[j]);
+        c.metrics.push_back(static_cast<int>(j));
+        if (keep == nullptr || keep->count(part.header[j]) > 0) c.kept.push_back(static_cast<int>(j));
       }
+      if (c.metrics.empty()) {
+        throw InputError(path, part.header_line, "", "the raw-page header has no metric columns");
+      }
+      return;
     }
-    decimal = detector.Decide(path, "");
+    ++c.rows;
+    for (int j : c.metrics) detector.Observe(row.fields[j], row.line);
+  }, &headers);
+  if (columns.empty() || columns[0].units_line == 0) {
+    throw InputError(path, headers[0].header_line, "", "no rows after the Nsight Compute raw-page header");
   }
+  int64_t total = 0;
+  for (const Columns& c : columns) total += c.rows;
+  if (total == 0) throw InputError(path, columns[0].units_line, "", "no kernel rows after the units row");
+  const Decimal decimal = detector.Decide(path, "");
 
   NcuValueChecks checks(path);
-  std::vector<CounterLaunch> launches;
-  for (size_t p = 0; p < parts.size(); ++p) {
-    const NcuPart& part = parts[p];
+  StreamNcuRows(path, start, [&](size_t p, const NcuPart& part, NcuRow& row) {
     const Columns& c = columns[p];
-    for (size_t r = 1; r < part.rows.size(); ++r) {
-      const NcuRow& row = part.rows[r];
-      const std::vector<std::string>& f = row.fields;
-      if (f[c.kernel].empty()) throw InputError(path, row.line, "Kernel Name", "empty kernel name");
-      CounterLaunch launch;
-      launch.kernel = f[c.kernel];
-      launch.id = ParseLaunchId(f[c.id], path, row.line);
-      launch.path = path;
-      launch.line = row.line;
-      ReadLaunchConfig(path, part, row, &launch);
-      const NcuRow& units = part.rows[0];
-      for (int j : c.metrics) {
-        AddNcuValue(&launch, &checks, part.header[j], units.fields[j],
-                    c.known[j] ? &c.unit[j] : nullptr, f[j], decimal, row.line, part.header[j],
-                    part.header[j]);
-      }
-      launches.push_back(std::move(launch));
+    if (row.line == c.units_line) return;
+    const std::vector<std::string>& f = row.fields;
+    if (f[c.kernel].empty()) throw InputError(path, row.line, "Kernel Name", "empty kernel name");
+    CounterLaunch launch;
+    launch.kernel = f[c.kernel];
+    launch.id = ParseLaunchId(f[c.id], path, row.line);
+    launch.path = path;
+    launch.line = row.line;
+    ReadLaunchConfig(path, part, row, &launch);
+    for (int j : c.kept) {
+      AddNcuValue(&launch, &checks, part.header[j], c.units[j], c.known[j] ? &c.unit[j] : nullptr, f[j], decimal,
+                  row.line, part.header[j], part.header[j]);
     }
-  }
-  if (launches.empty()) {
-    if (parts[0].rows.empty()) {
-      throw InputError(path, parts[0].header_line, "",
-                       "no rows after the Nsight Compute raw-page header");
-    }
-    throw InputError(path, parts[0].rows[0].line, "", "no kernel rows after the units row");
-  }
+    sink(std::move(launch));
+  }, &headers);
   checks.Finish();
+}
+
+std::vector<CounterLaunch> ReadNcuRawLaunches(const std::string& path, const CsvStart& start) {
+  std::vector<CounterLaunch> launches;
+  StreamNcuRawLaunches(path, start, nullptr, [&](CounterLaunch&& l) { launches.push_back(std::move(l)); });
   return launches;
 }
 
 // ReadCounters for Nsight Compute: the launches of each kernel name averaged, provided they
 // share one launch configuration; with MixedLaunchConfigs::kSum a kernel launched with several
 // is summed (SumCounterLaunches) and its summed counters divided by its launches.
-std::vector<KernelCounters> AverageLaunchesByKernel(const std::vector<CounterLaunch>& launches,
-                                                    MixedLaunchConfigs mixed) {
-  struct Mean {
-    double mean = 0.0;
-    double weight = 0.0;
-  };
-  struct Kernel {
-    KernelCounters record;
-    std::map<std::string, Mean> metrics;
-    const CounterLaunch* configured = nullptr;  // first launch with a launch configuration
-    std::vector<const CounterLaunch*> all;
-    bool mixed = false;
-  };
-  std::vector<Kernel> kernels;
-  std::map<std::string, size_t> index;
-  for (const CounterLaunch& launch : launches) {
-    const auto [it, inserted] = index.emplace(launch.kernel, kernels.size());
+class KernelAverager {
+ public:
+  explicit KernelAverager(MixedLaunchConfigs mixed) : mixed_(mixed) {}
+
+  void Add(const CounterLaunch& launch) {
+    const auto [it, inserted] = index_.emplace(launch.kernel, kernels_.size());
     if (inserted) {
-      kernels.emplace_back();
-      kernels.back().record.kernel = launch.kernel;
-      kernels.back().record.path = launch.path;
-      kernels.back().record.line = launch.line;
+      kernels_.emplace_back(launch.kernel);
+      kernels_.back().record.kernel = launch.kernel;
+      kernels_.back().record.path = launch.path;
+      kernels_.back().record.line = launch.line;
     }
-    Kernel& k = kernels[it->second];
+    Kernel& k = kernels_[it->second];
     if (launch.has_launch_config) {
-      if (k.configured == nullptr) {
-        k.configured = &launch;
-      } else if ((k.configured->grid != launch.grid || k.configured->block != launch.block) &&
-                 mixed == MixedLaunchConfigs::kSum) {
-        k.mixed = true;
-      } else if (k.configured->grid != launch.grid || k.configured->block != launch.block) {
-        const CounterLaunch& first = *k.configured;
+      const auto config = std::make_pair(launch.grid, launch.block);
+      if (k.configs.empty()) {
+        k.first_config_line = launch.line;
+      } else if (k.configs.count(config) == 0 && mixed_ == MixedLaunchConfigs::kError) {
+        const auto& first = *k.configs.begin();
         throw InputError(
-            launch.path, launch.line, first.grid != launch.grid ? "Grid Size" : "Block Size",
+            launch.path, launch.line, first.first != launch.grid ? "Grid Size" : "Block Size",
             fmt::format("kernel '{}' runs with grid {} and block {} here but with grid {} and "
                         "block {} on line {}: these are different workloads, and averaging "
                         "them by kernel name would mix their counters: give each workload its "
                         "own window and export (wattcal-ingest --capture, one ncu/<workload>.csv "
                         "per workload), or ingest the counters alone (--activity), which sums a "
                         "kernel's launches",
-                        launch.kernel, Dim3Text(launch.grid), Dim3Text(launch.block),
-                        Dim3Text(first.grid), Dim3Text(first.block), first.line));
+                        launch.kernel, Dim3Text(launch.grid), Dim3Text(launch.block), Dim3Text(first.first),
+                        Dim3Text(first.second), k.first_config_line));
       }
+      k.configs.insert(config);
     }
     ++k.record.launches;
-    k.all.push_back(&launch);
+    k.sum.Add(launch);
     for (const auto& [name, value] : launch.metrics) {
       Mean& m = k.metrics[name];
       m.weight += 1.0;
       m.mean += (value - m.mean) / m.weight;  // exact for identical values
+      if (m.base.empty()) {
+        const auto b = launch.metric_base.find(name);
+        if (b != launch.metric_base.end()) m.base = b->second;
+      }
     }
     for (const auto& entry : launch.unknown_units) k.record.unknown_units.insert(entry);
   }
-  std::vector<KernelCounters> out;
-  out.reserve(kernels.size());
-  for (Kernel& k : kernels) {
-    if (k.mixed) {
-      std::vector<CounterLaunch> own;
-      for (const CounterLaunch* l : k.all) own.push_back(*l);
-      KernelCounters summed = SumCounterLaunches(k.record.kernel, own);
-      std::map<std::string, std::string> base;
-      for (const CounterLaunch& l : own) base.insert(l.metric_base.begin(), l.metric_base.end());
-      const double n = static_cast<double>(summed.launches);
-      for (auto& [name, value] : summed.metrics) {
-        if (IsSummedCounter(name, base[name])) value /= n;  // per launch, as the averaged kernels
+
+  std::vector<KernelCounters> Finish() {
+    std::vector<KernelCounters> out;
+    out.reserve(kernels_.size());
+    for (Kernel& k : kernels_) {
+      if (k.configs.size() > 1) {  // kSum: the kernel's launches summed, counts per launch
+        KernelCounters summed = k.sum.Result();
+        const double n = static_cast<double>(summed.launches);
+        for (auto& [name, value] : summed.metrics) {
+          if (IsSummedCounter(name, k.metrics[name].base)) value /= n;  // per launch, as the averaged kernels
+        }
+        summed.launch_configs = static_cast<int>(k.configs.size());
+        out.push_back(std::move(summed));
+        continue;
       }
-      summed.launch_configs = 0;
-      std::set<std::pair<std::array<int64_t, 3>, std::array<int64_t, 3>>> configs;
-      for (const CounterLaunch& l : own) {
-        if (l.has_launch_config) configs.insert({l.grid, l.block});
-      }
-      summed.launch_configs = static_cast<int>(configs.size());
-      out.push_back(std::move(summed));
-      continue;
+      for (const auto& [name, m] : k.metrics) k.record.metrics[name] = m.mean;
+      out.push_back(std::move(k.record));
     }
-    for (const auto& [name, m] : k.metrics) k.record.metrics[name] = m.mean;
-    out.push_back(std::move(k.record));
+    return out;
   }
-  return out;
-}
+
+ private:
+  struct Mean {
+    double mean = 0.0;
+    double weight = 0.0;
+    std::string base;
+  };
+  struct Kernel {
+    explicit Kernel(const std::string& name) : sum(name) {}
+    KernelCounters record;
+    std::map<std::string, Mean> metrics;
+    std::set<std::pair<std::array<int64_t, 3>, std::array<int64_t, 3>>> configs;
+    int64_t first_config_line = 0;
+    CounterLaunchSum sum;
+  };
+  MixedLaunchConfigs mixed_;
+  std::vector<Kernel> kernels_;
+  std::map<std::string, size_t> index_;
+};
 
 // ----------------------------------------------------------------------------------------
 // nvprof.
@@ -1287,7 +1312,12 @@ std::vector<KernelCounters> ReadCounters(const std::string& path, CounterFormat*
   std::vector<KernelCounters> kernels;
   switch (start.kind) {
     case HeaderKind::kNcu:
-      kernels = AverageLaunchesByKernel(ReadLaunches(path, &format), mixed);
+      kernels = [&] {
+        // Launch by launch: memory bounded by the kernel names, not the launches.
+        KernelAverager averager(mixed);
+        ForEachCounterLaunch(path, nullptr, [&](CounterLaunch&& l) { averager.Add(l); }, &format);
+        return averager.Finish();
+      }();
       break;
     case HeaderKind::kNvprof:
       format = CounterFormat::kNvprofMetrics;
@@ -1300,6 +1330,31 @@ std::vector<KernelCounters> ReadCounters(const std::string& path, CounterFormat*
   }
   if (detected != nullptr) *detected = format;
   return kernels;
+}
+
+void ForEachCounterLaunch(const std::string& path, const std::set<std::string>* keep,
+                          const std::function<void(CounterLaunch&&)>& sink, CounterFormat* detected) {
+  const CsvStart start = FindCsvStart(path);
+  if (start.kind == HeaderKind::kNcu && CounterCsv(path, start).Column("Metric Name") < 0) {
+    if (detected != nullptr) *detected = CounterFormat::kNcuRaw;
+    StreamNcuRawLaunches(path, start, keep, sink);
+    return;
+  }
+  CounterFormat format = CounterFormat::kNcuDetails;
+  for (CounterLaunch& launch : ReadLaunches(path, &format)) {
+    if (keep != nullptr) {
+      for (auto it = launch.metrics.begin(); it != launch.metrics.end();) {
+        if (keep->count(it->first) == 0) {
+          launch.metric_base.erase(it->first);
+          it = launch.metrics.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    sink(std::move(launch));
+  }
+  if (detected != nullptr) *detected = format;
 }
 
 std::vector<CounterLaunch> ReadCounterLaunches(const std::string& path, CounterFormat* detected) {
@@ -1320,7 +1375,7 @@ double LaunchMetric(const CounterLaunch& launch, const std::string& metric) {
                                  unknown->second, launch.id, launch.kernel, KnownUnitsText()));
   }
   throw InputError(launch.path, launch.line, metric,
-                   fmt::format("no such metric in this launch (launch ID {}, {})", launch.id,
+                   fmt::format("no value in this launch (launch ID {}, {}): the export has no such column, or its cell is n/a", launch.id,
                                launch.kernel));
 }
 
@@ -1336,71 +1391,73 @@ bool IsSummedCounter(const std::string& metric, const std::string& base) {
            lower.find(" per ") != std::string::npos);
 }
 
-KernelCounters SumCounterLaunches(const std::string& name,
-                                  const std::vector<CounterLaunch>& launches) {
-  if (launches.empty()) {
-    throw std::invalid_argument("SumCounterLaunches: no launches for '" + name + "'");
-  }
-  // Duration weights: every launch's own, or equal weights when one lacks it.
-  std::vector<double> weight(launches.size(), 1.0);
-  bool timed = true;
-  for (size_t i = 0; i < launches.size() && timed; ++i) {
-    const auto& m = launches[i].metrics;
-    auto it = m.find("gpu__time_duration.sum");
-    if (it == m.end()) it = m.find("Duration");
-    timed = it != m.end() && it->second > 0.0;
-    if (timed) weight[i] = it->second;
-  }
-  if (!timed) std::fill(weight.begin(), weight.end(), 1.0);
+CounterLaunchSum::CounterLaunchSum(std::string name) : name_(std::move(name)) {}
 
-  struct Total {
-    double sum = 0.0;     // summed metrics
-    double mean = 0.0;    // weighted means
-    double weight = 0.0;  // weight of `mean` so far
-    std::string base;
-    const CounterLaunch* first = nullptr;
-  };
-  std::map<std::string, Total> totals;
-  KernelCounters out;
-  out.kernel = name;
-  out.path = launches[0].path;
-  out.line = launches[0].line;
-  int64_t count = 0;
-  for (size_t i = 0; i < launches.size(); ++i) {
-    const CounterLaunch& launch = launches[i];
-    const int64_t times = std::max<int64_t>(1, launch.launches);
-    count += times;
-    for (const auto& [metric, value] : launch.metrics) {
-      const auto base_it = launch.metric_base.find(metric);
-      const std::string base = base_it == launch.metric_base.end() ? "" : base_it->second;
-      Total& t = totals[metric];
-      if (t.first == nullptr) {
-        t.first = &launch;
-        t.base = base;
-      } else if (t.base != base) {
-        throw InputError(launch.path, launch.line, metric,
-                         fmt::format("metric '{}' is {} in this launch but {} in the launch on "
-                                     "line {}; launches summed into '{}' must agree",
-                                     metric, base.empty() ? "a plain count" : base,
-                                     t.base.empty() ? "a plain count" : t.base, t.first->line,
-                                     name));
-      }
-      if (IsSummedCounter(metric, base)) {
-        t.sum += value * static_cast<double>(times);
-      } else {
-        const double w = weight[i] * static_cast<double>(times);
-        t.weight += w;
-        t.mean += (w / t.weight) * (value - t.mean);  // exact for one launch, identical values
-      }
-    }
-    for (const auto& entry : launch.unknown_units) out.unknown_units.insert(entry);
+void CounterLaunchSum::Add(const CounterLaunch& launch) {
+  if (count_ == 0) {
+    path_ = launch.path;
+    line_ = launch.line;
   }
-  out.launches = static_cast<int>(count);
-  for (const auto& [metric, t] : totals) {
+  // Duration weights: every launch's own, or equal weights when one lacks it (both are kept
+  // until the end decides).
+  auto it = launch.metrics.find("gpu__time_duration.sum");
+  if (it == launch.metrics.end()) it = launch.metrics.find("Duration");
+  const bool has_time = it != launch.metrics.end() && it->second > 0.0;
+  timed_ = timed_ && has_time;
+  const int64_t times = std::max<int64_t>(1, launch.launches);
+  count_ += times;
+  for (const auto& [metric, value] : launch.metrics) {
+    const auto base_it = launch.metric_base.find(metric);
+    const std::string base = base_it == launch.metric_base.end() ? "" : base_it->second;
+    Total& t = totals_[metric];
+    if (!t.seen) {
+      t.seen = true;
+      t.base = base;
+      t.first_line = launch.line;
+      t.summed = IsSummedCounter(metric, base);
+    } else if (t.base != base) {
+      throw InputError(launch.path, launch.line, metric,
+                       fmt::format("metric '{}' is {} in this launch but {} in the launch on "
+                                   "line {}; launches summed into '{}' must agree",
+                                   metric, base.empty() ? "a plain count" : base,
+                                   t.base.empty() ? "a plain count" : t.base, t.first_line, name_));
+    }
+    if (t.summed) {
+      t.sum += value * static_cast<double>(times);
+      continue;
+    }
+    const double equal_w = static_cast<double>(times);
+    t.equal_weight += equal_w;
+    t.equal_mean += (equal_w / t.equal_weight) * (value - t.equal_mean);  // exact for identical values
+    if (timed_) {
+      const double w = it->second * static_cast<double>(times);
+      t.timed_weight += w;
+      t.timed_mean += (w / t.timed_weight) * (value - t.timed_mean);
+    }
+  }
+  for (const auto& entry : launch.unknown_units) unknown_units_.insert(entry);
+}
+
+KernelCounters CounterLaunchSum::Result() const {
+  if (count_ == 0) throw std::invalid_argument("SumCounterLaunches: no launches for '" + name_ + "'");
+  KernelCounters out;
+  out.kernel = name_;
+  out.path = path_;
+  out.line = line_;
+  out.launches = static_cast<int>(count_);
+  out.unknown_units = unknown_units_;
+  for (const auto& [metric, t] : totals_) {
     if (out.unknown_units.count(metric) > 0) continue;  // some launches could not be read
-    out.metrics[metric] = IsSummedCounter(metric, t.base) ? t.sum : t.mean;
+    out.metrics[metric] = t.summed ? t.sum : timed_ ? t.timed_mean : t.equal_mean;
   }
   return out;
+}
+
+KernelCounters SumCounterLaunches(const std::string& name,
+                                  const std::vector<CounterLaunch>& launches) {
+  CounterLaunchSum sum(name);
+  for (const CounterLaunch& launch : launches) sum.Add(launch);
+  return sum.Result();
 }
 
 std::string NcuBaseUnitForMetric(const std::string& metric) {

@@ -75,7 +75,9 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -163,9 +165,17 @@ struct CounterLaunch {
 std::vector<CounterLaunch> ReadCounterLaunches(const std::string& path,
                                                CounterFormat* detected = nullptr);
 
+// The launches of a counter export, in file order, to `sink`, each with only the metrics in
+// `keep` (every metric when null). A Nsight Compute raw page is streamed in two passes (the
+// decimal separator is decided from the whole file first), so memory is bounded by one row and
+// the metrics kept, not by the launches; the other formats are read whole, then filtered.
+// Throws InputError as ReadCounterLaunches.
+void ForEachCounterLaunch(const std::string& path, const std::set<std::string>* keep,
+                          const std::function<void(CounterLaunch&&)>& sink, CounterFormat* detected = nullptr);
+
 // The value of `metric` in `launch`. Throws InputError "PATH:LINE: METRIC: unknown unit
-// 'cluster' ..." when its unit was unknown, or "PATH:LINE: METRIC: no such metric in this
-// launch" when absent (LINE: the launch's first line).
+// 'cluster' ..." when its unit was unknown, or "PATH:LINE: METRIC: no value in this launch ..."
+// when absent: no such column, or an n/a cell (LINE: the launch's first line).
 double LaunchMetric(const CounterLaunch& launch, const std::string& metric);
 
 // True when SumCounterLaunches sums `metric` of kind `base` over launches: counts, bytes,
@@ -185,6 +195,36 @@ bool IsSummedCounter(const std::string& metric, const std::string& base);
 // differs between two launches, std::invalid_argument when `launches` is empty.
 KernelCounters SumCounterLaunches(const std::string& name,
                                   const std::vector<CounterLaunch>& launches);
+
+// SumCounterLaunches one launch at a time: the same result, in memory bounded by the metrics
+// rather than the launches (an export of a whole training step, 10^5 launches).
+class CounterLaunchSum {
+ public:
+  explicit CounterLaunchSum(std::string name);
+  // Throws InputError when a metric's kind differs from an earlier launch's.
+  void Add(const CounterLaunch& launch);
+  int64_t launches() const { return count_; }
+  // As SumCounterLaunches; std::invalid_argument when nothing was added.
+  KernelCounters Result() const;
+
+ private:
+  struct Total {
+    bool seen = false;
+    bool summed = false;
+    std::string base;
+    int64_t first_line = 0;
+    double sum = 0.0;
+    double timed_mean = 0.0, timed_weight = 0.0;  // weighted by each launch's duration
+    double equal_mean = 0.0, equal_weight = 0.0;  // equal weights (a launch without duration)
+  };
+  std::string name_;
+  std::string path_;
+  int64_t line_ = 0;
+  int64_t count_ = 0;
+  bool timed_ = true;
+  std::map<std::string, Total> totals_;
+  std::map<std::string, std::string> unknown_units_;
+};
 
 // A unit of the tools' exports and its conversion to wattcal's base units:
 // value_in_base_units = value * multiply / divide.

@@ -12,6 +12,7 @@
 #include "io/ubench_cfg.h"
 #include "util/csv_field.h"
 #include "util/errors.h"
+#include "util/logging.h"
 
 namespace wattcal {
 
@@ -162,6 +163,7 @@ IngestReport Ingest(const IngestInputs& in, const IngestOptions& options) {
   }
 
   IngestReport r;
+  std::string clockless_note;  // set when repeated launches were aggregated without clocks
   if (!in.power_log.empty()) {
     r.energy = MeasureKernelEnergies(in.power_log, options.log, in.windows, options.energy);
     bool clocks = false;
@@ -176,21 +178,22 @@ IngestReport Ingest(const IngestInputs& in, const IngestOptions& options) {
       }
       r.energy.kernels = AggregateKernelEnergies(r.energy.windows, options.energy);
     } else if (!clocks) {
+      // Kernel-window energy (Arafa et al.) needs no clocks: the per-launch and per-kernel
+      // tables are written with blank clocks. Only the measured V-F table needs the pair.
       for (const KernelEnergy& k : r.energy.kernels) {
         if (k.launches + k.excluded_launches < 2) continue;
         std::vector<int64_t> lines;  // the kernel's first two windows
         for (const WindowEnergy& w : r.energy.windows) {
           if (w.kernel == k.kernel && lines.size() < 2) lines.push_back(w.line);
         }
-        throw InputError(
-            in.power_log, 0, "clocks",
-            fmt::format("the log has no clock columns, so wattcal cannot tell the V-F pairs of "
-                        "the windows apart, and kernel '{}' has {} launches ({}:{} and {} ...) "
-                        "that would be averaged across whatever pairs they ran at. Log the clocks "
-                        "(nvidia-smi clocks.sm,clocks.mem; NVML sm_clock_mhz), or state the pair "
-                        "the whole log ran at with --f-core-mhz (and --f-mem-mhz)",
-                        k.kernel, k.launches + k.excluded_launches, in.windows, lines[0],
-                        lines[1]));
+        clockless_note = fmt::format(
+            "the log has no clock columns, so wattcal cannot tell the V-F pairs of the windows apart: kernel "
+            "'{}' has {} launches ({}:{} and {} ...), aggregated with blank clocks as if they ran at one pair. "
+            "Log the clocks (nvidia-smi clocks.sm,clocks.mem; NVML sm_clock_mhz), or state the pair the whole "
+            "log ran at with --f-core-mhz (and --f-mem-mhz)",
+            k.kernel, k.launches + k.excluded_launches, in.windows, lines[0], lines[1]);
+        LogWarning(clockless_note);
+        break;
       }
     }
     r.kernels_csv = KernelEnergiesToCsv(r.energy.kernels);
@@ -254,6 +257,10 @@ IngestReport Ingest(const IngestInputs& in, const IngestOptions& options) {
       throw InputError(in.windows, w.line, "kernel",
                        fmt::format("no counters for kernel '{}' in {} (it has {} kernels: {})",
                                    w.kernel, in.counters, util_of.size(), known));
+    }
+    if (!clockless_note.empty()) {
+      throw InputError(in.power_log, 0, "clocks",
+                       "the measured (V-F) table needs each window's clocks: " + clockless_note);
     }
     r.tidy_csv = MeasuredTidyCsv(r.energy.kernels, r.gpu, util_of);
     for (const KernelEnergy& k : r.energy.kernels) {

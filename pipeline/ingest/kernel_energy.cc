@@ -30,6 +30,8 @@ constexpr std::pair<uint32_t, const char*> kFlagNames[] = {
     {kFlagPowerCap, "power_cap"},
     {kFlagThermal, "thermal"},
     {kFlagHwSlowdown, "hw_slowdown"},
+    {kFlagSampleGap, "sample_gap"},
+    {kFlagCounterMismatch, "counter_mismatch"},
 };
 
 // A step function's value over a window: time-weighted mean, smallest and largest value held
@@ -76,7 +78,12 @@ struct Active {
   bool has_reasons = false;
   double limit_w = kNaN;  // lowest power limit held over the window
   uint32_t flags = 0;
+  double max_gap_s = 0.0;  // longest interval between readings that touches the window
+  int64_t gap_from_line = 0, gap_to_line = 0;
 };
+
+// The typical sampling period: the median of the first kPeriodGaps gaps of the log.
+constexpr size_t kPeriodGaps = 64;
 
 // `s`'s clocks, reasons and limit held for `duration_s` inside a window.
 void AddHeld(const PowerSample& s, double duration_s, Active* a) {
@@ -171,6 +178,9 @@ WindowEnergy Finalize(const Active& a, const KernelWindow& w, const KernelEnergy
   e.power_limit_w = limit_w;
   e.power_source = power_source;
   e.trapezoid_energy_j = e.energy_j;
+  e.max_gap_s = a.max_gap_s;
+  e.gap_from_line = a.gap_from_line;
+  e.gap_to_line = a.gap_to_line;
   e.flags = a.flags;
   if (e.samples < o.min_samples) e.flags |= kFlagTooFewSamples;
   if (std::fabs(e.temp_drift_c) > o.max_temp_drift_c) e.flags |= kFlagTempDrift;
@@ -246,24 +256,24 @@ std::string WindowFlagsToString(uint32_t flags) {
 
 bool KernelEnergyOptions::Check(std::string* error) const {
   if (min_samples < 0) {
-    *error = fmt::format("KernelEnergyOptions.min_samples = {} must be >= 0", min_samples);
+    *error = fmt::format("--min-samples = {} must be >= 0", min_samples);
     return false;
   }
   if (!(max_temp_drift_c >= 0.0)) {
     *error =
-        fmt::format("KernelEnergyOptions.max_temp_drift_c = {} must be >= 0", max_temp_drift_c);
+        fmt::format("--max-temp-drift-c = {} must be >= 0", max_temp_drift_c);
     return false;
   }
   if (!(max_cv >= 0.0)) {
-    *error = fmt::format("KernelEnergyOptions.max_cv = {} must be >= 0", max_cv);
+    *error = fmt::format("--max-cv = {} must be >= 0", max_cv);
     return false;
   }
   if (!(settle_ms >= 0.0) || !std::isfinite(settle_ms)) {
-    *error = fmt::format("KernelEnergyOptions.settle_ms = {} must be finite and >= 0", settle_ms);
+    *error = fmt::format("--settle-ms = {} must be finite and >= 0", settle_ms);
     return false;
   }
   if (!(max_clock_range_frac >= 0.0) || !std::isfinite(max_clock_range_frac)) {
-    *error = fmt::format("KernelEnergyOptions.max_clock_range_frac = {} must be finite and >= 0",
+    *error = fmt::format("the clock_moved threshold, max_clock_range_frac = {} must be finite and >= 0",
                          max_clock_range_frac);
     return false;
   }
@@ -291,6 +301,7 @@ std::vector<WindowEnergy> MeasureWindows(PowerLogReader* log,
   size_t next = 0;
   PowerSample prev, cur;
   bool have_prev = false;
+  std::vector<double> first_gaps;
   double first_time_s = 0.0;
   int64_t first_line = 0;
   auto log_range = [&]() {
@@ -334,8 +345,15 @@ std::vector<WindowEnergy> MeasureWindows(PowerLogReader* log,
       active.push_back(std::move(a));
       ++next;
     }
+    const double gap_s = have_prev ? cur.time_s - prev.time_s : 0.0;
+    if (have_prev && first_gaps.size() < kPeriodGaps && gap_s > 0.0) first_gaps.push_back(gap_s);
     for (Active& a : active) {
       const KernelWindow& w = windows[a.index];
+      if (have_prev && gap_s > a.max_gap_s && prev.time_s < w.end_s && cur.time_s > w.start_s) {
+        a.max_gap_s = gap_s;  // a gap inside the window or across one of its edges
+        a.gap_from_line = prev.line;
+        a.gap_to_line = cur.line;
+      }
       if (have_prev && cur.time_s > prev.time_s) {
         const double lo = std::max(w.start_s, prev.time_s);
         const double hi = std::min(w.end_s, cur.time_s);
@@ -393,6 +411,15 @@ std::vector<WindowEnergy> MeasureWindows(PowerLogReader* log,
     throw InputError(windows_path, w.line, "start",
                      fmt::format("window {} starts after the power log's last reading: {}",
                                  Describe(w), log_range()));
+  }
+  // Gaps of more than a few sampling periods.
+  if (!first_gaps.empty()) {
+    std::nth_element(first_gaps.begin(), first_gaps.begin() + first_gaps.size() / 2, first_gaps.end());
+    const double period_s = first_gaps[first_gaps.size() / 2];
+    const double limit_s = std::max(kSampleGapPeriods * period_s, kSampleGapMinS);
+    for (WindowEnergy& e : results) {
+      if (e.max_gap_s > limit_s) e.flags |= kFlagSampleGap;
+    }
   }
   return results;
 }
@@ -700,8 +727,12 @@ KernelEnergyReport MeasureKernelEnergiesWithReasons(const std::string& primary_l
     std::vector<double> energy_j;
     counter = CounterEnergies(&again, windows, &energy_j);
     if (counter) {
+      // The counter is cross-checked against an instantaneous power column: a frozen or
+      // stepped counter must not give a window a wrong power silently.
+      const bool check = log.power_kind() == PowerKind::kInstant;
       for (size_t i = 0; i < windows.size(); ++i) {
         WindowEnergy& w = result.windows[i];
+        const double trapezoid_j = w.energy_j;
         // As in Finalize: the counter was read at the double edges; mean power over their
         // (quantised) length, energy over the exact integer-nanosecond duration.
         const double integrated_s = windows[i].end_s - windows[i].start_s;
@@ -709,6 +740,13 @@ KernelEnergyReport MeasureKernelEnergiesWithReasons(const std::string& primary_l
         if (integrated_s > 0.0) {
           w.mean_power_w = energy_j[i] / integrated_s;
           w.energy_j = w.mean_power_w * w.duration_s;
+        }
+        if (check && trapezoid_j > 0.0 && w.samples >= 2 &&
+            std::fabs(w.energy_j - trapezoid_j) > kCounterMismatchFrac * trapezoid_j) {
+          w.flags |= kFlagCounterMismatch;
+          w.counter_energy_j = w.energy_j;
+          w.energy_j = trapezoid_j;
+          w.mean_power_w = w.duration_s > 0.0 ? trapezoid_j / w.duration_s : w.mean_power_w;
         }
       }
     } else {
@@ -735,7 +773,10 @@ KernelEnergyReport MeasureKernelEnergiesWithReasons(const std::string& primary_l
             : "which may be a 1-s average (it is on Ampere (except GA100) and newer GPUs)"));
   }
   result.power_source_name = PowerSourceName(result.power_source);
-  for (WindowEnergy& w : result.windows) w.power_source = result.power_source_name;
+  for (WindowEnergy& w : result.windows) {
+    w.power_source = (w.flags & kFlagCounterMismatch) ? PowerSourceName(PowerSource::kInstantPower)
+                                                      : result.power_source_name;
+  }
 
   // Reasons, the power limit and missing clocks from the other log.
   if (primary && !secondary_log.empty()) {

@@ -13,7 +13,7 @@
 //   duration_<unit>                instead of end_<unit>: end = start + duration.
 //   start, end                     nvidia-smi style timestamps `YYYY/MM/DD HH:MM:SS.mmm` (local
 //                                  time; utc_offset_h is subtracted as for the log).
-//   launches, blocks, threads      optional whole numbers >= 0 (a capture directory's windows.csv):
+//   launches, blocks, threads      optional whole numbers >= 1 (a capture directory's windows.csv):
 //                                  kernel launches in the window, and the launch configuration
 //                                  (thread blocks in the grid, threads per block) that
 //                                  wattcal-ingest --capture checks against the profiler's Grid

@@ -48,6 +48,9 @@ std::string CanonicalComponentName(const std::string& name);
 // window, or the clock moved during it. Such rows are kept out of training by default.
 inline constexpr const char* kCorpusFlagPowerCap = "power_cap";
 inline constexpr const char* kCorpusFlagClockMoved = "clock_moved";
+// The power log has a gap of several sampling periods inside the window or across its edges:
+// its energy rests on interpolation (kept out of training like the throttled rows).
+inline constexpr const char* kCorpusFlagSampleGap = "sample_gap";
 
 // What a corpus file holds.
 enum class CorpusKind {

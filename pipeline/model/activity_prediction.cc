@@ -103,15 +103,16 @@ std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const C
 
 std::string ActivityPredictionsToCsv(const PowerModel& model,
                                      const std::vector<ActivityPrediction>& rows, bool breakdown,
-                                     double power_limit_w) {
+                                     double /*power_limit_w: capped is already 0 without one*/) {
   const int nd = model.layout.num_domains();
-  const bool with_limit = power_limit_w > 0.0;
+  // The capping columns always: without a known limit (NaN) nothing is capped (capped = 0), and
+  // a reader finds the same columns either way.
   bool with_flags = false;
   for (const ActivityPrediction& p : rows) with_flags = with_flags || !p.flags.empty();
   std::string s = "benchmark,f_core_mhz";
   if (nd > 1) s += ",f_mem_mhz";
   s += ",predicted_w";
-  if (with_limit) s += ",uncapped_w,capped,capped_f_core_mhz";
+  s += ",uncapped_w,capped,capped_f_core_mhz";
   if (with_flags) s += ",flags";
   if (breakdown) {
     for (const FrequencyDomain& d : model.layout.domains) s += ",static_" + d.name + "_w";
@@ -123,10 +124,8 @@ std::string ActivityPredictionsToCsv(const PowerModel& model,
     s += CsvField(p.benchmark);
     for (int d = 0; d < nd; ++d) s += fmt::format(",{}", p.freq_mhz[d]);
     s += fmt::format(",{:.6f}", p.predicted_w);
-    if (with_limit) {
-      s += fmt::format(",{:.6f},{},", p.uncapped_w, p.capped ? 1 : 0);
-      if (std::isfinite(p.capped_f_core_mhz)) s += fmt::format("{:.6g}", p.capped_f_core_mhz);
-    }
+    s += fmt::format(",{:.6f},{},", p.uncapped_w, p.capped ? 1 : 0);
+    if (std::isfinite(p.capped_f_core_mhz)) s += fmt::format("{:.6g}", p.capped_f_core_mhz);
     if (with_flags) s += "," + CsvField(p.flags);
     if (breakdown) {
       for (double v : p.breakdown.static_w) s += fmt::format(",{:.6f}", v);

@@ -44,8 +44,8 @@ std::vector<ActivityPrediction> PredictActivity(
     const PowerModel& model, const Corpus& activity, bool fixed,
     double power_limit_w = std::numeric_limits<double>::quiet_NaN());
 
-// CSV: benchmark,f_core_mhz[,f_mem_mhz],predicted_w, then uncapped_w,capped,capped_f_core_mhz
-// when `power_limit_w` is known (capped 0/1, the clock empty when unknown), flags when any
+// CSV: benchmark,f_core_mhz[,f_mem_mhz],predicted_w,uncapped_w,capped,capped_f_core_mhz
+// (capped 0/1, always 0 when `power_limit_w` is NaN; the clock empty when unknown), flags when any
 // row has flags, and, with `breakdown`, one column per term: static_<domain>_w,
 // idle_dyn_<domain>_w, <component>_w (they sum to uncapped_w).
 std::string ActivityPredictionsToCsv(

@@ -122,4 +122,19 @@ std::string ExtrapolationWarningFromNotes(const std::vector<std::string>& notes_
   return s;
 }
 
+std::string PowerLimitBelowIdleWarning(const PowerModel& model, double power_limit_w) {
+  if (!std::isfinite(power_limit_w)) return "";
+  std::vector<double> nothing(static_cast<size_t>(model.layout.num_components()), 0.0);
+  std::vector<double> reference = model.DefaultFrequencies();
+  if (model.method == "fixed") {
+    for (size_t d = 0; d < reference.size(); ++d) reference[d] = model.freq_levels_mhz[d].front();
+  }
+  const double idle_w = model.Predict(nothing.data(), reference.data());
+  if (power_limit_w >= idle_w) return "";
+  return fmt::format("the board power limit {:.1f} W is below the model's power with nothing running ({:.1f} W, "
+                     "its static and component-independent terms): every prediction is capped at it. Is it the "
+                     "right limit (in W, of this GPU)? Give the right one with --power-limit-w",
+                     power_limit_w, idle_w);
+}
+
 }  // namespace wattcal

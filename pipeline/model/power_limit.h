@@ -65,6 +65,12 @@ double CapCoreFrequencyMhz(const PowerModel& model, const double* util_frac,
 // finite, else the model's; NaN when none is known.
 double EffectivePowerLimitW(double option_w, double corpus_w, double model_w);
 
+// A warning when `power_limit_w` lies below the model's power with nothing running (its static
+// and component-independent terms at the reference pair): every prediction would then be capped,
+// which is a wrong limit (mW read as W, another GPU's limit) far more often than a real one.
+// "" when the limit is NaN or above that power.
+std::string PowerLimitBelowIdleWarning(const PowerModel& model, double power_limit_w);
+
 // The extrapolation flags of one prediction against the model's training range:
 // "util_beyond_training:<component>" per component beyond it, then "power_beyond_training".
 // Empty when the range is unknown or nothing exceeds it.

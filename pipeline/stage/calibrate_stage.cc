@@ -19,6 +19,10 @@
 
 namespace wattcal {
 
+namespace {
+constexpr int kMaxBootstrap = 100000;
+}  // namespace
+
 bool CalibrateStageOptions::WholeModel() const {
   return !activity_path.empty() || !energies_path.empty() || !constant_path.empty() ||
          !static_path.empty() || !idle_path.empty() || !default_category.empty() ||
@@ -28,7 +32,12 @@ bool CalibrateStageOptions::WholeModel() const {
 void CalibrateStageOptions::Check() const {
   if (out_path.empty()) throw OptionError("--out is required");
   const bool whole_model = WholeModel();
-  if (bootstrap < 0) throw OptionError(fmt::format("--bootstrap = {} must be >= 0", bootstrap));
+  // 0 = none; 2 resamples at least (one gives a zero-width "interval"), at most 100000 (each
+  // resample refits the model; the interval's percentiles are stable long before).
+  if (bootstrap < 0 || bootstrap == 1 || bootstrap > kMaxBootstrap) {
+    throw OptionError(fmt::format("--bootstrap = {} must be 0 (no intervals) or in [2, {}] resamples", bootstrap,
+                                  kMaxBootstrap));
+  }
   if (bootstrap > 0 && calibration.method != "fixed" && calibration.method != "auto") {
     throw OptionError(fmt::format("--bootstrap {} applies to --method fixed only (got --method {})",
                                   bootstrap, calibration.method));

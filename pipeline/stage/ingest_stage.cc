@@ -28,7 +28,14 @@ std::vector<std::pair<const char*, bool>> SeparateDumpFlags(const IngestStageOpt
           {"--activity", !o.activity_path.empty()},
           {"--windows-out", !o.windows_out_path.empty()},
           {"--counters-table", !o.counters_table_path.empty()},
-          {"--accelwattch-activity", !o.accelwattch_activity_path.empty()}};
+          {"--accelwattch-activity", !o.accelwattch_activity_path.empty()},
+          {"--instructions-out", !o.instructions_out_path.empty()},
+          {"--corpus-out", !o.corpus_out_path.empty()},
+          {"--kernel-power-out", !o.kernel_power_out_path.empty()},
+          {"--ubench-out", !o.ubench_out_path.empty()},
+          {"--dmon-interval-ms", o.ingest.log.dmon_interval_ms != 0.0},
+          {"--f-core-mhz", std::isfinite(o.ingest.stated_core_mhz)},
+          {"--f-mem-mhz", std::isfinite(o.ingest.stated_mem_mhz)}};
 }
 
 std::vector<std::string> SplitColumns(const std::string& columns) {
@@ -54,6 +61,11 @@ IngestStageReport RunCaptures(const IngestStageOptions& o) {
   capture_options.energy = o.ingest.energy;
   if (o.settle_ms.has_value()) capture_options.settle_ms = *o.settle_ms;
   capture_options.power_log = o.capture_power;
+  capture_options.gpu_select = o.ingest.log.gpu;
+  capture_options.power_field = o.ingest.log.power_field;
+  capture_options.smi_columns = SplitColumns(o.columns);
+  capture_options.utc_offset_h = o.ingest.log.utc_offset_h;
+  capture_options.allow_mixed_gpus = o.mixed_gpus;
   const CaptureReport r =
       IngestCaptures(o.captures, ReadGpuDescription(o.inputs.gpu_description), capture_options);
   std::vector<std::string> inputs = r.inputs;
@@ -67,6 +79,10 @@ IngestStageReport RunCaptures(const IngestStageOptions& o) {
   nlohmann::json manifest_options = {
       {"capture", o.captures},
       {"capture_power", o.capture_power},
+      {"gpu_select", o.ingest.log.gpu},
+      {"power_field", o.ingest.log.power_field},
+      {"utc_offset_h", o.ingest.log.utc_offset_h},
+      {"mixed_gpus", o.mixed_gpus},
       {"power_sources", sources},
       {"power_limit_w", std::isfinite(r.power_limit_w) ? nlohmann::json(r.power_limit_w)
                                                       : nlohmann::json()},
@@ -182,7 +198,8 @@ void IngestStageOptions::Check() const {
     for (const auto& [flag, given] : SeparateDumpFlags(*this)) {
       if (given) {
         throw OptionError(fmt::format("--capture reads a whole capture directory: {} cannot be "
-                                      "combined with it",
+                                      "combined with it (a capture's clocks come from its logs; its "
+                                      "outputs are --tidy and --out)",
                                       flag));
       }
     }
@@ -197,8 +214,8 @@ void IngestStageOptions::Check() const {
     }
     return;
   }
-  if (per_workload) {
-    throw OptionError("--per-workload goes with --capture");
+  if (per_workload || mixed_gpus) {
+    throw OptionError(std::string(per_workload ? "--per-workload" : "--mixed-gpus") + " goes with --capture");
   }
   if (!in.power_log.empty() && out_path.empty() && accelwattch_activity_path.empty()) {
     throw OptionError("--power-log needs --out (or --accelwattch-activity, whose mean_power_w it "

@@ -43,6 +43,8 @@ struct IngestStageOptions {
   // summed energy over their summed duration) instead of one per window: for applications whose
   // windows share one counters export.
   bool per_workload = false;
+  // --mixed-gpus: captures of different GPUs may be combined.
+  bool mixed_gpus = false;
   // Outputs (empty = not written).
   std::string out_path;                    // --out
   std::string tidy_path;                   // --tidy

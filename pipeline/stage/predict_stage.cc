@@ -109,6 +109,8 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
   const CaptureReport capture = IngestCaptures(o.capture_dirs, gpu, capture_options);
   for (const std::string& w : capture.warnings) LogWarning(w);
   const double limit_w = EffectivePowerLimitW(o.power_limit_w, capture.power_limit_w, model.power_limit_w);
+  const std::string below = PowerLimitBelowIdleWarning(model, limit_w);
+  if (!below.empty()) LogWarning(below);
   std::string source;
   for (const std::string& d : o.capture_dirs) source += (source.empty() ? "" : ", ") + d;
   const std::vector<AppPrediction> rows =
@@ -202,6 +204,8 @@ PredictStageReport RunPredictStage(const PredictStageOptions& o) {
   const PowerModel model = ReadModel(o.model_path);
   const Corpus activity = ReadCorpus(o.activity_path, read_options);
   const double limit_w = EffectivePowerLimitW(o.power_limit_w, activity.power_limit_w, model.power_limit_w);
+  const std::string below = PowerLimitBelowIdleWarning(model, limit_w);
+  if (!below.empty()) LogWarning(below);
   const std::vector<ActivityPrediction> rows = PredictActivity(model, activity, o.mode == "fixed", limit_w);
   const std::string extrapolation = ActivityExtrapolationWarning(rows);
   if (!extrapolation.empty()) LogWarning(extrapolation);

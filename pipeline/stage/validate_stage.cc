@@ -188,6 +188,8 @@ ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
       const double limit_w = EffectivePowerLimitW(o.calibration.power_limit_w, heldout.power_limit_w,
                                                   model.power_limit_w);
       if (std::isfinite(limit_w)) options["power_limit_w"] = limit_w;
+      const std::string below = PowerLimitBelowIdleWarning(model, limit_w);
+      if (!below.empty()) LogWarning(below);
       reference_pair_mhz = model.DefaultFrequencies();
       in.rows = PredictHeldout(model, heldout, mode, limit_w);
       in.source = o.heldout_path;

@@ -123,9 +123,13 @@ std::string OutputSet::Stage(const std::string& final_path) {
          dir = dir.parent_path()) {
       created_directories_.push_back(dir.string());
     }
-    fs::create_directories(target.parent_path(), ec);
-    if (ec) throw OptionError("cannot create directory " + target.parent_path().string() + ": " +
-                              ec.message());
+    // An existing folder, "." included ("./name"), is used as it is: Boost's create_directories
+    // fails on a path ending in a dot.
+    if (!fs::is_directory(target.parent_path(), ec)) {
+      fs::create_directories(target.parent_path(), ec);
+      if (ec) throw OptionError("cannot create directory " + target.parent_path().string() + ": " +
+                                ec.message());
+    }
   }
   CheckNotAnInput("", final_path);
   std::string temp = final_path + ".tmp." + std::to_string(getpid()) + "." +
