@@ -43,7 +43,7 @@ with open(out, "w") as f:
 EOF
 }
 
-measure() {  # label command... -> "wall_s rss_mb"
+measure() {  # command... -> "wall_s rss_mb"
   local log=$WORK/time.log
   if ! /usr/bin/time -f "%e %M" -o "$log" timeout 600 "$@" > /dev/null 2> "$WORK/stderr.log"; then
     echo "failed"
@@ -57,12 +57,12 @@ prev_w=""; prev_s=""; prev_n=""
 for n in "${SIZES[@]}"; do
   corpus=$WORK/train_$n.csv
   make_corpus "$n" "$corpus"
-  read -r w rss <<< "$(measure wattcal "$BUILD/bin/wattcal-calibrate" --train "$corpus" --out "$WORK/model_$n.json" -q)"
+  read -r w rss <<< "$(measure "$BUILD/bin/wattcal-calibrate" --train "$corpus" --out "$WORK/model_$n.json" -q)"
   growth=""
   if [[ -n $prev_w && $w != failed ]]; then growth=$(awk -v a="$w" -v b="$prev_w" -v n="$n" -v m="$prev_n" 'BEGIN{printf "%.2f", (a / n) / (b / m)}'); fi
   printf '%-10s %-22s %10s %12s %14s\n' "$n" wattcal-calibrate "$w" "${rss:-}" "$growth"
   if [[ $have_scipy == 1 ]]; then
-    read -r sw srss <<< "$(OPENBLAS_NUM_THREADS=1 measure scipy python3 bench/scipy_calibrate.py "$corpus")"
+    read -r sw srss <<< "$(OPENBLAS_NUM_THREADS=1 measure python3 bench/scipy_calibrate.py "$corpus")"
     sgrowth=""
     if [[ -n $prev_s && $sw != failed && $prev_s != failed ]]; then sgrowth=$(awk -v a="$sw" -v b="$prev_s" -v n="$n" -v m="$prev_n" 'BEGIN{printf "%.2f", (a / n) / (b / m)}'); fi
     printf '%-10s %-22s %10s %12s %14s\n' "$n" scipy_calibrate.py "$sw" "${srss:-}" "$sgrowth"

@@ -335,8 +335,9 @@ extern "C" __global__ void k_sfu_rsqrt(KParams p) {
 
 // Conversions: i += F2I(I2F(i) * r) on half the chains and, through half precision,
 // i += 65537 * H2I(F2H(I2F(i) * r / 65536)) on the other half, r in [0.5, 0.9]: the beta map
-// x -> (1 + r) x mod 2^32, expanding, keeps about 13 of the 32 bits toggling per step (I2F,
-// F2I; F2F.F16.F32 or F2FP and the half-to-int path). On zeros i = 0 stays 0.
+// x -> (1 + r) x mod 2^32, expanding, keeps about 13 of the 32 bits toggling per step. SASS:
+// I2F (I2FP.F32.S32 on sm_90), F2I.NTZ, F2F.F16.F32 (F2FP.PACK_AB on sm_80+), F2I.F16.NTZ,
+// and FMUL, IADD/IMAD. On zeros i = 0 stays 0.
 extern "C" __global__ void k_convert(KParams p) {
   uint32_t i32[kChains / 2], i16[kChains / 2];  // unsigned: the additions wrap
   float r32[kChains / 2], r16[kChains / 2];

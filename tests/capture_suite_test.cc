@@ -189,7 +189,9 @@ TEST(CaptureSuite, ThePlanCoversTensorFamiliesUnitsAtomicsAndTheToggleSweep) {
   int toggle_group = 0;
   for (const Benchmark& b : plan) {
     toggle_group += b.group == "toggle";
-    if (b.group != "toggle") EXPECT_EQ(b.toggle_pct, -1) << b.name;
+    if (b.group != "toggle") {
+      EXPECT_EQ(b.toggle_pct, -1) << b.name;
+    }
   }
   EXPECT_EQ(toggle_group, toggles);
   EXPECT_EQ(toggles, 36);

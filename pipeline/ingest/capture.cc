@@ -56,6 +56,44 @@ bool ConfigMatches(const CounterLaunch& launch, const KernelWindow& w) {
 
 bool WindowHasConfig(const KernelWindow& w) { return w.blocks > 0 || w.threads > 0; }
 
+// A kernel's name as a window would call it: "void k_fp32_fma<8>(P)" -> "fp32_fma".
+std::string WindowNameOf(const std::string& kernel) {
+  std::string k = kernel.substr(0, kernel.find_first_of("(<"));
+  const size_t space = k.rfind(' ');
+  if (space != std::string::npos) k = k.substr(space + 1);
+  if (k.rfind("k_", 0) == 0) k = k.substr(2);
+  return k;
+}
+
+// The raw page is joined to the windows by launch order; launches of one configuration cannot
+// tell a missing launch from the next. Names can: a launch named after the next window's
+// benchmark, joined to a window with another name, means the window's own launch is missing (or,
+// named after the previous one, that a launch is extra). Names that never match (an
+// application's windows) say nothing, and nothing is refused for them.
+void RefuseShiftedJoin(const std::vector<CounterLaunch>& launches, size_t first,
+                       const std::vector<KernelWindow>& windows, const std::string& windows_path,
+                       const std::string& raw_path) {
+  const size_t n = std::min(launches.size() - first, windows.size());
+  for (size_t i = 0; i < n; ++i) {
+    const std::string name = WindowNameOf(launches[first + i].kernel);
+    if (name == windows[i].kernel) continue;
+    const bool next = i + 1 < windows.size() && name == windows[i + 1].kernel;
+    const bool previous = i > 0 && name == windows[i - 1].kernel;
+    if (!next && !previous) continue;
+    const KernelWindow& w = windows[i];
+    throw InputError(
+        windows_path, w.line, "kernel",
+        fmt::format("window {} would be joined to launch {}:{} ({}), which is the {} window's kernel ({}): "
+                    "{} (launches are joined to windows in order)",
+                    w.kernel, raw_path, launches[first + i].line, launches[first + i].kernel,
+                    next ? "next" : "previous", name,
+                    next ? fmt::format("window {} has no profiled launch in {} (profile it, or remove the window)",
+                                       w.kernel, raw_path)
+                         : fmt::format("{} has an extra launch of {} (profile each window's kernel once)",
+                                       raw_path, name)));
+  }
+}
+
 // The metrics the description reads (its optional components' when `optional`, else the
 // others' and the two time bases).
 std::vector<std::string> NeededMetrics(const GpuDescription& gpu, bool optional = false) {
@@ -576,11 +614,11 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
       r.inputs.push_back(f.ncu_raw);
       std::vector<CounterLaunch> launches;  // with the metrics the description reads only
       ForEachCounterLaunch(f.ncu_raw, &keep, [&](CounterLaunch&& l) { launches.push_back(std::move(l)); });
-      // Set-up launches: the leading ones, beyond the windows' count, whose configuration is
-      // not the first window's.
+      // Set-up launches: the leading ones whose configuration is not the first window's, while
+      // at least one launch per window but one (a missing launch is named below) remains.
       size_t first = 0;
       if (WindowHasConfig(windows[0])) {
-        while (first < launches.size() && launches.size() - first > windows.size() &&
+        while (first < launches.size() && launches.size() - first >= windows.size() &&
                !ConfigMatches(launches[first], windows[0])) {
           ++first;
         }
@@ -593,6 +631,7 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
             windows[0].kernel));
       }
       const size_t n = launches.size() - first;
+      RefuseShiftedJoin(launches, first, windows, f.windows, f.ncu_raw);
       if (n + 1 == windows.size()) {
         // One launch short: the window it belongs to is the first whose configuration the next
         // launch does not match while the following window's does (named, not the launch after).

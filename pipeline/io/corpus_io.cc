@@ -10,10 +10,12 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include "util/bounds.h"
 #include "util/errors.h"
+#include "util/row_order.h"
 #include "util/logging.h"
 #include "util/text_input.h"
 
@@ -155,14 +157,26 @@ std::string ReadFlags(const CsvReader& reader, const std::string& cell, const st
 
 // Names training rows by benchmark: identical utilisation vectors are one microbenchmark.
 void NameTrainingRows(const RowBuffer& rows, std::vector<std::string>* names) {
-  std::map<std::vector<double>, int> group_of;
-  std::vector<int> group(rows.rows());
-  for (int r = 0; r < rows.rows(); ++r) {
-    const auto begin = rows.util_frac.begin() + static_cast<ptrdiff_t>(r) * rows.num_util;
-    std::vector<double> key(begin, begin + rows.num_util);
-    group[r] = group_of.emplace(std::move(key), static_cast<int>(group_of.size())).first->second;
+  // Groups of identical utilisation rows by sorting indices (util/row_order.h), numbered in
+  // order of first appearance: what a map keyed by the rows gave, without an allocation per row.
+  const int n = rows.rows();
+  const std::vector<int> order = LexicographicRowOrder(rows.util_frac, rows.num_util);
+  std::vector<int> run_of(n), run_first;  // each row's run; each run's first (smallest) row
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (k == 0 || !RowEquivalent(rows.util_frac, rows.num_util, order[k - 1], order[k])) {
+      run_first.push_back(order[k]);  // equivalent rows sort by index: the first is the smallest
+    }
+    run_of[order[k]] = static_cast<int>(run_first.size()) - 1;
   }
-  const int digits = std::max<int>(3, static_cast<int>(std::to_string(group_of.size()).size()));
+  std::vector<int> runs_by_first(run_first.size());
+  std::iota(runs_by_first.begin(), runs_by_first.end(), 0);
+  std::sort(runs_by_first.begin(), runs_by_first.end(), [&](int a, int b) { return run_first[a] < run_first[b]; });
+  std::vector<int> id_of_run(run_first.size());
+  for (size_t i = 0; i < runs_by_first.size(); ++i) id_of_run[runs_by_first[i]] = static_cast<int>(i);
+  std::vector<int> group(n);
+  for (int r = 0; r < n; ++r) group[r] = id_of_run[run_of[r]];
+  const size_t groups = run_first.size();
+  const int digits = std::max<int>(3, static_cast<int>(std::to_string(groups).size()));
   names->resize(rows.rows());
   for (int r = 0; r < rows.rows(); ++r) {
     (*names)[r] = fmt::format("micro_{:0{}d}", group[r] + 1, digits);

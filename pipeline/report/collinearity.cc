@@ -272,9 +272,12 @@ std::vector<IndistinguishableRows> FindIndistinguishableRows(const Corpus& corpu
     if (runs.empty() || !exactly_equal(runs.back().front(), order[k])) runs.emplace_back();
     runs.back().push_back(order[k]);
   }
+  // A run that joined an earlier row's group (reported or not) is not examined again: each row
+  // belongs to at most one group, which keeps repeated near-equal rows linear.
   std::vector<bool> grouped(runs.size(), false);
   for (size_t k = 0; k < runs.size(); ++k) {
     if (grouped[k]) continue;
+    grouped[k] = true;
     const int first = runs[k].front();
     std::vector<int> members = runs[k];
     std::vector<size_t> joined;
@@ -297,9 +300,8 @@ std::vector<IndistinguishableRows> FindIndistinguishableRows(const Corpus& corpu
       lo = std::min(lo, corpus.power_w(r));
       hi = std::max(hi, corpus.power_w(r));
     }
-    if (!((hi - lo) / lo > options.power_spread_frac)) continue;
-    grouped[k] = true;
     for (size_t j : joined) grouped[j] = true;
+    if (!((hi - lo) / lo > options.power_spread_frac)) continue;
     IndistinguishableRows g;
     g.rows = members;
     for (int r : members) g.benchmarks.push_back(corpus.benchmark[r]);

@@ -162,9 +162,21 @@ CalibrateStageReport RunCalibrateStage(const CalibrateStageOptions& o) {
   const TrainingSelection selection = SelectTrainingRows(train, options.keep_flagged);
   if (!selection.message.empty()) LogWarning(selection.message);
   std::vector<std::string> identifiability;
-  for (const IndistinguishableRows& g : FindIndistinguishableRows(selection.rows)) {
-    LogWarning(g.message);
-    identifiability.push_back(g.message);
+  // Named one by one up to kMaxNamedGroups; a corpus of repeated campaigns can have thousands.
+  constexpr size_t kMaxNamedGroups = 10;
+  const std::vector<IndistinguishableRows> groups = FindIndistinguishableRows(selection.rows);
+  for (size_t i = 0; i < groups.size() && i < kMaxNamedGroups; ++i) {
+    LogWarning(groups[i].message);
+    identifiability.push_back(groups[i].message);
+  }
+  if (groups.size() > kMaxNamedGroups) {
+    size_t rows = 0;
+    for (size_t i = kMaxNamedGroups; i < groups.size(); ++i) rows += groups[i].rows.size();
+    const std::string more = fmt::format(
+        "and {} more groups of rows ({} rows) with identical utilisations but power more than {:.0f}% apart",
+        groups.size() - kMaxNamedGroups, rows, 100.0 * IdentifiabilityOptions().power_spread_frac);
+    LogWarning(more);
+    identifiability.push_back(more);
   }
   PowerModel model = Calibrate(train, options);
   model.training_notes.insert(model.training_notes.end(), identifiability.begin(),
