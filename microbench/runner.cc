@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -326,6 +327,58 @@ bool RunCounters(const std::string& ncu, const std::vector<std::string>& metrics
     return false;
   }
   return true;
+}
+
+std::string NcuChip(int compute_capability) {
+  switch (compute_capability) {
+    case 70: return "gv100";
+    case 75: return "tu102";
+    case 80: return "ga100";
+    case 86: return "ga102";
+    case 89: return "ad102";
+    case 90: return "gh100";
+    default: return "";
+  }
+}
+
+std::vector<std::string> MetricsTheChipLacks(const std::string& ncu, const std::string& chip,
+                                             const std::vector<std::string>& metrics, std::string* note) {
+  if (chip.empty()) {
+    *note = "no Nsight Compute chip name known for this GPU: the metrics are not checked before the run";
+    return {};
+  }
+  const std::string command = ShellJoin({ncu, "--query-metrics", "--chip", chip}) + " 2>/dev/null";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    *note = fmt::format("cannot start {}: the metrics are not checked before the run", ncu);
+    return {};
+  }
+  std::string text;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) text.append(buf, n);
+  const int status = pclose(pipe);
+  // Each metric is a line's first word: unit__name (the table's header and notes are not).
+  std::set<std::string> known;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string first;
+    if (words >> first && first.find("__") != std::string::npos) known.insert(first);
+  }
+  if (status != 0 || known.empty()) {
+    *note = fmt::format("{} --query-metrics --chip {} gave no metric list: the metrics are not checked before "
+                        "the run",
+                        ncu, chip);
+    return {};
+  }
+  std::vector<std::string> lacking;
+  for (const std::string& m : metrics) {
+    if (!known.count(m.substr(0, m.find('.')))) lacking.push_back(m);
+  }
+  *note = fmt::format("{} metrics checked against {} --query-metrics --chip {} ({} known)", metrics.size(), ncu,
+                      chip, known.size());
+  return lacking;
 }
 
 std::string LastLineOf(const std::string& command) {

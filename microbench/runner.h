@@ -98,6 +98,16 @@ bool RunCounters(const std::string& ncu, const std::vector<std::string>& metrics
                  const std::vector<std::string>& program_args, const std::string& out_dir,
                  std::string* error);
 
+// Nsight Compute's chip name for a compute capability (90 -> "gh100"), "" when not known here.
+std::string NcuChip(int compute_capability);
+
+// The metrics ncu would not know on `chip`: those whose base name (before the first '.') the
+// list of `ncu --query-metrics --chip CHIP` lacks. ncu refuses a whole run for one unknown
+// metric, so they are left out before the run. Empty, with `note` saying why, when the list
+// cannot be had (no chip name, ncu failing): then every metric is asked for.
+std::vector<std::string> MetricsTheChipLacks(const std::string& ncu, const std::string& chip,
+                                             const std::vector<std::string>& metrics, std::string* note);
+
 // The last line that `command` prints on stdout ("" when it cannot run): ncu --version.
 std::string LastLineOf(const std::string& command);
 

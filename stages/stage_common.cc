@@ -18,19 +18,6 @@
 
 namespace wattcal {
 
-CLI::Validator Seed() {
-  return CLI::Validator(
-      [](std::string& value) -> std::string {
-        const bool digits = !value.empty() && value.size() <= 20 &&
-                            std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
-        if (!digits || (value.size() == 20 && value > "18446744073709551615")) {
-          return "'" + value + "' is not a seed: a whole number from 0 to 18446744073709551615";
-        }
-        return std::string();
-      },
-      "SEED");
-}
-
 void AddCalibrationOptions(CLI::App* app, CalibrationFlags* f) {
   app->add_option("--method", f->method,
                   "dvfs: cross-domain model with unknown voltages (TPDS Eqs. 4-6); fixed: "

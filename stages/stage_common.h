@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "seed_option.h"
 #include "stage/calibration_flags.h"
 #include "stage/sweep_flags.h"
 
@@ -30,10 +31,6 @@ void AddMapeCiOption(CLI::App* app, std::string* method);
 // Binds --sweep, --description, --constant or --p-const-w (excluding each other), and --out to
 // `flags` (pipeline/stage/sweep_flags.h: the inputs of wattcal-static and wattcal-idle).
 void AddSweepWithConstantOptions(CLI::App* app, SweepWithConstantFlags* flags);
-
-// A seed: a whole number in [0, 2^64 - 1], written in decimal digits only, so that -1 and
-// 2^64 are refused rather than wrapped onto 2^64 - 1. `app.add_option("--seed", seed)->check(Seed())`.
-CLI::Validator Seed();
 
 // Marks an option as a file the stage writes: `app.add_option("--out", path)->check(OutputFile())`.
 // RunStageMain refuses, before the stage reads anything, an output (or its OUT.manifest.json)

@@ -40,11 +40,38 @@ def value(metric, row):
     return 1.0e3 * (1 + (zlib.crc32(metric.encode()) + 7 * row) % 50)
 
 
+def query_metrics(args):
+    """`--query-metrics --chip CHIP`: the base names of every metric the descriptions in
+    microbench_specs/gpus/ read, less those named in $FAKE_NCU_LACKS (comma-separated), in ncu's
+    table layout. $FAKE_NCU_QUERY_FAILS makes it fail as ncu does without a chip it knows."""
+    if os.environ.get("FAKE_NCU_QUERY_FAILS"):
+        sys.stderr.write("==ERROR== Failed to query metrics\n")
+        return 1
+    import glob
+    import json
+    import re
+    root = os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "microbench_specs", "gpus")
+    names = {"gpu__time_duration", "sm__cycles_elapsed", "sm__cycles_active"}
+    for path in glob.glob(os.path.join(root, "*.json")):
+        with open(path) as f:
+            names.update(m.split(".")[0] for m in re.findall(r'"([a-z0-9_]+__[a-z0-9_.]+)"', f.read()))
+    lacks = {m.split(".")[0] for m in os.environ.get("FAKE_NCU_LACKS", "").split(",") if m}
+    chip = args[args.index("--chip") + 1] if "--chip" in args else "current device"
+    print("Device %s (stand-in: tests/fake_ncu.py)" % chip.upper())
+    print("-" * 60)
+    print("Metric Name                         Metric Type   Metric Unit   Metric Description")
+    for name in sorted(names - lacks):
+        print("%-35s Counter       inst          a stand-in metric" % name)
+    return 0
+
+
 def main():
     args = sys.argv[1:]
     if "--version" in args:
         print("NVIDIA (R) Nsight Compute Command Line Profiler\nVersion 2025.3.0.0 (stand-in: tests/fake_ncu.py)")
         return 0
+    if "--query-metrics" in args:
+        return query_metrics(args)
     metrics, log_file, i = [], None, 0
     takes_value = {"--page", "--clock-control", "--target-processes", "--metrics", "--nvtx-include", "--log-file"}
     while i < len(args) and args[i].startswith("--"):

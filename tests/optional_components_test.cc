@@ -56,7 +56,9 @@ TEST(OptionalComponents, AnExportWithoutTheMetricIngestsWithoutTheComponent) {
   }
   EXPECT_TRUE(warned);
   for (const CaptureWindow& w : r.windows) {
-    if (w.kind == "benchmark") ASSERT_EQ(w.utilisations.size(), r.gpu.components.size()) << w.workload;
+    if (w.kind == "benchmark") {
+      ASSERT_EQ(w.utilisations.size(), r.gpu.components.size()) << w.workload;
+    }
   }
   // The old components keep exactly their former utilisations (the description without the
   // new components, as before they were added).
@@ -74,8 +76,12 @@ TEST(OptionalComponents, AnExportWithoutTheMetricIngestsWithoutTheComponent) {
   // ACTIVE SM: the SM sweep's kernel on 1 of 132 SMs is ~1/132 active, the full one ~1.
   const int active = Index(r.gpu, "ACTIVE SM");
   for (const CaptureWindow& w : r.windows) {
-    if (w.workload == "sm_sweep_int_add_001") EXPECT_NEAR(w.utilisations[active], 1.0 / 132, 0.2 / 132);
-    if (w.workload == "fp32_fma") EXPECT_NEAR(w.utilisations[active], 1.0, 0.05);
+    if (w.workload == "sm_sweep_int_add_001") {
+      EXPECT_NEAR(w.utilisations[active], 1.0 / 132, 0.2 / 132);
+    }
+    if (w.workload == "fp32_fma") {
+      EXPECT_NEAR(w.utilisations[active], 1.0, 0.05);
+    }
   }
   // The same metric made required is refused, naming it.
   GpuDescription strict = gpu;

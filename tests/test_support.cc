@@ -76,7 +76,13 @@ std::string Quote(const std::string& s) {
 CommandResult RunStage(const std::string& program, const std::vector<std::string>& args) {
   std::string command = Quote(std::string(WATTCAL_BIN_DIR) + "/" + program);
   for (const std::string& a : args) command += " " + Quote(a);
-  command += " 2>&1";
+  return RunShell(command);
+}
+
+std::string ShellQuote(const std::string& s) { return Quote(s); }
+
+CommandResult RunShell(const std::string& shell_command) {
+  const std::string command = "{ " + shell_command + "; } 2>&1";
   CommandResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;

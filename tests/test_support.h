@@ -33,6 +33,10 @@ struct CommandResult {
 };
 // Runs build/bin/<program> with `args` (each shell-quoted) and captures its output.
 CommandResult RunStage(const std::string& program, const std::vector<std::string>& args);
+// Runs a /bin/sh command line and captures its stdout and stderr together.
+CommandResult RunShell(const std::string& command);
+// `s` quoted for /bin/sh.
+std::string ShellQuote(const std::string& s);
 
 // A test seed derived from the running test's name (STYLE.md rule 4).
 unsigned SeedFromTestName();

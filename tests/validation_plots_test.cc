@@ -196,7 +196,9 @@ TEST(WorkloadErrors, RowsEqualThePredictionsCsvPerWorkloadWorstFirst) {
     EXPECT_NEAR(w.error_pct, s.e / s.n, 1e-9) << w.workload;
     EXPECT_NEAR(w.abs_error_pct, std::abs(s.e / s.n), 1e-9) << w.workload;
     EXPECT_NEAR(w.mape_pct, s.a / s.n, 1e-9) << w.workload;
-    if (i > 0) EXPECT_GE(errors[i - 1].abs_error_pct, w.abs_error_pct) << w.workload;
+    if (i > 0) {
+      EXPECT_GE(errors[i - 1].abs_error_pct, w.abs_error_pct) << w.workload;
+    }
   }
   EXPECT_EQ(errors.front().workload, "lone_app");
   EXPECT_EQ(errors.front().points, 1);

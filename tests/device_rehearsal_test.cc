@@ -1,0 +1,115 @@
+// The GPU machine's prepared script, scripts/device_capture.sh, rehearsed here end to end on the
+// simulated device (WATTCAL_SIMULATED_GPU), the stand-in NVML (tests/fake_nvml.c) and the stand-in
+// ncu (tests/fake_ncu.py): the same binary, plan, run loop, sampler, writer, counters run and
+// packing as on the GPU, so that the minutes of a lent GPU are not spent finding a typo. And the
+// binary it carries needs no library a bare GPU machine lacks.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "runner.h"
+#include "test_support.h"
+
+namespace wattcal {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ShellQuote;
+
+// The environment of a rehearsal: everything simulated, `ncu` on the PATH the stand-in.
+std::string RehearsalEnvironment(const std::string& dir) {
+  fs::create_directories(dir + "/bin");
+  fs::create_symlink(std::string(WATTCAL_SOURCE_DIR) + "/tests/fake_ncu.py", dir + "/bin/ncu");
+  return "PATH=" + ShellQuote(dir + "/bin") + ":\"$PATH\" WATTCAL_SIMULATED_GPU=1 WATTCAL_NVML_LIBRARY=" +
+         ShellQuote(WATTCAL_FAKE_NVML) + " FAKE_NVML_LOAD_FILE=" + ShellQuote(dir + "/load") +
+         " FAKE_NVML_NAME='NVIDIA H100 80GB HBM3' WATTCAL_CAPTURE=" +
+         ShellQuote(std::string(WATTCAL_BIN_DIR) + "/wattcal-capture") +
+         " FAKE_NCU_LACKS=sm__inst_executed_pipe_tensor_op_dmma POWER_BUDGET_S=4 WATTCAL_CAPTURE_ARGS=\"--only '^(idle_sleep|int_add|fp32_fma|dram_ld)\\$' --idle-s 1\" ";
+}
+
+TEST(DeviceRehearsal, TheGpuScriptRunsOnTheSimulatedDeviceAndItsCaptureIngests) {
+  const std::string dir = testing::ScratchDir();
+  const std::string script = std::string(WATTCAL_SOURCE_DIR) + "/scripts/device_capture.sh";
+  const std::string env = RehearsalEnvironment(dir);
+  const testing::CommandResult r = testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/out"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("4 benchmarks x"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("WATTCAL_SIMULATED_GPU is set"), std::string::npos) << r.output;
+  // A metric this chip's ncu does not list (here the FP64 tensor pipe's) is left out before the
+  // run, named, instead of failing the counters run after the power run.
+  EXPECT_NE(r.output.find("sm__inst_executed_pipe_tensor_op_dmma.sum: ncu does not list it for this chip"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(testing::ReadFile(dir + "/out/suite/capture.json").find("\"metrics_left_out\": [\n      \"sm__inst_"),
+            std::string::npos);
+  for (const char* f : {"suite.tar.gz", "device_capture.log", "env/ldd.txt", "env/ncu_version.txt",
+                        "suite/windows.csv", "suite/nvml_power.csv", "suite/ncu_raw.csv", "suite/capture.json"}) {
+    EXPECT_TRUE(fs::exists(dir + "/out/" + f)) << f;
+  }
+  // The carried binary: the C runtime and nothing of the fitting stack (Ceres, glog, SuiteSparse,
+  // BLAS), libcsv, OpenSSL or Boost, none of which a bare GPU machine has.
+  const std::string ldd = testing::ReadFile(dir + "/out/env/ldd.txt");
+  for (const char* lib : {"libceres", "libglog", "libcholmod", "blas", "libcsv", "libcrypto", "libboost", "libstdc++"}) {
+    EXPECT_EQ(ldd.find(lib), std::string::npos) << lib << " in\n" << ldd;
+  }
+  // The packed capture is what comes back from the GPU machine: unpacked, it ingests.
+  fs::create_directories(dir + "/back");
+  ASSERT_EQ(testing::RunShell("tar xzf " + ShellQuote(dir + "/out/suite.tar.gz") + " -C " + ShellQuote(dir + "/back"))
+                .exit_code,
+            0);
+  const testing::CommandResult ingest = testing::RunStage(
+      "wattcal-ingest", {"--capture", dir + "/back/suite", "--gpu",
+                         std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/h100_sxm.json", "--tidy",
+                         dir + "/measured.csv"});
+  ASSERT_EQ(ingest.exit_code, 0) << ingest.output;
+  const std::string tidy = testing::ReadFile(dir + "/measured.csv");
+  EXPECT_NE(ingest.output.find("DMMA"), std::string::npos) << ingest.output;  // its component left out
+  EXPECT_EQ(tidy.find("core:DMMA"), std::string::npos);
+  EXPECT_NE(tidy.find("core:TENSOR INT"), std::string::npos);
+  for (const char* name : {"\nidle_sleep,", "\nint_add,", "\nfp32_fma,", "\ndram_ld,"}) {
+    EXPECT_NE(tidy.find(name), std::string::npos) << name << " in\n" << tidy;
+  }
+  // An earlier capture is never overwritten: the same OUTDIR again is refused.
+  const testing::CommandResult again = testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/out"));
+  EXPECT_EQ(again.exit_code, 1) << again.output;
+  EXPECT_NE(again.output.find("is not an empty directory"), std::string::npos) << again.output;
+}
+
+TEST(DeviceRehearsal, CaptureRefusesAnSmCountOrSeedOutOfRange) {
+  // Both were once taken silently: --sm-count 0 or -5 as 132, --seed -1 as 2^64 - 1.
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"--sm-count", "0"}, {"--sm-count", "-5"}, {"--seed", "-1"}, {"--seed", "18446744073709551616"}}) {
+    std::vector<std::string> args = {"--list"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    const testing::CommandResult r = testing::RunStage("wattcal-capture", args);
+    EXPECT_EQ(r.exit_code, 1) << bad[0] << " " << bad[1] << ": " << r.output;
+    EXPECT_NE(r.output.find(bad[0] + ":"), std::string::npos) << r.output;
+  }
+  EXPECT_EQ(testing::RunStage("wattcal-capture", {"--list", "--sm-count", "1", "--seed", "18446744073709551615"})
+                .exit_code,
+            0);
+}
+
+TEST(DeviceRehearsal, MetricsAreCheckedAgainstNcusListOnlyWhenThereIsOne) {
+  const std::string ncu = std::string(WATTCAL_SOURCE_DIR) + "/tests/fake_ncu.py";
+  const std::vector<std::string> metrics = {"gpu__time_duration.sum", "sm__not_a_metric.sum",
+                                            "sm__cycles_active.avg"};
+  std::string note;
+  EXPECT_EQ(capture::MetricsTheChipLacks(ncu, "gh100", metrics, &note),
+            std::vector<std::string>{"sm__not_a_metric.sum"});
+  EXPECT_NE(note.find("3 metrics checked"), std::string::npos) << note;
+  // No list (a chip ncu does not know, ncu failing): nothing is left out, and the note says so.
+  EXPECT_TRUE(capture::MetricsTheChipLacks(ncu, "", metrics, &note).empty());
+  EXPECT_NE(note.find("not checked"), std::string::npos) << note;
+  setenv("FAKE_NCU_QUERY_FAILS", "1", 1);
+  EXPECT_TRUE(capture::MetricsTheChipLacks(ncu, "gh100", metrics, &note).empty());
+  unsetenv("FAKE_NCU_QUERY_FAILS");
+  EXPECT_NE(note.find("gave no metric list"), std::string::npos) << note;
+  EXPECT_EQ(capture::NcuChip(90), "gh100");
+  EXPECT_EQ(capture::NcuChip(80), "ga100");
+  EXPECT_EQ(capture::NcuChip(120), "");
+}
+
+}  // namespace
+}  // namespace wattcal
