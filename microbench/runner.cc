@@ -218,19 +218,7 @@ void InstallClockRestorer(PowerMeter* meter) {
 }
 
 std::vector<std::string> DescriptionMetrics(const std::string& description_path) {
-  const GpuDescription gpu = ReadGpuDescription(description_path);
-  std::vector<std::string> all = {gpu.duration_metric, gpu.active_cycles_metric};
-  for (const ComponentCounters& c : gpu.components) {
-    for (const auto* list : {&c.thread_metrics, &c.warp_metrics, &c.byte_metrics, &c.access_metrics}) {
-      all.insert(all.end(), list->begin(), list->end());
-    }
-  }
-  std::vector<std::string> unique;
-  std::set<std::string> seen;
-  for (const std::string& m : all) {
-    if (!m.empty() && seen.insert(m).second) unique.push_back(m);
-  }
-  return unique;
+  return ReadGpuDescription(description_path).Metrics();
 }
 
 std::vector<std::string> DefaultMetrics() {

@@ -1306,7 +1306,7 @@ std::vector<CounterLaunch> ReadLaunches(const std::string& path, CounterFormat* 
 }  // namespace
 
 std::vector<KernelCounters> ReadCounters(const std::string& path, CounterFormat* detected,
-                                         MixedLaunchConfigs mixed) {
+                                         MixedLaunchConfigs mixed, const std::set<std::string>* keep) {
   const CsvStart start = FindCsvStart(path);
   CounterFormat format = CounterFormat::kNcuDetails;
   std::vector<KernelCounters> kernels;
@@ -1315,7 +1315,7 @@ std::vector<KernelCounters> ReadCounters(const std::string& path, CounterFormat*
       kernels = [&] {
         // Launch by launch: memory bounded by the kernel names, not the launches.
         KernelAverager averager(mixed);
-        ForEachCounterLaunch(path, nullptr, [&](CounterLaunch&& l) { averager.Add(l); }, &format);
+        ForEachCounterLaunch(path, keep, [&](CounterLaunch&& l) { averager.Add(l); }, &format);
         return averager.Finish();
       }();
       break;

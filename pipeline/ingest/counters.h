@@ -126,10 +126,12 @@ const char* CounterFormatName(CounterFormat format);
 // header without data rows, or (Nsight Compute) two launches of one kernel name with
 // different Grid Size or Block Size, which are different workloads (unless `mixed` is kSum),
 // read per launch with ReadCounterLaunches (wattcal-ingest --capture). Metrics with an unknown
-// unit are left out and listed in KernelCounters::unknown_units.
+// unit are left out and listed in KernelCounters::unknown_units. With `keep`, an Nsight Compute
+// export's other metrics are not parsed (the launch columns always are).
 std::vector<KernelCounters> ReadCounters(const std::string& path,
                                          CounterFormat* detected = nullptr,
-                                         MixedLaunchConfigs mixed = MixedLaunchConfigs::kError);
+                                         MixedLaunchConfigs mixed = MixedLaunchConfigs::kError,
+                                         const std::set<std::string>* keep = nullptr);
 
 // One profiled launch: one row of a raw page, one (Process ID, ID) of a details page, one
 // nvprof record (the mean of its Invocations) or one hw_perf.csv record.

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "ingest/accelwattch_activity.h"
 #include "ingest/utilisation.h"
@@ -208,7 +209,14 @@ IngestReport Ingest(const IngestInputs& in, const IngestOptions& options) {
     // several configurations is summed: its work over the whole export.
     const MixedLaunchConfigs mixed =
         in.power_log.empty() && in.description.empty() ? MixedLaunchConfigs::kSum : MixedLaunchConfigs::kError;
-    counters = ReadCounters(in.counters, &format, mixed);
+    // Only the description's metrics, when nothing else reads the others.
+    std::set<std::string> keep;
+    const bool only_described = !options.counters_table && !in.gpu_description.empty() && in.description.empty();
+    if (only_described) {
+      const std::vector<std::string> m = ReadGpuDescription(in.gpu_description).Metrics();
+      keep.insert(m.begin(), m.end());
+    }
+    counters = ReadCounters(in.counters, &format, mixed, only_described ? &keep : nullptr);
     for (const KernelCounters& k : counters) {
       if (k.launch_configs > 1) {
         r.summary += fmt::format("counters: {}: {} launches in {} launch configurations summed\n", k.kernel,

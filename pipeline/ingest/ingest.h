@@ -59,6 +59,10 @@ struct IngestOptions {
   // Build IngestReport::windows_csv (the per-launch table). False leaves it empty: formatting
   // one row per launch costs time that is wasted when nobody writes the table (--windows-out).
   bool windows_table = true;
+  // Build IngestReport::counters_csv (every counter of every kernel). False lets an export be
+  // read for the description's metrics alone: an export of 10^5 launches of 300 metrics is
+  // then parsed for the ~40 it needs (--counters-table unset, no AccelWattch description).
+  bool counters_table = true;
   bool Check(std::string* error) const;
 };
 

@@ -381,6 +381,21 @@ GpuDescription ReadGpuDescription(const std::string& path) {
   return gpu;
 }
 
+std::vector<std::string> GpuDescription::Metrics() const {
+  std::vector<std::string> all = {duration_metric, active_cycles_metric};
+  for (const ComponentCounters& c : components) {
+    for (const auto* list : {&c.thread_metrics, &c.warp_metrics, &c.byte_metrics, &c.access_metrics}) {
+      all.insert(all.end(), list->begin(), list->end());
+    }
+  }
+  std::vector<std::string> unique;
+  std::set<std::string> seen;
+  for (const std::string& m : all) {
+    if (!m.empty() && seen.insert(m).second) unique.push_back(m);
+  }
+  return unique;
+}
+
 GpuDescription GpuDescription::Without(const std::vector<std::string>& left_out) const {
   GpuDescription reduced = *this;
   reduced.components.clear();

@@ -84,6 +84,9 @@ struct GpuDescription {
   Layout ToLayout() const;
   // The same description without the components named in `left_out`.
   GpuDescription Without(const std::vector<std::string>& left_out) const;
+  // Every metric the description reads (the time bases first, then each component's), once
+  // each: what a profiler is asked for, and all an export needs to give utilisations.
+  std::vector<std::string> Metrics() const;
   bool Check(std::string* error) const;
 };
 

@@ -137,6 +137,7 @@ IngestStageReport RunDumps(const IngestStageOptions& o) {
     options.energy.settle_short_windows_by_half = true;
   }
   options.windows_table = !o.windows_out_path.empty();  // formatted only when written
+  options.counters_table = !o.counters_table_path.empty();
   const IngestReport r = Ingest(in, options);
 
   std::vector<std::string> inputs;
