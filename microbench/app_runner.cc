@@ -291,7 +291,9 @@ void RunAppCounters(const AppCaptureOptions& o, const std::string& nvtx_range, c
   const std::vector<std::string> cmd = AppNcuCommand(o, nvtx_range, export_path);
   if (progress) progress(fmt::format("counters: {} under {}{}", o.name, o.ncu,
                                      nvtx_range.empty() ? "" : fmt::format(" (NVTX range '{}')", nvtx_range)));
-  const std::string failed = RunProgram(cmd, {"WATTCAL_MARKS=" + marks_scratch});
+  // WATTCAL_PROFILING=1: a program may run fewer steps here (ncu replays every launch; the
+  // utilisations are ratios of summed counters, the same for 2 steps as for 2000).
+  const std::string failed = RunProgram(cmd, {"WATTCAL_MARKS=" + marks_scratch, "WATTCAL_PROFILING=1"});
   if (!failed.empty()) {
     throw std::runtime_error(fmt::format("--counters: {} {} (its messages are in {})", o.ncu, failed, export_path));
   }

@@ -5,6 +5,7 @@
 // binary it carries needs no library a bare GPU machine lacks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -109,6 +110,35 @@ TEST(DeviceRehearsal, MetricsAreCheckedAgainstNcusListOnlyWhenThereIsOne) {
   EXPECT_EQ(capture::NcuChip(90), "gh100");
   EXPECT_EQ(capture::NcuChip(80), "ga100");
   EXPECT_EQ(capture::NcuChip(120), "");
+}
+
+TEST(DeviceRehearsal, TheApplicationsScriptRecordsAndTheCapturePredicts) {
+  // scripts/device_apps.sh with the stand-in program (the real applications need PyTorch and a
+  // GPU): two applications, each its runs, its marked windows and its counters run.
+  const std::string dir = testing::ScratchDir();
+  const std::string script = std::string(WATTCAL_SOURCE_DIR) + "/scripts/device_apps.sh";
+  const std::string env = RehearsalEnvironment(dir) + "APP_SECONDS=0.5 APP_PROGRAM=" +
+                          ShellQuote("python3 " + std::string(WATTCAL_SOURCE_DIR) + "/tests/stand_in_app.py") + " ";
+  const testing::CommandResult r = testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/out"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("2 applications x 2 runs"), std::string::npos) << r.output;
+  for (const char* f : {"apps.tar.gz", "device_apps.log", "apps/windows.csv", "apps/nvml_power.csv",
+                        "apps/ncu/stand_in_a.csv", "apps/ncu/stand_in_b.csv", "apps/capture.json"}) {
+    EXPECT_TRUE(fs::exists(dir + "/out/" + f)) << f;
+  }
+  const std::string windows = testing::ReadFile(dir + "/out/apps/windows.csv");
+  EXPECT_EQ(std::count(windows.begin(), windows.end(), '\n'), 5) << windows;  // header + 2 x 2 windows
+  // The capture is read as applications: ingested per workload, one row each.
+  const testing::CommandResult ingest = testing::RunStage(
+      "wattcal-ingest", {"--capture", dir + "/out/apps", "--per-workload", "--gpu",
+                         std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/h100_sxm.json", "--tidy",
+                         dir + "/apps.csv"});
+  ASSERT_EQ(ingest.exit_code, 0) << ingest.output;
+  const std::string rows = testing::ReadFile(dir + "/apps.csv");
+  EXPECT_NE(rows.find("stand_in_a"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("stand_in_b"), std::string::npos) << rows;
+  // A non-empty OUTDIR is refused, as the suite's script does.
+  EXPECT_EQ(testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/out")).exit_code, 1);
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
  *
  * Its one GPU draws FAKE_NVML_IDLE_W (default 80 W) and, while the file named by
  * $FAKE_NVML_LOAD_FILE exists, FAKE_NVML_LOAD_W more (default 300 W). The energy counter (mJ)
- * integrates that power over the wall clock from nvmlInit; the averaged power lags it.
+ * integrates that power over the wall clock from nvmlInit, and never goes back from one process
+ * to the next (as the driver's); the averaged power lags it.
  * Name and UUID come from $FAKE_NVML_NAME and $FAKE_NVML_UUID (defaults below), so a test can
  * play two different GPUs. $FAKE_NVML_FAIL_INIT makes nvmlInit_v2 fail. */
 #include <stdio.h>
@@ -48,6 +49,10 @@ static void Advance(void) {
 nvmlReturn_t nvmlInit_v2(void) {
   if (getenv("FAKE_NVML_FAIL_INIT") != NULL) return NVML_ERROR_DRIVER_NOT_LOADED;
   g_last_s = NowS();
+  /* NVML's counter runs from the driver's load, across processes: start each process at the
+   * highest energy the GPU can have used since an epoch (the most it draws x the time), which no
+   * earlier process's counter can have passed. */
+  g_energy_mj = (Env("FAKE_NVML_IDLE_W", 80.0) + Env("FAKE_NVML_LOAD_W", 300.0)) * (g_last_s - 1.7e9) * 1e3;
   return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlShutdown(void) { return NVML_SUCCESS; }

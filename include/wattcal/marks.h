@@ -28,7 +28,9 @@
 // Counters. When the NVTX v3 headers (<nvtx3/nvToolsExt.h>, in every CUDA toolkit) can be
 // included, each window is also an NVTX push/pop range of the same name, so that
 // `wattcal-capture --app NAME --counters` profiles only the kernels inside the windows
-// (ncu --nvtx --nvtx-include NAME/). Define WATTCAL_MARKS_NO_NVTX to leave NVTX out.
+// (ncu --nvtx --nvtx-include NAME/). Define WATTCAL_MARKS_NO_NVTX to leave NVTX out. That
+// profiled run has WATTCAL_PROFILING=1 in its environment: ncu replays every launch, so a program
+// may run a few steps there instead of thousands (utilisations are ratios of summed counters).
 #ifndef WATTCAL_MARKS_H_
 #define WATTCAL_MARKS_H_
 
