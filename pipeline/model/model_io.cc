@@ -16,6 +16,7 @@
 #include "io/corpus_io.h"
 #include "io/csv_reader.h"
 #include "io/json_lines.h"
+#include "model/component_trust.h"
 #include "util/bounds.h"
 #include "util/errors.h"
 #include "util/output.h"
@@ -457,6 +458,19 @@ std::string ModelToJson(const PowerModel& model) {
     c["component_w_per_mhz"] = pairs(ci.component_w_per_mhz);
     j["coefficient_ci95"] = c;
   }
+  // Derived from the fields above, for readers of the file (never read back): per component,
+  // W at full use at the default pair, its interval, how far training reached, and flags.
+  OrderedJson trust = OrderedJson::array();
+  for (const ComponentTrust& t : ComponentTrustTable(model)) {
+    OrderedJson row;
+    row["component"] = t.component;
+    row["full_use_w"] = t.full_use_w;
+    row["full_use_w_ci95"] = t.has_ci ? OrderedJson::array({t.ci_low_w, t.ci_high_w}) : OrderedJson();
+    row["trained_up_to_frac"] = std::isfinite(t.trained_up_to) ? OrderedJson(t.trained_up_to) : OrderedJson();
+    row["flags"] = t.flags;
+    trust.push_back(row);
+  }
+  j["component_trust"] = trust;
   const FitReport& f = model.fit;
   OrderedJson fit;
   fit["solver"] = f.solver;

@@ -21,6 +21,9 @@ inline constexpr const char* kModelJsonFormat = "wattcal-power-model";
 //   training_range: {max_power_w, max_util_frac: [{component, max_util_frac}, ...]} (only
 //     when known),
 //   training_notes: [sentences: flagged rows left out, unidentifiable rows],
+//   coefficient_ci95 (with --bootstrap),
+//   component_trust: [{component, full_use_w, full_use_w_ci95, trained_up_to_frac, flags}, ...]
+//     (model/component_trust.h; derived, written for readers, never read back),
 //   fit: {every FitReport field under its own name}.
 // power_limit_w, training_range and training_notes are optional when read (older files).
 // Keys are written in this order; numbers round-trip exactly.

@@ -4,6 +4,9 @@
 
 #include <cctype>
 #include <cmath>
+#include <sstream>
+
+#include "model/component_trust.h"
 
 namespace wattcal {
 
@@ -31,8 +34,6 @@ std::string FormatModelSummary(const PowerModel& m) {
       f.converged ? "converged" : "NOT converged", f.iterations, f.time_s, f.termination,
       f.train_rows, f.train_benchmarks, f.train_mape_pct, f.train_max_ape_pct, f.train_rmse_w,
       f.train_r2);
-  const std::vector<std::string> names = m.layout.ComponentNames();
-  const std::vector<int> domain_of = m.layout.ComponentDomains();
   for (int d = 0; d < m.layout.num_domains(); ++d) {
     const FrequencyDomain& dom = m.layout.domains[d];
     const CoefficientCi& ci = m.coefficient_ci95;
@@ -46,13 +47,6 @@ std::string FormatModelSummary(const PowerModel& m) {
     s += fmt::format("  {} domain (default {} MHz): static {:.4f}{} W, idle dynamic {:.6f}{} W/MHz\n",
                      dom.name, dom.default_freq_mhz, m.static_w[d], interval(ci.static_w, d, 4, 1.0),
                      m.idle_dyn_w_per_mhz[d], interval(ci.idle_dyn_w_per_mhz, d, 6, 1.0));
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (domain_of[i] != d) continue;
-      s += fmt::format("    {:<10} {:.6f}{} W/MHz ({:.2f}{} W at full use, default V-F)\n", names[i],
-                       m.component_w_per_mhz[i], interval(ci.component_w_per_mhz, i, 6, 1.0),
-                       m.component_w_per_mhz[i] * dom.default_freq_mhz,
-                       interval(ci.component_w_per_mhz, i, 2, dom.default_freq_mhz));
-    }
     s += "    voltage:";
     for (size_t j = 0; j < m.freq_levels_mhz[d].size(); ++j) {
       s += fmt::format(" {}:{:.4f}", m.freq_levels_mhz[d][j], m.voltage_rel[d][j]);
@@ -63,12 +57,14 @@ std::string FormatModelSummary(const PowerModel& m) {
     s += fmt::format("  board power limit: {} W (predictions above it are capped)\n", m.power_limit_w);
   }
   if (m.training_range.known()) {
-    s += fmt::format("  training range: max power {:.2f} W; max utilisation", m.training_range.max_power_w);
-    for (size_t i = 0; i < names.size() && i < m.training_range.max_util_frac.size(); ++i) {
-      s += fmt::format(" {}:{:.4g}", names[i], m.training_range.max_util_frac[i]);
-    }
-    s += "\n";
+    s += fmt::format("  training range: max power {:.2f} W\n", m.training_range.max_power_w);
   }
+  // The components: W at full use at the default pair, its interval, how far training reached.
+  const std::vector<ComponentTrust> trust = ComponentTrustTable(m);
+  s += "  components (full use at the default V-F):\n";
+  std::istringstream table(ComponentTrustText(trust));
+  for (std::string line; std::getline(table, line);) s += "    " + line + "\n";
+  for (const std::string& w : ComponentTrustWarnings(trust)) s += "  trust: " + w + "\n";
   if (m.coefficient_ci95.known()) {
     s += fmt::format("  [lo, hi]: bootstrap 95% intervals ({} resamples of the training benchmarks, "
                      "seed {})\n",

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "model/component_trust.h"
 #include "report/run_report.h"
 #include "util/output.h"
 #include "validate/metrics.h"
@@ -309,6 +310,36 @@ void BenchmarkSection(Document* doc, const RunReport& r, const ReportOptions& o)
   AddFigures(doc, r, o, "benchmarks");
 }
 
+// How far to trust each model's components (model/component_trust.h): one table per model.
+void ComponentTrustTables(Document* doc, const RunReport& r) {
+  for (const ReportModel& m : r.models) {
+    const std::vector<ComponentTrust> trust = ComponentTrustTable(m.model);
+    std::vector<std::vector<Inline>> rows;
+    for (const ComponentTrust& t : trust) {
+      std::string flags;
+      for (const std::string& f : t.flags) flags += (flags.empty() ? "" : ", ") + f;
+      rows.push_back({Text(t.component), Text(t.domain), Text(fmt::format("{:.1f}", t.full_use_w)),
+                      Text(t.has_ci ? fmt::format("[{:.1f}, {:.1f}]", t.ci_low_w, t.ci_high_w) : kDash),
+                      Text(std::isfinite(t.trained_up_to) ? fmt::format("{:.3f}", t.trained_up_to) : kDash),
+                      Text(flags.empty() ? kDash : flags)});
+    }
+    doc->Paragraph(Text(fmt::format(
+        "{}: how far to trust each component. full_use_w is its power at full use at the default V-F "
+        "pair; trained_up_to the largest utilisation among the training rows (above it, a prediction "
+        "extrapolates); flags: trained below half use, a 95% interval that holds zero, full use above "
+        "the board limit.",
+        m.label)));
+    doc->Table({"Component", "domain", "full_use_w", "full_use_w_ci95", "trained_up_to", "flags"},
+               {false, false, true, true, true, false}, rows);
+    const std::vector<std::string> warnings = ComponentTrustWarnings(trust);
+    if (!warnings.empty()) {
+      std::vector<Inline> items;
+      for (const std::string& w : warnings) items.push_back(Text(w));
+      doc->List(items);
+    }
+  }
+}
+
 void ModelSection(Document* doc, const RunReport& r, const ReportOptions& o, const Linker& link) {
   doc->Heading(2, "Models", "models");
   if (r.models.empty()) {
@@ -438,6 +469,7 @@ void ModelSection(Document* doc, const RunReport& r, const ReportOptions& o, con
                               : "") +
            ":"));
   doc->Table(coefficient_header, numeric, coefficient_rows);
+  ComponentTrustTables(doc, r);
 
   // Voltages per domain.
   for (const std::string& d : domains) {

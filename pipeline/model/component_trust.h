@@ -1,0 +1,48 @@
+// How far to trust each component of a calibrated model: what its coefficient means in watts,
+// how well the data pinned it, and how far the training rows reached. A coefficient fitted only
+// on low utilisations (the H100 capture's TENSOR, trained up to 0.14 because the saturating
+// window hit the power cap) is an extrapolation for every program that uses the unit more; one
+// whose bootstrap interval holds zero was not told apart from nothing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/power_model.h"
+
+namespace wattcal {
+
+// One component's row of the trust table.
+struct ComponentTrust {
+  std::string component;
+  std::string domain;
+  double w_per_mhz = 0.0;
+  // Power at full use at the default pair (v = 1): gamma_i x f_default (TPDS Eq. 9's term for
+  // U_i = 1), W; and the bootstrap 95% interval of the same, when the model has one.
+  double full_use_w = 0.0;
+  bool has_ci = false;
+  double ci_low_w = 0.0;
+  double ci_high_w = 0.0;
+  // The largest utilisation among the training rows; NaN when the model does not record it.
+  double trained_up_to = 0.0;
+  // kTrust* flags that apply, in that order.
+  std::vector<std::string> flags;
+};
+
+// Trained only below this utilisation: predictions above it extrapolate.
+inline constexpr double kTrustHalfUse = 0.5;
+inline constexpr const char* kTrustBelowHalfUse = "trained_below_half_use";
+inline constexpr const char* kTrustIntervalHoldsZero = "interval_holds_zero";
+inline constexpr const char* kTrustAboveBoardLimit = "full_use_above_board_limit";
+
+// The table, one row per component in layout order.
+std::vector<ComponentTrust> ComponentTrustTable(const PowerModel& model);
+
+// The table for a terminal: aligned columns, units in the header, flags spelled out.
+std::string ComponentTrustText(const std::vector<ComponentTrust>& table);
+
+// One sentence per flagged component ("TENSOR: trained up to 0.14 of full use; ..."), for
+// summaries and reports; empty when nothing is flagged.
+std::vector<std::string> ComponentTrustWarnings(const std::vector<ComponentTrust>& table);
+
+}  // namespace wattcal
