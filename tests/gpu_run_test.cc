@@ -91,6 +91,17 @@ TEST(GpuRun, FromCapturesToReportWithApplicationsMeasuredAndNot) {
   EXPECT_NEAR(cv["mape_pct"].get<double>(), 5.528, 0.05);
   EXPECT_EQ(ReadModel(dir + "/run/model.json").method, "fixed");
   EXPECT_TRUE(ReadModel(dir + "/run/model.json").coefficient_ci95.known());  // --bootstrap 200
+  // How far to trust it: the saturating tensor window hit the 700 W cap and is left out, so
+  // TENSOR is trained only at low use; the model file and the report say so.
+  const nlohmann::json model = nlohmann::json::parse(ReadFile(dir + "/run/model.json"));
+  int tensor_rows = 0;
+  for (const nlohmann::json& t : model["component_trust"]) {
+    if (t["component"] != "TENSOR") continue;
+    ++tensor_rows;
+    EXPECT_LT(t["trained_up_to_frac"].get<double>(), 0.5);
+    EXPECT_NE(t["flags"].dump().find("trained_below_half_use"), std::string::npos) << t.dump();
+  }
+  EXPECT_EQ(tensor_rows, 1);
   // The applications: predicted from counters, scored against their power, and the same score
   // from validate on the per-workload measured table.
   int rows = 0;
@@ -102,6 +113,7 @@ TEST(GpuRun, FromCapturesToReportWithApplicationsMeasuredAndNot) {
   EXPECT_LT(predict_mape, 4.0);
   const std::string index = ReadFile(dir + "/run/index.md");
   EXPECT_NE(index.find("## Applications"), std::string::npos);
+  EXPECT_NE(index.find("TENSOR: trained only up to"), std::string::npos);
   EXPECT_NE(index.find("25 application workloads predicted from their counters alone at 1980 MHz"), std::string::npos);
   testing::ExpectFigurePng(dir + "/run/figures/apps_breakdown.png");
 

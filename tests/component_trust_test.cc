@@ -1,0 +1,91 @@
+// The component trust table (model/component_trust.h) on a model whose every flag is known by
+// construction, and its place in the model file (derived, written, never read back).
+#include "model/component_trust.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model/model_io.h"
+#include "test_support.h"
+
+namespace wattcal {
+namespace {
+
+// Core at 1000 MHz with A, B, C; memory at 2000 MHz with D.
+PowerModel FourComponents() {
+  PowerModel m;
+  m.method = "fixed";
+  m.layout.domains = {{"core", 1000.0, {"A", "B", "C"}}, {"mem", 2000.0, {"D"}}};
+  m.freq_levels_mhz = {{1000.0}, {2000.0}};
+  m.voltage_rel = {{1.0}, {1.0}};
+  m.static_w = {50.0, 10.0};
+  m.idle_dyn_w_per_mhz = {0.0, 0.0};
+  m.component_w_per_mhz = {0.1, 0.05, 0.8, 0.01};
+  m.power_limit_w = 700.0;
+  m.training_range.max_util_frac = {0.9, 0.3, 0.95, 0.6};
+  m.training_range.max_power_w = 650.0;
+  return m;
+}
+
+TEST(ComponentTrust, FullUseWattsIntervalsAndFlags) {
+  PowerModel m = FourComponents();
+  m.coefficient_ci95.bootstrap_replicates = 100;
+  m.coefficient_ci95.static_w = {{45.0, 55.0}, {8.0, 12.0}};
+  m.coefficient_ci95.idle_dyn_w_per_mhz = {{0.0, 0.0}, {0.0, 0.0}};
+  m.coefficient_ci95.component_w_per_mhz = {{0.09, 0.11}, {0.0, 0.2}, {0.7, 0.9}, {0.005, 0.02}};
+  const std::vector<ComponentTrust> t = ComponentTrustTable(m);
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t[0].component, "A");
+  EXPECT_DOUBLE_EQ(t[0].full_use_w, 100.0);  // 0.1 W/MHz x 1000 MHz
+  EXPECT_DOUBLE_EQ(t[0].ci_low_w, 90.0);
+  EXPECT_TRUE(t[0].flags.empty());
+  EXPECT_EQ(t[1].flags, (std::vector<std::string>{kTrustBelowHalfUse, kTrustIntervalHoldsZero}));
+  EXPECT_EQ(t[2].flags, (std::vector<std::string>{kTrustAboveBoardLimit}));  // 800 W > 700 W
+  EXPECT_EQ(t[3].domain, "mem");
+  EXPECT_DOUBLE_EQ(t[3].full_use_w, 20.0);  // at the memory domain's 2000 MHz
+  EXPECT_TRUE(t[3].flags.empty());
+
+  const std::vector<std::string> w = ComponentTrustWarnings(t);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0], "B: trained only up to 0.30 of full use, so 50 W at full use is an extrapolation; its 95% "
+                  "interval [0.0, 200.0] W at full use holds zero");
+  EXPECT_EQ(w[1], "C: 800 W at full use is above the board limit");
+  const std::string text = ComponentTrustText(t);
+  EXPECT_NE(text.find("full_use_w_ci95"), std::string::npos) << text;
+  EXPECT_NE(text.find("trained_below_half_use,interval_holds_zero"), std::string::npos) << text;
+}
+
+TEST(ComponentTrust, UnknownRangeAndNoIntervalRaiseNoFlag) {
+  PowerModel m = FourComponents();
+  m.training_range = TrainingRange();  // a model written before the range was recorded
+  m.power_limit_w = std::numeric_limits<double>::quiet_NaN();
+  for (const ComponentTrust& t : ComponentTrustTable(m)) {
+    EXPECT_TRUE(std::isnan(t.trained_up_to)) << t.component;
+    EXPECT_FALSE(t.has_ci);
+    EXPECT_TRUE(t.flags.empty()) << t.component;
+  }
+  EXPECT_TRUE(ComponentTrustWarnings(ComponentTrustTable(m)).empty());
+}
+
+TEST(ComponentTrust, TheModelFileCarriesTheTableAndReadsBackWithoutIt) {
+  const PowerModel m = FourComponents();
+  const std::string json = ModelToJson(m);
+  const nlohmann::json j = nlohmann::json::parse(json);
+  ASSERT_EQ(j["component_trust"].size(), 4u);
+  EXPECT_EQ(j["component_trust"][1]["component"], "B");
+  EXPECT_DOUBLE_EQ(j["component_trust"][1]["full_use_w"].get<double>(), 50.0);
+  EXPECT_TRUE(j["component_trust"][1]["full_use_w_ci95"].is_null());
+  EXPECT_DOUBLE_EQ(j["component_trust"][1]["trained_up_to_frac"].get<double>(), 0.3);
+  EXPECT_EQ(j["component_trust"][1]["flags"], nlohmann::json::array({"trained_below_half_use"}));
+  // Derived: reading the file back and writing it again gives the same bytes.
+  const std::string path = testing::WriteFile(testing::ScratchDir() + "/m.json", json);
+  EXPECT_EQ(ModelToJson(ReadModel(path)), json);
+}
+
+}  // namespace
+}  // namespace wattcal
