@@ -250,7 +250,7 @@ TEST(WorkloadErrors, ValidationSummaryHasTheTable) {
   EXPECT_LT(chart, with_chart.find("| workload | points |"));
 }
 
-TEST(ValidationPlots, WorkloadErrorChartNamesEveryWorkloadWithUnitsAndGrowsWithTheirNumber) {
+TEST(ValidationPlots, WorkloadErrorChartNamesTheLargestErrorsAndHistogramsThemAll) {
   WATTCAL_REQUIRE_GNUPLOT("validation figures");
   const std::string dir = ScratchDir();
   // As many workloads as the H100 capture (139), with names as long as its mixes.
@@ -266,7 +266,9 @@ TEST(ValidationPlots, WorkloadErrorChartNamesEveryWorkloadWithUnitsAndGrowsWithT
   }
   const std::vector<WorkloadError> errors = ComputeWorkloadErrors(rows);
   const FigureSize size = WorkloadErrorFigureSize(errors);
-  EXPECT_GE(size.height_px, 139 * 15);  // a row per workload, legible
+  // 25 legible rows and a histogram below them, not 139 rows of labels.
+  EXPECT_EQ(size.width_px, 900);
+  EXPECT_EQ(size.height_px, 600 + 300);
   const std::string title = "H100, random data: 5-fold CV by benchmark: error per workload";
   WriteWorkloadErrorPlot(errors, title, dir + "/a.png", dir + "/a.svg");
   WriteWorkloadErrorPlot(errors, title, dir + "/b.png", dir + "/b.svg");
@@ -278,10 +280,22 @@ TEST(ValidationPlots, WorkloadErrorChartNamesEveryWorkloadWithUnitsAndGrowsWithT
   EXPECT_NE(svg.find("Prediction error (%)"), std::string::npos);
   EXPECT_NE(svg.find("over-predicted (> 0)"), std::string::npos);
   EXPECT_NE(svg.find("under-predicted"), std::string::npos);
-  EXPECT_NE(svg.find("error per workload"), std::string::npos);
-  for (const WorkloadError& w : errors) {
-    EXPECT_NE(svg.find(">" + w.workload + "<"), std::string::npos) << w.workload;
+  EXPECT_NE(svg.find("H100, random data: 5-fold CV by benchmark: error"), std::string::npos);
+  // The 25 largest |errors| are named (ComputeWorkloadErrors puts them first), no other.
+  for (size_t i = 0; i < errors.size(); ++i) {
+    EXPECT_EQ(svg.find(">" + errors[i].workload + "<") != std::string::npos, i < 25) << i << " " << errors[i].workload;
   }
+  EXPECT_NE(svg.find("the 25 largest of 139 workloads"), std::string::npos);
+  EXPECT_NE(svg.find("all 139 workloads"), std::string::npos);
+  EXPECT_NE(svg.find(">workloads<"), std::string::npos);  // the histogram's axis
+
+  // Up to 25 workloads: every one named, no histogram.
+  const std::vector<WorkloadError> few(errors.begin(), errors.begin() + 25);
+  WriteWorkloadErrorPlot(few, "few", dir + "/f.png", dir + "/f.svg");
+  ExpectFigurePng(dir + "/f.png", WorkloadErrorFigureSize(few));
+  const std::string few_svg = ReadFile(dir + "/f.svg");
+  EXPECT_EQ(few_svg.find("all 25 workloads"), std::string::npos);
+  for (const WorkloadError& w : few) EXPECT_NE(few_svg.find(">" + w.workload + "<"), std::string::npos) << w.workload;
 
   // A small chart keeps the usual canvas; errors all zero still get a non-empty % axis.
   std::vector<PredictionRow> exact(3);

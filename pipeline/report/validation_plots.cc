@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -22,6 +23,10 @@ constexpr int kWorkloadMarginsPx = 190;
 constexpr int kWorkloadTicPt = 10;
 // More workloads than this: the % axis is labelled at the top as well.
 constexpr size_t kWorkloadTopAxisFrom = 40;
+// At most this many workloads as bars (the largest |errors|); with more, a histogram of all of
+// them below, this many pixels high.
+constexpr size_t kWorkloadBarsMax = 25;
+constexpr int kWorkloadHistogramPx = 300;
 
 }  // namespace
 
@@ -198,26 +203,65 @@ std::string StageValidationFigures(const std::vector<PredictionRow>& rows,
 }
 
 FigureSize WorkloadErrorFigureSize(const std::vector<WorkloadError>& errors) {
+  const size_t shown = std::min(errors.size(), kWorkloadBarsMax);
   size_t longest = 0;
-  for (const WorkloadError& e : errors) longest = std::max(longest, e.workload.size());
+  for (size_t i = 0; i < shown; ++i) longest = std::max(longest, errors[i].workload.size());
   FigureSize size;
   size.width_px = longest > 20 ? 900 : 800;
-  size.height_px =
-      std::max(600, kWorkloadMarginsPx + kWorkloadRowPx * static_cast<int>(errors.size()));
+  size.height_px = std::max(600, kWorkloadMarginsPx + kWorkloadRowPx * static_cast<int>(shown)) +
+                   (errors.size() > kWorkloadBarsMax ? kWorkloadHistogramPx : 0);
   return size;
 }
 
-void WriteWorkloadErrorPlot(const std::vector<WorkloadError>& errors, const std::string& title,
+namespace {
+
+// A round bin width (1, 2 or 5 x 10^k) giving about `bins` bins over `span`.
+double RoundBinWidth(double span, int bins) {
+  if (!(span > 0.0)) return 1.0;
+  const double raw = span / bins;
+  const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0}) {
+    if (raw <= m * decade) return m * decade;
+  }
+  return 10.0 * decade;
+}
+
+// "x count width" rows of the histogram of every workload's signed error.
+std::string ErrorHistogram(const std::vector<WorkloadError>& errors, double* width_pct) {
+  double low = 0.0, high = 0.0;
+  for (const WorkloadError& e : errors) {
+    low = std::min(low, e.error_pct);
+    high = std::max(high, e.error_pct);
+  }
+  const double w = RoundBinWidth(high - low, 24);
+  std::map<long, int> counts;  // bin index -> workloads
+  for (const WorkloadError& e : errors) ++counts[static_cast<long>(std::floor(e.error_pct / w))];
+  std::string rows;
+  for (const auto& [bin, n] : counts) rows += fmt::format("{:.10g} {} {:.10g}\n", (bin + 0.5) * w, n, w);
+  *width_pct = w;
+  return rows;
+}
+
+}  // namespace
+
+void WriteWorkloadErrorPlot(const std::vector<WorkloadError>& all, const std::string& title,
                             const std::string& png_path, const std::string& svg_path) {
-  if (errors.empty()) throw std::invalid_argument("per-workload error chart: no workloads");
-  double low_pct = 0.0, high_pct = 0.0;
-  std::string over, under, tics;
-  for (size_t i = 0; i < errors.size(); ++i) {
-    const WorkloadError& e = errors[i];
+  if (all.empty()) throw std::invalid_argument("per-workload error chart: no workloads");
+  for (const WorkloadError& e : all) {
     if (!std::isfinite(e.error_pct)) {
       throw std::invalid_argument(fmt::format(
           "per-workload error chart: workload '{}' has error {}%", e.workload, e.error_pct));
     }
+  }
+  // Past kWorkloadBarsMax workloads: the largest |errors| as bars (all is sorted that way), and
+  // every workload in a histogram below them.
+  const bool histogram = all.size() > kWorkloadBarsMax;
+  const std::vector<WorkloadError> errors(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(
+                                                                        std::min(all.size(), kWorkloadBarsMax)));
+  double low_pct = 0.0, high_pct = 0.0;
+  std::string over, under, tics;
+  for (size_t i = 0; i < errors.size(); ++i) {
+    const WorkloadError& e = errors[i];
     low_pct = std::min(low_pct, e.error_pct);
     high_pct = std::max(high_pct, e.error_pct);
     // x y xlow xhigh ylow yhigh: a bar from 0 to the error, 0.7 of a row high.
@@ -233,10 +277,12 @@ void WriteWorkloadErrorPlot(const std::vector<WorkloadError>& errors, const std:
   const double axis_high_pct = high_pct > 0.0 || !(span_pct > 0.0) ? high_pct + pad_pct : 0.0;
   const size_t n = errors.size();
   const bool top_axis = n > kWorkloadTopAxisFrom;
-  const FigureSize size = WorkloadErrorFigureSize(errors);
+  const FigureSize size = WorkloadErrorFigureSize(all);
+  const std::string full_title =
+      histogram ? fmt::format("{}: the {} largest of {} workloads", title, n, all.size()) : title;
   // The title is centred on the canvas, wrapped to its width: the long names push the plot
   // area to the right, and a title centred over the plot area would run off the canvas.
-  const std::string wrapped_title = GnuplotTitle(title, static_cast<size_t>(size.width_px / 11));
+  const std::string wrapped_title = GnuplotTitle(full_title, static_cast<size_t>(size.width_px / 11));
   int title_lines = 1;
   for (size_t at = wrapped_title.find("\\n"); at != std::string::npos;
        at = wrapped_title.find("\\n", at + 2)) {
@@ -244,12 +290,20 @@ void WriteWorkloadErrorPlot(const std::vector<WorkloadError>& errors, const std:
   }
   const double line_px = 22.0;  // one line of the 14 pt text
   auto from_top = [&](double px) { return fmt::format("{:.6f}", 1.0 - px / size.height_px); };
+  const double histogram_frac = histogram ? static_cast<double>(kWorkloadHistogramPx) / size.height_px : 0.0;
+  double bin_pct = 1.0;
+  const std::string bins = histogram ? ErrorHistogram(all, &bin_pct) : std::string();
   auto body = [&](Gnuplot* gp) {
     *gp << "reset\n";
     if (!over.empty()) *gp << "$over << EOD\n" << over << "EOD\n";
     if (!under.empty()) *gp << "$under << EOD\n" << under << "EOD\n";
+    if (histogram) *gp << "$bins << EOD\n" << bins << "EOD\n";
+    if (histogram) *gp << "set multiplot\n";
     *gp << "set label 1 " << wrapped_title << " at screen 0.5, screen " << from_top(0.9 * line_px)
         << " center front\n";
+    if (histogram) {
+      *gp << fmt::format("set origin 0, {:.6f}\nset size 1, {:.6f}\n", histogram_frac, 1.0 - histogram_frac);
+    }
     // Title, key and (tall charts) the top axis' tic labels above the plot area.
     *gp << "set tmargin " << title_lines + 2 + (top_axis ? 2 : 0) << "\n";
     *gp << "set key at screen 0.5, screen " << from_top((title_lines + 0.8) * line_px)
@@ -275,6 +329,19 @@ void WriteWorkloadErrorPlot(const std::vector<WorkloadError>& errors, const std:
           << "' title 'under-predicted (≤ 0)'";
     }
     *gp << "\n";
+    if (!histogram) return;
+    // Every workload: how many fall in each bin of the signed error.
+    *gp << "unset label 1\nunset key\nunset x2tics\nunset arrow 1\n";
+    *gp << fmt::format("set origin 0, 0\nset size 1, {:.6f}\n", histogram_frac);
+    *gp << "set tmargin 2\nset bmargin 3.5\n";
+    *gp << "set title " << GnuplotString(fmt::format("all {} workloads ({:g}% bins)", all.size(), bin_pct))
+        << " font ',12'\n";
+    *gp << "set xlabel 'Prediction error (%)'\nset ylabel 'workloads'\n";
+    *gp << "set autoscale x\nset yrange [0:*]\nset ytics auto font ',10'\nset xtics out nomirror\n";
+    *gp << "set grid ytics lc rgb '#d9d9d9' lw 0.5\n";
+    *gp << "set style fill solid 0.8 border rgb '#404040'\n";
+    *gp << "plot $bins using 1:2:3 with boxes lc rgb '#7f7f7f' notitle\n";
+    *gp << "unset multiplot\n";
   };
   RenderFigure("per-workload error chart", png_path, svg_path, body, size);
 }

@@ -48,10 +48,10 @@ void WriteErrorCdfPlot(const std::vector<std::pair<std::string, std::vector<doub
 
 // The per-workload error (validate/workload_errors.h) as horizontal bars, one per workload in
 // the given order from the top (ComputeWorkloadErrors: the largest |error| first): the signed
-// error in %, over-predictions and under-predictions in two colours, with the zero
-// line. Every workload is named on the y axis with its full name; the figure grows with the
-// number of workloads (WorkloadErrorFigureSize) so that the names stay legible, and with more
-// than 40 workloads the % axis is labelled at the top as well.
+// error in %, over-predictions and under-predictions in two colours, with the zero line, each
+// workload named on the y axis with its full name. Past 25 workloads only the first 25 are
+// bars (the title says "the 25 largest of N workloads") and a histogram of every workload's
+// error sits below them, so that hundreds of workloads stay legible.
 void WriteWorkloadErrorPlot(const std::vector<WorkloadError>& errors, const std::string& title,
                             const std::string& png_path, const std::string& svg_path);
 
@@ -79,8 +79,9 @@ std::string StageValidationFigures(const std::vector<PredictionRow>& rows,
                                    const ValidationFigureOptions& figures = {},
                                    const MetricsOptions& metrics_options = {});
 
-// The canvas of WriteWorkloadErrorPlot: 800 px wide (900 with names over 20 characters), at
-// least 600 px high and 15 px per workload beyond the margins.
+// The canvas of WriteWorkloadErrorPlot: 800 px wide (900 with names over 20 characters among
+// the bars), at least 600 px high and 15 px per bar beyond the margins, and 300 px more for the
+// histogram past 25 workloads.
 FigureSize WorkloadErrorFigureSize(const std::vector<WorkloadError>& errors);
 
 }  // namespace wattcal
