@@ -67,8 +67,10 @@ std::vector<std::string> ComponentTrustWarnings(const std::vector<ComponentTrust
   for (const ComponentTrust& t : table) {
     std::vector<std::string> why;
     for (const std::string& f : t.flags) {
-      if (f == kTrustBelowHalfUse) {
-        why.push_back(fmt::format("trained only up to {:.2f} of full use, so {:.0f} W at full use is an "
+      if (f == kTrustBelowHalfUse && !(t.trained_up_to > 0.0)) {
+        why.push_back("no training row uses it, so its power is not measured at all");
+      } else if (f == kTrustBelowHalfUse) {
+        why.push_back(fmt::format("trained only up to {:.3f} of full use, so {:.0f} W at full use is an "
                                   "extrapolation",
                                   t.trained_up_to, t.full_use_w));
       } else if (f == kTrustIntervalHoldsZero) {
