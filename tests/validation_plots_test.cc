@@ -75,6 +75,27 @@ TEST(ValidationPlots, ScatterWritesCompletePngAndSvgIdenticalAcrossRuns) {
   EXPECT_NE(svg.find("Predicted power (W)"), std::string::npos);
 }
 
+TEST(ValidationPlots, ScatterMarksCappedPointsAndNamesTheFiveLargestErrors) {
+  WATTCAL_REQUIRE_GNUPLOT("validation figures");
+  const std::string dir = ScratchDir();
+  std::vector<PredictionRow> rows = SyntheticRows(60, SeedFromTestName());
+  for (size_t i = 0; i < rows.size(); ++i) rows[i].benchmark = "w" + std::to_string(i);
+  // Five errors far larger than the rest, and two power-capped rows (one by the model, one measured).
+  for (int k = 0; k < 5; ++k) rows[static_cast<size_t>(10 * k)].predicted_w = rows[static_cast<size_t>(10 * k)].measured_w * (1.6 + 0.1 * k);
+  rows[3].capped = true;
+  rows[4].measured_capped = true;
+  WriteScatterPlot(rows, ComputeValidationMetrics(rows), "capped", dir + "/s.png", dir + "/s.svg");
+  ExpectFigurePng(dir + "/s.png", ScatterFigureSize());
+  const std::string svg = ReadFile(dir + "/s.svg");
+  EXPECT_NE(svg.find("power-capped: 2 of the points"), std::string::npos);
+  for (int k = 0; k < 5; ++k) EXPECT_NE(svg.find(">w" + std::to_string(10 * k) + "<"), std::string::npos) << k;
+  EXPECT_EQ(svg.find(">w1<"), std::string::npos);  // the others are not named
+  // Without capped rows, no such label.
+  rows[3].capped = rows[4].measured_capped = false;
+  WriteScatterPlot(rows, ComputeValidationMetrics(rows), "none", dir + "/n.png", dir + "/n.svg");
+  EXPECT_EQ(ReadFile(dir + "/n.svg").find("power-capped"), std::string::npos);
+}
+
 TEST(ValidationPlots, ErrorCdfWritesCompletePngAndSvgIdenticalAcrossRuns) {
   WATTCAL_REQUIRE_GNUPLOT("validation figures");
   const std::string dir = ScratchDir();

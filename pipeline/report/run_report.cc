@@ -284,6 +284,10 @@ std::vector<PredictionRow> ReadPredictionsCsv(const std::string& path) {
   const long measured = find("measured_w", true);
   const long predicted = find("predicted_w", true);
   const long fold = find("fold", false);
+  // The capping columns, when the predictions have them (a power limit was known).
+  const long uncapped = find("uncapped_w", false);
+  const long capped = find("capped", false);
+  const long measured_capped = find("measured_capped", false);
   std::vector<PredictionRow> rows;
   while (reader.Next(&fields)) {
     if (fields.size() != column.size()) {
@@ -305,6 +309,16 @@ std::vector<PredictionRow> ReadPredictionsCsv(const std::string& path) {
     if (fold >= 0) {
       row.fold = static_cast<int>(reader.ParseNumber(fields[static_cast<size_t>(fold)], "fold"));
     }
+    row.uncapped_w = uncapped >= 0 ? reader.ParseNumber(fields[static_cast<size_t>(uncapped)], "uncapped_w")
+                                   : row.predicted_w;
+    auto flag = [&](long at, const char* name) {
+      if (at < 0) return false;
+      const std::string& v = fields[static_cast<size_t>(at)];
+      if (v != "0" && v != "1") reader.Fail(name, fmt::format("'{}': expected 0 or 1", v));
+      return v == "1";
+    };
+    row.capped = flag(capped, "capped");
+    row.measured_capped = flag(measured_capped, "measured_capped");
     rows.push_back(std::move(row));
   }
   if (rows.empty()) throw InputError(path, reader.line(), "", "no prediction rows");

@@ -15,6 +15,8 @@ namespace {
 
 // Half-width of the band drawn around y = x in the scatter plot.
 constexpr double kBandFrac = 0.10;
+// The scatter names the points of this many largest relative errors.
+constexpr size_t kScatterNamed = 5;
 // Margin added around the data range of the scatter axes, as a fraction of the range.
 constexpr double kAxisPadFrac = 0.05;
 // Workload error bars: pixels per workload, the margins around them, the tic font.
@@ -37,6 +39,7 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
                       const std::string& svg_path, const MetricsOptions& options) {
   if (rows.empty()) throw std::invalid_argument("scatter plot: no prediction rows to draw");
   std::vector<std::pair<double, double>> points;  // (measured_w, predicted_w)
+  std::vector<std::pair<double, double>> capped;  // the same, power-capped (measured or predicted)
   points.reserve(rows.size());
   double low_w = rows.front().measured_w;
   double high_w = low_w;
@@ -46,7 +49,7 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
           "scatter plot: benchmark '{}' (line {}) has measured_w = {}, predicted_w = {}",
           row.benchmark, row.line, row.measured_w, row.predicted_w));
     }
-    points.emplace_back(row.measured_w, row.predicted_w);
+    (row.capped || row.measured_capped ? capped : points).emplace_back(row.measured_w, row.predicted_w);
     low_w = std::min({low_w, row.measured_w, row.predicted_w});
     high_w = std::max({high_w, row.measured_w, row.predicted_w});
   }
@@ -54,6 +57,16 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
                                       : std::max(1.0, kAxisPadFrac * std::abs(high_w));
   const double axis_low_w = low_w >= 0.0 ? std::max(0.0, low_w - pad_w) : low_w - pad_w;
   const double axis_high_w = high_w + pad_w;
+
+  // The kScatterNamed largest relative errors are named beside their points.
+  std::vector<const PredictionRow*> worst;
+  for (const PredictionRow& row : rows) worst.push_back(&row);
+  auto relative = [](const PredictionRow* r) {
+    return r->measured_w != 0.0 ? std::abs(r->predicted_w - r->measured_w) / std::abs(r->measured_w) : 0.0;
+  };
+  std::stable_sort(worst.begin(), worst.end(),
+                   [&](const PredictionRow* a, const PredictionRow* b) { return relative(a) > relative(b); });
+  worst.resize(std::min(worst.size(), kScatterNamed));
 
   const ErrorMetrics& e = m.overall;
   const std::string points_title = fmt::format("points (n = {})", e.points);
@@ -85,6 +98,16 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
     // corner can hide points, and beside the square axes the key took a third of the width.
     *gp << "set key outside below center horizontal Left reverse nobox maxcols 3 samplen 1.5 "
            "spacing 1.1 font ',12'\n";
+    if (!capped.empty()) {
+      // Named in a corner, not in the key: a seventh entry would break the key's two rows.
+      *gp << "set label 9 " << GnuplotString(fmt::format("▲ power-capped: {} of the points", capped.size()))
+          << " at graph 0.03, graph 0.96 left font ',11' tc rgb '#303030' front\n";
+    }
+    for (size_t k = 0; k < worst.size(); ++k) {
+      *gp << "set label " << k + 10 << " " << GnuplotString(worst[k]->benchmark) << " at "
+          << fmt::format("{:.10g}, {:.10g}", worst[k]->measured_w, worst[k]->predicted_w)
+          << " offset 0.6, 0.4 font ',9' tc rgb '#404040' front\n";
+    }
     // gnuplot's own bottom margin lets the key touch the x label: tics, label, two key rows.
     *gp << "set bmargin 7\n";
     // The band's edges are clamped to the axes here: gnuplot clips a filled polygon by moving
@@ -99,8 +122,13 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
         << "  " << 1.0 + kBandFrac << "*x with lines dt 2 lw 1 lc rgb '#5b84b1' notitle, \\\n"
         << "  x with lines lw 1.5 lc rgb '#303030' title 'y = x'" << stat_entry(1) << ", \\\n"
         << "  '-' using 1:2 with points pt 7 ps 0.8 lc rgb '#40C0392B' title "
-        << GnuplotString(points_title) << stat_entry(2) << "\n";
-    gp->send1d(points);
+        << GnuplotString(points_title) << stat_entry(2);
+    if (!capped.empty()) {
+      *gp << ", \\\n  '-' using 1:2 with points pt 9 ps 1.1 lc rgb '#303030' notitle";
+    }
+    *gp << "\n";
+    gp->send1d(points.empty() ? std::vector<std::pair<double, double>>{{std::nan(""), std::nan("")}} : points);
+    if (!capped.empty()) gp->send1d(capped);
   };
   RenderFigure("measured-vs-predicted scatter", png_path, svg_path, body, ScatterFigureSize());
 }
