@@ -14,6 +14,7 @@
 
 #include "io/corpus_io.h"
 #include "model/model_io.h"
+#include "report/report_figures.h"
 #include "test_support.h"
 
 namespace wattcal {
@@ -115,7 +116,7 @@ TEST(GpuRun, FromCapturesToReportWithApplicationsMeasuredAndNot) {
   EXPECT_NE(index.find("## Applications"), std::string::npos);
   EXPECT_NE(index.find("TENSOR: trained only up to"), std::string::npos);
   EXPECT_NE(index.find("25 application workloads predicted from their counters alone at 1980 MHz"), std::string::npos);
-  testing::ExpectFigurePng(dir + "/run/figures/apps_breakdown.png");
+  testing::ExpectFigurePng(dir + "/run/figures/apps_breakdown.png", BreakdownFigureSize(25 + 2));
 
   // Without a power log: the same predictions, nothing measured, no apps validation.
   s = RunInSource(MakeGpu(captures, dir + "/apps_np", dir + "/run_np"));

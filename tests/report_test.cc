@@ -68,12 +68,12 @@ const std::string kSpec = std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/v
 // Draws a figure twice and checks both files and that the second run gives the same bytes;
 // returns the SVG text.
 template <typename Draw>
-std::string ExpectDeterministicFigure(const Draw& draw) {
+std::string ExpectDeterministicFigure(const Draw& draw, const FigureSize& size = FigureSize()) {
   const std::string dir = ScratchDir();
   draw(dir + "/a.png", dir + "/a.svg");
   draw(dir + "/b.png", dir + "/b.svg");
-  ExpectFigurePng(dir + "/a.png");
-  ExpectFigureSvg(dir + "/a.svg");
+  ExpectFigurePng(dir + "/a.png", size);
+  ExpectFigureSvg(dir + "/a.svg", size);
   EXPECT_EQ(ReadFile(dir + "/a.png"), ReadFile(dir + "/b.png"));
   EXPECT_EQ(ReadFile(dir + "/a.svg"), ReadFile(dir + "/b.svg"));
   return ReadFile(dir + "/a.svg");
@@ -310,7 +310,7 @@ TEST(ReportFigures, BreakdownSumsToThePredictionAndIsDrawn) {
   const std::string svg =
       ExpectDeterministicFigure([&](const std::string& png, const std::string& s) {
         WriteBreakdownPlot(chart, "Breakdown", png, s);
-      });
+      }, BreakdownFigureSize(static_cast<int>(chart.bars.size()) + 2));  // the bars, the gap, the average
   EXPECT_NE(svg.find("Power (W)"), std::string::npos);
   EXPECT_NE(svg.find("average"), std::string::npos);
   EXPECT_NE(svg.find("static (core)"), std::string::npos);
@@ -1065,6 +1065,36 @@ TEST(ReportAccelWattch, RerunsAreByteIdenticalAndTheTruthIsShownOnlyWhenPresent)
   EXPECT_NE(md.find("## AccelWattch model"), std::string::npos);
   EXPECT_EQ(md.find("True x"), std::string::npos);
   EXPECT_NE(md.find("| A | 1.6000 | 0.001 | 1000 | 1 | tied: A \\<= B |"), std::string::npos) << md;
+}
+
+TEST(ReportFigures, BreakdownKeepsTheLargestBarsAndDrawsTheBoardLimit) {
+  WATTCAL_REQUIRE_GNUPLOT("report figures");
+  BreakdownChart chart;
+  chart.terms = {"static", "A"};
+  chart.grey_terms = 1;
+  const double totals[] = {300.0, 650.0, 200.0, 705.0, 400.0};
+  for (int i = 0; i < 5; ++i) {
+    BreakdownBar b;
+    b.label = "b" + std::to_string(i);
+    b.term_w = {100.0, totals[i] - 100.0};
+    b.measured_w = totals[i] + 10.0;
+    chart.bars.push_back(b);
+  }
+  const std::vector<double> average = AverageBreakdown(chart);
+  KeepLargestBars(&chart, 3);
+  ASSERT_EQ(chart.bars.size(), 3u);
+  EXPECT_EQ(chart.bars[0].label, "b1");  // the two largest, in their order
+  EXPECT_EQ(chart.bars[1].label, "b3");
+  EXPECT_EQ(chart.bars[2].label, "the other 3 (mean)");
+  EXPECT_DOUBLE_EQ(chart.bars[2].term_w[1], (200.0 + 100.0 + 300.0) / 3.0);
+  EXPECT_DOUBLE_EQ(chart.bars[2].measured_w, (310.0 + 210.0 + 410.0) / 3.0);
+  EXPECT_EQ(chart.average_term_w, average);  // the average bar still averages all five
+  // The board limit as a line.
+  chart.limit_w = 700.0;
+  const std::string svg = ExpectDeterministicFigure([&](const std::string& png, const std::string& s) {
+    WriteBreakdownPlot(chart, "Limit", png, s);
+  });
+  EXPECT_NE(svg.find("board limit 700 W"), std::string::npos);
 }
 
 }  // namespace

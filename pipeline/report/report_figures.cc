@@ -443,6 +443,46 @@ std::vector<double> AverageBreakdown(const BreakdownChart& chart) {
   return mean;
 }
 
+void KeepLargestBars(BreakdownChart* chart, size_t max_bars) {
+  if (chart->bars.size() <= max_bars || max_bars < 2) return;
+  if (chart->average_term_w.empty()) chart->average_term_w = AverageBreakdown(*chart);
+  auto total = [](const BreakdownBar& b) {
+    double w = 0.0;
+    for (double t : b.term_w) w += std::max(0.0, t);
+    return w;
+  };
+  std::vector<size_t> order(chart->bars.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return total(chart->bars[a]) > total(chart->bars[b]); });
+  std::vector<bool> kept(chart->bars.size(), false);
+  for (size_t k = 0; k + 1 < max_bars; ++k) kept[order[k]] = true;
+  std::vector<BreakdownBar> bars;
+  BreakdownBar rest;
+  rest.term_w.assign(chart->terms.size(), 0.0);
+  double measured_sum = 0.0;
+  size_t others = 0, measured = 0;
+  for (size_t i = 0; i < chart->bars.size(); ++i) {
+    const BreakdownBar& b = chart->bars[i];
+    if (kept[i]) {
+      bars.push_back(b);
+      continue;
+    }
+    ++others;
+    for (size_t t = 0; t < b.term_w.size(); ++t) rest.term_w[t] += b.term_w[t];
+    if (std::isfinite(b.measured_w)) {
+      measured_sum += b.measured_w;
+      ++measured;
+    }
+  }
+  for (double& w : rest.term_w) w /= static_cast<double>(others);
+  rest.measured_w = measured == others ? measured_sum / static_cast<double>(others)
+                                       : std::numeric_limits<double>::quiet_NaN();
+  rest.label = fmt::format("the other {} (mean)", others);
+  bars.push_back(rest);
+  chart->bars = std::move(bars);
+}
+
 void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
                         const std::string& png_path, const std::string& svg_path) {
   if (chart.bars.empty() || chart.terms.empty()) {
@@ -491,14 +531,33 @@ void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
     measured += fmt::format("{} {}\n", chart.bars.size() + 1,
                             Num(measured_sum / static_cast<double>(chart.bars.size())));
   }
+  // The y axis covers every bar, every measured point and the board limit.
+  double top_w = 0.0;
+  auto stack = [](const std::vector<double>& terms) {
+    double w = 0.0;
+    for (double t : terms) w += std::max(0.0, t);
+    return w;
+  };
+  for (const BreakdownBar& bar : chart.bars) {
+    top_w = std::max(top_w, stack(bar.term_w));
+    if (std::isfinite(bar.measured_w)) top_w = std::max(top_w, bar.measured_w);
+  }
+  if (chart.average_bar) top_w = std::max(top_w, stack(average));
+  if (std::isfinite(chart.limit_w)) top_w = std::max(top_w, chart.limit_w);
+  const double y_high_w = top_w > 0.0 ? 1.06 * top_w : 1.0;
   const int bar_count = static_cast<int>(chart.bars.size()) + (chart.average_bar ? 2 : 0);
-  const int tic_pt = TicFontPt(bar_count, 520, 12);
+  // Many bars with long names: a larger canvas, so the bars stay wide and the names whole.
+  const FigureSize size = bar_count > 20 ? BreakdownFigureSize(bar_count) : FigureSize();
   size_t longest_label = chart.average_bar ? chart.average_label.size() : 0;
   for (const BreakdownBar& bar : chart.bars)
     longest_label = std::max(longest_label, bar.label.size());
+  // Long rotated names (the H100 capture's mixes run to 34 characters) in at most 10 pt, with
+  // two lines more than the estimate (12 pt names of 34 characters were clipped at the bottom).
+  const int tic_pt = TicFontPt(bar_count, size.width_px - 280, longest_label > 20 ? 10 : 12);
   // Horizontal labels take one line of tics and one of the axis label.
   const int bottom_chars = chart.horizontal_labels ? (chart.x_label.empty() ? 2 : 4)
-                                                   : BottomMarginChars(longest_label, tic_pt);
+                                                   : BottomMarginChars(longest_label, tic_pt) +
+                                                         (longest_label > 20 ? 2 : 0);
   auto colour = [&](size_t t) -> std::string {
     if (static_cast<int>(t) < chart.grey_terms) {
       return kGreyColours[std::min<size_t>(t, sizeof(kGreyColours) / sizeof(kGreyColours[0]) - 1)];
@@ -530,8 +589,14 @@ void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
     if (!chart.x_label.empty()) *gp << "set xlabel " << GnuplotString(chart.x_label) << "\n";
     *gp << "set ytics out nomirror\n";
     *gp << "set grid ytics lc rgb '#d9d9d9' lw 0.5\n";
-    *gp << "set yrange [0:*]\n";
+    *gp << "set yrange [0:" << Num(y_high_w) << "]\n";
     *gp << "set xrange [-0.7:" << bar_count - 1 << ".7]\n";
+    if (std::isfinite(chart.limit_w)) {
+      *gp << "set arrow 2 from graph 0, first " << Num(chart.limit_w) << " to graph 1, first " << Num(chart.limit_w)
+          << " nohead dt 2 lw 1.5 lc rgb '#b2182b' front\n";
+      *gp << "set label 2 " << GnuplotString(fmt::format("board limit {:g} W", chart.limit_w))
+          << " at graph 0.01, first " << Num(chart.limit_w) << " offset 0, 0.6 left font ',10' tc rgb '#b2182b' front\n";
+    }
     *gp << "set bmargin " << bottom_chars << "\n";
     *gp << "set key outside right top Left reverse invert noautotitle samplen 1.5 spacing 1.0 "
            "maxcols 1 font ',11'\n";
@@ -547,7 +612,16 @@ void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
     }
     *gp << "\n";
   };
-  RenderFigure("breakdown figure", png_path, svg_path, body);
+  RenderFigure("breakdown figure", png_path, svg_path, body, size);
+}
+
+FigureSize BreakdownFigureSize(int bars) {
+  FigureSize size;
+  if (bars > 20) {
+    size.width_px = std::min(1400, 300 + 24 * bars);
+    size.height_px = 800;
+  }
+  return size;
 }
 
 // ---- Correlation heat-maps -------------------------------------------------------------------

@@ -73,7 +73,14 @@ struct BreakdownChart {
   std::string x_label;
   // Bar labels written horizontally (short labels such as clocks) instead of rotated by 90°.
   bool horizontal_labels = false;
+  // The board's power limit, W, drawn as a dashed line (NaN = unknown, not drawn).
+  double limit_w = std::numeric_limits<double>::quiet_NaN();
 };
+
+// At most `max_bars` bars: the max_bars - 1 with the largest predicted power (in their order),
+// then one bar "the other K (mean)" with the mean terms and measured power of the rest; the
+// average bar keeps averaging every bar. Unchanged when it has max_bars or fewer.
+void KeepLargestBars(BreakdownChart* chart, size_t max_bars);
 
 // The model's terms at its default pair for one row per benchmark of `activity` (the row at the
 // default pair when there is one, else the first): static power per domain, component-independent
@@ -87,6 +94,10 @@ BreakdownChart ComputeBreakdownChart(const PowerModel& model, const Corpus& acti
 // component-independent kinds are drawn in greys, components in colours.
 void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
                         const std::string& png_path, const std::string& svg_path);
+
+// WriteBreakdownPlot's canvas for `bars` bars (the average and its gap included): 800 x 600 up to
+// 20, then 24 px more per bar (at most 1400) and 800 px high, room for long rotated names.
+FigureSize BreakdownFigureSize(int bars);
 
 // The mean of every term over the chart's bars, W (the "average" bar).
 std::vector<double> AverageBreakdown(const BreakdownChart& chart);

@@ -98,7 +98,7 @@ std::string MeasurementNote(const Corpus& corpus, const std::string& path) {
 // Depth below the run folder searched for files (run/, run/a/, run/a/b/).
 constexpr int kDiscoveryDepth = 2;
 // Most bars in the breakdown figure (more would not fit a column; the rest are noted).
-constexpr size_t kMaxBreakdownBars = 40;
+constexpr size_t kMaxBreakdownBars = 30;
 // Most bars of the AccelWattch figures: core clocks, and benchmarks (plus the all-kernel bar).
 constexpr size_t kMaxAccelWattchClockBars = 12;
 constexpr size_t kMaxAccelWattchBenchmarkBars = 11;
@@ -741,10 +741,13 @@ class Collector {
     const Corpus corpus = ReadCorpus(activity, ReadOptionsFor(&m.model));
     UseInput(activity);
     r_.breakdown = ComputeBreakdownChart(m.model, corpus);
+    r_.breakdown.limit_w = m.model.power_limit_w;
     if (r_.breakdown.bars.size() > kMaxBreakdownBars) {
-      r_.notes.push_back(fmt::format("breakdown: the first {} of {} benchmarks are drawn",
-                                     kMaxBreakdownBars, r_.breakdown.bars.size()));
-      r_.breakdown.bars.resize(kMaxBreakdownBars);
+      r_.notes.push_back(fmt::format("breakdown: the {} of {} benchmarks with the largest predicted power are "
+                                     "drawn, the other {} as one bar of their mean",
+                                     kMaxBreakdownBars - 1, r_.breakdown.bars.size(),
+                                     r_.breakdown.bars.size() - kMaxBreakdownBars + 1));
+      KeepLargestBars(&r_.breakdown, kMaxBreakdownBars);
     }
     r_.has_breakdown = !r_.breakdown.bars.empty();
     r_.breakdown_model = model;
