@@ -146,6 +146,9 @@ void AddReportOptions(CLI::App* app, ReportStageOptions* o) {
   app->add_option("--breakdown-model", o->report.breakdown_model,
                   "Model of the power breakdown (default: the run's model.json)")
       ->check(CLI::ExistingFile);
+  app->add_flag("--benchmark-heatmap", o->report.benchmark_heatmap,
+               "Also draw the benchmark x benchmark correlation of the training utilisations (TPDS'19 "
+               "Fig. 3b; unreadable past a few dozen benchmarks, so only on request)");
   app->add_option("--benchmark", o->report.benchmarks,
                   "Benchmark to draw over the V-F pairs (repeatable; default: chosen by MAPE)");
   app->add_option("--auto-benchmarks", o->report.auto_benchmarks,

@@ -115,6 +115,10 @@ TEST(GpuRun, FromCapturesToReportWithApplicationsMeasuredAndNot) {
   const std::string index = ReadFile(dir + "/run/index.md");
   EXPECT_NE(index.find("## Applications"), std::string::npos);
   EXPECT_NE(index.find("TENSOR: trained only up to"), std::string::npos);
+  // The 139 x 139 benchmark heat map is drawn only on request (wattcal-report --benchmark-heatmap).
+  for (const fs::directory_entry& f : fs::directory_iterator(dir + "/run/figures")) {
+    EXPECT_EQ(f.path().filename().string().rfind("util_corr_benchmarks", 0), std::string::npos) << f.path();
+  }
   EXPECT_NE(index.find("25 application workloads predicted from their counters alone at 1980 MHz"), std::string::npos);
   testing::ExpectFigurePng(dir + "/run/figures/apps_breakdown.png", BreakdownFigureSize(25 + 2));
 

@@ -510,7 +510,7 @@ TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
   const RunFolder run = MakeRunFolder(root, SeedFromTestName());
   const std::string out = root + "/report";
   const CommandResult result = RunStage(
-      "wattcal-report", {"--run-dir", run.dir, "--out-dir", out, "--title", "Virtual GPU"});
+      "wattcal-report", {"--run-dir", run.dir, "--out-dir", out, "--title", "Virtual GPU", "--benchmark-heatmap"});
   ASSERT_EQ(result.exit_code, 0) << result.output;
 
   const std::string html = ReadFile(out + "/index.html");

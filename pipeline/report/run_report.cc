@@ -1053,7 +1053,7 @@ class Collector {
             shortened, kHeatmapLabelChars);
       }
       bench.inputs = {c.path};
-      r_.figures.push_back(bench);
+      if (o_.benchmark_heatmap) r_.figures.push_back(bench);
       ReportFigure comp = bench;
       comp.kind = FigureKind::kComponentCorrelation;
       comp.stem = UniqueStem("util_corr_components_" + corpus_stem);

@@ -76,6 +76,9 @@ struct ReportOptions {
   std::string breakdown_model;
   // Benchmarks drawn over the V-F pairs; empty = `auto_benchmarks` of them chosen by their
   // MAPE in the first validation: the best, the worst and evenly spaced ones between.
+  // Draw the benchmark x benchmark utilisation correlation (TPDS'19 Fig. 3b) too: off by default,
+  // a heat map of 139 x 139 names cannot be read.
+  bool benchmark_heatmap = false;
   std::vector<std::string> benchmarks;
   // How many benchmarks to choose when `benchmarks` is empty; >= 0.
   int auto_benchmarks = 3;
