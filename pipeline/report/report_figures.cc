@@ -946,6 +946,10 @@ void WriteRelativePowerPlot(const RelativePowerChart& chart, const std::string& 
                             const std::string& png_path, const std::string& svg_path) {
   const std::vector<RelativePowerBar>& bars = chart.bars;
   if (bars.empty()) throw std::invalid_argument("relative-power figure: no workloads");
+  if (bars.size() > kRelativePowerBarsMax) {
+    WriteRelativePowerScatter(chart, title, png_path, svg_path);
+    return;
+  }
   double estimated_sum = 0.0, measured_sum = 0.0;
   int same_direction = 0;
   std::string table;

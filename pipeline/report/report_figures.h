@@ -192,8 +192,18 @@ struct RelativePowerChart {
 // Clustered bars per workload, estimated and measured power of GPU B relative to GPU A (%; the
 // title should name both), then the two averages after a gap; the key states the difference of the
 // averages and the share of workloads whose estimate points the same direction as the measurement.
+// Past kRelativePowerBarsMax workloads WriteRelativePowerPlot draws WriteRelativePowerScatter.
 void WriteRelativePowerPlot(const RelativePowerChart& chart, const std::string& title,
                             const std::string& png_path, const std::string& svg_path);
+inline constexpr size_t kRelativePowerBarsMax = 30;
+
+// One point per workload, measured change (x) against estimated change (y), with y = x, the
+// quadrants where the estimate points the other way shaded, the points coloured by direction,
+// the six largest disagreements named and the averages and direction count under the axes
+// (relative_power_scatter.cc). RelativePowerScatterSize() px.
+void WriteRelativePowerScatter(const RelativePowerChart& chart, const std::string& title,
+                               const std::string& png_path, const std::string& svg_path);
+FigureSize RelativePowerScatterSize();
 
 // Reads wattcal-compare's JSON (keys arch_a, arch_b, per_workload[{workload,
 // estimated_rel_pct, measured_rel_pct[, same_direction]}]). Throws InputError naming the file
