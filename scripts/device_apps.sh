@@ -20,6 +20,11 @@
 #   APP_PROGRAM       the program run for each NAME (default: python3 scripts/device_apps.py);
 #                     it is given NAME and --seconds S, and must mark its window NAME
 #   NCU               the ncu program (default: ncu on the PATH)
+#   DEADLINE_EPOCH    date +%s after which no application is started (default: none)
+#   APP_MIN_S         seconds an application needs at least, for DEADLINE_EPOCH (default 40)
+# An application already in OUTDIR/apps (a resumed campaign) is not recorded again. When ncu profiles
+# no kernel inside the marked window (an NVTX library that does not reach ncu), the application is
+# recorded again with --all-kernels: every kernel of the run, warm-up included, the same mix.
 # Exit status: 0 every application recorded, 1 bad arguments or OUTDIR not empty, 2 no binary,
 # ncu or PyTorch, 3 some application failed (the others are kept, and packed).
 set -uo pipefail
@@ -33,13 +38,13 @@ NCU=${NCU:-ncu}
 PROGRAM=${APP_PROGRAM:-python3 $ROOT/scripts/device_apps.py}
 SECONDS_PER_APP=${APP_SECONDS:-2}
 REPEAT=${REPEAT:-2}
-if [[ -e $OUT ]] && { [[ ! -d $OUT ]] || [[ -n $(ls -A "$OUT") ]]; }; then
+if [[ -e $OUT ]] && { [[ ! -d $OUT ]] || [[ -n $(ls -A "$OUT") ]]; } && [[ -z ${RESUME:-} ]]; then
   die "$OUT exists and is not an empty directory: give a new one (an earlier capture is never overwritten)" 1
 fi
 [[ -x $BIN ]] || die "$BIN is not an executable: build it first (cmake --build build --target wattcal-capture)" 2
 command -v "$NCU" > /dev/null || die "'$NCU' is not on the PATH: the counters need Nsight Compute (or set NCU=...)" 2
 mkdir -p "$OUT/env" || die "cannot create $OUT" 1
-exec > >(tee "$OUT/device_apps.log") 2>&1
+exec > >(tee -a "$OUT/device_apps.log") 2>&1
 start=$(date +%s)
 say() { printf '[device_apps %4ds] %s\n' "$(( $(date +%s) - start ))" "$*"; }
 
@@ -72,11 +77,29 @@ fi
 say "${#apps[@]} applications x $REPEAT runs of a ${SECONDS_PER_APP} s window, then one counters run each: ${apps[*]}"
 
 failed=()
-for app in "${apps[@]}"; do
-  say "--- $app"
+record() {  # record APP [more wattcal-capture options]: its output in $OUT/env/APP.log as well
+  local app=$1; shift
   # shellcheck disable=SC2086  # PROGRAM is a command line
-  if ! "$BIN" --app "$app" --out "$OUT/apps" --repeat "$REPEAT" --counters --ncu "$NCU" \
-       --gpu-description "$GPU_DESCRIPTION" -- $PROGRAM "$app" --seconds "$SECONDS_PER_APP"; then
+  "$BIN" --app "$app" --out "$OUT/apps" --repeat "$REPEAT" --counters --ncu "$NCU" \
+    --gpu-description "$GPU_DESCRIPTION" "$@" -- $PROGRAM "$app" --seconds "$SECONDS_PER_APP" 2>&1 |
+    tee "$OUT/env/$app.log"
+}
+for app in "${apps[@]}"; do
+  if [[ -f $OUT/apps/ncu/$app.csv ]]; then
+    say "--- $app: recorded already"
+    continue
+  fi
+  if [[ -n ${DEADLINE_EPOCH:-} ]] && (( $(date +%s) + ${APP_MIN_S:-40} > DEADLINE_EPOCH )); then
+    say "--- $app: not started, the deadline is near"
+    failed+=("$app(not started)")
+    continue
+  fi
+  say "--- $app"
+  if ! record "$app"; then
+    if grep -q "profiled no kernel" "$OUT/env/$app.log"; then
+      say "$app: no kernel inside the marked window reached ncu; again with --all-kernels"
+      record "$app" --all-kernels && continue
+    fi
     failed+=("$app")
     say "$app failed (the others go on)"
   fi
