@@ -285,6 +285,22 @@ bool HasNcuHeader(const std::string& path) {
   return false;
 }
 
+// The last `n` non-empty lines of ncu's output, for an error message: the scratch export that
+// holds them is removed with the rest of a failed recording.
+std::string NcuMessages(const std::string& path, size_t n = 6) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty()) lines.push_back(line.substr(0, 300));
+  }
+  if (lines.empty()) return " (its log file is empty)";
+  std::string out = "; ncu's last messages:";
+  for (size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i) out += "\n  " + lines[i];
+  return out;
+}
+
 // The counters run: ncu over the program once, its raw page into `export_path`.
 void RunAppCounters(const AppCaptureOptions& o, const std::string& nvtx_range, const std::string& export_path,
                     const std::string& marks_scratch, const ProgressFn& progress) {
@@ -295,15 +311,16 @@ void RunAppCounters(const AppCaptureOptions& o, const std::string& nvtx_range, c
   // utilisations are ratios of summed counters, the same for 2 steps as for 2000).
   const std::string failed = RunProgram(cmd, {"WATTCAL_MARKS=" + marks_scratch, "WATTCAL_PROFILING=1"});
   if (!failed.empty()) {
-    throw std::runtime_error(fmt::format("--counters: {} {} (its messages are in {})", o.ncu, failed, export_path));
+    throw std::runtime_error(fmt::format("--counters: {} {}{}", o.ncu, failed, NcuMessages(export_path)));
   }
   if (!HasNcuHeader(export_path)) {
     throw std::runtime_error(fmt::format(
-        "--counters: ncu profiled no kernel of '{}'{} ({} holds its messages){}", o.name,
-        nvtx_range.empty() ? "" : fmt::format(" inside the NVTX range '{}'", nvtx_range), export_path,
+        "--counters: ncu profiled no kernel of '{}'{}{}{}", o.name,
+        nvtx_range.empty() ? "" : fmt::format(" inside the NVTX range '{}'", nvtx_range),
         nvtx_range.empty() ? ": does the program launch GPU kernels on this device?"
                            : ": do the program's marked windows push NVTX ranges (the wattcal marks helpers do "
-                             "when NVTX is available)? Else give --all-kernels"));
+                             "when NVTX is available)? Else give --all-kernels",
+        NcuMessages(export_path)));
   }
   int64_t launches = 0;
   const std::set<std::string> no_metrics;  // counted only: the export may hold 10^5 launches

@@ -22,6 +22,9 @@
 #   NCU               the ncu program (default: ncu on the PATH)
 #   DEADLINE_EPOCH    date +%s after which no application is started (default: none)
 #   APP_MIN_S         seconds an application needs at least, for DEADLINE_EPOCH (default 40)
+#   COUNTERS          1 (default) or 0: power only, no ncu run. When ncu itself fails (it cannot load
+#                     its library on some machines), that application is recorded again power only
+#                     and COUNTERS becomes 0 for the rest.
 # An application already in OUTDIR/apps (a resumed campaign) is not recorded again. When ncu profiles
 # no kernel inside the marked window (an NVTX library that does not reach ncu), the application is
 # recorded again with --all-kernels: every kernel of the run, warm-up included, the same mix.
@@ -80,12 +83,14 @@ failed=()
 record() {  # record APP [more wattcal-capture options]: its output in $OUT/env/APP.log as well
   local app=$1; shift
   # shellcheck disable=SC2086  # PROGRAM is a command line
-  "$BIN" --app "$app" --out "$OUT/apps" --repeat "$REPEAT" --counters --ncu "$NCU" \
+  local counters=()
+  [[ ${COUNTERS:-1} == 0 ]] || counters=(--counters --ncu "$NCU")
+  "$BIN" --app "$app" --out "$OUT/apps" --repeat "$REPEAT" "${counters[@]}" \
     --gpu-description "$GPU_DESCRIPTION" "$@" -- $PROGRAM "$app" --seconds "$SECONDS_PER_APP" 2>&1 |
     tee "$OUT/env/$app.log"
 }
 for app in "${apps[@]}"; do
-  if [[ -f $OUT/apps/ncu/$app.csv ]]; then
+  if [[ -f $OUT/apps/ncu/$app.csv ]] || grep -q "^$app," "$OUT/apps/windows.csv" 2> /dev/null; then
     say "--- $app: recorded already"
     continue
   fi
@@ -99,6 +104,10 @@ for app in "${apps[@]}"; do
     if grep -q "profiled no kernel" "$OUT/env/$app.log"; then
       say "$app: no kernel inside the marked window reached ncu; again with --all-kernels"
       record "$app" --all-kernels && continue
+    elif [[ ${COUNTERS:-1} != 0 ]] && grep -q -- "--counters: .*$(basename "$NCU")" "$OUT/env/$app.log"; then
+      say "$app: ncu failed (see env/$app.log); power only from here on"
+      COUNTERS=0
+      record "$app" && continue
     fi
     failed+=("$app")
     say "$app failed (the others go on)"
