@@ -1575,7 +1575,8 @@ TrainingSelection SelectTrainingRows(const Corpus& corpus, bool keep_flagged) {
   TrainingSelection out;
   std::vector<int> kept;
   for (int r = 0; r < corpus.rows(); ++r) {
-    const bool left_out = IsThrottledRow(corpus, r) || HasFlag(corpus, r, kCorpusFlagSampleGap);
+    const bool left_out = IsThrottledRow(corpus, r) || HasFlag(corpus, r, kCorpusFlagSampleGap) ||
+                          HasFlag(corpus, r, kCorpusFlagDataToggle);
     (!keep_flagged && left_out ? out.left_out : kept).push_back(r);
   }
   if (out.left_out.empty()) {
@@ -1584,24 +1585,27 @@ TrainingSelection SelectTrainingRows(const Corpus& corpus, bool keep_flagged) {
   }
   if (kept.empty()) {
     throw InputError(corpus.path, 0, "flags",
-                     fmt::format("every one of the {} rows is flagged {}, {} or {} (measured while the "
-                                 "power cap acted, the clock moved, or the power log had a gap): nothing to "
-                                 "train on; pass --keep-flagged to train on them anyway",
-                                 corpus.rows(), kCorpusFlagPowerCap, kCorpusFlagClockMoved, kCorpusFlagSampleGap));
+                     fmt::format("every one of the {} rows is flagged {}, {}, {} or {} (measured while the "
+                                 "power cap acted, the clock moved or the power log had a gap, or data toggling "
+                                 "unlike the rest): nothing to train on; pass --keep-flagged to train on them anyway",
+                                 corpus.rows(), kCorpusFlagPowerCap, kCorpusFlagClockMoved, kCorpusFlagSampleGap,
+                                 kCorpusFlagDataToggle));
   }
   out.rows = corpus.Subset(kept);
-  // Each row is listed under power_cap when it has that flag, else under clock_moved, else
-  // under sample_gap.
+  // Each row is listed under the first of its flags in this order.
+  const char* const kOrder[] = {kCorpusFlagPowerCap, kCorpusFlagClockMoved, kCorpusFlagSampleGap,
+                                kCorpusFlagDataToggle};
+  auto first_flag = [&](int r) -> std::string {
+    for (const char* f : kOrder) {
+      if (HasFlag(corpus, r, f)) return f;
+    }
+    return kCorpusFlagSampleGap;  // not reached: a left-out row has one of them
+  };
   std::string groups;
-  for (const char* flag : {kCorpusFlagPowerCap, kCorpusFlagClockMoved, kCorpusFlagSampleGap}) {
+  for (const char* flag : kOrder) {
     std::vector<std::string> names;
     for (int r : out.left_out) {
-      const bool cap = HasFlag(corpus, r, kCorpusFlagPowerCap);
-      const bool moved = HasFlag(corpus, r, kCorpusFlagClockMoved);
-      const bool listed_here = std::string(flag) == kCorpusFlagPowerCap     ? cap
-                               : std::string(flag) == kCorpusFlagClockMoved ? !cap && moved
-                                                                            : !cap && !moved;
-      if (!listed_here) continue;
+      if (first_flag(r) != flag) continue;
       if (std::find(names.begin(), names.end(), corpus.benchmark[r]) == names.end()) {
         names.push_back(corpus.benchmark[r]);
       }

@@ -1,12 +1,14 @@
 #include "ingest/capture.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <regex>
 #include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -443,6 +445,41 @@ std::vector<KernelWindow> Settle(std::vector<KernelWindow> windows, double settl
   return windows;
 }
 
+// The share of bits the suite's data toggle, %: 50 for random data, 0 for zeros, when `dir` holds
+// a wattcal-capture suite run (capture.json: format wattcal-capture, no "kind" of recording);
+// -1 for any other capture.
+int SuiteDataTogglePct(const std::string& dir) {
+  std::ifstream in(fs::path(dir) / "capture.json");
+  if (!in) return -1;
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (!j.is_object() || j.value("format", "") != "wattcal-capture" || j.contains("kind")) return -1;
+  const nlohmann::json options = j.value("options", nlohmann::json::object());
+  return options.is_object() && options.value("data", "random") == "zeros" ? 0 : 50;
+}
+
+// The toggle sweep's windows (microbench/suite_plan.cc names them toggle_<unit>_<pct, 3 digits>
+// with an optional _b<blocks per SM>) whose share differs from the suite's data: flagged
+// data_toggle, with one warning naming them.
+void FlagToggleSweep(int suite_pct, const std::string& windows_path, std::vector<CaptureWindow>* windows,
+                     size_t first, std::vector<std::string>* warnings) {
+  if (suite_pct < 0) return;
+  static const std::regex kToggle("toggle_.+_([0-9]{3})(_b[0-9]+)?");
+  std::vector<std::string> names;
+  for (size_t i = first; i < windows->size(); ++i) {
+    CaptureWindow& w = (*windows)[i];
+    std::smatch m;
+    if (!std::regex_match(w.workload, m, kToggle) || std::stoi(m[1].str()) == suite_pct) continue;
+    w.energy.flags |= kFlagDataToggle;
+    names.push_back(w.workload);
+  }
+  if (names.empty()) return;
+  warnings->push_back(fmt::format(
+      "{}: {} windows of the toggle sweep run data that toggle another share of bits than the suite's "
+      "other benchmarks ({}%): flagged data_toggle (left out of training; no counter sees data toggling, so "
+      "the same utilisations come with different power): {}",
+      windows_path, names.size(), suite_pct, fmt::join(names, ", ")));
+}
+
 }  // namespace
 
 // The GPU a capture was measured on, by name: capture.json's gpu.name, else the name column of
@@ -719,6 +756,7 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
         if (!used.count(path)) r.unused_exports.push_back(path);
       }
     }
+    const size_t first_window = r.windows.size();
     for (size_t i = 0; i < windows.size(); ++i) {
       CaptureWindow& c = out[i];
       c.capture = f.dir;
@@ -734,6 +772,7 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
       }
       r.windows.push_back(std::move(c));
     }
+    FlagToggleSweep(SuiteDataTogglePct(f.dir), f.windows, &r.windows, first_window, &r.warnings);
 
     // Idle windows: measured the same way; those outside the log are skipped and named.
     if (!f.idle_windows.empty() && primary.empty()) {

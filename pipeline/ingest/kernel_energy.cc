@@ -32,6 +32,7 @@ constexpr std::pair<uint32_t, const char*> kFlagNames[] = {
     {kFlagHwSlowdown, "hw_slowdown"},
     {kFlagSampleGap, "sample_gap"},
     {kFlagCounterMismatch, "counter_mismatch"},
+    {kFlagDataToggle, "data_toggle"},
 };
 
 // A step function's value over a window: time-weighted mean, smallest and largest value held

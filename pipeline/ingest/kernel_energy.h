@@ -101,6 +101,9 @@ enum WindowFlag : uint32_t {
   kFlagCounterMismatch = 1u << 9,  // "counter_mismatch": the energy counter disagrees with the
                                    // instant power beyond kCounterMismatchFrac; the window's
                                    // energy is then the power column's
+  kFlagDataToggle = 1u << 10,  // "data_toggle": a window of wattcal-capture's toggle sweep whose data
+                               // toggle another share of bits than the rest of the suite's data
+                               // (50% for random, 0% for zeros): power the counters do not see
 };
 
 // A gap between two readings longer than this many typical sampling periods (the median of the

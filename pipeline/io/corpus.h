@@ -51,6 +51,10 @@ inline constexpr const char* kCorpusFlagClockMoved = "clock_moved";
 // The power log has a gap of several sampling periods inside the window or across its edges:
 // its energy rests on interpolation (kept out of training like the throttled rows).
 inline constexpr const char* kCorpusFlagSampleGap = "sample_gap";
+// A window of wattcal-capture's toggle sweep whose data toggle another share of bits than the
+// suite's other benchmarks: its power changes with data that no counter sees, so a counters model
+// cannot fit it (kept out of training like the throttled rows).
+inline constexpr const char* kCorpusFlagDataToggle = "data_toggle";
 
 // What a corpus file holds.
 enum class CorpusKind {

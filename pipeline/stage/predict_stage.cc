@@ -1,10 +1,13 @@
 #include "stage/predict_stage.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "accelwattch/activity.h"
@@ -99,6 +102,62 @@ PredictStageReport RunAccelWattch(const PredictStageOptions& o) {
   return report;
 }
 
+// The workloads of `capture` in the model's components: an optional component of the
+// description (TENSOR INT, DMMA) that the model has no term for, because it was trained on a
+// capture without its metric, is left out with a warning, and each workload that uses it
+// (utilisation above 0.001) is flagged no_model_term:<component>, its prediction lacking that power.
+struct ModelWorkloads {
+  std::vector<AppActivity> apps;
+  GpuDescription gpu;
+  std::map<std::string, std::string> flags;  // workload -> its no_model_term flags
+};
+
+ModelWorkloads WorkloadsForModel(const PowerModel& model, const CaptureReport& capture) {
+  ModelWorkloads w{capture.Workloads(), capture.gpu, {}};
+  const std::vector<std::string> model_names = model.layout.ComponentNames();
+  std::vector<std::string> left_out;
+  std::vector<size_t> keep;
+  for (size_t j = 0; j < capture.gpu.components.size(); ++j) {
+    const ComponentCounters& c = capture.gpu.components[j];
+    const bool in_model = std::find(model_names.begin(), model_names.end(), c.component) != model_names.end();
+    if (c.optional && !in_model) {
+      left_out.push_back(c.component);
+    } else {
+      keep.push_back(j);
+    }
+  }
+  if (left_out.empty()) return w;
+  for (size_t j = 0; j < capture.gpu.components.size(); ++j) {
+    if (std::find(keep.begin(), keep.end(), j) != keep.end()) continue;
+    const std::string& name = capture.gpu.components[j].component;
+    std::vector<std::string> users;
+    double max_u = 0.0;
+    for (const AppActivity& a : w.apps) {
+      const double u = j < a.util_frac.size() ? a.util_frac[j] : 0.0;
+      if (!(u > 1e-3)) continue;
+      users.push_back(a.workload);
+      max_u = std::max(max_u, u);
+      std::string& f = w.flags[a.workload];
+      f += (f.empty() ? "" : ";") + ("no_model_term:" + name);
+    }
+    LogWarning(fmt::format(
+        "the model has no {} term (it was trained on a capture without the component's metric): {} left out of "
+        "the prediction{}",
+        name, name,
+        users.empty() ? "; no workload uses it"
+                      : fmt::format("; {} workload(s) use it (up to utilisation {:.3f}: {}), flagged no_model_term:{}, "
+                                    "their predictions lack its power",
+                                    users.size(), max_u, fmt::join(users, ", "), name)));
+  }
+  for (AppActivity& a : w.apps) {
+    std::vector<double> kept;
+    for (size_t j : keep) kept.push_back(j < a.util_frac.size() ? a.util_frac[j] : 0.0);
+    a.util_frac = kept;
+  }
+  w.gpu = capture.gpu.Without(left_out);
+  return w;
+}
+
 // --capture: the applications' workloads from their counters, predicted at the model's
 // reference pair, with their measured power where the capture has a log.
 PredictStageReport RunCapture(const PredictStageOptions& o) {
@@ -113,8 +172,14 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
   if (!below.empty()) LogWarning(below);
   std::string source;
   for (const std::string& d : o.capture_dirs) source += (source.empty() ? "" : ", ") + d;
-  const std::vector<AppPrediction> rows =
-      PredictApps(model, capture.Workloads(), capture.gpu.ToLayout(), limit_w, source);
+  const ModelWorkloads workloads = WorkloadsForModel(model, capture);
+  std::vector<AppPrediction> rows = PredictApps(model, workloads.apps, workloads.gpu.ToLayout(), limit_w, source);
+  for (AppPrediction& p : rows) {
+    const auto it = workloads.flags.find(p.app.workload);
+    if (it == workloads.flags.end()) continue;
+    std::string& f = p.prediction.flags;
+    f += (f.empty() ? "" : ";") + it->second;
+  }
   std::vector<std::string> notes;
   for (const AppPrediction& p : rows) notes.push_back(p.prediction.extrapolation_note);
   const std::string extrapolation = ExtrapolationWarningFromNotes(notes);
