@@ -141,5 +141,54 @@ TEST(DeviceRehearsal, TheApplicationsScriptRecordsAndTheCapturePredicts) {
   EXPECT_EQ(testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/out")).exit_code, 1);
 }
 
+TEST(DeviceRehearsal, TheCampaignRunsBothPhasesInItsLimitAndResumes) {
+  // scripts/device_campaign.sh, the one command a lent GPU machine ran (2026-11-27): the suite,
+  // then the applications, each phase packed as it ends; run again on the same WORKDIR, it does
+  // not run a finished suite or a recorded application again.
+  const std::string dir = testing::ScratchDir();
+  const std::string script = std::string(WATTCAL_SOURCE_DIR) + "/scripts/device_campaign.sh";
+  const std::string env = RehearsalEnvironment(dir) + "APPS_RESERVE_S=30 APP_MIN_S=5 APP_SECONDS=0.5 APP_PROGRAM=" +
+                          ShellQuote("python3 " + std::string(WATTCAL_SOURCE_DIR) + "/tests/stand_in_app.py") + " ";
+  const testing::CommandResult r =
+      testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/work") + " " + ShellQuote(dir + "/out") + " 120");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("suite: exit status 0 (with counters)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("recorded: stand_in_a stand_in_b"), std::string::npos) << r.output;
+  for (const char* f : {"suite_run.tar.gz", "apps_run.tar.gz", "campaign.log"}) {
+    EXPECT_TRUE(fs::exists(dir + "/out/" + f)) << f;
+  }
+  const testing::CommandResult again =
+      testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/work") + " " + ShellQuote(dir + "/out2") + " 120");
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("suite: finished in an earlier call"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("stand_in_a: recorded already"), std::string::npos) << again.output;
+  EXPECT_TRUE(fs::exists(dir + "/out2/suite_run.tar.gz"));
+  // A limit too short to be one is refused before anything runs.
+  EXPECT_EQ(testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/w3") + " " + ShellQuote(dir + "/o3") + " 5")
+                .exit_code,
+            1);
+}
+
+TEST(DeviceRehearsal, WhenNcuFailsTheApplicationsAreRecordedPowerOnly) {
+  // On a machine where ncu cannot load its library (seen on gVisor H200 machines), the
+  // applications are still worth their power: the first is recorded again without counters and
+  // the rest follow.
+  const std::string dir = testing::ScratchDir();
+  const std::string bad_ncu = testing::WriteFile(
+      dir + "/bad_ncu", "#!/bin/sh\necho '==ERROR== Failed to initialize the profiler: LibraryNotLoaded' >&2\nexit 1\n");
+  fs::permissions(bad_ncu, fs::perms::owner_all);
+  const std::string script = std::string(WATTCAL_SOURCE_DIR) + "/scripts/device_apps.sh";
+  const std::string env = RehearsalEnvironment(dir) + "NCU=" + ShellQuote(bad_ncu) + " REPEAT=1 APP_SECONDS=0.5 APP_PROGRAM=" +
+                          ShellQuote("python3 " + std::string(WATTCAL_SOURCE_DIR) + "/tests/stand_in_app.py") + " ";
+  const testing::CommandResult r = testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/out"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("stand_in_a: ncu failed (see env/stand_in_a.log); power only from here on"), std::string::npos)
+      << r.output;
+  const std::string windows = testing::ReadFile(dir + "/out/apps/windows.csv");
+  EXPECT_NE(windows.find("\nstand_in_a,"), std::string::npos) << windows;
+  EXPECT_NE(windows.find("\nstand_in_b,"), std::string::npos) << windows;
+  EXPECT_FALSE(fs::exists(dir + "/out/apps/ncu/stand_in_a.csv"));
+}
+
 }  // namespace
 }  // namespace wattcal

@@ -819,6 +819,9 @@ Corpus CaptureReport::ToCorpus() const {
   c.path = "";
   c.kind = CorpusKind::kMeasured;
   c.layout = gpu.ToLayout();
+  for (const ComponentCounters& component : gpu.components) {
+    if (component.optional) c.optional_components.push_back(component.component);
+  }
   c.components_line = 1;
   c.defaults_line = 0;
   std::vector<const CaptureWindow*> rows;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "util/row_order.h"
 
@@ -95,6 +96,7 @@ Corpus Corpus::Subset(const std::vector<int>& rows_to_keep) const {
   out.components_line = components_line;
   out.defaults_line = defaults_line;
   out.power_limit_w = power_limit_w;
+  out.optional_components = optional_components;
   const int n = static_cast<int>(rows_to_keep.size());
   if (has_power()) out.power_w.resize(n);
   out.freq_mhz.resize(n, freq_mhz.cols());
@@ -107,6 +109,51 @@ Corpus Corpus::Subset(const std::vector<int>& rows_to_keep) const {
     if (has_power()) out.power_w(i) = power_w(r);
     if (freq_mhz.cols() > 0) out.freq_mhz.row(i) = freq_mhz.row(r);
     out.util_frac.row(i) = util_frac.row(r);
+  }
+  return out;
+}
+
+Corpus WithoutOptionalComponentsNotIn(const Corpus& corpus, const Layout& model_layout, std::string* note) {
+  if (note != nullptr) note->clear();
+  const std::vector<std::string> in_model = model_layout.ComponentNames();
+  const std::vector<std::string> names = corpus.layout.ComponentNames();
+  auto has = [](const std::vector<std::string>& v, const std::string& n) {
+    return std::find(v.begin(), v.end(), n) != v.end();
+  };
+  std::vector<int> keep;
+  std::vector<std::string> dropped;
+  for (size_t j = 0; j < names.size(); ++j) {
+    if (has(corpus.optional_components, names[j]) && !has(in_model, names[j])) {
+      dropped.push_back(names[j]);
+    } else {
+      keep.push_back(static_cast<int>(j));
+    }
+  }
+  if (dropped.empty()) return corpus;
+  Corpus out = corpus;
+  for (FrequencyDomain& d : out.layout.domains) {
+    std::vector<std::string> kept;
+    for (const std::string& c : d.components) {
+      if (!has(dropped, c)) kept.push_back(c);
+    }
+    d.components = kept;
+  }
+  out.util_frac.resize(corpus.rows(), static_cast<Eigen::Index>(keep.size()));
+  for (size_t k = 0; k < keep.size(); ++k) out.util_frac.col(static_cast<Eigen::Index>(k)) = corpus.util_frac.col(keep[k]);
+  if (note != nullptr) {
+    std::vector<std::string> users;
+    for (int r = 0; r < corpus.rows(); ++r) {
+      for (size_t j = 0; j < names.size(); ++j) {
+        if (has(dropped, names[j]) && corpus.util_frac(r, static_cast<Eigen::Index>(j)) > 1e-3) {
+          users.push_back(fmt::format("{} ({} {:.3f})", corpus.benchmark[r], names[j], corpus.util_frac(r, static_cast<Eigen::Index>(j))));
+        }
+      }
+    }
+    *note = fmt::format("the model has no {} term (trained without the metric): left out of {}{}",
+                        fmt::join(dropped, ", "), corpus.path,
+                        users.empty() ? std::string("; no row uses it")
+                                      : fmt::format("; {} row(s) use it, their predictions lack its power: {}",
+                                                    users.size(), fmt::join(users, ", ")));
   }
   return out;
 }

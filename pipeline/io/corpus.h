@@ -82,6 +82,10 @@ struct Corpus {
   std::vector<std::string> flags;
   // The board's power limit in W (the tidy preamble's power_limit_w=...); NaN when unknown.
   double power_limit_w = std::numeric_limits<double>::quiet_NaN();
+  // The components the GPU description marks optional (TENSOR INT, DMMA: a model trained on a
+  // capture without their metric has no term for them); the tidy preamble's line
+  // "# optional components: A; B". Empty when none or unknown.
+  std::vector<std::string> optional_components;
   // Per row: 1-based line in `path` (for error messages).
   std::vector<int64_t> line;
   // Line of the component names (4 in gpmTOOL files, 1 in tidy CSVs).
@@ -112,6 +116,12 @@ std::vector<std::string> FindDuplicateRows(const Corpus& corpus);
 
 // The flags of row `row`, split at ';' (empty when the corpus has no flags column).
 std::vector<std::string> RowFlags(const Corpus& corpus, int row);
+
+// `corpus` in the components of `model_layout`: its optional components that the model has no
+// term for are left out, and `*note` (when not null) says which, and which rows use them
+// (utilisation above 0.001), their predictions lacking that power; "" when none. Any other
+// difference is left for Layout::Mismatch to name.
+Corpus WithoutOptionalComponentsNotIn(const Corpus& corpus, const Layout& model_layout, std::string* note);
 // True when row `row` carries `flag` (e.g. kCorpusFlagPowerCap).
 bool HasFlag(const Corpus& corpus, int row, const std::string& flag);
 // True when row `row` was measured while the power cap acted or the clock moved.

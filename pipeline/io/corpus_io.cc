@@ -570,7 +570,8 @@ namespace {
 // (wattcal-ingest writes "# wattcal-tidy default_f_core_mhz=975 default_f_mem_mhz=3505").
 // The board's power limit is stated as power_limit_w=W (0 < W <= kMaxPowerLimitW).
 // Returns the number of leading comment lines; fills the defaults the options leave at 0.
-int ReadTidyPreamble(const std::string& path, CorpusReadOptions* options, double* power_limit_w) {
+int ReadTidyPreamble(const std::string& path, CorpusReadOptions* options, double* power_limit_w,
+                     std::vector<std::string>* optional_components) {
   std::ifstream in(path, std::ios::binary);
   std::string line;
   int lines = 0;
@@ -578,6 +579,16 @@ int ReadTidyPreamble(const std::string& path, CorpusReadOptions* options, double
     if (lines == 0) StripUtf8ByteOrderMark(&line);
     if (line.empty() || line[0] != '#') break;
     ++lines;
+    static const std::string kOptional = "# optional components:";
+    if (line.rfind(kOptional, 0) == 0) {
+      std::istringstream names(line.substr(kOptional.size()));
+      for (std::string name; std::getline(names, name, ';');) {
+        const size_t a = name.find_first_not_of(" \t\r");
+        const size_t b = name.find_last_not_of(" \t\r");
+        if (a != std::string::npos) optional_components->push_back(name.substr(a, b - a + 1));
+      }
+      continue;
+    }
     std::istringstream tokens(line.substr(1));
     std::string token;
     while (tokens >> token) {
@@ -617,7 +628,8 @@ Corpus ReadCorpus(const std::string& path, const CorpusReadOptions& given_option
   if (!given_options.Check(&error)) throw OptionError(error);
   CorpusReadOptions options = given_options;
   double power_limit_w = std::numeric_limits<double>::quiet_NaN();
-  const int preamble_lines = ReadTidyPreamble(path, &options, &power_limit_w);
+  std::vector<std::string> optional_components;
+  const int preamble_lines = ReadTidyPreamble(path, &options, &power_limit_w, &optional_components);
   std::vector<std::string> first;
   {
     CsvReader::Options csv_options;
@@ -629,6 +641,7 @@ Corpus ReadCorpus(const std::string& path, const CorpusReadOptions& given_option
       Corpus corpus = ReadTidyCorpus(&reader, first, options);
       corpus.components_line = header_line;
       corpus.power_limit_w = power_limit_w;
+      corpus.optional_components = optional_components;
       return corpus;
     }
     if (preamble_lines > 0) {
@@ -657,6 +670,11 @@ std::string CorpusToTidyCsv(const Corpus& c) {
   }
   if (std::isfinite(c.power_limit_w)) preamble += fmt::format(" power_limit_w={}", c.power_limit_w);
   if (!preamble.empty()) s += "# wattcal-tidy" + preamble + "\n";
+  if (!c.optional_components.empty()) {
+    s += "# optional components:";
+    for (size_t i = 0; i < c.optional_components.size(); ++i) s += (i > 0 ? "; " : " ") + c.optional_components[i];
+    s += "\n";
+  }
   auto field = [](const std::string& v) {
     if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
     std::string q = "\"";

@@ -376,7 +376,9 @@ void WriteBenchmarkVfPlot(const std::string& benchmark, const std::vector<Benchm
 
 // ---- Breakdown -------------------------------------------------------------------------------
 
-BreakdownChart ComputeBreakdownChart(const PowerModel& model, const Corpus& activity) {
+BreakdownChart ComputeBreakdownChart(const PowerModel& model, const Corpus& given) {
+  // An optional component the model has no term for is left out (its power is not drawn).
+  const Corpus activity = WithoutOptionalComponentsNotIn(given, model.layout, nullptr);
   const std::string mismatch = model.layout.Mismatch(activity.layout);
   if (!mismatch.empty()) {
     throw InputError(activity.path, activity.components_line, "components",

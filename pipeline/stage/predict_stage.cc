@@ -102,34 +102,34 @@ PredictStageReport RunAccelWattch(const PredictStageOptions& o) {
   return report;
 }
 
-// The workloads of `capture` in the model's components: an optional component of the
-// description (TENSOR INT, DMMA) that the model has no term for, because it was trained on a
-// capture without its metric, is left out with a warning, and each workload that uses it
-// (utilisation above 0.001) is flagged no_model_term:<component>, its prediction lacking that power.
+// The workloads of `capture` in the model's components. The optional components of the
+// description (TENSOR INT, DMMA) may differ between the two: one the model has no term for (it was
+// trained on a capture without the metric) is left out, and each workload that uses it
+// (utilisation above 0.001) is flagged no_model_term:<component>, its prediction lacking that power;
+// one the capture has no metric for is taken as 0 for every workload. Each case is warned once. A
+// required component that differs stays a layout mismatch (PredictApps refuses it).
 struct ModelWorkloads {
   std::vector<AppActivity> apps;
   GpuDescription gpu;
   std::map<std::string, std::string> flags;  // workload -> its no_model_term flags
 };
 
-ModelWorkloads WorkloadsForModel(const PowerModel& model, const CaptureReport& capture) {
-  ModelWorkloads w{capture.Workloads(), capture.gpu, {}};
-  const std::vector<std::string> model_names = model.layout.ComponentNames();
-  std::vector<std::string> left_out;
-  std::vector<size_t> keep;
-  for (size_t j = 0; j < capture.gpu.components.size(); ++j) {
-    const ComponentCounters& c = capture.gpu.components[j];
-    const bool in_model = std::find(model_names.begin(), model_names.end(), c.component) != model_names.end();
-    if (c.optional && !in_model) {
-      left_out.push_back(c.component);
-    } else {
-      keep.push_back(j);
-    }
+ModelWorkloads WorkloadsForModel(const PowerModel& model, const CaptureReport& capture,
+                                 const GpuDescription& description) {
+  const std::vector<std::string> in_model = model.layout.ComponentNames();
+  auto has = [](const std::vector<std::string>& names, const std::string& n) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+  };
+  std::vector<std::string> optional_not_in_model;
+  for (const ComponentCounters& c : description.components) {
+    if (c.optional && !has(in_model, c.component)) optional_not_in_model.push_back(c.component);
   }
-  if (left_out.empty()) return w;
-  for (size_t j = 0; j < capture.gpu.components.size(); ++j) {
-    if (std::find(keep.begin(), keep.end(), j) != keep.end()) continue;
-    const std::string& name = capture.gpu.components[j].component;
+  ModelWorkloads w{capture.Workloads(), description.Without(optional_not_in_model), {}};
+  std::vector<std::string> in_capture;
+  for (const ComponentCounters& c : capture.gpu.components) in_capture.push_back(c.component);
+  for (size_t j = 0; j < in_capture.size(); ++j) {
+    if (!has(optional_not_in_model, in_capture[j])) continue;
+    const std::string& name = in_capture[j];
     std::vector<std::string> users;
     double max_u = 0.0;
     for (const AppActivity& a : w.apps) {
@@ -149,12 +149,22 @@ ModelWorkloads WorkloadsForModel(const PowerModel& model, const CaptureReport& c
                                     "their predictions lack its power",
                                     users.size(), max_u, fmt::join(users, ", "), name)));
   }
-  for (AppActivity& a : w.apps) {
-    std::vector<double> kept;
-    for (size_t j : keep) kept.push_back(j < a.util_frac.size() ? a.util_frac[j] : 0.0);
-    a.util_frac = kept;
+  // Each target component's column in the capture's utilisations (-1: the capture lacks it).
+  std::vector<int> column;
+  for (const ComponentCounters& c : w.gpu.components) {
+    const auto it = std::find(in_capture.begin(), in_capture.end(), c.component);
+    column.push_back(it == in_capture.end() ? -1 : static_cast<int>(it - in_capture.begin()));
+    if (it == in_capture.end() && c.optional) {
+      LogWarning(fmt::format("the capture has no {} metric (its ncu did not collect it): {} utilisation taken as 0 "
+                             "for every workload, so their {} power is not predicted",
+                             c.component, c.component, c.component));
+    }
   }
-  w.gpu = capture.gpu.Without(left_out);
+  for (AppActivity& a : w.apps) {
+    std::vector<double> u;
+    for (int col : column) u.push_back(col >= 0 && col < static_cast<int>(a.util_frac.size()) ? a.util_frac[col] : 0.0);
+    a.util_frac = u;
+  }
   return w;
 }
 
@@ -172,7 +182,7 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
   if (!below.empty()) LogWarning(below);
   std::string source;
   for (const std::string& d : o.capture_dirs) source += (source.empty() ? "" : ", ") + d;
-  const ModelWorkloads workloads = WorkloadsForModel(model, capture);
+  const ModelWorkloads workloads = WorkloadsForModel(model, capture, gpu);
   std::vector<AppPrediction> rows = PredictApps(model, workloads.apps, workloads.gpu.ToLayout(), limit_w, source);
   for (AppPrediction& p : rows) {
     const auto it = workloads.flags.find(p.app.workload);

@@ -8,6 +8,7 @@
 #include "model/power_limit.h"
 #include "util/csv_field.h"
 #include "util/errors.h"
+#include "util/logging.h"
 
 namespace wattcal {
 
@@ -44,8 +45,11 @@ bool AtPair(const Corpus& c, int r, const std::vector<double>& pair) {
 
 }  // namespace
 
-std::vector<PredictionRow> PredictHeldout(const PowerModel& model, const Corpus& heldout,
+std::vector<PredictionRow> PredictHeldout(const PowerModel& model, const Corpus& given,
                                           PredictMode mode, double power_limit_w) {
+  std::string note;
+  const Corpus heldout = WithoutOptionalComponentsNotIn(given, model.layout, &note);
+  if (!note.empty()) LogWarning(note);
   const std::string mismatch = model.layout.Mismatch(heldout.layout);
   if (!mismatch.empty()) {
     throw InputError(heldout.path, heldout.components_line, "component names",
