@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "model/component_trust.h"
+#include "report/comparison_findings.h"
 #include "report/run_report.h"
 #include "util/output.h"
 #include "validate/metrics.h"
@@ -909,6 +910,16 @@ void CompareSection(Document* doc, const RunReport& r, const ReportOptions& o, c
   for (size_t i = 0; i < r.comparisons.size(); ++i) {
     const RelativePowerChart& c = r.comparisons[i];
     doc->Heading(3, c.gpu_b + " relative to " + c.gpu_a);
+    // Every number here is computed from the comparison and the models given with their GPU's name.
+    auto model_of = [&](const std::string& gpu) -> const PowerModel* {
+      for (const ReportModel& m : r.models) {
+        if (m.label == gpu) return &m.model;
+      }
+      return nullptr;
+    };
+    for (const std::string& finding : ComparisonFindings(c, model_of(c.gpu_a), model_of(c.gpu_b))) {
+      doc->Paragraph(Text(finding));
+    }
     double estimated = 0.0, measured = 0.0;
     std::vector<std::vector<Inline>> rows;
     for (const RelativePowerBar& b : c.bars) {
@@ -921,9 +932,15 @@ void CompareSection(Document* doc, const RunReport& r, const ReportOptions& o, c
     const double n = static_cast<double>(c.bars.size());
     rows.push_back({Text("average"), Text(Fixed(estimated / n, 1)), Text(Fixed(measured / n, 1)),
                     Text(Fixed((estimated - measured) / n, 1))});
-    doc->Paragraph(Inline{{"(P_B - P_A) / P_A per workload, from ", "", false},
-                          link.File(r.compare_paths[i]),
-                          {":", "", false}});
+    Inline from{{"(P_B - P_A) / P_A per workload, from ", "", false}, link.File(r.compare_paths[i])};
+    if (!c.estimated_a_source.empty()) {
+      from.push_back({"; the estimates are " + c.gpu_a + "'s from ", "", false});
+      from.push_back(link.File(c.estimated_a_source));
+      from.push_back({" and " + c.gpu_b + "'s from ", "", false});
+      from.push_back(link.File(c.estimated_b_source));
+    }
+    from.push_back({":", "", false});
+    doc->Paragraph(from);
     doc->Table({"Workload", "estimated_rel_pct", "measured_rel_pct", "difference_pp"},
                {false, true, true, true}, rows);
     if (o.figures) {

@@ -1024,6 +1024,10 @@ RelativePowerChart ReadRelativePowerChart(const std::string& path) {
   };
   chart.gpu_a = text(j, "arch_a", "");
   chart.gpu_b = text(j, "arch_b", "");
+  if (j.contains("sources")) {
+    chart.estimated_a_source = text(j["sources"], "estimated_a", "sources.");
+    chart.estimated_b_source = text(j["sources"], "estimated_b", "sources.");
+  }
   if (!j.contains("per_workload") || !j["per_workload"].is_array()) {
     throw InputError(path, 0, "per_workload", "missing (expected an array of workloads)");
   }

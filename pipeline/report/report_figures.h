@@ -186,6 +186,9 @@ struct RelativePowerBar {
 struct RelativePowerChart {
   std::string gpu_a;  // the denominator
   std::string gpu_b;
+  // The files each side's estimates came from (the comparison's "sources"; "" when not recorded).
+  std::string estimated_a_source;
+  std::string estimated_b_source;
   std::vector<RelativePowerBar> bars;
 };
 

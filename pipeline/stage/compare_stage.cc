@@ -72,7 +72,13 @@ CompareStageReport RunCompareStage(const CompareStageOptions& o) {
       {"direction_deadband_frac", options.direction_deadband_frac},
       {"max_diff_pp", o.max_diff_pp}};
   OutputSet outputs;
-  outputs.StageText(o.out_path, DumpJson(ComparisonToJson(comparison)));
+  nlohmann::ordered_json result = ComparisonToJson(comparison);
+  // Where each side's numbers came from, for the report to say which model each figure belongs to.
+  result["sources"] = {{"measured_a", measured_a_path},
+                       {"measured_b", measured_b_path},
+                       {"estimated_a", o.estimated_a_path},
+                       {"estimated_b", o.estimated_b_path}};
+  outputs.StageText(o.out_path, DumpJson(result));
   outputs.StageManifest(o.out_path, "compare", inputs, manifest_options);
   if (!o.table_path.empty()) {
     outputs.StageText(o.table_path, ComparisonToCsv(comparison));
