@@ -100,8 +100,15 @@ struct PowerModel {
   std::vector<std::string> training_notes;
   // Bootstrap confidence intervals of the coefficients; empty unless --bootstrap N > 0.
   CoefficientCi coefficient_ci95;
-  // Training file the model came from (informational).
+  // Training file the model came from (informational). A model carried to another GPU or node
+  // (port/) appends kPortedMarker or kScaledMarker and keeps its base fit's FitReport: its
+  // training statistics are the base model's, not its own (Derived()).
   std::string trained_on;
+  static constexpr const char* kPortedMarker = " (ported from ";
+  static constexpr const char* kScaledMarker = " (scaled to another node";
+  bool Derived() const {
+    return trained_on.find(kPortedMarker) != std::string::npos || trained_on.find(kScaledMarker) != std::string::npos;
+  }
 
   // Number of coefficients: 2 per domain + one per component.
   int num_coefficients() const;

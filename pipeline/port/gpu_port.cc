@@ -210,8 +210,8 @@ PowerModel PortModelToGpu(const PowerModel& base, const GpuDescription& base_gpu
   // table, when it records a limit, takes precedence at prediction).
   out.power_limit_w = base.power_limit_w;
   out.training_range = base.training_range;
-  out.trained_on = fmt::format("{} (ported from {} to {}, TPDS §4.6, constant terms: {})",
-                               base.trained_on, base_gpu.name, target_gpu.name,
+  out.trained_on = fmt::format("{}{}{} to {}, TPDS §4.6, constant terms: {})", base.trained_on,
+                               PowerModel::kPortedMarker, base_gpu.name, target_gpu.name,
                                ConstantScalingName(options.constant_scaling));
   const std::vector<int> base_domains = base.layout.ComponentDomains();
   for (const FrequencyDomain& domain : layout.domains) {

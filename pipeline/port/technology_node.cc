@@ -146,8 +146,8 @@ PowerModel ScaleModelToNode(const PowerModel& model, const NodeScaling& scaling)
   for (double& g : out.component_w_per_mhz) g *= scaling.dynamic_factor;
   for (double& a : out.idle_dyn_w_per_mhz) a *= scaling.dynamic_factor;
   for (double& a : out.static_w) a *= scaling.static_factor;
-  out.trained_on = fmt::format("{} (scaled to another node: dynamic x{:.17g}, static x{:.17g})",
-                               model.trained_on, scaling.dynamic_factor, scaling.static_factor);
+  out.trained_on = fmt::format("{}{}: dynamic x{:.17g}, static x{:.17g})", model.trained_on,
+                               PowerModel::kScaledMarker, scaling.dynamic_factor, scaling.static_factor);
   if (!scaling.from_node.empty()) {
     out.trained_on += fmt::format(", {} -> {}", scaling.from_node, scaling.to_node);
   }

@@ -375,6 +375,11 @@ void ModelSection(Document* doc, const RunReport& r, const ReportOptions& o, con
     return !m.model.fit.solver.empty() && m.model.fit.solver != "truth" &&
            (m.model.fit.train_rows > 0 || m.model.fit.iterations > 0 || m.model.fit.converged);
   };
+  // A ported or node-scaled model carries its base model's fit: its training figures are said
+  // to be the base fit's, never shown as the derived model's own.
+  auto base_fit = [](const std::string& value, const ReportModel& m) {
+    return m.model.Derived() ? value + " (the base model's fit)" : value;
+  };
   fit_row("converged", [&](const ReportModel& m) {
     return Text(!fitted(m) ? kDash : m.model.fit.converged ? "yes" : "NO");
   });
@@ -382,16 +387,16 @@ void ModelSection(Document* doc, const RunReport& r, const ReportOptions& o, con
     return Text(!fitted(m) ? kDash : fmt::format("{}", m.model.fit.iterations));
   });
   fit_row("train_rows", [&](const ReportModel& m) {
-    return Text(!fitted(m) ? kDash : fmt::format("{}", m.model.fit.train_rows));
+    return Text(!fitted(m) ? kDash : base_fit(fmt::format("{}", m.model.fit.train_rows), m));
   });
   fit_row("train_mape_pct", [&](const ReportModel& m) {
-    return Text(!fitted(m) ? kDash : Fixed(m.model.fit.train_mape_pct, 2));
+    return Text(!fitted(m) ? kDash : base_fit(Fixed(m.model.fit.train_mape_pct, 2), m));
   });
   fit_row("train_rmse_w", [&](const ReportModel& m) {
-    return Text(!fitted(m) ? kDash : Fixed(m.model.fit.train_rmse_w, 2));
+    return Text(!fitted(m) ? kDash : base_fit(Fixed(m.model.fit.train_rmse_w, 2), m));
   });
   fit_row("train_r2", [&](const ReportModel& m) {
-    return Text(!fitted(m) ? kDash : Fixed(m.model.fit.train_r2, 4));
+    return Text(!fitted(m) ? kDash : base_fit(Fixed(m.model.fit.train_r2, 4), m));
   });
   fit_row("trained_on",
           [&](const ReportModel& m) { return Inline{link.File(m.model.trained_on)}; });
