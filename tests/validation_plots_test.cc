@@ -90,10 +90,16 @@ TEST(ValidationPlots, ScatterMarksCappedPointsAndNamesTheFiveLargestErrors) {
   EXPECT_NE(svg.find("power-capped: 2 of the points"), std::string::npos);
   for (int k = 0; k < 5; ++k) EXPECT_NE(svg.find(">w" + std::to_string(10 * k) + "<"), std::string::npos) << k;
   EXPECT_EQ(svg.find(">w1<"), std::string::npos);  // the others are not named
+  EXPECT_EQ(svg.find("beyond the training range"), std::string::npos);
   // Without capped rows, no such label.
   rows[3].capped = rows[4].measured_capped = false;
   WriteScatterPlot(rows, ComputeValidationMetrics(rows), "none", dir + "/n.png", dir + "/n.svg");
   EXPECT_EQ(ReadFile(dir + "/n.svg").find("power-capped"), std::string::npos);
+  // Rows predicted beyond the training range (the flags validate writes) are ringed and counted.
+  rows[7].flags = "util_beyond_training:TENSOR";
+  rows[8].flags = "capped;power_beyond_training";
+  WriteScatterPlot(rows, ComputeValidationMetrics(rows), "beyond", dir + "/b.png", dir + "/b.svg");
+  EXPECT_NE(ReadFile(dir + "/b.svg").find("beyond the training range: 2 of the points"), std::string::npos);
 }
 
 TEST(ValidationPlots, ErrorCdfWritesCompletePngAndSvgIdenticalAcrossRuns) {

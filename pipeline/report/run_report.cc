@@ -288,6 +288,7 @@ std::vector<PredictionRow> ReadPredictionsCsv(const std::string& path) {
   const long uncapped = find("uncapped_w", false);
   const long capped = find("capped", false);
   const long measured_capped = find("measured_capped", false);
+  const long flags = find("flags", false);  // capped;util_beyond_training:<component>;...
   std::vector<PredictionRow> rows;
   while (reader.Next(&fields)) {
     if (fields.size() != column.size()) {
@@ -319,6 +320,7 @@ std::vector<PredictionRow> ReadPredictionsCsv(const std::string& path) {
     };
     row.capped = flag(capped, "capped");
     row.measured_capped = flag(measured_capped, "measured_capped");
+    if (flags >= 0) row.flags = fields[static_cast<size_t>(flags)];
     rows.push_back(std::move(row));
   }
   if (rows.empty()) throw InputError(path, reader.line(), "", "no prediction rows");

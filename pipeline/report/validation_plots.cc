@@ -40,6 +40,9 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
   if (rows.empty()) throw std::invalid_argument("scatter plot: no prediction rows to draw");
   std::vector<std::pair<double, double>> points;  // (measured_w, predicted_w)
   std::vector<std::pair<double, double>> capped;  // the same, power-capped (measured or predicted)
+  // The same, whose utilisation or power lies beyond the model's training (util_beyond_training,
+  // power_beyond_training): ringed, as extrapolations.
+  std::vector<std::pair<double, double>> beyond;
   points.reserve(rows.size());
   double low_w = rows.front().measured_w;
   double high_w = low_w;
@@ -50,6 +53,7 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
           row.benchmark, row.line, row.measured_w, row.predicted_w));
     }
     (row.capped || row.measured_capped ? capped : points).emplace_back(row.measured_w, row.predicted_w);
+    if (row.flags.find("beyond_training") != std::string::npos) beyond.emplace_back(row.measured_w, row.predicted_w);
     low_w = std::min({low_w, row.measured_w, row.predicted_w});
     high_w = std::max({high_w, row.measured_w, row.predicted_w});
   }
@@ -103,10 +107,25 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
       *gp << "set label 9 " << GnuplotString(fmt::format("▲ power-capped: {} of the points", capped.size()))
           << " at graph 0.03, graph 0.96 left font ',11' tc rgb '#303030' front\n";
     }
+    if (!beyond.empty()) {
+      *gp << "set label 8 " << GnuplotString(fmt::format("○ beyond the training range: {} of the points", beyond.size()))
+          << " at graph 0.03, graph " << (capped.empty() ? "0.96" : "0.91")
+          << " left font ',11' tc rgb '#1f4e79' front\n";
+    }
+    // A name whose point lies close to an earlier named point's goes one line lower for each
+    // (close: within 15% of the axis across and 4% up or down), so that no two names overprint.
+    const double span_w = axis_high_w - axis_low_w;
     for (size_t k = 0; k < worst.size(); ++k) {
+      int below = 0;
+      for (size_t j = 0; j < k; ++j) {
+        if (std::abs(worst[j]->measured_w - worst[k]->measured_w) < 0.15 * span_w &&
+            std::abs(worst[j]->predicted_w - worst[k]->predicted_w) < 0.04 * span_w) {
+          ++below;
+        }
+      }
       *gp << "set label " << k + 10 << " " << GnuplotString(worst[k]->benchmark) << " at "
           << fmt::format("{:.10g}, {:.10g}", worst[k]->measured_w, worst[k]->predicted_w)
-          << " offset 0.6, 0.4 font ',9' tc rgb '#404040' front\n";
+          << fmt::format(" offset 0.6, {:.2f}", 0.4 - 1.1 * below) << " font ',9' tc rgb '#404040' front\n";
     }
     // gnuplot's own bottom margin lets the key touch the x label: tics, label, two key rows.
     *gp << "set bmargin 7\n";
@@ -126,9 +145,13 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
     if (!capped.empty()) {
       *gp << ", \\\n  '-' using 1:2 with points pt 9 ps 1.1 lc rgb '#303030' notitle";
     }
+    if (!beyond.empty()) {
+      *gp << ", \\\n  '-' using 1:2 with points pt 6 ps 2.0 lw 1.2 lc rgb '#1f4e79' notitle";
+    }
     *gp << "\n";
     gp->send1d(points.empty() ? std::vector<std::pair<double, double>>{{std::nan(""), std::nan("")}} : points);
     if (!capped.empty()) gp->send1d(capped);
+    if (!beyond.empty()) gp->send1d(beyond);
   };
   RenderFigure("measured-vs-predicted scatter", png_path, svg_path, body, ScatterFigureSize());
 }
