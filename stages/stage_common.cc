@@ -237,11 +237,14 @@ void CheckOutputsAgainstInputs(CLI::App* app) {
       }
     }
   }
-  // Every output and its manifest: not an input, and not another output.
+  // Every output and the provenance file it may lead (ProvenancePathFor, by the program's stage
+  // name): not an input, and not another output.
+  std::string stage = app->get_name();
+  if (stage.rfind("wattcal-", 0) == 0) stage = stage.substr(8);
   std::map<std::string, std::string> claimed;  // normalised path -> "OPTION PATH"
   std::vector<std::pair<FileIdentity, std::string>> existing;
   for (const Named& out : outputs) {
-    for (const std::string& path : {out.path, out.path + ".manifest.json"}) {
+    for (const std::string& path : {out.path, ProvenancePathFor(out.path, stage)}) {
       CheckNotAnInput(out.option, path);
       FileIdentity out_identity;
       if (GetFileIdentity(path, &out_identity)) {
@@ -274,6 +277,7 @@ void CheckOutputsAgainstInputs(CLI::App* app) {
 }
 
 int RunStageMain(CLI::App* app, int argc, char** argv, const std::function<int()>& body) {
+  SetCommandLine(argc, argv);  // for the provenance file of this run
   try {
     app->parse(argc, argv);
   } catch (const CLI::ParseError& e) {

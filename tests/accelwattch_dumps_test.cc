@@ -35,6 +35,7 @@ namespace {
 namespace fs = boost::filesystem;
 using ::wattcal::testing::CommandResult;
 using ::wattcal::testing::FileExists;
+using ::wattcal::testing::HasProvenance;
 using ::wattcal::testing::ReadFile;
 using ::wattcal::testing::RunStage;
 using ::wattcal::testing::ScratchDir;
@@ -172,7 +173,7 @@ TEST(AccelWattchDumps, TruthListsTheScalingFactorsOfTheEnergyEstimates) {
     EXPECT_TRUE(lt("FP_MULP", above)) << above;
   }
   // The synth's manifests name the estimate file among the inputs.
-  EXPECT_NE(ReadFile(dir + "/truth_accelwattch.json.manifest.json").find("virtual_volta_energies.json"),
+  EXPECT_NE(ReadFile(testing::ProvenancePath(dir + "/truth_accelwattch.json")).find("virtual_volta_energies.json"),
             std::string::npos);
 }
 
@@ -304,7 +305,7 @@ TEST(AccelWattchDumps, SettlingRemovesTheSensorLagBias) {
   EXPECT_LT(error_pct["100"], 0.5);
   EXPECT_LT(error_pct["100"], 0.5 * error_pct["0"]);
   // The settle time is in the manifest.
-  EXPECT_NE(ReadFile(dir + "/settle100.csv.manifest.json").find("\"settle_ms\": 100"),
+  EXPECT_NE(ReadFile(testing::ProvenancePath(dir + "/settle100.csv")).find("\"settle_ms\": 100"),
             std::string::npos);
 }
 
@@ -315,7 +316,7 @@ TEST(AccelWattchDumps, ErrorsExitWithFileLineFieldAndLeaveNoOutput) {
   auto no_output = [&](const std::string& name) {
     EXPECT_FALSE(FileExists(dir + "/" + name + ".csv")) << name;
     EXPECT_FALSE(FileExists(dir + "/" + name + "_kernels.csv")) << name;
-    EXPECT_FALSE(FileExists(dir + "/" + name + ".csv.manifest.json")) << name;
+    EXPECT_FALSE(HasProvenance(dir + "/" + name + ".csv")) << name;
   };
   // A settle time as long as the 2 s windows: the first window's line.
   CommandResult r = IngestActivity(dir, "2500", "long");

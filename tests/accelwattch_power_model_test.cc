@@ -31,6 +31,7 @@ namespace {
 
 using testing::CommandResult;
 using testing::FileExists;
+using testing::HasProvenance;
 using testing::ReadFile;
 using testing::RunStage;
 using testing::ScratchDir;
@@ -328,8 +329,8 @@ TEST(AccelWattchPowerModel, CalibratePredictValidateFromActivity) {
   args.insert(args.end(), {"--components-out", f.dir + "/table.csv"});
   const CommandResult c = RunStage("wattcal-calibrate", args);
   ASSERT_EQ(c.exit_code, 0) << c.output;
-  ASSERT_TRUE(FileExists(model_path + ".manifest.json"));
-  ASSERT_TRUE(FileExists(f.dir + "/table.csv.manifest.json"));
+  ASSERT_TRUE(HasProvenance(model_path));
+  ASSERT_TRUE(HasProvenance(f.dir + "/table.csv"));
 
   // Noise-free data: the factors come back to solver precision, and the file carries the
   // whole model (energies and fixed terms) so that predict needs nothing else.

@@ -91,12 +91,14 @@ TEST(AccelWattchStage, CalibrateValidateAndRerunsAreByteIdentical) {
     ExpectExit(RunStage("wattcal-calibrate", calibrate), 0, {"scaling factors", "wrote"});
     ExpectExit(RunStage("wattcal-validate", validate), 0, {"MAPE"});
     ExpectExit(RunStage("wattcal-validate", loko), 0, {"leave-one-kernel-out"});
-    const std::vector<std::string> files = ListDir(out);
-    EXPECT_EQ(files, (std::vector<std::string>{"loko.csv", "loko.csv.manifest.json", "loko.json",
-                                               "loko.json.manifest.json", "metrics.json",
-                                               "metrics.json.manifest.json", "model.json",
-                                               "model.json.manifest.json", "pred.csv",
-                                               "pred.csv.manifest.json"}));
+    std::vector<std::string> files = ListDir(out);
+    EXPECT_EQ(files, (std::vector<std::string>{"loko.csv", "loko.json", "metrics.json", "model.json", "pred.csv",
+                                               "provenance"}));
+    // One provenance file per stage run, rewritten byte for byte by the rerun.
+    EXPECT_EQ(ListDir(out + "/provenance"),
+              (std::vector<std::string>{"calibrate-model.json.json", "validate-loko.csv.json", "validate-pred.csv.json"}));
+    files.pop_back();
+    for (const std::string& f : ListDir(out + "/provenance")) files.push_back("provenance/" + f);
     for (const std::string& f : files) {
       if (run == 0) {
         first[f] = ReadFile(out + "/" + f);
@@ -112,7 +114,7 @@ TEST(AccelWattchStage, CalibrateValidateAndRerunsAreByteIdentical) {
   EXPECT_EQ(model["dropped_orderings"].size(), 6u);
   EXPECT_EQ(model["orderings"][5]["source"], orderings + ":2");
   EXPECT_EQ(model["components"][8]["lower_bound"], 0.5);
-  const nlohmann::json manifest = nlohmann::json::parse(first["model.json.manifest.json"]);
+  const nlohmann::json manifest = nlohmann::json::parse(first["provenance/calibrate-model.json.json"]);
   ASSERT_EQ(manifest["inputs"].size(), 2u);
   EXPECT_EQ(manifest["inputs"][1]["path"], orderings);
   EXPECT_EQ(manifest["options"]["accelwattch"]["lower_bound"], 0.01);

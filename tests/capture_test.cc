@@ -406,7 +406,7 @@ TEST(Capture, StageWritesTheMeasuredTableAndRefusesWhatItCannotRead) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("set-up launch"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("mix006_f12_i8_d4_s1_h0_l1_m2_t2_b4"), std::string::npos) << r.output;
-  EXPECT_TRUE(testing::FileExists(out + "/measured.csv.manifest.json"));
+  EXPECT_TRUE(testing::HasProvenance(out + "/measured.csv"));
   const Corpus c = ReadCorpus(out + "/measured.csv");
   EXPECT_EQ(c.rows(), 139);
   EXPECT_DOUBLE_EQ(c.power_limit_w, 700.0);

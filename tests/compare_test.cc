@@ -32,6 +32,7 @@ namespace {
 using ::wattcal::testing::CommandResult;
 using ::wattcal::testing::Dataset;
 using ::wattcal::testing::FileExists;
+using ::wattcal::testing::HasProvenance;
 using ::wattcal::testing::ReadFile;
 using ::wattcal::testing::RunStage;
 using ::wattcal::testing::ScratchDir;
@@ -343,8 +344,8 @@ TEST(CompareStage, WritesJsonTableAndManifestsAndRerunsByteIdentically) {
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_NE(first.output.find("same direction 22/22"), std::string::npos) << first.output;
   const std::string json = ReadFile(dir + "/c.json"), csv = ReadFile(dir + "/c.csv");
-  const std::string manifest = ReadFile(dir + "/c.json.manifest.json");
-  EXPECT_TRUE(FileExists(dir + "/c.csv.manifest.json"));
+  const std::string manifest = ReadFile(testing::ProvenancePath(dir + "/c.json"));
+  EXPECT_TRUE(HasProvenance(dir + "/c.csv"));
   const nlohmann::json j = nlohmann::json::parse(json);
   EXPECT_EQ(j["workloads"], 22);
   EXPECT_EQ(j["arch_a"], "volta_qv100");
@@ -354,7 +355,7 @@ TEST(CompareStage, WritesJsonTableAndManifestsAndRerunsByteIdentically) {
   ASSERT_EQ(second.exit_code, 0) << second.output;
   EXPECT_EQ(ReadFile(dir + "/c.json"), json);
   EXPECT_EQ(ReadFile(dir + "/c.csv"), csv);
-  EXPECT_EQ(ReadFile(dir + "/c.json.manifest.json"), manifest);
+  EXPECT_EQ(ReadFile(testing::ProvenancePath(dir + "/c.json")), manifest);
 
   // A threshold the difference exceeds: the outputs are written, exit 3.
   std::vector<std::string> strict = args;
@@ -372,7 +373,7 @@ TEST(CompareStage, BadInputExits2WithFileLineFieldAndWritesNothing) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("m.csv:3: a_W:"), std::string::npos) << r.output;
   EXPECT_FALSE(FileExists(dir + "/out/c.json"));
-  EXPECT_FALSE(FileExists(dir + "/out/c.json.manifest.json"));
+  EXPECT_FALSE(HasProvenance(dir + "/out/c.json"));
 }
 
 TEST(CompareStage, BadOptionsExit1NamingTheFlag) {

@@ -11,6 +11,7 @@ namespace wattcal {
 namespace {
 
 using testing::FileExists;
+using testing::HasProvenance;
 using testing::ReadFile;
 using testing::RunStage;
 using testing::ScratchDir;
@@ -89,7 +90,7 @@ TEST(DefaultRun, CampaignThroughIngestRecoversTheTruth) {
     const nlohmann::json m = nlohmann::json::parse(ReadFile(dir + "/metrics_" + mode + ".json"));
     EXPECT_LE(m.at("mape_pct").get<double>(), 1.3 * m.at("truth").at("truth_mape_pct").get<double>())
         << mode;
-    EXPECT_TRUE(FileExists(dir + "/summary_" + mode + ".md.manifest.json"));
+    EXPECT_TRUE(HasProvenance(dir + "/summary_" + mode + ".md"));
   }
 }
 

@@ -184,7 +184,7 @@ TEST(AutoMethod, FixedForOneVfPairDvfsForSeveral) {
                                     "--predictions", dir + "/p.csv", "--metrics", dir + "/m.json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("--mode auto: fixed (the model's method)"), std::string::npos) << r.output;
-  EXPECT_EQ(nlohmann::json::parse(ReadFile(dir + "/m.json.manifest.json"))["options"]["mode"], "fixed");
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(testing::ProvenancePath(dir + "/m.json")))["options"]["mode"], "fixed");
   r = RunStage("wattcal-validate", {"--train", titanx, "--cv-folds", "5", "--mode", "auto", "--method", "auto",
                                     "--predictions", dir + "/p2.csv", "--metrics", dir + "/m2.json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -12,6 +12,7 @@ namespace wattcal {
 namespace {
 
 using testing::FileExists;
+using testing::HasProvenance;
 using testing::ReadFile;
 using testing::RunStage;
 using testing::ScratchDir;
@@ -93,7 +94,7 @@ TEST(IngestStage, RealNvidiaSmiLogsGiveHandComputedWindowPower) {
     const std::string kernels = ReadFile(dir + "/kernels.csv");
     EXPECT_NEAR(std::stod(FirstRowValue(kernels, "mean_power_w")), c.mean_power_w, 1e-9) << kernels;
     EXPECT_EQ(FirstRowValue(kernels, "launches"), "1");
-    EXPECT_TRUE(FileExists(dir + "/kernels.csv.manifest.json"));
+    EXPECT_TRUE(HasProvenance(dir + "/kernels.csv"));
   }
 }
 

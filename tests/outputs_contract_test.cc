@@ -103,10 +103,11 @@ TEST(OutputIsInput, SamePathSymlinkAndHardLinkAreRefused) {
   EXPECT_EQ(ListDir(dir), (std::vector<std::string>{"hard.csv", "link.csv", "train.csv"}));
 }
 
-TEST(OutputIsInput, ManifestOfAnOutputIsRefused) {
+TEST(OutputIsInput, ProvenanceOfAnOutputIsRefused) {
   const std::string dir = ScratchDir();
   const std::string bytes = GpmtoolFile(kSixBenchmarks);
-  const std::string train = WriteFile(dir + "/model.json.manifest.json", bytes);
+  fs::create_directories(dir + "/provenance");
+  const std::string train = WriteFile(dir + "/provenance/calibrate-model.json.json", bytes);
   const CommandResult r =
       RunStage("wattcal-calibrate", {"--train", train, "--out", dir + "/model.json", "-q"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
@@ -159,7 +160,7 @@ TEST(OutputIsInput, TwoOutputsOnOnePathAreRefused) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(Contains(r.output, "two outputs cannot share a path")) << r.output;
   r = RunStage("wattcal-calibrate", {"--train", in, "--out", dir + "/m.json", "--export-gpmtool",
-                                     dir + "/m.json.manifest.json"});
+                                     dir + "/provenance/calibrate-m.json.json"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(Contains(r.output, "two outputs cannot share a path")) << r.output;
   EXPECT_EQ(ListDir(dir), (std::vector<std::string>{"in.csv", "w.csv"}));
@@ -198,7 +199,8 @@ TEST(OutputCommit, ARenameFailingMidwayKeepsTheOldOutputs) {
   const std::string dir = ScratchDir();
   const std::string train = WriteFile(dir + "/train.csv", GpmtoolFile(kSixBenchmarks));
   const std::string model = WriteFile(dir + "/model.json", "OLD MODEL\n");
-  const std::string manifest = WriteFile(dir + "/model.json.manifest.json", "OLD MANIFEST\n");
+  fs::create_directories(dir + "/provenance");
+  const std::string manifest = WriteFile(dir + "/provenance/calibrate-model.json.json", "OLD PROVENANCE\n");
   // The second output's final path is a non-empty directory: its rename fails after the model's.
   fs::create_directories(dir + "/export/keep");
   const CommandResult r =
@@ -210,9 +212,9 @@ TEST(OutputCommit, ARenameFailingMidwayKeepsTheOldOutputs) {
               Contains(r.output, "File exists"))
       << "no reason given: " << r.output;
   EXPECT_EQ(ReadFile(model), "OLD MODEL\n") << "the old model was replaced";
-  EXPECT_EQ(ReadFile(manifest), "OLD MANIFEST\n");
-  EXPECT_EQ(ListDir(dir), (std::vector<std::string>{"export", "model.json",
-                                                    "model.json.manifest.json", "train.csv"}))
+  EXPECT_EQ(ReadFile(manifest), "OLD PROVENANCE\n");
+  EXPECT_EQ(ListDir(dir + "/provenance"), (std::vector<std::string>{"calibrate-model.json.json"}));
+  EXPECT_EQ(ListDir(dir), (std::vector<std::string>{"export", "model.json", "provenance", "train.csv"}))
       << "temporaries or backups left behind";
 }
 
@@ -282,14 +284,13 @@ TEST(OutputCommit, ConcurrentRunsNeverLeaveAMixedSet) {
     const nlohmann::json m = nlohmann::json::parse(ReadFile(model));
     const std::string trained_on = m.at("trained_on").get<std::string>();
     for (const std::string& path : {model, gpm}) {
-      const nlohmann::json manifest = nlohmann::json::parse(ReadFile(path + ".manifest.json"));
+      const nlohmann::json manifest = nlohmann::json::parse(ReadFile(testing::ProvenancePath(path)));
       EXPECT_EQ(manifest.at("inputs").at(0).at("path").get<std::string>(), trained_on)
           << "mixed output set in trial " << trial;
     }
   }
-  EXPECT_EQ(ListDir(dir + "/out"),
-            (std::vector<std::string>{"model.json", "model.json.manifest.json",
-                                      "model_gpmtool.csv", "model_gpmtool.csv.manifest.json"}));
+  EXPECT_EQ(ListDir(dir + "/out"), (std::vector<std::string>{"model.json", "model_gpmtool.csv", "provenance"}));
+  EXPECT_EQ(ListDir(dir + "/out/provenance"), (std::vector<std::string>{"calibrate-model.json.json"}));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -300,7 +301,7 @@ TEST(FixedSolver, ManifestRecordsNnls) {
   const CommandResult r = RunStage(
       "wattcal-calibrate", {"--train", train, "--method", "fixed", "--out", dir + "/m.json", "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const nlohmann::json manifest = nlohmann::json::parse(ReadFile(dir + "/m.json.manifest.json"));
+  const nlohmann::json manifest = nlohmann::json::parse(ReadFile(testing::ProvenancePath(dir + "/m.json")));
   EXPECT_EQ(manifest.at("options").at("solver"), "nnls");
   const nlohmann::json model = nlohmann::json::parse(ReadFile(dir + "/m.json"));
   EXPECT_EQ(model.at("fit").at("solver"), "nnls");
@@ -314,7 +315,7 @@ TEST(FixedSolver, CrossValidationManifestRecordsNnls) {
                            "fixed", "--predictions", dir + "/p.csv", "--metrics", dir + "/m.json",
                            "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::string manifest = ReadFile(dir + "/m.json.manifest.json");
+  const std::string manifest = ReadFile(testing::ProvenancePath(dir + "/m.json"));
   EXPECT_TRUE(Contains(manifest, "\"solver\": \"nnls\"")) << manifest;
   EXPECT_FALSE(Contains(manifest, "\"solver\": \"joint\"")) << manifest;
 }

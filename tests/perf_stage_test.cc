@@ -26,6 +26,7 @@ namespace {
 namespace fs = boost::filesystem;
 using ::wattcal::testing::CommandResult;
 using ::wattcal::testing::FileExists;
+using ::wattcal::testing::HasProvenance;
 using ::wattcal::testing::ReadFile;
 using ::wattcal::testing::RunStage;
 using ::wattcal::testing::ScratchDir;
@@ -92,7 +93,7 @@ TEST(PerfStage, SimulatePredictValidateWithManifestsAndByteIdenticalReruns) {
   }
   for (const std::string& f : outputs) {
     EXPECT_TRUE(FileExists(dir + "/" + f)) << f;
-    EXPECT_TRUE(FileExists(dir + "/" + f + ".manifest.json")) << f;
+    EXPECT_TRUE(HasProvenance(dir + "/" + f)) << f;
   }
   const std::string times = ReadFile(dir + "/times.csv");
   EXPECT_EQ(times.substr(0, times.find('\n')), "kernel,model,target_mhz,predicted_time_s");
@@ -101,7 +102,7 @@ TEST(PerfStage, SimulatePredictValidateWithManifestsAndByteIdenticalReruns) {
   ASSERT_EQ(v["models"][0]["model"], "crisp");
   EXPECT_LT(v["models"][0]["mape_pct"].get<double>(), 3.0);
   EXPECT_EQ(v["models"][0]["per_target"].size(), 6u);  // the base (700 MHz) left out
-  const nlohmann::json m = nlohmann::json::parse(ReadFile(dir + "/times.csv.manifest.json"));
+  const nlohmann::json m = nlohmann::json::parse(ReadFile(testing::ProvenancePath(dir + "/times.csv")));
   EXPECT_NE(m.dump().find("sim/counters.csv"), std::string::npos) << m.dump();
 
   const std::map<std::string, std::string> first = Snapshot(dir);
@@ -138,7 +139,7 @@ TEST(PerfStage, BadCountersExit2WithoutPartialOutput) {
             std::string::npos)
       << r.output;
   EXPECT_FALSE(FileExists(dir + "/out/t.csv"));
-  EXPECT_FALSE(FileExists(dir + "/out/t.csv.manifest.json"));
+  EXPECT_FALSE(HasProvenance(dir + "/out/t.csv"));
   EXPECT_FALSE(AnyTemporary(dir));
 }
 
@@ -222,11 +223,11 @@ TEST(DvfsStage, ChoosesAgainstTheTruthWithByteIdenticalReruns) {
   EXPECT_NE(r.output.find("DVFS choice minimising energy within a 5% slowdown"), std::string::npos)
       << r.output;
   for (const char* f : {"choices.csv", "summary.json", "curves.csv"}) {
-    EXPECT_TRUE(FileExists(dir + "/out/" + f + std::string(".manifest.json"))) << f;
+    EXPECT_TRUE(HasProvenance(dir + "/out/" + f)) << f;
   }
   if (GnuplotAvailable()) {
     EXPECT_TRUE(FileExists(dir + "/out/dvfs_overlap_two_slope_crisp.png"));
-    EXPECT_TRUE(FileExists(dir + "/out/dvfs_overlap_two_slope_crisp.svg.manifest.json"));
+    EXPECT_TRUE(HasProvenance(dir + "/out/dvfs_overlap_two_slope_crisp.svg"));
   }
   const nlohmann::json s = nlohmann::json::parse(ReadFile(dir + "/out/summary.json"));
   ASSERT_EQ(s["models"][0]["perf_model"], "crisp");

@@ -40,6 +40,7 @@ namespace {
 using ::wattcal::testing::CommandResult;
 using ::wattcal::testing::Dataset;
 using ::wattcal::testing::FileExists;
+using ::wattcal::testing::HasProvenance;
 using ::wattcal::testing::ReadFile;
 using ::wattcal::testing::RunStage;
 using ::wattcal::testing::ScratchDir;
@@ -650,14 +651,14 @@ TEST(PortStage, GpuProjectAndNodeWriteOutputsManifestsAndRerunByteIdentically) {
   EXPECT_NE(g.output.find("idle 75.541 W -> 65 W"), std::string::npos) << g.output;
   const std::string model = ReadFile(dir + "/ported.json");
   const std::string report = ReadFile(dir + "/port.json");
-  const std::string manifest = ReadFile(dir + "/ported.json.manifest.json");
+  const std::string manifest = ReadFile(testing::ProvenancePath(dir + "/ported.json"));
   EXPECT_EQ(ReadModel(dir + "/ported.json").layout.ComponentNames().size(), 7u);
   EXPECT_EQ(nlohmann::json::parse(report)["constant_scaling"], "idle-power");
   EXPECT_EQ(nlohmann::json::parse(manifest)["inputs"].size(), 4u);  // model, 2 GPUs, idle corpus
   ASSERT_EQ(RunStage("wattcal-port", gpu).exit_code, 0);
   EXPECT_EQ(ReadFile(dir + "/ported.json"), model);
   EXPECT_EQ(ReadFile(dir + "/port.json"), report);
-  EXPECT_EQ(ReadFile(dir + "/ported.json.manifest.json"), manifest);
+  EXPECT_EQ(ReadFile(testing::ProvenancePath(dir + "/ported.json")), manifest);
 
   const std::vector<std::string> node = {
       "node", "--estimates", Dataset("accelwattch/pascal_titanx/per_kernel_sass_sim_unscaled.csv"),
@@ -673,7 +674,7 @@ TEST(PortStage, GpuProjectAndNodeWriteOutputsManifestsAndRerunByteIdentically) {
   ASSERT_EQ(RunStage("wattcal-port", node).exit_code, 0);
   EXPECT_EQ(ReadFile(dir + "/pascal.csv"), scaled);
   EXPECT_EQ(ReadFile(dir + "/node.json"), node_report);
-  EXPECT_TRUE(FileExists(dir + "/node.json.manifest.json"));
+  EXPECT_TRUE(HasProvenance(dir + "/node.json"));
   const EstimateTable back = ReadEstimateTable(dir + "/pascal.csv");
   EXPECT_EQ(back.num_kernels(), 22);
   // The totals file is an estimate input of wattcal-compare.
@@ -722,7 +723,7 @@ TEST(PortStage, OptionAndInputErrorsMapToExitCodesAndWriteNothing) {
   EXPECT_EQ(input.exit_code, 2) << input.output;
   EXPECT_NE(input.output.find("g980.json: l2_banks: missing"), std::string::npos) << input.output;
   EXPECT_FALSE(FileExists(dir + "/out/o.json"));
-  EXPECT_FALSE(FileExists(dir + "/out/o.json.manifest.json"));
+  EXPECT_FALSE(HasProvenance(dir + "/out/o.json"));
   // node: neither --estimates nor --model.
   const CommandResult none = RunStage("wattcal-port", {"node", "--dynamic-factor", "1",
                                                        "--static-factor", "1", "--out",

@@ -31,6 +31,7 @@ namespace {
 
 using testing::CommandResult;
 using testing::FileExists;
+using testing::HasProvenance;
 using testing::ReadFile;
 using testing::RunStage;
 using testing::ScratchDir;
@@ -372,7 +373,7 @@ TEST(PowerLimitStages, CalibrateNamesFlaggedRowsAndRefusesSinglePairDvfs) {
             std::string::npos)
       << r.output;
   EXPECT_FALSE(FileExists(dir + "/dvfs.json"));
-  EXPECT_FALSE(FileExists(dir + "/dvfs.json.manifest.json"));
+  EXPECT_FALSE(HasProvenance(dir + "/dvfs.json"));
 
   r = RunStage("wattcal-calibrate", {"--train", train, "--method", "fixed", "--out", dir + "/m.json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -382,7 +383,7 @@ TEST(PowerLimitStages, CalibrateNamesFlaggedRowsAndRefusesSinglePairDvfs) {
   const nlohmann::json model = nlohmann::json::parse(ReadFile(dir + "/m.json"));
   EXPECT_EQ(model["power_limit_w"], kCorpusLimitW);
   EXPECT_EQ(model["training_range"]["max_util_frac"].size(), 3u);
-  const nlohmann::json manifest = nlohmann::json::parse(ReadFile(dir + "/m.json.manifest.json"));
+  const nlohmann::json manifest = nlohmann::json::parse(ReadFile(testing::ProvenancePath(dir + "/m.json")));
   EXPECT_NE(manifest.dump().find("cap001"), std::string::npos);
 
   r = RunStage("wattcal-calibrate", {"--train", train, "--method", "fixed", "--keep-flagged",
@@ -425,7 +426,7 @@ TEST(PowerLimitStages, ValidateWritesAppsPredictionsAndTheCappingSplit) {
             0u)
       << apps;
   EXPECT_NE(apps.find("\nhot,160.000000,160.000000,"), std::string::npos) << apps;
-  EXPECT_TRUE(FileExists(dir + "/apps.csv.manifest.json"));
+  EXPECT_TRUE(HasProvenance(dir + "/apps.csv"));
   const nlohmann::json metrics = nlohmann::json::parse(ReadFile(dir + "/x.json"));
   EXPECT_EQ(metrics["by_capping"]["capped"]["points"], 1);
   // Reruns are byte-identical.

@@ -54,6 +54,7 @@ using ::wattcal::testing::ExpectFigurePng;
 using ::wattcal::testing::ExpectFigureSvg;
 using ::wattcal::testing::PngSize;
 using ::wattcal::testing::FileExists;
+using ::wattcal::testing::HasProvenance;
 using ::wattcal::testing::ReadFile;
 using ::wattcal::testing::RunStage;
 using ::wattcal::testing::ScratchDir;
@@ -517,8 +518,8 @@ TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
   const std::string md = ReadFile(out + "/index.md");
   ASSERT_FALSE(html.empty());
   ASSERT_FALSE(md.empty());
-  EXPECT_TRUE(FileExists(out + "/index.html.manifest.json"));
-  EXPECT_TRUE(FileExists(out + "/index.md.manifest.json"));
+  EXPECT_TRUE(HasProvenance(out + "/index.html"));
+  EXPECT_TRUE(HasProvenance(out + "/index.md"));
 
   // Every reference resolves; every figure is a complete PNG/SVG with its manifest.
   const std::vector<std::string> refs = LocalReferences(html);
@@ -534,7 +535,7 @@ TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
     if (fs::path(path).extension() == ".svg") {
       ExpectFigureSvg(path, PngSize(fs::path(path).replace_extension(".png").string()));
     }
-    EXPECT_TRUE(FileExists(path + ".manifest.json")) << figure;
+    EXPECT_TRUE(HasProvenance(path)) << figure;
     EXPECT_NE(md.find("(" + figure + ")"), std::string::npos) << "index.md lacks " << figure;
   }
   // What was discovered, one figure each.
@@ -609,7 +610,7 @@ TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
   EXPECT_NE(html.find("wattcal-accelwattch-model"), std::string::npos);  // noted, not drawn
   // The manifest of the index lists the inputs with their SHA-256.
   const nlohmann::json manifest =
-      nlohmann::json::parse(ReadFile(out + "/index.html.manifest.json"));
+      nlohmann::json::parse(ReadFile(testing::ProvenancePath(out + "/index.html")));
   EXPECT_EQ(manifest["stage"], "report");
   bool has_train = false;
   for (const auto& input : manifest["inputs"]) has_train = has_train || input["path"] == run.train;
@@ -1020,7 +1021,7 @@ TEST(ReportAccelWattch, RunFolderGetsTheModelSectionAndBreakdownFigures) {
       const std::string figure = "figures/" + stem + ext;
       EXPECT_EQ(figures.count(figure), 1u) << figure;
       EXPECT_NE(md.find("(" + figure + ")"), std::string::npos) << "index.md lacks " << figure;
-      EXPECT_TRUE(FileExists(out + "/" + figure + ".manifest.json")) << figure;
+      EXPECT_TRUE(HasProvenance(out + "/" + figure)) << figure;
     }
     ExpectFigurePng(out + "/figures/" + stem + ".png");
     ExpectFigureSvg(out + "/figures/" + stem + ".svg");

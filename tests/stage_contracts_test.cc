@@ -33,6 +33,7 @@ using ::wattcal::testing::CommandResult;
 using ::wattcal::testing::Dataset;
 using ::wattcal::testing::DatasetsDir;
 using ::wattcal::testing::FileExists;
+using ::wattcal::testing::HasProvenance;
 using ::wattcal::testing::ReadFile;
 using ::wattcal::testing::RunStage;
 using ::wattcal::testing::ScratchDir;
@@ -217,7 +218,7 @@ TEST(StageErrorsControl, CalibratesTheValidFiles) {
   CommandResult r = RunStage("wattcal-calibrate", {"--train", gpm, "--out", dir + "/gpm.json", "-q"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(FileExists(dir + "/gpm.json"));
-  EXPECT_TRUE(FileExists(dir + "/gpm.json.manifest.json"));
+  EXPECT_TRUE(HasProvenance(dir + "/gpm.json"));
   std::vector<std::string> args = {"--train", tidy, "--out", dir + "/tidy.json", "-q"};
   args.insert(args.end(), kTidyDefaults.begin(), kTidyDefaults.end());
   r = RunStage("wattcal-calibrate", args);
@@ -556,9 +557,18 @@ std::string WithoutSolverTime(const std::string& json) {
   return out;
 }
 
+// The entry of `provenance`'s outputs whose path ends in `name` (null JSON when none).
+nlohmann::json OutputEntry(const nlohmann::json& provenance, const std::string& name) {
+  for (const nlohmann::json& o : provenance.at("outputs")) {
+    const std::string p = o.at("path");
+    if (p.size() >= name.size() && p.compare(p.size() - name.size(), name.size(), name) == 0) return o;
+  }
+  return nlohmann::json();
+}
+
 TEST_F(StageReruns, CalibrateOutputsAreByteIdentical) {
-  const std::vector<std::string> files = {"model.json", "model.json.manifest.json",
-                                          "model_gpmtool.csv", "model_gpmtool.csv.manifest.json"};
+  const std::vector<std::string> files = {"model.json", "model_gpmtool.csv", "provenance/calibrate-model.json.json"};
+  EXPECT_EQ(ListDir(Run("run_a") + "/out"), (std::vector<std::string>{"model.json", "model_gpmtool.csv", "provenance"}));
   EXPECT_EQ(ListDir(Run("run_a") + "/out"), ListDir(Run("run_b") + "/out"));
   for (const std::string& f : files) {
     const std::string a = ReadFile(Run("run_a") + "/out/" + f);
@@ -567,20 +577,20 @@ TEST_F(StageReruns, CalibrateOutputsAreByteIdentical) {
     EXPECT_TRUE(a == b) << f << " differs between two identical runs";
   }
   // Diagnosis when the model JSON differs: it must at least agree outside the solver's
-  // wall-clock time, and the manifests must differ only through the model's SHA-256.
+  // wall-clock time, and the provenance must differ only through the model's SHA-256.
   const std::string model_a = ReadFile(Run("run_a") + "/out/model.json");
   const std::string model_b = ReadFile(Run("run_b") + "/out/model.json");
   EXPECT_EQ(WithoutSolverTime(model_a), WithoutSolverTime(model_b));
-  nlohmann::json ma = nlohmann::json::parse(ReadFile(Run("run_a") + "/out/model.json.manifest.json"));
-  nlohmann::json mb = nlohmann::json::parse(ReadFile(Run("run_b") + "/out/model.json.manifest.json"));
-  EXPECT_EQ(ma["output"]["sha256"], Sha256Hex(model_a));
-  EXPECT_EQ(mb["output"]["sha256"], Sha256Hex(model_b));
-  ma["output"].erase("sha256");
-  mb["output"].erase("sha256");
+  nlohmann::json ma = nlohmann::json::parse(ReadFile(Run("run_a") + "/out/provenance/calibrate-model.json.json"));
+  nlohmann::json mb = nlohmann::json::parse(ReadFile(Run("run_b") + "/out/provenance/calibrate-model.json.json"));
+  EXPECT_EQ(OutputEntry(ma, "model.json")["sha256"], Sha256Hex(model_a));
+  EXPECT_EQ(OutputEntry(mb, "model.json")["sha256"], Sha256Hex(model_b));
+  ma["outputs"][0].erase("sha256");
+  mb["outputs"][0].erase("sha256");
   EXPECT_EQ(ma.dump(), mb.dump());
 }
 
-TEST_F(StageReruns, ManifestRecordsInputSha256) {
+TEST_F(StageReruns, ProvenanceRecordsInputSha256) {
   // The hash helper itself, on the FIPS 180-2 example ("abc", as `echo -n abc | sha256sum`).
   ASSERT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 
@@ -589,15 +599,19 @@ TEST_F(StageReruns, ManifestRecordsInputSha256) {
   for (const char* f : {"model.json", "model_gpmtool.csv"}) {
     SCOPED_TRACE(f);
     const std::string output = Run("run_a") + "/out/" + f;
-    const nlohmann::json m = nlohmann::json::parse(ReadFile(output + ".manifest.json"));
+    const nlohmann::json m = nlohmann::json::parse(ReadFile(testing::ProvenancePath(output)));
     EXPECT_EQ(m.at("stage"), "calibrate");
     EXPECT_FALSE(m.at("wattcal_version").get<std::string>().empty());
     ASSERT_EQ(m.at("inputs").size(), 1u);
     EXPECT_EQ(m["inputs"][0].at("path"), Train());
     EXPECT_EQ(m["inputs"][0].at("sha256"), Sha256Hex(train_bytes));
     EXPECT_EQ(m["inputs"][0].at("bytes"), train_bytes.size());
-    EXPECT_EQ(m.at("output").at("path"), std::string("out/") + f);
-    EXPECT_EQ(m["output"].at("sha256"), Sha256Hex(ReadFile(output)));
+    // One provenance file for the run: the command line, the source revision, both outputs.
+    EXPECT_EQ(m.at("argv").at(0), "wattcal-calibrate");
+    EXPECT_FALSE(m.at("source_revision").get<std::string>().empty());
+    EXPECT_EQ(m.at("outputs").size(), 2u);
+    EXPECT_EQ(OutputEntry(m, f).at("path"), std::string("out/") + f);
+    EXPECT_EQ(OutputEntry(m, f).at("sha256"), Sha256Hex(ReadFile(output)));
     // The effective options, defaults included.
     EXPECT_EQ(m.at("options").at("method"), "dvfs");
     EXPECT_EQ(m["options"].at("solver"), "joint");
@@ -608,27 +622,28 @@ TEST_F(StageReruns, ManifestRecordsInputSha256) {
 
 TEST_F(StageReruns, ValidateOutputsAreByteIdentical) {
   const std::string heldout = Dataset(std::string(kTitanX) + "DERIVED_real_power_allF_11comp.csv");
-  std::vector<std::string> files = {"pred.csv", "pred.csv.manifest.json", "metrics.json",
-                                    "metrics.json.manifest.json"};
+  std::vector<std::string> files = {"pred.csv", "metrics.json", "provenance/validate-pred.csv.json"};
   std::vector<std::string> args = {"--model", Model(), "--heldout", heldout, "--mode", "dvfs",
                                    "--predictions", "v/pred.csv", "--metrics", "v/metrics.json",
                                    "-q"};
 #ifdef WATTCAL_GNUPLOT
   args.insert(args.end(), {"--plot", "v/plot.png"});
   // --plot draws the scatter and the per-workload error chart, each with an SVG twin.
-  files.insert(files.end(), {"plot.png", "plot.png.manifest.json", "plot.svg",
-                             "plot.svg.manifest.json", "plot_workloads.png",
-                             "plot_workloads.png.manifest.json", "plot_workloads.svg",
-                             "plot_workloads.svg.manifest.json"});
+  files.insert(files.end(), {"plot.png", "plot.svg", "plot_workloads.png", "plot_workloads.svg"});
 #endif
   for (const char* run : {"run_a", "run_b"}) {
     const CommandResult r = RunStageIn(Run(run), "wattcal-validate", args);
     ASSERT_EQ(r.exit_code, 0) << run << "\n" << r.output;
   }
-  std::vector<std::string> expected = files;
+  std::vector<std::string> expected;
+  for (const std::string& f : files) {
+    if (f.rfind("provenance/", 0) != 0) expected.push_back(f);
+  }
+  expected.push_back("provenance");
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(ListDir(Run("run_a") + "/v"), expected);
   EXPECT_EQ(ListDir(Run("run_b") + "/v"), expected);
+  for (const std::string& f : ListDir(Run("run_a") + "/v/provenance")) files.push_back("provenance/" + f);
   for (const std::string& f : files) {
     const std::string a = ReadFile(Run("run_a") + "/v/" + f);
     const std::string b = ReadFile(Run("run_b") + "/v/" + f);
@@ -637,7 +652,7 @@ TEST_F(StageReruns, ValidateOutputsAreByteIdentical) {
   }
   // 30 benchmarks x 64 V-F pairs, plus the header.
   EXPECT_EQ(Lines(ReadFile(Run("run_a") + "/v/pred.csv")).size(), 1u + 30 * 64);
-  const nlohmann::json m = nlohmann::json::parse(ReadFile(Run("run_a") + "/v/pred.csv.manifest.json"));
+  const nlohmann::json m = nlohmann::json::parse(ReadFile(Run("run_a") + "/v/provenance/validate-pred.csv.json"));
   ASSERT_EQ(m.at("inputs").size(), 2u);
   EXPECT_EQ(m["inputs"][0].at("sha256"), Sha256Hex(ReadFile(Model())));
   EXPECT_EQ(m["inputs"][1].at("sha256"), Sha256Hex(ReadFile(heldout)));
@@ -674,7 +689,7 @@ TEST_F(StageReruns, PredictBreakdownOnAliasedComponentNamesSumsToTheTotal) {
   const CommandResult r = RunStage("wattcal-predict", {"--model", Model(), "--activity", activity,
                                                        "--out", out + "/P.csv", "--breakdown"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(FileExists(out + "/P.csv.manifest.json"));
+  EXPECT_TRUE(HasProvenance(out + "/P.csv"));
 
   const std::vector<std::string> lines = Lines(ReadFile(out + "/P.csv"));
   ASSERT_EQ(lines.size(), 1u + 30 * 64);
@@ -783,7 +798,7 @@ TEST(StageHelp, OnByDefaultFlagsAreShownAsSuchAndTheirOffFlagsWork) {
   const testing::CommandResult r = testing::RunStage(
       "wattcal-calibrate", {"--train", train, "--out", dir + "/m.json", "--cold-start-only"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::string manifest = testing::ReadFile(dir + "/m.json.manifest.json");
+  const std::string manifest = testing::ReadFile(testing::ProvenancePath(dir + "/m.json"));
   EXPECT_NE(manifest.find("\"joint_start_from_alternating\": false"), std::string::npos) << manifest;
 }
 

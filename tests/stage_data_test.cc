@@ -283,7 +283,7 @@ TEST_F(StageDataRun, VoltaSweepsThroughIngestConstantStaticIdleAsTheExecutablesD
   EXPECT_EQ(ir.exit_code, r.exit_code) << r.output;
   EXPECT_EQ(ir.result.p_const_w, 40.0);
   EXPECT_EQ(ReadFile(dir + "/lib/idle.json"), ReadFile(dir + "/exe/idle.json"));
-  EXPECT_EQ(ReadFile(dir + "/lib/idle.json.manifest.json").find("constant.json"),
+  EXPECT_EQ(ReadFile(testing::ProvenancePath(dir + "/lib/idle.json")).find("constant.json"),
             std::string::npos);  // --p-const-w: no constant file among the inputs
 }
 
@@ -341,7 +341,7 @@ TEST_F(IngestSettle, DefaultSettleLeavesHealthyRealWindowsUnflagged) {
     EXPECT_LE(high_cv, 2);
     // Every window still flagged high_cv moved its clock (a power-capped mix).
     EXPECT_EQ(high_cv, CountLines(settled, "high_cv:1;clock_moved:1"));
-    EXPECT_NE(ReadFile(dir + "/default.csv.manifest.json").find("\"settle_ms\": 300"),
+    EXPECT_NE(ReadFile(testing::ProvenancePath(dir + "/default.csv")).find("\"settle_ms\": 300"),
               std::string::npos);
   }
 }
@@ -404,7 +404,7 @@ TEST_F(IngestExclude, CaptureTableLeavesFlaggedWindowsOutAndCalibrateAcceptsIt) 
   const std::string table = ReadFile(tidy);
   EXPECT_EQ(table.find("tensor_fp16,"), std::string::npos) << table;  // power-capped window
   EXPECT_EQ(CountLines(table, ",1980,"), 38);                         // 39 windows - 1
-  const auto manifest = nlohmann::json::parse(ReadFile(tidy + ".manifest.json"));
+  const auto manifest = nlohmann::json::parse(ReadFile(testing::ProvenancePath(tidy)));
   EXPECT_EQ(manifest["options"]["left_out_rows"], 1) << manifest.dump(2);
   EXPECT_EQ(manifest["options"]["exclude_flagged"], true);
   // One V-F pair: the fixed-frequency model.
@@ -428,7 +428,7 @@ TEST_F(IngestExclude, PowerLogTableLeavesWhollyExcludedKernelsOutAndCalibrateAcc
                 "--out", dir + "/kernels.csv", "--tidy", tidy, "--min-samples", "100",
                 "--exclude-flagged", "--settle-ms", "0"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto manifest = nlohmann::json::parse(ReadFile(tidy + ".manifest.json"));
+  const auto manifest = nlohmann::json::parse(ReadFile(testing::ProvenancePath(tidy)));
   const int left_out = manifest["options"]["left_out_rows"];
   EXPECT_GT(left_out, 100);
   EXPECT_NE(r.output.find("measured table: " + std::to_string(left_out) +

@@ -8,6 +8,9 @@
 //   StageInProcess* Run<Stage>Stage on the real datasets writes byte for byte what the
 //                   executable writes for the same command line (outputs and manifests).
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 
 #include <cstdio>
 #include <functional>
@@ -260,29 +263,38 @@ TEST(StageCheck, PredictCompareAndPortNameTheFlags) {
 }
 
 // Runs `program` with `args` writing `outputs` (paths relative to nothing: absolute), keeps
-// their bytes and those of their manifests, removes them, then runs `in_process` writing the
-// same paths and expects the same bytes and exit code.
+// their bytes and those of their provenance, removes them, then runs `in_process` writing the
+// same paths and expects the same bytes and exit code. The provenance's command line is the one
+// thing that differs (an in-process run has no argv of its own): it is compared without it.
 void ExpectSameAsExecutable(const std::string& program, const std::vector<std::string>& args,
                             const std::vector<std::string>& outputs,
                             const std::function<int()>& in_process) {
   const CommandResult executable = RunStage(program, args);
-  std::vector<std::string> expected;
+  auto without_argv = [](const std::string& text) {
+    nlohmann::json j = nlohmann::json::parse(text);
+    j.erase("argv");
+    return j.dump(2);
+  };
+  std::vector<std::string> files = outputs;
   for (const std::string& path : outputs) {
-    for (const std::string& file : {path, path + ".manifest.json"}) {
-      ASSERT_TRUE(FileExists(file)) << program << " did not write " << file << ":\n"
-                                    << executable.output;
-      expected.push_back(ReadFile(file));
-      std::remove(file.c_str());
-    }
+    const std::string provenance = testing::ProvenancePath(path);
+    ASSERT_FALSE(provenance.empty()) << program << " wrote no provenance for " << path << ":\n" << executable.output;
+    if (std::find(files.begin(), files.end(), provenance) == files.end()) files.push_back(provenance);
+  }
+  std::vector<std::string> expected;
+  for (const std::string& file : files) {
+    ASSERT_TRUE(FileExists(file)) << program << " did not write " << file << ":\n" << executable.output;
+    const std::string bytes = ReadFile(file);
+    expected.push_back(file.find("/provenance/") != std::string::npos ? without_argv(bytes) : bytes);
+    std::remove(file.c_str());
   }
   const int exit_code = in_process();
   EXPECT_EQ(exit_code, executable.exit_code) << executable.output;
-  size_t i = 0;
-  for (const std::string& path : outputs) {
-    for (const std::string& file : {path, path + ".manifest.json"}) {
-      ASSERT_TRUE(FileExists(file)) << "in-process " << program << " did not write " << file;
-      EXPECT_EQ(ReadFile(file), expected[i++]) << file;
-    }
+  for (size_t i = 0; i < files.size(); ++i) {
+    ASSERT_TRUE(FileExists(files[i])) << "in-process " << program << " did not write " << files[i];
+    const std::string bytes = ReadFile(files[i]);
+    EXPECT_EQ(files[i].find("/provenance/") != std::string::npos ? without_argv(bytes) : bytes, expected[i])
+        << files[i];
   }
 }
 

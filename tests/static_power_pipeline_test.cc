@@ -42,6 +42,7 @@ namespace {
 namespace fs = boost::filesystem;
 using ::wattcal::testing::CommandResult;
 using ::wattcal::testing::FileExists;
+using ::wattcal::testing::HasProvenance;
 using ::wattcal::testing::ReadFile;
 using ::wattcal::testing::RunStage;
 using ::wattcal::testing::ScratchDir;
@@ -89,7 +90,7 @@ TEST(StaticPowerPipeline, SynthIngestStagesRecoverTheTruth) {
   EXPECT_NEAR(constant["p_const_w"].get<double>(), 32.5, 0.5);
   EXPECT_LT(constant["p_const_ci_low_w"].get<double>(), constant["p_const_w"].get<double>());
   EXPECT_GT(constant["fit"]["pearson_r"].get<double>(), 0.999);
-  EXPECT_TRUE(FileExists(dir + "/constant.json.manifest.json"));
+  EXPECT_TRUE(HasProvenance(dir + "/constant.json"));
 
   r = RunStage("wattcal-static", Concat(sweep, {"--constant", dir + "/constant.json",
                                                "--reference-f-core-mhz", "1447", "--out",
@@ -191,7 +192,7 @@ TEST(StaticPowerStage, ErrorsExitWithFileLineFieldAndLeaveNoOutput) {
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find(bad + ":3: power_w:"), std::string::npos) << r.output;
     EXPECT_FALSE(FileExists(dir + "/out.json"));
-    EXPECT_FALSE(FileExists(dir + "/out.json.manifest.json"));
+    EXPECT_FALSE(HasProvenance(dir + "/out.json"));
   }
   CommandResult r = RunStage("wattcal-static", {"--sweep", bad, "--out", dir + "/out.json"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
@@ -243,7 +244,7 @@ TEST(StaticPowerStage, RerunsAreByteIdentical) {
     outputs.push_back(all);
   }
   EXPECT_EQ(outputs[0], outputs[1]);
-  const nlohmann::json manifest = ReadJson(dir + "/s.json.manifest.json");
+  const nlohmann::json manifest = ReadJson(testing::ProvenancePath(dir + "/s.json"));
   EXPECT_EQ(manifest["stage"], "static");
   EXPECT_EQ(manifest["inputs"].size(), 3u);  // sweep, description, constant
 }

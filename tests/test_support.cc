@@ -1,5 +1,7 @@
 #include "test_support.h"
 
+#include "util/output.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -156,5 +158,9 @@ FigureSize PngSize(const std::string& path) {
   if (png.size() < 24 || png.substr(12, 4) != "IHDR") return {0, 0};
   return {static_cast<int>(BigEndian32(png, 16)), static_cast<int>(BigEndian32(png, 20))};
 }
+
+std::string ProvenancePath(const std::string& output) { return FindProvenanceOf(output); }
+
+bool HasProvenance(const std::string& output) { return !FindProvenanceOf(output).empty(); }
 
 }  // namespace wattcal::testing

@@ -38,6 +38,11 @@ CommandResult RunShell(const std::string& command);
 // `s` quoted for /bin/sh.
 std::string ShellQuote(const std::string& s);
 
+// The provenance file that lists `output` among its outputs (util/output.h FindProvenanceOf);
+// "" when none does. HasProvenance: whether one does.
+std::string ProvenancePath(const std::string& output);
+bool HasProvenance(const std::string& output);
+
 // A test seed derived from the running test's name (STYLE.md rule 4).
 unsigned SeedFromTestName();
 

@@ -27,6 +27,7 @@ namespace {
 using ::wattcal::testing::ExpectFigurePng;
 using ::wattcal::testing::ExpectFigureSvg;
 using ::wattcal::testing::FileExists;
+using ::wattcal::testing::HasProvenance;
 using ::wattcal::testing::ReadFile;
 using ::wattcal::testing::ScratchDir;
 using ::wattcal::testing::WriteFile;
@@ -360,7 +361,7 @@ TEST(ValidationPlots, StageValidationFiguresWritesTheScatterAndTheWorkloadChartW
   ExpectFigureSvg(dir + "/scatter_fixed_workloads.svg", size);
   for (const std::string f : {"scatter_fixed.png", "scatter_fixed.svg", "scatter_fixed_workloads.png",
                               "scatter_fixed_workloads.svg"}) {
-    EXPECT_TRUE(FileExists(dir + "/" + f + ".manifest.json")) << f;
+    EXPECT_TRUE(HasProvenance(dir + "/" + f)) << f;
   }
   EXPECT_NE(ReadFile(dir + "/scatter_fixed_workloads.svg").find("GTX Titan X, fixed: error per workload"),
             std::string::npos);

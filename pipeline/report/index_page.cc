@@ -962,21 +962,22 @@ void CompareSection(Document* doc, const RunReport& r, const ReportOptions& o, c
 void ProvenanceSection(Document* doc, const RunReport& r, const Linker& link) {
   doc->Heading(2, "Provenance", "provenance");
   doc->Paragraph(Text(fmt::format(
-      "Written by wattcal-report {}. Every file of this report has a .manifest.json beside it "
-      "(inputs with SHA-256, options, version); the inputs' own manifests, where they have one, "
-      "say which data and settings produced them.",
-      WattcalVersion())));
+      "Written by wattcal-report {} (source {}). Each stage run that made a file of this folder wrote one "
+      "provenance file under provenance/ beside it: its command line, source revision, options, and every "
+      "input and output with its SHA-256 (wattcal-check verifies them). The inputs' own provenance, where "
+      "they have one, says which data and settings produced them.",
+      WattcalVersion(), SourceRevision())));
   std::vector<std::vector<Inline>> rows;
   for (const std::string& input : r.inputs) {
     std::error_code ec;
     const auto bytes = fs::file_size(input, ec);
-    const std::string manifest = input + ".manifest.json";
+    const std::string provenance = FindProvenanceOf(input);
     rows.push_back({Inline{link.File(input)}, Text(ec ? kDash : std::to_string(bytes)),
                     Inline{{Sha256OfFile(input), "", true}},
-                    Inline{link.Href(manifest).empty() ? Span{kDash, "", false}
-                                                       : link.Link("manifest", manifest)}});
+                    Inline{provenance.empty() || link.Href(provenance).empty() ? Span{kDash, "", false}
+                                                                               : link.Link("provenance", provenance)}});
   }
-  doc->Table({"Input", "Bytes", "SHA-256", "Its manifest"}, {false, true, false, false}, rows);
+  doc->Table({"Input", "Bytes", "SHA-256", "Made by"}, {false, true, false, false}, rows);
   doc->Paragraph(Text("Options:"));
   doc->Code(r.options.dump(2));
 }

@@ -44,18 +44,23 @@ nlohmann::json ReadJsonFile(const std::string& path) {
   }
 }
 
-// What the ingest manifest beside a measured table says about its power (wattcal-ingest
-// --capture writes options.power_sources), with the table's board limit and flagged rows.
+// What the ingest run's provenance says about a measured table's power (wattcal-ingest
+// --capture records options.power_sources), with the table's board limit and flagged rows.
 std::string MeasurementNote(const Corpus& corpus, const std::string& path) {
   std::string note;
-  const std::string manifest = path + ".manifest.json";
-  if (fs::is_regular_file(manifest)) {
+  const std::string provenance = FindProvenanceOf(path);
+  if (!provenance.empty()) {
     try {
-      const nlohmann::json j = ReadJsonFile(manifest);
-      const nlohmann::json* sources = nullptr;
-      if (j.contains("options") && j["options"].contains("power_sources")) {
-        sources = &j["options"]["power_sources"];
+      const nlohmann::json j = ReadJsonFile(provenance);
+      // The output's own options when it has them, else the run's.
+      const nlohmann::json* options = j.contains("options") ? &j["options"] : nullptr;
+      for (const nlohmann::json& o : j.value("outputs", nlohmann::json::array())) {
+        if (fs::path(o.value("path", "")).filename() == fs::path(path).filename() && o.contains("options")) {
+          options = &o["options"];
+        }
       }
+      const nlohmann::json* sources = nullptr;
+      if (options != nullptr && options->contains("power_sources")) sources = &(*options)["power_sources"];
       if (sources != nullptr && sources->is_array() && !sources->empty()) {
         note += "Measured power: ";
         for (size_t i = 0; i < sources->size(); ++i) {
@@ -68,7 +73,7 @@ std::string MeasurementNote(const Corpus& corpus, const std::string& path) {
         note += " (preference: energy counter, then instant power, then 1-s averaged power). ";
       }
     } catch (const std::exception&) {
-      // A manifest that cannot be read says nothing about the power.
+      // A provenance file that cannot be read says nothing about the power.
     }
   }
   if (std::isfinite(corpus.power_limit_w)) {
@@ -165,7 +170,8 @@ std::vector<std::string> ListRunFiles(const std::string& run_dir) {
       continue;
     }
     if (it->is_directory()) {
-      if (it.depth() >= kDiscoveryDepth) it.disable_recursion_pending();
+      // provenance/ describes the run, it is not one of its results.
+      if (it.depth() >= kDiscoveryDepth || name == "provenance") it.disable_recursion_pending();
       continue;
     }
     if (EndsWith(name, ".manifest.json") || name.find(".tmp.") != std::string::npos) continue;
@@ -340,7 +346,20 @@ class Collector {
           fs::path(o_.run_dir.empty() ? o_.out_dir : o_.run_dir).lexically_normal();
       r_.title = (dir.filename().empty() ? dir.parent_path().filename() : dir.filename()).string();
     }
-    if (!o_.run_dir.empty()) files_ = ListRunFiles(o_.run_dir);
+    if (!o_.run_dir.empty()) {
+      files_ = ListRunFiles(o_.run_dir);
+      // A folder from before provenance/: its per-file manifests are not read.
+      std::error_code ec;
+      bool old_manifests = false;
+      for (fs::directory_iterator it(o_.run_dir, ec), end; !ec && it != end; it.increment(ec)) {
+        old_manifests = old_manifests || EndsWith(it->path().filename().string(), ".manifest.json");
+      }
+      if (old_manifests && !fs::is_directory(fs::path(o_.run_dir) / "provenance")) {
+        r_.notes.push_back(o_.run_dir + " was written by an older wattcal (a .manifest.json beside each file, no "
+                           "provenance/ folder): those manifests are not read; rerun its stages to record "
+                           "provenance");
+      }
+    }
     ReadJsonFiles();
     DiscoverModels();
     DiscoverAccelWattch();
@@ -1324,8 +1343,8 @@ void StageRunReport(const RunReport& report, const ReportOptions& options, Outpu
       DrawFigure(report, f, outputs->Stage(png), outputs->Stage(svg));
       nlohmann::json figure_options = report.options;
       figure_options["figure"] = f.stem;
-      outputs->StageManifest(png, "report", f.inputs, figure_options);
-      outputs->StageManifest(svg, "report", f.inputs, figure_options);
+      outputs->StageProvenance(png, "report", f.inputs, figure_options);
+      outputs->StageProvenance(svg, "report", f.inputs, figure_options);
       progress.Tick();
     }
     progress.Finish();
@@ -1333,9 +1352,9 @@ void StageRunReport(const RunReport& report, const ReportOptions& options, Outpu
   const std::string html = JoinPath(out_dir, "index.html");
   const std::string md = JoinPath(out_dir, "index.md");
   outputs->StageText(html, RunReportHtml(report, options));
-  outputs->StageManifest(html, "report", report.inputs, report.options);
+  outputs->StageProvenance(html, "report", report.inputs, report.options);
   outputs->StageText(md, RunReportMarkdown(report, options));
-  outputs->StageManifest(md, "report", report.inputs, report.options);
+  outputs->StageProvenance(md, "report", report.inputs, report.options);
 }
 
 }  // namespace wattcal

@@ -111,11 +111,11 @@ CalibrateStageReport RunAccelWattch(const CalibrateStageOptions& o) {
       {"accelwattch", AccelWattchFitOptionsToJson(options, o.accelwattch)}};
   if (whole_model) manifest_options["default_category"] = o.default_category;
   outputs.StageText(o.out_path, AccelWattchModelToJson(model));
-  outputs.StageManifest(o.out_path, "calibrate", inputs, manifest_options);
+  outputs.StageProvenance(o.out_path, "calibrate", inputs, manifest_options);
   report.written.push_back(o.out_path);
   if (!o.components_out_path.empty()) {
     outputs.StageText(o.components_out_path, ComponentTableToTidyCsv(table));
-    outputs.StageManifest(o.components_out_path, "calibrate", inputs, manifest_options);
+    outputs.StageProvenance(o.components_out_path, "calibrate", inputs, manifest_options);
     report.written.push_back(o.components_out_path);
   }
   outputs.Commit();
@@ -195,11 +195,11 @@ CalibrateStageReport RunCalibrateStage(const CalibrateStageOptions& o) {
   manifest_options["left_out_flagged_rows"] = left_out;
   manifest_options["training_notes"] = model.training_notes;
   outputs.StageText(o.out_path, ModelToJson(model));
-  outputs.StageManifest(o.out_path, "calibrate", {o.train_path}, manifest_options);
+  outputs.StageProvenance(o.out_path, "calibrate", {o.train_path}, manifest_options);
   report.written.push_back(o.out_path);
   if (!o.gpmtool_path.empty()) {
     outputs.StageText(o.gpmtool_path, ModelToGpmtoolCsv(model));
-    outputs.StageManifest(o.gpmtool_path, "calibrate", {o.train_path}, manifest_options);
+    outputs.StageProvenance(o.gpmtool_path, "calibrate", {o.train_path}, manifest_options);
     report.written.push_back(o.gpmtool_path);
   }
   outputs.Commit();

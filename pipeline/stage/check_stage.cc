@@ -24,7 +24,7 @@ CheckStageReport RunCheckStage(const CheckStageOptions& o) {
   if (!o.out_path.empty()) {
     OutputSet outputs;
     outputs.StageText(o.out_path, report.table);
-    outputs.StageManifest(o.out_path, "check", {o.expected_path},
+    outputs.StageProvenance(o.out_path, "check", {o.expected_path},
                           {{"reports", o.reports_dir}, {"runs", o.runs}});
     outputs.Commit();
   }
@@ -52,8 +52,30 @@ CheckStageReport RunCheckStage(const CheckStageOptions& o) {
                          "check)",
                          report.missing, report.runs_missing.size(), names, names));
   }
-  report.exit_code = report.missing + report.differ == 0 ? static_cast<int>(kExitOk)
-                                                         : static_cast<int>(kExitFit);
+  // The files the runs wrote are the files their provenance names, byte for byte.
+  if (o.runs.empty()) {
+    report.provenance = VerifyProvenance(o.reports_dir);
+  } else {
+    for (const std::string& run : o.runs) {
+      const ProvenanceCheck one = VerifyProvenance(o.reports_dir + "/" + run);
+      report.provenance.files += one.files;
+      report.provenance.verified += one.verified;
+      for (const auto* list : {&one.changed, &one.missing, &one.unreadable}) {
+        auto& into = list == &one.changed ? report.provenance.changed
+                     : list == &one.missing ? report.provenance.missing
+                                            : report.provenance.unreadable;
+        into.insert(into.end(), list->begin(), list->end());
+      }
+    }
+  }
+  const ProvenanceCheck& p = report.provenance;
+  LogInfo(fmt::format("provenance: {} files, {} outputs as recorded, {} changed since, {} gone", p.files, p.verified,
+                      p.changed.size(), p.missing.size()));
+  for (const std::string& c : p.changed) LogError("changed since its stage wrote it: " + c);
+  for (const std::string& m : p.missing) LogWarning("gone since its stage wrote it: " + m);
+  for (const std::string& u : p.unreadable) LogWarning("not a wattcal provenance file: " + u);
+  report.exit_code = report.missing + report.differ == 0 && p.changed.empty() ? static_cast<int>(kExitOk)
+                                                                              : static_cast<int>(kExitFit);
   return report;
 }
 

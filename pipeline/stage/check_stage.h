@@ -2,6 +2,8 @@
 // the repository (expected/results.csv), as a table of expected vs. obtained.
 #pragma once
 
+#include "util/output.h"
+
 #include <string>
 #include <vector>
 
@@ -35,6 +37,8 @@ struct CheckStageReport {
   int differ = 0;
   // The runs whose figures are missing, in the expected file's order.
   std::vector<std::string> runs_missing;
+  // Every provenance file under the reports folder (or the runs asked for) against its outputs.
+  ProvenanceCheck provenance;
 };
 
 CheckStageReport RunCheckStage(const CheckStageOptions& options);

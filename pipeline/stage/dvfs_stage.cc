@@ -70,14 +70,14 @@ int RunDvfsStage(const DvfsStageOptions& o) {
   const nlohmann::json options = o.ToJson();
   OutputSet outputs;
   outputs.StageText(o.out_path, DvfsChoicesToCsv(choices, o.dvfs));
-  outputs.StageManifest(o.out_path, "dvfs", inputs, options);
+  outputs.StageProvenance(o.out_path, "dvfs", inputs, options);
   if (!o.curves_out_path.empty()) {
     outputs.StageText(o.curves_out_path, DvfsCurvesToCsv(choices));
-    outputs.StageManifest(o.curves_out_path, "dvfs", inputs, options);
+    outputs.StageProvenance(o.curves_out_path, "dvfs", inputs, options);
   }
   if (!o.summary_out_path.empty()) {
     outputs.StageText(o.summary_out_path, DumpJson(DvfsSummaryToJson(summary, o.dvfs)));
-    outputs.StageManifest(o.summary_out_path, "dvfs", inputs, options);
+    outputs.StageProvenance(o.summary_out_path, "dvfs", inputs, options);
   }
   if (!o.plot_prefix.empty()) {
     const std::vector<std::string> plot_models =

@@ -32,7 +32,7 @@ IdleStageReport RunIdleStage(const IdleStageOptions& o) {
 
   OutputSet outputs;
   outputs.StageText(out_path, DumpJson(IdlePowerToJson(result, sweep, options)));
-  outputs.StageManifest(out_path, "idle", SweepWithConstantInputs(o.files),
+  outputs.StageProvenance(out_path, "idle", SweepWithConstantInputs(o.files),
                         IdlePowerOptionsToJson(options));
   outputs.Commit();
   LogInfo("wrote " + out_path);

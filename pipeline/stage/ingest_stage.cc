@@ -110,11 +110,11 @@ IngestStageReport RunCaptures(const IngestStageOptions& o) {
   corpus.path = o.tidy_path;
   OutputSet outputs;
   outputs.StageText(o.tidy_path, CorpusToTidyCsv(corpus));
-  outputs.StageManifest(o.tidy_path, "ingest", inputs, manifest_options);
+  outputs.StageProvenance(o.tidy_path, "ingest", inputs, manifest_options);
   report.written.push_back(o.tidy_path);
   if (!o.out_path.empty()) {
     outputs.StageText(o.out_path, r.WindowsCsv());
-    outputs.StageManifest(o.out_path, "ingest", inputs, manifest_options);
+    outputs.StageProvenance(o.out_path, "ingest", inputs, manifest_options);
     report.written.push_back(o.out_path);
   }
   outputs.Commit();
@@ -165,7 +165,7 @@ IngestStageReport RunDumps(const IngestStageOptions& o) {
   auto write = [&](const std::string& path, const std::string& content) {
     if (path.empty()) return;
     outputs.StageText(path, content);
-    outputs.StageManifest(path, "ingest", inputs, manifest_options);
+    outputs.StageProvenance(path, "ingest", inputs, manifest_options);
     report.written.push_back(path);
   };
   write(o.out_path, r.kernels_csv);

@@ -37,8 +37,8 @@ void StageFigure(OutputSet* outputs, const std::string& prefix, const std::strin
   const std::string png = prefix + ".png";
   const std::string svg = prefix + ".svg";
   draw(outputs->Stage(png), outputs->Stage(svg));
-  outputs->StageManifest(png, stage, inputs, options);
-  outputs->StageManifest(svg, stage, inputs, options);
+  outputs->StageProvenance(png, stage, inputs, options);
+  outputs->StageProvenance(svg, stage, inputs, options);
 }
 
 namespace {
@@ -100,7 +100,7 @@ int RunPerfSimulation(const PerfStageOptions& o) {
   auto stage = [&](const std::string& name, const std::string& content) {
     const std::string path = o.out_dir + "/" + name;
     outputs.StageText(path, content);
-    outputs.StageManifest(path, "perf", inputs, options);
+    outputs.StageProvenance(path, "perf", inputs, options);
   };
   stage("counters.csv", CrispCountersToCsv(campaign.counters));
   stage("actual_times.csv", ActualTimesToCsv(campaign.actual));
@@ -253,10 +253,10 @@ int RunPerfStage(const PerfStageOptions& o) {
   const nlohmann::json options = o.ToJson();
   OutputSet outputs;
   outputs.StageText(o.out_path, TimesToCsv(times));
-  outputs.StageManifest(o.out_path, "perf", inputs, options);
+  outputs.StageProvenance(o.out_path, "perf", inputs, options);
   if (!o.counters_out_path.empty()) {
     outputs.StageText(o.counters_out_path, CrispCountersToCsv(counters));
-    outputs.StageManifest(o.counters_out_path, "perf", inputs, options);
+    outputs.StageProvenance(o.counters_out_path, "perf", inputs, options);
   }
   int exit_code = kExitOk;
   std::string table;
@@ -265,10 +265,10 @@ int RunPerfStage(const PerfStageOptions& o) {
     inputs.push_back(o.actual_path);
     const PerfValidationReport validation = ValidateTimes(times, counters, actual, o.actual_path);
     outputs.StageText(o.validation_out_path, DumpJson(PerfValidationToJson(validation)));
-    outputs.StageManifest(o.validation_out_path, "perf", inputs, options);
+    outputs.StageProvenance(o.validation_out_path, "perf", inputs, options);
     if (!o.errors_out_path.empty()) {
       outputs.StageText(o.errors_out_path, TimeErrorsToCsv(validation));
-      outputs.StageManifest(o.errors_out_path, "perf", inputs, options);
+      outputs.StageProvenance(o.errors_out_path, "perf", inputs, options);
     }
     if (!o.plot_prefix.empty()) {
       for (const std::string& k : o.plot_kernels) {

@@ -70,11 +70,11 @@ PortStageReport RunGpu(const PortGpuStageOptions& o) {
   PortStageReport report;
   OutputSet outputs;
   outputs.StageText(o.out_path, ModelToJson(ported));
-  outputs.StageManifest(o.out_path, "port", inputs, manifest_options);
+  outputs.StageProvenance(o.out_path, "port", inputs, manifest_options);
   report.written.push_back(o.out_path);
   if (!o.report_path.empty()) {
     outputs.StageText(o.report_path, DumpJson(GpuPortReportToJson(port)));
-    outputs.StageManifest(o.report_path, "port", inputs, manifest_options);
+    outputs.StageProvenance(o.report_path, "port", inputs, manifest_options);
     report.written.push_back(o.report_path);
   }
   outputs.Commit();
@@ -89,7 +89,7 @@ PortStageReport RunProject(const PortProjectStageOptions& o) {
       ReadCorpus(o.corpus_path), ReadGpuDescription(o.target_gpu_path).ToLayout(), &dropped);
   OutputSet outputs;
   outputs.StageText(o.out_path, CorpusToTidyCsv(projected));
-  outputs.StageManifest(o.out_path, "port", {o.corpus_path, o.target_gpu_path},
+  outputs.StageProvenance(o.out_path, "port", {o.corpus_path, o.target_gpu_path},
                         {{"subcommand", "project"}, {"dropped_components", dropped}});
   outputs.Commit();
   std::string list;
@@ -121,7 +121,7 @@ PortStageReport RunNode(const PortNodeStageOptions& o) {
   OutputSet outputs;
   auto stage = [&](const std::string& path, const std::string& text) {
     outputs.StageText(path, text);
-    outputs.StageManifest(path, "port", inputs, manifest_options);
+    outputs.StageProvenance(path, "port", inputs, manifest_options);
     report.written.push_back(path);
   };
   if (!o.model_path.empty()) {

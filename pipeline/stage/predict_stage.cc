@@ -96,7 +96,7 @@ PredictStageReport RunAccelWattch(const PredictStageOptions& o) {
     outputs.StageText(o.out_path, ComponentPredictionsToCsv(model, table, o.breakdown));
     report.rows = table.num_kernels();
   }
-  outputs.StageManifest(o.out_path, "predict", {o.model_path, o.activity_path}, options);
+  outputs.StageProvenance(o.out_path, "predict", {o.model_path, o.activity_path}, options);
   outputs.Commit();
   LogInfo(fmt::format("wrote {} predictions to {}", report.rows, o.out_path));
   return report;
@@ -203,10 +203,10 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
                                      {"reference_f_core_mhz", rows.front().prediction.freq_mhz[0]}};
   if (std::isfinite(limit_w)) manifest_options["power_limit_w"] = limit_w;
   outputs.StageText(o.out_path, AppPredictionsToCsv(rows));
-  outputs.StageManifest(o.out_path, "predict", inputs, manifest_options);
+  outputs.StageProvenance(o.out_path, "predict", inputs, manifest_options);
   if (!o.breakdown_out_path.empty()) {
     outputs.StageText(o.breakdown_out_path, AppBreakdownToCsv(model, rows));
-    outputs.StageManifest(o.breakdown_out_path, "predict", inputs, manifest_options);
+    outputs.StageProvenance(o.breakdown_out_path, "predict", inputs, manifest_options);
   }
   outputs.Commit();
   PredictStageReport report;
@@ -290,7 +290,7 @@ PredictStageReport RunPredictStage(const PredictStageOptions& o) {
                                      {"default_core_mhz", o.default_core_mhz},
                                      {"default_mem_mhz", o.default_mem_mhz}};
   if (std::isfinite(limit_w)) manifest_options["power_limit_w"] = limit_w;
-  outputs.StageManifest(o.out_path, "predict", {o.model_path, o.activity_path}, manifest_options);
+  outputs.StageProvenance(o.out_path, "predict", {o.model_path, o.activity_path}, manifest_options);
   outputs.Commit();
   LogInfo(fmt::format("wrote {} predictions for {} benchmarks to {}", rows.size(),
                       activity.Benchmarks().size(), o.out_path));

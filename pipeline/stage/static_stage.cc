@@ -32,7 +32,7 @@ StaticStageReport RunStaticStage(const StaticStageOptions& o) {
 
   OutputSet outputs;
   outputs.StageText(out_path, DumpJson(StaticPowerToJson(result, sweep, options)));
-  outputs.StageManifest(out_path, "static", SweepWithConstantInputs(o.files),
+  outputs.StageProvenance(out_path, "static", SweepWithConstantInputs(o.files),
                         StaticPowerOptionsToJson(options));
   outputs.Commit();
   const GatingTerms& g = result.gating;

@@ -83,7 +83,7 @@ SynthStageReport RunAccelWattchSweeps(const SynthStageOptions& o) {
   if (!spec.energy_estimates_path.empty()) inputs.push_back(spec.energy_estimates_path);
   SynthStageReport report;
   for (const std::string& f : AccelWattchSweepFiles()) {
-    outputs.StageManifest(o.out_dir + "/" + f, "synth", inputs, options);
+    outputs.StageProvenance(o.out_dir + "/" + f, "synth", inputs, options);
     report.written.push_back(o.out_dir + "/" + f);
   }
   outputs.Commit();
@@ -124,7 +124,7 @@ SynthStageReport RunSynthStage(const SynthStageOptions& o) {
     for (const char* f : {"train/power_log.csv", "train/windows.csv", "train/counters_ncu.csv",
                           "heldout/power_log.csv", "heldout/windows.csv",
                           "heldout/counters_ncu.csv", "truth_model.json"}) {
-      outputs.StageManifest(o.out_dir + "/" + f, "synth", {o.spec_path, gpu_path}, options);
+      outputs.StageProvenance(o.out_dir + "/" + f, "synth", {o.spec_path, gpu_path}, options);
       report.written.push_back(o.out_dir + "/" + f);
     }
     outputs.Commit();
@@ -145,7 +145,7 @@ SynthStageReport RunSynthStage(const SynthStageOptions& o) {
   outputs.StageText(heldout, CorpusToGpmtoolCsv(corpus.heldout, true));
   outputs.StageText(truth, ModelToJson(corpus.truth));
   for (const std::string& path : {train, fixed, heldout, truth}) {
-    outputs.StageManifest(path, "synth", {o.spec_path}, options);
+    outputs.StageProvenance(path, "synth", {o.spec_path}, options);
     report.written.push_back(path);
   }
   outputs.Commit();

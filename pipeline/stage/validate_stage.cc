@@ -233,7 +233,7 @@ ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
   ValidateStageReport report;
   OutputSet outputs;
   auto stage_manifest = [&](const std::string& path) {
-    outputs.StageManifest(path, "validate", inputs, options);
+    outputs.StageProvenance(path, "validate", inputs, options);
     report.written.push_back(path);
   };
   outputs.StageText(o.predictions_path, PredictionsToCsv(in.rows));

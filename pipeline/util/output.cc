@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -24,6 +25,111 @@ namespace fs = boost::filesystem;
 namespace wattcal {
 
 const char* WattcalVersion() { return WATTCAL_VERSION; }
+
+const char* SourceRevision() {
+#ifdef WATTCAL_SOURCE_REVISION
+  return WATTCAL_SOURCE_REVISION;
+#else
+  return WATTCAL_VERSION;
+#endif
+}
+
+namespace {
+std::vector<std::string>& CommandLineStore() {
+  static std::vector<std::string> argv;
+  return argv;
+}
+}  // namespace
+
+void SetCommandLine(int argc, char** argv) {
+  CommandLineStore().assign(argv, argv + argc);
+  // The program by its name: the same run from another build folder is the same run.
+  if (!CommandLineStore().empty()) CommandLineStore()[0] = fs::path(CommandLineStore()[0]).filename().string();
+}
+
+const std::vector<std::string>& CommandLine() { return CommandLineStore(); }
+
+std::string ProvenancePathFor(const std::string& first_output, const std::string& stage) {
+  const fs::path out(first_output);
+  const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  return (dir / "provenance" / (stage + "-" + out.filename().string() + ".json")).string();
+}
+
+namespace {
+// Whether folder path `a` ends with the folder name `b` ("" matches the empty name only).
+bool EndsWithPath(const std::string& a, const std::string& b) {
+  return fs::path(a).filename().string() == b;
+}
+}  // namespace
+
+ProvenanceCheck VerifyProvenance(const std::string& root) {
+  ProvenanceCheck c;
+  boost::system::error_code ec;
+  std::vector<fs::path> files;
+  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    if (p.parent_path().filename() == "provenance" && p.extension() == ".json" && fs::is_regular_file(p)) {
+      files.push_back(p);
+    }
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& f : files) {
+    std::ifstream in(f.string());
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_object() || j.value("format", "") != "wattcal-provenance" || !j.contains("outputs")) {
+      c.unreadable.push_back(f.string());
+      continue;
+    }
+    ++c.files;
+    for (const nlohmann::json& o : j["outputs"]) {
+      // As written on the command line (relative to where the stage ran), else beside provenance/.
+      fs::path out(o.value("path", ""));
+      if (!fs::is_regular_file(out)) out = f.parent_path().parent_path() / out.filename();
+      if (!fs::is_regular_file(out)) {
+        c.missing.push_back(o.value("path", "") + " (" + f.string() + ")");
+      } else if (Sha256OfFile(out.string()) != o.value("sha256", "")) {
+        c.changed.push_back(out.string() + " (" + f.string() + ")");
+      } else {
+        ++c.verified;
+      }
+    }
+  }
+  return c;
+}
+
+std::string FindProvenanceOf(const std::string& path) {
+  const fs::path p(path);
+  const std::string name = p.filename().string();
+  const std::string parent = p.parent_path().string();
+  fs::path folder = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  // The output's folder first, then up to three folders above it (a stage that wrote into
+  // sub-folders keeps its provenance in the folder above them).
+  for (int up = 0; up < 4 && !folder.empty(); ++up, folder = folder.parent_path()) {
+    const fs::path dir = folder / "provenance";
+    boost::system::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    std::vector<std::string> files;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->path().extension() == ".json") files.push_back(it->path().string());
+    }
+    std::sort(files.begin(), files.end());
+    for (const std::string& f : files) {
+      std::ifstream in(f);
+      const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+      if (!j.is_object() || !j.contains("outputs") || !j["outputs"].is_array()) continue;
+      for (const nlohmann::json& o : j["outputs"]) {
+        const std::string written = o.value("path", "");
+        if (written == path) return f;
+        // Written from another working folder: the same name, at the same place below `folder`.
+        const fs::path w(written);
+        if (w.filename().string() == name && (up == 0 ? true : EndsWithPath(parent, w.parent_path().filename().string()))) {
+          return f;
+        }
+      }
+    }
+  }
+  return "";
+}
 
 bool GetFileIdentity(const std::string& path, FileIdentity* identity) {
   struct stat st;
@@ -156,22 +262,35 @@ const std::string& OutputSet::TempPathOf(const std::string& final_path) const {
   throw std::logic_error("OutputSet: " + final_path + " was not staged");
 }
 
-void OutputSet::StageManifest(const std::string& final_path, const std::string& stage,
-                              const std::vector<std::string>& inputs,
-                              const nlohmann::json& options) {
-  nlohmann::json manifest;
-  manifest["wattcal_version"] = WattcalVersion();
-  manifest["stage"] = stage;
-  manifest["output"] = {{"path", final_path}, {"sha256", Sha256OfFile(TempPathOf(final_path))}};
-  nlohmann::json input_list = nlohmann::json::array();
-  for (const std::string& input : inputs) {
-    input_list.push_back({{"path", input},
-                          {"sha256", Sha256OfFile(input)},
-                          {"bytes", static_cast<uint64_t>(fs::file_size(input))}});
+void OutputSet::StageProvenance(const std::string& final_path, const std::string& stage,
+                                const std::vector<std::string>& inputs, const nlohmann::json& options) {
+  if (provenance_.empty()) {
+    provenance_["format"] = "wattcal-provenance";
+    provenance_["stage"] = stage;
+    provenance_["wattcal_version"] = WattcalVersion();
+    provenance_["source_revision"] = SourceRevision();
+    provenance_["argv"] = CommandLine();
+    provenance_["options"] = options;
+    provenance_["inputs"] = nlohmann::ordered_json::array();
+    provenance_["outputs"] = nlohmann::ordered_json::array();
   }
-  manifest["inputs"] = input_list;
-  manifest["options"] = options;
-  StageText(final_path + ".manifest.json", DumpJson(manifest));
+  for (const std::string& input : inputs) {
+    bool seen = false;
+    for (const auto& i : provenance_["inputs"]) seen = seen || i["path"] == input;
+    if (seen) continue;
+    provenance_["inputs"].push_back({{"path", input},
+                                     {"sha256", Sha256OfFile(input)},
+                                     {"bytes", static_cast<uint64_t>(fs::file_size(input))}});
+  }
+  const std::string temp = TempPathOf(final_path);
+  nlohmann::ordered_json output = {{"path", final_path},
+                                   {"sha256", Sha256OfFile(temp)},
+                                   {"bytes", static_cast<uint64_t>(fs::file_size(temp))}};
+  // An output made with other options than the run's first (one stage writing two kinds of
+  // file) carries its own.
+  if (nlohmann::ordered_json(options) != provenance_["options"]) output["options"] = options;
+  provenance_["outputs"].push_back(output);
+  recorded_.push_back(final_path);
 }
 
 namespace {
@@ -216,6 +335,23 @@ std::string DirectoryOf(const std::string& path) {
 }  // namespace
 
 void OutputSet::Commit() {
+  if (!recorded_.empty()) {
+    // Beside the outputs: in the deepest folder that holds them all (a stage writing into
+    // sub-folders keeps one provenance file, in the folder above them).
+    fs::path common = fs::path(recorded_.front()).parent_path();
+    for (const std::string& r : recorded_) {
+      const fs::path dir = fs::path(r).parent_path();
+      while (!common.empty() && dir.string().rfind(common.string(), 0) != 0) common = common.parent_path();
+      if (!common.empty() && dir.string().size() > common.string().size() &&
+          dir.string()[common.string().size()] != '/') {
+        common = common.parent_path();  // "out/a" is no folder of "out/ab"
+      }
+    }
+    const std::string path = ProvenancePathFor((common / fs::path(recorded_.front()).filename()).string(),
+                                               provenance_["stage"].get<std::string>());
+    recorded_.clear();  // staged once, even when Commit is retried
+    StageText(path, provenance_.dump(2) + "\n");
+  }
   std::set<std::string> directories;
   for (const auto& entry : staged_) directories.insert(DirectoryOf(entry.first));
   const DirectoryLocks locks(directories);

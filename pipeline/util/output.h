@@ -1,4 +1,4 @@
-// All-or-nothing outputs and their manifests (SPEC.md "Contracts every stage keeps").
+// All-or-nothing outputs and their provenance (SPEC.md "Contracts every stage keeps").
 //
 // A stage stages every file it writes under a temporary name beside its final path,
 // and renames them all at the end, only when everything succeeded; otherwise the
@@ -14,8 +14,34 @@
 
 namespace wattcal {
 
-// The version written into every manifest and model file.
+// The version written into every provenance and model file.
 const char* WattcalVersion();
+
+// The source revision the binaries were built from (git describe when CMake configured).
+const char* SourceRevision();
+
+// The command line of this run, as RunStageMain received it (recorded in provenance files).
+void SetCommandLine(int argc, char** argv);
+const std::vector<std::string>& CommandLine();
+
+// Where a stage run's provenance goes: DIR/provenance/STAGE-NAME.json for its first output
+// DIR/NAME. One file per stage run, replaced by a rerun with the same outputs.
+std::string ProvenancePathFor(const std::string& first_output, const std::string& stage);
+
+// Every provenance file under `root` (any depth) checked against the files it names: an output
+// whose bytes no longer have the recorded SHA-256 is `changed`, one that is gone is `missing`.
+struct ProvenanceCheck {
+  int files = 0;     // provenance files read
+  int verified = 0;  // outputs whose SHA-256 matches
+  std::vector<std::string> changed;  // "OUTPUT (PROVENANCE)"
+  std::vector<std::string> missing;
+  std::vector<std::string> unreadable;  // provenance files that do not parse
+};
+ProvenanceCheck VerifyProvenance(const std::string& root);
+
+// The provenance file under `dir`/provenance/ that lists `path` (as written, or by file name)
+// among its outputs; "" when none does.
+std::string FindProvenanceOf(const std::string& path);
 
 // Hex SHA-256 of a file's bytes (throws InputError if it cannot be read); the hash a reader
 // computed while it read the unchanged file when there is one (util/sha256.h).
@@ -69,10 +95,12 @@ class OutputSet {
   // Stages `content` for `final_path` (writes the temporary file now).
   void StageText(const std::string& final_path, const std::string& content);
 
-  // Stages `final_path`.manifest.json describing the staged output `final_path`:
-  // inputs with their SHA-256, the effective options and the version.
-  void StageManifest(const std::string& final_path, const std::string& stage,
-                     const std::vector<std::string>& inputs, const nlohmann::json& options);
+  // Records the staged output `final_path` in this run's provenance: the stage, its inputs
+  // (SHA-256 and size), its effective options. Commit() writes one provenance file for all of
+  // them (ProvenancePathFor the first): stage, argv, version, source revision, options, inputs,
+  // and every output with its SHA-256 and size. No file is written beside the output.
+  void StageProvenance(const std::string& final_path, const std::string& stage,
+                       const std::vector<std::string>& inputs, const nlohmann::json& options);
 
   // Renames every staged file onto its final path, all or none (see the class comment).
   // OptionError with the reason when a rename fails; the old outputs are then untouched.
@@ -83,6 +111,9 @@ class OutputSet {
 
  private:
   std::vector<std::pair<std::string, std::string>> staged_;  // (final, temp)
+  // The provenance being gathered (empty until StageProvenance) and its outputs, in order.
+  nlohmann::ordered_json provenance_;
+  std::vector<std::string> recorded_;
   std::vector<std::string> created_directories_;  // by Stage(), deepest first
   bool committed_ = false;
 };
