@@ -10,8 +10,13 @@ targets=("$@")
 if ((${#targets[@]} == 0)); then
   for t in "$build"/fuzz_*; do [[ -x $t && ! -d $t ]] && targets+=("$(basename "$t")"); done
 fi
+if ((${#targets[@]} == 0)); then
+  echo "run_fuzzers.sh: error: no fuzz target in $build (fuzz_*): the fuzzers were not built, so nothing was fuzzed" >&2
+  exit 1
+fi
 status=0
 for t in "${targets[@]}"; do
+  [[ -x $build/$t ]] || { echo "run_fuzzers.sh: error: $build/$t is not a built fuzz target" >&2; exit 1; }
   scratch=$(mktemp -d)
   seeds=("$scratch")
   [[ -d $here/seeds/$t ]] && seeds+=("$here/seeds/$t")

@@ -159,7 +159,7 @@ std::string Python() {
 
 TEST(Marks, PythonHelperWritesWhatTheReaderReads) {
   const std::string python = Python();
-  if (python.empty()) GTEST_SKIP() << "python3 not found: scripts/install_deps.sh installs it";
+  WATTCAL_NEED(!python.empty(), "python3 not found: scripts/install_deps.sh installs it");
   const std::string dir = testing::ScratchDir();
   const std::string marks = dir + "/marks.txt";
   const std::string script = testing::WriteFile(dir + "/program.py", R"(

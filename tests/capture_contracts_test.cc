@@ -57,7 +57,7 @@ std::string Capture(const std::string& dir, const std::vector<std::string>& wind
 class CaptureContracts : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (testing::DatasetsDir().empty()) GTEST_SKIP() << "real datasets not found: expected ../shared/datasets";
+    WATTCAL_REQUIRE_DATASETS();
     windows_ = FileLines(H100("ubench_random/windows.csv"));
     gpu_ = ReadGpuDescription(kGpu);
   }

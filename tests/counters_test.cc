@@ -25,24 +25,9 @@ using ::wattcal::testing::ScratchDir;
 using ::wattcal::testing::SeedFromTestName;
 using ::wattcal::testing::WriteFile;
 
-// ../shared/samples beside the checkout (or $WATTCAL_SAMPLES); empty when absent.
-std::string SamplesDir() {
-  namespace fs = boost::filesystem;
-  if (const char* env = std::getenv("WATTCAL_SAMPLES")) {
-    return fs::is_directory(env) ? std::string(env) : std::string();
-  }
-  const fs::path candidate = fs::path(WATTCAL_SOURCE_DIR) / ".." / "shared" / "samples";
-  return fs::is_directory(candidate) ? fs::canonical(candidate).string() : std::string();
-}
-
-#define REQUIRE_SAMPLES()                                                                  \
-  do {                                                                                     \
-    if (SamplesDir().empty())                                                              \
-      GTEST_SKIP() << "profiler samples not found: expected ../shared/samples beside the " \
-                      "checkout (or set WATTCAL_SAMPLES)";                                 \
-  } while (0)
-
-std::string Sample(const std::string& relative) { return SamplesDir() + "/" + relative; }
+using ::wattcal::testing::Sample;
+using ::wattcal::testing::SamplesDir;
+#define REQUIRE_SAMPLES() WATTCAL_REQUIRE_SAMPLES()
 
 std::string Fixture(const std::string& name) {
   return std::string(WATTCAL_SOURCE_DIR) + "/tests/fixtures/" + name;

@@ -40,11 +40,6 @@ using ::wattcal::testing::ReadFile;
 using ::wattcal::testing::ScratchDir;
 using ::wattcal::testing::WriteFile;
 
-std::string SharedDir(const char* name) {
-  const fs::path candidate = fs::path(WATTCAL_SOURCE_DIR) / ".." / "shared" / name;
-  return fs::is_directory(candidate) ? fs::canonical(candidate).string() : std::string();
-}
-
 // Regular files under `dir` (recursively), sorted; none when `dir` is "" or absent.
 std::vector<std::string> FilesUnder(const std::string& dir, const std::string& name_has = "") {
   std::vector<std::string> files;
@@ -127,7 +122,7 @@ std::vector<std::string> Variants(const std::string& text) {
 }
 
 std::vector<std::string> AllInputs() {
-  std::vector<std::string> files = FilesUnder(SharedDir("samples"));
+  std::vector<std::string> files = FilesUnder(::wattcal::testing::SamplesDir());
   for (const std::string& f : FilesUnder(std::string(WATTCAL_SOURCE_DIR) + "/fuzz/seeds")) {
     files.push_back(f);
   }
@@ -146,8 +141,9 @@ std::vector<std::string> AllInputs() {
 }
 
 TEST(CsvFastPath, SameRecordsAndErrorsAsLibcsvOnEveryInput) {
+  WATTCAL_REQUIRE_SAMPLES();
+  WATTCAL_REQUIRE_DATASETS();  // the H100 and H200 captures' CSVs are among the inputs
   const std::vector<std::string> files = AllInputs();
-  if (SharedDir("samples").empty()) GTEST_SKIP() << "../shared/samples not found";
   ASSERT_GT(files.size(), 40u);
   const std::string scratch = ScratchDir();
   int variants = 0;
@@ -241,8 +237,8 @@ std::string ReadPowerLog(const std::string& path, PowerLogOptions options, bool 
 }
 
 TEST(CsvFastPath, SamePowerReadingsAsLibcsvOnEveryPowerLog) {
-  const std::string samples = SharedDir("samples");
-  if (samples.empty()) GTEST_SKIP() << "../shared/samples not found";
+  WATTCAL_REQUIRE_SAMPLES();
+  const std::string samples = ::wattcal::testing::SamplesDir();
   std::vector<std::string> logs = FilesUnder(samples + "/nvidia-smi");
   for (const std::string& f :
        FilesUnder(std::string(WATTCAL_SOURCE_DIR) + "/fuzz/seeds/fuzz_power_log")) {
@@ -340,7 +336,8 @@ bool NumberChar(char c) {
 TEST(CsvFastPath, LogNumbersAreFromCharsAndStrtodBitForBit) {
   // Every number in every sample and fuzz seed: each place a number may start (a digit, '-'
   // or '.' after a character that cannot be inside a number), up to 40 bytes or the line end.
-  std::vector<std::string> files = FilesUnder(SharedDir("samples"));
+  WATTCAL_REQUIRE_SAMPLES();
+  std::vector<std::string> files = FilesUnder(::wattcal::testing::SamplesDir());
   for (const std::string& f : FilesUnder(std::string(WATTCAL_SOURCE_DIR) + "/fuzz/seeds")) {
     files.push_back(f);
   }

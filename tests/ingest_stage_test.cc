@@ -1,6 +1,7 @@
 // wattcal-ingest as a user runs it: real sample files from ../shared/samples, the minimal
 // form of the issue (raw NVML log + windows -> KERNELS.csv), and bad inputs.
 #include <gtest/gtest.h>
+#include <tuple>
 
 #include <algorithm>
 
@@ -101,13 +102,26 @@ TEST(IngestStage, RealNvidiaSmiLogsGiveHandComputedWindowPower) {
 TEST(IngestStage, RealCounterExportsAndGpmtoolFilesIngest) {
   WATTCAL_REQUIRE_DATASETS();
   const std::string dir = ScratchDir();
-  for (const std::string f : {"ncu/nvnsightcucli-2020_details-page_csv_with-app-stdout_v100-aws.csv",
-                              "ncu/nvnsightcucli-2020_details-page_csv_with-app-stdout_v100-lassen.csv",
-                              "nvprof/nvprof_csv_metrics-all_k20c.csv",
-                              "nvprof/nvprof_csv_metrics-subset_k20c.csv", "accelwattch/hw_perf.csv"}) {
+  // Each format's table: the header, its row count (one per kernel and metric) and its first row,
+  // read from the exports by hand.
+  const std::tuple<const char*, size_t, const char*> formats[] = {
+      {"ncu/nvnsightcucli-2020_details-page_csv_with-app-stdout_v100-aws.csv", 53,
+       "\"Kernel2(bool*,bool*,bool*,bool*,int)\",,7,Achieved Active Warps Per SM,14.912857"},
+      {"ncu/nvnsightcucli-2020_details-page_csv_with-app-stdout_v100-lassen.csv", 105,
+       "Kernel2,,7,Achieved Active Warps Per SM,14.9742857"},
+      {"nvprof/nvprof_csv_metrics-all_k20c.csv", 125,
+       "\"__kernel___forma_kernel__0__(float*, int, int, int, int, int, int, float*)\",,2,"},
+      {"nvprof/nvprof_csv_metrics-subset_k20c.csv", 77,
+       "\"__kernel___forma_kernel__0__(float*, int, int, float*)\",,3,achieved_occupancy,0"},
+      {"accelwattch/hw_perf.csv", 426, "findRangeK,b+tree-rodinia-3.1,1,CC_ACC,0"}};
+  for (const auto& [f, lines, first_row] : formats) {
     const auto r = RunStage("wattcal-ingest", {"--counters", Sample(f), "--counters-table", dir + "/c.csv"});
     ASSERT_EQ(r.exit_code, 0) << f << "\n" << r.output;
-    EXPECT_GT(ReadFile(dir + "/c.csv").size(), 100u) << f;
+    const std::string table = ReadFile(dir + "/c.csv");
+    EXPECT_EQ(table.rfind("kernel,benchmark,launches,metric,value\n", 0), 0u) << f;
+    EXPECT_EQ(static_cast<size_t>(std::count(table.begin(), table.end(), '\n')), lines) << f;
+    const size_t second = table.find('\n') + 1;
+    EXPECT_EQ(table.compare(second, std::string(first_row).size(), first_row), 0) << f << ":\n" << table.substr(second, 200);
   }
   for (const std::string f : {"gpmtool/v2_micro_gtxtitanx.csv", "gpmtool/v2_real_gtxtitanx.csv"}) {
     const auto r = RunStage("wattcal-ingest", {"--corpus", Sample(f), "--corpus-out", dir + "/t.csv", "-q"});
@@ -123,8 +137,9 @@ TEST(IngestStage, RealCounterExportsAndGpmtoolFilesIngest) {
   EXPECT_EQ(FirstRowValue(ReadFile(dir + "/p.csv"), "mean_power_w"), "219.7978");
   EXPECT_EQ(FirstRowValue(ReadFile(dir + "/p.csv"), "samples"), "5");
   EXPECT_EQ(ReadFile(dir + "/u.csv").rfind("benchmark,iterations,active_sms,lanes_per_warp\nACT_CORE1,2000000000,1,32\n", 0), 0u);
-  // The first training row of the gpmTOOL sample, read by hand: 142.6985 W at 1164/4005 MHz.
-  EXPECT_EQ(FirstRowValue(ReadFile(dir + "/t.csv"), "benchmark").substr(0, 0), "");
+  // The real-applications file's first workload, by its name; then the first training row of
+  // the gpmTOOL sample, read by hand: 142.6985 W at 1164/4005 MHz.
+  EXPECT_EQ(FirstRowValue(ReadFile(dir + "/t.csv"), "benchmark"), "mri-gridding");
   const auto r = RunStage("wattcal-ingest", {"--corpus", Sample("gpmtool/v2_micro_gtxtitanx.csv"),
                                              "--corpus-out", dir + "/m.csv", "-q"});
   ASSERT_EQ(r.exit_code, 0);

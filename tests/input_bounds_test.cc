@@ -176,6 +176,19 @@ TEST(InputByteOrderMark, CalibrateAcceptsABomBeforeAGpmtoolOrTidyFile) {
   const std::string tidy_path = WriteFile(dir + "/tidy.csv", tidy);
   r = RunStage("wattcal-calibrate", {"--train", tidy_path, "--out", dir + "/b/model.json"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
+  // Accepted is not enough: the model must be the one the same bytes give without the BOM (the
+  // BOM read as part of the first field would shift or lose a column).
+  const std::string gpm_plain = WriteFile(dir + "/gpm_plain.csv", GpmtoolFile(kGpmtoolRows));
+  const std::string tidy_plain = WriteFile(dir + "/tidy_plain.csv", tidy.substr(std::string(kBom).size()));
+  ASSERT_EQ(RunStage("wattcal-calibrate", {"--train", gpm_plain, "--out", dir + "/c/model.json"}).exit_code, 0);
+  ASSERT_EQ(RunStage("wattcal-calibrate", {"--train", tidy_plain, "--out", dir + "/d/model.json"}).exit_code, 0);
+  auto without_source = [&](const std::string& path) {
+    nlohmann::json j = nlohmann::json::parse(ReadFile(path));
+    j.erase("trained_on");
+    return j.dump();
+  };
+  EXPECT_EQ(without_source(dir + "/a/model.json"), without_source(dir + "/c/model.json"));
+  EXPECT_EQ(without_source(dir + "/b/model.json"), without_source(dir + "/d/model.json"));
 }
 
 TEST(InputByteOrderMark, PowerLogsAndKernelWindowsAcceptABom) {

@@ -548,10 +548,8 @@ TEST(KernelEnergy, PerInstructionEnergyFromALog) {
 // to the next: time-weighted mean 1379.8457254682 MHz, 1185-1755 MHz (median of the readings
 // inside: 1275 MHz).
 TEST(KernelEnergy, RealH100WindowMatchesAnIndependentComputation) {
-  const std::string sample =
-      std::string(WATTCAL_SOURCE_DIR) +
-      "/../shared/samples/nvidia-smi/h100_power-draw-instant_clocks-sm_lms.csv";
-  if (!FileExists(sample)) GTEST_SKIP() << "sample not found: " << sample;
+  WATTCAL_REQUIRE_SAMPLES();
+  const std::string sample = ::wattcal::testing::Sample("nvidia-smi/h100_power-draw-instant_clocks-sm_lms.csv");
   const std::string dir = ScratchDir();
   const std::string win = WriteFile(dir + "/w.csv",
                                     "kernel,start,end\n"

@@ -98,7 +98,7 @@ bool Warned(const CaptureReport& r, const std::vector<std::string>& parts) {
 class PowerLogAttack : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (testing::DatasetsDir().empty()) GTEST_SKIP() << "real datasets not found: expected ../shared/datasets";
+    WATTCAL_REQUIRE_DATASETS();
     windows_ = Windows();
     original_ = IngestCaptures({fs::path(Ubench("windows.csv")).parent_path().string()}, H100(), CaptureOptions());
   }

@@ -27,19 +27,15 @@ constexpr double kTimeTolS = 1e-6;
 constexpr double kPowerTolW = 1e-9;
 
 std::string SampleFile(const std::string& name) {
-  return std::string(WATTCAL_SOURCE_DIR) + "/../shared/samples/nvidia-smi/" + name;
+  return ::wattcal::testing::SamplesDir() + "/nvidia-smi/" + name;
 }
 
 std::string Fixture(const std::string& name) {
   return std::string(WATTCAL_SOURCE_DIR) + "/tests/fixtures/power/" + name;
 }
 
-#define WATTCAL_REQUIRE_SAMPLE(path)                                       \
-  do {                                                                     \
-    if (!FileExists(path))                                                 \
-      GTEST_SKIP() << "sample not found: " << (path)                       \
-                   << " (expected ../shared/samples beside the checkout)"; \
-  } while (0)
+#define WATTCAL_REQUIRE_SAMPLE(path)                                                    \
+  WATTCAL_NEED(FileExists(path), "sample not found: " << (path) << " (expected ../shared/samples beside the checkout)")
 
 struct LogContents {
   std::vector<PowerSample> samples;

@@ -33,6 +33,24 @@ std::string Dataset(const std::string& relative) {
   return dir.empty() ? std::string() : dir + "/" + relative;
 }
 
+std::string SamplesDir() {
+  if (const char* env = std::getenv("WATTCAL_SAMPLES")) {
+    return fs::is_directory(env) ? std::string(env) : std::string();
+  }
+  const fs::path candidate = fs::path(WATTCAL_SOURCE_DIR) / ".." / "shared" / "samples";
+  return fs::is_directory(candidate) ? fs::canonical(candidate).string() : std::string();
+}
+
+std::string Sample(const std::string& relative) {
+  const std::string dir = SamplesDir();
+  return dir.empty() ? std::string() : dir + "/" + relative;
+}
+
+bool DataRequired() {
+  const char* v = std::getenv("WATTCAL_REQUIRE_DATA");
+  return v != nullptr && std::string(v) == "1";
+}
+
 std::string ScratchDir() {
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string name = "wattcal_test_" + std::to_string(getpid());
@@ -76,9 +94,23 @@ std::string Quote(const std::string& s) {
 }  // namespace
 
 CommandResult RunStage(const std::string& program, const std::vector<std::string>& args) {
-  std::string command = Quote(std::string(WATTCAL_BIN_DIR) + "/" + program);
+  const std::string binary = std::string(WATTCAL_BIN_DIR) + "/" + program;
+  // A missing binary would exit 127 through the shell, which an assertion on "non-zero" takes
+  // for a refusal: it is a failure of its own.
+  if (::access(binary.c_str(), X_OK) != 0) {
+    ADD_FAILURE() << binary << " is not a built executable";
+    return {127, binary + ": not built"};
+  }
+  std::string command = Quote(binary);
   for (const std::string& a : args) command += " " + Quote(a);
-  return RunShell(command);
+  CommandResult r = RunShell(command);
+  // The shell reports a stage killed by signal N as 128 + N; no wattcal stage exits above 4, so
+  // a crash never passes for an error exit.
+  if (r.exit_code >= 128) {
+    ADD_FAILURE() << program << " was killed by signal " << r.exit_code - 128 << " (exit " << r.exit_code << "):\n"
+                  << r.output;
+  }
+  return r;
 }
 
 std::string ShellQuote(const std::string& s) { return Quote(s); }

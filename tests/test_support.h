@@ -13,11 +13,22 @@
 
 namespace wattcal::testing {
 
-// ../shared/datasets beside the checkout (or $WATTCAL_DATASETS); empty when absent.
+// The one way of finding the shared data. ../shared/datasets beside the checkout (or
+// $WATTCAL_DATASETS); empty when absent.
 std::string DatasetsDir();
 
 // Path of a file under the datasets folder ("" when the folder is absent).
 std::string Dataset(const std::string& relative);
+
+// ../shared/samples beside the checkout (or $WATTCAL_SAMPLES); empty when absent. Sample: a file
+// under it ("" when the folder is absent).
+std::string SamplesDir();
+std::string Sample(const std::string& relative);
+
+// True when WATTCAL_REQUIRE_DATA=1 (.ci/run sets it): what a test needs from outside the repo —
+// the shared datasets and samples, gnuplot, python3 — is then required, and its absence fails
+// the test instead of skipping it.
+bool DataRequired();
 
 // A fresh empty directory for the running test (removed and recreated on each call).
 std::string ScratchDir();
@@ -31,7 +42,8 @@ struct CommandResult {
   int exit_code = -1;
   std::string output;  // stdout and stderr together
 };
-// Runs build/bin/<program> with `args` (each shell-quoted) and captures its output.
+// Runs build/bin/<program> with `args` (each shell-quoted) and captures its output. A program
+// that is not built, or that a signal killed (exit 128 + N), fails the calling test.
 CommandResult RunStage(const std::string& program, const std::vector<std::string>& args);
 // Runs a /bin/sh command line and captures its stdout and stderr together.
 CommandResult RunShell(const std::string& command);
@@ -60,19 +72,30 @@ void ExpectFigureSvg(const std::string& path, const FigureSize& size = FigureSiz
 FigureSize PngSize(const std::string& path);
 
 }  // namespace wattcal::testing
+// A test that needs something from outside the repository: skipped with a clear message when
+// it is absent, or failed when DataRequired() (CI). Usable in a test body or SetUp().
+#define WATTCAL_NEED(present, what)                                                         \
+  do {                                                                                      \
+    if (!(present)) {                                                                       \
+      if (::wattcal::testing::DataRequired()) {                                             \
+        FAIL() << what << " (WATTCAL_REQUIRE_DATA=1: required here)";                       \
+      } else {                                                                              \
+        GTEST_SKIP() << what;                                                               \
+      }                                                                                     \
+    }                                                                                       \
+  } while (0)
 
-// Skips the current test when gnuplot is absent; `figures` says which figures go untested.
+// Gnuplot, for the figures named.
 #define WATTCAL_REQUIRE_GNUPLOT(figures)                                                    \
-  do {                                                                                      \
-    if (!::wattcal::GnuplotAvailable())                                                     \
-      GTEST_SKIP() << "gnuplot not found: install gnuplot (e.g. apt-get install "           \
-                      "gnuplot-nox) and re-run cmake to test the " figures;                 \
-  } while (0)
+  WATTCAL_NEED(::wattcal::GnuplotAvailable(), "gnuplot not found: install gnuplot (e.g. apt-get install "  \
+                                              "gnuplot-nox) and re-run cmake to test the " figures)
 
-// Skips the current test with a clear message when ../shared/datasets is absent.
+// ../shared/datasets.
 #define WATTCAL_REQUIRE_DATASETS()                                                          \
-  do {                                                                                      \
-    if (::wattcal::testing::DatasetsDir().empty())                                          \
-      GTEST_SKIP() << "real datasets not found: expected ../shared/datasets beside the "    \
-                      "checkout (or set WATTCAL_DATASETS)";                                 \
-  } while (0)
+  WATTCAL_NEED(!::wattcal::testing::DatasetsDir().empty(),                                  \
+               "real datasets not found: expected ../shared/datasets beside the checkout (or set WATTCAL_DATASETS)")
+
+// ../shared/samples.
+#define WATTCAL_REQUIRE_SAMPLES()                                                           \
+  WATTCAL_NEED(!::wattcal::testing::SamplesDir().empty(),                                   \
+               "profiler samples not found: expected ../shared/samples beside the checkout (or set WATTCAL_SAMPLES)")

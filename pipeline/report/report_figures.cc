@@ -33,10 +33,13 @@ constexpr const char* kCorrelationPalette =
 constexpr double kWhiteTextAbsR = 0.6;
 // Greys of the static and component-independent terms of a breakdown, darkest first.
 constexpr const char* kGreyColours[] = {"#404040", "#6e6e6e", "#9a9a9a", "#c4c4c4"};
-// ColorBrewer "Paired" (12 classes): one colour per component of a breakdown.
-constexpr const char* kComponentColours[] = {"#1f78b4", "#a6cee3", "#33a02c", "#b2df8a",
-                                             "#e31a1c", "#fb9a99", "#ff7f00", "#fdbf6f",
-                                             "#6a3d9a", "#cab2d6", "#b15928", "#ffff99"};
+// One colour per component of a breakdown: ColorBrewer "Paired" (12 classes), then 8 darker or
+// other hues, so that a GH100 breakdown's 17 components never share a colour (with 12 they did:
+// ISSUE and DMMA were the same blue).
+constexpr const char* kComponentColours[] = {"#1f78b4", "#a6cee3", "#33a02c", "#b2df8a", "#e31a1c",
+                                             "#fb9a99", "#ff7f00", "#fdbf6f", "#6a3d9a", "#cab2d6",
+                                             "#b15928", "#ffff99", "#17becf", "#bcbd22", "#e377c2",
+                                             "#006d2c", "#08306b", "#800026", "#54278f", "#ffd92f"};
 // The benchmark heat-map keeps the usual canvas up to this many benchmarks; beyond, it grows
 // by kHeatmapCellPx per benchmark and names them at kHeatmapLargeFontPt.
 constexpr int kMaxNamedBenchmarks = 40;
