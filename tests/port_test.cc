@@ -487,7 +487,6 @@ TEST(PortNode, ScalingAndDerivedFactorsAgree) {
 // (clocked through nvidia-settings offsets, TPDS §4.3: voltage constant) draws ~16% less than
 // the Titan X's voltage curve implies.
 
-constexpr double kMapeTolPp = 0.3;
 
 double Mape(const PowerModel& model, const Corpus& heldout, PredictMode mode) {
   return ComputeErrorMetrics(PredictHeldout(model, heldout, mode)).mape_pct;
@@ -533,12 +532,8 @@ TEST(PortRealData, GtxTitanXModelPortedToTheGtx980) {
   const double without_fixed = Mape(fixed_counts, g980_fixed, PredictMode::kFixed);
   const double without_dvfs = Mape(dvfs_counts, g980_dvfs, PredictMode::kDvfs);
   const double without_scaling = Mape(dvfs_counts, g980_dvfs, PredictMode::kScaling);
-  EXPECT_NEAR(with_fixed, 11.36, kMapeTolPp);
-  EXPECT_NEAR(with_dvfs, 8.20, kMapeTolPp);
-  EXPECT_NEAR(with_scaling, 6.90, kMapeTolPp);
-  EXPECT_NEAR(without_fixed, 25.79, kMapeTolPp);
-  EXPECT_NEAR(without_dvfs, 20.85, kMapeTolPp);
-  EXPECT_NEAR(without_scaling, 7.20, kMapeTolPp);
+  // The figures themselves are recorded once, in expected/results.csv (port-gtx980), and checked
+  // by HeadlineFigures; here, what the idle correction must do to them.
   EXPECT_LT(with_fixed, without_fixed / 2);
   EXPECT_LT(with_dvfs, without_dvfs / 2);
   EXPECT_LT(with_scaling, without_scaling);

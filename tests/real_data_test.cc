@@ -117,8 +117,8 @@ TEST_F(TitanX, DefaultOptionsBeatGpmtool) {
   RecordProperty("fixed_mape_pct", fmt::format("{:.3f}", fixed_mape));
 }
 
-// The 7-component pair (35 benchmarks): gpmTOOL gives DVFS 8.08%, scaling 4.56%. wattcal's
-// default beats it on scaling; on DVFS it is 0.1 point behind (reported in the README).
+// The 7-component pair (35 benchmarks): wattcal's reimplementation of gpmTOOL's alternating
+// solver (not gpmTOOL itself, which was not run on these files) gives DVFS 8.08%, scaling 4.56%.
 TEST(TitanX7Comp, ScalingBeatsGpmtoolAndDvfsStaysClose) {
   WATTCAL_REQUIRE_DATASETS();
   const Corpus train = ReadCorpus(Gpmtool("gtx_titan_x/train_micro_dvfs_7comp.csv"));
