@@ -11,7 +11,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
-  python3
+  python3 python3-numpy python3-scipy
 )
 missing=()
 for p in "${packages[@]}"; do

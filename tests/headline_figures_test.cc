@@ -30,6 +30,18 @@ TEST(HeadlineFigures, EveryRecordedFigureIsWhatTheRunsGiveNow) {
   EXPECT_NE(check.output.find(" as expected, 0 differ, 0 missing"), std::string::npos) << check.output;
   // And every file the runs wrote is the one its provenance names.
   EXPECT_NE(check.output.find(" changed since, 0 gone"), std::string::npos) << check.output;
+
+  // Certified independently (scripts/certify/fixed_cv.py: scipy's NNLS on the same folds): the
+  // H100, H200 and own-capture cross-validations, row by row and in their MAPE.
+  const bool scipy = testing::RunShell("python3 -c 'import numpy, scipy'").exit_code == 0;
+  WATTCAL_NEED(scipy, "python3 with numpy and scipy not found (scripts/install_deps.sh installs them): "
+                      "the CV figures are not certified independently");
+  for (const char* run : {"h100", "h200", "h100-own"}) {
+    const testing::CommandResult c = testing::RunShell("python3 " + testing::ShellQuote(source + "/scripts/certify/fixed_cv.py") +
+                                                       " " + testing::ShellQuote(dir + "/reports/" + run));
+    EXPECT_EQ(c.exit_code, 0) << c.output;
+    EXPECT_NE(c.output.find("\ncertified"), std::string::npos) << c.output;
+  }
 }
 
 }  // namespace
