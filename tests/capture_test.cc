@@ -420,14 +420,14 @@ TEST(Capture, StageWritesTheMeasuredTableAndRefusesWhatItCannotRead) {
   // Without --gpu: a clear error and no output.
   const testing::CommandResult no_gpu = testing::RunStage(
       "wattcal-ingest", {"--capture", H100("ubench_random"), "--tidy", out + "/x.csv"});
-  EXPECT_NE(no_gpu.exit_code, 0);
+  EXPECT_EQ(no_gpu.exit_code, 1);
   EXPECT_NE(no_gpu.output.find("--capture needs --gpu"), std::string::npos) << no_gpu.output;
   EXPECT_FALSE(testing::FileExists(out + "/x.csv"));
   // A folder that is not a capture.
   fs::create_directories(out + "/empty");
   const testing::CommandResult not_capture = testing::RunStage(
       "wattcal-ingest", {"--capture", out + "/empty", "--gpu", gpu, "--tidy", out + "/y.csv"});
-  EXPECT_NE(not_capture.exit_code, 0);
+  EXPECT_EQ(not_capture.exit_code, 2);
   EXPECT_NE(not_capture.output.find("no windows.csv"), std::string::npos) << not_capture.output;
   EXPECT_FALSE(testing::FileExists(out + "/y.csv"));
 }
@@ -449,7 +449,7 @@ TEST(Capture, SingleClockDvfsIsRefusedAndExtrapolationIsFlagged) {
   // One V-F pair (1980/2619 MHz): DVFS is an error pointing to --method fixed, nothing written.
   const testing::CommandResult dvfs = testing::RunStage(
       "wattcal-calibrate", {"--train", out + "/mix.csv", "--method", "dvfs", "--out", out + "/dvfs.json"});
-  EXPECT_NE(dvfs.exit_code, 0);
+  EXPECT_EQ(dvfs.exit_code, 1);
   EXPECT_NE(dvfs.output.find("DVFS needs at least two V-F pairs"), std::string::npos) << dvfs.output;
   EXPECT_NE(dvfs.output.find("use --method fixed"), std::string::npos) << dvfs.output;
   EXPECT_FALSE(testing::FileExists(out + "/dvfs.json"));

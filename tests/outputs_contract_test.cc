@@ -206,7 +206,7 @@ TEST(OutputCommit, ARenameFailingMidwayKeepsTheOldOutputs) {
   const CommandResult r =
       RunStage("wattcal-calibrate", {"--train", train, "--method", "fixed", "--out", model,
                                      "--export-gpmtool", dir + "/export", "-q"});
-  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(Contains(r.output, "cannot write " + dir + "/export")) << r.output;
   EXPECT_TRUE(Contains(r.output, "Is a directory") || Contains(r.output, "Directory not empty") ||
               Contains(r.output, "File exists"))
@@ -225,7 +225,7 @@ TEST(OutputCommit, AFailedRunRemovesTheFoldersItCreated) {
   const CommandResult r = RunStage(
       "wattcal-calibrate", {"--train", train, "--method", "fixed", "--out", dir + "/new/sub/m.json",
                             "--export-gpmtool", dir + "/export", "-q"});
-  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_EQ(ListDir(dir), (std::vector<std::string>{"export", "train.csv"}));
 }
 
@@ -347,7 +347,9 @@ TEST(Identifiability, AllZeroUtilisationsAreUnderdetermined) {
   const std::string dir = ScratchDir();
   const CommandResult r =
       Calibrate(dir, GpmtoolFile({{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}), "fixed");
-  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;  // an input error, naming the file
+  EXPECT_TRUE(Contains(r.output, dir + "/train.csv: underdetermined fit: no component's utilisation varies"))
+      << r.output;
   EXPECT_TRUE(ListDir(dir + "/out").empty());
 }
 
