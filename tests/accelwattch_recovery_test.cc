@@ -25,8 +25,8 @@
 //   kernels stress, FPUP and FP_MULP; the others stay close. Worst over seeds 1-10: FPUP
 //   13.3%, FP_MULP 10.3%, INTP 9.6%, the others <= 5.7%. Tolerances: FPUP 20%, FP_MULP 15%,
 //   INTP 14%, the others 9%.
-// The tolerances are about 1.5x the worst error over seeds 1-10 (the disabled SeedSweep test
-// below prints them; run it with --gtest_also_run_disabled_tests, ~3 s).
+// The tolerances are about 1.5x the worst error over seeds 1-10 (SeedSweepStaysWithinTheTolerances
+// below checks every seed against them and prints the worst).
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -247,8 +247,10 @@ TEST(AccelWattchRecovery, WholeChainFromDumpsPredictsHeldOutKernels) {
   EXPECT_GE(checked, 40);
 }
 
-// Prints the recovery over seeds 1-10 (the basis of the tolerances above).
-TEST(AccelWattchRecovery, DISABLED_SeedSweep) {
+// The recovery over seeds 1-10, the basis of the tolerances above (about 1.5x the worst): every
+// seed must stay within them, so the single-seed tests' tolerances are what the data support, not
+// what one lucky seed gave. ~2.5 s; prints the worst errors.
+TEST(AccelWattchRecovery, SeedSweepStaysWithinTheTolerances) {
   std::map<std::string, double> worst_true_terms, worst_chain;
   const std::string base = ScratchDir();
   for (unsigned seed = 1; seed <= 10; ++seed) {
@@ -260,6 +262,9 @@ TEST(AccelWattchRecovery, DISABLED_SeedSweep) {
     ASSERT_NO_FATAL_FAILURE(FixedTermsFromSweeps(dir + "/sweeps", seed));
     Recovery b;
     ASSERT_NO_FATAL_FAILURE(Calibrate(dir + "/b", dir + "/sweeps", seed + 1, &b));
+    SCOPED_TRACE(fmt::format("seed {}", seed));
+    ExpectFactors(a, {{"INTP", 0.11}, {"FPUP", 0.09}}, 0.06);
+    ExpectFactors(b, {{"FPUP", 0.20}, {"FP_MULP", 0.15}, {"INTP", 0.14}}, 0.09);
     for (const auto& [c, x] : a.x) {
       worst_true_terms[c] = std::max(worst_true_terms[c], std::abs(x / a.truth[c] - 1));
       worst_chain[c] = std::max(worst_chain[c], std::abs(b.x[c] / b.truth[c] - 1));
