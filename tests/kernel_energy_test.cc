@@ -574,6 +574,25 @@ TEST(KernelEnergy, RealH100WindowMatchesAnIndependentComputation) {
   ASSERT_EQ(r.kernels.size(), 1u);
   EXPECT_EQ(r.kernels[0].f_core_mhz, 1380.0);
   EXPECT_TRUE(std::isnan(r.kernels[0].f_mem_mhz));
+
+  // The independent computation the expected values come from is in the repository
+  // (scripts/certify/kernel_energy.py, numpy): run it, and it must print wattcal's values.
+  const bool numpy = ::wattcal::testing::RunShell("python3 -c 'import numpy'").exit_code == 0;
+  WATTCAL_NEED(numpy, "python3 with numpy not found: the independent computation is not rerun");
+  const auto py = ::wattcal::testing::RunShell(
+      "python3 " + ::wattcal::testing::ShellQuote(std::string(WATTCAL_SOURCE_DIR) + "/scripts/certify/kernel_energy.py") +
+      " " + ::wattcal::testing::ShellQuote(sample) + " '2023/08/31 14:16:45.0005' '2023/08/31 14:16:50.2505'");
+  ASSERT_EQ(py.exit_code, 0) << py.output;
+  auto value = [&](const std::string& key) {
+    const size_t at = py.output.find(key + " ");
+    return at == std::string::npos ? std::nan("") : std::stod(py.output.substr(at + key.size() + 1));
+  };
+  EXPECT_NEAR(value("energy_j"), w.energy_j, 1e-6) << py.output;
+  EXPECT_EQ(value("samples"), w.samples) << py.output;
+  EXPECT_NEAR(value("mean_power_w"), w.mean_power_w, 1e-6) << py.output;
+  EXPECT_NEAR(value("cv"), w.cv, 1e-9) << py.output;
+  EXPECT_NEAR(value("f_core_mhz"), w.f_core_mhz, 1e-6) << py.output;
+  EXPECT_NE(py.output.find("f_core_range_mhz 1185-1755"), std::string::npos) << py.output;
 }
 
 TEST(KernelEnergyOptions, DefaultsPassAndEachRuleNamesItsField) {
