@@ -108,6 +108,13 @@ ReportApps ReadReportApps(const std::string& path, const std::string& breakdown_
     }
     BreakdownBar bar;
     bar.label = f[0];
+    // A workload predicted beyond the model's training, or with a unit the model has no term for,
+    // is marked in the figure as in the table.
+    const std::string& flags = apps.rows[row].flags;
+    if (flags.find("beyond_training") != std::string::npos || flags.find("no_model_term") != std::string::npos) {
+      bar.label += " †";
+      apps.chart.note = "† beyond the model's\ntraining range (the\ntable's flags say\nwhich unit)";
+    }
     for (size_t i = 3; i < width; ++i) bar.term_w.push_back(b.ParseNumber(f[i], apps.chart.terms[i - 3]));
     bar.measured_w = apps.rows[row].measured_w;
     apps.chart.bars.push_back(bar);

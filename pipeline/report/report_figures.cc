@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -592,6 +593,17 @@ void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
       *gp << "set xtics rotate by 90 right scale 0 font '," << tic_pt << "'\n";
     }
     if (!chart.x_label.empty()) *gp << "set xlabel " << GnuplotString(chart.x_label) << "\n";
+    if (!chart.note.empty()) {
+      // Below the key, right of the plot, where the rotated workload names never reach; a line
+      // per '\n' of the note.
+      std::vector<std::string> lines;
+      std::stringstream text(chart.note);
+      for (std::string line; std::getline(text, line);) lines.push_back(line);
+      for (size_t i = 0; i < lines.size(); ++i) {
+        *gp << "set label " << 3 + i << " " << GnuplotString(lines[i]) << " at screen 0.775, screen "
+            << 0.2 - 0.035 * static_cast<double>(i) << " left font ',10' front\n";
+      }
+    }
     *gp << "set ytics out nomirror\n";
     *gp << "set grid ytics lc rgb '#d9d9d9' lw 0.5\n";
     *gp << "set yrange [0:" << Num(y_high_w) << "]\n";
