@@ -53,21 +53,8 @@ CheckStageReport RunCheckStage(const CheckStageOptions& o) {
                          report.missing, report.runs_missing.size(), names, names));
   }
   // The files the runs wrote are the files their provenance names, byte for byte.
-  if (o.runs.empty()) {
-    report.provenance = VerifyProvenance(o.reports_dir);
-  } else {
-    for (const std::string& run : o.runs) {
-      const ProvenanceCheck one = VerifyProvenance(o.reports_dir + "/" + run);
-      report.provenance.files += one.files;
-      report.provenance.verified += one.verified;
-      for (const auto* list : {&one.changed, &one.missing, &one.unreadable}) {
-        auto& into = list == &one.changed ? report.provenance.changed
-                     : list == &one.missing ? report.provenance.missing
-                                            : report.provenance.unreadable;
-        into.insert(into.end(), list->begin(), list->end());
-      }
-    }
-  }
+  if (o.runs.empty()) VerifyProvenance(o.reports_dir, &report.provenance);
+  for (const std::string& run : o.runs) VerifyProvenance(o.reports_dir + "/" + run, &report.provenance);
   const ProvenanceCheck& p = report.provenance;
   LogInfo(fmt::format("provenance: {} files, {} outputs as recorded, {} changed since, {} gone", p.files, p.verified,
                       p.changed.size(), p.missing.size()));

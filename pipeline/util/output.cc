@@ -55,15 +55,8 @@ std::string ProvenancePathFor(const std::string& first_output, const std::string
   return (dir / "provenance" / (stage + "-" + out.filename().string() + ".json")).string();
 }
 
-namespace {
-// Whether folder path `a` ends with the folder name `b` ("" matches the empty name only).
-bool EndsWithPath(const std::string& a, const std::string& b) {
-  return fs::path(a).filename().string() == b;
-}
-}  // namespace
-
-ProvenanceCheck VerifyProvenance(const std::string& root) {
-  ProvenanceCheck c;
+void VerifyProvenance(const std::string& root, ProvenanceCheck* check) {
+  ProvenanceCheck& c = *check;
   boost::system::error_code ec;
   std::vector<fs::path> files;
   for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
@@ -94,7 +87,6 @@ ProvenanceCheck VerifyProvenance(const std::string& root) {
       }
     }
   }
-  return c;
 }
 
 std::string FindProvenanceOf(const std::string& path) {
@@ -122,7 +114,7 @@ std::string FindProvenanceOf(const std::string& path) {
         if (written == path) return f;
         // Written from another working folder: the same name, at the same place below `folder`.
         const fs::path w(written);
-        if (w.filename().string() == name && (up == 0 ? true : EndsWithPath(parent, w.parent_path().filename().string()))) {
+        if (w.filename().string() == name && (up == 0 || fs::path(parent).filename() == w.parent_path().filename())) {
           return f;
         }
       }
@@ -340,12 +332,13 @@ void OutputSet::Commit() {
     // sub-folders keeps one provenance file, in the folder above them).
     fs::path common = fs::path(recorded_.front()).parent_path();
     for (const std::string& r : recorded_) {
+      // The folders both paths share, element by element ("out/a" is no folder of "out/ab").
       const fs::path dir = fs::path(r).parent_path();
-      while (!common.empty() && dir.string().rfind(common.string(), 0) != 0) common = common.parent_path();
-      if (!common.empty() && dir.string().size() > common.string().size() &&
-          dir.string()[common.string().size()] != '/') {
-        common = common.parent_path();  // "out/a" is no folder of "out/ab"
+      fs::path shared;
+      for (auto a = common.begin(), b = dir.begin(); a != common.end() && b != dir.end() && *a == *b; ++a, ++b) {
+        shared /= *a;
       }
+      common = shared;
     }
     const std::string path = ProvenancePathFor((common / fs::path(recorded_.front()).filename()).string(),
                                                provenance_["stage"].get<std::string>());

@@ -37,7 +37,8 @@ struct ProvenanceCheck {
   std::vector<std::string> missing;
   std::vector<std::string> unreadable;  // provenance files that do not parse
 };
-ProvenanceCheck VerifyProvenance(const std::string& root);
+// Adds what it finds under `root` to `check` (several roots add up).
+void VerifyProvenance(const std::string& root, ProvenanceCheck* check);
 
 // The provenance file under `dir`/provenance/ that lists `path` (as written, or by file name)
 // among its outputs; "" when none does.
