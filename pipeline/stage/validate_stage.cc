@@ -162,26 +162,17 @@ ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
       cv_options.folds = o.cv_folds;
       cv_options.seed = o.cv_seed;
       cv_options.num_threads = calibration.num_threads;
-      Corpus train = ReadCorpus(o.train_path, read_options);
-      if (!calibration.keep_flagged) {
-        // The toggle sweep's other-data rows: no counters model can fit them, so a figure that
-        // scored them would measure the data, not the model.
-        std::vector<int> kept;
-        for (int r = 0; r < train.rows(); ++r) {
-          if (!HasFlag(train, r, kCorpusFlagDataToggle)) kept.push_back(r);
-        }
-        if (static_cast<int>(kept.size()) < train.rows()) {
-          LogWarning(fmt::format("{} rows flagged {} are neither trained on nor scored (--keep-flagged keeps them)",
-                                 train.rows() - static_cast<int>(kept.size()), kCorpusFlagDataToggle));
-          train = train.Subset(kept);
-        }
-      }
+      const Corpus train = ReadCorpus(o.train_path, read_options);
       LogInfo(fmt::format("{}-fold cross-validation by benchmark on {} ({} benchmarks, {} rows)",
                           o.cv_folds, o.train_path, train.Benchmarks().size(), train.rows()));
       const std::string left_out = SelectTrainingRows(train, calibration.keep_flagged).message;
       if (!left_out.empty()) LogWarning("every fold's training: " + left_out);
       for (const FrequencyDomain& d : train.layout.domains) reference_pair_mhz.push_back(d.default_freq_mhz);
       const CrossValidationReport result = CrossValidate(train, calibration, mode, cv_options);
+      if (result.unscored_rows > 0) {
+        LogWarning(fmt::format("{} rows flagged {} are neither trained on nor scored (--keep-flagged keeps them)",
+                               result.unscored_rows, kCorpusFlagDataToggle));
+      }
       in.rows = result.rows;
       in.fold_benchmarks = result.fold_benchmarks;
       in.source = o.train_path;

@@ -40,10 +40,18 @@ std::vector<std::vector<std::string>> AssignFolds(const std::vector<std::string>
   return out;
 }
 
-CrossValidationReport CrossValidate(const Corpus& corpus, const CalibrationOptions& calibration,
+CrossValidationReport CrossValidate(const Corpus& given, const CalibrationOptions& calibration,
                                     PredictMode mode, const CrossValidationOptions& options) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
+  // The toggle sweep's other-data rows: a figure that scored them would measure the data, not the
+  // model, so they are neither trained on (SelectTrainingRows) nor held out.
+  std::vector<int> scored;
+  for (int r = 0; r < given.rows(); ++r) {
+    if (calibration.keep_flagged || !HasFlag(given, r, kCorpusFlagDataToggle)) scored.push_back(r);
+  }
+  const int unscored_rows = given.rows() - static_cast<int>(scored.size());
+  const Corpus corpus = unscored_rows > 0 ? given.Subset(scored) : given;
   const std::vector<std::string> benchmarks = corpus.Benchmarks();
   if (static_cast<int>(benchmarks.size()) < options.folds) {
     throw OptionError(fmt::format("folds = {} exceeds the {} benchmarks in {}", options.folds,
@@ -59,6 +67,7 @@ CrossValidationReport CrossValidate(const Corpus& corpus, const CalibrationOptio
                     "use --mode fixed");
   }
   CrossValidationReport result;
+  result.unscored_rows = unscored_rows;
   result.fold_benchmarks = AssignFolds(benchmarks, options.folds, options.seed);
   std::map<std::string, int> fold_of;
   for (int k = 0; k < options.folds; ++k) {

@@ -28,6 +28,9 @@ struct CrossValidationReport {
   std::vector<std::vector<std::string>> fold_benchmarks;
   // The model calibrated on the other folds, per fold.
   std::vector<PowerModel> fold_models;
+  // Rows flagged data_toggle, neither trained on nor scored unless calibration.keep_flagged (no
+  // counters model can fit the toggle sweep's other-data windows).
+  int unscored_rows = 0;
 };
 
 // Assigns benchmarks (in order of first appearance) to folds: a seeded Fisher-Yates shuffle
