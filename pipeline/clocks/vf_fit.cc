@@ -1,0 +1,217 @@
+#include "clocks/vf_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "clocks/vf_cost.h"
+#include "util/errors.h"
+
+namespace wattcal {
+namespace {
+
+using clocks_internal::VfCost;
+using clocks_internal::VfRow;
+
+// The calibrated clock at or below f and the fraction toward the next one (held at the ends).
+void Locate(const std::vector<double>& clocks, double f, int* level, double* t) {
+  if (f <= clocks.front()) {
+    *level = 0;
+    *t = 0.0;
+    return;
+  }
+  if (f >= clocks.back()) {
+    *level = static_cast<int>(clocks.size()) - 1;
+    *t = 0.0;
+    return;
+  }
+  const size_t k = static_cast<size_t>(std::upper_bound(clocks.begin(), clocks.end(), f) - clocks.begin() - 1);
+  *level = static_cast<int>(k);
+  *t = (f - clocks[k]) / (clocks[k + 1] - clocks[k]);
+}
+
+}  // namespace
+
+bool VfFitOptions::Check(std::string* error) const {
+  if (!(voltage_min > 0.0 && voltage_min < 1.0 && voltage_max > 1.0 && std::isfinite(voltage_max))) {
+    *error = fmt::format("voltage bounds [{}, {}]: need 0 < min < 1 < max", voltage_min, voltage_max);
+    return false;
+  }
+  if (max_iterations < 1) {
+    *error = "max_iterations must be at least 1";
+    return false;
+  }
+  if (!std::isnan(power_limit_w) && !(power_limit_w > 0.0)) {
+    *error = fmt::format("power limit {} W: must be positive", power_limit_w);
+    return false;
+  }
+  if (!std::isnan(reference_mhz) && !(reference_mhz > 0.0)) {
+    *error = fmt::format("reference clock {} MHz: must be positive", reference_mhz);
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::string> CheckClockRunsForFit(const ClockRunTable& table) {
+  const std::vector<std::string> workloads = table.Workloads();
+  if (workloads.size() < 2) {
+    throw InputError(table.path, 0, "workload",
+                     fmt::format("{} workload(s): the voltages need two workloads or more measured "
+                                 "at the same clocks", workloads.size()));
+  }
+  std::map<std::string, std::vector<const ClockRun*>> by_workload;
+  std::map<double, std::vector<const ClockRun*>> by_clock;
+  for (const ClockRun& r : table.runs) {
+    by_workload[r.workload].push_back(&r);
+    by_clock[r.f_requested_mhz].push_back(&r);
+  }
+  if (by_clock.size() < 2) {
+    throw InputError(table.path, table.runs.front().line, "f_core_mhz",
+                     "one clock only: the voltage-frequency curve needs two clocks or more");
+  }
+  for (const std::string& w : workloads) {
+    const auto& rows = by_workload[w];
+    if (rows.size() < 2) {
+      throw InputError(table.path, rows[0]->line, "workload",
+                       fmt::format("'{}' was measured at one clock only ({:g} MHz): it says nothing "
+                                   "about the voltages; leave it out of the calibration and predict "
+                                   "it from the calibrated model (wattcal-clocks --predict)",
+                                   w, rows[0]->f_requested_mhz));
+    }
+  }
+  for (const auto& [f, rows] : by_clock) {
+    if (rows.size() < 2) {
+      throw InputError(table.path, rows[0]->line, "f_core_mhz",
+                       fmt::format("{:g} MHz has one workload only ('{}'): its voltage would fit that "
+                                   "one run exactly; measure two workloads or more there, or leave "
+                                   "the clock out", f, rows[0]->workload));
+    }
+  }
+  std::vector<std::string> warnings;
+  for (const std::string& w : workloads) {
+    std::vector<const ClockRun*> rows = by_workload[w];
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const ClockRun* a, const ClockRun* b) { return a->f_core_mhz < b->f_core_mhz; });
+    const ClockRun* lo = rows.front();
+    const ClockRun* hi = rows.back();
+    if (hi->power_w < lo->power_w) {
+      throw InputError(table.path, hi->line, "power",
+                       fmt::format("the power of '{}' falls from {:.1f} W at {:g} MHz (line {}) to "
+                                   "{:.1f} W at {:g} MHz: power rises with the clock; are the clock "
+                                   "or power columns mislabelled?",
+                                   w, lo->power_w, lo->f_core_mhz, lo->line, hi->power_w, hi->f_core_mhz));
+    }
+    for (size_t i = 1; i < rows.size(); ++i) {
+      if (rows[i]->power_w < 0.9 * rows[i - 1]->power_w) {
+        warnings.push_back(fmt::format("{}:{}: '{}' draws {:.1f} W at {:g} MHz, {:.0f}% less than at "
+                                       "{:g} MHz (line {}); fitted as measured",
+                                       table.path, rows[i]->line, w, rows[i]->power_w, rows[i]->f_core_mhz,
+                                       100.0 * (1.0 - rows[i]->power_w / rows[i - 1]->power_w),
+                                       rows[i - 1]->f_core_mhz, rows[i - 1]->line));
+      }
+    }
+  }
+  return warnings;
+}
+
+VfFitResult FitVfModel(const ClockRunTable& table, const VfFitOptions& options) {
+  std::string error;
+  if (!options.Check(&error)) throw OptionError(error);
+  VfFitResult result;
+  result.warnings = CheckClockRunsForFit(table);
+  const std::vector<std::string> workloads = table.Workloads();
+  const std::vector<double> clocks = table.RequestedClocks();
+  const double reference = std::isnan(options.reference_mhz) ? clocks.back() : options.reference_mhz;
+  const auto ref_it = std::find_if(clocks.begin(), clocks.end(),
+                                   [&](double f) { return std::abs(f - reference) < 1e-6; });
+  if (ref_it == clocks.end()) {
+    throw OptionError(fmt::format("reference clock {:g} MHz is not one of the requested clocks ({:g} .. {:g} MHz)",
+                                  reference, clocks.front(), clocks.back()));
+  }
+  const int num_levels = static_cast<int>(clocks.size());
+  const int ref_level = static_cast<int>(ref_it - clocks.begin());
+
+  std::map<std::string, int> index;
+  for (size_t i = 0; i < workloads.size(); ++i) index[workloads[i]] = static_cast<int>(i);
+  std::vector<VfRow> rows;
+  double min_power = std::numeric_limits<double>::infinity();
+  for (const ClockRun& r : table.runs) {
+    VfRow row;
+    row.workload = index.at(r.workload);
+    row.f_mhz = r.f_core_mhz;
+    row.power_w = r.power_w;
+    Locate(clocks, r.f_core_mhz, &row.level, &row.t);
+    rows.push_back(row);
+    min_power = std::min(min_power, r.power_w);
+  }
+
+  // Start: a voltage rising linearly to 1 at the reference, a fifth of the least power static,
+  // and each workload's activity from its own rows.
+  const fit_internal::VoltageCurve curve(num_levels, ref_level, options.voltage_min, options.voltage_max);
+  std::vector<double> v0(clocks.size());
+  for (size_t k = 0; k < clocks.size(); ++k) {
+    v0[k] = std::clamp(0.75 + 0.25 * (clocks[k] - clocks.front()) / (reference - clocks.front() + 1e-9),
+                       options.voltage_min, options.voltage_max);
+  }
+  v0[static_cast<size_t>(ref_level)] = 1.0;
+  std::vector<double> s = curve.Invert(v0);
+  if (s.empty()) s.push_back(0.0);
+  double coef[2] = {0.2 * min_power, 0.0};
+  std::vector<double> g(workloads.size(), 0.0), n(workloads.size(), 0.0);
+  for (const VfRow& row : rows) {
+    const double v = (1.0 - row.t) * v0[static_cast<size_t>(row.level)] +
+                     row.t * v0[std::min<size_t>(static_cast<size_t>(row.level) + 1, clocks.size() - 1)];
+    g[static_cast<size_t>(row.workload)] += std::max(0.0, row.power_w - coef[0] * v) / (v * v * row.f_mhz);
+    n[static_cast<size_t>(row.workload)] += 1.0;
+  }
+  for (size_t i = 0; i < g.size(); ++i) g[i] /= n[i];
+
+  ceres::Problem problem;
+  problem.AddResidualBlock(new VfCost(&rows, &curve, num_levels, static_cast<int>(workloads.size())),
+                           nullptr, s.data(), coef, g.data());
+  for (size_t j = 0; j < s.size(); ++j) {
+    problem.SetParameterLowerBound(s.data(), static_cast<int>(j), 0.0);
+    problem.SetParameterUpperBound(s.data(), static_cast<int>(j), 1.0);
+  }
+  if (num_levels == 1) problem.SetParameterBlockConstant(s.data());
+  for (int j = 0; j < 2; ++j) problem.SetParameterLowerBound(coef, j, 0.0);
+  for (size_t j = 0; j < g.size(); ++j) problem.SetParameterLowerBound(g.data(), static_cast<int>(j), 0.0);
+
+  ceres::Solver::Options solver;
+  solver.linear_solver_type = ceres::DENSE_QR;
+  solver.max_num_iterations = options.max_iterations;
+  solver.function_tolerance = 1e-12;
+  solver.gradient_tolerance = 1e-12;
+  solver.parameter_tolerance = 1e-12;
+  solver.num_threads = 1;
+  solver.logging_type = ceres::SILENT;
+  ceres::Solver::Summary summary;
+  ceres::Solve(solver, &problem, &summary);
+  result.iterations = static_cast<int>(summary.iterations.size());
+  result.converged = summary.termination_type == ceres::CONVERGENCE;
+  if (!result.converged) {
+    result.warnings.push_back("the fit stopped without converging: " + summary.message);
+  }
+
+  VfModel& m = result.model;
+  m.reference_mhz = reference;
+  m.clocks_mhz = clocks;
+  Eigen::MatrixXd dv_ds;
+  curve.Evaluate(s.data(), &m.v_rel, &dv_ds);
+  m.static_w = coef[0];
+  m.constant_w = coef[1];
+  m.power_limit_w = options.power_limit_w;
+  for (size_t i = 0; i < workloads.size(); ++i) m.activity_w_per_mhz[workloads[i]] = g[i];
+  double sum = 0.0;
+  for (const ClockRun& r : table.runs) {
+    const double p = m.PowerAt(m.activity_w_per_mhz.at(r.workload), r.f_core_mhz);
+    result.fitted_w.push_back(p);
+    sum += std::abs(p - r.power_w) / r.power_w;
+  }
+  result.mape_pct = 100.0 * sum / static_cast<double>(table.runs.size());
+  return result;
+}
+
+}  // namespace wattcal

@@ -1,0 +1,58 @@
+// Activity-free DVFS calibration: the voltage-frequency curve, the static and constant power and
+// one dynamic activity per workload (clocks/vf_model.h, TPDS'19 Eqs. 4-6 with U one-hot) from
+// power measured per workload and locked clock, no counters. Solved jointly with Ceres (as
+// wattcal's DVFS calibration: monotone voltages through fit/cost_functions.h's VoltageCurve,
+// v = 1 at the reference clock, coefficients >= 0) on relative residuals.
+//
+// Each row enters at the clock it ran at: a row the power limit held below its requested clock
+// (ClockRun::HeldBelowRequest) is fitted at its measured clock, its voltage linear between the
+// calibrated clocks around it. The calibrated clocks are the requested ones.
+//
+// What the data must give (InputError naming file and line otherwise): two workloads or more,
+// each at two clocks or more (one clock says nothing about the voltage: predict such a workload
+// from a calibrated model instead), each requested clock with two workloads or more (one
+// workload's run would fit its clock's voltage exactly), and no workload whose power falls from
+// its lowest clock to its highest (columns swapped or mislabelled). A workload whose power drops
+// between neighbouring clocks by more than 10% is fitted, and listed in the result's warnings.
+#pragma once
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "clocks/vf_model.h"
+#include "io/clock_runs.h"
+
+namespace wattcal {
+
+struct VfFitOptions {
+  // Clock at which v = 1, MHz; NaN: the highest requested clock.
+  double reference_mhz = std::numeric_limits<double>::quiet_NaN();
+  // Bounds of the relative voltage (gpmTOOL's and wattcal's DVFS default).
+  double voltage_min = 0.5;
+  double voltage_max = 2.0;
+  // Ceres iterations at most.
+  int max_iterations = 500;
+  // The board's power limit, W (NaN: none); stored in the model for predictions.
+  double power_limit_w = std::numeric_limits<double>::quiet_NaN();
+
+  bool Check(std::string* error) const;
+};
+
+struct VfFitResult {
+  VfModel model;
+  std::vector<double> fitted_w;  // per row of the table
+  double mape_pct = 0.0;         // training MAPE
+  int iterations = 0;
+  bool converged = false;
+  std::vector<std::string> warnings;
+};
+
+// Throws InputError (the data's shape, above) or OptionError (the reference clock is not one of
+// the requested clocks).
+VfFitResult FitVfModel(const ClockRunTable& table, const VfFitOptions& options);
+
+// The same checks alone, for a table before fitting; returns the warnings.
+std::vector<std::string> CheckClockRunsForFit(const ClockRunTable& table);
+
+}  // namespace wattcal

@@ -1,0 +1,242 @@
+#include "io/clock_runs.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "io/csv_reader.h"
+#include "util/csv_field.h"
+#include "util/errors.h"
+
+namespace wattcal {
+namespace {
+
+std::string LowerCase(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A column of the header: its index and the factor to wattcal's unit.
+struct Column {
+  int index = -1;
+  double scale = 1.0;
+  std::string name;
+  bool found() const { return index >= 0; }
+};
+
+// The column named `stem` + one of `units` (suffix -> factor), e.g. f_core + {_mhz, _ghz}.
+Column FindColumn(const std::vector<std::string>& header, const std::string& stem,
+                  const std::vector<std::pair<std::string, double>>& units) {
+  Column c;
+  for (size_t i = 0; i < header.size(); ++i) {
+    for (const auto& [suffix, scale] : units) {
+      if (LowerCase(header[i]) == stem + suffix) {
+        c.index = static_cast<int>(i);
+        c.scale = scale;
+        c.name = header[i];
+        return c;
+      }
+    }
+  }
+  return c;
+}
+
+Column Named(const std::vector<std::string>& header, const std::string& name) {
+  return FindColumn(header, name, {{"", 1.0}});
+}
+
+const std::vector<std::pair<std::string, double>> kClockUnits = {
+    {"_mhz", 1.0}, {"_ghz", 1e3}, {"_khz", 1e-3}};
+const std::vector<std::pair<std::string, double>> kPowerUnits = {{"_w", 1.0}, {"_mw", 1e-3}};
+const std::vector<std::pair<std::string, double>> kEnergyUnits = {
+    {"_j", 1.0}, {"_mj", 1e-3}, {"_kj", 1e3}};
+const std::vector<std::pair<std::string, double>> kTimeUnits = {
+    {"_s", 1.0}, {"_ms", 1e-3}, {"_us", 1e-6}};
+
+struct Layout {
+  std::string format;
+  Column workload, requested, clock, power, energy, time;
+};
+
+Layout DetectLayout(const CsvReader& reader, const std::vector<std::string>& header) {
+  Layout l;
+  if (Named(header, "workload").found() && Named(header, "energy").found() &&
+      Named(header, "time").found() && Named(header, "avg_freq").found()) {
+    l.format = "energaizer";
+    l.workload = Named(header, "workload");
+    l.clock = Named(header, "avg_freq");
+    l.energy = Named(header, "energy");
+    l.time = Named(header, "time");
+    l.time.scale = 1e-3;  // ms per iteration
+    return l;
+  }
+  if (Named(header, "application").found() && Named(header, "sm_app_clock").found()) {
+    l.format = "nsfcac";
+    l.workload = Named(header, "application");
+    l.clock = Named(header, "sm_app_clock");
+    l.power = Named(header, "power_usage");
+    l.time = Named(header, "run_time");
+    if (!l.power.found()) reader.Fail("power_usage", "the nsfcac table has no power_usage column");
+    return l;
+  }
+  l.format = "wattcal";
+  l.workload = Named(header, "workload");
+  l.clock = FindColumn(header, "f_core", kClockUnits);
+  l.requested = FindColumn(header, "f_core_requested", kClockUnits);
+  l.power = FindColumn(header, "power", kPowerUnits);
+  l.energy = FindColumn(header, "energy", kEnergyUnits);
+  l.time = FindColumn(header, "time", kTimeUnits);
+  if (!l.workload.found() || !l.clock.found() ||
+      !(l.power.found() || (l.energy.found() && l.time.found()))) {
+    reader.Fail("header",
+                "expected a per-run table: workload,f_core_mhz and power_w (or energy_j and "
+                "time_s), with units in the names (f_core_ghz, power_mw, energy_mj, time_ms ...); "
+                "or EnergAIzer's workload,energy,time,avg_freq; or the nsfcac "
+                "application,sm_app_clock,power_usage,run_time");
+  }
+  return l;
+}
+
+// EnergAIzer's workload cell: <name>_freq<MHz>_iter<N>.csv -> name, MHz.
+void SplitEnergAIzerName(const CsvReader& reader, const std::string& cell, std::string* name,
+                         double* requested_mhz) {
+  static const std::regex kName(R"(^(.+)_freq([0-9]+(?:\.[0-9]+)?)_iter[0-9]+(?:\.csv)?$)");
+  std::smatch m;
+  if (!std::regex_match(cell, m, kName)) {
+    reader.Fail("workload", "'" + cell + "' does not end in _freq<MHz>_iter<N>.csv (EnergAIzer's "
+                            "name of a run at a locked clock)");
+  }
+  *name = m[1].str();
+  *requested_mhz = reader.ParseBounded(m[2].str(), "workload (_freq)", PhysicalQuantity::kFrequency);
+}
+
+ClockRun ReadRow(const CsvReader& reader, const Layout& l, const std::vector<std::string>& f) {
+  auto cell = [&](const Column& c) -> const std::string& {
+    if (static_cast<size_t>(c.index) >= f.size()) {
+      reader.Fail(c.name, fmt::format("the row has {} fields, the header names {} as field {}",
+                                      f.size(), c.name, c.index + 1));
+    }
+    return f[static_cast<size_t>(c.index)];
+  };
+  ClockRun r;
+  r.line = reader.line();
+  r.workload = cell(l.workload);
+  if (r.workload.empty()) reader.Fail(l.workload.name, "empty workload name");
+  r.f_core_mhz = reader.ParseBounded(cell(l.clock), l.clock.name, PhysicalQuantity::kFrequency,
+                                     l.clock.scale);
+  r.f_requested_mhz = r.f_core_mhz;
+  if (l.format == "energaizer") SplitEnergAIzerName(reader, r.workload, &r.workload, &r.f_requested_mhz);
+  if (l.requested.found() && !cell(l.requested).empty()) {
+    r.f_requested_mhz = reader.ParseBounded(cell(l.requested), l.requested.name,
+                                            PhysicalQuantity::kFrequency, l.requested.scale);
+  }
+  if (l.time.found() && !cell(l.time).empty()) {
+    r.time_s = reader.ParseBounded(cell(l.time), l.time.name, PhysicalQuantity::kDuration, l.time.scale);
+    if (!(r.time_s > 0.0)) reader.Fail(l.time.name, "a run time must be positive");
+  }
+  if (l.power.found()) {
+    r.power_w = reader.ParseBounded(cell(l.power), l.power.name, PhysicalQuantity::kPower, l.power.scale);
+  } else {
+    if (!std::isfinite(r.time_s)) reader.Fail(l.time.name, "energy without a run time gives no power");
+    r.energy_j = reader.ParseBounded(cell(l.energy), l.energy.name, PhysicalQuantity::kEnergy,
+                                     l.energy.scale);
+    r.power_w = r.energy_j / r.time_s;
+    reader.CheckBound(r.power_w, l.energy.name + " / " + l.time.name, PhysicalQuantity::kPower);
+  }
+  if (!(r.power_w > 0.0)) reader.Fail(l.power.found() ? l.power.name : l.energy.name, "power must be positive");
+  if (std::isfinite(r.time_s)) r.energy_j = r.power_w * r.time_s;
+  return r;
+}
+
+}  // namespace
+
+std::vector<std::string> ClockRunTable::Workloads() const {
+  std::vector<std::string> names;
+  for (const ClockRun& r : runs) {
+    if (names.empty() || names.back() != r.workload) {
+      if (std::find(names.begin(), names.end(), r.workload) == names.end()) names.push_back(r.workload);
+    }
+  }
+  return names;
+}
+
+std::vector<double> ClockRunTable::RequestedClocks() const {
+  std::vector<double> clocks;
+  for (const ClockRun& r : runs) clocks.push_back(r.f_requested_mhz);
+  std::sort(clocks.begin(), clocks.end());
+  clocks.erase(std::unique(clocks.begin(), clocks.end()), clocks.end());
+  return clocks;
+}
+
+ClockRunTable ReadClockRuns(const std::string& path) {
+  CsvReader reader(path);
+  std::vector<std::string> header;
+  if (!reader.Next(&header)) throw InputError(path, 1, "", "empty file: expected a per-run table");
+  const Layout layout = DetectLayout(reader, header);
+  ClockRunTable table;
+  table.path = path;
+  table.format = layout.format;
+  std::vector<ClockRun> rows;
+  std::vector<std::string> fields;
+  while (reader.Next(&fields)) rows.push_back(ReadRow(reader, layout, fields));
+  if (rows.empty()) throw InputError(path, reader.line(), "", "no rows after the header");
+
+  // Merge repeats, then order: workloads by first appearance, each by requested clock.
+  std::map<std::string, size_t> first;  // workload -> order
+  std::map<std::pair<std::string, double>, size_t> at;
+  std::vector<ClockRun> merged;
+  std::vector<std::array<double, 3>> sums;  // power, time, clock
+  for (const ClockRun& r : rows) {
+    first.emplace(r.workload, first.size());
+    const auto key = std::make_pair(r.workload, r.f_requested_mhz);
+    const auto it = at.find(key);
+    if (it == at.end()) {
+      at.emplace(key, merged.size());
+      merged.push_back(r);
+      sums.push_back({r.power_w, r.time_s, r.f_core_mhz});
+      continue;
+    }
+    ClockRun& m = merged[it->second];
+    if (std::isfinite(m.time_s) != std::isfinite(r.time_s)) {
+      throw InputError(path, r.line, "time", fmt::format("a repeat of line {} with{} a run time", m.line,
+                                                       std::isfinite(r.time_s) ? "" : "out"));
+    }
+    ++m.repeats;
+    ++table.merged_repeats;
+    auto& s = sums[it->second];
+    s[0] += r.power_w;
+    s[1] += r.time_s;
+    s[2] += r.f_core_mhz;
+  }
+  for (size_t i = 0; i < merged.size(); ++i) {
+    ClockRun& m = merged[i];
+    m.power_w = sums[i][0] / m.repeats;
+    m.time_s = sums[i][1] / m.repeats;
+    m.f_core_mhz = sums[i][2] / m.repeats;
+    m.energy_j = std::isfinite(m.time_s) ? m.power_w * m.time_s : ClockRun::kNaN;
+  }
+  std::stable_sort(merged.begin(), merged.end(), [&](const ClockRun& a, const ClockRun& b) {
+    const size_t fa = first.at(a.workload), fb = first.at(b.workload);
+    return fa != fb ? fa < fb : a.f_requested_mhz < b.f_requested_mhz;
+  });
+  table.has_time = std::all_of(merged.begin(), merged.end(),
+                               [](const ClockRun& r) { return std::isfinite(r.time_s); });
+  table.runs = std::move(merged);
+  return table;
+}
+
+std::string WriteClockRunsCsv(const ClockRunTable& table) {
+  std::string out = "workload,f_core_requested_mhz,f_core_mhz,power_w,time_s,energy_j\n";
+  for (const ClockRun& r : table.runs) {
+    out += CsvField(r.workload) + "," + CsvNumber(r.f_requested_mhz) + "," + CsvNumber(r.f_core_mhz) +
+           "," + CsvNumber(r.power_w) + "," + CsvNumber(r.time_s) + "," + CsvNumber(r.energy_j) + "\n";
+  }
+  return out;
+}
+
+}  // namespace wattcal

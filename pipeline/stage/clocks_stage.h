@@ -1,0 +1,47 @@
+// wattcal-clocks as one library call: power (and run time) per workload at locked core clocks,
+// no counters -> the voltage-frequency curve (TPDS'19 Eqs. 4-6 with one activity per workload),
+// power at every clock from one clock, the energy-optimal clock, the constant power from an idle
+// curve, each judged by cross-validation by workload; with the report. All outputs are committed
+// together or not at all, with one provenance record.
+//
+// out_dir receives: vf_model.json, voltages.csv (f_core_mhz,v_rel), training_fit.csv,
+// cv_predictions.csv (workload,f_core_mhz,measured_w,predicted_w,...), clock_choice.csv (with
+// --time-clocks), idle_constant.json (with --idle), predictions.csv (with --predict),
+// clocks_summary.json, index.html, index.md, figures/ and provenance/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "clocks/clock_cv.h"
+
+namespace wattcal {
+
+struct ClocksStageOptions {
+  std::string runs_path;     // --runs (required)
+  std::string out_dir;       // --out-dir (required)
+  std::string title;         // --title ("" = the folder's name)
+  std::string idle_path;     // --idle
+  std::string measured_voltage_path;  // --measured-voltage
+  std::string predict_path;  // --predict: new workloads measured at one clock
+  bool figures = true;       // --no-figures clears it
+  ClockCvOptions cv;         // --anchor-mhz, --time-clocks, --folds, --seed, --reference-mhz,
+                             // --power-limit-w, --voltage-min, --voltage-max
+
+  // OptionError naming the flag.
+  void Check() const;
+  nlohmann::json ToJson() const;
+};
+
+struct ClocksStageReport {
+  int exit_code = 0;
+  std::string summary;  // printed to stdout: the headline figures, one per line
+  ClockCvResult cv;
+  double training_mape_pct = 0.0;
+};
+
+ClocksStageReport RunClocksStage(const ClocksStageOptions& options);
+
+}  // namespace wattcal
