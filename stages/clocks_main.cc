@@ -20,10 +20,10 @@ int main(int argc, char** argv) {
                "power at every clock from one, and choose the energy-optimal clock",
                "wattcal-clocks"};
   ClocksStageOptions o;
-  app.add_option("--runs", o.runs_path,
+  app.add_option("--runs", o.runs_paths,
                  "Per-run table: workload,f_core_mhz,power_w (or energy_j,time_s; units by suffix), "
                  "EnergAIzer's workload,energy,time,avg_freq, or nsfcac's application,sm_app_clock,"
-                 "power_usage,run_time")
+                 "power_usage,run_time; repeatable (one file per workload)")
       ->required()
       ->check(CLI::ExistingFile);
   app.add_option("--out-dir", o.out_dir, "Folder of the run's tables, figures and report")->required();

@@ -95,6 +95,12 @@ void AddIngestOptions(CLI::App* app, IngestStageOptions* o) {
       "Measure each window from this long after its start (steady state, AccelWattch §4.1), ms. "
       "Default: 300 ms, and the second half of a window shorter than 600 ms; a value given is "
       "applied as given");
+  app->add_option("--clock-runs", o->clock_runs,
+                  "A per-run table of power (and run time) at locked core clocks, no counters: "
+                  "workload,f_core_mhz,power_w (or energy_j,time_s; units by suffix), EnergAIzer's "
+                  "workload,energy,time,avg_freq or nsfcac's application,sm_app_clock,power_usage,run_time; "
+                  "repeat to combine. Needs --tidy: the table wattcal-clocks reads")
+      ->check(CLI::ExistingFile);
   app->add_option("--capture", o->captures,
                   "A capture directory (windows.csv, nvml_power.csv and/or nvidia_smi_power.csv, "
                   "idle_windows.csv, ncu_raw.csv or ncu/<workload>.csv; see README); repeat to "

@@ -43,8 +43,9 @@ struct VfFitResult {
   VfModel model;
   std::vector<double> fitted_w;  // per row of the table
   double mape_pct = 0.0;         // training MAPE
-  int iterations = 0;
-  bool converged = false;
+  double cost = 0.0;             // Ceres' final cost, 1/2 sum of squared relative residuals
+  int iterations = 0;            // over every start
+  bool converged = false;        // the best start
   std::vector<std::string> warnings;
 };
 

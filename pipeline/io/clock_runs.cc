@@ -125,6 +125,7 @@ ClockRun ReadRow(const CsvReader& reader, const Layout& l, const std::vector<std
   };
   ClockRun r;
   r.line = reader.line();
+  r.path = reader.path();
   r.workload = cell(l.workload);
   if (r.workload.empty()) reader.Fail(l.workload.name, "empty workload name");
   r.f_core_mhz = reader.ParseBounded(cell(l.clock), l.clock.name, PhysicalQuantity::kFrequency,
@@ -228,6 +229,30 @@ ClockRunTable ReadClockRuns(const std::string& path) {
                                [](const ClockRun& r) { return std::isfinite(r.time_s); });
   table.runs = std::move(merged);
   return table;
+}
+
+ClockRunTable ReadClockRuns(const std::vector<std::string>& paths) {
+  if (paths.empty()) throw OptionError("no per-run table given");
+  ClockRunTable all = ReadClockRuns(paths.front());
+  for (size_t i = 1; i < paths.size(); ++i) {
+    const ClockRunTable next = ReadClockRuns(paths[i]);
+    for (const std::string& w : next.Workloads()) {
+      for (const ClockRun& r : all.runs) {
+        if (r.workload == w) {
+          const auto it = std::find_if(next.runs.begin(), next.runs.end(),
+                                       [&](const ClockRun& x) { return x.workload == w; });
+          throw InputError(next.path, it->line, "workload",
+                           fmt::format("'{}' is also in {} (line {}): one file per workload", w, r.path, r.line));
+        }
+      }
+    }
+    all.path += " + " + next.path;
+    if (all.format != next.format) all.format += "+" + next.format;
+    all.runs.insert(all.runs.end(), next.runs.begin(), next.runs.end());
+    all.has_time = all.has_time && next.has_time;
+    all.merged_repeats += next.merged_repeats;
+  }
+  return all;
 }
 
 std::string WriteClockRunsCsv(const ClockRunTable& table) {

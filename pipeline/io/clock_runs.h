@@ -33,6 +33,7 @@ struct ClockRun {
   double power_w = kNaN;          // mean board power
   double time_s = kNaN;           // run time (per iteration, or of the whole run): NaN if unknown
   double energy_j = kNaN;         // power x time: NaN if the time is unknown
+  std::string path;               // the file it was read from
   int64_t line = 0;               // first line of the row (or of its first repeat)
   int repeats = 1;                // rows merged into this one
 
@@ -41,7 +42,7 @@ struct ClockRun {
 };
 
 struct ClockRunTable {
-  std::string path;
+  std::string path;    // the files read, " + " between them
   std::string format;  // "wattcal", "energaizer" or "nsfcac"
   // In workload order of first appearance, each workload's rows by requested clock.
   std::vector<ClockRun> runs;
@@ -55,6 +56,9 @@ struct ClockRunTable {
 
 // Reads one table (any of the three shapes); InputError naming file, line and column.
 ClockRunTable ReadClockRuns(const std::string& path);
+// Reads several (e.g. the nsfcac SPEC and HPC files) as one; a workload in two files is
+// refused, naming both.
+ClockRunTable ReadClockRuns(const std::vector<std::string>& paths);
 
 // The tidy table: workload,f_core_requested_mhz,f_core_mhz,power_w,time_s,energy_j (empty cells
 // for an unknown time and energy), rows as in `table`.

@@ -24,8 +24,16 @@ void DataSection(Document* doc, const ClocksReportInput& in, const Linker& link)
   int held = 0;
   for (const ClockRun& r : t.runs) held += r.HeldBelowRequest() ? 1 : 0;
   const std::vector<double> clocks = t.RequestedClocks();
-  Inline p = {Span{"Data: ", "", false}, link.File(t.path),
-              Span{fmt::format(" ({} format): {} workloads at {} requested core clocks ({:g} .. {:g} MHz), "
+  Inline p = {Span{"Data: ", "", false}};
+  std::vector<std::string> paths;
+  for (const ClockRun& r : t.runs) {
+    if (std::find(paths.begin(), paths.end(), r.path) == paths.end()) paths.push_back(r.path);
+  }
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (i > 0) p.push_back(Span{" and ", "", false});
+    p.push_back(link.File(paths[i]));
+  }
+  p.push_back(Span{fmt::format(" ({} format): {} workloads at {} requested core clocks ({:g} .. {:g} MHz), "
                                "{} runs{}; {} ran below the requested clock (the power limit held it) and "
                                "enter at the clock they ran at. No per-unit counters: each workload's "
                                "activity is one unknown.",
@@ -33,7 +41,7 @@ void DataSection(Document* doc, const ClocksReportInput& in, const Linker& link)
                                t.runs.size(),
                                t.merged_repeats > 0 ? fmt::format(" ({} repeats merged)", t.merged_repeats) : "",
                                held),
-                   "", false}};
+                   "", false});
   doc->Paragraph(p);
   doc->Paragraph(Text("Model (TPDS'19 Eq. 4 with one activity per workload and one memory clock): "
                       "P(w, f) = a0·v(f) + c + v(f)²·f·g_w, the voltage v non-decreasing and 1 at the "

@@ -73,7 +73,7 @@ std::string PredictionsCsv(const VfModel& m, const ClockRunTable& table, double 
       if (anchor == nullptr || std::abs(r.f_requested_mhz - anchor_mhz) < 1e-6) anchor = &r;
     }
     if (!m.WithinCalibratedClocks(anchor->f_core_mhz)) {
-      throw InputError(table.path, anchor->line, "f_core_mhz",
+      throw InputError(anchor->path, anchor->line, "f_core_mhz",
                        fmt::format("'{}' ran at {:g} MHz, outside the calibrated clocks ({:g} .. {:g} MHz)", w,
                                    anchor->f_core_mhz, m.clocks_mhz.front(), m.clocks_mhz.back()));
     }
@@ -111,7 +111,7 @@ nlohmann::json SummaryJson(const VfFitResult& fit, const ClockCvResult& cv) {
 }  // namespace
 
 void ClocksStageOptions::Check() const {
-  if (runs_path.empty()) throw OptionError("--runs is required");
+  if (runs_paths.empty()) throw OptionError("--runs is required");
   if (out_dir.empty()) throw OptionError("--out-dir is required");
   std::string error;
   if (!cv.fit.Check(&error)) throw OptionError(error);
@@ -137,8 +137,8 @@ nlohmann::json ClocksStageOptions::ToJson() const {
 
 ClocksStageReport RunClocksStage(const ClocksStageOptions& o) {
   o.Check();
-  const ClockRunTable table = ReadClockRuns(o.runs_path);
-  LogInfo(fmt::format("{}: {} runs of {} workloads at {} clocks ({} format)", o.runs_path, table.runs.size(),
+  const ClockRunTable table = ReadClockRuns(o.runs_paths);
+  LogInfo(fmt::format("{}: {} runs of {} workloads at {} clocks ({} format)", table.path, table.runs.size(),
                       table.Workloads().size(), table.RequestedClocks().size(), table.format));
   const VfFitResult fit = FitVfModel(table, o.cv.fit);
   for (const std::string& w : fit.warnings) LogWarning(w);
@@ -148,7 +148,7 @@ ClocksStageReport RunClocksStage(const ClocksStageOptions& o) {
   const ClockCvResult& cv = report.cv;
   for (const std::string& n : cv.notes) LogWarning(n);
 
-  std::vector<std::string> inputs = {o.runs_path};
+  std::vector<std::string> inputs = o.runs_paths;
   std::unique_ptr<IdleCurve> idle_curve;
   std::unique_ptr<IdleConstantFit> idle;
   if (!o.idle_path.empty()) {

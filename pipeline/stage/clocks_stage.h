@@ -20,7 +20,7 @@
 namespace wattcal {
 
 struct ClocksStageOptions {
-  std::string runs_path;     // --runs (required)
+  std::vector<std::string> runs_paths;  // --runs (required, repeatable)
   std::string out_dir;       // --out-dir (required)
   std::string title;         // --title ("" = the folder's name)
   std::string idle_path;     // --idle

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ingest/capture.h"
+#include "io/clock_runs.h"
 #include "io/corpus_io.h"
 #include "util/errors.h"
 #include "util/logging.h"
@@ -188,12 +189,40 @@ IngestStageReport RunDumps(const IngestStageOptions& o) {
   return report;
 }
 
+// Per-run tables at locked clocks -> one tidy table (io/clock_runs.h).
+IngestStageReport RunClockRuns(const IngestStageOptions& o) {
+  const ClockRunTable table = ReadClockRuns(o.clock_runs);
+  int held = 0;
+  for (const ClockRun& r : table.runs) held += r.HeldBelowRequest() ? 1 : 0;
+  OutputSet outputs;
+  outputs.StageText(o.tidy_path, WriteClockRunsCsv(table));
+  outputs.StageProvenance(o.tidy_path, "ingest", o.clock_runs, nlohmann::json{{"clock_runs", o.clock_runs}});
+  outputs.Commit();
+  IngestStageReport report;
+  report.written = {o.tidy_path};
+  report.info = fmt::format("{}: {} runs of {} workloads at {} requested clocks ({} format); {} held below the "
+                            "requested clock; {} repeats merged; {}",
+                            table.path, table.runs.size(), table.Workloads().size(), table.RequestedClocks().size(),
+                            table.format, held, table.merged_repeats, table.has_time ? "a run time on every row" : "no run time on some rows (no clock choice)");
+  LogInfo(report.info);
+  LogInfo("wrote " + o.tidy_path);
+  return report;
+}
+
 }  // namespace
 
 void IngestStageOptions::Check() const {
   const IngestInputs& in = inputs;
   if (settle_ms.has_value() && !(std::isfinite(*settle_ms) && *settle_ms >= 0.0)) {
     throw OptionError(fmt::format("--settle-ms: {} is not a time >= 0 ms", *settle_ms));
+  }
+  if (!clock_runs.empty()) {
+    if (!captures.empty()) throw OptionError("--clock-runs cannot be combined with --capture");
+    for (const auto& [flag, given] : SeparateDumpFlags(*this)) {
+      if (given) throw OptionError(fmt::format("--clock-runs reads whole per-run tables: {} cannot be combined with it", flag));
+    }
+    if (tidy_path.empty()) throw OptionError("--clock-runs needs --tidy (the per-run table to write)");
+    return;
   }
   if (!captures.empty()) {
     for (const auto& [flag, given] : SeparateDumpFlags(*this)) {
@@ -261,6 +290,7 @@ void IngestStageOptions::Check() const {
 
 IngestStageReport RunIngestStage(const IngestStageOptions& options) {
   options.Check();
+  if (!options.clock_runs.empty()) return RunClockRuns(options);
   return options.captures.empty() ? RunDumps(options) : RunCaptures(options);
 }
 

@@ -36,6 +36,9 @@ struct IngestStageOptions {
   // naming its line; capture directories measure a window shorter than twice it over its
   // second half.
   std::optional<double> settle_ms;
+  // --clock-runs (repeatable): per-run tables of power (and run time) at locked clocks
+  // (io/clock_runs.h) -> tidy_path, the table wattcal-clocks reads.
+  std::vector<std::string> clock_runs;
   // --capture (repeatable) and --capture-power (auto, nvml or nvidia-smi).
   std::vector<std::string> captures;
   std::string capture_power = "auto";
