@@ -5,6 +5,8 @@
 //                                LevelVoltageCost (TPDS Fig. 5, Problem 1), LinearRowCost
 //                                (TPDS Eq. 9 refined under a robust loss)
 //   accelwattch/scaling_cost.h   ScalingCost (AccelWattch Eq. 14 through OrderingForest::ToX)
+//   clocks/vf_cost.h             VfCost (TPDS Eq. 4 with one activity per workload, rows between
+//                                calibrated clocks on the interpolated voltage)
 // at seeded random points and at the edges of the parameters' boxes. A wrong Jacobian entry
 // fails the test; GradientCheckCatchesAOnePercentError shows the tolerance is tight enough to
 // catch a 1% error in one entry.
@@ -21,6 +23,7 @@
 #include "accelwattch/component_table.h"
 #include "accelwattch/orderings.h"
 #include "accelwattch/scaling_cost.h"
+#include "clocks/vf_cost.h"
 #include "fit/cost_functions.h"
 #include "io/corpus.h"
 #include "test_support.h"
@@ -448,6 +451,36 @@ TEST(JacobianGradientCheck, GradientCheckCatchesAOnePercentError) {
   const std::vector<std::string> bad = BadJacobianEntries(wrong, {{0.9}});
   ASSERT_EQ(bad.size(), 1u);  // only the entry made 1% wrong
   EXPECT_EQ(bad[0].rfind("block 0, residual 0, parameter 0:", 0), 0u) << bad[0];
+}
+
+// The activity-free DVFS cost: rows on and between calibrated clocks, below and above the
+// reference, at random interior points and with voltage fractions at 0 and 1.
+TEST(JacobianGradientCheck, VfCostEveryRowKind) {
+  std::mt19937 rng(SeedFromTestName());
+  std::uniform_real_distribution<double> u(0.05, 0.95);
+  const int levels = 6, ref = 4, workloads = 3;
+  const VoltageCurve curve(levels, ref, 0.5, 2.0);
+  std::vector<clocks_internal::VfRow> rows;
+  const double clocks[] = {500, 700, 900, 1100, 1300, 1500};
+  for (int w = 0; w < workloads; ++w) {
+    for (int k = 0; k < levels; ++k) {
+      clocks_internal::VfRow row;
+      row.workload = w;
+      row.level = k;
+      row.t = k + 1 < levels ? (k % 2 == 0 ? 0.0 : u(rng)) : 0.0;
+      row.f_mhz = clocks[k] + row.t * 200;
+      row.power_w = 50 + 40 * w + 0.1 * row.f_mhz;
+      rows.push_back(row);
+    }
+  }
+  const clocks_internal::VfCost cost(&rows, &curve, levels, workloads);
+  for (int trial = 0; trial < 4; ++trial) {
+    std::vector<double> s(levels - 1), coef = {40 * u(rng), 20 * u(rng)}, g(workloads);
+    for (double& x : s) x = trial == 2 ? 0.0 : trial == 3 ? 1.0 : u(rng);
+    for (double& x : g) x = 0.2 * u(rng);
+    const std::vector<std::string> bad = BadJacobianEntries(cost, {s, coef, g});
+    EXPECT_TRUE(bad.empty()) << "trial " << trial << ": " << bad.front();
+  }
 }
 
 }  // namespace

@@ -66,7 +66,8 @@ std::vector<VoltageReading> ReadSmiText(const std::string& path, std::ifstream& 
   while (std::getline(in, line)) {
     ++n;
     const std::string t = Trimmed(line);
-    if (t.rfind("GPU ", 0) == 0 && t.find(':') == std::string::npos) {
+    static const std::regex kGpu(R"(^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$)");
+    if (std::regex_match(t, kGpu)) {
       finish();
       block_line = n;
       section.clear();
