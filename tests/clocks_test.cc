@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -278,6 +279,45 @@ TEST(ClocksStage, BadInputLeavesNothingBehind) {
   EXPECT_NE(anchor.output.find("anchor clock 950 MHz is not one of the requested clocks (500 .. 1400 MHz)"),
             std::string::npos) << anchor.output;
   EXPECT_FALSE(testing::FileExists(dir + "/run"));
+}
+
+// A new workload measured at one clock, predicted at every calibrated clock: the truth's power,
+// and the clock the limit holds where it bites; the measured voltage drawn beside the estimate.
+TEST(ClocksStage, PredictsANewWorkloadFromOneClock) {
+  const std::string dir = ScratchDir();
+  VfModel truth = TruthModel(250.0);
+  const std::string runs = WriteFile(dir + "/runs.csv", TruthRunsCsv(truth));
+  const double g = 0.3;  // busier than any training workload
+  const std::string fresh =
+      WriteFile(dir + "/new.csv", fmt::format("workload,f_core_mhz,power_w\nnewapp,900,{:.17g}\n", truth.PowerAt(g, 900)));
+  const std::string volts = WriteFile(dir + "/volts.csv", "f_core_mhz,voltage_mv\n500,700\n900,700\n1400,875\n");
+  const testing::CommandResult r =
+      RunStage("wattcal-clocks", {"--runs", runs, "--out-dir", dir + "/run", "--anchor-mhz", "900", "--power-limit-w", "250",
+                                  "--predict", fresh, "--measured-voltage", volts, "--no-figures"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream in(ReadFile(dir + "/run/predictions.csv"));
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "workload,anchor_f_core_mhz,anchor_w,activity_w_per_mhz,f_core_requested_mhz,predicted_f_core_mhz,"
+                  "predicted_w,limited");
+  int rows = 0, limited = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
+    ASSERT_EQ(f.size(), 8u) << line;
+    EXPECT_NEAR(std::stod(f[3]), g, 1e-6);
+    const HeldClock truth_held = ClockUnderLimit(truth, g, std::stod(f[4]));
+    EXPECT_NEAR(std::stod(f[5]), truth_held.f_mhz, 0.05) << line;
+    EXPECT_NEAR(std::stod(f[6]), truth_held.power_w, 1e-3) << line;
+    limited += f[7] == "1" ? 1 : 0;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 10);
+  EXPECT_GE(limited, 3);
+  const std::string index = ReadFile(dir + "/run/index.md");
+  EXPECT_NE(index.find("The measured supply voltage (3 readings from"), std::string::npos);
+  EXPECT_NE(index.find("| 900 | 0.8000 | 0.8000 .. 0.8000 | 0.8000 |"), std::string::npos) << index;
 }
 
 // The bar on the real A100 file (a plain scipy least-squares fit of the same model):

@@ -63,6 +63,26 @@ void VoltageSection(Document* doc, const ClocksReportInput& in, const std::vecto
             "The estimated voltage at each calibrated clock (blue), each cross-validation fold's curve "
             "(grey: how much it moves when a fifth of the workloads is left out)" +
                 std::string(in.measured_voltages != nullptr ? ", and the measured supply voltage relative to the reading nearest the reference clock." : "."));
+  // The measured supply voltage, relative to the reading nearest the reference clock.
+  const std::vector<VoltageReading>* measured = in.measured_voltages;
+  double ref_mv = 0.0;
+  if (measured != nullptr && !measured->empty()) {
+    const VoltageReading* ref = &measured->front();
+    for (const VoltageReading& r : *measured) {
+      if (std::abs(r.f_core_mhz - m.reference_mhz) < std::abs(ref->f_core_mhz - m.reference_mhz)) ref = &r;
+    }
+    ref_mv = ref->voltage_mv;
+    doc->Paragraph(Text(fmt::format("The measured supply voltage ({} readings from {}) is shown relative to its "
+                                    "reading at {:g} MHz ({:.1f} mV).",
+                                    measured->size(), in.measured_voltage_path, ref->f_core_mhz, ref_mv)));
+  }
+  auto measured_at = [&](double f) {
+    if (ref_mv <= 0.0) return std::string("–");
+    for (const VoltageReading& r : *measured) {
+      if (std::abs(r.f_core_mhz - f) < 1.0) return F(r.voltage_mv / ref_mv, 4);
+    }
+    return std::string("–");
+  };
   std::vector<std::vector<Inline>> rows;
   for (size_t i = 0; i < m.clocks_mhz.size(); ++i) {
     double lo = m.v_rel[i], hi = m.v_rel[i];
@@ -72,10 +92,11 @@ void VoltageSection(Document* doc, const ClocksReportInput& in, const std::vecto
     }
     rows.push_back({Text(fmt::format("{:g}", m.clocks_mhz[i])), Text(F(m.v_rel[i], 4)),
                     Text(F(lo, 4) + " .. " + F(hi, 4))});
+    if (ref_mv > 0.0) rows.back().push_back(Text(measured_at(m.clocks_mhz[i])));
   }
-  if (rows.size() <= 40) {
-    doc->Table({"f_core (MHz)", "v_rel", "range over CV folds"}, {true, true, true}, rows);
-  }
+  std::vector<std::string> header = {"f_core (MHz)", "v_rel", "range over CV folds"};
+  if (ref_mv > 0.0) header.push_back("measured (relative)");
+  if (rows.size() <= 40) doc->Table(header, std::vector<bool>(header.size(), true), rows);
   if (!fit.warnings.empty()) {
     std::vector<Inline> items;
     for (const std::string& w : fit.warnings) items.push_back(Text(w));
