@@ -9,7 +9,8 @@
 //     energy E(f) = P(f) T(f) at every requested clock, with the clock the power limit holds when
 //     P exceeds it; the clock of least E (and of least E x T) is chosen and scored against the
 //     measured energies: the energy lost against the true optimum, beside two fixed choices (the
-//     highest clock; the one clock best on average over the training workloads).
+//     highest clock; the one clock best on average over the training workloads), and the same
+//     choice kept between the two timed clocks (no extrapolation of T).
 #pragma once
 
 #include <limits>
@@ -65,6 +66,10 @@ struct ClockChoice {
   double chosen_mhz = 0.0;       // least predicted energy
   double optimum_mhz = 0.0;      // least measured energy
   double energy_loss_pct = 0.0;  // E_meas(chosen) / E_meas(optimum) - 1
+  // The same choice among the clocks between the two timed ones only, where T(f) interpolates
+  // rather than extrapolates.
+  double chosen_within_mhz = 0.0;
+  double within_loss_pct = 0.0;
   double chosen_edp_mhz = 0.0;
   double optimum_edp_mhz = 0.0;
   double edp_loss_pct = 0.0;
@@ -85,6 +90,7 @@ struct ClockCvResult {
   double mape_pct = 0.0;
   double proportional_mape_pct = 0.0;
   double mean_energy_loss_pct = 0.0;
+  double mean_within_loss_pct = 0.0;
   double mean_edp_loss_pct = 0.0;
   double mean_highest_loss_pct = 0.0;
   double mean_best_fixed_loss_pct = 0.0;

@@ -158,6 +158,8 @@ void EnergySection(Document* doc, const ClocksReportInput& in, const std::vector
       cv.choices.size())));
   doc->Table({"choice", "mean energy lost (%)"}, {false, true},
              {{Text("the model's clock of least energy"), Text(F(cv.mean_energy_loss_pct, 2))},
+              {Text("the same, between the two timed clocks only (T interpolated, not extrapolated)"),
+               Text(F(cv.mean_within_loss_pct, 2))},
               {Text("always the highest clock"), Text(F(cv.mean_highest_loss_pct, 2))},
               {Text("one clock, best on average over the training workloads"), Text(F(cv.mean_best_fixed_loss_pct, 2))},
               {Text("the model's clock of least energy x delay (EDP lost)"), Text(F(cv.mean_edp_loss_pct, 2))}});
