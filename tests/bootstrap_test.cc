@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <random>
 
+#include "fit/bootstrap.h"
 #include "fit/calibrate.h"
 #include "io/corpus_io.h"
 #include "model/model_io.h"

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fit/calibrate.h"
+#include "fit/training_rows.h"
 #include "io/corpus_io.h"
 #include "model/activity_prediction.h"
 #include "model/model_io.h"

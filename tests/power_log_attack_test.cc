@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "fit/calibrate.h"
+#include "fit/training_rows.h"
 #include "ingest/capture.h"
 #include "ingest/kernel_energy.h"
 #include "io/gpu_description.h"

@@ -128,50 +128,6 @@ struct CalibrationOptions {
   double EffectiveLossScale() const;
 };
 
-// The rows a calibration trains on.
-struct TrainingSelection {
-  // The training rows (all of `corpus` but the left-out ones).
-  Corpus rows;
-  // Rows of `corpus` left out because they are flagged power_cap or clock_moved.
-  std::vector<int> left_out;
-  // "left out 9 flagged rows (power_cap: mix006, ...; clock_moved: ...)"; "" when none.
-  std::string message;
-};
-
-// Leaves out the rows flagged power_cap or clock_moved unless `keep_flagged`. Throws
-// InputError naming the corpus when every row is flagged.
-TrainingSelection SelectTrainingRows(const Corpus& corpus, bool keep_flagged);
-
-// The distinct V-F pairs (one frequency per domain) of `corpus`'s rows, ascending.
-std::vector<std::vector<double>> VfPairs(const Corpus& corpus);
-
-// --method auto: "fixed" (TPDS Eq. 9) when the rows `SelectTrainingRows(corpus, keep_flagged)`
-// trains on hold one V-F pair (a capture at the GPU's own clocks), else "dvfs" (TPDS Eqs. 4-6);
-// `why` gets the sentence that says so ("one V-F pair (1980 MHz core, ...) among 130 rows").
-std::string AutoFitMethod(const Corpus& corpus, bool keep_flagged, std::string* why);
-
-// Throws OptionError when `corpus` has fewer than two V-F pairs: "DVFS needs at least two V-F
-// pairs; this corpus has one (1980 MHz core, 2619 MHz memory): use --method fixed"
-// (`what` replaces "DVFS", `fix` the advice).
-void CheckTwoVfPairs(const Corpus& corpus, const std::string& what = "DVFS",
-                     const std::string& fix = "use --method fixed");
-
-// What the training rows can identify (SPEC: unidentifiable components are refused or named).
-struct IdentifiabilityReport {
-  // Components whose coefficient is fixed at 0: all zero, constant (indistinguishable from
-  // static power), or a column identical to an earlier component's.
-  std::vector<int> fixed_at_zero;
-  // One warning per such component, naming it, the corpus and why.
-  std::vector<std::string> notes;
-};
-
-// Checks the rank of the fit before the solve, on the rows `method` trains on (the default pair
-// for fixed). InputError naming the corpus, the number of independent rows and of parameters
-// when the fit is underdetermined (fewer distinct utilisation vectors than static power plus the
-// non-zero components; any other exact linear dependency; DVFS: fewer distinct rows than
-// coefficients plus voltages).
-IdentifiabilityReport CheckIdentifiability(const Corpus& train, FitMethod method);
-
 // Fits a model to `train` (TrainingSelection's rows unless options.keep_flagged). Records in
 // the model the board's power limit (options.power_limit_w, else the corpus's), the training
 // range (largest utilisation per component, largest power) and the left-out rows' message in
@@ -181,27 +137,5 @@ IdentifiabilityReport CheckIdentifiability(const Corpus& train, FitMethod method
 // usable solution. Runs CheckIdentifiability first: its warnings go to
 // training_notes and its components are fitted with coefficient 0.
 PowerModel Calibrate(const Corpus& train, const CalibrationOptions& options);
-
-// The bootstrap (options.bootstrap_replicates > 0, fixed method; Calibrate calls it):
-// `train` is the corpus the fixed model was fitted on (flagged rows left out, unidentifiable
-// components zeroed). Its benchmarks with rows at the default pair are resampled with
-// replacement (all rows of a drawn benchmark together, a benchmark drawn twice counted
-// twice), the fixed-path solve is refitted on each resample, and the 2.5%/97.5% percentiles
-// of every coefficient are returned. Replicates run on options.num_threads OpenMP threads;
-// the result is identical for any thread count and standard library. A replicate whose
-// refit fails (e.g. the resample cannot reach the default pair) is a FitError naming it.
-CoefficientCi BootstrapFixedCoefficients(const Corpus& train, const CalibrationOptions& options);
-
-// The seed of replicate `b`'s generator (splitmix64 of seed and b).
-uint64_t BootstrapReplicateSeed(uint64_t seed, int b);
-
-// A uniform index in [0, n) from `gen`: rejection sampling on the top of
-// the 64-bit range, so that every standard library gives the same sequence.
-uint64_t UniformIndex(std::mt19937_64& gen, uint64_t n);
-
-// The p-quantile (0 <= p <= 1) of `values` by linear interpolation between order statistics
-// (Hyndman-Fan type 7, R's and NumPy's default): sorted x_0..x_{n-1}, h = (n - 1) p,
-// x_floor(h) + (h - floor(h)) (x_floor(h)+1 - x_floor(h)). NaN when `values` is empty.
-double BootstrapPercentile(std::vector<double> values, double p);
 
 }  // namespace wattcal

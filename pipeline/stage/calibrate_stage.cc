@@ -9,6 +9,7 @@
 #include "accelwattch/scaling_fit.h"
 #include "accelwattch/scaling_model.h"
 #include "fit/calibrate.h"
+#include "fit/training_rows.h"
 #include "io/corpus_io.h"
 #include "model/model_io.h"
 #include "model/model_summary.h"

@@ -15,6 +15,7 @@
 #include "util/output.h"
 #include "validate/cross_validation.h"
 #include "fit/calibrate.h"
+#include "fit/training_rows.h"
 #include "validate/metrics.h"
 #include "validate/prediction.h"
 #include "validate/validation_report.h"

@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 
+#include "fit/training_rows.h"
 #include "util/errors.h"
 #include "util/logging.h"
 

@@ -1,0 +1,112 @@
+#include "fit/bootstrap.h"
+
+#include <ceres/ceres.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <map>
+#include <memory>
+#include <set>
+
+#include <Eigen/Cholesky>
+#include <Eigen/QR>
+
+#include <random>
+
+#include "fit/solvers.h"
+#include "util/errors.h"
+
+namespace wattcal {
+
+using fit_internal::CalibrateFixed;
+
+uint64_t BootstrapReplicateSeed(uint64_t seed, int b) {
+  // splitmix64 of (seed, b): neighbouring replicates get unrelated generator states.
+  uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (static_cast<uint64_t>(b) + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t UniformIndex(std::mt19937_64& gen, uint64_t n) {
+  if (n <= 1) return 0;
+  // Largest multiple of n that fits: draws at or above it are rejected (no modulo bias).
+  const uint64_t limit = std::numeric_limits<uint64_t>::max() - std::numeric_limits<uint64_t>::max() % n;
+  for (;;) {
+    const uint64_t x = gen();
+    if (x < limit) return x % n;
+  }
+}
+
+double BootstrapPercentile(std::vector<double> values, double p) {
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(values.begin(), values.end());
+  const double h = (static_cast<double>(values.size()) - 1.0) * std::clamp(p, 0.0, 1.0);
+  const size_t lo = static_cast<size_t>(std::floor(h));
+  if (lo + 1 >= values.size()) return values.back();
+  return values[lo] + (h - static_cast<double>(lo)) * (values[lo + 1] - values[lo]);
+}
+
+CoefficientCi BootstrapFixedCoefficients(const Corpus& train, const CalibrationOptions& options) {
+  CoefficientCi ci;
+  const int replicates = options.bootstrap_replicates;
+  if (replicates <= 0) return ci;
+  // The fixed model trains on the default pair's rows: resample the benchmarks found there.
+  const Corpus at_default = train.Subset(train.RowsAtDefault());
+  const std::vector<std::string> names = at_default.Benchmarks();
+  std::map<std::string, int> index_of;
+  for (size_t i = 0; i < names.size(); ++i) index_of[names[i]] = static_cast<int>(i);
+  std::vector<std::vector<int>> rows_of(names.size());
+  for (int r = 0; r < at_default.rows(); ++r) rows_of[index_of[at_default.benchmark[r]]].push_back(r);
+  const int nb = static_cast<int>(names.size());
+  const int nd = at_default.layout.num_domains();
+  const int nc = 2 * nd + at_default.layout.num_components();
+  std::vector<std::vector<double>> coefficients(replicates);
+  std::vector<std::string> failures(replicates);
+  CalibrationOptions refit = options;
+  refit.bootstrap_replicates = 0;
+  refit.show_progress = false;
+#pragma omp parallel for schedule(dynamic) num_threads(options.num_threads)
+  for (int b = 0; b < replicates; ++b) {
+    try {
+      std::mt19937_64 gen(BootstrapReplicateSeed(options.bootstrap_seed, b));
+      std::vector<int> rows;
+      for (int k = 0; k < nb; ++k) {
+        const std::vector<int>& drawn = rows_of[UniformIndex(gen, static_cast<uint64_t>(nb))];
+        rows.insert(rows.end(), drawn.begin(), drawn.end());
+      }
+      coefficients[b] = CalibrateFixed(at_default.Subset(rows), refit).Coefficients();
+    } catch (const std::exception& e) {
+      failures[b] = e.what();
+    }
+  }
+  for (int b = 0; b < replicates; ++b) {
+    if (!failures[b].empty()) {
+      throw FitError(fmt::format("bootstrap replicate {} of {} (seed {}) failed: {}", b + 1,
+                                 replicates, options.bootstrap_seed, failures[b]));
+    }
+  }
+  ci.bootstrap_replicates = replicates;
+  ci.seed = options.bootstrap_seed;
+  for (int j = 0; j < nc; ++j) {
+    std::vector<double> values(replicates);
+    for (int b = 0; b < replicates; ++b) values[b] = coefficients[b][j];
+    const std::pair<double, double> interval = {BootstrapPercentile(values, 0.025),
+                                                BootstrapPercentile(values, 0.975)};
+    if (j < nd) {
+      ci.static_w.push_back(interval);
+    } else if (j < 2 * nd) {
+      ci.idle_dyn_w_per_mhz.push_back(interval);
+    } else {
+      ci.component_w_per_mhz.push_back(interval);
+    }
+  }
+  return ci;
+}
+
+
+}  // namespace wattcal

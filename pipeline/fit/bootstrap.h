@@ -1,0 +1,36 @@
+// Bootstrap confidence intervals of the fixed model's coefficients (resampling the training
+// benchmarks), reproducible for any thread count and standard library.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "fit/calibrate.h"
+#include "io/corpus.h"
+
+namespace wattcal {
+
+// The bootstrap (options.bootstrap_replicates > 0, fixed method; Calibrate calls it):
+// `train` is the corpus the fixed model was fitted on (flagged rows left out, unidentifiable
+// components zeroed). Its benchmarks with rows at the default pair are resampled with
+// replacement (all rows of a drawn benchmark together, a benchmark drawn twice counted
+// twice), the fixed-path solve is refitted on each resample, and the 2.5%/97.5% percentiles
+// of every coefficient are returned. Replicates run on options.num_threads OpenMP threads;
+// the result is identical for any thread count and standard library. A replicate whose
+// refit fails (e.g. the resample cannot reach the default pair) is a FitError naming it.
+CoefficientCi BootstrapFixedCoefficients(const Corpus& train, const CalibrationOptions& options);
+
+// The seed of replicate `b`'s generator (splitmix64 of seed and b).
+uint64_t BootstrapReplicateSeed(uint64_t seed, int b);
+
+// A uniform index in [0, n) from `gen`: rejection sampling on the top of
+// the 64-bit range, so that every standard library gives the same sequence.
+uint64_t UniformIndex(std::mt19937_64& gen, uint64_t n);
+
+// The p-quantile (0 <= p <= 1) of `values` by linear interpolation between order statistics
+// (Hyndman-Fan type 7, R's and NumPy's default): sorted x_0..x_{n-1}, h = (n - 1) p,
+// x_floor(h) + (h - floor(h)) (x_floor(h)+1 - x_floor(h)). NaN when `values` is empty.
+double BootstrapPercentile(std::vector<double> values, double p);
+
+}  // namespace wattcal
