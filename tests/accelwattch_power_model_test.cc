@@ -499,10 +499,9 @@ TEST(AccelWattchPowerModel, StageErrorsAndNoPartialOutput) {
   ASSERT_EQ(RunStage("wattcal-calibrate", CalibrateArgs(f, good, out)).exit_code, 0);
   const std::string pred = f.dir + "/pred.csv";
   r = RunStage("wattcal-predict", {"--model", out, "--activity", good, "--out", pred, "--f-core-mhz", "0"});
-  EXPECT_EQ(r.exit_code, 1) << r.output;
+  testing::ExpectRefused(r, 1, {"--f-core-mhz"}, {pred});
   r = RunStage("wattcal-predict", {"--model", out, "--activity", good, "--out", pred, "--mode", "fixed"});
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_FALSE(FileExists(pred));
+  testing::ExpectRefused(r, 1, {"--mode"}, {pred});
 }
 
 }  // namespace

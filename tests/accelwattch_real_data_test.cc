@@ -18,6 +18,7 @@
 #include "accelwattch/scaling_fit.h"
 #include "accelwattch/scaling_model.h"
 #include "accelwattch_qp_reference.h"
+#include "certified_values.h"
 #include "io/csv_reader.h"
 #include "test_support.h"
 #include "validate/metrics.h"
@@ -98,24 +99,28 @@ TEST_F(AccelWattchRealData, PublishedModelReproducesTheSheet) {
 // "11 +/- 3.8%" (Pascal) and "13 +/- 4.7%" (Turing, abstract). These are the normal quantile
 // times the population standard deviation of the kernels' APE over sqrt(n) (Excel's
 // CONFIDENCE with STDEV.P); the Student t interval (wattcal's default) is wider: 3.34 for
-// Volta SASS SIM. Certified half-widths computed independently from the sheets (Python
-// statistics.NormalDist / pstdev, scipy's t quantiles).
+// Volta SASS SIM. Certified half-widths computed independently from the sheets
+// (certified_values.h: scripts/certify/hand_values.py, Python's statistics.NormalDist / pstdev and
+// scipy's t quantile, recomputes them in CertifiedValues.HandValuesAreRecomputedIndependently).
 TEST_F(AccelWattchRealData, ConfidenceIntervalsOfThePaper) {
   struct Case {
     const char* file;
-    double normal_population_sd;  // half-width, %
-    double student_t;             // half-width, %
+    certified::Value normal_population_sd;  // half-width, %
+    certified::Value student_t;             // half-width, %
   };
-  for (const Case& c : {Case{"volta_qv100/per_kernel_hw.csv", 2.182247, 2.3454},
-                        Case{"volta_qv100/per_kernel_sass_sim.csv", 3.118690, 3.3420},
-                        Case{"volta_qv100/per_kernel_hybrid.csv", 2.153351, 2.3143},
-                        Case{"volta_qv100/per_kernel_ptx_sim.csv", 4.367513, 4.7631}}) {
+  for (const Case& c : {Case{"volta_qv100/per_kernel_hw.csv", certified::kAwVoltaHwNormal, certified::kAwVoltaHwStudentT},
+                        Case{"volta_qv100/per_kernel_sass_sim.csv", certified::kAwVoltaSassSimNormal,
+                             certified::kAwVoltaSassSimStudentT},
+                        Case{"volta_qv100/per_kernel_hybrid.csv", certified::kAwVoltaHybridNormal,
+                             certified::kAwVoltaHybridStudentT},
+                        Case{"volta_qv100/per_kernel_ptx_sim.csv", certified::kAwVoltaPtxSimNormal,
+                             certified::kAwVoltaPtxSimStudentT}}) {
     SCOPED_TRACE(c.file);
     const ComponentTable table = ReadComponentTable(AccelWattch(c.file));
     const ErrorMetrics paper = Published(table, MapeCiMethod::kNormalPopulationSd);
     const ErrorMetrics ours = Published(table, MapeCiMethod::kStudentT);
-    EXPECT_NEAR(HalfWidth(paper), c.normal_population_sd, 1e-6);
-    EXPECT_NEAR(HalfWidth(ours), c.student_t, 1e-4);
+    EXPECT_NEAR(HalfWidth(paper), c.normal_population_sd.value, 1e-9);
+    EXPECT_NEAR(HalfWidth(ours), c.student_t.value, 1e-9);
     EXPECT_NEAR(0.5 * (paper.mape_ci_low_pct + paper.mape_ci_high_pct), paper.mape_pct, 1e-12);
     std::cout << fmt::format("{:<42} MAPE {:6.3f} %  +/- {:.3f} (paper's interval)  +/- {:.3f} "
                              "(Student t)  r {:.4f}\n",

@@ -91,8 +91,7 @@ TEST_F(CaptureContracts, CaptureOptionsWorkOrAreRefusedByName) {
     std::vector<std::string> args = {"--capture", H100("ubench_random"), "--gpu", kGpu, "--tidy", out + "/t.csv"};
     args.insert(args.end(), extra.begin(), extra.end());
     const testing::CommandResult r = testing::RunStage("wattcal-ingest", args);
-    EXPECT_EQ(r.exit_code, 1) << extra[0] << ": " << r.output;
-    EXPECT_NE(r.output.find(extra[0] + " cannot be combined with it"), std::string::npos) << r.output;
+    testing::ExpectRefused(r, 1, {extra[0] + " cannot be combined with it"}, {out + "/t.csv", out + "/i.csv"});
   }
   // --power-field applies to the log that gives the power: the 1-s average named here is used.
   const testing::CommandResult averaged = testing::RunStage(
@@ -230,8 +229,7 @@ TEST_F(CaptureContracts, AnOutputDeepInsideACaptureThatIsAnInputIsRefused) {
   const testing::CommandResult r = testing::RunStage(
       "wattcal-ingest", {"--capture", dir, "--gpu", kGpu, "--tidy", tidy, "--out",
                          dir + "/ncu/a/b/c/d/app.csv"});
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("is the same file as input"), std::string::npos) << r.output;
+  testing::ExpectRefused(r, 1, {"is the same file as input"}, {tidy});
   EXPECT_EQ(testing::ReadFile(dir + "/ncu/a/b/c/d/app.csv"), before);
 }
 
@@ -255,8 +253,8 @@ TEST(StageContracts23, DotSlashOutputsSeedsAndBootstrapBounds) {
     const testing::CommandResult r = testing::RunStage(
         "wattcal-calibrate",
         {"--train", train, "--method", "fixed", "--bootstrap", "20", "--seed", bad, "--out", dir + "/s.json"});
-    EXPECT_EQ(r.exit_code, 1) << bad << ": " << r.output;
-    EXPECT_NE(r.output.find("is not a seed"), std::string::npos) << r.output;
+    SCOPED_TRACE(bad);
+    testing::ExpectRefused(r, 1, {"--seed", "is not a seed"}, {dir + "/s.json"});
   }
   const testing::CommandResult max = testing::RunStage(
       "wattcal-calibrate", {"--train", train, "--method", "fixed", "--bootstrap", "20", "--seed",

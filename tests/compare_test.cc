@@ -360,7 +360,9 @@ TEST(CompareStage, WritesJsonTableAndManifestsAndRerunsByteIdentically) {
   // A threshold the difference exceeds: the outputs are written, exit 3.
   std::vector<std::string> strict = args;
   strict.insert(strict.end(), {"--max-diff-pp", "1"});
-  EXPECT_EQ(RunStage("wattcal-compare", strict).exit_code, 3);
+  const CommandResult over = RunStage("wattcal-compare", strict);
+  EXPECT_EQ(over.exit_code, 3) << over.output;
+  EXPECT_NE(over.output.find("--max-diff-pp"), std::string::npos) << over.output;
 }
 
 TEST(CompareStage, BadInputExits2WithFileLineFieldAndWritesNothing) {
@@ -382,15 +384,12 @@ TEST(CompareStage, BadOptionsExit1NamingTheFlag) {
   const CommandResult no_measured = RunStage(
       "wattcal-compare", {"--arch-a", "a", "--arch-b", "b", "--estimated-a", est, "--estimated-b",
                           est, "--out", dir + "/c.json"});
-  EXPECT_EQ(no_measured.exit_code, 1);
-  EXPECT_NE(no_measured.output.find("--measured"), std::string::npos) << no_measured.output;
+  testing::ExpectRefused(no_measured, 1, {"--measured"}, {dir + "/c.json"});
   const CommandResult deadband = RunStage(
       "wattcal-compare", {"--measured", est, "--arch-a", "a", "--arch-b", "b", "--estimated-a", est,
                           "--estimated-b", est, "--out", dir + "/c.json",
                           "--direction-deadband-pct", "-1"});
-  EXPECT_EQ(deadband.exit_code, 1);
-  EXPECT_NE(deadband.output.find("--direction-deadband-pct = -1"), std::string::npos)
-      << deadband.output;
+  testing::ExpectRefused(deadband, 1, {"--direction-deadband-pct = -1"}, {dir + "/c.json"});
 }
 
 }  // namespace

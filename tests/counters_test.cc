@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "certified_values.h"
 #include "test_support.h"
 #include "util/errors.h"
 
@@ -33,7 +34,8 @@ std::string Fixture(const std::string& name) {
   return std::string(WATTCAL_SOURCE_DIR) + "/tests/fixtures/" + name;
 }
 
-// Relative tolerance for values averaged over launches (the hand sums are in Python).
+// Relative tolerance for values averaged over launches (the hand sums: certified_values.h, recomputed
+// by scripts/certify/hand_values.py).
 constexpr double kMeanRelTol = 1e-12;
 
 void ExpectRel(double actual, double expected, double rel_tol = kMeanRelTol) {
@@ -91,11 +93,13 @@ TEST(CountersNcuSample, AwsDetailsPageWithAppStdoutBeforeTheCsv) {
   EXPECT_EQ(kernels[1].line, 44);
   // Line 23: "Duration","nsecond","3200"; the mean of the 7 launches is 22208/7 ns.
   ExpectRel(Metric(kernels[0], "Duration"), 22208.0 / 7.0 * 1e-9);
+  ExpectRel(Metric(kernels[0], "Duration"), certified::kAwsKernel2DurationS.value);
   ExpectRel(Metric(kernels[1], "Duration"), 49760.0 / 6.0 * 1e-9);
+  ExpectRel(Metric(kernels[1], "Duration"), certified::kAwsKernelDurationS.value);
   // Line 18: "Memory Frequency","cycle/second","645000000" is launch 0 of 7.
-  ExpectRel(Metric(kernels[0], "Memory Frequency"), 682148037.6342858);
-  ExpectRel(Metric(kernels[0], "SM Frequency"), 1020229411.1228572);
-  ExpectRel(Metric(kernels[0], "Achieved Occupancy"), 23.297142857142855);  // percent
+  ExpectRel(Metric(kernels[0], "Memory Frequency"), certified::kAwsKernel2MemoryFrequencyHz.value);
+  ExpectRel(Metric(kernels[0], "SM Frequency"), certified::kAwsKernel2SmFrequencyHz.value);
+  ExpectRel(Metric(kernels[0], "Achieved Occupancy"), certified::kAwsKernel2AchievedOccupancyPct.value);  // percent
   EXPECT_EQ(Metric(kernels[1], "Registers Per Thread"), 21.0);
   EXPECT_EQ(Metric(kernels[0], "Dynamic Shared Memory Per Block"), 0.0);  // byte/block
   EXPECT_EQ(kernels[0].metrics.size(), 26u);
@@ -110,9 +114,9 @@ TEST(CountersNcuSample, LassenDetailsPageWithoutArgumentLists) {
   EXPECT_EQ(kernels[1].kernel, "Kernel");
   EXPECT_EQ(kernels[0].line, 17);
   // Line 32: "Memory Throughput","byte/second","5986301369.86" (launch 0 of 7).
-  ExpectRel(Metric(kernels[0], "Memory Throughput"), 7133606919.765716);
-  ExpectRel(Metric(kernels[1], "Memory Throughput"), 19413166196.253334);
-  ExpectRel(Metric(kernels[0], "Duration"), 4443.428571428572e-9);
+  ExpectRel(Metric(kernels[0], "Memory Throughput"), certified::kLassenKernel2MemoryThroughputBps.value);
+  ExpectRel(Metric(kernels[1], "Memory Throughput"), certified::kLassenKernelMemoryThroughputBps.value);
+  ExpectRel(Metric(kernels[0], "Duration"), certified::kLassenKernel2DurationS.value);
   EXPECT_EQ(kernels[0].metrics.size(), 52u);
 }
 
@@ -701,10 +705,10 @@ TEST(CountersH100Capture, SumCounterLaunchesSumsCountsAndTimeWeightsRatios) {
   EXPECT_EQ(Metric(sum, "smsp__inst_executed.sum"), 14009344.0 + 28043456.0);
   ExpectRel(Metric(sum, "gpu__time_duration.sum"), (2074112.0 + 2075904.0) * 1e-9);
   // (0.75 * 2074112 + 1.51 * 2075904) / (2074112 + 2075904)
-  ExpectRel(Metric(sum, "sm__throughput.avg.pct_of_peak_sustained_elapsed"), 1.1301640861143667,
-            1e-12);
+  ExpectRel(Metric(sum, "sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+            certified::kH100Sweep12SmThroughputPct.value, 1e-12);
   // hz: (1,979,992,467.31 * 2074112 + 1,979,973,201.01 * 2075904) / (same sum)
-  ExpectRel(Metric(sum, "sm__cycles_elapsed.avg.per_second"), 1979982830.0003524, 1e-12);
+  ExpectRel(Metric(sum, "sm__cycles_elapsed.avg.per_second"), certified::kH100Sweep12SmClockHz.value, 1e-12);
   EXPECT_EQ(Metric(sum, "launch__sm_count"), 132.0);  // an attribute, not summed
   // One launch sums to itself.
   const KernelCounters one = SumCounterLaunches("one", {launches[25]});

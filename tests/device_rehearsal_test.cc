@@ -164,9 +164,9 @@ TEST(DeviceRehearsal, TheCampaignRunsBothPhasesInItsLimitAndResumes) {
   EXPECT_NE(again.output.find("stand_in_a: recorded already"), std::string::npos) << again.output;
   EXPECT_TRUE(fs::exists(dir + "/out2/suite_run.tar.gz"));
   // A limit too short to be one is refused before anything runs.
-  EXPECT_EQ(testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/w3") + " " + ShellQuote(dir + "/o3") + " 5")
-                .exit_code,
-            1);
+  const testing::CommandResult short_limit =
+      testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/w3") + " " + ShellQuote(dir + "/o3") + " 5");
+  testing::ExpectRefused(short_limit, 1, {"SECONDS must be a whole number of at least 60, not '5'"}, {dir + "/o3"});
 }
 
 TEST(DeviceRehearsal, WhenNcuFailsTheApplicationsAreRecordedPowerOnly) {

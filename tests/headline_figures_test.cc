@@ -3,7 +3,8 @@
 // (`make all`: every run, about 20 s on two cores) into a scratch reports folder, then
 // wattcal-check against that file. A change that moves any recorded figure beyond its tolerance
 // (Titan X DVFS/scaling/fixed, the CV figures, the H100, H200 and own-capture CV, the ports, the
-// comparisons) fails here, not only in `make -f Makefile.runs check`.
+// comparisons) fails here, not only in `make -f Makefile.runs check`. Then scripts/certify/
+// recomputes the CV figures and the Titan X joint DVFS optima outside wattcal.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -42,6 +43,42 @@ TEST(HeadlineFigures, EveryRecordedFigureIsWhatTheRunsGiveNow) {
     EXPECT_EQ(c.exit_code, 0) << c.output;
     EXPECT_NE(c.output.find("\ncertified"), std::string::npos) << c.output;
   }
+  // And the Titan X joint DVFS optima (scripts/certify/dvfs_joint.py: scipy's least_squares from
+  // the cold start, wattcal's optimum and random starts; the 11- and 7-component runs).
+  for (const char* run : {"titanx", "titanx-7comp"}) {
+    const testing::CommandResult c = testing::RunShell("python3 " + testing::ShellQuote(source + "/scripts/certify/dvfs_joint.py") +
+                                                       " " + testing::ShellQuote(dir + "/reports/" + run));
+    EXPECT_EQ(c.exit_code, 0) << c.output;
+    EXPECT_NE(c.output.find("\ncertified"), std::string::npos) << c.output;
+  }
+}
+
+// The DVFS certificate can fail: a joint fit stopped after 5 iterations from the cold start
+// (0.4% above the optimum's objective, as Ceres's stall before issue 14 was 0.9%) is refused,
+// naming the lower objective scipy found.
+TEST(HeadlineFigures, DvfsCertificateRefusesAFitStoppedShort) {
+  WATTCAL_REQUIRE_DATASETS();
+  const bool scipy = testing::RunShell("python3 -c 'import numpy, scipy'").exit_code == 0;
+  WATTCAL_NEED(scipy, "python3 with numpy and scipy not found (scripts/install_deps.sh installs them)");
+  const std::string dir = testing::ScratchDir();
+  const std::string titanx = testing::Dataset("gpmtool_tpds2019/gtx_titan_x");
+  const testing::CommandResult fit = testing::RunStage(
+      "wattcal-calibrate", {"--train", titanx + "/train_micro_dvfs_11comp.csv", "--out", dir + "/model.json",
+                            "--cold-start-only", "--max-iterations", "5", "-q"});
+  // A fit that did not converge is written and recorded as such, exit 3 (STYLE.md rule 6).
+  ASSERT_EQ(fit.exit_code, 3) << fit.output;
+  ASSERT_NE(fit.output.find("the fit did not converge"), std::string::npos) << fit.output;
+  const testing::CommandResult validate = testing::RunStage(
+      "wattcal-validate", {"--model", dir + "/model.json", "--heldout", titanx + "/DERIVED_real_power_allF_11comp.csv",
+                           "--mode", "dvfs", "--metrics", dir + "/metrics_dvfs.json", "--predictions",
+                           dir + "/predictions_dvfs.csv", "-q"});
+  ASSERT_EQ(validate.exit_code, 0) << validate.output;
+  const testing::CommandResult c = testing::RunShell(
+      "python3 " + testing::ShellQuote(std::string(WATTCAL_SOURCE_DIR) + "/scripts/certify/dvfs_joint.py") + " " +
+      testing::ShellQuote(dir) + " --starts 2");
+  EXPECT_EQ(c.exit_code, 1) << c.output;
+  EXPECT_NE(c.output.find("scipy found a LOWER objective than wattcal's"), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("\nNOT certified"), std::string::npos) << c.output;
 }
 
 }  // namespace

@@ -689,14 +689,11 @@ TEST(PortStage, OptionAndInputErrorsMapToExitCodesAndWriteNothing) {
                        "--constant-scaling", "idle-power", "--base-idle-w", "75",
                        "--target-idle-w", "65", "--target-idle-from", model_path, "--out",
                        dir + "/o.json"});
-  EXPECT_EQ(both.exit_code, 1) << both.output;
-  EXPECT_NE(both.output.find("--target-idle-w or --target-idle-from, not both"), std::string::npos)
-      << both.output;
+  testing::ExpectRefused(both, 1, {"--target-idle-w or --target-idle-from, not both"}, {dir + "/o.json"});
   const CommandResult missing = RunStage(
       "wattcal-port", {"gpu", "--model", model_path, "--base-gpu", titan_x, "--target-gpu", g980,
                        "--constant-scaling", "idle-power", "--out", dir + "/o.json"});
-  EXPECT_EQ(missing.exit_code, 1);
-  EXPECT_NE(missing.output.find("--base-idle-w"), std::string::npos) << missing.output;
+  testing::ExpectRefused(missing, 1, {"--base-idle-w"}, {dir + "/o.json"});
   // A target description without its L2 bank count: exit 2 naming the file and field.
   std::string text = ReadFile(g980);
   const size_t at = text.find("  \"l2_banks\": 8,\n");
@@ -723,8 +720,7 @@ TEST(PortStage, OptionAndInputErrorsMapToExitCodesAndWriteNothing) {
   const CommandResult none = RunStage("wattcal-port", {"node", "--dynamic-factor", "1",
                                                        "--static-factor", "1", "--out",
                                                        dir + "/o.csv"});
-  EXPECT_EQ(none.exit_code, 1);
-  EXPECT_NE(none.output.find("--estimates FILE or --model FILE"), std::string::npos) << none.output;
+  testing::ExpectRefused(none, 1, {"--estimates FILE or --model FILE"}, {dir + "/o.csv"});
 }
 
 }  // namespace

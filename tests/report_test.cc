@@ -757,8 +757,7 @@ TEST(ReportStage, BadOptionsExit1NamingTheProblem) {
   EXPECT_NE(r.output.find("--model " + root + "/missing.json: no such file"), std::string::npos)
       << r.output;
   r = RunStage("wattcal-report", {"--run-dir", root + "/does_not_exist"});
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_FALSE(FileExists(run.dir + "/index.html"));
+  testing::ExpectRefused(r, 1, {root + "/does_not_exist"}, {run.dir + "/index.html", root + "/does_not_exist"});
 }
 
 // ---- AccelWattch runs ------------------------------------------------------------------------

@@ -128,6 +128,18 @@ CommandResult RunShell(const std::string& shell_command) {
   return result;
 }
 
+void ExpectRefused(const CommandResult& r, int code, const std::vector<std::string>& mentions,
+                   const std::vector<std::string>& outputs) {
+  EXPECT_EQ(r.exit_code, code) << r.output;
+  for (const std::string& m : mentions) {
+    EXPECT_NE(r.output.find(m), std::string::npos) << "expected '" << m << "' in\n" << r.output;
+  }
+  for (const std::string& o : outputs) {
+    EXPECT_FALSE(fs::exists(o)) << o << " was left behind by a refused run";
+    EXPECT_FALSE(HasProvenance(o)) << o << " has a provenance record after a refused run";
+  }
+}
+
 unsigned SeedFromTestName() {
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "";

@@ -55,6 +55,13 @@ std::string ShellQuote(const std::string& s);
 std::string ProvenancePath(const std::string& output);
 bool HasProvenance(const std::string& output);
 
+// A stage's refusal (STYLE.md rule 6, SPEC.md "Contracts every stage keeps"): exit status `code`
+// exactly (RunStage already fails a crash or a missing binary), every one of `mentions` in its
+// output (the file:line, field or option the message names), and none of `outputs` on disk
+// afterwards, nor a provenance record naming one.
+void ExpectRefused(const CommandResult& r, int code, const std::vector<std::string>& mentions,
+                   const std::vector<std::string>& outputs);
+
 // A test seed derived from the running test's name (STYLE.md rule 4).
 unsigned SeedFromTestName();
 
