@@ -1,11 +1,11 @@
 // Training speed on the GTX Titan X microbenchmarks (6528 rows, 16 coefficients, 18 voltage
 // parameters). The *Reference benchmarks run the former formulation
-// (CalibrationOptions::reference_solver: one Ceres block per row, Ceres's own bounds handling
+// (SolverSwitches::reference_solver: one Ceres block per row, Ceres's own bounds handling
 // with its line search, a Ceres fit per voltage level, NNLS on every row) beside the default in
 // the same run; *WithoutRounds is the default's compressed problem on Ceres's own bounds path
-// (CalibrationOptions::joint_active_set off: the former default's path and optimum);
+// (SolverSwitches::joint_active_set off: the former default's path and optimum);
 // *Uncompressed returns every row of a V-F pair block instead of the default's one compressed
-// block (CalibrationOptions::joint_compressed_pairs off). bench/speed_calibrate.sh puts these
+// block (SolverSwitches::joint_compressed_pairs off). bench/speed_calibrate.sh puts these
 // beside a scipy least_squares fit of the same model (bench/scipy_calibrate.py).
 //
 //   build/bin/calibrate_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
@@ -55,19 +55,19 @@ void BM_CalibrateDefaultTwoThreads(benchmark::State& state) { Run(state, Calibra
 
 void BM_CalibrateDefaultReference(benchmark::State& state) {
   CalibrationOptions o;
-  o.reference_solver = true;
+  o.internal.reference_solver = true;
   Run(state, o);
 }
 
 void BM_CalibrateDefaultUncompressed(benchmark::State& state) {
   CalibrationOptions o;
-  o.joint_compressed_pairs = false;
+  o.internal.joint_compressed_pairs = false;
   Run(state, o);
 }
 
 void BM_CalibrateDefaultWithoutRounds(benchmark::State& state) {
   CalibrationOptions o;
-  o.joint_active_set = false;
+  o.internal.joint_active_set = false;
   Run(state, o);
 }
 
@@ -96,7 +96,7 @@ void BM_CalibrateAlternatingReference(benchmark::State& state) {
   o.solver = FitSolver::kAlternating;
   o.loss = FitLoss::kL2;
   o.residual = FitResidual::kAbsolute;
-  o.reference_solver = true;
+  o.internal.reference_solver = true;
   Run(state, o);
 }
 

@@ -1,5 +1,5 @@
 // The fast solver formulation (issue 14) against the former one, kept as the reference
-// (CalibrationOptions::reference_solver):
+// (SolverSwitches::reference_solver):
 //  - the joint problem compressed to one Ceres block with the per-row Gauss-Newton terms
 //    follows the reference's path (same optimum, cost and voltages to the stated tolerances)
 //    when the active-set rounds are off, for every loss and residual and on the real GTX
@@ -145,12 +145,12 @@ TEST(CalibrateSpeedEquivalence, JointWithoutRoundsMatchesTheReferenceForEveryLos
   for (FitResidual residual : {FitResidual::kAbsolute, FitResidual::kRelative}) {
     for (FitLoss loss : {FitLoss::kL2, FitLoss::kHuber, FitLoss::kCauchy}) {
       CalibrationOptions options;  // joint, two starts
-      options.joint_active_set = false;
+      options.internal.joint_active_set = false;
       options.loss = loss;
       options.residual = residual;
       options.show_progress = false;
       CalibrationOptions reference = options;
-      reference.reference_solver = true;
+      reference.internal.reference_solver = true;
       const PowerModel fast = Calibrate(c.train, options);
       const PowerModel ref = Calibrate(c.train, reference);
       const Difference d = Compare(fast, ref);
@@ -184,9 +184,9 @@ TEST(CalibrateSpeedEquivalence, ActiveSetRoundsEndOnAFirstOrderPointNoWorseThanT
       options.loss = loss;
       options.residual = residual;
       options.show_progress = false;
-      ASSERT_TRUE(options.joint_active_set);
+      ASSERT_TRUE(options.internal.joint_active_set);
       CalibrationOptions reference = options;
-      reference.reference_solver = true;
+      reference.internal.reference_solver = true;
       const PowerModel fast = Calibrate(c.train, options);
       const PowerModel ref = Calibrate(c.train, reference);
       const std::string what = std::string(FitLossName(loss)) + "/" + FitResidualName(residual);
@@ -211,7 +211,7 @@ TEST(CalibrateSpeedEquivalence, AlternatingMatchesTheReference) {
   options.loss = FitLoss::kL2;
   options.show_progress = false;
   CalibrationOptions reference = options;
-  reference.reference_solver = true;
+  reference.internal.reference_solver = true;
   const PowerModel fast = Calibrate(c.train, options);
   const PowerModel ref = Calibrate(c.train, reference);
   const Difference d = Compare(fast, ref);
@@ -235,9 +235,9 @@ TEST(CalibrateSpeedEquivalence, TitanXWithoutRoundsMatchesTheReference) {
   const Corpus heldout = ReadCorpus(heldout_path);
   CalibrationOptions options;  // the calibrate stage's default: joint, huber, two starts
   options.show_progress = false;
-  options.joint_active_set = false;
+  options.internal.joint_active_set = false;
   CalibrationOptions reference = options;
-  reference.reference_solver = true;
+  reference.internal.reference_solver = true;
   const PowerModel fast = Calibrate(train, options);
   const PowerModel ref = Calibrate(train, reference);
   const Difference d = Compare(fast, ref);
@@ -275,7 +275,7 @@ TEST(CalibrateSpeedEquivalence, TitanXDefaultEndsOnAFirstOrderPointBelowTheRefer
     CalibrationOptions options;
     options.show_progress = false;
     CalibrationOptions reference = options;
-    reference.reference_solver = true;
+    reference.internal.reference_solver = true;
     const PowerModel fast = Calibrate(train, options);
     const PowerModel ref = Calibrate(train, reference);
     EXPECT_TRUE(fast.fit.converged) << k.file << ": " << fast.fit.termination;
@@ -297,7 +297,7 @@ TEST(CalibrateSpeedEquivalence, TitanXDefaultEndsOnAFirstOrderPointBelowTheRefer
   }
 }
 
-// The compressed problem (CalibrationOptions::joint_compressed_pairs, the default: one block)
+// The compressed problem (SolverSwitches::joint_compressed_pairs, the default: one block)
 // against the pair blocks that return every row (PairCost): they give Ceres the same
 // Hessian, gradient and cost, so the same path up to rounding: the same iterations and the
 // same optimum, for every loss and residual.
@@ -306,13 +306,13 @@ TEST(CalibrateSpeedEquivalence, CompressedPairsFollowTheUncompressedPath) {
   for (FitResidual residual : {FitResidual::kAbsolute, FitResidual::kRelative}) {
     for (FitLoss loss : {FitLoss::kL2, FitLoss::kHuber, FitLoss::kCauchy}) {
       CalibrationOptions options;  // joint, two starts, compressed pairs
-      options.joint_active_set = false;  // Ceres's own path, compared step for step
+      options.internal.joint_active_set = false;  // Ceres's own path, compared step for step
       options.loss = loss;
       options.residual = residual;
       options.show_progress = false;
-      ASSERT_TRUE(options.joint_compressed_pairs);
+      ASSERT_TRUE(options.internal.joint_compressed_pairs);
       CalibrationOptions rows = options;
-      rows.joint_compressed_pairs = false;
+      rows.internal.joint_compressed_pairs = false;
       const PowerModel fast = Calibrate(c.train, options);
       const PowerModel ref = Calibrate(c.train, rows);
       const Difference d = Compare(fast, ref);
@@ -339,9 +339,9 @@ TEST(CalibrateSpeedEquivalence, CompressedPairsWithAComponentFixedAtZero) {
   c.train.util_frac.col(3).setZero();
   CalibrationOptions options;
   options.show_progress = false;
-  options.joint_active_set = false;
+  options.internal.joint_active_set = false;
   CalibrationOptions rows = options;
-  rows.joint_compressed_pairs = false;
+  rows.internal.joint_compressed_pairs = false;
   const PowerModel fast = Calibrate(c.train, options);
   const PowerModel ref = Calibrate(c.train, rows);
   const Difference d = Compare(fast, ref);
@@ -361,7 +361,7 @@ TEST(CalibrateSpeedEquivalence, ActiveSetRoundsWithAComponentFixedAtZero) {
   CalibrationOptions options;
   options.show_progress = false;
   CalibrationOptions reference = options;
-  reference.reference_solver = true;
+  reference.internal.reference_solver = true;
   const PowerModel fast = Calibrate(c.train, options);
   const PowerModel ref = Calibrate(c.train, reference);
   EXPECT_TRUE(fast.fit.converged) << fast.fit.termination;
@@ -399,7 +399,7 @@ TEST(CalibrateSpeedEquivalence, ActiveSetRoundsPredictVirtualGpusAsCeresOwnPath)
     CalibrationOptions options;
     options.show_progress = false;
     CalibrationOptions ceres_path = options;
-    ceres_path.joint_active_set = false;
+    ceres_path.internal.joint_active_set = false;
     const PowerModel fast = Calibrate(c.train, options);
     const PowerModel former = Calibrate(c.train, ceres_path);
     EXPECT_TRUE(fast.fit.converged) << seed << ": " << fast.fit.termination;
@@ -447,9 +447,9 @@ TEST(CalibrateSpeedEquivalence, TitanXCompressedPairsKeepTheReferencePath) {
     const Corpus train = ReadCorpus(testing::Dataset(k.file));
     CalibrationOptions options;  // the calibrate stage's default but Ceres's own bounds path
     options.show_progress = false;
-    options.joint_active_set = false;
+    options.internal.joint_active_set = false;
     CalibrationOptions rows = options;
-    rows.joint_compressed_pairs = false;
+    rows.internal.joint_compressed_pairs = false;
     const PowerModel fast = Calibrate(train, options);
     const PowerModel ref = Calibrate(train, rows);
     const Difference d = Compare(fast, ref);

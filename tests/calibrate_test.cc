@@ -186,10 +186,10 @@ TEST(CalibrateRecovery, RobustLossesResistCorruptedRows) {
   }
   // The L2 start from the alternating solution crosses a plateau here: the joint solver must
   // not stop on it (with Ceres's own bounds handling and tolerances of 1e-8 it did, cost
-  // 98858.7). The former formulation (CalibrationOptions::reference_solver) stops at 98809.7,
+  // 98858.7). The former formulation (SolverSwitches::reference_solver) stops at 98809.7,
   // where its projected steps stall; the default's active-set rounds go on to 98780.1.
   CalibrationOptions l2_reference = l2;
-  l2_reference.reference_solver = true;
+  l2_reference.internal.reference_solver = true;
   const double fast_cost = Calibrate(c.train, l2).fit.final_cost;
   const double reference_cost = Calibrate(c.train, l2_reference).fit.final_cost;
   EXPECT_LT(fast_cost, reference_cost - 10.0) << fast_cost << " vs " << reference_cost;

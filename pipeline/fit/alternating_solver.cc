@@ -174,7 +174,7 @@ SolveResult SolveAlternating(const FitData& data, const CalibrationOptions& opti
   bool converged = false;
   double last_change_pct = 0.0;
   const std::vector<Eigen::MatrixXd> moments =
-      options.reference_solver ? std::vector<Eigen::MatrixXd>() : PairMoments(data);
+      options.internal.reference_solver ? std::vector<Eigen::MatrixXd>() : PairMoments(data);
   Progress progress("alternating fit", options.show_progress ? options.max_alternating_iterations : 0);
   for (; iteration < options.max_alternating_iterations; ++iteration) {
     // Phase 1: voltage of each level, domain by domain, bounded by its neighbours.
@@ -191,7 +191,7 @@ SolveResult SolveAlternating(const FitData& data, const CalibrationOptions& opti
           volts[d][j] = upper;
           continue;
         }
-        volts[d][j] = options.reference_solver
+        volts[d][j] = options.internal.reference_solver
                           ? FitLevelVoltage(data, x, volts, d, j, lower, upper, volts[d][j])
                           : MinimizeLevelVoltage(data, moments, x, volts, d, j, lower, upper,
                                                  volts[d][j]);
@@ -199,7 +199,7 @@ SolveResult SolveAlternating(const FitData& data, const CalibrationOptions& opti
     }
     // Phase 2: coefficients by NNLS with the voltages fixed.
     const std::vector<double> old = x;
-    x = options.reference_solver
+    x = options.internal.reference_solver
             ? SolveCoefficients(data, volts, FitResidual::kAbsolute, /*like_gpmtool=*/true)
             : SolveCoefficientsFromMoments(data, moments, volts);
     double change = 0.0;

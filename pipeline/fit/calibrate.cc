@@ -223,7 +223,7 @@ PowerModel CalibrateDvfs(const Corpus& train, const CalibrationOptions& options)
     std::vector<std::vector<double>> ones(data.num_domains);
     for (int d = 0; d < data.num_domains; ++d) ones[d].assign(data.levels[d].size(), 1.0);
     const std::vector<Eigen::MatrixXd> moments =
-        options.reference_solver ? std::vector<Eigen::MatrixXd>() : PairMoments(data, options.residual);
+        options.internal.reference_solver ? std::vector<Eigen::MatrixXd>() : PairMoments(data, options.residual);
     // The two starts are independent. With two threads or more they run side by side: the
     // cold start on one, gpmTOOL's alternating solution and the start from it on the other.
     // Each is deterministic, so the model does not depend on the thread count; only the cold
@@ -232,7 +232,7 @@ PowerModel CalibrateDvfs(const Corpus& train, const CalibrationOptions& options)
     SolveResult second;
     auto cold_start = [&]() {
       const std::vector<double> cold =
-          options.reference_solver
+          options.internal.reference_solver
               ? SolveCoefficients(data, ones, options.residual)
               : SolveCoefficientsFromMoments(data, moments, ones, /*like_gpmtool=*/false);
       result = SolveJoint(data, options, cold, ones, moments);

@@ -199,7 +199,7 @@ class PairLoss : public ceres::LossFunction {
 };
 
 // The whole joint problem compressed to one Ceres block with the Gauss-Newton terms of the
-// per-row residuals (CalibrationOptions::joint_compressed_pairs).
+// per-row residuals (SolverSwitches::joint_compressed_pairs).
 //
 // For the losses used here (L2, Huber, Cauchy) rho'' <= 0 everywhere, so Ceres's corrector
 // (ceres/internal/corrector.cc; Triggs et al., "Bundle Adjustment: a Modern Synthesis",

@@ -110,7 +110,7 @@ class BoundReachedCallback : public ceres::IterationCallback {
   bool reached_ = false;
 };
 
-// Active-set rounds around Ceres (CalibrationOptions::joint_active_set).
+// Active-set rounds around Ceres (SolverSwitches::joint_active_set).
 //
 // Ceres keeps bounds by projecting each trust-region step onto the box, but it judges the step
 // by the model decrease of the step before the projection (ceres/internal/
@@ -264,13 +264,13 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
       scalars.push_back({&s[d][k], block_of_domain[d], k, 0.0, 1.0});
     }
   }
-  if (options.reference_solver) {
+  if (options.internal.reference_solver) {
     for (int r = 0; r < c.rows(); ++r) {
       const double sigma = options.residual == FitResidual::kRelative ? c.power_w(r) : 1.0;
       problem.AddResidualBlock(new RowCost(&data, &state, r, sigma, block_of_domain), loss.get(),
                                blocks);
     }
-  } else if (options.joint_compressed_pairs) {
+  } else if (options.internal.joint_compressed_pairs) {
     problem.AddResidualBlock(
         new CompressedProblemCost(
             &data, &state, loss.get(),
@@ -294,8 +294,8 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
   // conditioned despite MHz-scaled columns (FORMATS.md §6.1).
   solver_options.linear_solver_type = ceres::DENSE_NORMAL_CHOLESKY;
   solver_options.max_num_iterations = options.max_solver_iterations;
-  const bool active_set = options.joint_active_set && !options.reference_solver;
-  if (options.reference_solver) {
+  const bool active_set = options.internal.joint_active_set && !options.internal.reference_solver;
+  if (options.internal.reference_solver) {
     solver_options.function_tolerance = 1e-12;  // as kJoint*Tolerance
     solver_options.gradient_tolerance = 1e-12;
     solver_options.parameter_tolerance = 1e-12;
@@ -304,9 +304,9 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
     // Without the active-set rounds, Ceres's own bounds handling: a line search along each
     // projected step (Armijo, cubic interpolation, evaluating the gradient at every trial
     // point) unless joint_bounds_line_search is off.
-    if (!options.joint_bounds_line_search) solver_options.max_num_line_search_step_size_iterations = 0;
+    if (!options.internal.joint_bounds_line_search) solver_options.max_num_line_search_step_size_iterations = 0;
     solver_options.function_tolerance =
-        options.joint_active_set ? kActiveSetFunctionTolerance : kJointFunctionTolerance;
+        options.internal.joint_active_set ? kActiveSetFunctionTolerance : kJointFunctionTolerance;
     solver_options.gradient_tolerance = kJointGradientTolerance;
     solver_options.parameter_tolerance = kJointParameterTolerance;
     solver_options.num_threads = JointSolverThreads(options.num_threads, c.rows());
