@@ -11,23 +11,15 @@
 #include "io/csv_reader.h"
 #include "util/errors.h"
 #include "util/logging.h"
+#include "util/strings.h"
 
 namespace wattcal {
 namespace {
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // A power column: its name without the unit and the factor to W. False when the name carries
 // no power unit (_W/_w or _mW/_mw).
 bool SplitPowerUnit(const std::string& name, std::string* stem, double* to_w) {
-  const std::string lower = Lower(name);
+  const std::string lower = ToLower(name);
   if (EndsWith(lower, "_mw") && name.size() > 3) {
     *stem = name.substr(0, name.size() - 3);
     *to_w = 1e-3;
@@ -103,7 +95,7 @@ ComponentTable ReadComponentTable(const std::string& path) {
   }
   const int64_t header_line = reader.line();
   std::vector<std::string> lower;
-  for (const std::string& h : header) lower.push_back(Lower(h));
+  for (const std::string& h : header) lower.push_back(ToLower(h));
   const auto has = [&](const std::string& name) {
     return std::find(lower.begin(), lower.end(), name) != lower.end();
   };
@@ -143,7 +135,7 @@ ComponentTable ReadComponentTable(const std::string& path) {
                               "milliwatts); the tidy form is kernel,measured_w,const_w,static_w,"
                               "idle_w,<component>_w...");
     }
-    const std::string s = Lower(stem);
+    const std::string s = ToLower(stem);
     if (accelwattch) {
       if (s == "constp") col.role = Role::kConst;
       else if (s == "staticp") col.role = Role::kStatic;

@@ -12,17 +12,11 @@
 #include <set>
 
 #include "util/errors.h"
+#include "util/strings.h"
 #include "util/text_input.h"
 
 namespace wattcal {
 namespace {
-
-std::string Trim(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
 
 bool IsName(const std::string& s) {
   if (s.empty()) return false;

@@ -15,6 +15,7 @@
 #include "io/json_lines.h"
 #include "util/errors.h"
 #include "util/logging.h"
+#include "util/strings.h"
 
 namespace wattcal {
 
@@ -32,11 +33,6 @@ bool IsMixCategory(const std::string& name) {
 
 namespace {
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // A column of the header and the factor to base units.
 struct Column {
   int index = -1;
@@ -49,7 +45,7 @@ class Header {
  public:
   Header(const CsvReader& reader, const std::vector<std::string>& fields) : reader_(reader) {
     for (size_t i = 0; i < fields.size(); ++i) {
-      const std::string name = Lower(fields[i]);
+      const std::string name = ToLower(fields[i]);
       if (index_.count(name)) reader.Fail(fields[i], "column appears twice in the header");
       index_[name] = static_cast<int>(i);
     }
@@ -108,7 +104,7 @@ int ParseCount(const CsvReader& reader, const std::string& cell, const std::stri
 }
 
 std::string ParseCategory(const CsvReader& reader, const std::string& cell, const std::string& field) {
-  const std::string c = Lower(cell);
+  const std::string c = ToLower(cell);
   if (!c.empty() && !IsMixCategory(c)) {
     std::string list;
     for (const std::string& m : MixCategories()) list += (list.empty() ? "" : ", ") + m;

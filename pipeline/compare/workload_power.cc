@@ -6,13 +6,10 @@
 
 #include "io/csv_reader.h"
 #include "util/errors.h"
+#include "util/strings.h"
 
 namespace wattcal {
 namespace {
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // Divisor that turns the column's values into W (1 or 1000), or 0 when the header has no
 // recognised power unit.

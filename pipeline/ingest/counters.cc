@@ -16,33 +16,13 @@
 
 #include "io/csv_reader.h"
 #include "util/errors.h"
+#include "util/strings.h"
 
 namespace wattcal {
 namespace {
 
 // ----------------------------------------------------------------------------------------
 // Small string helpers.
-
-std::string Trim(const std::string& s) {
-  const size_t first = s.find_first_not_of(" \t\r");
-  if (first == std::string::npos) return "";
-  const size_t last = s.find_last_not_of(" \t\r");
-  return s.substr(first, last - first + 1);
-}
-
-std::string ToLower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-bool StartsWith(const std::string& s, const std::string& prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 void StripByteOrderMark(std::string* s) {
   if (StartsWith(*s, "\xEF\xBB\xBF")) s->erase(0, 3);

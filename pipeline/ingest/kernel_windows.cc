@@ -13,17 +13,12 @@
 #include "io/csv_reader.h"
 #include "util/bounds.h"
 #include "util/errors.h"
+#include "util/strings.h"
 
 namespace wattcal {
 namespace {
 
-std::string Lower(const std::string& s) {
-  std::string out = s;
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  size_t b = out.find_first_not_of(" \t");
-  size_t e = out.find_last_not_of(" \t\r");
-  return b == std::string::npos ? std::string() : out.substr(b, e - b + 1);
-}
+std::string LowerTrimmed(const std::string& s) { return ToLower(TrimView(s)); }
 
 // How a time column is written.
 struct TimeColumn {
@@ -183,7 +178,7 @@ std::vector<KernelWindow> ReadKernelWindows(const std::string& path, double utc_
   int launches = -1, blocks = -1, threads = -1;
   TimeColumn start, end;
   for (size_t i = 0; i < header.size(); ++i) {
-    const std::string lower = Lower(header[i]);
+    const std::string lower = LowerTrimmed(header[i]);
     TimeColumn t;
     t.index = static_cast<int>(i);
     t.name = header[i];

@@ -17,6 +17,7 @@
 #include "util/bounds.h"
 #include "util/errors.h"
 #include "util/logging.h"
+#include "util/strings.h"
 #include "util/text_input.h"
 
 namespace wattcal {
@@ -27,24 +28,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr size_t kMaxRememberedGpus = 16;
 
 // ----------------------------------------------------------------------------- text helpers
-
-std::string_view Trim(std::string_view s) {
-  size_t b = 0;
-  size_t e = s.size();
-  while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r')) ++b;
-  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) --e;
-  return s.substr(b, e - b);
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
-}
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -292,7 +275,7 @@ struct UnitCache {
 // `default_scale` (from the header). Returns the unit it saw in `*unit`.
 ValueStatus ParseQuantity(std::string_view cell, Quantity q, double default_scale, double* value,
                           std::string_view* unit, UnitCache* cache = nullptr) {
-  cell = Trim(cell);
+  cell = TrimView(cell);
   if (cell.empty()) return ValueStatus::kEmpty;
   if (!((cell[0] >= '0' && cell[0] <= '9') || cell[0] == '-' || cell[0] == '.')) {
     if (IsMissing(cell)) return ValueStatus::kMissing;
@@ -324,7 +307,7 @@ ValueStatus ParseQuantity(std::string_view cell, Quantity q, double default_scal
 
 // A clock event reasons cell: hex `0x0000000000000004` (nvidia-smi) or a decimal number.
 ValueStatus ParseClockReasons(std::string_view cell, uint64_t* reasons) {
-  cell = Trim(cell);
+  cell = TrimView(cell);
   if (IsMissing(cell)) return ValueStatus::kMissing;
   int base = 10;
   if (cell.size() > 2 && cell[0] == '0' && (cell[1] == 'x' || cell[1] == 'X')) {
@@ -365,7 +348,7 @@ bool IsLeapYear(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 
 // Parses a plain number of seconds ("1693491403.874").
 bool ParseEpochSeconds(std::string_view text, double* value) {
-  text = Trim(text);
+  text = TrimView(text);
   if (text.empty()) return false;
   double v = 0.0;
   const char* stop = nullptr;
@@ -536,7 +519,7 @@ bool PowerLogOptions::Check(std::string* error) const {
     return false;
   }
   for (size_t i = 0; i < columns.size(); ++i) {
-    if (Trim(columns[i]).empty()) {
+    if (TrimView(columns[i]).empty()) {
       *error = fmt::format("PowerLogOptions.columns[{}] is empty: every column needs a name", i);
       return false;
     }
@@ -665,14 +648,14 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
         const std::string cell(fields_[layout_.time.index]);
         reader_.Fail(
             layout_.time.label,
-            IsMissing(Trim(cell))
+            IsMissing(TrimView(cell))
                 ? std::string("missing time: every reading needs its time")
                 : fmt::format("expected {}, got '{}'", layout_.time_expected, Printable(cell)));
       }
       if (!layout_.id_columns.empty()) {
         std::string_view ids[3];
         size_t count = 0;
-        for (int c : layout_.id_columns) ids[count++] = Trim(fields_[c]);
+        for (int c : layout_.id_columns) ids[count++] = TrimView(fields_[c]);
         if (!SelectGpu(ids, count, line, layout_.id_label)) {
           ++stats_->other_gpu_rows;
           continue;
@@ -801,13 +784,13 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
     if (fields.empty()) return false;
     if (format == PowerLogFormat::kNvidiaSmi) {
       for (std::string_view f : fields) {
-        if (!IsSmiHeaderName(Trim(f))) return false;
+        if (!IsSmiHeaderName(TrimView(f))) return false;
       }
       return true;
     }
     bool has_time = false;
     for (std::string_view f : fields) {
-      const std::string name = Lower(Trim(f));
+      const std::string name = ToLower(TrimView(f));
       if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) {
         return false;
       }
@@ -821,14 +804,14 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
 
   // Canonical nvidia-smi query name of a header field (alias rewritten, unit removed).
   static std::string SmiCanonical(std::string_view name, std::string* unit) {
-    name = Trim(name);
+    name = TrimView(name);
     unit->clear();
     const size_t bracket = name.find(" [");
     if (bracket != std::string_view::npos && name.back() == ']') {
       *unit = std::string(name.substr(bracket + 2, name.size() - bracket - 3));
-      name = Trim(name.substr(0, bracket));
+      name = TrimView(name.substr(0, bracket));
     }
-    std::string lower = Lower(name);
+    std::string lower = ToLower(name);
     static const std::pair<const char*, const char*> kAliases[] = {
         {"clocks.current.sm", "clocks.sm"},
         {"clocks.current.memory", "clocks.mem"},
@@ -874,7 +857,7 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
       if (format == PowerLogFormat::kNvidiaSmi) {
         canonical[i] = SmiCanonical(raw_names[i], &units[i]);
       } else {
-        canonical[i] = Lower(Trim(raw_names[i]));
+        canonical[i] = ToLower(TrimView(raw_names[i]));
       }
       if (canonical[i].empty()) fail(Label(i, raw_names[i]), "empty column name");
     }
@@ -886,7 +869,7 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
     };
     auto set = [&](Column* column, int index) {
       column->index = index;
-      if (index >= 0) column->label = Label(index, std::string(Trim(raw_names[index])));
+      if (index >= 0) column->label = Label(index, std::string(TrimView(raw_names[index])));
     };
 
     if (format == PowerLogFormat::kNvidiaSmi) {
@@ -999,7 +982,7 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
         }
       };
       if (!options_.power_field.empty()) {
-        const std::string wanted = Lower(Trim(options_.power_field));
+        const std::string wanted = ToLower(TrimView(options_.power_field));
         const int c = find(wanted);
         if (c < 0) {
           throw InputError(path_, line, "power_field",
@@ -1164,12 +1147,12 @@ class LineReader {
 std::string_view SplitDmonTimestamp(std::string_view line, bool* has_time, double* time_s,
                                     bool* is_epoch) {
   *has_time = false;
-  std::string_view rest = Trim(line);
+  std::string_view rest = TrimView(line);
   const std::vector<std::string_view> tokens = SplitWhitespace(rest.substr(0, 64));
   if (tokens.size() < 2) return rest;
   auto after = [&](std::string_view token) {
     const size_t offset = static_cast<size_t>(token.data() + token.size() - rest.data());
-    return Trim(rest.substr(offset));
+    return TrimView(rest.substr(offset));
   };
   double t = 0.0;
   if (ParseSmiTimestamp(tokens[0].data(), tokens[0].size(), &t)) {  // 2024-05-01T12:00:00
@@ -1331,7 +1314,7 @@ class PowerLogReader::DmonParser : public PowerLogReader::Parser {
 
   // `#Entity   POWER     POWINST   SMCLK ...` (possibly `# Entity`).
   void SetHeader(std::string_view text, int64_t line) {
-    std::string_view body = Trim(text.substr(1));
+    std::string_view body = TrimView(text.substr(1));
     if (!StartsWith(body, "Entity")) {
       throw InputError(path_, line, "",
                        fmt::format("expected the dcgmi dmon header '#Entity ...', got '{}'",
@@ -1369,7 +1352,7 @@ class PowerLogReader::DmonParser : public PowerLogReader::Parser {
       return -1;
     };
     if (!options_.power_field.empty()) {
-      std::string wanted(Trim(options_.power_field));
+      std::string wanted(TrimView(options_.power_field));
       if (wanted == "155" || EqualsIgnoreCase(wanted, "power_usage")) wanted = "POWER";
       if (wanted == "157" || EqualsIgnoreCase(wanted, "power_usage_instant")) wanted = "POWINST";
       power = find({wanted.c_str()});
@@ -1511,7 +1494,7 @@ Probe ProbeLog(const std::string& path) {
     if (c == EOF && line.empty()) break;
     ++number;
     if (number == 1) StripUtf8ByteOrderMark(&line);
-    if (!Trim(line).empty()) {
+    if (!TrimView(line).empty()) {
       probe.first_line = line;
       probe.first_line_number = number;
       return probe;
@@ -1526,7 +1509,7 @@ bool IsSmiHeaderLine(std::string_view line) {
   while (start <= line.size()) {
     size_t comma = line.find(',', start);
     if (comma == std::string_view::npos) comma = line.size();
-    if (!IsSmiHeaderName(Trim(line.substr(start, comma - start)))) return false;
+    if (!IsSmiHeaderName(TrimView(line.substr(start, comma - start)))) return false;
     start = comma + 1;
   }
   return true;
@@ -1537,7 +1520,7 @@ bool IsRawHeaderLine(std::string_view line) {
   while (start <= line.size()) {
     size_t comma = line.find(',', start);
     if (comma == std::string_view::npos) comma = line.size();
-    const std::string name = Lower(Trim(line.substr(start, comma - start)));
+    const std::string name = ToLower(TrimView(line.substr(start, comma - start)));
     for (const char* prefix : {"timestamp_", "time_"}) {
       if (StartsWith(name, prefix) && name.find(' ') == std::string::npos) return true;
     }

@@ -12,14 +12,10 @@
 #include "io/csv_reader.h"
 #include "util/csv_field.h"
 #include "util/errors.h"
+#include "util/strings.h"
 
 namespace wattcal {
 namespace {
-
-std::string LowerCase(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // A column of the header: its index and the factor to wattcal's unit.
 struct Column {
@@ -35,7 +31,7 @@ Column FindColumn(const std::vector<std::string>& header, const std::string& ste
   Column c;
   for (size_t i = 0; i < header.size(); ++i) {
     for (const auto& [suffix, scale] : units) {
-      if (LowerCase(header[i]) == stem + suffix) {
+      if (ToLower(header[i]) == stem + suffix) {
         c.index = static_cast<int>(i);
         c.scale = scale;
         c.name = header[i];

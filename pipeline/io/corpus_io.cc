@@ -17,6 +17,7 @@
 #include "util/errors.h"
 #include "util/row_order.h"
 #include "util/logging.h"
+#include "util/strings.h"
 #include "util/text_input.h"
 
 namespace wattcal {
@@ -27,15 +28,6 @@ constexpr const char* kDomainNames[2] = {"core", "mem"};
 constexpr double kMaxPowerLimitW = 10000.0;
 // How many utilisations above 1 the warning lists by location.
 constexpr size_t kMaxListedOverOne = 10;
-
-std::string ToLower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-bool StartsWith(const std::string& s, const std::string& prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
 
 std::string FreqField(int d) { return fmt::format("f_{}_mhz", kDomainNames[d]); }
 

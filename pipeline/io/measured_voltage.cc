@@ -9,15 +9,10 @@
 #include "io/csv_reader.h"
 #include "util/bounds.h"
 #include "util/errors.h"
+#include "util/strings.h"
 
 namespace wattcal {
 namespace {
-
-std::string Trimmed(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
-}
 
 std::vector<VoltageReading> ReadCsv(const std::string& path) {
   CsvReader reader(path);
@@ -65,7 +60,7 @@ std::vector<VoltageReading> ReadSmiText(const std::string& path, std::ifstream& 
   };
   while (std::getline(in, line)) {
     ++n;
-    const std::string t = Trimmed(line);
+    const std::string t = Trim(line);
     static const std::regex kGpu(R"(^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$)");
     if (std::regex_match(t, kGpu)) {
       finish();

@@ -7,19 +7,10 @@
 
 #include "util/csv_field.h"
 #include "util/errors.h"
+#include "util/strings.h"
 
 namespace wattcal {
 namespace {
-
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
-bool EndsWith(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 }  // namespace
 
@@ -43,7 +34,7 @@ PerfCsvColumns::PerfCsvColumns(const CsvReader& reader, const std::vector<std::s
   for (size_t i = 0; i < header.size(); ++i) {
     std::string cell = header[i];
     if (i == 0 && cell.size() >= 3 && cell.compare(0, 3, "\xEF\xBB\xBF") == 0) cell.erase(0, 3);
-    const std::string name = Lower(cell);
+    const std::string name = ToLower(cell);
     if (name.empty()) reader.Fail(fmt::format("column {}", i + 1), "empty column name in the header");
     const auto it = accepted.find(name);
     if (it == accepted.end()) {

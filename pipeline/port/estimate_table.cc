@@ -9,13 +9,10 @@
 #include "io/csv_reader.h"
 #include "util/csv_field.h"
 #include "util/errors.h"
+#include "util/strings.h"
 
 namespace wattcal {
 namespace {
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // What a column holds.
 enum class ColumnRole { kIgnored, kDynamic, kStatic, kIdleSm, kConstant, kTotal, kMeasured };
