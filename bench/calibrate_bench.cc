@@ -18,7 +18,7 @@
 
 #include "fit/calibrate.h"
 #include "io/corpus_io.h"
-#include "validate/cross_validation.h"
+#include "crossval/cross_validation.h"
 
 using namespace wattcal;
 

@@ -14,7 +14,7 @@
 
 #include "fit/calibrate.h"
 #include "io/corpus_io.h"
-#include "validate/cross_validation.h"
+#include "crossval/cross_validation.h"
 #include "validate/prediction.h"
 
 using namespace wattcal;

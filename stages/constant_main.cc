@@ -7,7 +7,7 @@
 //                    [--confidence-level 0.95] [--bootstrap-samples N] [--bootstrap-seed N]
 //                    [--min-frequencies 3]
 // SWEEP.csv: benchmark,f_core_mhz,power_w (or wattcal-ingest's KERNELS.csv); see
-// pipeline/accelwattch/sweep.h.
+// pipeline/io/sweep.h.
 #include <iostream>
 
 #include "stage/constant_stage.h"

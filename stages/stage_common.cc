@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <glog/logging.h>
 
-#include "accelwattch/sweep.h"
+#include "io/sweep.h"
 #include "io/csv_reader.h"
 #include "util/errors.h"
 #include "util/logging.h"

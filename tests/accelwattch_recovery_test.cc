@@ -42,7 +42,7 @@
 #include <nlohmann/json.hpp>
 
 #include "accelwattch/scaling_model.h"
-#include "accelwattch/sweep.h"
+#include "io/sweep.h"
 #include "synth/accelwattch_sweeps.h"
 #include "test_support.h"
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "accelwattch/constant_power.h"
-#include "accelwattch/sweep.h"
+#include "io/sweep.h"
 #include "io/csv_reader.h"
 #include "util/rng.h"
 #include "test_support.h"

@@ -11,7 +11,7 @@
 #include "fit/nnls.h"
 #include "io/corpus_io.h"
 #include "synth/synthetic_corpus.h"
-#include "validate/cross_validation.h"
+#include "crossval/cross_validation.h"
 #include "validate/metrics.h"
 
 namespace wattcal {

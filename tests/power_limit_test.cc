@@ -23,7 +23,7 @@
 #include "report/collinearity.h"
 #include "test_support.h"
 #include "util/errors.h"
-#include "validate/cross_validation.h"
+#include "crossval/cross_validation.h"
 #include "validate/metrics.h"
 #include "validate/prediction.h"
 

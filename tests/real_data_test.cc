@@ -11,7 +11,7 @@
 #include "io/corpus_io.h"
 #include "model/model_io.h"
 #include "test_support.h"
-#include "validate/cross_validation.h"
+#include "crossval/cross_validation.h"
 #include "validate/metrics.h"
 #include "validate/prediction.h"
 

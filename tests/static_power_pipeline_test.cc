@@ -33,7 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "accelwattch/constant_power.h"
-#include "accelwattch/sweep.h"
+#include "io/sweep.h"
 #include "synth/accelwattch_sweeps.h"
 #include "test_support.h"
 #include "util/errors.h"

@@ -19,7 +19,7 @@
 
 #include "accelwattch/idle_power.h"
 #include "accelwattch/static_power.h"
-#include "accelwattch/sweep.h"
+#include "io/sweep.h"
 #include "synth/accelwattch_sweeps.h"
 #include "util/rng.h"
 #include "test_support.h"

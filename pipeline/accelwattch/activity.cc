@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "accelwattch/sweep.h"
+#include "io/sweep.h"
 #include "io/csv_reader.h"
 #include "util/errors.h"
 

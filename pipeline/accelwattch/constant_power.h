@@ -25,7 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "accelwattch/sweep.h"
+#include "io/sweep.h"
 
 namespace wattcal {
 

@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "accelwattch/sweep.h"
+#include "io/sweep.h"
 
 namespace wattcal {
 

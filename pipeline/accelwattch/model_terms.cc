@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "accelwattch/static_power.h"
-#include "accelwattch/sweep.h"
+#include "io/sweep.h"
 #include "io/csv_reader.h"
 #include "io/json_lines.h"
 #include "util/errors.h"

@@ -30,7 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "accelwattch/constant_power.h"
-#include "accelwattch/sweep.h"
+#include "io/sweep.h"
 
 namespace wattcal {
 

@@ -9,7 +9,7 @@
 
 #include "util/errors.h"
 #include "util/logging.h"
-#include "validate/cross_validation.h"
+#include "crossval/cross_validation.h"
 
 namespace wattcal {
 namespace {

@@ -1,5 +1,5 @@
 // Judging the activity-free DVFS model (clocks/vf_fit.h) the way a user would use it, by
-// k-fold cross-validation by workload (validate/cross_validation.h's AssignFolds):
+// k-fold cross-validation by workload (crossval/cross_validation.h's AssignFolds):
 //
 //   - power across clocks: each held-out workload is measured at one anchor clock only; its
 //     activity follows from that one power (VfModel::ActivityFrom) and it is predicted at every

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "accelwattch/sweep.h"
+#include "io/sweep.h"
 #include "ingest/ingest.h"
 #include "ingest/kernel_windows.h"
 #include "util/bounds.h"

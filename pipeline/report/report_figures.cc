@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "accelwattch/constant_power.h"
-#include "accelwattch/sweep.h"
+#include "io/sweep.h"
 #include "report/gnuplot_figure.h"
 #include "util/errors.h"
 

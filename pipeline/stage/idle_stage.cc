@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "accelwattch/sweep.h"
+#include "io/sweep.h"
 #include "util/errors.h"
 #include "util/logging.h"
 #include "util/output.h"

@@ -1,6 +1,6 @@
 #include "stage/sweep_flags.h"
 
-#include "accelwattch/sweep.h"
+#include "io/sweep.h"
 #include "util/errors.h"
 
 namespace wattcal {

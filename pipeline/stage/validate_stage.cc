@@ -13,7 +13,7 @@
 #include "util/errors.h"
 #include "util/logging.h"
 #include "util/output.h"
-#include "validate/cross_validation.h"
+#include "crossval/cross_validation.h"
 #include "fit/calibrate.h"
 #include "fit/training_rows.h"
 #include "validate/metrics.h"

@@ -1,4 +1,4 @@
-#include "accelwattch/sweep.h"
+#include "io/sweep.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "validate/cross_validation.h"
+#include "crossval/cross_validation.h"
 
 #include <fmt/format.h>
 #include <omp.h>
