@@ -488,7 +488,8 @@ class Collector {
   }
 
   // Every validate run of the run folder (its record's predictions, metrics and summary), then
-  // the --predictions files; the run's own validations first, by mode (dvfs, scaling, fixed).
+  // the --predictions files; those of the run's model first, then those named after their mode
+  // (validation/dvfs/), each group by mode (dvfs, scaling, fixed).
   void DiscoverValidations() {
     for (const StageRun& run : run_files_.runs) {
       if (run.stage != "validate") continue;
@@ -509,6 +510,7 @@ class Collector {
     std::stable_sort(r_.validations.begin(), r_.validations.end(),
                      [](const ReportValidation& a, const ReportValidation& b) {
                        if (a.primary != b.primary) return a.primary;
+                       if ((a.name == a.mode) != (b.name == b.mode)) return a.name == a.mode;
                        return ModeRank(a.mode) < ModeRank(b.mode);
                      });
     for (const std::string& text : o_.predictions) {
@@ -623,6 +625,10 @@ class Collector {
       }
       r_.apps = ReadReportApps(predictions->path, breakdown->path);
       r_.has_apps = true;
+      // The board limit of the run's model, drawn as a line over the bars.
+      if (r_.primary_model >= 0) {
+        r_.apps.chart.limit_w = r_.models[static_cast<size_t>(r_.primary_model)].model.power_limit_w;
+      }
       UseInput(predictions->path);
       UseInput(breakdown->path);
     }
