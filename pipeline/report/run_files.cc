@@ -8,6 +8,7 @@
 
 #include "util/errors.h"
 #include "util/output.h"
+#include "util/strings.h"
 
 namespace fs = std::filesystem;
 
@@ -63,7 +64,7 @@ bool HasOldManifests(const std::string& run_dir) {
   std::error_code ec;
   for (fs::recursive_directory_iterator it(run_dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (name.size() > 14 && name.compare(name.size() - 14, 14, ".manifest.json") == 0) return true;
+    if (EndsWith(name, ".manifest.json")) return true;
   }
   return false;
 }

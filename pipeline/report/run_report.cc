@@ -21,6 +21,7 @@
 #include "report/validation_plots.h"
 #include "util/errors.h"
 #include "util/logging.h"
+#include "util/strings.h"
 #include "validate/metrics.h"
 
 namespace fs = std::filesystem;
@@ -112,20 +113,6 @@ constexpr size_t kMaxBreakdownBars = 30;
 // Most bars of the AccelWattch figures: core clocks, and benchmarks (plus the all-kernel bar).
 constexpr size_t kMaxAccelWattchClockBars = 12;
 constexpr size_t kMaxAccelWattchBenchmarkBars = 11;
-
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
-bool EndsWith(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-bool StartsWith(const std::string& text, const std::string& prefix) {
-  return text.rfind(prefix, 0) == 0;
-}
 
 std::string JsonString(const nlohmann::json& j, const std::string& key) {
   if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return "";
@@ -317,7 +304,7 @@ class Collector {
   // that is not valid JSON is noted and left out.
   void ReadJsonFiles() {
     for (const std::string& path : files_) {
-      if (!EndsWith(Lower(path), ".json")) continue;
+      if (!EndsWith(ToLower(path), ".json")) continue;
       try {
         json_files_.emplace_back(path, ReadJsonFile(path));
       } catch (const InputError& e) {
@@ -333,7 +320,7 @@ class Collector {
         AddModel("", path);
       } else if (format == kAccelWattchModelFormat) {
         continue;  // DiscoverAccelWattch
-      } else if (Lower(format).find("model") != std::string::npos) {
+      } else if (ToLower(format).find("model") != std::string::npos) {
         r_.notes.push_back(
             fmt::format("{}: format '{}' is not a wattcal power model; not shown", path, format));
       }
@@ -400,7 +387,7 @@ class Collector {
       }
     }
     for (const std::string& path : files_) {
-      if (!EndsWith(Lower(path), ".csv")) continue;
+      if (!EndsWith(ToLower(path), ".csv")) continue;
       if (!LooksLikeAccelWattchBreakdownCsv(path)) continue;
       ReportAccelWattchBreakdown b;
       b.path = path;
