@@ -6,10 +6,11 @@
 //                  [--benchmark NAME ...] [--auto-benchmarks 3] [--constant CONSTANT.json]
 //                  [--compare COMPARE.json] [--no-figures]
 //
-// The run folder's models, validations (metrics_<mode>.json + predictions_<mode>.csv), the
-// training corpus its model names, a constant-power result, an architecture comparison,
-// AccelWattch models (with the virtual GPU's truth_accelwattch.json when present) and AccelWattch
-// breakdown CSVs (wattcal-predict --breakdown) are discovered; the flags add more or pick them
+// The run folder's files are found through its provenance records (one per stage run, listing its
+// outputs): its models, validations (each validate run's predictions, metrics and summary), the
+// training corpus its model names, the applications, a constant-power result, an architecture
+// comparison, AccelWattch models (with the virtual GPU's truth_accelwattch.json when present) and
+// AccelWattch breakdown CSVs (wattcal-predict --breakdown); the flags add more or pick them
 // explicitly (see pipeline/report/run_report.h).
 #include <iostream>
 

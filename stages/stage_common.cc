@@ -244,7 +244,7 @@ void CheckOutputsAgainstInputs(CLI::App* app) {
   std::map<std::string, std::string> claimed;  // normalised path -> "OPTION PATH"
   std::vector<std::pair<FileIdentity, std::string>> existing;
   for (const Named& out : outputs) {
-    for (const std::string& path : {out.path, ProvenancePathFor(out.path, stage)}) {
+    for (const std::string& path : {out.path, ProvenancePathFor(out.path, stage, RunFolder())}) {
       CheckNotAnInput(out.option, path);
       FileIdentity out_identity;
       if (GetFileIdentity(path, &out_identity)) {
@@ -278,6 +278,15 @@ void CheckOutputsAgainstInputs(CLI::App* app) {
 
 int RunStageMain(CLI::App* app, int argc, char** argv, const std::function<int()>& body) {
   SetCommandLine(argc, argv);  // for the provenance file of this run
+  // Every stage but wattcal-report (whose --run-dir is the folder it reports on) takes the run
+  // folder its provenance record goes to.
+  std::string run_dir;
+  if (app->get_option_no_throw("--run-dir") == nullptr) {
+    app->add_option("--run-dir", run_dir, "The run folder these outputs belong to (Makefile.runs' "
+                    "reports/<run>): this run's provenance record goes to DIR/provenance/ and names each "
+                    "output relative to DIR; every output must lie inside it. Default: the deepest folder "
+                    "holding every output");
+  }
   try {
     app->parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -290,6 +299,7 @@ int RunStageMain(CLI::App* app, int argc, char** argv, const std::function<int()
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;
   FLAGS_minloglevel = g_verbose ? google::GLOG_INFO : google::GLOG_ERROR;
+  SetRunFolder(run_dir);
   try {
     CheckOutputsAgainstInputs(app);
     return body();

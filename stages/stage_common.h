@@ -33,7 +33,7 @@ void AddMapeCiOption(CLI::App* app, std::string* method);
 void AddSweepWithConstantOptions(CLI::App* app, SweepWithConstantFlags* flags);
 
 // Marks an option as a file the stage writes: `app.add_option("--out", path)->check(OutputFile())`.
-// RunStageMain refuses, before the stage reads anything, an output (or its OUT.manifest.json)
+// RunStageMain refuses, before the stage reads anything, an output (or the provenance record it leads)
 // that is the same file as an input (an option checked CLI::ExistingFile / ExistingDirectory /
 // ExistingPath, or a file inside such a directory), or the same path as another output.
 CLI::Validator OutputFile();
@@ -46,9 +46,10 @@ void CheckOutputsAgainstInputs(CLI::App* app);
 // Adds --quiet / --verbose to `app`.
 void AddLoggingOptions(CLI::App* app);
 
-// Parses argv, checks outputs against inputs (CheckOutputsAgainstInputs), runs `body`, and maps
-// the outcome to an exit code: CLI parse errors and OptionError -> 1, InputError -> 2,
-// FitError -> 3.
+// Adds --run-dir DIR (the run folder; util/output.h SetRunFolder) to a stage that has no
+// --run-dir of its own, parses argv, checks outputs against inputs (CheckOutputsAgainstInputs),
+// runs `body`, and maps the outcome to an exit code: CLI parse errors and OptionError -> 1,
+// InputError -> 2, FitError -> 3.
 int RunStageMain(CLI::App* app, int argc, char** argv, const std::function<int()>& body);
 
 }  // namespace wattcal

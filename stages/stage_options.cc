@@ -125,7 +125,7 @@ void AddReportOptions(CLI::App* app, ReportStageOptions* o) {
   app->add_option("--run-dir", o->report.run_dir,
                   "Run folder to report on (e.g. reports/titanx): its models, validations, "
                   "training corpus, constant-power result and AccelWattch models and breakdowns "
-                  "are discovered")
+                  "are found through its provenance/ records (a folder without them is refused)")
       ->check(CLI::ExistingDirectory);
   app->add_option("--out-dir", o->report.out_dir,
                   "Folder for index.html, index.md and figures/ (default: the run folder)");
@@ -150,7 +150,7 @@ void AddReportOptions(CLI::App* app, ReportStageOptions* o) {
                   "measurements of the breakdown model's validation)")
       ->check(CLI::ExistingFile);
   app->add_option("--breakdown-model", o->report.breakdown_model,
-                  "Model of the power breakdown (default: the run's model.json)")
+                  "Model of the power breakdown (default: the run's model/model.json)")
       ->check(CLI::ExistingFile);
   app->add_flag("--benchmark-heatmap", o->report.benchmark_heatmap,
                "Also draw the benchmark x benchmark correlation of the training utilisations (TPDS'19 "

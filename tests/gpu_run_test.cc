@@ -88,13 +88,13 @@ TEST(GpuRun, FromCapturesToReportWithApplicationsMeasuredAndNot) {
             std::string::npos)
       << s.output;
   // The CV figure of the H100 capture (expected/results.csv), reached through the auto choices.
-  const nlohmann::json cv = nlohmann::json::parse(ReadFile(dir + "/run/metrics_cv.json"));
+  const nlohmann::json cv = nlohmann::json::parse(ReadFile(dir + "/run/validation/cv/metrics.json"));
   EXPECT_NEAR(cv["mape_pct"].get<double>(), 5.528, 0.05);
-  EXPECT_EQ(ReadModel(dir + "/run/model.json").method, "fixed");
-  EXPECT_TRUE(ReadModel(dir + "/run/model.json").coefficient_ci95.known());  // --bootstrap 200
+  EXPECT_EQ(ReadModel(dir + "/run/model/model.json").method, "fixed");
+  EXPECT_TRUE(ReadModel(dir + "/run/model/model.json").coefficient_ci95.known());  // --bootstrap 200
   // How far to trust it: the saturating tensor window hit the 700 W cap and is left out, so
   // TENSOR is trained only at low use; the model file and the report say so.
-  const nlohmann::json model = nlohmann::json::parse(ReadFile(dir + "/run/model.json"));
+  const nlohmann::json model = nlohmann::json::parse(ReadFile(dir + "/run/model/model.json"));
   int tensor_rows = 0;
   for (const nlohmann::json& t : model["component_trust"]) {
     if (t["component"] != "TENSOR") continue;
@@ -106,9 +106,9 @@ TEST(GpuRun, FromCapturesToReportWithApplicationsMeasuredAndNot) {
   // The applications: predicted from counters, scored against their power, and the same score
   // from validate on the per-workload measured table.
   int rows = 0;
-  const double predict_mape = Mape(dir + "/run/apps_predictions.csv", &rows);
+  const double predict_mape = Mape(dir + "/run/predictions/apps.csv", &rows);
   EXPECT_EQ(rows, 25);
-  const nlohmann::json apps = nlohmann::json::parse(ReadFile(dir + "/run/metrics_apps.json"));
+  const nlohmann::json apps = nlohmann::json::parse(ReadFile(dir + "/run/validation/apps/metrics.json"));
   EXPECT_EQ(apps["points"], 25);
   EXPECT_NEAR(apps["mape_pct"].get<double>(), predict_mape, 1e-3);
   EXPECT_LT(predict_mape, 4.0);
@@ -125,8 +125,8 @@ TEST(GpuRun, FromCapturesToReportWithApplicationsMeasuredAndNot) {
   // Without a power log: the same predictions, nothing measured, no apps validation.
   s = RunInSource(MakeGpu(captures, dir + "/apps_np", dir + "/run_np"));
   ASSERT_EQ(s.exit_code, 0) << s.output;
-  EXPECT_FALSE(fs::exists(dir + "/run_np/metrics_apps.json"));
-  std::ifstream a(dir + "/run/apps_predictions.csv"), b(dir + "/run_np/apps_predictions.csv");
+  EXPECT_FALSE(fs::exists(dir + "/run_np/validation/apps/metrics.json"));
+  std::ifstream a(dir + "/run/predictions/apps.csv"), b(dir + "/run_np/predictions/apps.csv");
   std::string la, lb;
   while (std::getline(a, la) && std::getline(b, lb)) {
     auto first7 = [](const std::string& l) {
@@ -154,7 +154,7 @@ TEST(GpuRun, MissingInputsAreClearErrors) {
   EXPECT_EQ(s.exit_code, 2) << s.output;
   EXPECT_NE(s.output.find("] Error 2"), std::string::npos) << s.output;
   EXPECT_NE(s.output.find("no windows.csv: not a capture directory"), std::string::npos) << s.output;
-  EXPECT_FALSE(fs::exists(dir + "/x/measured.csv"));
+  EXPECT_FALSE(fs::exists(dir + "/x/data/tidy/measured.csv"));
 }
 
 TEST(AutoMethod, FixedForOneVfPairDvfsForSeveral) {

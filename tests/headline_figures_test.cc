@@ -63,15 +63,15 @@ TEST(HeadlineFigures, DvfsCertificateRefusesAFitStoppedShort) {
   const std::string dir = testing::ScratchDir();
   const std::string titanx = testing::Dataset("gpmtool_tpds2019/gtx_titan_x");
   const testing::CommandResult fit = testing::RunStage(
-      "wattcal-calibrate", {"--train", titanx + "/train_micro_dvfs_11comp.csv", "--out", dir + "/model.json",
+      "wattcal-calibrate", {"--train", titanx + "/train_micro_dvfs_11comp.csv", "--out", dir + "/model/model.json",
                             "--cold-start-only", "--max-iterations", "5", "-q"});
   // A fit that did not converge is written and recorded as such, exit 3 (STYLE.md rule 6).
   ASSERT_EQ(fit.exit_code, 3) << fit.output;
   ASSERT_NE(fit.output.find("the fit did not converge"), std::string::npos) << fit.output;
   const testing::CommandResult validate = testing::RunStage(
-      "wattcal-validate", {"--model", dir + "/model.json", "--heldout", titanx + "/DERIVED_real_power_allF_11comp.csv",
-                           "--mode", "dvfs", "--metrics", dir + "/metrics_dvfs.json", "--predictions",
-                           dir + "/predictions_dvfs.csv", "-q"});
+      "wattcal-validate", {"--model", dir + "/model/model.json", "--heldout", titanx + "/DERIVED_real_power_allF_11comp.csv",
+                           "--mode", "dvfs", "--metrics", dir + "/validation/dvfs/metrics.json", "--predictions",
+                           dir + "/validation/dvfs/predictions.csv", "-q"});
   ASSERT_EQ(validate.exit_code, 0) << validate.output;
   const testing::CommandResult c = testing::RunShell(
       "python3 " + testing::ShellQuote(std::string(WATTCAL_SOURCE_DIR) + "/scripts/certify/dvfs_joint.py") + " " +

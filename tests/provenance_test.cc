@@ -1,6 +1,7 @@
-// One provenance file per stage run (util/output.h): where it goes, what it records, how
-// wattcal-check verifies it against the files it names, and what a reader of an older run
-// folder (a .manifest.json beside each file) is told.
+// One provenance file per stage run (util/output.h): where it goes (the run folder's
+// provenance/), what it records, how wattcal-check verifies it against the files it names, how
+// wattcal-report finds a run's files through it, and what a reader of an older run folder (a
+// .manifest.json beside each file) is told.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -75,6 +76,68 @@ TEST(Provenance, OneFilePerStageRunBesideItsOutputsVerifiedByCheck) {
   EXPECT_NE(c.output.find("gone since its stage wrote it"), std::string::npos) << c.output;
 }
 
+// Makefile.runs' layout: each stage writes into a sub-folder of the run (model/, validation/LABEL/)
+// with --run-dir RUN, and its one record goes to RUN/provenance/, naming each output relative to
+// RUN; an output outside the run folder is refused before anything is read.
+TEST(Provenance, StagesWritingIntoSubFoldersRecordInTheRunFolder) {
+  const std::string dir = ScratchDir();
+  const std::string train = Train(dir);
+  const std::string run = dir + "/run";
+  testing::CommandResult r = RunStage("wattcal-calibrate", {"--train", train, "--method", "fixed", "--out",
+                                                            run + "/model/model.json", "--run-dir", run});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string record = run + "/provenance/model/calibrate-model.json.json";
+  ASSERT_TRUE(fs::exists(record));
+  EXPECT_FALSE(fs::exists(run + "/model/provenance"));
+  const nlohmann::json j = nlohmann::json::parse(ReadFile(record));
+  EXPECT_EQ(j["outputs"][0]["run_path"], "model/model.json");
+  EXPECT_EQ(j["outputs"][0]["role"], "model");
+  EXPECT_EQ(testing::ProvenancePath(run + "/model/model.json"), record);
+  r = RunStage("wattcal-validate", {"--train", train, "--cv-folds", "3", "--mode", "fixed", "--predictions",
+                                    run + "/validation/cv/predictions.csv", "--metrics",
+                                    dir + "/elsewhere/metrics.json", "--run-dir", run});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find(dir + "/elsewhere/metrics.json is not inside the run folder --run-dir " + run),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(run + "/validation"));
+}
+
+// wattcal-report reads a run's files from its provenance records: a run folder moved elsewhere is
+// still found whole (each output by its path relative to the run folder), and a file that no
+// stage wrote (a copy left by hand, named like a validation) is not shown.
+TEST(Provenance, TheReportFindsTheRunsFilesThroughTheirRecordsOnly) {
+  const std::string dir = ScratchDir();
+  const std::string train = Train(dir);
+  const std::string first = dir + "/first";
+  ASSERT_EQ(RunStage("wattcal-calibrate", {"--train", train, "--method", "fixed", "--out", first + "/model/model.json",
+                                           "--run-dir", first}).exit_code, 0);
+  ASSERT_EQ(RunStage("wattcal-validate", {"--model", first + "/model/model.json", "--heldout", train, "--mode", "fixed",
+                                          "--predictions", first + "/validation/heldout/predictions.csv", "--metrics",
+                                          first + "/validation/heldout/metrics.json", "--run-dir", first})
+                .exit_code,
+            0);
+  const std::string moved = dir + "/moved";
+  fs::rename(first, moved);
+  fs::create_directories(moved + "/validation/stray");
+  fs::copy_file(moved + "/validation/heldout/predictions.csv", moved + "/validation/stray/predictions.csv");
+  fs::copy_file(moved + "/validation/heldout/metrics.json", moved + "/validation/stray/metrics.json");
+  const testing::CommandResult r = RunStage("wattcal-report", {"--run-dir", moved, "--no-figures"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string md = ReadFile(moved + "/index.md");
+  EXPECT_NE(md.find(moved + "/validation/heldout/predictions.csv"), std::string::npos) << md;
+  EXPECT_NE(md.find(moved + "/model/model.json"), std::string::npos) << md;
+  EXPECT_EQ(md.find("validation/stray"), std::string::npos) << md;
+  EXPECT_EQ(md.find(first + "/"), std::string::npos) << md;
+  // The report's own record joins the run's; a second report does not read the first one's files.
+  EXPECT_EQ(testing::ProvenancePath(moved + "/index.html"), moved + "/provenance/report-index.html.json");
+  const testing::CommandResult again = RunStage("wattcal-report", {"--run-dir", moved, "--no-figures"});
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(ReadFile(moved + "/index.md"), md);
+}
+
+// A folder without provenance records (written by an older wattcal, a .manifest.json beside each
+// file, or by hand) is refused with a message that says what it is and how to go on.
 TEST(Provenance, AnOlderRunFolderIsNamedAsSuch) {
   const std::string dir = ScratchDir();
   const std::string train = Train(dir);
@@ -84,10 +147,23 @@ TEST(Provenance, AnOlderRunFolderIsNamedAsSuch) {
   // As an older wattcal left it: a manifest beside the model, no provenance/.
   fs::remove_all(dir + "/run/provenance");
   WriteFile(dir + "/run/model.json.manifest.json", "{}\n");
-  const testing::CommandResult r =
+  testing::CommandResult r =
       RunStage("wattcal-report", {"--run-dir", dir + "/run", "--out-dir", dir + "/report", "--no-figures"});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(ReadFile(dir + "/report/index.md").find("was written by an older wattcal"), std::string::npos);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(dir + "/run: no provenance records (provenance/*.json): it was written by an older "
+                          "wattcal (a .manifest.json beside each file)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("rerun the run's stages"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir + "/report/index.md"));
+  // A folder of files put there by hand: the same refusal, without the older-wattcal guess.
+  fs::remove(dir + "/run/model.json.manifest.json");
+  r = RunStage("wattcal-report", {"--run-dir", dir + "/run", "--out-dir", dir + "/report", "--no-figures"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("no stage of wattcal wrote into it"), std::string::npos) << r.output;
+  // Its files can still be shown by name.
+  r = RunStage("wattcal-report", {"--model", dir + "/run/model.json", "--out-dir", dir + "/report", "--no-figures"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
 }  // namespace

@@ -59,6 +59,7 @@ using ::wattcal::testing::ReadFile;
 using ::wattcal::testing::RunStage;
 using ::wattcal::testing::ScratchDir;
 using ::wattcal::testing::SeedFromTestName;
+using ::wattcal::testing::RecordStageRun;
 using ::wattcal::testing::WriteFile;
 
 // Tolerance of closed-form checks on double arithmetic.
@@ -405,9 +406,10 @@ TEST(ReportPredictions, ReadsValidateOutputAndNamesFileLineColumnOnErrors) {
 
 // ---- The stage ---------------------------------------------------------------------------------
 
-// A run folder like Makefile.runs writes, from the virtual GPU's truth: model.json (labelled
-// joint) and gpmtool/model.json (alternating, other voltages), each validated in dvfs and
-// scaling mode on the held-out applications, the training corpus the models name, a
+// A run folder like Makefile.runs writes, from the virtual GPU's truth, each file recorded in
+// provenance/ as its stage would: model/model.json (labelled joint) and model/alternating.json
+// (other voltages), each validated in dvfs and scaling mode on the held-out applications
+// (validation/dvfs/, validation/alternating-dvfs/, ...), the training corpus the models name, a
 // constant-power result, an architecture comparison and a model file of another format.
 struct RunFolder {
   std::string dir;
@@ -416,28 +418,33 @@ struct RunFolder {
 };
 
 void WriteValidation(const PowerModel& model, const std::string& model_path, const Corpus& heldout,
-                     PredictMode mode, const std::string& dir) {
+                     PredictMode mode, const std::string& run_dir, const std::string& label) {
   const std::vector<PredictionRow> rows = PredictHeldout(model, heldout, mode);
   const std::string name = PredictModeName(mode);
-  WriteFile(dir + "/predictions_" + name + ".csv", PredictionsToCsv(rows));
+  const std::string dir = run_dir + "/validation/" + label;
+  WriteFile(dir + "/predictions.csv", PredictionsToCsv(rows));
   nlohmann::json metrics = MetricsToJson(ComputeValidationMetrics(rows), MetricsOptions());
   metrics["mode"] = name;
   metrics["model"] = model_path;
   metrics["measurements"] = heldout.path;
   metrics["title"] = "virtual GPU, " + name + " prediction";
-  WriteFile(dir + "/metrics_" + name + ".json", metrics.dump(2) + "\n");
+  WriteFile(dir + "/metrics.json", metrics.dump(2) + "\n");
+  RecordStageRun(run_dir, "validate", {{dir + "/predictions.csv", "predictions"}, {dir + "/metrics.json", "metrics"}});
 }
 
 RunFolder MakeRunFolder(const std::string& root, unsigned seed) {
   RunFolder run;
   run.dir = root + "/run";
-  fs::create_directories(run.dir + "/data");
-  fs::create_directories(run.dir + "/gpmtool");
+  for (const char* sub : {"/data/tidy", "/model", "/validation/dvfs", "/validation/scaling",
+                          "/validation/alternating-dvfs", "/validation/alternating-scaling", "/comparison"}) {
+    fs::create_directories(run.dir + sub);
+  }
   SyntheticSpec spec = ReadSyntheticSpec(kSpec);
   spec.heldout_applications = 10;
   const SyntheticCorpus corpus = GenerateSyntheticCorpus(spec, seed);
-  run.train = WriteFile(run.dir + "/data/train.csv", CorpusToTidyCsv(corpus.train));
-  run.heldout = WriteFile(run.dir + "/data/heldout.csv", CorpusToTidyCsv(corpus.heldout));
+  run.train = WriteFile(run.dir + "/data/tidy/train.csv", CorpusToTidyCsv(corpus.train));
+  run.heldout = WriteFile(run.dir + "/data/tidy/heldout.csv", CorpusToTidyCsv(corpus.heldout));
+  RecordStageRun(run.dir, "ingest", {{run.train, ""}, {run.heldout, ""}});
   const Corpus heldout = ReadCorpus(run.heldout);
 
   PowerModel joint = corpus.truth;
@@ -447,11 +454,14 @@ RunFolder MakeRunFolder(const std::string& root, unsigned seed) {
   PowerModel alternating = joint;
   alternating.fit.solver = "alternating";
   for (double& v : alternating.voltage_rel[0]) v = v < 1.0 ? v - 0.01 : v;
-  const std::string joint_path = WriteFile(run.dir + "/model.json", ModelToJson(joint));
-  const std::string alt_path = WriteFile(run.dir + "/gpmtool/model.json", ModelToJson(alternating));
+  const std::string joint_path = WriteFile(run.dir + "/model/model.json", ModelToJson(joint));
+  const std::string alt_path = WriteFile(run.dir + "/model/alternating.json", ModelToJson(alternating));
+  RecordStageRun(run.dir, "calibrate", {{joint_path, "model"}});
+  RecordStageRun(run.dir, "calibrate", {{alt_path, "model"}});
   for (PredictMode mode : {PredictMode::kDvfs, PredictMode::kScaling}) {
-    WriteValidation(joint, joint_path, heldout, mode, run.dir);
-    WriteValidation(alternating, alt_path, heldout, mode, run.dir + "/gpmtool");
+    WriteValidation(joint, joint_path, heldout, mode, run.dir, PredictModeName(mode));
+    WriteValidation(alternating, alt_path, heldout, mode, run.dir,
+                    std::string("alternating-") + PredictModeName(mode));
   }
   nlohmann::json constant = {{"p_const_w", 31.5},
                              {"p_const_ci_low_w", 30.9},
@@ -467,7 +477,7 @@ RunFolder MakeRunFolder(const std::string& root, unsigned seed) {
                                   {"beta_w_per_mhz3", (1 + i) * 1.5e-8},
                                   {"tau_w_per_mhz", 0.015}});
   }
-  WriteFile(run.dir + "/CONSTANT.json", constant.dump(2) + "\n");
+  RecordStageRun(run.dir, "constant", {{WriteFile(run.dir + "/model/CONSTANT.json", constant.dump(2) + "\n"), ""}});
   nlohmann::json compare = {
       {"arch_a", "Volta"}, {"arch_b", "Pascal"}, {"per_workload", nlohmann::json::array()}};
   for (int i = 0; i < 4; ++i) {
@@ -476,9 +486,13 @@ RunFolder MakeRunFolder(const std::string& root, unsigned seed) {
                                        {"measured_rel_pct", -18.0 + 9.0 * i},
                                        {"same_direction", true}});
   }
-  WriteFile(run.dir + "/pascal_vs_volta.json", compare.dump(2) + "\n");  // found by content
-  WriteFile(run.dir + "/accelwattch_model.json",
-            "{\"format\": \"wattcal-accelwattch-model\", \"version\": 1}\n");
+  // Found by content.
+  RecordStageRun(run.dir, "compare",
+                 {{WriteFile(run.dir + "/comparison/pascal_vs_volta.json", compare.dump(2) + "\n"), "comparison"}});
+  RecordStageRun(run.dir, "calibrate",
+                 {{WriteFile(run.dir + "/model/accelwattch_model.json",
+                             "{\"format\": \"wattcal-accelwattch-model\", \"version\": 1}\n"),
+                   "model"}});
   return run;
 }
 
@@ -540,8 +554,8 @@ TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
   }
   // What was discovered, one figure each.
   for (const std::string stem :
-       {"error_cdf", "scatter_dvfs", "scatter_scaling", "scatter_gpmtool_dvfs",
-        "scatter_gpmtool_scaling", "voltage_vs_frequency", "breakdown_default_pair",
+       {"error_cdf", "scatter_dvfs", "scatter_scaling", "scatter_alternating_dvfs",
+        "scatter_alternating_scaling", "voltage_vs_frequency", "breakdown_default_pair",
         "util_corr_benchmarks_train", "util_corr_components_train", "constant_power_fits",
         "relative_power_pascal_vs_volta"}) {
     EXPECT_EQ(figures.count("figures/" + stem + ".png"), 1u) << stem;
@@ -551,7 +565,7 @@ TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
   // predictions CSV's workloads, worst first, with their mean measured and predicted power and
   // mean signed and absolute error.
   for (const std::string stem : {"workload_errors_dvfs", "workload_errors_scaling",
-                                 "workload_errors_gpmtool_dvfs", "workload_errors_gpmtool_scaling"}) {
+                                 "workload_errors_alternating_dvfs", "workload_errors_alternating_scaling"}) {
     EXPECT_EQ(figures.count("figures/" + stem + ".png"), 1u) << stem;
     EXPECT_EQ(figures.count("figures/" + stem + ".svg"), 1u) << stem;
   }
@@ -560,7 +574,7 @@ TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
   {
     struct Sums { int n = 0; double m = 0, p = 0, e = 0, a = 0; };
     std::map<std::string, Sums> sums;
-    for (const PredictionRow& r : ReadPredictionsCsv(run.dir + "/predictions_dvfs.csv")) {
+    for (const PredictionRow& r : ReadPredictionsCsv(run.dir + "/validation/dvfs/predictions.csv")) {
       Sums& s = sums[r.benchmark];
       const double e = 100.0 * (r.predicted_w - r.measured_w) / r.measured_w;
       ++s.n;
@@ -599,7 +613,7 @@ TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
     vf += f.rfind("figures/vf_", 0) == 0 && fs::path(f).extension() == ".png";
   EXPECT_EQ(vf, 3);  // best, median, worst by MAPE
   EXPECT_NE(
-      ReadFile(out + "/figures/voltage_vs_frequency.svg").find("alternating (gpmtool/model.json)"),
+      ReadFile(out + "/figures/voltage_vs_frequency.svg").find("alternating (model/alternating.json)"),
       std::string::npos);
   // Tables: metrics, parameters (units in the names), provenance.
   EXPECT_NE(html.find("dvfs, joint"), std::string::npos);
@@ -625,8 +639,8 @@ TEST(ReportStage, PredictionsOfOtherRunsJoinTheErrorCdfUnderTheirLabels) {
   const std::string out = root + "/gpus";
   const CommandResult result =
       RunStage("wattcal-report", {"--out-dir", out, "--title", "Across GPUs", "--predictions",
-                                  "GPU A=" + run.dir + "/predictions_dvfs.csv", "--predictions",
-                                  "GPU B=" + run.dir + "/gpmtool/predictions_dvfs.csv", "-q"});
+                                  "GPU A=" + run.dir + "/validation/dvfs/predictions.csv", "--predictions",
+                                  "GPU B=" + run.dir + "/validation/alternating-dvfs/predictions.csv", "-q"});
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const std::string cdf = ReadFile(out + "/figures/error_cdf.svg");
   EXPECT_NE(cdf.find("GPU A (n = "), std::string::npos);
@@ -694,7 +708,7 @@ TEST(ReportStage, BadInputExits2NamingFileLineFieldWithoutPartialOutput) {
   const RunFolder run = MakeRunFolder(root, SeedFromTestName());
   // Line 3's measured_w (the 4th column) becomes "abc".
   std::vector<std::string> lines;
-  std::stringstream in(ReadFile(run.dir + "/predictions_dvfs.csv"));
+  std::stringstream in(ReadFile(run.dir + "/validation/dvfs/predictions.csv"));
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   ASSERT_GT(lines.size(), 3u);
   std::vector<std::string> fields;
@@ -703,11 +717,11 @@ TEST(ReportStage, BadInputExits2NamingFileLineFieldWithoutPartialOutput) {
   ASSERT_EQ(fields[3].empty(), false);
   fields[3] = "abc";
   lines[2] = fmt::format("{}", fmt::join(fields, ","));
-  WriteFile(run.dir + "/predictions_dvfs.csv", fmt::format("{}\n", fmt::join(lines, "\n")));
+  WriteFile(run.dir + "/validation/dvfs/predictions.csv", fmt::format("{}\n", fmt::join(lines, "\n")));
   const std::string out = root + "/out";
   const CommandResult result = RunStage("wattcal-report", {"--run-dir", run.dir, "--out-dir", out});
   EXPECT_EQ(result.exit_code, 2) << result.output;
-  EXPECT_NE(result.output.find("predictions_dvfs.csv:3"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("validation/dvfs/predictions.csv:3"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("measured_w"), std::string::npos) << result.output;
   EXPECT_FALSE(FileExists(out + "/index.html"));
   EXPECT_FALSE(FileExists(out + "/figures/error_cdf.png"));
@@ -882,6 +896,9 @@ AccelWattchRun MakeAccelWattchRun(const std::string& root) {
   }
   run.breakdown = WriteFile(run.dir + "/breakdown.csv",
                             AccelWattchPredictionsToCsv(m, activity, predictions, true));
+  RecordStageRun(run.dir, "synth", {{run.truth, ""}});
+  RecordStageRun(run.dir, "calibrate", {{run.model, "model"}});
+  RecordStageRun(run.dir, "predict", {{run.breakdown, ""}});
   return run;
 }
 

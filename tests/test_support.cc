@@ -207,4 +207,19 @@ std::string ProvenancePath(const std::string& output) { return FindProvenanceOf(
 
 bool HasProvenance(const std::string& output) { return !FindProvenanceOf(output).empty(); }
 
+void RecordStageRun(const std::string& run_dir, const std::string& stage,
+                    const std::vector<std::pair<std::string, std::string>>& outputs) {
+  const std::string previous = RunFolder();
+  SetRunFolder(run_dir);
+  {
+    OutputSet set;
+    for (const auto& [path, role] : outputs) {
+      set.StageText(path, ReadFile(path));
+      set.StageProvenance(path, stage, {}, nlohmann::json::object(), role);
+    }
+    set.Commit();
+  }
+  SetRunFolder(previous);
+}
+
 }  // namespace wattcal::testing

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -61,6 +62,12 @@ bool HasProvenance(const std::string& output);
 // afterwards, nor a provenance record naming one.
 void ExpectRefused(const CommandResult& r, int code, const std::vector<std::string>& mentions,
                    const std::vector<std::string>& outputs);
+
+// Records files a test wrote by hand into the run folder `run_dir` as the outputs of one run of
+// `stage`, each {path, role}: the provenance record that stage would have left in
+// run_dir/provenance/ (what wattcal-report finds a run's files through). The files keep their bytes.
+void RecordStageRun(const std::string& run_dir, const std::string& stage,
+                    const std::vector<std::pair<std::string, std::string>>& outputs);
 
 // A test seed derived from the running test's name (STYLE.md rule 4).
 unsigned SeedFromTestName();

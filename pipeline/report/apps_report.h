@@ -27,7 +27,7 @@ struct ReportApp {
 };
 
 struct ReportApps {
-  std::string path;            // apps_predictions.csv
+  std::string path;            // wattcal-predict --capture's table (predictions/apps.csv)
   std::string breakdown_path;  // apps_breakdown.csv; "" when absent
   std::vector<ReportApp> rows;
   // The breakdown's terms per workload (static and component-independent in greys), with the

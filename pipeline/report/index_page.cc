@@ -114,8 +114,7 @@ void ValidationSection(Document* doc, const RunReport& r, const ReportOptions& o
   doc->Heading(2, "Validation", "validation");
   if (r.validations.empty()) {
     doc->Paragraph(
-        Text("No validation in this run (wattcal-validate writes metrics_<mode>.json "
-             "and predictions_<mode>.csv)."));
+        Text("No validation in this run (its provenance/ records no wattcal-validate run)."));
     return;
   }
   std::vector<double> within = {1.0, 5.0, 10.0};
@@ -863,10 +862,10 @@ void CompareSection(Document* doc, const RunReport& r, const ReportOptions& o, c
 void ProvenanceSection(Document* doc, const RunReport& r, const Linker& link) {
   doc->Heading(2, "Provenance", "provenance");
   doc->Paragraph(Text(fmt::format(
-      "Written by wattcal-report {} (source {}). Each stage run that made a file of this folder wrote one "
-      "provenance file under provenance/ beside it: its command line, source revision, options, and every "
-      "input and output with its SHA-256 (wattcal-check verifies them). The inputs' own provenance, where "
-      "they have one, says which data and settings produced them.",
+      "Written by wattcal-report {} (source {}). Each stage run that made a file of a run folder left one "
+      "record in that folder's provenance/: its command line, source revision, options, and every input and "
+      "output with its SHA-256 (wattcal-check verifies them); this report found the run's files through "
+      "those records. The inputs' own records, linked below, say which data and settings produced them.",
       WattcalVersion(), SourceRevision())));
   std::vector<std::vector<Inline>> rows;
   for (const std::string& input : r.inputs) {

@@ -16,14 +16,22 @@
 #include "io/csv_reader.h"
 #include "model/model_io.h"
 #include "report/gnuplot_figure.h"
+#include "report/run_files.h"
+#include "report/run_report_internal.h"
 #include "report/validation_plots.h"
 #include "util/errors.h"
 #include "util/logging.h"
+#include "util/strings.h"
 #include "validate/metrics.h"
 
 namespace fs = std::filesystem;
 
 namespace wattcal {
+
+using report_internal::JoinPath;
+using report_internal::JsonNumber;
+using report_internal::VfValidationIndices;
+
 namespace {
 
 bool IsFile(const std::string& path) {
@@ -100,89 +108,15 @@ std::string MeasurementNote(const Corpus& corpus, const std::string& path) {
   return note;
 }
 
-// Depth below the run folder searched for files (run/, run/a/, run/a/b/).
-constexpr int kDiscoveryDepth = 2;
 // Most bars in the breakdown figure (more would not fit a column; the rest are noted).
 constexpr size_t kMaxBreakdownBars = 30;
 // Most bars of the AccelWattch figures: core clocks, and benchmarks (plus the all-kernel bar).
 constexpr size_t kMaxAccelWattchClockBars = 12;
 constexpr size_t kMaxAccelWattchBenchmarkBars = 11;
 
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
-bool EndsWith(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-bool StartsWith(const std::string& text, const std::string& prefix) {
-  return text.rfind(prefix, 0) == 0;
-}
-
-// A file name stem from free text: lower-case letters and digits, runs of anything else as '_'.
-std::string SafeStem(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if (std::isalnum(u)) {
-      out += static_cast<char>(std::tolower(u));
-    } else if (!out.empty() && out.back() != '_') {
-      out += '_';
-    }
-  }
-  while (!out.empty() && out.back() == '_') out.pop_back();
-  return out.empty() ? "x" : out;
-}
-
-std::string JoinPath(const std::string& dir, const std::string& relative) {
-  if (dir.empty()) return relative;
-  return (fs::path(dir) / relative).lexically_normal().string();
-}
-
-double JsonNumber(const nlohmann::json& j, const std::string& key) {
-  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) {
-    return std::numeric_limits<double>::quiet_NaN();
-  }
-  return j[key].get<double>();
-}
-
 std::string JsonString(const nlohmann::json& j, const std::string& key) {
   if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return "";
   return j[key].get<std::string>();
-}
-
-// Files of the run folder, relative to it, sorted, down to kDiscoveryDepth; manifests and
-// staged temporaries left out.
-std::vector<std::string> ListRunFiles(const std::string& run_dir) {
-  std::vector<std::string> files;
-  std::error_code ec;
-  fs::recursive_directory_iterator it(run_dir, fs::directory_options::skip_permission_denied, ec);
-  if (ec) throw OptionError("--run-dir " + run_dir + ": " + ec.message());
-  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    const fs::path& path = it->path();
-    const std::string name = path.filename().string();
-    if (!name.empty() && name[0] == '.') {
-      if (it->is_directory()) it.disable_recursion_pending();
-      continue;
-    }
-    if (it->is_directory()) {
-      // provenance/ describes the run, it is not one of its results.
-      if (it.depth() >= kDiscoveryDepth || name == "provenance") it.disable_recursion_pending();
-      continue;
-    }
-    if (EndsWith(name, ".manifest.json") || name.find(".tmp.") != std::string::npos) continue;
-    files.push_back(path.lexically_relative(run_dir).generic_string());
-  }
-  std::sort(files.begin(), files.end(), [](const std::string& a, const std::string& b) {
-    const auto depth = [](const std::string& p) { return std::count(p.begin(), p.end(), '/'); };
-    if (depth(a) != depth(b)) return depth(a) < depth(b);
-    return a < b;
-  });
-  return files;
 }
 
 int ModeRank(const std::string& mode) {
@@ -220,14 +154,46 @@ std::string ModelKind(const PowerModel& m) {
   return m.fit.solver.empty() ? m.method : m.fit.solver;
 }
 
+}  // namespace
+
+namespace report_internal {
+
+// A file name stem from free text: lower-case letters and digits, runs of anything else as '_'.
+std::string SafeStem(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (std::isalnum(u)) {
+      out += static_cast<char>(std::tolower(u));
+    } else if (!out.empty() && out.back() != '_') {
+      out += '_';
+    }
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out.empty() ? "x" : out;
+}
+
+std::string JoinPath(const std::string& dir, const std::string& relative) {
+  if (dir.empty()) return relative;
+  return (fs::path(dir) / relative).lexically_normal().string();
+}
+
+double JsonNumber(const nlohmann::json& j, const std::string& key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return j[key].get<double>();
+}
+
 std::string TitlePrefix(const RunReport& r) { return r.title.empty() ? "" : r.title + ": "; }
 
-// Validations drawn over the V-F pairs: those in the run folder itself, else every discovered
-// one (not the --predictions extras, which may be other GPUs' benchmarks).
+// Validations drawn over the V-F pairs: those of the run's primary model (and its
+// cross-validations), else every discovered one (not the --predictions extras, which may be other
+// GPUs' benchmarks).
 std::vector<int> VfValidationIndices(const std::vector<ReportValidation>& validations) {
   std::vector<int> chosen;
   for (size_t i = 0; i < validations.size(); ++i) {
-    if (validations[i].in_run_root) chosen.push_back(static_cast<int>(i));
+    if (validations[i].primary) chosen.push_back(static_cast<int>(i));
   }
   if (chosen.empty()) {
     for (size_t i = 0; i < validations.size(); ++i) {
@@ -239,7 +205,8 @@ std::vector<int> VfValidationIndices(const std::vector<ReportValidation>& valida
   return chosen;
 }
 
-}  // namespace
+}  // namespace report_internal
+
 
 LabelledPath ParseLabelledPath(const std::string& text) {
   const size_t eq = text.find('=');
@@ -266,73 +233,6 @@ bool ReportOptions::Check(std::string* error) const {
   return collinearity.Check(error);
 }
 
-std::vector<PredictionRow> ReadPredictionsCsv(const std::string& path) {
-  CsvReader reader(path);
-  std::vector<std::string> fields;
-  if (!reader.Next(&fields)) reader.Fail("", "empty file: expected a predictions header");
-  std::map<std::string, size_t> column;
-  for (size_t i = 0; i < fields.size(); ++i) column.emplace(fields[i], i);
-  auto find = [&](const std::string& name, bool required) -> long {
-    auto it = column.find(name);
-    if (it == column.end()) {
-      if (required) {
-        reader.Fail(name,
-                    "missing column (expected benchmark,f_core_mhz,f_mem_mhz,measured_w,"
-                    "predicted_w as wattcal-validate writes)");
-      }
-      return -1;
-    }
-    return static_cast<long>(it->second);
-  };
-  const long benchmark = find("benchmark", true);
-  const long f_core = find("f_core_mhz", true);
-  const long f_mem = find("f_mem_mhz", false);
-  const long measured = find("measured_w", true);
-  const long predicted = find("predicted_w", true);
-  const long fold = find("fold", false);
-  // The capping columns, when the predictions have them (a power limit was known).
-  const long uncapped = find("uncapped_w", false);
-  const long capped = find("capped", false);
-  const long measured_capped = find("measured_capped", false);
-  const long flags = find("flags", false);  // capped;util_beyond_training:<component>;...
-  std::vector<PredictionRow> rows;
-  while (reader.Next(&fields)) {
-    if (fields.size() != column.size()) {
-      reader.Fail("", fmt::format("{} fields, the header has {}", fields.size(), column.size()));
-    }
-    PredictionRow row;
-    row.line = reader.line();
-    row.benchmark = fields[static_cast<size_t>(benchmark)];
-    if (row.benchmark.empty()) reader.Fail("benchmark", "empty benchmark name");
-    row.f_core_mhz = reader.ParseNumber(fields[static_cast<size_t>(f_core)], "f_core_mhz");
-    if (f_mem >= 0)
-      row.f_mem_mhz = reader.ParseNumber(fields[static_cast<size_t>(f_mem)], "f_mem_mhz");
-    row.measured_w = reader.ParseNumber(fields[static_cast<size_t>(measured)], "measured_w");
-    if (!(row.measured_w > 0.0)) {
-      reader.Fail("measured_w", fmt::format("{} must be > 0 (errors are relative to it)",
-                                            fields[static_cast<size_t>(measured)]));
-    }
-    row.predicted_w = reader.ParseNumber(fields[static_cast<size_t>(predicted)], "predicted_w");
-    if (fold >= 0) {
-      row.fold = static_cast<int>(reader.ParseNumber(fields[static_cast<size_t>(fold)], "fold"));
-    }
-    row.uncapped_w = uncapped >= 0 ? reader.ParseNumber(fields[static_cast<size_t>(uncapped)], "uncapped_w")
-                                   : row.predicted_w;
-    auto flag = [&](long at, const char* name) {
-      if (at < 0) return false;
-      const std::string& v = fields[static_cast<size_t>(at)];
-      if (v != "0" && v != "1") reader.Fail(name, fmt::format("'{}': expected 0 or 1", v));
-      return v == "1";
-    };
-    row.capped = flag(capped, "capped");
-    row.measured_capped = flag(measured_capped, "measured_capped");
-    if (flags >= 0) row.flags = fields[static_cast<size_t>(flags)];
-    rows.push_back(std::move(row));
-  }
-  if (rows.empty()) throw InputError(path, reader.line(), "", "no prediction rows");
-  return rows;
-}
-
 namespace {
 
 class Collector {
@@ -347,31 +247,23 @@ class Collector {
       r_.title = (dir.filename().empty() ? dir.parent_path().filename() : dir.filename()).string();
     }
     if (!o_.run_dir.empty()) {
-      files_ = ListRunFiles(o_.run_dir);
-      // A folder from before provenance/: its per-file manifests are not read.
-      std::error_code ec;
-      bool old_manifests = false;
-      for (fs::directory_iterator it(o_.run_dir, ec), end; !ec && it != end; it.increment(ec)) {
-        old_manifests = old_manifests || EndsWith(it->path().filename().string(), ".manifest.json");
-      }
-      if (old_manifests && !fs::is_directory(fs::path(o_.run_dir) / "provenance")) {
-        r_.notes.push_back(o_.run_dir + " was written by an older wattcal (a .manifest.json beside each file, no "
-                           "provenance/ folder): those manifests are not read; rerun its stages to record "
-                           "provenance");
-      }
+      // The run's files are what its stages recorded in provenance/ (report/run_files.h).
+      run_files_ = ReadRunFiles(o_.run_dir);
+      files_ = run_files_.Files();
+      for (const std::string& note : run_files_.notes) r_.notes.push_back(note);
     }
     ReadJsonFiles();
     DiscoverModels();
+    ChoosePrimaryModel();
     DiscoverAccelWattch();
     DiscoverValidations();
-    ChoosePrimaryModel();
     CollectCorpora();
     CollectBreakdown();
     CollectConstant();
     CollectCompare();
     CollectApps();
     ChooseBenchmarks();
-    DecideFigures();
+    report_internal::DecideFigures(o_, vf_ranking_label_, constant_inputs_, &r_);
     r_.options = OptionsJson();
     return std::move(r_);
   }
@@ -383,15 +275,15 @@ class Collector {
     }
   }
 
-  std::vector<std::string> KnownFiles() const {
-    std::vector<std::string> known;
-    for (const std::string& f : files_) known.push_back(JoinPath(o_.run_dir, f));
-    return known;
-  }
+  const std::vector<std::string>& KnownFiles() const { return files_; }
 
+  // A model shown under `label` ("" = its kind and file); one already found takes the label given.
   void AddModel(const std::string& label, const std::string& path) {
-    for (const ReportModel& m : r_.models) {
-      if (m.path == path || SameFile(m.path, path)) return;
+    for (ReportModel& m : r_.models) {
+      if (m.path == path || SameFile(m.path, path)) {
+        if (!label.empty()) m.label = label;
+        return;
+      }
     }
     ReportModel m;
     m.path = path;
@@ -408,12 +300,11 @@ class Collector {
     r_.models.push_back(std::move(m));
   }
 
-  // Parses every JSON file of the run folder once (discovery goes by content, not by name);
-  // one that is not valid JSON is noted and left out.
+  // Parses every JSON file the run's stages wrote once (what each is goes by its content); one
+  // that is not valid JSON is noted and left out.
   void ReadJsonFiles() {
-    for (const std::string& f : files_) {
-      if (!EndsWith(Lower(f), ".json")) continue;
-      const std::string path = JoinPath(o_.run_dir, f);
+    for (const std::string& path : files_) {
+      if (!EndsWith(ToLower(path), ".json")) continue;
       try {
         json_files_.emplace_back(path, ReadJsonFile(path));
       } catch (const InputError& e) {
@@ -429,7 +320,7 @@ class Collector {
         AddModel("", path);
       } else if (format == kAccelWattchModelFormat) {
         continue;  // DiscoverAccelWattch
-      } else if (Lower(format).find("model") != std::string::npos) {
+      } else if (ToLower(format).find("model") != std::string::npos) {
         r_.notes.push_back(
             fmt::format("{}: format '{}' is not a wattcal power model; not shown", path, format));
       }
@@ -471,10 +362,11 @@ class Collector {
         m.voltage_model = JsonString(j["fixed_terms"], "voltage_model");
       }
       m.trained_on_path = ResolveNamed(m.model.trained_on, o_.run_dir, KnownFiles());
-      // The truth beside the training table, else the run's first.
+      // The truth of the training table's data (data/raw/SET/ for data/tidy/SET/, or beside it),
+      // else the run's first.
       for (const auto& [truth, x] : truths) {
         if (!m.trained_on_path.empty() &&
-            fs::path(truth).parent_path() == fs::path(m.trained_on_path).parent_path()) {
+            fs::path(truth).parent_path().filename() == fs::path(m.trained_on_path).parent_path().filename()) {
           m.truth_path = truth;
           m.true_x = x;
           break;
@@ -494,9 +386,8 @@ class Collector {
         reference_mhz = m.model.energies.reference_f_core_mhz;
       }
     }
-    for (const std::string& f : files_) {
-      if (!EndsWith(Lower(f), ".csv")) continue;
-      const std::string path = JoinPath(o_.run_dir, f);
+    for (const std::string& path : files_) {
+      if (!EndsWith(ToLower(path), ".csv")) continue;
       if (!LooksLikeAccelWattchBreakdownCsv(path)) continue;
       ReportAccelWattchBreakdown b;
       b.path = path;
@@ -516,40 +407,55 @@ class Collector {
     }
   }
 
-  // Loads predictions (and the metrics JSON beside them when there is one).
-  // `name` is what its files are called after (metrics_<name>.json), "" for metrics.json.
-  void AddValidation(const std::string& predictions_path, const std::string& metrics_path,
-                     const std::string& name, const std::string& given_label, bool in_root,
-                     bool extra) {
+  // One validation's files: the predictions, and the metrics and summary its validate run wrote
+  // with them (none for a --predictions file that no record lists).
+  struct FoundValidation {
+    std::string predictions, metrics, summary;
+    std::string name;  // what its figures are named after: LABEL of validation/LABEL/, else the file's
+  };
+
+  // The validation's name from where its predictions are: validation/LABEL/... -> LABEL; another
+  // folder of the run -> that folder's path; the run folder itself -> the file's stem without
+  // "predictions_" ("" for predictions.csv: named after its mode).
+  static std::string ValidationName(const std::string& run_path) {
+    const fs::path p(run_path);
+    std::string dir = p.parent_path().generic_string();
+    if (StartsWith(dir, "validation/")) dir = dir.substr(11);
+    if (!dir.empty() && dir != "validation") return dir;
+    std::string stem = p.stem().string();
+    if (StartsWith(stem, "predictions_")) stem = stem.substr(12);
+    return stem == "predictions" ? "" : stem;
+  }
+
+  void AddValidation(const FoundValidation& f, const std::string& given_label, bool extra) {
     ReportValidation v;
     v.extra = extra;
-    v.name = name;
-    v.mode = name;
-    v.predictions_path = predictions_path;
-    v.metrics_path = metrics_path;
-    v.in_run_root = in_root;
-    v.rows = ReadPredictionsCsv(predictions_path);
-    UseInput(predictions_path);
-    if (!metrics_path.empty()) {
-      v.metrics = ReadJsonFile(metrics_path);
-      UseInput(metrics_path);
+    v.name = f.name;
+    v.mode = f.name;
+    v.predictions_path = f.predictions;
+    v.metrics_path = f.metrics;
+    v.summary_path = f.summary;
+    v.rows = ReadPredictionsCsv(f.predictions);
+    UseInput(f.predictions);
+    if (!f.metrics.empty()) {
+      v.metrics = ReadJsonFile(f.metrics);
+      UseInput(f.metrics);
     } else {
       v.metrics = MetricsToJson(ComputeValidationMetrics(v.rows), MetricsOptions());
     }
     v.title = JsonString(v.metrics, "title");
     if (!JsonString(v.metrics, "mode").empty()) v.mode = JsonString(v.metrics, "mode");
-    const std::vector<std::string> known = KnownFiles();
+    if (v.name.empty()) v.name = v.mode;
     v.cross_validated = v.metrics.is_object() && v.metrics.contains("cv_folds");
-    v.model_path = ResolveNamed(JsonString(v.metrics, "model"), o_.run_dir, known);
-    v.measurements_path = ResolveNamed(JsonString(v.metrics, "measurements"), o_.run_dir, known);
+    v.model_path = ResolveNamed(JsonString(v.metrics, "model"), o_.run_dir, KnownFiles());
+    v.measurements_path = ResolveNamed(JsonString(v.metrics, "measurements"), o_.run_dir, KnownFiles());
     if (!JsonString(v.metrics, "measurements").empty() && v.measurements_path.empty()) {
       r_.notes.push_back(fmt::format("{}: the measurements it names ({}) were not found",
-                                     metrics_path, JsonString(v.metrics, "measurements")));
+                                     f.metrics, JsonString(v.metrics, "measurements")));
     }
-    const std::string summary = JoinPath(fs::path(predictions_path).parent_path().string(),
-                                         name.empty() ? "summary.md" : "summary_" + name + ".md");
-    if (!metrics_path.empty() && IsFile(summary)) v.summary_path = summary;
-
+    const ReportModel* primary =
+        r_.primary_model >= 0 ? &r_.models[static_cast<size_t>(r_.primary_model)] : nullptr;
+    v.primary = !extra && (v.cross_validated || (primary != nullptr && SameFile(primary->path, v.model_path)));
     v.label = given_label;
     if (v.label.empty()) {
       std::string how;
@@ -560,22 +466,7 @@ class Collector {
           if (SameFile(m.path, v.model_path)) how = ModelKind(m.model);
         }
       }
-      const std::string dir = o_.run_dir.empty() ? std::string()
-                                                 : fs::path(predictions_path)
-                                                       .parent_path()
-                                                       .lexically_relative(o_.run_dir)
-                                                       .generic_string();
-      // Named after its files, else after its folder (metrics.json), else after its mode.
-      const std::string base = !name.empty() ? name : !dir.empty() && dir != "." ? dir : v.mode;
-      v.label = how.empty() ? base : base + ", " + how;
-      if (!in_root && !name.empty()) {
-        if (!dir.empty() && dir != ".") {
-          bool clash = false;
-          for (const ReportValidation& other : r_.validations)
-            clash = clash || other.label == v.label;
-          if (clash || how.empty()) v.label += " (" + dir + ")";
-        }
-      }
+      v.label = how.empty() || how == v.name ? v.name : v.name + ", " + how;
     }
     for (const ReportValidation& other : r_.validations) {
       if (other.label == v.label) v.label += fmt::format(" #{}", r_.validations.size() + 1);
@@ -583,59 +474,55 @@ class Collector {
     r_.validations.push_back(std::move(v));
   }
 
+  // Every validate run of the run folder (its record's predictions, metrics and summary), then
+  // the --predictions files; those of the run's model first, then those named after their mode
+  // (validation/dvfs/), each group by mode (dvfs, scaling, fixed).
   void DiscoverValidations() {
-    struct Found {
-      std::string dir, mode, metrics, predictions;
-    };
-    std::vector<Found> found;
-    for (const auto& [path, j] : json_files_) {
-      const fs::path relative = fs::path(path).lexically_relative(o_.run_dir);
-      const std::string name = relative.filename().string();
-      // metrics.json or metrics_<name>.json, with predictions[_<name>].csv beside it.
-      if (!StartsWith(name, "metrics") || !EndsWith(name, ".json")) continue;
-      const std::string suffix = name.substr(7, name.size() - 7 - 5);
-      if (!suffix.empty() && suffix[0] != '_') continue;
-      if (!j.is_object() || !j.contains("mape_pct")) continue;
-      const std::string dir = relative.parent_path().generic_string();
-      const std::string predictions =
-          JoinPath(o_.run_dir, JoinPath(dir, "predictions" + suffix + ".csv"));
-      if (!IsFile(predictions)) {
-        r_.notes.push_back(
-            fmt::format("{}: no predictions{}.csv beside it; not shown", path, suffix));
+    for (const StageRun& run : run_files_.runs) {
+      if (run.stage != "validate") continue;
+      const RunOutput* predictions = run.Output("predictions");
+      const RunOutput* metrics = run.Output("metrics");
+      if (predictions == nullptr || metrics == nullptr) {
+        r_.notes.push_back(run.provenance + ": a validate run without its predictions and metrics; not shown");
         continue;
       }
-      found.push_back({dir, suffix.empty() ? "" : suffix.substr(1), path, predictions});
+      const RunOutput* summary = run.Output("summary");
+      const std::string relative = !predictions->run_path.empty()
+                                       ? predictions->run_path
+                                       : fs::path(predictions->path).lexically_relative(o_.run_dir).generic_string();
+      AddValidation({predictions->path, metrics->path, summary != nullptr ? summary->path : "",
+                     ValidationName(relative)},
+                    "", false);
     }
-    std::stable_sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
-      if (a.dir != b.dir) {
-        if (a.dir.empty() != b.dir.empty()) return a.dir.empty();
-        return a.dir < b.dir;
-      }
-      if (ModeRank(a.mode) != ModeRank(b.mode)) return ModeRank(a.mode) < ModeRank(b.mode);
-      return a.mode < b.mode;
-    });
-    for (const Found& f : found)
-      AddValidation(f.predictions, f.metrics, f.mode, "", f.dir.empty(), false);
+    std::stable_sort(r_.validations.begin(), r_.validations.end(),
+                     [](const ReportValidation& a, const ReportValidation& b) {
+                       if (a.primary != b.primary) return a.primary;
+                       if ((a.name == a.mode) != (b.name == b.mode)) return a.name == a.mode;
+                       return ModeRank(a.mode) < ModeRank(b.mode);
+                     });
     for (const std::string& text : o_.predictions) {
       const LabelledPath lp = ParseLabelledPath(text);
-      const std::string name = fs::path(lp.path).filename().string();
-      std::string mode = fs::path(lp.path).stem().string();
-      if (StartsWith(mode, "predictions_")) mode = mode.substr(12);
-      const std::string metrics =
-          JoinPath(fs::path(lp.path).parent_path().string(), "metrics_" + mode + ".json");
+      FoundValidation f{lp.path, "", "", ValidationName(fs::path(lp.path).filename().string())};
+      StageRun run;
+      if (FindStageRunOf(lp.path, &run) && run.stage == "validate") {
+        if (const RunOutput* metrics = run.Output("metrics")) f.metrics = metrics->path;
+        if (const RunOutput* summary = run.Output("summary")) f.summary = summary->path;
+      }
       std::string label = lp.label;
       if (label.empty()) {
         const std::string parent = fs::path(lp.path).parent_path().filename().string();
+        const std::string mode = f.name.empty() ? "predictions" : f.name;
         label = parent.empty() ? mode : parent + ": " + mode;
       }
-      AddValidation(lp.path, StartsWith(name, "predictions_") && IsFile(metrics) ? metrics : "",
-                    mode, label, false, true);
+      AddValidation(f, label, true);
     }
   }
 
+  // The run's model: model/model.json of the layout when there is one, else the first DVFS model,
+  // else the first.
   void ChoosePrimaryModel() {
     for (size_t i = 0; i < r_.models.size() && r_.primary_model < 0; ++i) {
-      if (!o_.run_dir.empty() && r_.models[i].path == JoinPath(o_.run_dir, "model.json")) {
+      if (!o_.run_dir.empty() && SameFile(r_.models[i].path, JoinPath(o_.run_dir, "model/model.json"))) {
         r_.primary_model = static_cast<int>(i);
       }
     }
@@ -710,18 +597,28 @@ class Collector {
     }
   }
 
-  // wattcal-predict --capture's table in the run folder, and its breakdown beside it.
+  // The applications: the predict run that wrote a breakdown with its predictions (wattcal-predict
+  // --capture --breakdown-out); a second such run is noted.
   void CollectApps() {
-    if (o_.run_dir.empty()) return;
-    const std::string path = (fs::path(o_.run_dir) / "apps_predictions.csv").string();
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec) || !IsAppPredictionsCsv(path)) return;
-    const std::string breakdown = (fs::path(o_.run_dir) / "apps_breakdown.csv").string();
-    const bool with_breakdown = fs::is_regular_file(breakdown, ec);
-    r_.apps = ReadReportApps(path, with_breakdown ? breakdown : "");
-    r_.has_apps = true;
-    UseInput(path);
-    if (with_breakdown) UseInput(breakdown);
+    for (const StageRun& run : run_files_.runs) {
+      const RunOutput* predictions = run.Output("apps_predictions");
+      const RunOutput* breakdown = run.Output("apps_breakdown");
+      if (run.stage != "predict" || predictions == nullptr || breakdown == nullptr) continue;
+      if (!IsAppPredictionsCsv(predictions->path)) continue;
+      if (r_.has_apps) {
+        r_.notes.push_back(predictions->path + ": a second prediction of applications with a breakdown; only " +
+                           r_.apps.path + " is shown");
+        continue;
+      }
+      r_.apps = ReadReportApps(predictions->path, breakdown->path);
+      r_.has_apps = true;
+      // The board limit of the run's model, drawn as a line over the bars.
+      if (r_.primary_model >= 0) {
+        r_.apps.chart.limit_w = r_.models[static_cast<size_t>(r_.primary_model)].model.power_limit_w;
+      }
+      UseInput(predictions->path);
+      UseInput(breakdown->path);
+    }
   }
 
   void CollectBreakdown() {
@@ -911,267 +808,6 @@ class Collector {
     }
   }
 
-  std::string UniqueStem(const std::string& stem) {
-    std::string candidate = stem;
-    for (int k = 2; !stems_.insert(candidate).second; ++k)
-      candidate = fmt::format("{}_{}", stem, k);
-    return candidate;
-  }
-
-  void DecideFigures() {
-    const std::string prefix = TitlePrefix(r_);
-    // Validation.
-    if (!r_.validations.empty()) {
-      ReportFigure f;
-      f.kind = FigureKind::kErrorCdf;
-      f.stem = UniqueStem("error_cdf");
-      f.section = "validation";
-      f.title = prefix + "cumulative distribution of the absolute error";
-      f.caption =
-          "Fraction of held-out points whose absolute percentage error is at most x, one "
-          "curve per validation (TPDS'19 Figs. 8b, 10C-D); the key gives each one's n "
-          "and MAPE.";
-      for (const ReportValidation& v : r_.validations) f.inputs.push_back(v.predictions_path);
-      r_.figures.push_back(f);
-    }
-    for (size_t i = 0; i < r_.validations.size(); ++i) {
-      const ReportValidation& v = r_.validations[i];
-      ReportFigure f;
-      f.kind = FigureKind::kScatter;
-      f.index = static_cast<int>(i);
-      // scatter_<folder>_<name> after the validation's files, or after its label.
-      std::string stem = "scatter_" + SafeStem(v.label);
-      if (!v.extra && !o_.run_dir.empty()) {
-        const std::string dir = fs::path(v.predictions_path)
-                                    .parent_path()
-                                    .lexically_relative(o_.run_dir)
-                                    .generic_string();
-        std::string key = dir == "." ? "" : dir;
-        if (!v.name.empty()) key += (key.empty() ? "" : "_") + v.name;
-        if (!key.empty()) stem = "scatter_" + SafeStem(key);
-      }
-      f.stem = UniqueStem(stem);
-      f.section = "validation";
-      f.title = v.title.empty() ? prefix + v.label : v.title;
-      f.caption = fmt::format(
-          "Measured against predicted power, {} ({}), with y = x and the "
-          "±10% band; MAPE with its confidence interval and Pearson r in the "
-          "key.",
-          v.label, v.predictions_path);
-      f.inputs = {v.predictions_path};
-      if (!v.metrics_path.empty()) f.inputs.push_back(v.metrics_path);
-      r_.figures.push_back(f);
-      // Its per-workload error, beside the table of the same numbers in the index.
-      ReportFigure w = f;
-      w.kind = FigureKind::kWorkloadErrors;
-      w.stem = UniqueStem("workload_errors" + stem.substr(std::string("scatter").size()));
-      w.section = "workload_errors";
-      w.title = f.title + ": error per workload";
-      w.caption = fmt::format(
-          "Signed error of the prediction per held-out workload, {} ({}): (predicted − "
-          "measured) / measured in %, averaged over the workload's points, the largest in "
-          "absolute value at the top; the table below gives the same numbers.",
-          v.label, v.predictions_path);
-      w.inputs = {v.predictions_path};
-      r_.figures.push_back(w);
-    }
-    // Benchmarks over the V-F pairs.
-    for (size_t i = 0; i < r_.vf_benchmarks.size(); ++i) {
-      const std::string& b = r_.vf_benchmarks[i];
-      ReportFigure f;
-      f.kind = FigureKind::kBenchmarkVf;
-      f.name = b;
-      f.stem = UniqueStem("vf_" + SafeStem(b));
-      f.section = "benchmarks";
-      f.title = prefix + b + " over the V-F pairs";
-      std::string why;
-      if (o_.benchmarks.empty() && !vf_ranking_label_.empty()) {
-        const size_t n = r_.vf_benchmarks.size();
-        why = i == 0 && n > 1       ? " (lowest MAPE"
-              : i + 1 == n && n > 1 ? " (highest MAPE"
-              : n == 3 || n == 1    ? " (median MAPE"
-                                    : " (intermediate MAPE";
-        why += " of " + vf_ranking_label_ + ")";
-      }
-      f.caption = fmt::format(
-          "{}{}: measured power (points) and predicted power (lines, one dash per validation) "
-          "against the core frequency, one colour per memory frequency (TPDS'19 Figs. 9, 10A-B).",
-          b, why);
-      for (int v : VfValidations())
-        f.inputs.push_back(r_.validations[static_cast<size_t>(v)].predictions_path);
-      r_.figures.push_back(f);
-    }
-    // Models.
-    bool any_levels = false;
-    for (const ReportModel& m : r_.models) {
-      for (const auto& levels : m.model.freq_levels_mhz)
-        any_levels = any_levels || levels.size() >= 2;
-    }
-    if (any_levels) {
-      ReportFigure f;
-      f.kind = FigureKind::kVoltage;
-      f.stem = UniqueStem("voltage_vs_frequency");
-      f.section = "models";
-      f.title = prefix + "estimated voltage against frequency";
-      f.caption =
-          "Voltage of each domain, relative to its voltage at the default frequency "
-          "(dotted line), as each model estimated it together with its coefficients "
-          "(TPDS'19 Eqs. 4-6): the joint solution beside gpmTOOL's alternating one when "
-          "both are present. Fixed-frequency models have one level and draw nothing.";
-      for (const ReportModel& m : r_.models) f.inputs.push_back(m.path);
-      r_.figures.push_back(f);
-    } else if (!r_.models.empty()) {
-      r_.notes.push_back("no model has two or more frequency levels: no voltage figure");
-    }
-    if (r_.has_breakdown) {
-      const ReportModel& m = r_.models[static_cast<size_t>(r_.breakdown_model)];
-      ReportFigure f;
-      f.kind = FigureKind::kBreakdown;
-      f.stem = UniqueStem("breakdown_default_pair");
-      f.section = "breakdown";
-      f.title = prefix + "predicted power by component at " + r_.breakdown.pair_label;
-      f.caption = fmt::format(
-          "Predicted power of each benchmark of {} at the default pair ({}) split into the "
-          "model's terms (TPDS'19 Fig. 11, AccelWattch Figs. 8-9), with {} model {}; the last "
-          "bar is the average over the benchmarks; diamonds mark the measured power.",
-          r_.breakdown_activity, r_.breakdown.pair_label, m.label, m.path);
-      f.inputs = {m.path, r_.breakdown_activity};
-      r_.figures.push_back(f);
-    }
-    if (r_.has_apps && !r_.apps.chart.bars.empty()) {
-      ReportFigure f;
-      f.kind = FigureKind::kApps;
-      f.stem = UniqueStem("apps_breakdown");
-      f.section = "apps";
-      f.title = prefix + "applications: predicted power by component at " + r_.apps.chart.pair_label;
-      f.caption = fmt::format(
-          "Each application's power predicted from its counters alone (wattcal-predict --capture), split "
-          "into the model's terms (TPDS'19 §4.5); the last bar is their mean{}.",
-          r_.apps.measured() > 0 ? "; diamonds mark the measured power where the capture had a power log" : "");
-      f.inputs = {r_.apps.path, r_.apps.breakdown_path};
-      r_.figures.push_back(f);
-    }
-    // Training utilisations.
-    for (size_t i = 0; i < r_.corpora.size(); ++i) {
-      const ReportCorpus& c = r_.corpora[i];
-      const std::string corpus_stem = SafeStem(fs::path(c.path).stem().string());
-      ReportFigure bench;
-      bench.kind = FigureKind::kBenchmarkCorrelation;
-      bench.index = static_cast<int>(i);
-      bench.stem = UniqueStem("util_corr_benchmarks_" + corpus_stem);
-      bench.section = "collinearity";
-      bench.title = prefix + "correlation of the benchmarks' utilisations";
-      bench.caption = fmt::format(
-          "Pearson r between the utilisation vectors of every pair of the {} benchmarks of {} "
-          "(TPDS'19 Fig. 3b); median |r| between distinct benchmarks {:.2f}.",
-          c.collinearity.benchmarks.size(), c.path, c.collinearity.median_abs_benchmark_r);
-      int shortened = 0;
-      HeatmapBenchmarkLabels(c.collinearity.benchmarks, &shortened);
-      if (shortened > 0) {
-        bench.caption += fmt::format(
-            " Every benchmark is named on both axes in corpus order; the {} names longer than "
-            "{} characters are shortened in the middle (…).",
-            shortened, kHeatmapLabelChars);
-      }
-      bench.inputs = {c.path};
-      if (o_.benchmark_heatmap) r_.figures.push_back(bench);
-      ReportFigure comp = bench;
-      comp.kind = FigureKind::kComponentCorrelation;
-      comp.stem = UniqueStem("util_corr_components_" + corpus_stem);
-      comp.title = prefix + "correlation of the components' utilisations";
-      comp.caption = fmt::format(
-          "Pearson r between the utilisations of every pair of components across the benchmarks "
-          "of {} (TPDS'19 Fig. 13a); outlined cells reach |r| >= {:g}.",
-          c.path, o_.collinearity.pair_threshold_abs_r);
-      r_.figures.push_back(comp);
-    }
-    if (r_.has_constant) {
-      ReportFigure f;
-      f.kind = FigureKind::kConstant;
-      f.stem = UniqueStem("constant_power_fits");
-      f.section = "constant";
-      f.title = prefix + "constant power from the V-F sweeps";
-      f.caption = fmt::format(
-          "P = beta f^3 + tau f + P_const fitted to each microbenchmark's sweep with one shared "
-          "P_const (AccelWattch Eq. 3, Fig. 2), from {}; {} of {} curves drawn, solid over the "
-          "measured clocks and dotted down to f = 0, where every curve meets P_const.",
-          r_.constant_path, r_.constant_drawn.curves.size(), r_.constant.curves.size());
-      f.inputs = {r_.constant_path};
-      f.inputs.insert(f.inputs.end(), constant_inputs_.begin(), constant_inputs_.end());
-      r_.figures.push_back(f);
-    }
-    DecideCompareFigures(prefix);
-    DecideAccelWattchFigures(prefix);
-  }
-
-  // The AccelWattch figures' titles carry the run's title only when both fit across the figure.
-  static std::string ShortTitle(const std::string& prefix, const std::string& title) {
-    constexpr size_t kMaxTitleChars = 66;
-    return prefix.size() + title.size() <= kMaxTitleChars ? prefix + title : title;
-  }
-
-  void DecideAccelWattchFigures(const std::string& prefix) {
-    for (size_t i = 0; i < r_.accelwattch_breakdowns.size(); ++i) {
-      const ReportAccelWattchBreakdown& b = r_.accelwattch_breakdowns[i];
-      std::set<std::string> benchmarks, kernels;
-      for (const AccelWattchBreakdownRow& row : b.table.rows) {
-        benchmarks.insert(row.benchmark);
-        kernels.insert(row.kernel);
-      }
-      ReportFigure clocks;
-      clocks.kind = FigureKind::kAccelWattchClocks;
-      clocks.index = static_cast<int>(i);
-      clocks.stem = UniqueStem("accelwattch_power_vs_clock");
-      clocks.section = "accelwattch_breakdown";
-      clocks.title = ShortTitle(prefix, "Eq. 12's power split against the core clock");
-      clocks.caption = fmt::format(
-          "Predicted power of the {} kernels ({} benchmarks) of {}, averaged at each core clock "
-          "they were evaluated at, split into Eq. 12's terms (AccelWattch MICRO'21): constant "
-          "power (Eq. 3), static power of the active SMs (Eqs. 4-5, 9) and of the idle SMs "
-          "(Eqs. 6-8) in greys, and the dynamic power of every component (x_i times its "
-          "energy per event times its event rate) on top. With V ~ f, static and idle power "
-          "grow as f and voltage-scaled dynamic power as f^3.",
-          kernels.size(), benchmarks.size(), b.path);
-      clocks.inputs = {b.path};
-      r_.figures.push_back(clocks);
-      ReportFigure components = clocks;
-      components.kind = FigureKind::kAccelWattchComponents;
-      components.stem = UniqueStem("accelwattch_dynamic_by_component");
-      components.title = ShortTitle(
-          prefix, fmt::format("Dynamic power by component at {:g} MHz", b.reference_f_core_mhz));
-      const size_t drawn = b.component_chart.bars.size();
-      components.caption = fmt::format(
-          "Dynamic power of each component at {:g} MHz ({}), the mean over each benchmark's "
-          "kernels, {} (in increasing dynamic power); the last bar is the mean over every kernel "
-          "evaluated at that clock. Components without dynamic power there are left out. From {}.",
-          b.reference_f_core_mhz, b.reference_why,
-          drawn == b.benchmarks_at_reference
-              ? fmt::format("for all {} benchmarks", drawn)
-              : fmt::format("for {} of the {} benchmarks, spread over the range of dynamic power",
-                            drawn, b.benchmarks_at_reference),
-          b.path);
-      r_.figures.push_back(components);
-    }
-  }
-
-  void DecideCompareFigures(const std::string& prefix) {
-    for (size_t i = 0; i < r_.comparisons.size(); ++i) {
-      const RelativePowerChart& c = r_.comparisons[i];
-      ReportFigure f;
-      f.kind = FigureKind::kRelative;
-      f.index = static_cast<int>(i);
-      f.stem = UniqueStem("relative_power_" + SafeStem(c.gpu_b + "_vs_" + c.gpu_a));
-      f.section = "compare";
-      f.title = prefix + c.gpu_b + " relative to " + c.gpu_a;
-      f.caption = fmt::format(
-          "Power of {} relative to {} per workload, (P_B - P_A) / P_A, as estimated and as "
-          "measured, and the averages (AccelWattch Fig. 12), from {}.",
-          c.gpu_b, c.gpu_a, r_.compare_paths[i]);
-      f.inputs = {r_.compare_paths[i]};
-      r_.figures.push_back(f);
-    }
-  }
-
   nlohmann::json OptionsJson() const {
     nlohmann::json j;
     j["run_dir"] = o_.run_dir;
@@ -1221,106 +857,12 @@ class Collector {
 
   const ReportOptions& o_;
   RunReport r_;
-  std::vector<std::string> files_;
-  std::set<std::string> stems_;
+  RunFiles run_files_;              // the run folder's stage runs, from provenance/
+  std::vector<std::string> files_;  // their outputs
   std::string vf_ranking_label_;
   std::vector<std::pair<std::string, nlohmann::json>> json_files_;  // (path, content)
   std::vector<std::string> constant_inputs_;  // the sweep files behind the constant figure
 };
-
-// The metrics options a validation was computed with, as far as its JSON tells.
-MetricsOptions MetricsOptionsOf(const ReportValidation& v) {
-  MetricsOptions options;
-  const double level = JsonNumber(v.metrics, "confidence_level");
-  if (std::isfinite(level) && level > 0.0 && level < 1.0) options.confidence_level = level;
-  return options;
-}
-
-void DrawFigure(const RunReport& r, const ReportFigure& f, const std::string& png,
-                const std::string& svg) {
-  switch (f.kind) {
-    case FigureKind::kErrorCdf: {
-      std::vector<std::pair<std::string, std::vector<double>>> series;
-      for (const ReportValidation& v : r.validations) {
-        std::vector<double> ape;
-        for (const PredictionRow& row : v.rows) ape.push_back(std::abs(row.error_pct()));
-        series.emplace_back(v.label, std::move(ape));
-      }
-      WriteErrorCdfPlot(series, f.title, png, svg);
-      return;
-    }
-    case FigureKind::kScatter: {
-      const ReportValidation& v = r.validations[static_cast<size_t>(f.index)];
-      const MetricsOptions options = MetricsOptionsOf(v);
-      ValidationMetrics m = ComputeValidationMetrics(v.rows, options);
-      // The interval as the validation computed it (its method may differ from the default).
-      const std::string ci = PercentKeyLabel(100.0 * options.confidence_level);
-      const double low = JsonNumber(v.metrics, "mape_ci" + ci + "_low_pct");
-      const double high = JsonNumber(v.metrics, "mape_ci" + ci + "_high_pct");
-      if (std::isfinite(low) && std::isfinite(high)) {
-        m.overall.mape_ci_low_pct = low;
-        m.overall.mape_ci_high_pct = high;
-      }
-      WriteScatterPlot(v.rows, m, f.title, png, svg, options);
-      return;
-    }
-    case FigureKind::kWorkloadErrors: {
-      const ReportValidation& v = r.validations[static_cast<size_t>(f.index)];
-      WriteWorkloadErrorPlot(ComputeWorkloadErrors(v.rows), f.title, png, svg);
-      return;
-    }
-    case FigureKind::kBenchmarkVf: {
-      std::vector<BenchmarkSeries> series;
-      for (int i : VfValidationIndices(r.validations)) {
-        const ReportValidation& v = r.validations[static_cast<size_t>(i)];
-        BenchmarkSeries s;
-        s.label = v.label;
-        for (const PredictionRow& row : v.rows) {
-          if (row.benchmark == f.name) s.rows.push_back(row);
-        }
-        if (s.rows.size() >= 2) series.push_back(std::move(s));
-      }
-      WriteBenchmarkVfPlot(f.name, series, f.title, png, svg);
-      return;
-    }
-    case FigureKind::kVoltage: {
-      std::vector<std::pair<std::string, PowerModel>> models;
-      for (const ReportModel& m : r.models) models.emplace_back(m.label, m.model);
-      WriteVoltagePlot(models, f.title, png, svg);
-      return;
-    }
-    case FigureKind::kBreakdown:
-      WriteBreakdownPlot(r.breakdown, f.title, png, svg);
-      return;
-    case FigureKind::kBenchmarkCorrelation:
-      WriteBenchmarkCorrelationHeatmap(r.corpora[static_cast<size_t>(f.index)].collinearity,
-                                       f.title, png, svg);
-      return;
-    case FigureKind::kComponentCorrelation: {
-      const double threshold = r.options.value("collinearity_pair_threshold_abs_r", 0.95);
-      WriteComponentCorrelationHeatmap(r.corpora[static_cast<size_t>(f.index)].collinearity,
-                                       threshold, f.title, png, svg);
-      return;
-    }
-    case FigureKind::kConstant:
-      WriteConstantPowerPlot(r.constant_drawn, f.title, png, svg);
-      return;
-    case FigureKind::kRelative:
-      WriteRelativePowerPlot(r.comparisons[static_cast<size_t>(f.index)], f.title, png, svg);
-      return;
-    case FigureKind::kAccelWattchClocks:
-      WriteBreakdownPlot(r.accelwattch_breakdowns[static_cast<size_t>(f.index)].clock_chart,
-                         f.title, png, svg);
-      return;
-    case FigureKind::kApps:
-      WriteBreakdownPlot(r.apps.chart, f.title, png, svg);
-      return;
-    case FigureKind::kAccelWattchComponents:
-      WriteBreakdownPlot(r.accelwattch_breakdowns[static_cast<size_t>(f.index)].component_chart,
-                         f.title, png, svg);
-      return;
-  }
-}
 
 }  // namespace
 
@@ -1331,30 +873,6 @@ RunReport CollectRunReport(const ReportOptions& options) {
     throw OptionError("give a run folder (--run-dir) or an output folder (--out-dir)");
   }
   return Collector(options).Run();
-}
-
-void StageRunReport(const RunReport& report, const ReportOptions& options, OutputSet* outputs) {
-  const std::string out_dir = options.EffectiveOutDir();
-  if (options.figures) {
-    Progress progress("drawing figures", static_cast<int64_t>(report.figures.size()));
-    for (const ReportFigure& f : report.figures) {
-      const std::string png = JoinPath(out_dir, "figures/" + f.stem + ".png");
-      const std::string svg = JoinPath(out_dir, "figures/" + f.stem + ".svg");
-      DrawFigure(report, f, outputs->Stage(png), outputs->Stage(svg));
-      nlohmann::json figure_options = report.options;
-      figure_options["figure"] = f.stem;
-      outputs->StageProvenance(png, "report", f.inputs, figure_options);
-      outputs->StageProvenance(svg, "report", f.inputs, figure_options);
-      progress.Tick();
-    }
-    progress.Finish();
-  }
-  const std::string html = JoinPath(out_dir, "index.html");
-  const std::string md = JoinPath(out_dir, "index.md");
-  outputs->StageText(html, RunReportHtml(report, options));
-  outputs->StageProvenance(html, "report", report.inputs, report.options);
-  outputs->StageText(md, RunReportMarkdown(report, options));
-  outputs->StageProvenance(md, "report", report.inputs, report.options);
 }
 
 }  // namespace wattcal

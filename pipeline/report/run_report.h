@@ -6,12 +6,12 @@
 //
 //   RunReport report = CollectRunReport(options);   // reads and analyses; draws nothing
 //   OutputSet outputs;
-//   StageRunReport(report, options, &outputs);      // figures + index, each with a manifest
+//   StageRunReport(report, options, &outputs);      // figures + index, one provenance record
 //   outputs.Commit();
 //
-// Layout of the output folder: index.html, index.md and figures/<name>.{png,svg}, every file
-// with its <file>.manifest.json. Same inputs and options, same bytes (no timestamps; paths as
-// given; links relative to the output folder).
+// Layout of the output folder: index.html, index.md and figures/<name>.{png,svg}, with one
+// provenance record for them all in provenance/. Same inputs and options, same bytes (no
+// timestamps; paths as given; links relative to the output folder).
 #pragma once
 
 #include <map>
@@ -42,16 +42,18 @@ struct LabelledPath {
 LabelledPath ParseLabelledPath(const std::string& text);
 
 struct ReportOptions {
-  // A run folder (Makefile.runs' reports/<run>/) whose files are discovered, in it and in its
-  // sub-folders up to two levels down, by their content: wattcal power models (JSON of format
-  // wattcal-power-model), validations (metrics[_NAME].json with predictions[_NAME].csv beside
-  // it, and summary[_NAME].md when present), constant-power results (JSON with p_const_w and
-  // curves), architecture comparisons (JSON with arch_a and per_workload), AccelWattch models
-  // (JSON of format wattcal-accelwattch-model), a virtual GPU's AccelWattch truth (JSON with
-  // expected_scaling_factors) and AccelWattch power breakdowns (CSV with wattcal-predict
-  // --breakdown's header for an AccelWattch model).
-  // Files named inside them (a model's trained_on, a validation's measurements) are opened as
-  // written there, else relative to the run folder. Empty: only the files given below.
+  // A run folder (Makefile.runs' reports/<run>/) whose files are found through its provenance
+  // records (report/run_files.h: every output of every stage run but the report's own): wattcal
+  // power models (JSON of format wattcal-power-model; the run's model is model/model.json),
+  // validations (each validate run's predictions, metrics and summary), constant-power results
+  // (JSON with p_const_w and curves), architecture comparisons (JSON with arch_a and per_workload),
+  // AccelWattch models (JSON of format wattcal-accelwattch-model), a virtual GPU's AccelWattch
+  // truth (JSON with expected_scaling_factors), AccelWattch power breakdowns (CSV with
+  // wattcal-predict --breakdown's header for an AccelWattch model) and the applications (the
+  // predict run with a breakdown). A file no record lists is not read; a folder without any
+  // record is refused (InputError). Files named inside them (a model's trained_on, a
+  // validation's measurements) are opened as written there, else relative to the run folder.
+  // Empty: only the files given below.
   std::string run_dir;
   // Folder that receives index.html, index.md and figures/; empty = run_dir.
   std::string out_dir;
@@ -63,7 +65,8 @@ struct ReportOptions {
   // More models, shown beside the discovered ones ("LABEL=PATH" or "PATH").
   std::vector<LabelledPath> models;
   // More predictions CSVs (wattcal-validate --predictions), drawn in the error CDF and as
-  // scatter plots ("LABEL=PATH" or "PATH").
+  // scatter plots ("LABEL=PATH" or "PATH"), with the metrics of the validate run whose
+  // provenance record lists them.
   std::vector<std::string> predictions;
   // Corpora whose utilisations are analysed for multicollinearity; empty = the training corpus
   // named by the primary model (or, without a model, the cross-validated corpus).
@@ -71,8 +74,8 @@ struct ReportOptions {
   // Corpus whose benchmarks the breakdown shows; empty = the held-out measurements of the
   // breakdown model's validation.
   std::string activity;
-  // Model of the breakdown; empty = the primary model (model.json in the run folder, else the
-  // first DVFS model, else the first model).
+  // Model of the breakdown; empty = the primary model (model/model.json in the run folder, else
+  // the first DVFS model, else the first model).
   std::string breakdown_model;
   // Benchmarks drawn over the V-F pairs; empty = `auto_benchmarks` of them chosen by their
   // MAPE in the first validation: the best, the worst and evenly spaced ones between.
@@ -107,17 +110,17 @@ struct ReportModel {
 };
 
 struct ReportValidation {
-  std::string label;         // "dvfs, joint", "gpmtool/scaling", ...
-  std::string name;          // its files' name: metrics_<name>.json ("" for metrics.json)
+  std::string label;         // "dvfs, joint", "alternating-scaling, alternating", ...
+  std::string name;          // LABEL of its folder validation/LABEL/ (its figures' names)
   std::string mode;          // dvfs | fixed | scaling | accelwattch | ...
   std::string metrics_path;  // empty for --predictions files
   std::string predictions_path;
-  std::string summary_path;       // summary_<mode>.md beside it, when present
+  std::string summary_path;       // the summary its validate run wrote, when it wrote one
   std::string title;              // the validation's own title (metrics JSON), else the label
   std::string model_path;         // resolved; empty when unknown or cross-validated
   std::string measurements_path;  // resolved; empty when unknown
   bool cross_validated = false;
-  bool in_run_root = false;  // metrics file directly in the run folder
+  bool primary = false;      // validates the run's model, or cross-validates (drawn over the V-F pairs)
   bool extra = false;        // given with --predictions (not discovered)
   nlohmann::json metrics;    // metrics JSON as written by wattcal-validate (or computed)
   std::vector<PredictionRow> rows;
@@ -150,7 +153,7 @@ struct ReportAccelWattchBreakdown {
 struct ReportCorpus {
   std::string path;
   CollinearityReport collinearity;
-  // How its power was measured (from the ingest manifest beside it: the power source of each
+  // How its power was measured (from the ingest run's provenance record: the power source of each
   // capture), the board limit and the flagged rows; empty when nothing is known.
   std::string measurement_note;
 };
@@ -204,15 +207,15 @@ struct RunReport {
   // AccelWattch (MICRO'21) scaling-factor models and breakdown CSVs.
   std::vector<ReportAccelWattchModel> accelwattch_models;
   std::vector<ReportAccelWattchBreakdown> accelwattch_breakdowns;
-  // Applications predicted from their counters (wattcal-predict --capture: the run folder's
-  // apps_predictions.csv and apps_breakdown.csv).
+  // Applications predicted from their counters (the wattcal-predict --capture run that wrote a
+  // breakdown, --breakdown-out).
   bool has_apps = false;
   ReportApps apps;
   std::vector<std::string> vf_benchmarks;
   std::vector<ReportFigure> figures;
   std::vector<std::string> inputs;  // every file read, in order of first use
   std::vector<std::string> notes;   // what was left out, and why
-  nlohmann::json options;           // effective options (manifests, index)
+  nlohmann::json options;           // effective options (provenance, index)
 };
 
 // Discovers and reads the run's files and decides the figures. Throws OptionError for invalid
@@ -222,7 +225,7 @@ struct RunReport {
 RunReport CollectRunReport(const ReportOptions& options);
 
 // Draws every figure (unless options.figures is false) and writes index.html and index.md,
-// each output staged in `outputs` with its manifest. Shows progress on a terminal.
+// each output staged in `outputs` with its provenance. Shows progress on a terminal.
 void StageRunReport(const RunReport& report, const ReportOptions& options, OutputSet* outputs);
 
 // The index pages (also used by the tests).

@@ -242,14 +242,14 @@ std::string StageValidationFigures(const std::vector<PredictionRow>& rows,
   }
   WriteScatterPlot(rows, m, title, outputs->Stage(plot_path), outputs->Stage(svg_of(plot_path)),
                    metrics_options);
-  outputs->StageProvenance(plot_path, "validate", inputs, options);
-  outputs->StageProvenance(svg_of(plot_path), "validate", inputs, options);
+  outputs->StageProvenance(plot_path, "validate", inputs, options, "figure");
+  outputs->StageProvenance(svg_of(plot_path), "validate", inputs, options, "figure");
   if (!figures.workload_errors) return "";
   const std::string chart = WorkloadErrorPlotPath(plot_path);
   WriteWorkloadErrorPlot(ComputeWorkloadErrors(rows), title + ": error per workload",
                          outputs->Stage(chart), outputs->Stage(svg_of(chart)));
-  outputs->StageProvenance(chart, "validate", inputs, options);
-  outputs->StageProvenance(svg_of(chart), "validate", inputs, options);
+  outputs->StageProvenance(chart, "validate", inputs, options, "figure");
+  outputs->StageProvenance(svg_of(chart), "validate", inputs, options, "figure");
   return chart;
 }
 

@@ -112,11 +112,11 @@ CalibrateStageReport RunAccelWattch(const CalibrateStageOptions& o) {
       {"accelwattch", AccelWattchFitOptionsToJson(options, o.accelwattch)}};
   if (whole_model) manifest_options["default_category"] = o.default_category;
   outputs.StageText(o.out_path, AccelWattchModelToJson(model));
-  outputs.StageProvenance(o.out_path, "calibrate", inputs, manifest_options);
+  outputs.StageProvenance(o.out_path, "calibrate", inputs, manifest_options, "model");
   report.written.push_back(o.out_path);
   if (!o.components_out_path.empty()) {
     outputs.StageText(o.components_out_path, ComponentTableToTidyCsv(table));
-    outputs.StageProvenance(o.components_out_path, "calibrate", inputs, manifest_options);
+    outputs.StageProvenance(o.components_out_path, "calibrate", inputs, manifest_options, "components");
     report.written.push_back(o.components_out_path);
   }
   outputs.Commit();
@@ -196,11 +196,11 @@ CalibrateStageReport RunCalibrateStage(const CalibrateStageOptions& o) {
   manifest_options["left_out_flagged_rows"] = left_out;
   manifest_options["training_notes"] = model.training_notes;
   outputs.StageText(o.out_path, ModelToJson(model));
-  outputs.StageProvenance(o.out_path, "calibrate", {o.train_path}, manifest_options);
+  outputs.StageProvenance(o.out_path, "calibrate", {o.train_path}, manifest_options, "model");
   report.written.push_back(o.out_path);
   if (!o.gpmtool_path.empty()) {
     outputs.StageText(o.gpmtool_path, ModelToGpmtoolCsv(model));
-    outputs.StageProvenance(o.gpmtool_path, "calibrate", {o.train_path}, manifest_options);
+    outputs.StageProvenance(o.gpmtool_path, "calibrate", {o.train_path}, manifest_options, "gpmtool_model");
     report.written.push_back(o.gpmtool_path);
   }
   outputs.Commit();

@@ -202,8 +202,10 @@ ClocksStageReport RunClocksStage(const ClocksStageOptions& o) {
   in.measured_voltage_path = o.measured_voltage_path;
   in.files = files;
   in.figures = o.figures;
-  StageClocksReport(in, &outputs);
-  outputs.StageProvenance(dir + "/vf_model.json", "clocks", inputs, o.ToJson());
+  const std::vector<std::string> report_files = StageClocksReport(in, &outputs);
+  // One record for the run, listing every output (the model first: it names the record).
+  for (const auto& [what, path] : files) outputs.StageProvenance(path, "clocks", inputs, o.ToJson());
+  for (const std::string& path : report_files) outputs.StageProvenance(path, "clocks", inputs, o.ToJson());
   outputs.Commit();
 
   report.summary = fmt::format(

@@ -79,10 +79,10 @@ CompareStageReport RunCompareStage(const CompareStageOptions& o) {
                        {"estimated_a", o.estimated_a_path},
                        {"estimated_b", o.estimated_b_path}};
   outputs.StageText(o.out_path, DumpJson(result));
-  outputs.StageProvenance(o.out_path, "compare", inputs, manifest_options);
+  outputs.StageProvenance(o.out_path, "compare", inputs, manifest_options, "comparison");
   if (!o.table_path.empty()) {
     outputs.StageText(o.table_path, ComparisonToCsv(comparison));
-    outputs.StageProvenance(o.table_path, "compare", inputs, manifest_options);
+    outputs.StageProvenance(o.table_path, "compare", inputs, manifest_options, "table");
   }
   outputs.Commit();
   LogInfo(FormatComparison(comparison));

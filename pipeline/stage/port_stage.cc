@@ -70,11 +70,11 @@ PortStageReport RunGpu(const PortGpuStageOptions& o) {
   PortStageReport report;
   OutputSet outputs;
   outputs.StageText(o.out_path, ModelToJson(ported));
-  outputs.StageProvenance(o.out_path, "port", inputs, manifest_options);
+  outputs.StageProvenance(o.out_path, "port", inputs, manifest_options, "model");
   report.written.push_back(o.out_path);
   if (!o.report_path.empty()) {
     outputs.StageText(o.report_path, DumpJson(GpuPortReportToJson(port)));
-    outputs.StageProvenance(o.report_path, "port", inputs, manifest_options);
+    outputs.StageProvenance(o.report_path, "port", inputs, manifest_options, "port_report");
     report.written.push_back(o.report_path);
   }
   outputs.Commit();

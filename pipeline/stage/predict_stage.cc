@@ -203,10 +203,10 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
                                      {"reference_f_core_mhz", rows.front().prediction.freq_mhz[0]}};
   if (std::isfinite(limit_w)) manifest_options["power_limit_w"] = limit_w;
   outputs.StageText(o.out_path, AppPredictionsToCsv(rows));
-  outputs.StageProvenance(o.out_path, "predict", inputs, manifest_options);
+  outputs.StageProvenance(o.out_path, "predict", inputs, manifest_options, "apps_predictions");
   if (!o.breakdown_out_path.empty()) {
     outputs.StageText(o.breakdown_out_path, AppBreakdownToCsv(model, rows));
-    outputs.StageProvenance(o.breakdown_out_path, "predict", inputs, manifest_options);
+    outputs.StageProvenance(o.breakdown_out_path, "predict", inputs, manifest_options, "apps_breakdown");
   }
   outputs.Commit();
   PredictStageReport report;

@@ -224,17 +224,17 @@ ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
 
   ValidateStageReport report;
   OutputSet outputs;
-  auto stage_manifest = [&](const std::string& path) {
-    outputs.StageProvenance(path, "validate", inputs, options);
+  auto stage_manifest = [&](const std::string& path, const std::string& role) {
+    outputs.StageProvenance(path, "validate", inputs, options, role);
     report.written.push_back(path);
   };
   outputs.StageText(o.predictions_path, PredictionsToCsv(in.rows));
-  stage_manifest(o.predictions_path);
+  stage_manifest(o.predictions_path, "predictions");
   outputs.StageText(o.metrics_path, DumpJson(outcome.json));
-  stage_manifest(o.metrics_path);
+  stage_manifest(o.metrics_path, "metrics");
   if (!o.apps_predictions_path.empty()) {
     outputs.StageText(o.apps_predictions_path, apps_csv);
-    stage_manifest(o.apps_predictions_path);
+    stage_manifest(o.apps_predictions_path, "apps_predictions");
   }
   std::string workload_plot_path;
   if (!o.plot_path.empty()) {
@@ -252,7 +252,7 @@ ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
     outputs.StageText(o.summary_md_path,
                       ValidationMarkdown(in, outcome, o.predictions_path, o.metrics_path,
                                          o.plot_path, o.summary_md_path, workload_plot_path));
-    stage_manifest(o.summary_md_path);
+    stage_manifest(o.summary_md_path, "summary");
   }
   outputs.Commit();
   LogInfo(outcome.table);

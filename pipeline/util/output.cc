@@ -49,72 +49,133 @@ void SetCommandLine(int argc, char** argv) {
 
 const std::vector<std::string>& CommandLine() { return CommandLineStore(); }
 
-std::string ProvenancePathFor(const std::string& first_output, const std::string& stage) {
+namespace {
+std::string& RunFolderStore() {
+  static std::string dir;
+  return dir;
+}
+
+// `path` relative to `dir`, both made absolute first ("" when `path` is not inside `dir`).
+std::string RelativeInside(const std::string& path, const std::string& dir) {
+  const fs::path rel = fs::absolute(fs::path(path)).lexically_normal().lexically_relative(
+      fs::absolute(fs::path(dir.empty() ? "." : dir)).lexically_normal());
+  if (rel.empty() || *rel.begin() == "..") return "";
+  return rel.generic_string();
+}
+}  // namespace
+
+void SetRunFolder(const std::string& dir) { RunFolderStore() = dir; }
+const std::string& RunFolder() { return RunFolderStore(); }
+
+std::string ProvenancePathFor(const std::string& first_output, const std::string& stage,
+                              const std::string& run_dir) {
   const fs::path out(first_output);
-  const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
-  return (dir / "provenance" / (stage + "-" + out.filename().string() + ".json")).string();
+  fs::path run = run_dir.empty() ? out.parent_path() : fs::path(run_dir);
+  if (run.empty()) run = ".";
+  const std::string relative = RelativeInside(first_output, run.string());
+  if (relative.empty()) {
+    throw OptionError("output " + first_output + " is not inside the run folder --run-dir " + run_dir +
+                      " (its provenance goes to " + run_dir + "/provenance/)");
+  }
+  const fs::path sub = fs::path(relative).parent_path();
+  return (run / "provenance" / sub / (stage + "-" + out.filename().string() + ".json")).string();
+}
+
+std::string RunFolderOfProvenance(const std::string& provenance_file) {
+  for (fs::path dir = fs::path(provenance_file).parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    if (dir.filename() == "provenance") return dir.parent_path().empty() ? "." : dir.parent_path().string();
+  }
+  return fs::path(provenance_file).parent_path().string();
+}
+
+std::vector<std::pair<std::string, nlohmann::json>> ReadProvenanceRecords(
+    const std::string& dir, std::vector<std::string>* unreadable) {
+  std::vector<std::string> files;
+  const fs::path root = fs::path(dir.empty() ? "." : dir) / "provenance";
+  boost::system::error_code ec;
+  if (!fs::is_directory(root, ec)) return {};
+  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() == ".json" && fs::is_regular_file(it->path())) {
+      files.push_back(it->path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<std::pair<std::string, nlohmann::json>> records;
+  for (const std::string& f : files) {
+    std::ifstream in(f);
+    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_object() || j.value("format", "") != "wattcal-provenance" || !j.contains("outputs") ||
+        !j["outputs"].is_array()) {
+      if (unreadable != nullptr) unreadable->push_back(f);
+      continue;
+    }
+    records.emplace_back(f, std::move(j));
+  }
+  return records;
+}
+
+std::string ResolveRecordedOutput(const std::string& provenance_file, const nlohmann::json& output) {
+  const std::string run_path = output.value("run_path", "");
+  if (!run_path.empty()) {
+    const fs::path in_run = fs::path(RunFolderOfProvenance(provenance_file)) / run_path;
+    if (fs::is_regular_file(in_run)) return in_run.string();
+  }
+  const std::string written = output.value("path", "");
+  if (!written.empty() && fs::is_regular_file(written)) return written;
+  // Records from before run_path: the file name beside provenance/.
+  if (run_path.empty() && !written.empty()) {
+    const fs::path beside = fs::path(RunFolderOfProvenance(provenance_file)) / fs::path(written).filename();
+    if (fs::is_regular_file(beside)) return beside.string();
+  }
+  return "";
 }
 
 void VerifyProvenance(const std::string& root, ProvenanceCheck* check) {
   ProvenanceCheck& c = *check;
+  // Every folder under `root` (itself included) that holds a provenance/ folder.
+  std::vector<std::string> runs;
   boost::system::error_code ec;
-  std::vector<fs::path> files;
+  if (fs::is_directory(fs::path(root) / "provenance", ec)) runs.push_back(root);
   for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    const fs::path& p = it->path();
-    if (p.parent_path().filename() == "provenance" && p.extension() == ".json" && fs::is_regular_file(p)) {
-      files.push_back(p);
-    }
-  }
-  std::sort(files.begin(), files.end());
-  for (const fs::path& f : files) {
-    std::ifstream in(f.string());
-    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-    if (!j.is_object() || j.value("format", "") != "wattcal-provenance" || !j.contains("outputs")) {
-      c.unreadable.push_back(f.string());
+    boost::system::error_code entry_ec;
+    if (!fs::is_directory(it->path(), entry_ec)) continue;
+    if (it->path().filename() == "provenance") {
+      it.disable_recursion_pending();
       continue;
     }
-    ++c.files;
-    for (const nlohmann::json& o : j["outputs"]) {
-      // As written on the command line (relative to where the stage ran), else beside provenance/.
-      fs::path out(o.value("path", ""));
-      if (!fs::is_regular_file(out)) out = f.parent_path().parent_path() / out.filename();
-      if (!fs::is_regular_file(out)) {
-        c.missing.push_back(o.value("path", "") + " (" + f.string() + ")");
-      } else if (Sha256OfFile(out.string()) != o.value("sha256", "")) {
-        c.changed.push_back(out.string() + " (" + f.string() + ")");
-      } else {
-        ++c.verified;
+    if (fs::is_directory(it->path() / "provenance", entry_ec)) runs.push_back(it->path().string());
+  }
+  std::sort(runs.begin(), runs.end());
+  for (const std::string& run : runs) {
+    for (const auto& [f, j] : ReadProvenanceRecords(run, &c.unreadable)) {
+      ++c.files;
+      for (const nlohmann::json& o : j["outputs"]) {
+        const std::string out = ResolveRecordedOutput(f, o);
+        if (out.empty()) {
+          c.missing.push_back(o.value("path", "") + " (" + f + ")");
+        } else if (Sha256OfFile(out) != o.value("sha256", "")) {
+          c.changed.push_back(out + " (" + f + ")");
+        } else {
+          ++c.verified;
+        }
       }
     }
   }
 }
 
 std::string FindProvenanceOf(const std::string& path) {
-  const fs::path p(path);
-  const std::string name = p.filename().string();
-  const std::string parent = p.parent_path().string();
-  fs::path folder = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-  // The output's folder first, then up to three folders above it (a stage that wrote into
-  // sub-folders keeps its provenance in the folder above them).
-  for (int up = 0; up < 4 && !folder.empty(); ++up, folder = folder.parent_path()) {
-    const fs::path dir = folder / "provenance";
-    boost::system::error_code ec;
-    if (!fs::is_directory(dir, ec)) continue;
-    std::vector<std::string> files;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      if (it->path().extension() == ".json") files.push_back(it->path().string());
-    }
-    std::sort(files.begin(), files.end());
-    for (const std::string& f : files) {
-      std::ifstream in(f);
-      const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-      if (!j.is_object() || !j.contains("outputs") || !j["outputs"].is_array()) continue;
+  fs::path folder = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
+  // The output's folder first, then up to four folders above it (its run folder, from a file in
+  // data/tidy/apps/).
+  for (int up = 0; up < 5 && !folder.empty(); ++up, folder = folder.parent_path()) {
+    const std::string relative = RelativeInside(path, folder.string());
+    for (const auto& [f, j] : ReadProvenanceRecords(folder.string())) {
       for (const nlohmann::json& o : j["outputs"]) {
-        const std::string written = o.value("path", "");
-        if (written == path) return f;
-        // Written from another working folder: the same name, at the same place below `folder`.
-        const fs::path w(written);
-        if (w.filename().string() == name && (up == 0 || fs::path(parent).filename() == w.parent_path().filename())) {
+        const std::string run_path = o.value("run_path", "");
+        if (o.value("path", "") == path || (!run_path.empty() && run_path == relative)) return f;
+        // Records from before run_path: the same file name, in the output's own folder.
+        if (run_path.empty() && up == 0 &&
+            fs::path(o.value("path", "")).filename() == fs::path(path).filename()) {
           return f;
         }
       }
@@ -255,7 +316,8 @@ const std::string& OutputSet::TempPathOf(const std::string& final_path) const {
 }
 
 void OutputSet::StageProvenance(const std::string& final_path, const std::string& stage,
-                                const std::vector<std::string>& inputs, const nlohmann::json& options) {
+                                const std::vector<std::string>& inputs, const nlohmann::json& options,
+                                const std::string& role) {
   if (provenance_.empty()) {
     provenance_["format"] = "wattcal-provenance";
     provenance_["stage"] = stage;
@@ -275,9 +337,11 @@ void OutputSet::StageProvenance(const std::string& final_path, const std::string
                                      {"bytes", static_cast<uint64_t>(fs::file_size(input))}});
   }
   const std::string temp = TempPathOf(final_path);
-  nlohmann::ordered_json output = {{"path", final_path},
-                                   {"sha256", Sha256OfFile(temp)},
-                                   {"bytes", static_cast<uint64_t>(fs::file_size(temp))}};
+  // run_path is filled in by Commit, once the run folder is known.
+  nlohmann::ordered_json output = {{"path", final_path}, {"run_path", ""}};
+  if (!role.empty()) output["role"] = role;
+  output.update(nlohmann::ordered_json{{"sha256", Sha256OfFile(temp)},
+                                   {"bytes", static_cast<uint64_t>(fs::file_size(temp))}});
   // An output made with other options than the run's first (one stage writing two kinds of
   // file) carries its own.
   if (nlohmann::ordered_json(options) != provenance_["options"]) output["options"] = options;
@@ -328,20 +392,30 @@ std::string DirectoryOf(const std::string& path) {
 
 void OutputSet::Commit() {
   if (!recorded_.empty()) {
-    // Beside the outputs: in the deepest folder that holds them all (a stage writing into
-    // sub-folders keeps one provenance file, in the folder above them).
-    fs::path common = fs::path(recorded_.front()).parent_path();
-    for (const std::string& r : recorded_) {
-      // The folders both paths share, element by element ("out/a" is no folder of "out/ab").
-      const fs::path dir = fs::path(r).parent_path();
-      fs::path shared;
-      for (auto a = common.begin(), b = dir.begin(); a != common.end() && b != dir.end() && *a == *b; ++a, ++b) {
-        shared /= *a;
+    // In the run folder (--run-dir), else in the deepest folder that holds every output (a stage
+    // writing into sub-folders keeps one provenance file, in the folder above them).
+    fs::path run = RunFolder();
+    if (run.empty()) {
+      run = fs::path(recorded_.front()).parent_path();
+      for (const std::string& r : recorded_) {
+        // The folders both paths share, element by element ("out/a" is no folder of "out/ab").
+        const fs::path dir = fs::path(r).parent_path();
+        fs::path shared;
+        for (auto a = run.begin(), b = dir.begin(); a != run.end() && b != dir.end() && *a == *b; ++a, ++b) {
+          shared /= *a;
+        }
+        run = shared;
       }
-      common = shared;
     }
-    const std::string path = ProvenancePathFor((common / fs::path(recorded_.front()).filename()).string(),
-                                               provenance_["stage"].get<std::string>());
+    const std::string path = ProvenancePathFor(recorded_.front(), provenance_["stage"].get<std::string>(),
+                                               run.empty() ? "." : run.string());
+    for (nlohmann::ordered_json& o : provenance_["outputs"]) {
+      const std::string written = o["path"].get<std::string>();
+      o["run_path"] = RelativeInside(written, run.empty() ? "." : run.string());
+      if (o["run_path"] == "") {
+        throw OptionError("output " + written + " is not inside the run folder --run-dir " + run.string());
+      }
+    }
     recorded_.clear();  // staged once, even when Commit is retried
     StageText(path, provenance_.dump(2) + "\n");
   }

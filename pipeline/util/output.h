@@ -24,9 +24,30 @@ const char* SourceRevision();
 void SetCommandLine(int argc, char** argv);
 const std::vector<std::string>& CommandLine();
 
-// Where a stage run's provenance goes: DIR/provenance/STAGE-NAME.json for its first output
-// DIR/NAME. One file per stage run, replaced by a rerun with the same outputs.
-std::string ProvenancePathFor(const std::string& first_output, const std::string& stage);
+// The run folder of this stage run (wattcal-<stage> --run-dir): its provenance record goes to
+// DIR/provenance/ and names every output relative to DIR. "" (the default): the deepest folder
+// that holds all of the run's outputs.
+void SetRunFolder(const std::string& dir);
+const std::string& RunFolder();
+
+// Where a stage run's provenance goes: RUN/provenance/SUB/STAGE-NAME.json for its first output
+// RUN/SUB/NAME, RUN the run folder (`run_dir`; empty: the output's own folder). One file per stage
+// run, replaced by a rerun with the same outputs. OptionError when the output is not inside
+// `run_dir`.
+std::string ProvenancePathFor(const std::string& first_output, const std::string& stage,
+                              const std::string& run_dir = "");
+
+// The run folder a provenance file belongs to: the parent of the `provenance` folder above it.
+std::string RunFolderOfProvenance(const std::string& provenance_file);
+
+// Every provenance record under `dir`/provenance/ (any depth), sorted by path: (file, content);
+// a file that is not a provenance record is left out (listed in `unreadable` when given).
+std::vector<std::pair<std::string, nlohmann::json>> ReadProvenanceRecords(
+    const std::string& dir, std::vector<std::string>* unreadable = nullptr);
+
+// Where an output listed in a provenance record is now: its run_path below the record's run
+// folder, else its path as written; "" when neither is a file.
+std::string ResolveRecordedOutput(const std::string& provenance_file, const nlohmann::json& output);
 
 // Every provenance file under `root` (any depth) checked against the files it names: an output
 // whose bytes no longer have the recorded SHA-256 is `changed`, one that is gone is `missing`.
@@ -40,8 +61,8 @@ struct ProvenanceCheck {
 // Adds what it finds under `root` to `check` (several roots add up).
 void VerifyProvenance(const std::string& root, ProvenanceCheck* check);
 
-// The provenance file under `dir`/provenance/ that lists `path` (as written, or by file name)
-// among its outputs; "" when none does.
+// The provenance file that lists `path` among its outputs, in the provenance/ folder of the
+// output's folder or of one up to four folders above it (its run folder); "" when none does.
 std::string FindProvenanceOf(const std::string& path);
 
 // Hex SHA-256 of a file's bytes (throws InputError if it cannot be read); the hash a reader
@@ -97,11 +118,14 @@ class OutputSet {
   void StageText(const std::string& final_path, const std::string& content);
 
   // Records the staged output `final_path` in this run's provenance: the stage, its inputs
-  // (SHA-256 and size), its effective options. Commit() writes one provenance file for all of
-  // them (ProvenancePathFor the first): stage, argv, version, source revision, options, inputs,
-  // and every output with its SHA-256 and size. No file is written beside the output.
+  // (SHA-256 and size), its effective options, and the output's `role` (what it is to the
+  // stage: "model", "predictions", "metrics", ...; "" = none recorded). Commit() writes one
+  // provenance file for all of them (ProvenancePathFor the first, in RunFolder()): stage, argv,
+  // version, source revision, options, inputs, and every output with its path as written, its
+  // run_path (relative to the run folder), role, SHA-256 and size. Nothing beside the output.
   void StageProvenance(const std::string& final_path, const std::string& stage,
-                       const std::vector<std::string>& inputs, const nlohmann::json& options);
+                       const std::vector<std::string>& inputs, const nlohmann::json& options,
+                       const std::string& role = "");
 
   // Renames every staged file onto its final path, all or none (see the class comment).
   // OptionError with the reason when a rename fails; the old outputs are then untouched.

@@ -3,9 +3,10 @@
 
     python3 scripts/certify/dvfs_joint.py RUN_DIR [--starts N] [--tolerance-rel 1e-8]
 
-RUN_DIR is a run of `make -f Makefile.runs titanx` (reports/titanx): its model.json (what
+RUN_DIR is a run of `make -f Makefile.runs titanx` (reports/titanx): its model/model.json (what
 `wattcal-calibrate` wrote: trained_on, the layout, the voltages, the coefficients, the loss, the
-final cost) and metrics_dvfs.json (wattcal-validate --mode dvfs: the held-out file and its MAPE).
+final cost) and validation/dvfs/metrics.json (wattcal-validate --mode dvfs: the held-out file and
+its MAPE).
 
 The script reads the gpmTOOL training file itself (4-line header: domains; default frequencies;
 components per domain; names; then P,f_core,f_mem,U... rows) and fits the cross-domain DVFS model
@@ -27,7 +28,7 @@ local minimum for another solver?), and N - 2 seeded random monotone voltage cur
 by NNLS at those voltages). The best of them is compared with wattcal's model:
 
   - wattcal's objective recomputed here equals model.json's final_cost (relative 1e-9) and
-    wattcal's model scored here on the held-out file equals metrics_dvfs.json's MAPE (1e-9
+    wattcal's model scored here on the held-out file equals validation/dvfs/metrics.json's MAPE (1e-9
     points): the same numbers computed twice;
   - no start reaches a lower objective than wattcal's by more than --tolerance-rel (relative):
     wattcal did not stop at a local optimum or short of one;
@@ -248,9 +249,9 @@ def main():
     a = ap.parse_args()
     t0 = time.time()
     try:
-        with open(os.path.join(a.run_dir, "model.json")) as f:
+        with open(os.path.join(a.run_dir, "model", "model.json")) as f:
             model = json.load(f)
-        with open(os.path.join(a.run_dir, "metrics_dvfs.json")) as f:
+        with open(os.path.join(a.run_dir, "validation", "dvfs", "metrics.json")) as f:
             metrics = json.load(f)
         names, defaults, per_domain, power, freq, util, _ = read_gpmtool(resolve(model["trained_on"]))
         _, _, _, h_power, h_freq, h_util, _ = read_gpmtool(resolve(metrics["measurements"]))
@@ -325,9 +326,9 @@ def main():
     mape = lambda x: float(np.mean(100.0 * np.abs(problem.predict(x, h_freq, h_util) - h_power) / h_power))
     m_best, m_wattcal = mape(best.x), mape(x_wattcal)
     print("held-out MAPE (%d rows): scipy's optimum %.6f%%, wattcal's model %.6f%% (recomputed here), "
-          "metrics_dvfs.json %.6f%%" % (len(h_power), m_best, m_wattcal, metrics["mape_pct"]))
+          "validation/dvfs/metrics.json %.6f%%" % (len(h_power), m_best, m_wattcal, metrics["mape_pct"]))
     if abs(m_wattcal - metrics["mape_pct"]) > 1e-9:
-        print("wattcal's model scores differently here than in metrics_dvfs.json")
+        print("wattcal's model scores differently here than in validation/dvfs/metrics.json")
         ok = False
     if abs(rel) <= a.tolerance_rel:
         # The same objective: the same optimum, unless the valley is flatter than the tolerances.

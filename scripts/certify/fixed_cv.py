@@ -4,13 +4,13 @@
     python3 scripts/certify/fixed_cv.py RUN_DIR [--tolerance-w 1e-4]
 
 RUN_DIR is a run of `make -f Makefile.runs gpu` (reports/h100, reports/h200, reports/h100-own):
-its measured.csv (the tidy table wattcal-ingest wrote) and predictions_cv.csv (wattcal-validate
---cv-folds 5, with each row's fold). For every fold this script refits TPDS Eq. 9 at the one V-F
+its data/tidy/measured.csv (the tidy table wattcal-ingest wrote) and validation/cv/predictions.csv
+(wattcal-validate --cv-folds 5, with each row's fold). For every fold this script refits TPDS Eq. 9 at the one V-F
 pair, P = beta0 + sum_i omega_i U_i, by scipy.optimize.nnls on the training rows wattcal keeps
 (no power_cap, clock_moved, sample_gap or data_toggle flag; the data_toggle rows are neither
 trained on nor scored), predicts the held-out rows, caps them at the table's power limit, and
 compares: every row's uncapped prediction with wattcal's (to --tolerance-w), and the MAPE with
-metrics_cv.json's. Exits 0 when they agree, 1 when not, 2 on bad input.
+validation/cv/metrics.json's. Exits 0 when they agree, 1 when not, 2 on bad input.
 """
 import argparse
 import csv
@@ -47,10 +47,10 @@ def main():
     ap.add_argument("--tolerance-w", type=float, default=1e-4)
     a = ap.parse_args()
     try:
-        rows, components, limit = read_tidy(os.path.join(a.run_dir, "measured.csv"))
-        with open(os.path.join(a.run_dir, "predictions_cv.csv")) as f:
+        rows, components, limit = read_tidy(os.path.join(a.run_dir, "data", "tidy", "measured.csv"))
+        with open(os.path.join(a.run_dir, "validation", "cv", "predictions.csv")) as f:
             predictions = list(csv.DictReader(f))
-        with open(os.path.join(a.run_dir, "metrics_cv.json")) as f:
+        with open(os.path.join(a.run_dir, "validation", "cv", "metrics.json")) as f:
             metrics = json.load(f)
     except (OSError, KeyError, IndexError, ValueError) as e:
         print("fixed_cv.py: error: %s" % e, file=sys.stderr)
@@ -62,7 +62,7 @@ def main():
     power = {r["benchmark"]: float(r["power_w"]) for r in rows}
     scored = [b for b in by_name if "data_toggle" not in flags[b]]
     if sorted(scored) != sorted(fold_of):
-        print("fixed_cv.py: the scored rows differ from predictions_cv.csv's", file=sys.stderr)
+        print("fixed_cv.py: the scored rows differ from validation/cv/predictions.csv's", file=sys.stderr)
         return 1
     worst = 0.0
     apes = []
