@@ -131,8 +131,14 @@ void DrawPowerPanels(const ClocksReportInput& in, const std::vector<std::string>
       *gp << "set title " << GnuplotString(names.at(w)) << " font ',11'\n";
       *gp << "set xlabel 'MHz' font ',10'\nset ylabel 'W' font ',10'\nset xtics 200\n";
       *gp << "set xrange [" << x_lo << ":" << x_hi << "]\n";
-      *gp << "unset arrow\n";
-      if (std::isfinite(limit)) {
+      *gp << "unset arrow\nset yrange [*:*]\n";
+      // The limit is drawn where the panel's power comes near it, with the range to hold it.
+      double top = 0.0;
+      for (const auto& series : {measured, predicted, proportional}) {
+        for (const auto& point : series) top = std::max(top, point.second);
+      }
+      if (std::isfinite(limit) && top >= 0.85 * limit) {
+        *gp << "set yrange [*:" << 1.04 * std::max(top, limit) << "]\n";
         *gp << "set arrow from graph 0, first " << limit << " to graph 1, first " << limit
             << " nohead dt 3 lw 1.5 lc rgb '#cc0000'\n";
       }
