@@ -10,7 +10,7 @@ packages=(
   gnuplot-nox libgnuplot-iostream-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format
   python3 python3-numpy python3-scipy
 )
 missing=()

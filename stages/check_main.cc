@@ -9,10 +9,12 @@
 using namespace wattcal;
 
 int main(int argc, char** argv) {
-  CLI::App app{"Compare runs' headline figures with the expected values (a table of expected vs. obtained)",
-               "wattcal-check"};
+  CLI::App app{
+      "Compare runs' headline figures with the expected values (a table of expected vs. obtained)",
+      "wattcal-check"};
   CheckStageOptions o;
-  app.add_option("--expected", o.expected_path, "Expected figures: run,file,pointer,expected,tolerance,reference")
+  app.add_option("--expected", o.expected_path,
+                 "Expected figures: run,file,pointer,expected,tolerance,reference")
       ->check(CLI::ExistingFile)
       ->capture_default_str();
   app.add_option("--reports", o.reports_dir, "Folder holding the runs")->capture_default_str();

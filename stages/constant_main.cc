@@ -33,11 +33,15 @@ int main(int argc, char** argv) {
                  "Interval of P_const: covariance (Student t on the joint fit) or bootstrap "
                  "(over curves)")
       ->capture_default_str();
-  app.add_option("--confidence-level", o.fit.confidence_level, "Two-sided confidence level of the P_const interval, in (0, 1)")
+  app.add_option("--confidence-level", o.fit.confidence_level,
+                 "Two-sided confidence level of the P_const interval, in (0, 1)")
       ->capture_default_str();
-  app.add_option("--bootstrap-samples", o.fit.bootstrap_samples, "Number of bootstrap resamples (--ci-method bootstrap)")
+  app.add_option("--bootstrap-samples", o.fit.bootstrap_samples,
+                 "Number of bootstrap resamples (--ci-method bootstrap)")
       ->capture_default_str();
-  app.add_option("--bootstrap-seed", o.fit.bootstrap_seed, "Seed of the bootstrap's draws (same seed, same interval)")->capture_default_str();
+  app.add_option("--bootstrap-seed", o.fit.bootstrap_seed,
+                 "Seed of the bootstrap's draws (same seed, same interval)")
+      ->capture_default_str();
   app.add_option("--min-frequencies", o.fit.min_frequencies,
                  "Distinct core clocks a curve needs to join the fit")
       ->capture_default_str();

@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
   AddSweepWithConstantOptions(&app, &o.files);
   app.add_option("--f-core-mhz", o.fit.f_core_mhz, "Core clock of the rows used (0: the highest)")
       ->capture_default_str();
-  app.add_option("--f-tolerance-mhz", o.fit.f_tolerance_mhz, "Rows within this many MHz of --f-core-mhz count as at it")
+  app.add_option("--f-tolerance-mhz", o.fit.f_tolerance_mhz,
+                 "Rows within this many MHz of --f-core-mhz count as at it")
       ->capture_default_str();
   app.add_option("--num-sms", o.fit.num_sms, "SMs on the GPU (0: the most in the sweep)")
       ->capture_default_str();

@@ -17,8 +17,9 @@
 using namespace wattcal;
 
 int main(int argc, char** argv) {
-  CLI::App app{"Predict kernel run time at other core frequencies (CRISP, MICRO'15) and validate it",
-               "wattcal-perf"};
+  CLI::App app{
+      "Predict kernel run time at other core frequencies (CRISP, MICRO'15) and validate it",
+      "wattcal-perf"};
   PerfStageOptions o;
   AddPerfOptions(&app, &o);
   AddLoggingOptions(&app);

@@ -19,9 +19,10 @@
 using namespace wattcal;
 
 int main(int argc, char** argv) {
-  CLI::App app{"Carry a power model to another GPU (TPDS §4.6) or technology node "
-               "(AccelWattch §7.1)",
-               "wattcal-port"};
+  CLI::App app{
+      "Carry a power model to another GPU (TPDS §4.6) or technology node "
+      "(AccelWattch §7.1)",
+      "wattcal-port"};
   AddLoggingOptions(&app);
   PortStageOptions o;
 
@@ -29,5 +30,8 @@ int main(int argc, char** argv) {
 
   return RunStageMain(&app, argc, argv, [&] {
     o.subcommand = app.get_subcommands().front()->get_name();  // require_subcommand(1)
-    auto r = RunPortStage(o); std::cout << r.summary; return r.exit_code; });
+    auto r = RunPortStage(o);
+    std::cout << r.summary;
+    return r.exit_code;
+  });
 }

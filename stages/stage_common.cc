@@ -19,11 +19,12 @@
 namespace wattcal {
 
 void AddCalibrationOptions(CLI::App* app, CalibrationFlags* f) {
-  app->add_option("--method", f->method,
-                  "dvfs: cross-domain model with unknown voltages (TPDS Eqs. 4-6); fixed: "
-                  "linear model at the default V-F pair (Eq. 9); auto: fixed when the training rows "
-                  "hold one V-F pair, else dvfs; accelwattch (calibrate only, with --components): "
-                  "AccelWattch's dynamic scaling factors (MICRO'21 Eq. 14)")
+  app->add_option(
+         "--method", f->method,
+         "dvfs: cross-domain model with unknown voltages (TPDS Eqs. 4-6); fixed: "
+         "linear model at the default V-F pair (Eq. 9); auto: fixed when the training rows "
+         "hold one V-F pair, else dvfs; accelwattch (calibrate only, with --components): "
+         "AccelWattch's dynamic scaling factors (MICRO'21 Eq. 14)")
       ->check(CLI::IsMember({"dvfs", "fixed", "auto", "accelwattch"}))
       ->capture_default_str();
   app->add_option("--solver", f->solver,
@@ -58,8 +59,9 @@ void AddCalibrationOptions(CLI::App* app, CalibrationFlags* f) {
   app->add_flag("--start-from-alternating", f->start_from_alternating,
                 "Joint solver: besides the cold start, also start from gpmTOOL's alternating "
                 "solution and keep the lower-cost optimum (on by default)");
-  app->add_flag_callback("--cold-start-only", [f]() { f->start_from_alternating = false; },
-                         "Joint solver: the cold start only (turns --start-from-alternating off)");
+  app->add_flag_callback(
+      "--cold-start-only", [f]() { f->start_from_alternating = false; },
+      "Joint solver: the cold start only (turns --start-from-alternating off)");
   app->add_option("--threads", f->threads, "Threads (Ceres evaluation, OpenMP loops)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -83,8 +85,9 @@ void AddAccelWattchOptions(CLI::App* app, AccelWattchFlags* f) {
                   "accelwattch: more ordering constraints, one 'A <= B' (or 'A <= B <= C') per "
                   "line, '#' comments (e.g. microbench_specs/accelwattch_orderings.txt)")
       ->check(CLI::ExistingFile);
-  app->add_flag_callback("--no-paper-orderings", [f]() { f->paper_orderings = false; },
-                         "accelwattch: drop the paper's orderings (see --paper-orderings)");
+  app->add_flag_callback(
+      "--no-paper-orderings", [f]() { f->paper_orderings = false; },
+      "accelwattch: drop the paper's orderings (see --paper-orderings)");
   app->add_flag("--paper-orderings", f->paper_orderings,
                 "accelwattch: enforce the paper's orderings INTP <= FPUP <= DPUP, INTP <= "
                 "INT_MULP, FP_MULP <= {INT_MULP, DP_MULP, FP_SQRTP, FP_LGP, FP_SINP, FP_EXP, "
@@ -102,8 +105,9 @@ void AddAccelWattchOptions(CLI::App* app, AccelWattchFlags* f) {
   app->add_flag("--prior-start", f->start_from_prior,
                 "accelwattch: with --prior, also start from the prior model and keep the "
                 "lower-cost optimum (on by default)");
-  app->add_flag_callback("--no-prior-start", [f]() { f->start_from_prior = false; },
-                         "accelwattch: with --prior, start from the cold start only");
+  app->add_flag_callback(
+      "--no-prior-start", [f]() { f->start_from_prior = false; },
+      "accelwattch: with --prior, start from the cold start only");
 }
 
 void AddMapeCiOption(CLI::App* app, std::string* method) {
@@ -128,10 +132,12 @@ void AddSweepWithConstantOptions(CLI::App* app, SweepWithConstantFlags* f) {
                   "Sweep description CSV: kernel -> benchmark, category, active_sms, "
                   "lanes_per_warp, f_core_mhz")
       ->check(CLI::ExistingFile);
-  auto* constant = app->add_option("--constant", f->constant_path, "wattcal-constant's output (P_const)")
-                       ->check(CLI::ExistingFile);
+  auto* constant =
+      app->add_option("--constant", f->constant_path, "wattcal-constant's output (P_const)")
+          ->check(CLI::ExistingFile);
   auto* p_const = app->add_option_function<double>(
-      "--p-const-w", [f](const double& w) { f->p_const_w = w; }, "P_const, W, instead of --constant");
+      "--p-const-w", [f](const double& w) { f->p_const_w = w; },
+      "P_const, W, instead of --constant");
   constant->excludes(p_const);
   app->add_option("--out", f->out_path, "Result to write (JSON)")->check(OutputFile())->required();
 }
@@ -251,7 +257,8 @@ void CheckOutputsAgainstInputs(CLI::App* app) {
         for (const DirectoryFile& f : directory_files) {
           if (f.identity == out_identity) {
             throw OptionError(out.option + " " + path + " is the same file as input " + f.path +
-                              " (inside " + f.option + "): refusing to overwrite an input "
+                              " (inside " + f.option +
+                              "): refusing to overwrite an input "
                               "(choose another output path)");
           }
         }
@@ -282,10 +289,12 @@ int RunStageMain(CLI::App* app, int argc, char** argv, const std::function<int()
   // folder its provenance record goes to.
   std::string run_dir;
   if (app->get_option_no_throw("--run-dir") == nullptr) {
-    app->add_option("--run-dir", run_dir, "The run folder these outputs belong to (Makefile.runs' "
-                    "reports/<run>): this run's provenance record goes to DIR/provenance/ and names each "
-                    "output relative to DIR; every output must lie inside it. Default: the deepest folder "
-                    "holding every output");
+    app->add_option(
+        "--run-dir", run_dir,
+        "The run folder these outputs belong to (Makefile.runs' "
+        "reports/<run>): this run's provenance record goes to DIR/provenance/ and names each "
+        "output relative to DIR; every output must lie inside it. Default: the deepest folder "
+        "holding every output");
   }
   try {
     app->parse(argc, argv);

@@ -22,13 +22,15 @@ int main(int argc, char** argv) {
   app.add_option("--reference-f-core-mhz", o.fit.reference_f_core_mhz,
                  "Clock of the static power and gating terms, MHz (0: the highest)")
       ->capture_default_str();
-  app.add_option("--f-tolerance-mhz", o.fit.f_tolerance_mhz, "Rows within this many MHz of the reference clock count as at it")
+  app.add_option("--f-tolerance-mhz", o.fit.f_tolerance_mhz,
+                 "Rows within this many MHz of the reference clock count as at it")
       ->capture_default_str();
   app.add_option("--num-sms", o.fit.num_sms, "SMs on the GPU (0: the most in the sweep)")
       ->capture_default_str();
   app.add_option("--gating-benchmark", o.fit.gating_benchmark,
                  "Benchmark of the gating sweeps (default: most SM counts at one lane)");
-  app.add_option("--warp-size", o.fit.warp_size, "Lanes per warp of the GPU")->capture_default_str();
+  app.add_option("--warp-size", o.fit.warp_size, "Lanes per warp of the GPU")
+      ->capture_default_str();
   app.add_option("--half-warp-lanes", o.fit.half_warp_lanes, "Lanes per half-warp (Eq. 5)")
       ->capture_default_str();
   app.add_option("--min-frequencies", o.fit.min_frequencies,

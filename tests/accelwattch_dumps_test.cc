@@ -82,9 +82,9 @@ void Synth(const std::string& dir, const std::string& ubench, const std::string&
   fs::create_directories(dir);
   const std::string list = WriteFile(dir + "/list.cfg", ubench);
   const CommandResult r =
-      RunStage("wattcal-synth", {"--spec", kSpec, "--out-dir", dir, "--accelwattch-sweeps",
-                                 "--ubench", list, "--f-core-levels-mhz", levels_mhz, "--seed",
-                                 std::to_string(seed), "--quiet"});
+      RunStage("wattcal-synth",
+               {"--spec", kSpec, "--out-dir", dir, "--accelwattch-sweeps", "--ubench", list,
+                "--f-core-levels-mhz", levels_mhz, "--seed", std::to_string(seed), "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
 }
 
@@ -158,9 +158,9 @@ TEST(AccelWattchDumps, TruthListsTheScalingFactorsOfTheEnergyEstimates) {
   EXPECT_EQ(truth["true_energy_per_event_pj"].size(), 12u);
   // virtual_volta_energies.json's about lists these; E / E-hat from the spec by hand.
   const std::map<std::string, double> expected = {
-      {"IBP", 1.25},    {"INTP", 0.8},    {"INT_MULP", 1.3}, {"FPUP", 1.2},
-      {"FP_MULP", 0.75}, {"DPUP", 2.0},    {"FP_SINP", 3.0},  {"TEXP", 0.96},
-      {"TENSORP", 1.6}, {"SCHEDP", 1.0},  {"SHRDP", 0.625},  {"DRAMP", 2.5}};
+      {"IBP", 1.25},     {"INTP", 0.8},   {"INT_MULP", 1.3}, {"FPUP", 1.2},
+      {"FP_MULP", 0.75}, {"DPUP", 2.0},   {"FP_SINP", 3.0},  {"TEXP", 0.96},
+      {"TENSORP", 1.6},  {"SCHEDP", 1.0}, {"SHRDP", 0.625},  {"DRAMP", 2.5}};
   const nlohmann::json& x = truth["expected_scaling_factors"];
   ASSERT_EQ(x.size(), expected.size());
   for (const auto& [component, value] : expected) {
@@ -173,7 +173,8 @@ TEST(AccelWattchDumps, TruthListsTheScalingFactorsOfTheEnergyEstimates) {
     EXPECT_TRUE(lt("FP_MULP", above)) << above;
   }
   // The synth's manifests name the estimate file among the inputs.
-  EXPECT_NE(ReadFile(testing::ProvenancePath(dir + "/truth_accelwattch.json")).find("virtual_volta_energies.json"),
+  EXPECT_NE(ReadFile(testing::ProvenancePath(dir + "/truth_accelwattch.json"))
+                .find("virtual_volta_energies.json"),
             std::string::npos);
 }
 
@@ -207,8 +208,8 @@ TEST(AccelWattchDumps, ActivityTableJoinsDescriptionCountersAndPower) {
   for (size_t i = 0; i < rows.size(); ++i) {
     SCOPED_TRACE(rows[i].at("kernel"));
     EXPECT_EQ(rows[i].at("kernel"), sweep[i].at("kernel"));
-    for (const char* c : {"benchmark", "category", "active_sms", "lanes_per_warp", "f_core_mhz",
-                          "f_mem_mhz"}) {
+    for (const char* c :
+         {"benchmark", "category", "active_sms", "lanes_per_warp", "f_core_mhz", "f_mem_mhz"}) {
       EXPECT_EQ(rows[i].at(c), sweep[i].at(c)) << c;
     }
     EXPECT_EQ(rows[i].at("launches"), "1");
@@ -241,18 +242,24 @@ TEST(AccelWattchDumps, ActivityTableFromOtherToolsFillsWhatIsKnown) {
       "\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"a__x.sum\",\"b, y.sum\","
       "\"c__z.sum\"\n"
       "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"inst\",\"inst\",\"inst\"\n"
-      "\"0\"," + row_head + "\"void k(float*, int)\"" + row_tail + "\"10\",\"n/a\",\"n/a\"\n"
-      "\"1\"," + row_head + "\"void k(float*, int)\"" + row_tail + "\"20\",\"n/a\",\"n/a\"\n"
-      "\"2\"," + row_head + "\"other\"" + row_tail + "\"1\",\"2\",\"n/a\"\n"
-      "\"3\"," + row_head + "\"extra\"" + row_tail + "\"1\",\"2\",\"3\"\n");
+      "\"0\"," +
+          row_head + "\"void k(float*, int)\"" + row_tail +
+          "\"10\",\"n/a\",\"n/a\"\n"
+          "\"1\"," +
+          row_head + "\"void k(float*, int)\"" + row_tail +
+          "\"20\",\"n/a\",\"n/a\"\n"
+          "\"2\"," +
+          row_head + "\"other\"" + row_tail +
+          "\"1\",\"2\",\"n/a\"\n"
+          "\"3\"," +
+          row_head + "\"extra\"" + row_tail + "\"1\",\"2\",\"3\"\n");
   const std::string description =
       WriteFile(dir + "/desc.csv", "kernel,benchmark,f_core_mhz\nk,K,1000\nother,,1500\n");
   const std::string windows = WriteFile(
       dir + "/windows.csv", "kernel,start_us,end_us\nk,0,1000\nk,2000,5000\nother,6000,7000\n");
   const CommandResult r =
-      RunStage("wattcal-ingest", {"--counters", counters, "--description", description,
-                                  "--windows", windows, "--accelwattch-activity",
-                                  dir + "/a.csv"});
+      RunStage("wattcal-ingest", {"--counters", counters, "--description", description, "--windows",
+                                  windows, "--accelwattch-activity", dir + "/a.csv"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("1 kernels have counters but are not in the description"),
             std::string::npos)
@@ -265,7 +272,7 @@ TEST(AccelWattchDumps, ActivityTableFromOtherToolsFillsWhatIsKnown) {
             "launches,mean_power_w,a__x.sum,\"b, y.sum\"");
   // k: 2 launches, a__x.sum their mean, elapsed_s the mean window (1 ms and 3 ms).
   EXPECT_EQ(rows[1], (std::vector<std::string>{"k", "K", "", "", "", "1000", "", rows[1][7], "2",
-                                                "", "15", ""}));
+                                               "", "15", ""}));
   EXPECT_NEAR(std::stod(rows[1][7]), 0.002, 1e-12);
   EXPECT_EQ(rows[2][0], "other");
   EXPECT_EQ(rows[2][1], "other");  // no benchmark: the kernel's name
@@ -278,9 +285,9 @@ TEST(AccelWattchDumps, ActivityTableFromOtherToolsFillsWhatIsKnown) {
 TEST(AccelWattchDumps, SettlingRemovesTheSensorLagBias) {
   const std::string dir = ScratchDir();
   std::string list;
-  for (const char* b : {"DYN_INT_ADD", "DYN_INT_MUL", "DYN_FP_MUL", "DYN_DP", "DYN_SFU", "DYN_TEX",
-                        "DYN_TENSOR", "DYN_NANOSLEEP", "DYN_SHMEM", "DYN_DRAM", "DYN_ISSUE",
-                        "DYN_DP_LOWILP"}) {
+  for (const char* b :
+       {"DYN_INT_ADD", "DYN_INT_MUL", "DYN_FP_MUL", "DYN_DP", "DYN_SFU", "DYN_TEX", "DYN_TENSOR",
+        "DYN_NANOSLEEP", "DYN_SHMEM", "DYN_DRAM", "DYN_ISSUE", "DYN_DP_LOWILP"}) {
     list += std::string(b) + " 1000\n";
   }
   list += "DYN_SFU 1000 20\nDYN_TEX 1000 40\nINT_MEM 1000\nACT_CORE1 1000\n";
@@ -338,8 +345,8 @@ TEST(AccelWattchDumps, ErrorsExitWithFileLineFieldAndLeaveNoOutput) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("--settle-ms: -1"), std::string::npos) << r.output;
   no_output("negative");
-  r = RunStage("wattcal-ingest", {"--counters", dir + "/counters.csv", "--accelwattch-activity",
-                                  dir + "/x.csv"});
+  r = RunStage("wattcal-ingest",
+               {"--counters", dir + "/counters.csv", "--accelwattch-activity", dir + "/x.csv"});
   testing::ExpectRefused(r, 1, {"--description"}, {dir + "/x.csv"});
   for (const std::string levels : {"1447,1447", "0", "1447,fast"}) {
     r = RunStage("wattcal-synth", {"--spec", kSpec, "--out-dir", dir + "/s", "--accelwattch-sweeps",
@@ -372,9 +379,10 @@ TEST(AccelWattchDumps, SpecAndEstimateErrorsNameTheField) {
       "{\"format\": \"wattcal-accelwattch-energies\", \"version\": 1,\n \"components\": [\n";
   const std::string mixed = WriteFile(
       dir + "/mixed.json",
-      head + "  {\"component\": \"ALUP\", \"events\": [\"smsp__sass_thread_inst_executed_op_iadd_"
-             "pred_on.sum\",\n    \"smsp__sass_thread_inst_executed_op_imul_pred_on.sum\"], "
-             "\"energy_per_event_pj\": 2}\n ]}\n");
+      head +
+          "  {\"component\": \"ALUP\", \"events\": [\"smsp__sass_thread_inst_executed_op_iadd_"
+          "pred_on.sum\",\n    \"smsp__sass_thread_inst_executed_op_imul_pred_on.sum\"], "
+          "\"energy_per_event_pj\": 2}\n ]}\n");
   try {
     ExpectedScalingFactors(spec, mixed);
     ADD_FAILURE() << "no error";
@@ -384,9 +392,9 @@ TEST(AccelWattchDumps, SpecAndEstimateErrorsNameTheField) {
     EXPECT_NE(what.find("component ALUP"), std::string::npos) << what;
   }
   const std::string unknown = WriteFile(
-      dir + "/unknown.json",
-      head + "  {\"component\": \"L2P\", \"events\": [\"lts__t_sectors.sum\"], "
-             "\"energy_per_event_pj\": 2}\n ]}\n");
+      dir + "/unknown.json", head +
+                                 "  {\"component\": \"L2P\", \"events\": [\"lts__t_sectors.sum\"], "
+                                 "\"energy_per_event_pj\": 2}\n ]}\n");
   EXPECT_THROW(ExpectedScalingFactors(spec, unknown), InputError);
   // The spec's own file gives every component a factor.
   EXPECT_EQ(ExpectedScalingFactors(spec, spec.energy_estimates_path).size(), 12u);
@@ -406,11 +414,11 @@ TEST(AccelWattchDumps, RerunsAreByteIdentical) {
   EXPECT_EQ(ReadFile(dir + "/a/r1.csv"), ReadFile(dir + "/a/r2.csv"));
   EXPECT_EQ(ReadFile(dir + "/a/r1_kernels.csv"), ReadFile(dir + "/a/r2_kernels.csv"));
   // The activity table alone (no per-kernel energy table asked for) is the same table.
-  const CommandResult alone = RunStage(
-      "wattcal-ingest", {"--power-log", dir + "/a/power_log.csv", "--windows",
-                         dir + "/a/windows.csv", "--counters", dir + "/a/counters.csv",
-                         "--description", dir + "/a/sweep.csv", "--settle-ms", "100",
-                         "--accelwattch-activity", dir + "/a/alone.csv", "--quiet"});
+  const CommandResult alone =
+      RunStage("wattcal-ingest",
+               {"--power-log", dir + "/a/power_log.csv", "--windows", dir + "/a/windows.csv",
+                "--counters", dir + "/a/counters.csv", "--description", dir + "/a/sweep.csv",
+                "--settle-ms", "100", "--accelwattch-activity", dir + "/a/alone.csv", "--quiet"});
   ASSERT_EQ(alone.exit_code, 0) << alone.output;
   EXPECT_EQ(ReadFile(dir + "/a/alone.csv"), ReadFile(dir + "/a/r1.csv"));
   // Without the option the default settle time applies: 300 ms (these 2 s windows are long

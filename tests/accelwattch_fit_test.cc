@@ -27,8 +27,8 @@ using testing::SeedFromTestName;
 using testing::SolveAccelWattchQp;
 
 // Recovery tolerances (relative error of each factor).
-constexpr double kNoiseFreeTolerance = 1e-6;   // no noise: the fit must be exact
-constexpr double kNoisyTolerance = 0.05;       // 0.5% measurement noise, 60 kernels
+constexpr double kNoiseFreeTolerance = 1e-6;  // no noise: the fit must be exact
+constexpr double kNoisyTolerance = 0.05;      // 0.5% measurement noise, 60 kernels
 // The optimum may not be worse than the independent QP solution by more than this (relative
 // cost); the ADMM reference itself is feasible to ~1e-7.
 constexpr double kCostTolerance = 1e-6;
@@ -43,13 +43,14 @@ struct Synthetic {
 
 const std::vector<std::string>& HwComponents() {
   static const std::vector<std::string> names = {
-      "IBP",     "DCP",     "CCP",     "SHRDP",  "INTP",  "FPUP",    "DPUP",
+      "IBP",      "DCP",     "CCP",      "SHRDP",  "INTP",    "FPUP",   "DPUP",
       "INT_MULP", "FP_MULP", "FP_SQRTP", "FP_LGP", "FP_SINP", "FP_EXP", "DP_MULP",
-      "TENSORP", "TEXP",    "SCHEDP",  "L2CP",   "DRAMP", "PIPEP"};
+      "TENSORP",  "TEXP",    "SCHEDP",   "L2CP",   "DRAMP",   "PIPEP"};
   return names;
 }
 
-Synthetic MakeTable(const std::vector<double>& truth, int kernels, double noise_rel, unsigned seed) {
+Synthetic MakeTable(const std::vector<double>& truth, int kernels, double noise_rel,
+                    unsigned seed) {
   Rng rng(seed);
   Synthetic s;
   s.truth = truth;
@@ -60,7 +61,8 @@ Synthetic MakeTable(const std::vector<double>& truth, int kernels, double noise_
   const int n = t.num_components();
   for (int k = 0; k < kernels; ++k) {
     std::vector<double> p(n, 0.0);
-    for (const char* base : {"IBP", "SCHEDP", "PIPEP"}) p[t.FindComponent(base)] = rng.Uniform(3.0, 12.0);
+    for (const char* base : {"IBP", "SCHEDP", "PIPEP"})
+      p[t.FindComponent(base)] = rng.Uniform(3.0, 12.0);
     const int stressed = 2 + rng.Index(2);
     for (int j = 0; j < stressed; ++j) p[rng.Index(n)] += rng.Uniform(5.0, 60.0);
     double total = 32.3 + 30.0 + 1.0;
@@ -79,7 +81,8 @@ Synthetic MakeTable(const std::vector<double>& truth, int kernels, double noise_
 // A truth that satisfies the paper's orderings.
 std::vector<double> OrderedTruth() {
   //        IBP  DCP  CCP SHRDP INTP FPUP DPUP IMUL FMUL SQRT  LG  SIN  EXP DMUL TENS TEX SCHED L2  DRAM PIPE
-  return {1.2, 0.8, 1.5, 0.7, 0.6, 0.9, 1.4, 1.1, 0.5, 1.3, 2.0, 0.9, 1.6, 1.8, 0.75, 2.5, 0.4, 1.7, 0.95, 1.1};
+  return {1.2, 0.8, 1.5, 0.7, 0.6,  0.9, 1.4, 1.1, 0.5,  1.3,
+          2.0, 0.9, 1.6, 1.8, 0.75, 2.5, 0.4, 1.7, 0.95, 1.1};
 }
 
 double MaxRelError(const std::vector<double>& a, const std::vector<double>& b) {
@@ -108,10 +111,12 @@ TEST(AccelWattchFitOptions, DefaultsPass) {
 }
 
 TEST(AccelWattchFitOptions, EachRuleNamesFieldAndValue) {
-  const auto expect_invalid = [](const AccelWattchFitOptions& o, const std::vector<std::string>& mentions) {
+  const auto expect_invalid = [](const AccelWattchFitOptions& o,
+                                 const std::vector<std::string>& mentions) {
     std::string error;
     EXPECT_FALSE(o.Check(&error));
-    for (const std::string& m : mentions) EXPECT_NE(error.find(m), std::string::npos) << m << " in " << error;
+    for (const std::string& m : mentions)
+      EXPECT_NE(error.find(m), std::string::npos) << m << " in " << error;
   };
   AccelWattchFitOptions o;
   o.lower_bound = -0.5;
@@ -165,7 +170,7 @@ TEST(AccelWattchFit, SitsOnTheBoundaryWhenTheTruthBreaksAnOrdering) {
   ExpectPaperOrderingsHold(model);
   const int intp = model.FindComponent("INTP"), fpup = model.FindComponent("FPUP");
   EXPECT_EQ(model.x[intp], model.x[fpup]);
-  EXPECT_GT(model.x[intp], 0.9);   // between the two true values
+  EXPECT_GT(model.x[intp], 0.9);  // between the two true values
   EXPECT_LT(model.x[intp], 1.2);
   // Without the paper's orderings the same data give back the truth.
   AccelWattchFitOptions free;
@@ -225,8 +230,10 @@ TEST(AccelWattchFit, PriorPullAndSecondStart) {
 // The whole fit is deterministic: the same table and options give the same bytes.
 TEST(AccelWattchFit, IsDeterministic) {
   const Synthetic s = MakeTable(OrderedTruth(), 40, 0.01, SeedFromTestName());
-  const std::string a = AccelWattchModelToJson(FitAccelWattchScaling(s.table, AccelWattchFitOptions()));
-  const std::string b = AccelWattchModelToJson(FitAccelWattchScaling(s.table, AccelWattchFitOptions()));
+  const std::string a =
+      AccelWattchModelToJson(FitAccelWattchScaling(s.table, AccelWattchFitOptions()));
+  const std::string b =
+      AccelWattchModelToJson(FitAccelWattchScaling(s.table, AccelWattchFitOptions()));
   EXPECT_EQ(a, b);
 }
 

@@ -30,7 +30,8 @@ void ExpectInputError(Read read, const std::vector<std::string>& mentions) {
     ADD_FAILURE() << "expected an InputError";
   } catch (const InputError& e) {
     const std::string what = e.what();
-    for (const std::string& m : mentions) EXPECT_NE(what.find(m), std::string::npos) << m << " in: " << what;
+    for (const std::string& m : mentions)
+      EXPECT_NE(what.find(m), std::string::npos) << m << " in: " << what;
   }
 }
 
@@ -41,15 +42,15 @@ const char* kAccelWattchHeader =
 
 std::string AccelWattchRow(const std::string& kernel, double ibp, double measured) {
   const double sim = ibp + 2.0 + 3.0 + 1.0 + 32.3252 + 30.0;
-  return fmt::format("{},b,s,1,1.0,{}_label,{},2,3,1,32.3252,30,{},{},0,0,0,0\n", kernel, kernel, ibp,
-                     sim, measured);
+  return fmt::format("{},b,s,1,1.0,{}_label,{},2,3,1,32.3252,30,{},{},0,0,0,0\n", kernel, kernel,
+                     ibp, sim, measured);
 }
 
 TEST(AccelWattchTable, ReadsTheAccelWattchForm) {
   const std::string dir = ScratchDir();
-  const std::string path = WriteFile(dir + "/t.csv", std::string(kAccelWattchHeader) +
-                                                          AccelWattchRow("k1", 10.0, 80.0) +
-                                                          AccelWattchRow("k2", 4.5, 75.5));
+  const std::string path =
+      WriteFile(dir + "/t.csv", std::string(kAccelWattchHeader) + AccelWattchRow("k1", 10.0, 80.0) +
+                                    AccelWattchRow("k2", 4.5, 75.5));
   const ComponentTable t = ReadComponentTable(path);
   EXPECT_EQ(t.format, "accelwattch");
   EXPECT_EQ(t.components, (std::vector<std::string>{"IBP", "INTP", "FPUP"}));
@@ -63,9 +64,9 @@ TEST(AccelWattchTable, ReadsTheAccelWattchForm) {
 
 TEST(AccelWattchTable, ReadsTheTidyFormWithMilliwatts) {
   const std::string dir = ScratchDir();
-  const std::string path = WriteFile(
-      dir + "/t.csv", "kernel,measured_w,const_w,static_w,idle_mw,INTP_w,L2CP_mW\n"
-                      "a,100,30,20,500,10,2500\n\"b,2\",90,30,20,0,5,0\n");
+  const std::string path = WriteFile(dir + "/t.csv",
+                                     "kernel,measured_w,const_w,static_w,idle_mw,INTP_w,L2CP_mW\n"
+                                     "a,100,30,20,500,10,2500\n\"b,2\",90,30,20,0,5,0\n");
   const ComponentTable t = ReadComponentTable(path);
   EXPECT_EQ(t.format, "tidy");
   EXPECT_EQ(t.components, (std::vector<std::string>{"INTP", "L2CP"}));
@@ -150,9 +151,9 @@ TEST(AccelWattchTable, CountsPublishedTotalsThatAreNotTheColumnSum) {
 // Orderings
 
 std::vector<std::string> VoltaHwComponents() {
-  return {"IBP",  "DCP",    "CCP",    "SHRDP",  "INTP",    "FPUP",  "DPUP",
+  return {"IBP",      "DCP",     "CCP",      "SHRDP",  "INTP",    "FPUP",   "DPUP",
           "INT_MULP", "FP_MULP", "FP_SQRTP", "FP_LGP", "FP_SINP", "FP_EXP", "DP_MULP",
-          "TENSORP", "TEXP",  "SCHEDP", "L2CP",   "DRAMP",   "PIPEP"};
+          "TENSORP",  "TEXP",    "SCHEDP",   "L2CP",   "DRAMP",   "PIPEP"};
 }
 
 OrderingForest Forest(const std::vector<std::string>& components, const std::vector<Ordering>& o,
@@ -161,7 +162,8 @@ OrderingForest Forest(const std::vector<std::string>& components, const std::vec
                         std::vector<double>(components.size(), upper));
 }
 
-Ordering Make(const std::string& a, const std::string& b, const std::string& file = "u.txt", int64_t line = 1) {
+Ordering Make(const std::string& a, const std::string& b, const std::string& file = "u.txt",
+              int64_t line = 1) {
   Ordering o;
   o.lower = a;
   o.upper = b;
@@ -171,8 +173,8 @@ Ordering Make(const std::string& a, const std::string& b, const std::string& fil
 }
 
 TEST(AccelWattchOrderings, TheSpecFileIsThePapersConstraints) {
-  const std::vector<Ordering> file =
-      ReadOrderingsFile(std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/accelwattch_orderings.txt");
+  const std::vector<Ordering> file = ReadOrderingsFile(
+      std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/accelwattch_orderings.txt");
   const std::vector<Ordering> paper = PaperOrderings();
   ASSERT_EQ(file.size(), paper.size());
   for (size_t i = 0; i < paper.size(); ++i) EXPECT_EQ(file[i].Text(), paper[i].Text());
@@ -181,7 +183,8 @@ TEST(AccelWattchOrderings, TheSpecFileIsThePapersConstraints) {
 
 TEST(AccelWattchOrderings, FileSyntaxErrorsNameTheLine) {
   const std::string dir = ScratchDir();
-  const std::string p = WriteFile(dir + "/o.txt", "# comment\n\nINTP <= FPUP <= DPUP  # chain\nINTP < FPUP\n");
+  const std::string p =
+      WriteFile(dir + "/o.txt", "# comment\n\nINTP <= FPUP <= DPUP  # chain\nINTP < FPUP\n");
   ExpectInputError([&] { ReadOrderingsFile(p); }, {p + ":4", "ordering", "A <= B"});
   const std::string q = WriteFile(dir + "/q.txt", "INTP <= \n");
   ExpectInputError([&] { ReadOrderingsFile(q); }, {q + ":1", "not a component name"});
@@ -219,8 +222,10 @@ TEST(AccelWattchOrderings, DropsDuplicatesTrivialAndImpliedConstraints) {
   EXPECT_EQ(f.used().size(), 11u);
   ASSERT_EQ(f.dropped().size(), 3u);
   std::string reasons;
-  for (const DroppedOrdering& d : f.dropped()) reasons += d.ordering.Text() + ": " + d.reason + "\n";
-  EXPECT_NE(reasons.find("INTP <= DPUP: implied by INTP <= FPUP <= DPUP"), std::string::npos) << reasons;
+  for (const DroppedOrdering& d : f.dropped())
+    reasons += d.ordering.Text() + ": " + d.reason + "\n";
+  EXPECT_NE(reasons.find("INTP <= DPUP: implied by INTP <= FPUP <= DPUP"), std::string::npos)
+      << reasons;
   EXPECT_NE(reasons.find("duplicate"), std::string::npos) << reasons;
   EXPECT_NE(reasons.find("trivial"), std::string::npos) << reasons;
 }
@@ -231,8 +236,9 @@ TEST(AccelWattchOrderings, RejectsCyclesNamingTheClosingConstraint) {
   o.push_back(Make("DPUP", "INTP", "u.txt", 7));
   ExpectInputError([&] { Forest(VoltaHwComponents(), o); }, {"u.txt:7", "DPUP <= INTP", "cycle"});
   // Undirected: a diamond IBP <= DCP, IBP <= CCP, DCP <= L2CP, CCP <= L2CP.
-  const std::vector<Ordering> diamond = {Make("IBP", "DCP", "d.txt", 1), Make("IBP", "CCP", "d.txt", 2),
-                                         Make("DCP", "L2CP", "d.txt", 3), Make("CCP", "L2CP", "d.txt", 4)};
+  const std::vector<Ordering> diamond = {
+      Make("IBP", "DCP", "d.txt", 1), Make("IBP", "CCP", "d.txt", 2),
+      Make("DCP", "L2CP", "d.txt", 3), Make("CCP", "L2CP", "d.txt", 4)};
   ExpectInputError([&] { Forest(VoltaHwComponents(), diamond); },
                    {"d.txt:4", "CCP <= L2CP", "forest", "CCP - IBP - DCP - L2CP"});
 }
@@ -262,8 +268,9 @@ TEST(AccelWattchOrderings, EncodingIsFeasibleAndInvertible) {
     for (int i = 0; i < n; ++i) {
       const double u = rng.Uniform();
       // Put a quarter of the parameters exactly on a bound.
-      theta[i] = u < 0.125 ? f.ParameterLower(i) : u < 0.25 ? f.ParameterUpper(i)
-                                                             : rng.Uniform(f.ParameterLower(i), f.ParameterUpper(i));
+      theta[i] = u < 0.125  ? f.ParameterLower(i)
+                 : u < 0.25 ? f.ParameterUpper(i)
+                            : rng.Uniform(f.ParameterLower(i), f.ParameterUpper(i));
     }
     std::vector<double> x(n), back(n);
     f.ToX(theta.data(), x.data(), nullptr);
@@ -322,7 +329,8 @@ AccelWattchModel SmallModel() {
   for (int k = 0; k < 12; ++k) {
     t.kernels.push_back(fmt::format("k{}", k));
     t.lines.push_back(k + 2);
-    t.dynamic_w.push_back({rng.Uniform(0, 30), rng.Uniform(0, 30), rng.Uniform(0, 30), rng.Uniform(0, 5)});
+    t.dynamic_w.push_back(
+        {rng.Uniform(0, 30), rng.Uniform(0, 30), rng.Uniform(0, 30), rng.Uniform(0, 5)});
     t.const_w.push_back(32.0);
     t.static_w.push_back(30.0);
     t.idle_w.push_back(1.0);
@@ -354,7 +362,8 @@ TEST(AccelWattchModelFile, RoundTripIsExact) {
 TEST(AccelWattchModelFile, ErrorsNameLineAndKey) {
   const std::string dir = ScratchDir();
   const nlohmann::json good = nlohmann::json::parse(AccelWattchModelToJson(SmallModel()));
-  const auto expect_bad = [&](const std::string& name, nlohmann::json j, const std::vector<std::string>& mentions) {
+  const auto expect_bad = [&](const std::string& name, nlohmann::json j,
+                              const std::vector<std::string>& mentions) {
     const std::string p = WriteFile(dir + "/" + name, j.dump(2));
     ExpectInputError([&] { ReadAccelWattchModel(p); }, mentions);
   };
@@ -399,7 +408,8 @@ TEST(AccelWattchModelFile, PredictionNeedsTheSameComponents) {
   t.const_w = t.static_w = t.idle_w = {1};
   t.measured_w = {10};
   ExpectInputError([&] { PredictKernelPowerW(m, t); },
-                   {"heldout.csv:1", "components", "no scaling factor for L2CP", "no column for the model's TEXP"});
+                   {"heldout.csv:1", "components", "no scaling factor for L2CP",
+                    "no column for the model's TEXP"});
 }
 
 }  // namespace

@@ -72,12 +72,14 @@ struct Files {
 };
 
 Files WriteTerms(const std::string& dir) {
-  return {dir, WriteFile(dir + "/energies.json", kEnergies), WriteFile(dir + "/constant.json", kConstant),
-          WriteFile(dir + "/static.json", kStatic), WriteFile(dir + "/idle.json", kIdle)};
+  return {dir, WriteFile(dir + "/energies.json", kEnergies),
+          WriteFile(dir + "/constant.json", kConstant), WriteFile(dir + "/static.json", kStatic),
+          WriteFile(dir + "/idle.json", kIdle)};
 }
 
-const char* kHeader = "kernel,benchmark,category,active_sms,lanes_per_warp,f_core_mhz,f_mem_mhz,elapsed_s,"
-                      "launches,mean_power_w,a1,a2,b,m\n";
+const char* kHeader =
+    "kernel,benchmark,category,active_sms,lanes_per_warp,f_core_mhz,f_mem_mhz,elapsed_s,"
+    "launches,mean_power_w,a1,a2,b,m\n";
 
 KernelActivity HandKernel() {
   KernelActivity k;
@@ -141,8 +143,10 @@ TEST(AccelWattchPowerModel, MeasuredVoltageCurve) {
   const AccelWattchEnergies e = ReadAccelWattchEnergies(f.energies);
   AccelWattchFixedTerms t = ReadAccelWattchFixedTerms(f.constant, f.stat, f.idle, "");
   // 0.8 V below 800 MHz (a voltage floor), rising to 1.0 V at 1000 MHz and 1.1 V at 1200.
-  ReadVoltageCurve(WriteFile(f.dir + "/vf.csv", "f_core_mhz,voltage_mv,note\n600,800,floor\n800,800,floor\n"
-                                                 "1000,1000,\n1200,1100,\n"), &t);
+  ReadVoltageCurve(WriteFile(f.dir + "/vf.csv",
+                             "f_core_mhz,voltage_mv,note\n600,800,floor\n800,800,floor\n"
+                             "1000,1000,\n1200,1100,\n"),
+                   &t);
   EXPECT_EQ(t.VoltageModelName().rfind("measured V-f curve", 0), 0u);
   EXPECT_NEAR(t.VoltageRatio(900, 1000), 0.9, 1e-12);
   EXPECT_NEAR(t.VoltageRatio(1100, 1000), 1.05, 1e-12);
@@ -156,12 +160,14 @@ TEST(AccelWattchPowerModel, MeasuredVoltageCurve) {
   EXPECT_NEAR(b.static_w, 10.5 / 10 * 4 * 1.05, 1e-12);
   EXPECT_NEAR(b.idle_w, 0.2 * 6 * 1.05, 1e-12);
   // At the kernel's own 800 MHz the floor gives V/V_ref = 0.8 (as V ~ f would, by design here).
-  EXPECT_NEAR(EvaluateAccelWattch(e, t, x, k, "act.csv", 700, 500).static_w, 10.5 / 10 * 4 * 0.8, 1e-12);
+  EXPECT_NEAR(EvaluateAccelWattch(e, t, x, k, "act.csv", 700, 500).static_w, 10.5 / 10 * 4 * 0.8,
+              1e-12);
   try {
     EvaluateAccelWattch(e, t, x, k, "act.csv", 1300, 500);
     ADD_FAILURE() << "1300 MHz lies outside the curve";
   } catch (const InputError& err) {
-    EXPECT_NE(std::string(err.what()).find("act.csv:2: f_core_mhz"), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find("act.csv:2: f_core_mhz"), std::string::npos)
+        << err.what();
   }
   // Round trip through the model file.
   AccelWattchModel m;
@@ -180,9 +186,11 @@ TEST(AccelWattchPowerModel, MeasuredVoltageCurve) {
   EXPECT_EQ(AccelWattchModelToJson(back), ReadFile(path));
   // Errors: descending clocks, a static clock outside the curve.
   AccelWattchFixedTerms u = ReadAccelWattchFixedTerms(f.constant, f.stat, f.idle, "");
-  EXPECT_THROW(ReadVoltageCurve(WriteFile(f.dir + "/bad.csv", "f_core_mhz,voltage_v\n900,0.9\n800,0.8\n"), &u),
+  EXPECT_THROW(ReadVoltageCurve(
+                   WriteFile(f.dir + "/bad.csv", "f_core_mhz,voltage_v\n900,0.9\n800,0.8\n"), &u),
                InputError);
-  EXPECT_THROW(ReadVoltageCurve(WriteFile(f.dir + "/low.csv", "f_core_mhz,voltage_v\n500,0.8\n900,0.9\n"), &u),
+  EXPECT_THROW(ReadVoltageCurve(
+                   WriteFile(f.dir + "/low.csv", "f_core_mhz,voltage_v\n500,0.8\n900,0.9\n"), &u),
                OptionError);
 }
 
@@ -247,7 +255,7 @@ TEST(AccelWattchPowerModel, KernelsTheModelCannotDescribeAreInputErrors) {
   k = HandKernel();
   k.category = "light";  // no fitted static model
   EXPECT_NE(message(k, 0).find("act.csv:2: category"), std::string::npos) << message(k, 0);
-  k.category = "";       // no category and no default
+  k.category = "";  // no category and no default
   EXPECT_NE(message(k, 0).find("--default-category"), std::string::npos) << message(k, 0);
   k = HandKernel();
   k.events.erase("a2");
@@ -257,10 +265,12 @@ TEST(AccelWattchPowerModel, KernelsTheModelCannotDescribeAreInputErrors) {
   EXPECT_NE(message(k, 900).find("act.csv:2: f_mem_mhz"), std::string::npos) << message(k, 900);
 
   // The default category serves kernels without one; an unfitted default is an option error.
-  const AccelWattchFixedTerms with_default = ReadAccelWattchFixedTerms(f.constant, f.stat, f.idle, "int_fp");
+  const AccelWattchFixedTerms with_default =
+      ReadAccelWattchFixedTerms(f.constant, f.stat, f.idle, "int_fp");
   k = HandKernel();
   k.category = "";
-  EXPECT_EQ(EvaluateAccelWattch(e, with_default, x, k, "act.csv", 800, 500).static_category, "int_fp");
+  EXPECT_EQ(EvaluateAccelWattch(e, with_default, x, k, "act.csv", 800, 500).static_category,
+            "int_fp");
   EXPECT_THROW(ReadAccelWattchFixedTerms(f.constant, f.stat, f.idle, "light"), OptionError);
 }
 
@@ -280,7 +290,8 @@ TEST(AccelWattchPowerModel, EnergyFileErrorsNameTheLine) {
   EXPECT_NE(error(bad).find("e.json:8: components[1].events[0]"), std::string::npos) << error(bad);
   bad = kEnergies;
   bad.replace(bad.find("10.0"), 4, "-1.0");
-  EXPECT_NE(error(bad).find("e.json:8: components[1].energy_per_event_pj"), std::string::npos) << error(bad);
+  EXPECT_NE(error(bad).find("e.json:8: components[1].energy_per_event_pj"), std::string::npos)
+      << error(bad);
   bad = kEnergies;
   bad.replace(bad.find("\"memory\""), 8, "\"uncore\"");
   EXPECT_NE(error(bad).find("e.json:9: components[2].clock"), std::string::npos) << error(bad);
@@ -290,7 +301,8 @@ TEST(AccelWattchPowerModel, EnergyFileErrorsNameTheLine) {
 }
 
 // Noise-free measurements of `kernels` kernels from known factors, as an activity table.
-std::string NoiseFreeActivity(const Files& f, const std::vector<double>& x, int kernels, unsigned seed) {
+std::string NoiseFreeActivity(const Files& f, const std::vector<double>& x, int kernels,
+                              unsigned seed) {
   const AccelWattchEnergies e = ReadAccelWattchEnergies(f.energies);
   const AccelWattchFixedTerms t = ReadAccelWattchFixedTerms(f.constant, f.stat, f.idle, "");
   Rng rng(seed);
@@ -307,16 +319,19 @@ std::string NoiseFreeActivity(const Files& f, const std::vector<double>& x, int 
     for (const char* ev : {"a1", "a2", "b", "m"}) k.events[ev] = std::round(rng.Uniform(0, 4e12));
     k.line = i + 2;
     const double p = EvaluateAccelWattch(e, t, x, k, "gen", k.f_core_mhz, k.f_mem_mhz).total_w();
-    csv += fmt::format("{},bench_{},{},{},{},{},{},{:.17g},1,{:.17g},{:.17g},{:.17g},{:.17g},{:.17g}\n", k.kernel,
-                       i % 3, k.category, k.active_sms, k.lanes_per_warp, k.f_core_mhz, k.f_mem_mhz, k.elapsed_s, p,
-                       k.events["a1"], k.events["a2"], k.events["b"], k.events["m"]);
+    csv += fmt::format(
+        "{},bench_{},{},{},{},{},{},{:.17g},1,{:.17g},{:.17g},{:.17g},{:.17g},{:.17g}\n", k.kernel,
+        i % 3, k.category, k.active_sms, k.lanes_per_warp, k.f_core_mhz, k.f_mem_mhz, k.elapsed_s,
+        p, k.events["a1"], k.events["a2"], k.events["b"], k.events["m"]);
   }
   return csv;
 }
 
-std::vector<std::string> CalibrateArgs(const Files& f, const std::string& activity, const std::string& out) {
-  return {"--method", "accelwattch", "--activity", activity, "--energies", f.energies, "--constant",
-          f.constant, "--static", f.stat, "--idle", f.idle, "--out", out, "--quiet"};
+std::vector<std::string> CalibrateArgs(const Files& f, const std::string& activity,
+                                       const std::string& out) {
+  return {"--method", "accelwattch", "--activity", activity,   "--energies",
+          f.energies, "--constant",  f.constant,   "--static", f.stat,
+          "--idle",   f.idle,        "--out",      out,        "--quiet"};
 }
 
 TEST(AccelWattchPowerModel, CalibratePredictValidateFromActivity) {
@@ -337,7 +352,8 @@ TEST(AccelWattchPowerModel, CalibratePredictValidateFromActivity) {
   const AccelWattchModel m = ReadAccelWattchModel(model_path);
   ASSERT_TRUE(m.has_terms);
   ASSERT_EQ(m.components, (std::vector<std::string>{"A", "B", "M"}));
-  for (size_t i = 0; i < truth.size(); ++i) EXPECT_NEAR(m.x[i], truth[i], 1e-6 * truth[i]) << m.components[i];
+  for (size_t i = 0; i < truth.size(); ++i)
+    EXPECT_NEAR(m.x[i], truth[i], 1e-6 * truth[i]) << m.components[i];
   EXPECT_DOUBLE_EQ(m.fixed.p_const_w, 30.0);
   EXPECT_EQ(m.fixed.categories.size(), 2u);
   EXPECT_EQ(m.energies.components[2].clock, "memory");
@@ -347,14 +363,16 @@ TEST(AccelWattchPowerModel, CalibratePredictValidateFromActivity) {
 
   // predict at each kernel's own pair reproduces the measurements, with a breakdown that sums.
   const std::string pred = f.dir + "/pred.csv";
-  CommandResult p = RunStage("wattcal-predict", {"--model", model_path, "--activity", heldout, "--out", pred,
-                                                 "--breakdown", "--quiet"});
+  CommandResult p = RunStage("wattcal-predict", {"--model", model_path, "--activity", heldout,
+                                                 "--out", pred, "--breakdown", "--quiet"});
   ASSERT_EQ(p.exit_code, 0) << p.output;
   std::istringstream lines(ReadFile(pred));
   std::string line;
   std::getline(lines, line);
-  EXPECT_EQ(line, "kernel,benchmark,category,static_category,active_sms,lanes_per_warp,f_core_mhz,f_mem_mhz,"
-                  "predicted_w,measured_w,error_pct,const_w,static_w,idle_w,dynamic_w,A_w,B_w,M_w");
+  EXPECT_EQ(
+      line,
+      "kernel,benchmark,category,static_category,active_sms,lanes_per_warp,f_core_mhz,f_mem_mhz,"
+      "predicted_w,measured_w,error_pct,const_w,static_w,idle_w,dynamic_w,A_w,B_w,M_w");
   int rows = 0;
   while (std::getline(lines, line)) {
     std::vector<double> v;
@@ -376,8 +394,9 @@ TEST(AccelWattchPowerModel, CalibratePredictValidateFromActivity) {
 
   // At other pairs: 8 kernels x 2 x 1 pairs, no measured power there; byte-identical rerun.
   const std::string pairs = f.dir + "/pairs.csv";
-  const std::vector<std::string> pair_args = {"--model", model_path, "--activity", heldout, "--out", pairs,
-                                              "--f-core-mhz", "700,1100", "--f-mem-mhz", "1000", "--quiet"};
+  const std::vector<std::string> pair_args = {"--model",     model_path, "--activity",   heldout,
+                                              "--out",       pairs,      "--f-core-mhz", "700,1100",
+                                              "--f-mem-mhz", "1000",     "--quiet"};
   p = RunStage("wattcal-predict", pair_args);
   ASSERT_EQ(p.exit_code, 0) << p.output;
   const std::string first = ReadFile(pairs);
@@ -389,9 +408,9 @@ TEST(AccelWattchPowerModel, CalibratePredictValidateFromActivity) {
 
   // validate scores the held-out activity table through the model's own terms.
   const std::string metrics = f.dir + "/metrics.json";
-  const CommandResult v = RunStage("wattcal-validate", {"--mode", "accelwattch", "--model", model_path,
-                                                        "--heldout", heldout, "--metrics", metrics, "--predictions",
-                                                        f.dir + "/vpred.csv", "--quiet"});
+  const CommandResult v = RunStage(
+      "wattcal-validate", {"--mode", "accelwattch", "--model", model_path, "--heldout", heldout,
+                           "--metrics", metrics, "--predictions", f.dir + "/vpred.csv", "--quiet"});
   ASSERT_EQ(v.exit_code, 0) << v.output;
   const nlohmann::json j = nlohmann::json::parse(ReadFile(metrics));
   EXPECT_LT(j["mape_pct"].get<double>(), 1e-4);
@@ -403,25 +422,29 @@ TEST(AccelWattchPowerModel, CalibratePredictValidateFromActivity) {
 // quantity in two units is an error naming the second column.
 TEST(AccelWattchPowerModel, ActivityUnitsFromColumnNames) {
   const std::string dir = ScratchDir();
-  const std::string w = WriteFile(dir + "/w.csv", std::string(kHeader) + "k1,b,int,4,24,800,500,2,1,120.5,1,2,3,4\n");
-  const std::string mw = WriteFile(dir + "/mw.csv",
-                                   "kernel,benchmark,category,active_sms,lanes_per_warp,f_core_mhz,f_mem_mhz,"
-                                   "elapsed_ms,launches,mean_power_mw,a1,a2,b,m\n"
-                                   "k1,b,int,4,24,800,500,2000,1,120500,1,2,3,4\n");
+  const std::string w =
+      WriteFile(dir + "/w.csv", std::string(kHeader) + "k1,b,int,4,24,800,500,2,1,120.5,1,2,3,4\n");
+  const std::string mw =
+      WriteFile(dir + "/mw.csv",
+                "kernel,benchmark,category,active_sms,lanes_per_warp,f_core_mhz,f_mem_mhz,"
+                "elapsed_ms,launches,mean_power_mw,a1,a2,b,m\n"
+                "k1,b,int,4,24,800,500,2000,1,120500,1,2,3,4\n");
   const ActivityTable a = ReadActivityTable(w), b = ReadActivityTable(mw);
   ASSERT_EQ(b.num_kernels(), 1);
   EXPECT_TRUE(LooksLikeActivityTable(mw));
   EXPECT_DOUBLE_EQ(b.kernels[0].elapsed_s, a.kernels[0].elapsed_s);
   EXPECT_DOUBLE_EQ(b.kernels[0].mean_power_w, a.kernels[0].mean_power_w);
   EXPECT_EQ(b.counters, a.counters);
-  const std::string both = WriteFile(dir + "/both.csv",
-                                     "kernel,active_sms,lanes_per_warp,f_core_mhz,elapsed_s,mean_power_w,"
-                                     "mean_power_mw\nk1,4,24,800,2,120.5,120500\n");
+  const std::string both =
+      WriteFile(dir + "/both.csv",
+                "kernel,active_sms,lanes_per_warp,f_core_mhz,elapsed_s,mean_power_w,"
+                "mean_power_mw\nk1,4,24,800,2,120.5,120500\n");
   try {
     ReadActivityTable(both);
     ADD_FAILURE() << "two power columns";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("both.csv:1: mean_power_mw"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("both.csv:1: mean_power_mw"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -466,26 +489,29 @@ TEST(AccelWattchPowerModel, StageErrorsAndNoPartialOutput) {
   row.clear();
   for (size_t i = 0; i < c.size(); ++i) row += (i ? "," : "") + c[i];
   no_power.replace(second_row, row_end - second_row, row);
-  r = RunStage("wattcal-calibrate", CalibrateArgs(f, WriteFile(f.dir + "/nopower.csv", no_power), out));
+  r = RunStage("wattcal-calibrate",
+               CalibrateArgs(f, WriteFile(f.dir + "/nopower.csv", no_power), out));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("nopower.csv:3: mean_power_w"), std::string::npos) << r.output;
   EXPECT_FALSE(FileExists(out));
 
   // Options: the whole model needs all four term files; --components excludes --activity.
   const std::string good = WriteFile(f.dir + "/good.csv", csv);
-  r = RunStage("wattcal-calibrate", {"--method", "accelwattch", "--activity", good, "--energies", f.energies,
-                                     "--out", out});
+  r = RunStage("wattcal-calibrate", {"--method", "accelwattch", "--activity", good, "--energies",
+                                     f.energies, "--out", out});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("--constant"), std::string::npos) << r.output;
-  r = RunStage("wattcal-calibrate", {"--method", "dvfs", "--train", good, "--energies", f.energies, "--out", out});
+  r = RunStage("wattcal-calibrate",
+               {"--method", "dvfs", "--train", good, "--energies", f.energies, "--out", out});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_FALSE(FileExists(out));
 
   // --voltage-curve: one that misses the static term's clock is an option error; a good one
   // is carried in the model file.
   std::vector<std::string> curve_args = CalibrateArgs(f, good, out);
-  curve_args.insert(curve_args.end(), {"--voltage-curve", WriteFile(f.dir + "/vf_low.csv",
-                                                                     "f_core_mhz,voltage_v\n500,0.7\n900,0.9\n")});
+  curve_args.insert(curve_args.end(),
+                    {"--voltage-curve",
+                     WriteFile(f.dir + "/vf_low.csv", "f_core_mhz,voltage_v\n500,0.7\n900,0.9\n")});
   r = RunStage("wattcal-calibrate", curve_args);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("outside the curve"), std::string::npos) << r.output;
@@ -498,9 +524,11 @@ TEST(AccelWattchPowerModel, StageErrorsAndNoPartialOutput) {
   // predict: --f-core-mhz must be > 0, and a dvfs-only flag is refused for AccelWattch models.
   ASSERT_EQ(RunStage("wattcal-calibrate", CalibrateArgs(f, good, out)).exit_code, 0);
   const std::string pred = f.dir + "/pred.csv";
-  r = RunStage("wattcal-predict", {"--model", out, "--activity", good, "--out", pred, "--f-core-mhz", "0"});
+  r = RunStage("wattcal-predict",
+               {"--model", out, "--activity", good, "--out", pred, "--f-core-mhz", "0"});
   testing::ExpectRefused(r, 1, {"--f-core-mhz"}, {pred});
-  r = RunStage("wattcal-predict", {"--model", out, "--activity", good, "--out", pred, "--mode", "fixed"});
+  r = RunStage("wattcal-predict",
+               {"--model", out, "--activity", good, "--out", pred, "--mode", "fixed"});
   testing::ExpectRefused(r, 1, {"--mode"}, {pred});
 }
 

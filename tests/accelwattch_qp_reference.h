@@ -18,8 +18,8 @@ namespace wattcal::testing {
 
 struct QpReference {
   std::vector<double> x;
-  double cost = 0.0;            // 1/2 sum of squared residuals, as Ceres reports it
-  double max_violation = 0.0;   // of the bounds and orderings by x
+  double cost = 0.0;           // 1/2 sum of squared residuals, as Ceres reports it
+  double max_violation = 0.0;  // of the bounds and orderings by x
 };
 
 // Half the sum of squared residuals of `x` (relative errors on `table`, plus the pull toward

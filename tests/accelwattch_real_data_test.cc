@@ -31,7 +31,7 @@ using testing::Dataset;
 std::string AccelWattch(const std::string& relative) { return Dataset("accelwattch/" + relative); }
 
 struct SheetFigures {
-  double mape = 0.0;       // fraction, as in the sheet
+  double mape = 0.0;  // fraction, as in the sheet
   double pearson_r = 0.0;
 };
 
@@ -45,8 +45,9 @@ std::map<std::string, SheetFigures> ReadSummary() {
   };
   std::map<std::string, SheetFigures> out;
   while (reader.Next(&fields)) {
-    out[fields[column("file")]] = {reader.ParseNumber(fields[column("mape_sheet")], "mape_sheet"),
-                                   reader.ParseNumber(fields[column("pearson_r_sheet")], "pearson_r_sheet")};
+    out[fields[column("file")]] = {
+        reader.ParseNumber(fields[column("mape_sheet")], "mape_sheet"),
+        reader.ParseNumber(fields[column("pearson_r_sheet")], "pearson_r_sheet")};
   }
   return out;
 }
@@ -108,9 +109,10 @@ TEST_F(AccelWattchRealData, ConfidenceIntervalsOfThePaper) {
     certified::Value normal_population_sd;  // half-width, %
     certified::Value student_t;             // half-width, %
   };
-  for (const Case& c : {Case{"volta_qv100/per_kernel_hw.csv", certified::kAwVoltaHwNormal, certified::kAwVoltaHwStudentT},
-                        Case{"volta_qv100/per_kernel_sass_sim.csv", certified::kAwVoltaSassSimNormal,
-                             certified::kAwVoltaSassSimStudentT},
+  for (const Case& c : {Case{"volta_qv100/per_kernel_hw.csv", certified::kAwVoltaHwNormal,
+                             certified::kAwVoltaHwStudentT},
+                        Case{"volta_qv100/per_kernel_sass_sim.csv",
+                             certified::kAwVoltaSassSimNormal, certified::kAwVoltaSassSimStudentT},
                         Case{"volta_qv100/per_kernel_hybrid.csv", certified::kAwVoltaHybridNormal,
                              certified::kAwVoltaHybridStudentT},
                         Case{"volta_qv100/per_kernel_ptx_sim.csv", certified::kAwVoltaPtxSimNormal,
@@ -122,13 +124,18 @@ TEST_F(AccelWattchRealData, ConfidenceIntervalsOfThePaper) {
     EXPECT_NEAR(HalfWidth(paper), c.normal_population_sd.value, 1e-9);
     EXPECT_NEAR(HalfWidth(ours), c.student_t.value, 1e-9);
     EXPECT_NEAR(0.5 * (paper.mape_ci_low_pct + paper.mape_ci_high_pct), paper.mape_pct, 1e-12);
-    std::cout << fmt::format("{:<42} MAPE {:6.3f} %  +/- {:.3f} (paper's interval)  +/- {:.3f} "
-                             "(Student t)  r {:.4f}\n",
-                             c.file, paper.mape_pct, HalfWidth(paper), HalfWidth(ours), paper.pearson_r);
+    std::cout << fmt::format(
+        "{:<42} MAPE {:6.3f} %  +/- {:.3f} (paper's interval)  +/- {:.3f} "
+        "(Student t)  r {:.4f}\n",
+        c.file, paper.mape_pct, HalfWidth(paper), HalfWidth(ours), paper.pearson_r);
   }
-  const ComponentTable volta_sass = ReadComponentTable(AccelWattch("volta_qv100/per_kernel_sass_sim.csv"));
-  EXPECT_EQ(fmt::format("{:.2f}", HalfWidth(Published(volta_sass, MapeCiMethod::kNormalPopulationSd))), "3.12");
-  const ComponentTable pascal = ReadComponentTable(AccelWattch("pascal_titanx/per_kernel_sass_sim_scaled.csv"));
+  const ComponentTable volta_sass =
+      ReadComponentTable(AccelWattch("volta_qv100/per_kernel_sass_sim.csv"));
+  EXPECT_EQ(
+      fmt::format("{:.2f}", HalfWidth(Published(volta_sass, MapeCiMethod::kNormalPopulationSd))),
+      "3.12");
+  const ComponentTable pascal =
+      ReadComponentTable(AccelWattch("pascal_titanx/per_kernel_sass_sim_scaled.csv"));
   const ErrorMetrics p = Published(pascal, MapeCiMethod::kNormalPopulationSd);
   EXPECT_EQ(fmt::format("{:.0f} +/- {:.1f}", p.mape_pct, HalfWidth(p)), "11 +/- 3.8");
 }
@@ -137,7 +144,8 @@ TEST_F(AccelWattchRealData, ConfidenceIntervalsOfThePaper) {
 // SASS row): the reader says so, and the sheet's own totals still give the sheet's MAPE and
 // the paper's "13 +/- 4.7%".
 TEST_F(AccelWattchRealData, TuringSheetTotalsAreNotTheColumnSum) {
-  const ComponentTable t = ReadComponentTable(AccelWattch("turing_rtx2060s/per_kernel_sass_sim.csv"));
+  const ComponentTable t =
+      ReadComponentTable(AccelWattch("turing_rtx2060s/per_kernel_sass_sim.csv"));
   EXPECT_EQ(t.published_total_mismatches, 26);
   EXPECT_NEAR(t.published_total_max_abs_diff_w, -22.8995, 1e-3);
   std::vector<PredictionRow> rows;
@@ -151,7 +159,8 @@ TEST_F(AccelWattchRealData, TuringSheetTotalsAreNotTheColumnSum) {
   MetricsOptions options;
   options.ci_method = MapeCiMethod::kNormalPopulationSd;
   const ErrorMetrics e = ComputeErrorMetrics(rows, options);
-  EXPECT_NEAR(e.mape_pct / 100.0, ReadSummary().at("turing_rtx2060s/per_kernel_sass_sim.csv").mape, 1e-15);
+  EXPECT_NEAR(e.mape_pct / 100.0, ReadSummary().at("turing_rtx2060s/per_kernel_sass_sim.csv").mape,
+              1e-15);
   EXPECT_EQ(fmt::format("{:.0f} +/- {:.1f}", e.mape_pct, HalfWidth(e)), "13 +/- 4.7");
 }
 
@@ -181,8 +190,9 @@ TEST_F(AccelWattchRealData, ReestimationLeaveOneKernelOutOnVoltaHw) {
   const auto line = [&](const std::string& label, const std::vector<PredictionRow>& rows) {
     const ErrorMetrics t = ComputeErrorMetrics(rows);
     const ErrorMetrics z = ComputeErrorMetrics(rows, paper_ci);
-    std::cout << fmt::format("  {:<34} MAPE {:6.3f} %  +/- {:.3f} (t)  +/- {:.3f} (paper)  max {:6.2f} %  r {:.4f}\n",
-                             label, t.mape_pct, HalfWidth(t), HalfWidth(z), t.max_ape_pct, t.pearson_r);
+    std::cout << fmt::format(
+        "  {:<34} MAPE {:6.3f} %  +/- {:.3f} (t)  +/- {:.3f} (paper)  max {:6.2f} %  r {:.4f}\n",
+        label, t.mape_pct, HalfWidth(t), HalfWidth(z), t.max_ape_pct, t.pearson_r);
     return t;
   };
   std::cout << "Volta HW, 25 kernels:\n";

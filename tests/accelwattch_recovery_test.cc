@@ -72,18 +72,19 @@ void RunOk(const std::string& stage, const std::vector<std::string>& args) {
 
 // Synthesises `cfg` at `clocks` into dir and ingests it into dir/activity.csv (and
 // dir/kernels.csv for the AccelWattch §4 stages).
-void SynthIngest(const std::string& dir, unsigned seed, const std::string& cfg, const std::string& clocks,
-                 bool activity) {
-  std::vector<std::string> synth = {"--spec", kSpec, "--out-dir", dir, "--accelwattch-sweeps", "--seed",
-                                    std::to_string(seed)};
+void SynthIngest(const std::string& dir, unsigned seed, const std::string& cfg,
+                 const std::string& clocks, bool activity) {
+  std::vector<std::string> synth = {
+      "--spec", kSpec, "--out-dir", dir, "--accelwattch-sweeps", "--seed", std::to_string(seed)};
   if (!cfg.empty()) synth.insert(synth.end(), {"--ubench", cfg});
   if (!clocks.empty()) synth.insert(synth.end(), {"--f-core-levels-mhz", clocks});
   ASSERT_NO_FATAL_FAILURE(RunOk("wattcal-synth", synth));
-  std::vector<std::string> ingest = {"--power-log", dir + "/power_log.csv", "--windows", dir + "/windows.csv",
-                                     "--settle-ms", "100"};
+  std::vector<std::string> ingest = {"--power-log",        dir + "/power_log.csv", "--windows",
+                                     dir + "/windows.csv", "--settle-ms",          "100"};
   if (activity) {
-    ingest.insert(ingest.end(), {"--counters", dir + "/counters.csv", "--description", dir + "/sweep.csv",
-                                 "--accelwattch-activity", dir + "/activity.csv"});
+    ingest.insert(ingest.end(),
+                  {"--counters", dir + "/counters.csv", "--description", dir + "/sweep.csv",
+                   "--accelwattch-activity", dir + "/activity.csv"});
   } else {
     ingest.insert(ingest.end(), {"--out", dir + "/kernels.csv"});
   }
@@ -93,18 +94,20 @@ void SynthIngest(const std::string& dir, unsigned seed, const std::string& cfg, 
 // The AccelWattch §4 stages on their sweeps: dir/{constant,static,idle}.json.
 void FixedTermsFromSweeps(const std::string& dir, unsigned seed) {
   ASSERT_NO_FATAL_FAILURE(SynthIngest(dir, seed, "", "", false));
-  const std::vector<std::string> sweep = {"--sweep", dir + "/kernels.csv", "--description", dir + "/sweep.csv"};
+  const std::vector<std::string> sweep = {"--sweep", dir + "/kernels.csv", "--description",
+                                          dir + "/sweep.csv"};
   auto with = [&](std::vector<std::string> more) {
     std::vector<std::string> a = sweep;
     a.insert(a.end(), more.begin(), more.end());
     return a;
   };
   ASSERT_NO_FATAL_FAILURE(RunOk("wattcal-constant", with({"--out", dir + "/constant.json"})));
-  ASSERT_NO_FATAL_FAILURE(RunOk("wattcal-static", with({"--constant", dir + "/constant.json",
-                                                      "--reference-f-core-mhz", "1447", "--out",
-                                                      dir + "/static.json"})));
-  ASSERT_NO_FATAL_FAILURE(RunOk("wattcal-idle", with({"--constant", dir + "/constant.json", "--f-core-mhz",
-                                                    "1447", "--out", dir + "/idle.json"})));
+  ASSERT_NO_FATAL_FAILURE(
+      RunOk("wattcal-static", with({"--constant", dir + "/constant.json", "--reference-f-core-mhz",
+                                    "1447", "--out", dir + "/static.json"})));
+  ASSERT_NO_FATAL_FAILURE(
+      RunOk("wattcal-idle", with({"--constant", dir + "/constant.json", "--f-core-mhz", "1447",
+                                  "--out", dir + "/idle.json"})));
 }
 
 // AccelWattch Eq. 10's fixed terms at their true values, in the stages' output format: P_const; per
@@ -129,8 +132,9 @@ void TrueFixedTerms(const std::string& dir) {
     const double p32 = VoltaTruthPower(spec, bench, n, spec.warp_size, f).static_w;
     categories[c] = {{"status", "ok"},
                      {"chosen_model", "linear"},
-                     {"linear", {{"p_static_first_lane_w", p1},
-                                 {"p_static_add_lane_w", (p32 - p1) / (spec.warp_size - 1)}}}};
+                     {"linear",
+                      {{"p_static_first_lane_w", p1},
+                       {"p_static_add_lane_w", (p32 - p1) / (spec.warp_size - 1)}}}};
   }
   WriteFile(dir + "/static.json", nlohmann::json{{"reference_f_core_mhz", f},
                                                  {"num_sms", n},
@@ -138,8 +142,10 @@ void TrueFixedTerms(const std::string& dir) {
                                                  {"half_warp_lanes", spec.half_warp_lanes},
                                                  {"categories", categories}}
                                       .dump());
-  WriteFile(dir + "/idle.json",
-            nlohmann::json{{"f_core_mhz", f}, {"p_idle_sm_w", spec.idle_sm_w + spec.chip_static_w / n}}.dump());
+  WriteFile(
+      dir + "/idle.json",
+      nlohmann::json{{"f_core_mhz", f}, {"p_idle_sm_w", spec.idle_sm_w + spec.chip_static_w / n}}
+          .dump());
 }
 
 struct Recovery {
@@ -151,13 +157,14 @@ struct Recovery {
 // Fixed terms in `terms_dir`; the dynamic campaign and the fit in `dir`.
 void Calibrate(const std::string& dir, const std::string& terms_dir, unsigned seed, Recovery* out) {
   const std::string train = dir + "/train";
-  ASSERT_NO_FATAL_FAILURE(SynthIngest(train, seed, kSpecs + "/virtual_volta_dynamic_ubench.cfg", "1447", true));
+  ASSERT_NO_FATAL_FAILURE(
+      SynthIngest(train, seed, kSpecs + "/virtual_volta_dynamic_ubench.cfg", "1447", true));
   out->model_path = dir + "/model.json";
-  ASSERT_NO_FATAL_FAILURE(RunOk("wattcal-calibrate",
-                              {"--method", "accelwattch", "--activity", train + "/activity.csv", "--energies",
-                               kEnergies, "--constant", terms_dir + "/constant.json", "--static",
-                               terms_dir + "/static.json", "--idle", terms_dir + "/idle.json",
-                               "--default-category", "int", "--out", out->model_path}));
+  ASSERT_NO_FATAL_FAILURE(RunOk(
+      "wattcal-calibrate",
+      {"--method", "accelwattch", "--activity", train + "/activity.csv", "--energies", kEnergies,
+       "--constant", terms_dir + "/constant.json", "--static", terms_dir + "/static.json", "--idle",
+       terms_dir + "/idle.json", "--default-category", "int", "--out", out->model_path}));
   const AccelWattchModel m = ReadAccelWattchModel(out->model_path);
   const nlohmann::json truth = ReadJson(train + "/truth_accelwattch.json");
   for (size_t i = 0; i < m.components.size(); ++i) {
@@ -166,7 +173,8 @@ void Calibrate(const std::string& dir, const std::string& terms_dir, unsigned se
   }
 }
 
-void ExpectFactors(const Recovery& r, const std::map<std::string, double>& tolerance, double default_tol) {
+void ExpectFactors(const Recovery& r, const std::map<std::string, double>& tolerance,
+                   double default_tol) {
   ASSERT_EQ(r.x.size(), 12u);
   for (const auto& [c, x] : r.x) {
     if (c == "SCHEDP") continue;  // not identifiable from power (see the top of the file)
@@ -205,11 +213,12 @@ TEST(AccelWattchRecovery, WholeChainFromDumpsPredictsHeldOutKernels) {
   ExpectFactors(r, {{"FPUP", 0.20}, {"FP_MULP", 0.15}, {"INTP", 0.14}}, 0.09);
 
   const std::string heldout = dir + "/heldout";
-  ASSERT_NO_FATAL_FAILURE(
-      SynthIngest(heldout, seed + 2, kSpecs + "/virtual_volta_validation_ubench.cfg", "1447,1140,825", true));
-  ASSERT_NO_FATAL_FAILURE(RunOk("wattcal-validate", {"--mode", "accelwattch", "--model", r.model_path, "--heldout",
-                                                   heldout + "/activity.csv", "--predictions", dir + "/pred.csv",
-                                                   "--metrics", dir + "/metrics.json"}));
+  ASSERT_NO_FATAL_FAILURE(SynthIngest(
+      heldout, seed + 2, kSpecs + "/virtual_volta_validation_ubench.cfg", "1447,1140,825", true));
+  ASSERT_NO_FATAL_FAILURE(RunOk(
+      "wattcal-validate",
+      {"--mode", "accelwattch", "--model", r.model_path, "--heldout", heldout + "/activity.csv",
+       "--predictions", dir + "/pred.csv", "--metrics", dir + "/metrics.json"}));
   const nlohmann::json metrics = ReadJson(dir + "/metrics.json");
   EXPECT_EQ(metrics["points"].get<int>(), 60);
   EXPECT_LT(metrics["mape_pct"].get<double>(), 3.5);
@@ -218,9 +227,9 @@ TEST(AccelWattchRecovery, WholeChainFromDumpsPredictsHeldOutKernels) {
 
   // AccelWattch Eq. 12 at clocks the kernels did not run at (activity per cycle kept, V ~ f),
   // against the truth's noise-free power there: full-warp kernels of a known category within 4%.
-  ASSERT_NO_FATAL_FAILURE(RunOk("wattcal-predict", {"--model", r.model_path, "--activity", heldout + "/activity.csv",
-                                                  "--f-core-mhz", "510,1597", "--breakdown", "--out",
-                                                  dir + "/dvfs.csv"}));
+  ASSERT_NO_FATAL_FAILURE(RunOk(
+      "wattcal-predict", {"--model", r.model_path, "--activity", heldout + "/activity.csv",
+                          "--f-core-mhz", "510,1597", "--breakdown", "--out", dir + "/dvfs.csv"}));
   CampaignSpec campaign;
   std::string gpu, cfg;
   const VirtualVoltaSpec spec = ReadVirtualVoltaSpec(kSpec, &campaign, &gpu, &cfg);
@@ -271,8 +280,8 @@ TEST(AccelWattchRecovery, SeedSweepStaysWithinTheTolerances) {
     }
   }
   for (const auto& [c, e] : worst_true_terms) {
-    std::printf("%-10s worst |x/x_true - 1|: true fixed terms %6.2f%%, whole chain %6.2f%%\n", c.c_str(), 100 * e,
-                100 * worst_chain[c]);
+    std::printf("%-10s worst |x/x_true - 1|: true fixed terms %6.2f%%, whole chain %6.2f%%\n",
+                c.c_str(), 100 * e, 100 * worst_chain[c]);
   }
 }
 

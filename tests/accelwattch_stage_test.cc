@@ -48,7 +48,8 @@ std::string SyntheticTidyTable(int kernels) {
 
 std::vector<std::string> ListDir(const std::string& dir) {
   std::vector<std::string> names;
-  for (const auto& e : boost::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  for (const auto& e : boost::filesystem::directory_iterator(dir))
+    names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -62,11 +63,13 @@ void ExpectExit(const CommandResult& r, int code, const std::vector<std::string>
 
 TEST(AccelWattchStage, HelpListsTheOptions) {
   const CommandResult c = RunStage("wattcal-calibrate", {"--help"});
-  ExpectExit(c, 0, {"accelwattch", "--components", "--bounds", "--orderings", "--no-paper-orderings",
-                    "--prior", "--prior-weight", "--no-prior-start"});
+  ExpectExit(c, 0,
+             {"accelwattch", "--components", "--bounds", "--orderings", "--no-paper-orderings",
+              "--prior", "--prior-weight", "--no-prior-start"});
   const CommandResult v = RunStage("wattcal-validate", {"--help"});
-  ExpectExit(v, 0, {"accelwattch", "--components", "--cv", "loko", "--mape-ci", "normal-population-sd",
-                    "--prior-weight"});
+  ExpectExit(v, 0,
+             {"accelwattch", "--components", "--cv", "loko", "--mape-ci", "normal-population-sd",
+              "--prior-weight"});
 }
 
 // calibrate -> validate on a held-out table, and leave-one-kernel-out, with manifests and
@@ -76,27 +79,31 @@ TEST(AccelWattchStage, CalibrateValidateAndRerunsAreByteIdentical) {
   const std::string train = WriteFile(dir + "/train.csv", SyntheticTidyTable(40));
   const std::string orderings = WriteFile(dir + "/orderings.txt", "# extra\nIBP <= L2CP\n");
   const std::string out = dir + "/out";
-  const std::vector<std::string> calibrate = {"--method", "accelwattch", "--components", train,
-                                              "--out", out + "/model.json", "--orderings", orderings,
-                                              "--bounds", "0.01:100", "--bounds", "DRAMP=0.5:2"};
-  const std::vector<std::string> validate = {"--model", out + "/model.json", "--heldout", train,
-                                             "--mode", "accelwattch", "--predictions", out + "/pred.csv",
-                                             "--metrics", out + "/metrics.json"};
-  const std::vector<std::string> loko = {"--components", train, "--mode", "accelwattch", "--cv", "loko",
-                                         "--prior-weight", "0.1", "--predictions", out + "/loko.csv",
-                                         "--metrics", out + "/loko.json", "--mape-ci",
-                                         "normal-population-sd"};
+  const std::vector<std::string> calibrate = {
+      "--method",    "accelwattch", "--components", train,      "--out",    out + "/model.json",
+      "--orderings", orderings,     "--bounds",     "0.01:100", "--bounds", "DRAMP=0.5:2"};
+  const std::vector<std::string> validate = {
+      "--model",     out + "/model.json", "--heldout",       train,       "--mode",
+      "accelwattch", "--predictions",     out + "/pred.csv", "--metrics", out + "/metrics.json"};
+  const std::vector<std::string> loko = {"--components",   train,
+                                         "--mode",         "accelwattch",
+                                         "--cv",           "loko",
+                                         "--prior-weight", "0.1",
+                                         "--predictions",  out + "/loko.csv",
+                                         "--metrics",      out + "/loko.json",
+                                         "--mape-ci",      "normal-population-sd"};
   std::map<std::string, std::string> first;
   for (int run = 0; run < 2; ++run) {
     ExpectExit(RunStage("wattcal-calibrate", calibrate), 0, {"scaling factors", "wrote"});
     ExpectExit(RunStage("wattcal-validate", validate), 0, {"MAPE"});
     ExpectExit(RunStage("wattcal-validate", loko), 0, {"leave-one-kernel-out"});
     std::vector<std::string> files = ListDir(out);
-    EXPECT_EQ(files, (std::vector<std::string>{"loko.csv", "loko.json", "metrics.json", "model.json", "pred.csv",
-                                               "provenance"}));
+    EXPECT_EQ(files, (std::vector<std::string>{"loko.csv", "loko.json", "metrics.json",
+                                               "model.json", "pred.csv", "provenance"}));
     // One provenance file per stage run, rewritten byte for byte by the rerun.
     EXPECT_EQ(ListDir(out + "/provenance"),
-              (std::vector<std::string>{"calibrate-model.json.json", "validate-loko.csv.json", "validate-pred.csv.json"}));
+              (std::vector<std::string>{"calibrate-model.json.json", "validate-loko.csv.json",
+                                        "validate-pred.csv.json"}));
     files.pop_back();
     for (const std::string& f : ListDir(out + "/provenance")) files.push_back("provenance/" + f);
     for (const std::string& f : files) {
@@ -114,7 +121,8 @@ TEST(AccelWattchStage, CalibrateValidateAndRerunsAreByteIdentical) {
   EXPECT_EQ(model["dropped_orderings"].size(), 6u);
   EXPECT_EQ(model["orderings"][5]["source"], orderings + ":2");
   EXPECT_EQ(model["components"][8]["lower_bound"], 0.5);
-  const nlohmann::json manifest = nlohmann::json::parse(first["provenance/calibrate-model.json.json"]);
+  const nlohmann::json manifest =
+      nlohmann::json::parse(first["provenance/calibrate-model.json.json"]);
   ASSERT_EQ(manifest["inputs"].size(), 2u);
   EXPECT_EQ(manifest["inputs"][1]["path"], orderings);
   EXPECT_EQ(manifest["options"]["accelwattch"]["lower_bound"], 0.01);
@@ -131,12 +139,12 @@ TEST(AccelWattchStage, CalibrateValidateAndRerunsAreByteIdentical) {
 TEST(AccelWattchStage, PriorModelGivesTheSecondStart) {
   const std::string dir = ScratchDir();
   const std::string train = WriteFile(dir + "/train.csv", SyntheticTidyTable(30));
-  ExpectExit(RunStage("wattcal-calibrate", {"--method", "accelwattch", "--components", train, "--out",
-                                            dir + "/prior.json", "-q"}),
+  ExpectExit(RunStage("wattcal-calibrate", {"--method", "accelwattch", "--components", train,
+                                            "--out", dir + "/prior.json", "-q"}),
              0, {});
-  ExpectExit(RunStage("wattcal-calibrate", {"--method", "accelwattch", "--components", train, "--out",
-                                            dir + "/m.json", "--prior", dir + "/prior.json",
-                                            "--prior-weight", "0.5"}),
+  ExpectExit(RunStage("wattcal-calibrate",
+                      {"--method", "accelwattch", "--components", train, "--out", dir + "/m.json",
+                       "--prior", dir + "/prior.json", "--prior-weight", "0.5"}),
              0, {"start 'ones'", "start 'prior'"});
   const nlohmann::json m = nlohmann::json::parse(ReadFile(dir + "/m.json"));
   EXPECT_EQ(m["fit"]["prior_source"], dir + "/prior.json");
@@ -147,28 +155,32 @@ TEST(AccelWattchStage, PriorModelGivesTheSecondStart) {
 TEST(AccelWattchStage, BadDataExits2NamingFileLineFieldAndWritesNothing) {
   const std::string dir = ScratchDir();
   const std::string out = dir + "/out";
-  const std::string bad = WriteFile(dir + "/bad.csv",
-                                    "kernel,measured_w,const_w,static_w,idle_w,INTP_w\na,100,30,20,1,5\n"
-                                    "b,100,30,20,1,oops\n");
-  ExpectExit(RunStage("wattcal-calibrate", {"--method", "accelwattch", "--components", bad, "--out",
-                                            out + "/m.json"}),
+  const std::string bad =
+      WriteFile(dir + "/bad.csv",
+                "kernel,measured_w,const_w,static_w,idle_w,INTP_w\na,100,30,20,1,5\n"
+                "b,100,30,20,1,oops\n");
+  ExpectExit(RunStage("wattcal-calibrate",
+                      {"--method", "accelwattch", "--components", bad, "--out", out + "/m.json"}),
              2, {bad + ":3", "INTP_w"});
-  ExpectExit(RunStage("wattcal-validate", {"--components", bad, "--mode", "accelwattch", "--predictions",
-                                           out + "/p.csv", "--metrics", out + "/m.json"}),
-             2, {bad + ":3", "INTP_w"});
+  ExpectExit(
+      RunStage("wattcal-validate", {"--components", bad, "--mode", "accelwattch", "--predictions",
+                                    out + "/p.csv", "--metrics", out + "/m.json"}),
+      2, {bad + ":3", "INTP_w"});
   const std::string train = WriteFile(dir + "/train.csv", SyntheticTidyTable(20));
   const std::string orderings = WriteFile(dir + "/o.txt", "INTP <= FPUP\nINTP <= FPU\n");
-  ExpectExit(RunStage("wattcal-calibrate", {"--method", "accelwattch", "--components", train, "--out",
-                                            out + "/m.json", "--orderings", orderings}),
+  ExpectExit(RunStage("wattcal-calibrate", {"--method", "accelwattch", "--components", train,
+                                            "--out", out + "/m.json", "--orderings", orderings}),
              2, {orderings + ":2", "ordering", "unknown component 'FPU'"});
   const std::string cycle = WriteFile(dir + "/c.txt", "DPUP <= INTP\n");
-  ExpectExit(RunStage("wattcal-calibrate", {"--method", "accelwattch", "--components", train, "--out",
-                                            out + "/m.json", "--orderings", cycle}),
+  ExpectExit(RunStage("wattcal-calibrate", {"--method", "accelwattch", "--components", train,
+                                            "--out", out + "/m.json", "--orderings", cycle}),
              2, {cycle + ":1", "cycle"});
-  const std::string model = WriteFile(dir + "/model.json", "{\"format\": \"wattcal-accelwattch-model\",\n\"version\": 7}\n");
-  ExpectExit(RunStage("wattcal-validate", {"--model", model, "--heldout", train, "--mode", "accelwattch",
-                                           "--predictions", out + "/p.csv", "--metrics", out + "/m.json"}),
-             2, {model + ":2", "version"});
+  const std::string model = WriteFile(
+      dir + "/model.json", "{\"format\": \"wattcal-accelwattch-model\",\n\"version\": 7}\n");
+  ExpectExit(
+      RunStage("wattcal-validate", {"--model", model, "--heldout", train, "--mode", "accelwattch",
+                                    "--predictions", out + "/p.csv", "--metrics", out + "/m.json"}),
+      2, {model + ":2", "version"});
   EXPECT_FALSE(boost::filesystem::exists(out)) << "no output may be left behind";
 }
 
@@ -176,7 +188,8 @@ TEST(AccelWattchStage, BadOptionsExit1NamingTheFlag) {
   const std::string dir = ScratchDir();
   const std::string out = dir + "/out";
   const std::string train = WriteFile(dir + "/train.csv", SyntheticTidyTable(20));
-  const std::vector<std::string> base = {"--method", "accelwattch", "--components", train, "--out", out + "/m.json"};
+  const std::vector<std::string> base = {"--method", "accelwattch", "--components",
+                                         train,      "--out",       out + "/m.json"};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> args = base;
     args.insert(args.end(), extra.begin(), extra.end());
@@ -186,23 +199,28 @@ TEST(AccelWattchStage, BadOptionsExit1NamingTheFlag) {
   ExpectExit(RunStage("wattcal-calibrate", with({"--bounds", "5:1"})), 1, {"upper bound", "1"});
   ExpectExit(RunStage("wattcal-calibrate", with({"--bounds", "FOO=1:2"})), 1, {"bounds", "FOO"});
   ExpectExit(RunStage("wattcal-calibrate", with({"--prior-weight", "-1"})), 1, {"--prior-weight"});
-  ExpectExit(RunStage("wattcal-calibrate", with({"--bounds", "INTP=2:3", "--bounds", "FPUP=0.1:1"})), 1,
-             {"no feasible value"});
-  ExpectExit(RunStage("wattcal-calibrate", {"--method", "accelwattch", "--out", out + "/m.json"}), 1,
-             {"--components"});
-  ExpectExit(RunStage("wattcal-calibrate", {"--train", train, "--out", out + "/m.json", "--bounds", "1:2"}), 1,
-             {"--method accelwattch"});
+  ExpectExit(
+      RunStage("wattcal-calibrate", with({"--bounds", "INTP=2:3", "--bounds", "FPUP=0.1:1"})), 1,
+      {"no feasible value"});
+  ExpectExit(RunStage("wattcal-calibrate", {"--method", "accelwattch", "--out", out + "/m.json"}),
+             1, {"--components"});
+  ExpectExit(RunStage("wattcal-calibrate",
+                      {"--train", train, "--out", out + "/m.json", "--bounds", "1:2"}),
+             1, {"--method accelwattch"});
   ExpectExit(RunStage("wattcal-validate", {"--components", train, "--mode", "dvfs", "--predictions",
                                            out + "/p.csv", "--metrics", out + "/m.json"}),
              1, {"--mode accelwattch"});
-  ExpectExit(RunStage("wattcal-validate", {"--components", train, "--mode", "accelwattch", "--train", train,
-                                           "--predictions", out + "/p.csv", "--metrics", out + "/m.json"}),
+  ExpectExit(RunStage("wattcal-validate",
+                      {"--components", train, "--mode", "accelwattch", "--train", train,
+                       "--predictions", out + "/p.csv", "--metrics", out + "/m.json"}),
              1, {"--mode accelwattch takes"});
-  ExpectExit(RunStage("wattcal-validate", {"--components", train, "--mode", "accelwattch", "--prior-weight",
-                                           "1", "--predictions", out + "/p.csv", "--metrics", out + "/m.json"}),
+  ExpectExit(RunStage("wattcal-validate",
+                      {"--components", train, "--mode", "accelwattch", "--prior-weight", "1",
+                       "--predictions", out + "/p.csv", "--metrics", out + "/m.json"}),
              1, {"--cv loko"});
-  ExpectExit(RunStage("wattcal-validate", {"--components", train, "--mode", "accelwattch", "--mape-ci", "z",
-                                           "--predictions", out + "/p.csv", "--metrics", out + "/m.json"}),
+  ExpectExit(RunStage("wattcal-validate",
+                      {"--components", train, "--mode", "accelwattch", "--mape-ci", "z",
+                       "--predictions", out + "/p.csv", "--metrics", out + "/m.json"}),
              1, {"--mape-ci"});
   EXPECT_FALSE(boost::filesystem::exists(out));
 }
@@ -213,9 +231,9 @@ TEST(AccelWattchStage, PublishedVoltaHwThroughTheExecutable) {
   WATTCAL_REQUIRE_DATASETS();
   const std::string dir = ScratchDir();
   const std::string table = Dataset("accelwattch/volta_qv100/per_kernel_hw.csv");
-  ExpectExit(RunStage("wattcal-validate", {"--components", table, "--mode", "accelwattch", "--mape-ci",
-                                           "normal-population-sd", "--predictions", dir + "/p.csv",
-                                           "--metrics", dir + "/m.json"}),
+  ExpectExit(RunStage("wattcal-validate", {"--components", table, "--mode", "accelwattch",
+                                           "--mape-ci", "normal-population-sd", "--predictions",
+                                           dir + "/p.csv", "--metrics", dir + "/m.json"}),
              0, {"MAPE 7.46 +/- 2.18 %"});
   const nlohmann::json m = nlohmann::json::parse(ReadFile(dir + "/m.json"));
   EXPECT_EQ(m["variant"], "published");

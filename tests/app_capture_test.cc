@@ -99,7 +99,9 @@ TEST(Marks, BrokenMarksNameTheirLine) {
   };
   const std::vector<Case> cases = {
       {"end steady 5\n", 1, {"unmatched end"}},
-      {"begin a 1\nbegin b 2\nend b 3\nend a 4\n", 2, {"'begin b' inside the window 'a' begun on line 1", "do not nest"}},
+      {"begin a 1\nbegin b 2\nend b 3\nend a 4\n",
+       2,
+       {"'begin b' inside the window 'a' begun on line 1", "do not nest"}},
       {"begin a 1\nend a 2\nbegin a 3\n", 3, {"never ended"}},
       {"begin a 10\nend b 20\n", 2, {"'end b' but the open window is 'a'"}},
       {"begin a 20\nend a 10\n", 2, {"before its begin on line 1"}},
@@ -140,7 +142,8 @@ TEST(Marks, CppHelperWritesWhatTheReaderReads) {
   for (const MarkedWindow& m : w) {
     EXPECT_LE(m.begin_ns, m.end_ns);
     EXPECT_LE(m.end_ns, now_ns);
-    EXPECT_GT(m.begin_ns, now_ns - int64_t{60} * 1000000000);  // CLOCK_REALTIME, the sampler's clock
+    EXPECT_GT(m.begin_ns,
+              now_ns - int64_t{60} * 1000000000);  // CLOCK_REALTIME, the sampler's clock
   }
   // Without WATTCAL_MARKS the program runs unchanged and writes nothing.
   ASSERT_EQ(unsetenv("WATTCAL_MARKS"), 0);
@@ -193,8 +196,9 @@ except wattcal_marks.MarkError:
     pass
 print("ok")
 )");
-  const std::string command = fmt::format("WATTCAL_MARKS='{}' PYTHONPATH='{}/python' '{}' '{}' 2>&1", marks,
-                                          WATTCAL_SOURCE_DIR, python, script);
+  const std::string command =
+      fmt::format("WATTCAL_MARKS='{}' PYTHONPATH='{}/python' '{}' '{}' 2>&1", marks,
+                  WATTCAL_SOURCE_DIR, python, script);
   FILE* pipe = popen(command.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   std::string out;
@@ -203,7 +207,9 @@ print("ok")
   while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
   const int status = pclose(pipe);
   ASSERT_EQ(WEXITSTATUS(status), 0) << out;
-  EXPECT_NE(out.find("refused: wattcal marks: 'begin inner' inside the open window 'outer'"), std::string::npos) << out;
+  EXPECT_NE(out.find("refused: wattcal marks: 'begin inner' inside the open window 'outer'"),
+            std::string::npos)
+      << out;
   const std::vector<MarkedWindow> w = ReadMarks(marks);
   ASSERT_EQ(w.size(), 4u);
   EXPECT_EQ(w[0].name, "steady");
@@ -302,7 +308,8 @@ std::string NcuRawPage(const std::vector<std::string>& metrics, int kernels, int
   auto q = [](const std::string& s) { return "\"" + s + "\""; };
   auto unit = [](const std::string& m) -> std::string {
     if (m.find("time_duration") != std::string::npos) return "nsecond";
-    if (m.find("cycles") != std::string::npos && m.find("per_second") == std::string::npos) return "cycle";
+    if (m.find("cycles") != std::string::npos && m.find("per_second") == std::string::npos)
+      return "cycle";
     if (m.find("bytes") != std::string::npos) return "byte";
     if (m.find("wavefronts") != std::string::npos) return "";
     if (m.find("pct") != std::string::npos) return "%";
@@ -310,20 +317,23 @@ std::string NcuRawPage(const std::vector<std::string>& metrics, int kernels, int
     return "inst";
   };
   std::string s = "==PROF== Connected to process 42 (/usr/bin/python3)\n";
-  std::string header = "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\","
-                       "\"Block Size\",\"Grid Size\",\"Device\",\"CC\"";
+  std::string header =
+      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\","
+      "\"Block Size\",\"Grid Size\",\"Device\",\"CC\"";
   std::string units = "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\"";
   for (const std::string& m : metrics) header += "," + q(m), units += "," + q(unit(m));
   s += header + "\n" + units + "\n";
   for (int k = 0; k < kernels; ++k) {
-    s += fmt::format("\"{}\",\"42\",\"python3\",\"127.0.0.1\",\"gemm_kernel_{}(float*, int)\",\"1\",\"7\","
-                     "\"(256, 1, 1)\",\"({}, 1, 1)\",\"0\",\"9.0\"",
-                     k, k % 2, 132 * (k + 1));
+    s += fmt::format(
+        "\"{}\",\"42\",\"python3\",\"127.0.0.1\",\"gemm_kernel_{}(float*, int)\",\"1\",\"7\","
+        "\"(256, 1, 1)\",\"({}, 1, 1)\",\"0\",\"9.0\"",
+        k, k % 2, 132 * (k + 1));
     for (size_t j = 0; j < metrics.size(); ++j) {
       const std::string& m = metrics[j];
       double v = 1.0e6 * (1 + (scale * 5 + k * 7 + static_cast<int>(j) * 13) % 40);
       if (m == "gpu__time_duration.sum") v = 1.5e6 * (k + 1);  // ns
-      if (m.find("cycles_elapsed") != std::string::npos || m.find("cycles_active") != std::string::npos) {
+      if (m.find("cycles_elapsed") != std::string::npos ||
+          m.find("cycles_active") != std::string::npos) {
         v = 2.97e6 * (k + 1);
       }
       if (m.find("pct") != std::string::npos) v = 50.0;
@@ -349,7 +359,8 @@ std::string WriteTestModel(const std::string& path) {
     m.idle_dyn_w_per_mhz.push_back(0.0);
   }
   m.component_w_per_mhz.assign(m.layout.num_components(), 0.0);
-  for (size_t i = 0; i < m.component_w_per_mhz.size(); ++i) m.component_w_per_mhz[i] = 0.01 * (1 + i % 4);
+  for (size_t i = 0; i < m.component_w_per_mhz.size(); ++i)
+    m.component_w_per_mhz[i] = 0.01 * (1 + i % 4);
   m.power_limit_w = 700.0;
   m.trained_on = "a model written by the test";
   return testing::WriteFile(path, ModelToJson(m));
@@ -372,7 +383,8 @@ Recorded NewRecording() {
   return r;
 }
 
-AppCaptureOptions Options(const Recorded& r, const std::string& name, std::vector<std::string> command) {
+AppCaptureOptions Options(const Recorded& r, const std::string& name,
+                          std::vector<std::string> command) {
   AppCaptureOptions o;
   o.out_dir = r.dir;
   o.name = name;
@@ -423,7 +435,8 @@ TEST(AppCapture, MarkedRunsAreWindowsWithTheirPowerAndCountersAndAddingAppends) 
     EXPECT_NEAR((w.end_us - w.start_us) * 1e-6, 0.8, 0.15);
   }
   EXPECT_GT(first[1].start_us, first[0].end_us + 100000);  // the idle gap before run 2
-  EXPECT_EQ(testing::ReadFile(r.dir + "/windows.csv").substr(0, 32), "kernel,start_us,end_us,run,mark\n");
+  EXPECT_EQ(testing::ReadFile(r.dir + "/windows.csv").substr(0, 32),
+            "kernel,start_us,end_us,run,mark\n");
   const std::vector<AppWindow> windows = ReadAppWindows(r.dir + "/windows.csv");
   ASSERT_EQ(windows.size(), 2u);
   EXPECT_EQ(windows[0].run, 1);
@@ -434,13 +447,16 @@ TEST(AppCapture, MarkedRunsAreWindowsWithTheirPowerAndCountersAndAddingAppends) 
   EXPECT_EQ(testing::ReadFile(r.dir + "/ncu/gemm.csv"), testing::ReadFile(r.page));
   // The counters run profiles only the marked windows' kernels (their NVTX range), clocks as they are.
   const std::string args = testing::ReadFile(r.args);
-  EXPECT_NE(args.find("--csv --page raw --clock-control none --target-processes all --metrics "), std::string::npos) << args;
+  EXPECT_NE(args.find("--csv --page raw --clock-control none --target-processes all --metrics "),
+            std::string::npos)
+      << args;
   EXPECT_NE(args.find("--nvtx --nvtx-include steady/ --log-file"), std::string::npos) << args;
   EXPECT_NE(args.find(" sh -c "), std::string::npos) << args;
   const std::vector<std::string> power = Lines(testing::ReadFile(r.dir + "/nvml_power.csv"));
-  EXPECT_EQ(power[0],
-            "timestamp_us,power_mw,power_instant_mw,energy_mj,sm_clock_mhz,mem_clock_mhz,temperature_c,"
-            "clocks_event_reasons,power_limit_mw");
+  EXPECT_EQ(
+      power[0],
+      "timestamp_us,power_mw,power_instant_mw,energy_mj,sm_clock_mhz,mem_clock_mhz,temperature_c,"
+      "clocks_event_reasons,power_limit_mw");
   EXPECT_GT(power.size(), 300u);
   const nlohmann::json j = nlohmann::json::parse(testing::ReadFile(r.dir + "/capture.json"));
   EXPECT_EQ(j["kind"], "apps");
@@ -464,9 +480,10 @@ TEST(AppCapture, MarkedRunsAreWindowsWithTheirPowerAndCountersAndAddingAppends) 
   const std::vector<std::string> power2 = Lines(testing::ReadFile(r.dir + "/nvml_power.csv"));
   EXPECT_GT(power2.size(), samples_before + 200);
   for (size_t i = 0; i < samples_before; ++i) ASSERT_EQ(power2[i], power[i]);  // nothing truncated
-  EXPECT_EQ(std::count(power2.begin(), power2.end(), power[0]), 1);           // one header
-  EXPECT_EQ(testing::ReadFile(r.args).find("--nvtx"), std::string::npos);     // unmarked: every kernel
-  EXPECT_EQ(nlohmann::json::parse(testing::ReadFile(r.dir + "/capture.json"))["recordings"].size(), 2u);
+  EXPECT_EQ(std::count(power2.begin(), power2.end(), power[0]), 1);            // one header
+  EXPECT_EQ(testing::ReadFile(r.args).find("--nvtx"), std::string::npos);  // unmarked: every kernel
+  EXPECT_EQ(nlohmann::json::parse(testing::ReadFile(r.dir + "/capture.json"))["recordings"].size(),
+            2u);
   for (const auto& entry : fs::recursive_directory_iterator(r.dir)) {
     EXPECT_EQ(entry.path().filename().string().find(".partial"), std::string::npos) << entry.path();
   }
@@ -475,26 +492,31 @@ TEST(AppCapture, MarkedRunsAreWindowsWithTheirPowerAndCountersAndAddingAppends) 
   const std::string scratch = fs::path(r.dir).parent_path().string();
   const std::string model = WriteTestModel(scratch + "/model.json");
   const testing::CommandResult with_power = testing::RunStage(
-      "wattcal-predict", {"--model", model, "--capture", r.dir, "--gpu", kH100, "--out", scratch + "/apps.csv",
-                          "--breakdown-out", scratch + "/breakdown.csv"});
+      "wattcal-predict", {"--model", model, "--capture", r.dir, "--gpu", kH100, "--out",
+                          scratch + "/apps.csv", "--breakdown-out", scratch + "/breakdown.csv"});
   ASSERT_EQ(with_power.exit_code, 0) << with_power.output;
-  EXPECT_NE(with_power.output.find("2 workloads predicted at 1980 MHz (board limit 700 W)"), std::string::npos)
+  EXPECT_NE(with_power.output.find("2 workloads predicted at 1980 MHz (board limit 700 W)"),
+            std::string::npos)
       << with_power.output;
   const auto rows = Rows(scratch + "/apps.csv");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].at("workload"), "gemm");
   EXPECT_EQ(rows[0].at("windows"), "2");
-  EXPECT_NEAR(std::stod(rows[0].at("measured_w")), LoadFileMeter::kLoadW, 0.03 * LoadFileMeter::kLoadW);
+  EXPECT_NEAR(std::stod(rows[0].at("measured_w")), LoadFileMeter::kLoadW,
+              0.03 * LoadFileMeter::kLoadW);
   EXPECT_EQ(rows[1].at("workload"), "idle_app");
-  EXPECT_NEAR(std::stod(rows[1].at("measured_w")), LoadFileMeter::kIdleW, 0.03 * LoadFileMeter::kIdleW);
+  EXPECT_NEAR(std::stod(rows[1].at("measured_w")), LoadFileMeter::kIdleW,
+              0.03 * LoadFileMeter::kIdleW);
   // duration = the export's summed gpu__time_duration (1.5 + 3.0 + 4.5 ms), energy = P x duration.
   EXPECT_NEAR(std::stod(rows[0].at("duration_s")), 0.009, 1e-9);
-  EXPECT_NEAR(std::stod(rows[0].at("energy_j")), std::stod(rows[0].at("predicted_w")) * 0.009, 1e-5);
+  EXPECT_NEAR(std::stod(rows[0].at("energy_j")), std::stod(rows[0].at("predicted_w")) * 0.009,
+              1e-5);
   const auto breakdown = Rows(scratch + "/breakdown.csv");
   ASSERT_EQ(breakdown.size(), 2u);
   double sum = 0.0;
   for (const auto& [column, value] : breakdown[0]) {
-    if (column != "workload" && column != "predicted_w" && column != "uncapped_w") sum += std::stod(value);
+    if (column != "workload" && column != "predicted_w" && column != "uncapped_w")
+      sum += std::stod(value);
   }
   EXPECT_NEAR(sum, std::stod(breakdown[0].at("uncapped_w")), 1e-4);
 
@@ -503,9 +525,10 @@ TEST(AppCapture, MarkedRunsAreWindowsWithTheirPowerAndCountersAndAddingAppends) 
       "wattcal-ingest", {"--capture", r.dir, "--gpu", kH100, "--tidy", scratch + "/measured.csv"});
   ASSERT_EQ(ingest.exit_code, 0) << ingest.output;
   const testing::CommandResult validate = testing::RunStage(
-      "wattcal-validate", {"--model", model, "--heldout", scratch + "/measured.csv", "--mode", "fixed",
-                           "--apps-predictions", scratch + "/validate_apps.csv", "--predictions",
-                           scratch + "/validate_predictions.csv", "--metrics", scratch + "/validate_metrics.json"});
+      "wattcal-validate",
+      {"--model", model, "--heldout", scratch + "/measured.csv", "--mode", "fixed",
+       "--apps-predictions", scratch + "/validate_apps.csv", "--predictions",
+       scratch + "/validate_predictions.csv", "--metrics", scratch + "/validate_metrics.json"});
   ASSERT_EQ(validate.exit_code, 0) << validate.output;
   const auto validated = Rows(scratch + "/validate_apps.csv");
   ASSERT_EQ(validated.size(), 2u);
@@ -516,7 +539,8 @@ TEST(AppCapture, MarkedRunsAreWindowsWithTheirPowerAndCountersAndAddingAppends) 
 
   // --per-workload: one row per application, its power the measured_w of the predictions.
   const testing::CommandResult per = testing::RunStage(
-      "wattcal-ingest", {"--capture", r.dir, "--gpu", kH100, "--per-workload", "--tidy", scratch + "/per.csv"});
+      "wattcal-ingest",
+      {"--capture", r.dir, "--gpu", kH100, "--per-workload", "--tidy", scratch + "/per.csv"});
   ASSERT_EQ(per.exit_code, 0) << per.output;
   const Corpus per_workload = ReadCorpus(scratch + "/per.csv");
   ASSERT_EQ(per_workload.rows(), 2);
@@ -529,9 +553,11 @@ TEST(AppCapture, MarkedRunsAreWindowsWithTheirPowerAndCountersAndAddingAppends) 
   // Without the power log: the same predictions, nothing measured.
   fs::rename(r.dir + "/nvml_power.csv", scratch + "/nvml_power.csv");
   const testing::CommandResult without = testing::RunStage(
-      "wattcal-predict", {"--model", model, "--capture", r.dir, "--gpu", kH100, "--out", scratch + "/apps_np.csv"});
+      "wattcal-predict",
+      {"--model", model, "--capture", r.dir, "--gpu", kH100, "--out", scratch + "/apps_np.csv"});
   ASSERT_EQ(without.exit_code, 0) << without.output;
-  EXPECT_NE(without.output.find("none measured (no power log)"), std::string::npos) << without.output;
+  EXPECT_NE(without.output.find("none measured (no power log)"), std::string::npos)
+      << without.output;
   const auto unmeasured = Rows(scratch + "/apps_np.csv");
   ASSERT_EQ(unmeasured.size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
@@ -546,7 +572,8 @@ TEST(AppCapture, MarkedRunsAreWindowsWithTheirPowerAndCountersAndAddingAppends) 
     RunAppCapture(o, FakeGpu(), meter, log);
     ADD_FAILURE() << "a second --counters for gemm was accepted";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("ncu/gemm.csv exists already"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ncu/gemm.csv exists already"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -555,7 +582,8 @@ std::map<std::string, std::string> Snapshot(const std::string& dir) {
   std::map<std::string, std::string> files;
   if (!fs::exists(dir)) return files;
   for (const auto& entry : fs::recursive_directory_iterator(dir)) {
-    files[fs::relative(entry.path(), dir).string()] = entry.is_regular_file() ? testing::ReadFile(entry.path()) : "<dir>";
+    files[fs::relative(entry.path(), dir).string()] =
+        entry.is_regular_file() ? testing::ReadFile(entry.path()) : "<dir>";
   }
   return files;
 }
@@ -564,42 +592,51 @@ TEST(AppCapture, AFailedRecordingLeavesTheDirectoryAsItWas) {
   const Recorded r = NewRecording();
   LoadFileMeter meter(r.load);
   // Into a new directory: nothing at all is left.
-  auto expect_error = [&](const AppCaptureOptions& o, const CaptureInfo& gpu, const std::vector<std::string>& parts) {
+  auto expect_error = [&](const AppCaptureOptions& o, const CaptureInfo& gpu,
+                          const std::vector<std::string>& parts) {
     const auto before = Snapshot(r.dir);
     try {
       RunAppCapture(o, gpu, meter, nullptr);
       ADD_FAILURE() << "accepted: " << parts.front();
     } catch (const std::exception& e) {
-      for (const std::string& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+      for (const std::string& p : parts)
+        EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
     }
     EXPECT_EQ(Snapshot(r.dir), before) << parts.front();
   };
-  expect_error(Options(r, "fails", {"sh", "-c", "exit 3"}), FakeGpu(), {"run 1 of 'fails': the command exited with status 3"});
+  expect_error(Options(r, "fails", {"sh", "-c", "exit 3"}), FakeGpu(),
+               {"run 1 of 'fails': the command exited with status 3"});
   EXPECT_FALSE(fs::exists(r.dir));
   expect_error(Options(r, "nosuch", {"/no/such/program"}), FakeGpu(), {"/no/such/program"});
-  expect_error(Options(r, "unmatched", {"sh", "-c", "echo \"end steady $(date +%s%N)\" >> \"$WATTCAL_MARKS\""}),
+  expect_error(Options(r, "unmatched",
+                       {"sh", "-c", "echo \"end steady $(date +%s%N)\" >> \"$WATTCAL_MARKS\""}),
                FakeGpu(), {"marks/unmatched.run1.txt:1", "unmatched end"});
   EXPECT_FALSE(fs::exists(r.dir));
 
   // Into an existing capture: its files are untouched.
   AppCaptureOptions ok = Options(r, "first", {"sleep", "0.3"});
   RunAppCapture(ok, FakeGpu(), meter, nullptr);
-  expect_error(Options(r, "fails", {"sh", "-c", "sleep 0.1; exit 4"}), FakeGpu(), {"exited with status 4"});
+  expect_error(Options(r, "fails", {"sh", "-c", "sleep 0.1; exit 4"}), FakeGpu(),
+               {"exited with status 4"});
   std::vector<std::string> two_names = MarkedProgram(r.load, 1, 0.2, "prefill");
   two_names[2] += MarkedProgram(r.load, 1, 0.2, "decode")[2];
-  expect_error(Options(r, "two", two_names), FakeGpu(), {"marks 2 different windows ('decode', 'prefill')", "--window"});
+  expect_error(Options(r, "two", two_names), FakeGpu(),
+               {"marks 2 different windows ('decode', 'prefill')", "--window"});
   AppCaptureOptions only = Options(r, "two", two_names);
   only.window = "missing";
   expect_error(only, FakeGpu(), {"no window named 'missing'"});
-  expect_error(Options(r, "other_gpu", {"true"}), FakeGpu("GPU-bbbbbbbb-1111-2222-3333-444444444444"),
-               {"recorded on NVIDIA H100 80GB HBM3 (GPU-aaaaaaaa", "one capture directory holds one GPU"});
+  expect_error(
+      Options(r, "other_gpu", {"true"}), FakeGpu("GPU-bbbbbbbb-1111-2222-3333-444444444444"),
+      {"recorded on NVIDIA H100 80GB HBM3 (GPU-aaaaaaaa", "one capture directory holds one GPU"});
   AppCaptureOptions counters = Options(r, "nokernels", {"true"});
   counters.counters = true;
-  testing::WriteFile(r.page, "==PROF== Connected to process 1\n==WARNING== No kernels were profiled.\n");
+  testing::WriteFile(r.page,
+                     "==PROF== Connected to process 1\n==WARNING== No kernels were profiled.\n");
   // ncu's own messages come with the error: the scratch log that held them goes with the failed
   // recording (seen on the H100: the error named a file that no longer existed).
   expect_error(counters, FakeGpu(),
-               {"ncu profiled no kernel of 'nokernels'", "ncu's last messages:", "==WARNING== No kernels were profiled."});
+               {"ncu profiled no kernel of 'nokernels'",
+                "ncu's last messages:", "==WARNING== No kernels were profiled."});
   // --window picks one of two names, and the counters follow that range.
   only.window = "decode";
   EXPECT_EQ(RunAppCapture(only, FakeGpu(), meter, nullptr).size(), 1u);
@@ -646,8 +683,10 @@ TEST_F(AppCaptureBinary, RecordsIngestsAndPredictsEndToEnd) {
   const Recorded r = NewRecording();
   setenv("FAKE_NVML_LOAD_FILE", r.load.c_str(), 1);
   testing::WriteFile(r.page, NcuRawPage(DescriptionMetrics(kH100), 4, 2));
-  std::vector<std::string> args = {"--app", "attention", "--out", r.dir, "--repeat", "2", "--gap-ms", "200",
-                                   "--sample-ms", "2", "--counters", "--ncu", r.ncu, "--gpu-description", kH100, "--"};
+  std::vector<std::string> args = {
+      "--app", "attention",   "--out", r.dir,        "--repeat", "2",   "--gap-ms",
+      "200",   "--sample-ms", "2",     "--counters", "--ncu",    r.ncu, "--gpu-description",
+      kH100,   "--"};
   const std::vector<std::string> program = MarkedProgram(r.load, 2, 0.7);
   args.insert(args.end(), program.begin(), program.end());
   const testing::CommandResult rec = testing::RunStage("wattcal-capture", args);
@@ -662,30 +701,37 @@ TEST_F(AppCaptureBinary, RecordsIngestsAndPredictsEndToEnd) {
   const std::string scratch = fs::path(r.dir).parent_path().string();
   const std::string model = WriteTestModel(scratch + "/model.json");
   const testing::CommandResult predict = testing::RunStage(
-      "wattcal-predict", {"--model", model, "--capture", r.dir, "--gpu", kH100, "--out", scratch + "/apps.csv"});
+      "wattcal-predict",
+      {"--model", model, "--capture", r.dir, "--gpu", kH100, "--out", scratch + "/apps.csv"});
   ASSERT_EQ(predict.exit_code, 0) << predict.output;
   const auto rows = Rows(scratch + "/apps.csv");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].at("windows"), "4");
-  EXPECT_NEAR(std::stod(rows[0].at("measured_w")), 380.0, 0.03 * 380.0);  // the stand-in's 80 + 300 W
+  EXPECT_NEAR(std::stod(rows[0].at("measured_w")), 380.0,
+              0.03 * 380.0);  // the stand-in's 80 + 300 W
 
   // Another GPU into the same directory is refused; so are suite options and a missing command.
   setenv("FAKE_NVML_UUID", "GPU-99999999-1111-2222-3333-444444444444", 1);
-  const testing::CommandResult other =
-      testing::RunStage("wattcal-capture", {"--app", "x", "--out", r.dir, "--gap-ms", "0", "--", "true"});
+  const testing::CommandResult other = testing::RunStage(
+      "wattcal-capture", {"--app", "x", "--out", r.dir, "--gap-ms", "0", "--", "true"});
   EXPECT_EQ(other.exit_code, 3) << other.output;
-  EXPECT_NE(other.output.find("one capture directory holds one GPU"), std::string::npos) << other.output;
+  EXPECT_NE(other.output.find("one capture directory holds one GPU"), std::string::npos)
+      << other.output;
   unsetenv("FAKE_NVML_UUID");
-  const testing::CommandResult suite_flag =
-      testing::RunStage("wattcal-capture", {"--app", "x", "--out", r.dir, "--seconds", "3", "--", "true"});
+  const testing::CommandResult suite_flag = testing::RunStage(
+      "wattcal-capture", {"--app", "x", "--out", r.dir, "--seconds", "3", "--", "true"});
   EXPECT_EQ(suite_flag.exit_code, 1) << suite_flag.output;
-  EXPECT_NE(suite_flag.output.find("--app records a program, not the suite: --seconds does not apply"),
-            std::string::npos)
+  EXPECT_NE(
+      suite_flag.output.find("--app records a program, not the suite: --seconds does not apply"),
+      std::string::npos)
       << suite_flag.output;
-  const testing::CommandResult no_command = testing::RunStage("wattcal-capture", {"--app", "x", "--out", r.dir});
+  const testing::CommandResult no_command =
+      testing::RunStage("wattcal-capture", {"--app", "x", "--out", r.dir});
   EXPECT_EQ(no_command.exit_code, 1) << no_command.output;
-  EXPECT_NE(no_command.output.find("give the command to record after --"), std::string::npos) << no_command.output;
-  const testing::CommandResult stray = testing::RunStage("wattcal-capture", {"--out", r.dir, "--", "true"});
+  EXPECT_NE(no_command.output.find("give the command to record after --"), std::string::npos)
+      << no_command.output;
+  const testing::CommandResult stray =
+      testing::RunStage("wattcal-capture", {"--out", r.dir, "--", "true"});
   EXPECT_EQ(stray.exit_code, 1) << stray.output;
   EXPECT_NE(stray.output.find("goes with --app NAME"), std::string::npos) << stray.output;
   // A marks file with an unmatched end: exit 2 naming its line, nothing written.
@@ -698,7 +744,8 @@ TEST_F(AppCaptureBinary, RecordsIngestsAndPredictsEndToEnd) {
   EXPECT_NE(bad.output.find("unmatched end"), std::string::npos) << bad.output;
   EXPECT_FALSE(fs::exists(fresh));
   // The suite refuses an existing capture directory.
-  const testing::CommandResult suite = testing::RunStage("wattcal-capture", {"--out", r.dir, "--only", "fp32_fma"});
+  const testing::CommandResult suite =
+      testing::RunStage("wattcal-capture", {"--out", r.dir, "--only", "fp32_fma"});
   EXPECT_EQ(suite.exit_code, 1) << suite.output;
   EXPECT_NE(suite.output.find("not empty"), std::string::npos) << suite.output;
 }
@@ -721,24 +768,29 @@ TEST(PredictCapture, BadCapturesAreClearErrorsAndLeaveNothing) {
   const std::string model = WriteTestModel(scratch + "/model.json");
   const std::string apps = scratch + "/apps";
   fs::create_directories(apps + "/ncu");
-  testing::WriteFile(apps + "/windows.csv", "kernel,start_us,end_us,run,mark\ngemm,1000000,2000000,1,\n");
+  testing::WriteFile(apps + "/windows.csv",
+                     "kernel,start_us,end_us,run,mark\ngemm,1000000,2000000,1,\n");
   const std::string out = scratch + "/out.csv";
   auto predict = [&](const std::vector<std::string>& extra) {
-    std::vector<std::string> args = {"--model", model, "--capture", apps, "--gpu", kH100, "--out", out};
+    std::vector<std::string> args = {"--model", model, "--capture", apps,
+                                     "--gpu",   kH100, "--out",     out};
     args.insert(args.end(), extra.begin(), extra.end());
     return testing::RunStage("wattcal-predict", args);
   };
   fs::remove(apps + "/ncu");
   testing::CommandResult r = predict({});
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("no counters: a capture needs ncu_raw.csv"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no counters: a capture needs ncu_raw.csv"), std::string::npos)
+      << r.output;
   EXPECT_FALSE(fs::exists(out));
   fs::create_directories(apps + "/ncu");
-  testing::WriteFile(apps + "/ncu/gemm.csv", "==PROF== Connected to process 1\n==WARNING== No kernels were profiled.\n");
+  testing::WriteFile(apps + "/ncu/gemm.csv",
+                     "==PROF== Connected to process 1\n==WARNING== No kernels were profiled.\n");
   r = predict({});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find(apps + "/ncu/gemm.csv"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("gemm.csv:2: Nsight Compute profiled no kernels"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("gemm.csv:2: Nsight Compute profiled no kernels"), std::string::npos)
+      << r.output;
   EXPECT_FALSE(fs::exists(out));
   testing::WriteFile(apps + "/ncu/other.csv", NcuRawPage(DescriptionMetrics(kH100), 1, 1));
   fs::remove(apps + "/ncu/gemm.csv");
@@ -752,8 +804,8 @@ TEST(PredictCapture, BadCapturesAreClearErrorsAndLeaveNothing) {
   // An output inside the capture that names one of its inputs, at any depth, is refused.
   testing::WriteFile(apps + "/ncu/gemm.csv", NcuRawPage(DescriptionMetrics(kH100), 1, 1));
   const std::string export_copy = testing::ReadFile(apps + "/ncu/gemm.csv");
-  r = testing::RunStage("wattcal-predict",
-                        {"--model", model, "--capture", apps, "--gpu", kH100, "--out", apps + "/ncu/gemm.csv"});
+  r = testing::RunStage("wattcal-predict", {"--model", model, "--capture", apps, "--gpu", kH100,
+                                            "--out", apps + "/ncu/gemm.csv"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("is the same file as input"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("(inside --capture)"), std::string::npos) << r.output;
@@ -770,12 +822,14 @@ namespace {
 // joined to windows by name, it is still refused, with advice that names no internal function.
 TEST(PredictCapture, ActivityOfAKernelLaunchedWithTwoGridSizes) {
   const std::string dir = testing::ScratchDir();
-  const std::string page = testing::WriteFile(dir + "/app.csv", NcuRawPage(DescriptionMetrics(kH100), 4, 1));
+  const std::string page =
+      testing::WriteFile(dir + "/app.csv", NcuRawPage(DescriptionMetrics(kH100), 4, 1));
   testing::CommandResult r = testing::RunStage(
       "wattcal-ingest", {"--counters", page, "--gpu", kH100, "--activity", dir + "/activity.csv"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("gemm_kernel_0(float*, int): 2 launches in 2 launch configurations summed"),
-            std::string::npos)
+  EXPECT_NE(
+      r.output.find("gemm_kernel_0(float*, int): 2 launches in 2 launch configurations summed"),
+      std::string::npos)
       << r.output;
   const Corpus activity = ReadCorpus(dir + "/activity.csv");
   ASSERT_EQ(activity.rows(), 2);
@@ -785,10 +839,12 @@ TEST(PredictCapture, ActivityOfAKernelLaunchedWithTwoGridSizes) {
   const std::vector<std::string> lines = Lines(testing::ReadFile(page));
   std::vector<Corpus> alone;
   for (int row : {0, 2}) {
-    const std::string one = testing::WriteFile(dir + fmt::format("/launch{}.csv", row),
-                                               lines[1] + "\n" + lines[2] + "\n" + lines[3 + row] + "\n");
+    const std::string one =
+        testing::WriteFile(dir + fmt::format("/launch{}.csv", row),
+                           lines[1] + "\n" + lines[2] + "\n" + lines[3 + row] + "\n");
     const testing::CommandResult a = testing::RunStage(
-        "wattcal-ingest", {"--counters", one, "--gpu", kH100, "--activity", dir + fmt::format("/a{}.csv", row)});
+        "wattcal-ingest",
+        {"--counters", one, "--gpu", kH100, "--activity", dir + fmt::format("/a{}.csv", row)});
     ASSERT_EQ(a.exit_code, 0) << a.output;
     alone.push_back(ReadCorpus(dir + fmt::format("/a{}.csv", row)));
   }
@@ -799,10 +855,13 @@ TEST(PredictCapture, ActivityOfAKernelLaunchedWithTwoGridSizes) {
   }
   const std::string windows = testing::WriteFile(
       dir + "/windows.csv", "kernel,start_us,end_us\ngemm_kernel_0,1000000,2000000\n");
-  const std::string log = testing::WriteFile(
-      dir + "/power.csv", "timestamp_us,power_mw,sm_clock_mhz,mem_clock_mhz\n900000,100000,1980,2619\n2100000,100000,1980,2619\n");
-  r = testing::RunStage("wattcal-ingest", {"--power-log", log, "--windows", windows, "--counters", page, "--gpu",
-                                           kH100, "--out", dir + "/k.csv", "--tidy", dir + "/t.csv"});
+  const std::string log =
+      testing::WriteFile(dir + "/power.csv",
+                         "timestamp_us,power_mw,sm_clock_mhz,mem_clock_mhz\n900000,100000,1980,"
+                         "2619\n2100000,100000,1980,2619\n");
+  r = testing::RunStage("wattcal-ingest",
+                        {"--power-log", log, "--windows", windows, "--counters", page, "--gpu",
+                         kH100, "--out", dir + "/k.csv", "--tidy", dir + "/t.csv"});
   testing::ExpectRefused(r, 2, {"runs with grid (396, 1, 1)"}, {dir + "/k.csv", dir + "/t.csv"});
   EXPECT_NE(r.output.find("one ncu/<workload>.csv per workload"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("ReadCounterLaunches"), std::string::npos) << r.output;

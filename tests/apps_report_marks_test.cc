@@ -15,18 +15,21 @@ namespace {
 TEST(AppsReportMarks, FlaggedWorkloadsAreMarkedInTheBreakdown) {
   const std::string dir = testing::ScratchDir();
   const std::string header =
-      "workload,predicted_w,uncapped_w,capped,duration_s,energy_j,flags,measured_w,error_pct,measured_flags,"
+      "workload,predicted_w,uncapped_w,capped,duration_s,energy_j,flags,measured_w,error_pct,"
+      "measured_flags,"
       "f_core_mhz,windows\n";
   const std::string predictions = testing::WriteFile(
       dir + "/apps_predictions.csv",
-      header + "plain,500,500,0,0.1,50,,510,-1.96,,1980,1\n"
-               "reduction,560,560,0,0.1,56,util_beyond_training:DRAM READ,520,7.7,,1980,1\n"
-               "dgemm,590,590,0,0.1,59,no_model_term:DMMA,690,-14.5,,1980,1\n");
-  const std::string breakdown = testing::WriteFile(dir + "/apps_breakdown.csv",
-                                                   "workload,predicted_w,uncapped_w,static_core_w,fp32_w\n"
-                                                   "plain,500,500,100,400\n"
-                                                   "reduction,560,560,100,460\n"
-                                                   "dgemm,590,590,100,490\n");
+      header +
+          "plain,500,500,0,0.1,50,,510,-1.96,,1980,1\n"
+          "reduction,560,560,0,0.1,56,util_beyond_training:DRAM READ,520,7.7,,1980,1\n"
+          "dgemm,590,590,0,0.1,59,no_model_term:DMMA,690,-14.5,,1980,1\n");
+  const std::string breakdown =
+      testing::WriteFile(dir + "/apps_breakdown.csv",
+                         "workload,predicted_w,uncapped_w,static_core_w,fp32_w\n"
+                         "plain,500,500,100,400\n"
+                         "reduction,560,560,100,460\n"
+                         "dgemm,590,590,100,490\n");
   const ReportApps apps = ReadReportApps(predictions, breakdown);
   ASSERT_EQ(apps.chart.bars.size(), 3u);
   EXPECT_EQ(apps.chart.bars[0].label, "plain");
@@ -34,9 +37,11 @@ TEST(AppsReportMarks, FlaggedWorkloadsAreMarkedInTheBreakdown) {
   EXPECT_EQ(apps.chart.bars[2].label, "dgemm †");
   EXPECT_NE(apps.chart.note.find("beyond the model's"), std::string::npos);
   // Nothing flagged: no mark, no footnote.
-  const std::string clean = testing::WriteFile(dir + "/clean.csv", header + "plain,500,500,0,0.1,50,,510,-1.96,,1980,1\n");
-  const std::string clean_breakdown =
-      testing::WriteFile(dir + "/clean_breakdown.csv", "workload,predicted_w,uncapped_w,static_core_w,fp32_w\nplain,500,500,100,400\n");
+  const std::string clean = testing::WriteFile(
+      dir + "/clean.csv", header + "plain,500,500,0,0.1,50,,510,-1.96,,1980,1\n");
+  const std::string clean_breakdown = testing::WriteFile(
+      dir + "/clean_breakdown.csv",
+      "workload,predicted_w,uncapped_w,static_core_w,fp32_w\nplain,500,500,100,400\n");
   const ReportApps none = ReadReportApps(clean, clean_breakdown);
   EXPECT_EQ(none.chart.bars[0].label, "plain");
   EXPECT_TRUE(none.chart.note.empty());

@@ -38,7 +38,8 @@ Corpus SyntheticCorpus(int benchmarks, uint64_t seed) {
   Corpus c;
   c.path = "synthetic_bootstrap.csv";
   c.kind = CorpusKind::kMeasured;
-  c.layout.domains = {{"core", kCoreMhz, {"FP32", "FP64", "INT", "SFU"}}, {"mem", kMemMhz, {"DRAM"}}};
+  c.layout.domains = {{"core", kCoreMhz, {"FP32", "FP64", "INT", "SFU"}},
+                      {"mem", kMemMhz, {"DRAM"}}};
   c.components_line = 1;
   c.defaults_line = 0;
   const int nc = 5;
@@ -126,7 +127,6 @@ TEST(Bootstrap, IntervalsCoverTheTruth) {
     // Informative: narrower than the coefficient itself.
     EXPECT_LT(p.second - p.first, kOmegaW[i] / freq[i]) << i;
     covered += covers(p, kOmegaW[i] / freq[i]);
-
   }
   // 6 identifiable coefficients at nominal 95% (percentile intervals with 40 benchmarks cover
   // a little less): most cover the truth.
@@ -147,7 +147,8 @@ TEST(Bootstrap, CoverageOverManyCorpora) {
     ++total;
     for (size_t i = 0; i < kOmegaW.size(); ++i) {
       const double truth = kOmegaW[i] / (i < 4 ? kCoreMhz : kMemMhz);
-      covered += ci.component_w_per_mhz[i].first <= truth && truth <= ci.component_w_per_mhz[i].second;
+      covered +=
+          ci.component_w_per_mhz[i].first <= truth && truth <= ci.component_w_per_mhz[i].second;
       ++total;
     }
   }
@@ -188,7 +189,8 @@ TEST(Bootstrap, ModelJsonRoundTrip) {
   const PowerModel model = Calibrate(SyntheticCorpus(15, 5), FixedOptions(30));
   const std::string text = ModelToJson(model);
   EXPECT_NE(text.find("\"coefficient_ci95\""), std::string::npos);
-  const std::string path = testing::WriteFile(testing::ScratchDir() + "/bootstrap_model.json", text);
+  const std::string path =
+      testing::WriteFile(testing::ScratchDir() + "/bootstrap_model.json", text);
   const PowerModel back = ReadModel(path);
   EXPECT_EQ(back.coefficient_ci95.bootstrap_replicates, 30);
   EXPECT_EQ(back.coefficient_ci95.seed, 1u);
@@ -196,7 +198,8 @@ TEST(Bootstrap, ModelJsonRoundTrip) {
   EXPECT_EQ(back.coefficient_ci95.idle_dyn_w_per_mhz, model.coefficient_ci95.idle_dyn_w_per_mhz);
   EXPECT_EQ(back.coefficient_ci95.component_w_per_mhz, model.coefficient_ci95.component_w_per_mhz);
   EXPECT_EQ(ModelToJson(back), text);
-  EXPECT_NE(FormatModelSummary(back).find("bootstrap 95% intervals (30 resamples"), std::string::npos);
+  EXPECT_NE(FormatModelSummary(back).find("bootstrap 95% intervals (30 resamples"),
+            std::string::npos);
   // A broken interval is an error naming it.
   std::string bad = text;
   const size_t at = bad.find("\"component_w_per_mhz\": [\n      [");
@@ -234,8 +237,8 @@ TEST(Bootstrap, CommandLine) {
   ASSERT_EQ(none.exit_code, 0) << none.output;
   EXPECT_EQ(testing::ReadFile(dir + "/c.json").find("coefficient_ci95"), std::string::npos);
   const testing::CommandResult dvfs = testing::RunStage(
-      "wattcal-calibrate", {"--train", train, "--out", dir + "/d.json", "--method", "dvfs",
-                            "--bootstrap", "10"});
+      "wattcal-calibrate",
+      {"--train", train, "--out", dir + "/d.json", "--method", "dvfs", "--bootstrap", "10"});
   EXPECT_EQ(dvfs.exit_code, 1);  // an option error (bootstrap is for the fixed method)
   EXPECT_NE(dvfs.output.find("--bootstrap"), std::string::npos) << dvfs.output;
   EXPECT_FALSE(testing::FileExists(dir + "/d.json"));

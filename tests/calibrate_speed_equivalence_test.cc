@@ -64,7 +64,9 @@ double JointCost(const Corpus& train, const PowerModel& model, const Calibration
     const double sq = e * e;
     switch (o.loss) {
       case FitLoss::kL2: cost += 0.5 * sq; break;
-      case FitLoss::kHuber: cost += 0.5 * (sq <= a * a ? sq : 2.0 * a * std::sqrt(sq) - a * a); break;
+      case FitLoss::kHuber:
+        cost += 0.5 * (sq <= a * a ? sq : 2.0 * a * std::sqrt(sq) - a * a);
+        break;
       case FitLoss::kCauchy: cost += 0.5 * a * a * std::log1p(sq / (a * a)); break;
     }
   }
@@ -130,8 +132,8 @@ Difference Compare(const PowerModel& fast, const PowerModel& reference) {
   }
   for (size_t k = 0; k < fast.voltage_rel.size(); ++k) {
     for (size_t j = 0; j < fast.voltage_rel[k].size(); ++j) {
-      d.max_voltage_abs = std::max(
-          d.max_voltage_abs, std::abs(fast.voltage_rel[k][j] - reference.voltage_rel[k][j]));
+      d.max_voltage_abs = std::max(d.max_voltage_abs,
+                                   std::abs(fast.voltage_rel[k][j] - reference.voltage_rel[k][j]));
     }
   }
   d.cost_rel = std::abs(fast.fit.final_cost - reference.fit.final_cost) /
@@ -161,8 +163,8 @@ TEST(CalibrateSpeedEquivalence, JointWithoutRoundsMatchesTheReferenceForEveryLos
       constexpr double kCostTolerance = 1e-7;
       constexpr double kCoefficientTolerance = 1e-4;
       constexpr double kVoltageTolerance = 1e-5;
-      EXPECT_LT(d.cost_rel, kCostTolerance) << what << ": " << fast.fit.final_cost << " vs "
-                                            << ref.fit.final_cost;
+      EXPECT_LT(d.cost_rel, kCostTolerance)
+          << what << ": " << fast.fit.final_cost << " vs " << ref.fit.final_cost;
       EXPECT_LT(d.max_coefficient_rel, kCoefficientTolerance) << what;
       EXPECT_LT(d.max_voltage_abs, kVoltageTolerance) << what;
       RecordProperty(what, ::testing::PrintToString(d.cost_rel) + " " +
@@ -194,7 +196,8 @@ TEST(CalibrateSpeedEquivalence, ActiveSetRoundsEndOnAFirstOrderPointNoWorseThanT
       EXPECT_LE(fast.fit.final_cost, ref.fit.final_cost * (1.0 + 1e-9)) << what;
       // The library's cost is the one written out here.
       EXPECT_NEAR(JointCost(c.train, fast, options), fast.fit.final_cost,
-                  1e-9 * fast.fit.final_cost) << what;
+                  1e-9 * fast.fit.final_cost)
+          << what;
       const double decrease = LargestFeasibleDecrease(c.train, fast, options);
       EXPECT_LT(decrease, kFirstOrderTolerance) << what;
       RecordProperty(what, ::testing::PrintToString(decrease) + " " +
@@ -267,10 +270,9 @@ TEST(CalibrateSpeedEquivalence, TitanXDefaultEndsOnAFirstOrderPointBelowTheRefer
     double final_cost;      // the default's, as recorded in expected/results.csv's runs
     double reference_cost;  // the reference's (the default before the rounds)
   };
-  for (const Case& k : {Case{"gpmtool_tpds2019/gtx_titan_x/train_micro_dvfs_11comp.csv",
-                             124061.0207, 125201.1119},
-                        Case{"gpmtool_tpds2019/gtx_titan_x/train_micro_dvfs_7comp.csv",
-                             54415.7, 55118.809}}) {
+  for (const Case& k :
+       {Case{"gpmtool_tpds2019/gtx_titan_x/train_micro_dvfs_11comp.csv", 124061.0207, 125201.1119},
+        Case{"gpmtool_tpds2019/gtx_titan_x/train_micro_dvfs_7comp.csv", 54415.7, 55118.809}}) {
     const Corpus train = ReadCorpus(testing::Dataset(k.file));
     CalibrationOptions options;
     options.show_progress = false;
@@ -305,7 +307,7 @@ TEST(CalibrateSpeedEquivalence, CompressedPairsFollowTheUncompressedPath) {
   const SyntheticCorpus c = GenerateSyntheticCorpus(CorruptedTwoDomainSpec(), SeedFromTestName());
   for (FitResidual residual : {FitResidual::kAbsolute, FitResidual::kRelative}) {
     for (FitLoss loss : {FitLoss::kL2, FitLoss::kHuber, FitLoss::kCauchy}) {
-      CalibrationOptions options;  // joint, two starts, compressed pairs
+      CalibrationOptions options;                 // joint, two starts, compressed pairs
       options.internal.joint_active_set = false;  // Ceres's own path, compared step for step
       options.loss = loss;
       options.residual = residual;
@@ -392,8 +394,8 @@ TEST(CalibrateSpeedEquivalence, ActiveSetRoundsOutOfIterationsAreNotConverged) {
 // 0.0024 point apart; the true model 0.7928%; 7 to 22 iterations against 46 to 66, but 12
 // against 9 at seed 12).
 TEST(CalibrateSpeedEquivalence, ActiveSetRoundsPredictVirtualGpusAsCeresOwnPath) {
-  const SyntheticSpec spec = ReadSyntheticSpec(std::string(WATTCAL_SOURCE_DIR) +
-                                               "/microbench_specs/virtual_gpu.json");
+  const SyntheticSpec spec =
+      ReadSyntheticSpec(std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/virtual_gpu.json");
   for (int seed : {1, 2, 9, 15}) {
     const SyntheticCorpus c = GenerateSyntheticCorpus(spec, seed);
     CalibrationOptions options;
@@ -404,7 +406,8 @@ TEST(CalibrateSpeedEquivalence, ActiveSetRoundsPredictVirtualGpusAsCeresOwnPath)
     const PowerModel former = Calibrate(c.train, ceres_path);
     EXPECT_TRUE(fast.fit.converged) << seed << ": " << fast.fit.termination;
     EXPECT_LE(fast.fit.final_cost, former.fit.final_cost * (1.0 + 1e-9)) << seed;
-    const double a = ComputeErrorMetrics(PredictHeldout(fast, c.heldout, PredictMode::kDvfs)).mape_pct;
+    const double a =
+        ComputeErrorMetrics(PredictHeldout(fast, c.heldout, PredictMode::kDvfs)).mape_pct;
     const double b =
         ComputeErrorMetrics(PredictHeldout(former, c.heldout, PredictMode::kDvfs)).mape_pct;
     EXPECT_NEAR(a, b, 0.01) << seed;
@@ -440,10 +443,9 @@ TEST(CalibrateSpeedEquivalence, TitanXCompressedPairsKeepTheReferencePath) {
     double final_cost;
     int iterations;
   };
-  for (const Case& k : {Case{"gpmtool_tpds2019/gtx_titan_x/train_micro_dvfs_11comp.csv",
-                             125201.1119, 58},
-                        Case{"gpmtool_tpds2019/gtx_titan_x/train_micro_dvfs_7comp.csv",
-                             55118.809, 61}}) {
+  for (const Case& k :
+       {Case{"gpmtool_tpds2019/gtx_titan_x/train_micro_dvfs_11comp.csv", 125201.1119, 58},
+        Case{"gpmtool_tpds2019/gtx_titan_x/train_micro_dvfs_7comp.csv", 55118.809, 61}}) {
     const Corpus train = ReadCorpus(testing::Dataset(k.file));
     CalibrationOptions options;  // the calibrate stage's default but Ceres's own bounds path
     options.show_progress = false;

@@ -27,14 +27,14 @@ using testing::SeedFromTestName;
 SyntheticSpec TwoDomainSpec() {
   SyntheticSpec s;
   s.name = "test-2d";
-  FrequencyDomain core{"core", 975,
-                       {"SP ADD", "SP MUL", "SP FMA", "INT", "DP", "SFU", "CF", "L2", "Shared"}};
+  FrequencyDomain core{
+      "core", 975, {"SP ADD", "SP MUL", "SP FMA", "INT", "DP", "SFU", "CF", "L2", "Shared"}};
   FrequencyDomain mem{"mem", 3505, {"DRAM"}};
   s.layout.domains = {core, mem};
   s.voltage = {{{595, 671, 747, 823, 899, 975, 1050, 1126, 1164}, 0.97, 0.00067},
                {{810, 3300, 3505, 4005}, 0.85, 0.0002}};
-  s.coefficients = {8.0, 35.0, 0.022, 0.006, 0.06, 0.05, 0.065, 0.07, 0.03, 0.07, 0.005, 0.055,
-                    0.04, 0.016};
+  s.coefficients = {8.0,  35.0, 0.022, 0.006, 0.06,  0.05, 0.065,
+                    0.07, 0.03, 0.07,  0.005, 0.055, 0.04, 0.016};
   s.microbenchmarks_per_component = 6;
   s.mix_microbenchmarks = 8;
   s.heldout_applications = 12;
@@ -64,7 +64,7 @@ struct Recovery {
   // the core voltage varies by 15%, and v_mem only at 810 MHz), so noise moves watts from
   // one to the other with almost no change in any prediction.
   double max_identifiable_rel_error = 0.0;
-  double max_voltage_abs_error = 0.0;      // over all levels
+  double max_voltage_abs_error = 0.0;  // over all levels
 };
 
 Recovery Compare(const PowerModel& fitted, const PowerModel& truth) {
@@ -336,7 +336,8 @@ TEST(CrossValidation, WholeBenchmarksPerFoldAndEveryRowOnce) {
 TEST(CrossValidation, FoldAssignmentIsSeededAndBalanced) {
   std::vector<std::string> names;
   for (int i = 0; i < 23; ++i) names.push_back("b" + std::to_string(i));
-  const auto a = AssignFolds(names, 5, 7), b = AssignFolds(names, 5, 7), c = AssignFolds(names, 5, 8);
+  const auto a = AssignFolds(names, 5, 7), b = AssignFolds(names, 5, 7),
+             c = AssignFolds(names, 5, 8);
   EXPECT_EQ(a, b);
   EXPECT_NE(a, c);
   for (const auto& fold : a) {

@@ -76,7 +76,8 @@ TEST(CaptureSuite, ThePlanCoversUnitsSweepsMixesAndIdleUnderUniqueNames) {
   std::set<KernelKind> kernels;
   for (const Benchmark& b : plan) {
     EXPECT_TRUE(names.insert(b.name).second) << "duplicate name " << b.name;
-    EXPECT_EQ(b.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_"), std::string::npos) << b.name;
+    EXPECT_EQ(b.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_"), std::string::npos)
+        << b.name;
     ++groups[b.group];
     kernels.insert(b.kernel);
     EXPECT_GE(b.blocks, 1) << b.name;
@@ -86,8 +87,8 @@ TEST(CaptureSuite, ThePlanCoversUnitsSweepsMixesAndIdleUnderUniqueNames) {
       EXPECT_FALSE(b.mix.Empty()) << b.name;
     }
   }
-  for (const char* g : {"idle", "unit", "tensor", "atomic", "occupancy", "fma_per_byte", "unit_mix", "sm_sweep",
-                        "lane_sweep", "toggle", "mix"}) {
+  for (const char* g : {"idle", "unit", "tensor", "atomic", "occupancy", "fma_per_byte", "unit_mix",
+                        "sm_sweep", "lane_sweep", "toggle", "mix"}) {
     EXPECT_GT(groups[g], 0) << g;
   }
   EXPECT_EQ(groups["mix"], options.mixes);
@@ -143,19 +144,28 @@ TEST(CaptureSuite, ThePlanCoversTensorFamiliesUnitsAtomicsAndTheToggleSweep) {
     int min_cc, max_cc;
   };
   const Family families[] = {
-      {"tensor_bf16", "tensor", "k_tensor_bf16", 80, 0},   {"tensor_tf32", "tensor", "k_tensor_tf32", 80, 0},
-      {"tensor_int8", "tensor", "k_tensor_int8", 80, 0},   {"tensor_fp64", "tensor", "k_tensor_fp64_dmma", 80, 0},
-      {"wgmma_fp16", "tensor", "k_wgmma_fp16", 90, 90},    {"wgmma_bf16", "tensor", "k_wgmma_bf16", 90, 90},
-      {"wgmma_fp8", "tensor", "k_wgmma_fp8", 90, 90},      {"fp64_mul", "unit", "k_fp64_mul", 70, 0},
-      {"int_mad", "unit", "k_int_mad", 70, 0},             {"sfu_ex2", "unit", "k_sfu_ex2", 70, 0},
-      {"sfu_rsqrt", "unit", "k_sfu_rsqrt", 70, 0},         {"convert", "unit", "k_convert", 70, 0},
-      {"l2_write", "unit", "k_l2_write", 70, 0},           {"shared_conflict", "unit", "k_shared_conflict", 70, 0},
-      {"atomic_global", "atomic", "k_atomic_global", 70, 0}, {"atomic_shared", "atomic", "k_atomic_shared", 70, 0},
+      {"tensor_bf16", "tensor", "k_tensor_bf16", 80, 0},
+      {"tensor_tf32", "tensor", "k_tensor_tf32", 80, 0},
+      {"tensor_int8", "tensor", "k_tensor_int8", 80, 0},
+      {"tensor_fp64", "tensor", "k_tensor_fp64_dmma", 80, 0},
+      {"wgmma_fp16", "tensor", "k_wgmma_fp16", 90, 90},
+      {"wgmma_bf16", "tensor", "k_wgmma_bf16", 90, 90},
+      {"wgmma_fp8", "tensor", "k_wgmma_fp8", 90, 90},
+      {"fp64_mul", "unit", "k_fp64_mul", 70, 0},
+      {"int_mad", "unit", "k_int_mad", 70, 0},
+      {"sfu_ex2", "unit", "k_sfu_ex2", 70, 0},
+      {"sfu_rsqrt", "unit", "k_sfu_rsqrt", 70, 0},
+      {"convert", "unit", "k_convert", 70, 0},
+      {"l2_write", "unit", "k_l2_write", 70, 0},
+      {"shared_conflict", "unit", "k_shared_conflict", 70, 0},
+      {"atomic_global", "atomic", "k_atomic_global", 70, 0},
+      {"atomic_shared", "atomic", "k_atomic_shared", 70, 0},
   };
   for (const Family& f : families) {
-    for (const auto& [suffix, group, blocks_per_sm] : {std::tuple<std::string, std::string, int>{"", f.group, 8},
-                                                       {"_occ_b1", "occupancy", 1},
-                                                       {"_occ_b2", "occupancy", 2}}) {
+    for (const auto& [suffix, group, blocks_per_sm] :
+         {std::tuple<std::string, std::string, int>{"", f.group, 8},
+          {"_occ_b1", "occupancy", 1},
+          {"_occ_b2", "occupancy", 2}}) {
       const std::string name = f.name + suffix;
       ASSERT_TRUE(by_name.count(name)) << name;
       const Benchmark& b = *by_name[name];
@@ -170,11 +180,13 @@ TEST(CaptureSuite, ThePlanCoversTensorFamiliesUnitsAtomicsAndTheToggleSweep) {
   }
   // The toggle sweep: three kernels x four toggle rates x three occupancies.
   int toggles = 0;
-  for (const auto& [name, kernel] : {std::pair<std::string, std::string>{"dram_write", "k_dram_write"},
-                                     {"dram_ld", "k_dram_ld"},
-                                     {"fp32_fma", "k_fp32_fma"}}) {
+  for (const auto& [name, kernel] :
+       {std::pair<std::string, std::string>{"dram_write", "k_dram_write"},
+        {"dram_ld", "k_dram_ld"},
+        {"fp32_fma", "k_fp32_fma"}}) {
     for (int pct : {0, 25, 50, 100}) {
-      for (const auto& [suffix, blocks_per_sm] : {std::pair<std::string, int>{"", 8}, {"_b1", 1}, {"_b2", 2}}) {
+      for (const auto& [suffix, blocks_per_sm] :
+           {std::pair<std::string, int>{"", 8}, {"_b1", 1}, {"_b2", 2}}) {
         const std::string n = fmt::format("toggle_{}_{:03d}{}", name, pct, suffix);
         ASSERT_TRUE(by_name.count(n)) << n;
         const Benchmark& b = *by_name[n];
@@ -200,10 +212,13 @@ TEST(CaptureSuite, ThePlanCoversTensorFamiliesUnitsAtomicsAndTheToggleSweep) {
   // --list names every family and says what each needs.
   const std::string listing = PlanListing(plan);
   EXPECT_EQ(Lines(listing)[0],
-            "name,group,kernel,blocks,threads,lanes,fma,int,fp64,sfu,shared,l2,dram,mma,min_cc,max_cc,toggle_pct");
-  EXPECT_NE(listing.find("\nwgmma_fp8,tensor,k_wgmma_fp8,1056,256,32,0,0,0,0,0,0,0,0,90,90,-1\n"), std::string::npos);
-  EXPECT_NE(listing.find("\ntoggle_dram_ld_050_b2,toggle,k_dram_ld,264,256,32,0,0,0,0,0,0,0,0,70,0,50\n"),
+            "name,group,kernel,blocks,threads,lanes,fma,int,fp64,sfu,shared,l2,dram,mma,min_cc,max_"
+            "cc,toggle_pct");
+  EXPECT_NE(listing.find("\nwgmma_fp8,tensor,k_wgmma_fp8,1056,256,32,0,0,0,0,0,0,0,0,90,90,-1\n"),
             std::string::npos);
+  EXPECT_NE(
+      listing.find("\ntoggle_dram_ld_050_b2,toggle,k_dram_ld,264,256,32,0,0,0,0,0,0,0,0,70,0,50\n"),
+      std::string::npos);
 }
 
 // The GPU's compute capability decides, in host code, which benchmarks run: sm_80's mma.sync
@@ -223,7 +238,8 @@ TEST(CaptureSuite, PlanForGpuLeavesOutWhatTheComputeCapabilityCannotRun) {
     return names;
   };
   const std::set<std::string> wgmma = family({"wgmma_fp16", "wgmma_bf16", "wgmma_fp8"});
-  std::set<std::string> sm80_and_wgmma = family({"tensor_bf16", "tensor_tf32", "tensor_int8", "tensor_fp64"});
+  std::set<std::string> sm80_and_wgmma =
+      family({"tensor_bf16", "tensor_tf32", "tensor_int8", "tensor_fp64"});
   sm80_and_wgmma.insert(wgmma.begin(), wgmma.end());
 
   std::vector<SkippedBenchmark> skipped;
@@ -233,12 +249,15 @@ TEST(CaptureSuite, PlanForGpuLeavesOutWhatTheComputeCapabilityCannotRun) {
   EXPECT_EQ(runs.size() + skipped.size(), plan.size());
   for (const SkippedBenchmark& s : skipped) {
     EXPECT_NE(s.reason.find("this GPU is 7.5"), std::string::npos) << s.reason;
-    EXPECT_NE(s.reason.find(wgmma.count(s.name) ? "9.0 or newer" : "8.0 or newer"), std::string::npos) << s.reason;
+    EXPECT_NE(s.reason.find(wgmma.count(s.name) ? "9.0 or newer" : "8.0 or newer"),
+              std::string::npos)
+        << s.reason;
   }
   const std::string listing = SkippedListing(skipped);
   EXPECT_EQ(Lines(listing).size(), 7u) << listing;  // one line per kernel (its reason)
-  EXPECT_NE(listing.find("not run: tensor_fp64, tensor_fp64_occ_b1, tensor_fp64_occ_b2: k_tensor_fp64_dmma "
-                         "needs compute capability 8.0 or newer (mma.sync f64, DMMA); this GPU is 7.5\n"),
+  EXPECT_NE(listing.find(
+                "not run: tensor_fp64, tensor_fp64_occ_b1, tensor_fp64_occ_b2: k_tensor_fp64_dmma "
+                "needs compute capability 8.0 or newer (mma.sync f64, DMMA); this GPU is 7.5\n"),
             std::string::npos)
       << listing;
   // The order of the plan is kept.
@@ -249,8 +268,9 @@ TEST(CaptureSuite, PlanForGpuLeavesOutWhatTheComputeCapabilityCannotRun) {
     EXPECT_EQ(names_of(skipped), wgmma) << cc;
     EXPECT_EQ(runs.size(), plan.size() - 9) << cc;
   }
-  EXPECT_NE(skipped[0].reason.find("k_wgmma_fp16 needs compute capability 9.0 or newer (wgmma.mma_async, sm_90a: "
-                                   "Hopper); this GPU is 8.9"),
+  EXPECT_NE(skipped[0].reason.find(
+                "k_wgmma_fp16 needs compute capability 9.0 or newer (wgmma.mma_async, sm_90a: "
+                "Hopper); this GPU is 8.9"),
             std::string::npos)
       << skipped[0].reason;
   // Hopper (9.0): everything.
@@ -261,11 +281,13 @@ TEST(CaptureSuite, PlanForGpuLeavesOutWhatTheComputeCapabilityCannotRun) {
   // Newer than Hopper: sm_90a code does not run there.
   runs = PlanForGpu(plan, 100, &skipped);
   EXPECT_EQ(names_of(skipped), wgmma);
-  EXPECT_NE(skipped[0].reason.find("runs only up to compute capability 9.0"), std::string::npos) << skipped[0].reason;
+  EXPECT_NE(skipped[0].reason.find("runs only up to compute capability 9.0"), std::string::npos)
+      << skipped[0].reason;
   EXPECT_NE(skipped[0].reason.find("this GPU is 10.0"), std::string::npos) << skipped[0].reason;
   // What only the device knows (code a build lacks for this GPU) is added to the same list.
   runs = PlanForGpu(plan, 90, &skipped, [](const Benchmark& b) {
-    return b.kernel == KernelKind::kWgmmaFp8 ? std::string("k_wgmma_fp8 has no code for this GPU") : std::string();
+    return b.kernel == KernelKind::kWgmmaFp8 ? std::string("k_wgmma_fp8 has no code for this GPU")
+                                             : std::string();
   });
   EXPECT_EQ(names_of(skipped), family({"wgmma_fp8"}));
   EXPECT_EQ(skipped[0].reason, "k_wgmma_fp8 has no code for this GPU");
@@ -282,7 +304,8 @@ TEST(CaptureSuite, PlanForGpuLeavesOutWhatTheComputeCapabilityCannotRun) {
 TEST(CaptureSuite, MixesFollowTheSeedAndTheGridFollowsTheSmCount) {
   SuiteOptions a, b;
   b.seed = 2;
-  const std::vector<Benchmark> pa = BuildSuitePlan(a), pa2 = BuildSuitePlan(a), pb = BuildSuitePlan(b);
+  const std::vector<Benchmark> pa = BuildSuitePlan(a), pa2 = BuildSuitePlan(a),
+                               pb = BuildSuitePlan(b);
   ASSERT_EQ(pa.size(), pb.size());
   EXPECT_EQ(PlanListing(pa), PlanListing(pa2));
   EXPECT_NE(PlanListing(pa), PlanListing(pb));
@@ -323,7 +346,8 @@ TEST(CaptureSuite, IterationCounts) {
 
 TEST(CaptureSuite, ProfilePlanRoundTripsAndBadLinesNameTheirLine) {
   const std::string dir = testing::ScratchDir();
-  const std::vector<ProfileEntry> entries = {{"int_add", 565}, {"mix001_f1_i0_d0_s0_h0_l0_m1_t0_b4", 3}};
+  const std::vector<ProfileEntry> entries = {{"int_add", 565},
+                                             {"mix001_f1_i0_d0_s0_h0_l0_m1_t0_b4", 3}};
   testing::WriteFile(dir + "/plan.csv", ProfilePlanCsv(entries));
   const std::vector<ProfileEntry> back = ReadProfilePlan(dir + "/plan.csv");
   ASSERT_EQ(back.size(), 2u);
@@ -350,8 +374,10 @@ TEST(CaptureSuite, MetricsAreTheDescriptionsOwn) {
     const std::vector<std::string> d = DefaultMetrics();
     return std::set<std::string>(d.begin(), d.end());
   }();
-  for (const std::string& x : m) EXPECT_TRUE(defaults.count(x)) << x << " is not in the default list";
-  const std::vector<std::string> cmd = NcuCommand("ncu", {"a.sum", "b.avg"}, {"/bin/wattcal-capture", "--profile-plan", "p"});
+  for (const std::string& x : m)
+    EXPECT_TRUE(defaults.count(x)) << x << " is not in the default list";
+  const std::vector<std::string> cmd =
+      NcuCommand("ncu", {"a.sum", "b.avg"}, {"/bin/wattcal-capture", "--profile-plan", "p"});
   const std::string line = ShellJoin(cmd);
   EXPECT_NE(line.find("'--clock-control' 'none'"), std::string::npos) << line;
   EXPECT_NE(line.find("'--metrics' 'a.sum,b.avg'"), std::string::npos) << line;
@@ -368,26 +394,30 @@ TEST(CaptureSuite, PowerLogColumnsAreThoseTheFirstReadingGave) {
   s.has_clocks_event_reasons = true;
   s.clocks_event_reasons = 0x4;
   const PowerColumns columns = PowerColumns::Of(s);
-  EXPECT_EQ(PowerLogHeader(columns), "timestamp_us,power_mw,energy_mj,sm_clock_mhz,clocks_event_reasons\n");
+  EXPECT_EQ(PowerLogHeader(columns),
+            "timestamp_us,power_mw,energy_mj,sm_clock_mhz,clocks_event_reasons\n");
   EXPECT_EQ(PowerLogLine(s, columns), "1795519843106649,71158,3001646,345,0x4\n");
   s.sm_clock_mhz = -1;  // refused later: N/A
   EXPECT_EQ(PowerLogLine(s, columns), "1795519843106649,71158,3001646,N/A,0x4\n");
-  EXPECT_EQ(PowerLogHeader(),
-            "timestamp_us,power_mw,power_instant_mw,energy_mj,sm_clock_mhz,mem_clock_mhz,temperature_c,"
-            "clocks_event_reasons,power_limit_mw\n");
+  EXPECT_EQ(
+      PowerLogHeader(),
+      "timestamp_us,power_mw,power_instant_mw,energy_mj,sm_clock_mhz,mem_clock_mhz,temperature_c,"
+      "clocks_event_reasons,power_limit_mw\n");
 }
 
 // The counters run with a stand-in for ncu (a script that prints its arguments the way ncu
 // prints its tool lines): the command line, stdout -> ncu_raw.csv, stderr -> ncu_stderr.log.
 TEST(CaptureSuite, CountersRunNcuAndKeepItsStdoutAsTheRawPage) {
   const std::string dir = testing::ScratchDir();
-  const std::string fake = testing::WriteFile(dir + "/ncu", "#!/bin/sh\necho \"==PROF== args: $*\"\necho oops >&2\nexit 0\n");
+  const std::string fake = testing::WriteFile(
+      dir + "/ncu", "#!/bin/sh\necho \"==PROF== args: $*\"\necho oops >&2\nexit 0\n");
   fs::permissions(fake, fs::perms::owner_all);
   EXPECT_EQ(FindProgram(fake), fake);
   EXPECT_EQ(FindProgram(dir + "/absent"), "");
   EXPECT_EQ(FindProgram("sh").empty(), false);  // found on the PATH
   std::string error;
-  ASSERT_TRUE(RunCounters(fake, {"a.sum", "b.avg"}, {"/x/wattcal-capture", "--profile-plan", "p.csv"}, dir, &error))
+  ASSERT_TRUE(RunCounters(fake, {"a.sum", "b.avg"},
+                          {"/x/wattcal-capture", "--profile-plan", "p.csv"}, dir, &error))
       << error;
   const std::string raw = testing::ReadFile(dir + "/ncu_raw.csv");
   EXPECT_EQ(raw,
@@ -398,7 +428,8 @@ TEST(CaptureSuite, CountersRunNcuAndKeepItsStdoutAsTheRawPage) {
   EXPECT_FALSE(RunCounters(fake, {"a.sum"}, {"x"}, dir, &error));
   EXPECT_NE(error.find("exited with status 7"), std::string::npos) << error;
   EXPECT_NE(error.find("ncu_stderr.log"), std::string::npos) << error;
-  EXPECT_EQ(LastLineOf(ShellJoin({"printf", "NVIDIA (R) Nsight Compute\\nVersion 2025.3\\n"})), "Version 2025.3");
+  EXPECT_EQ(LastLineOf(ShellJoin({"printf", "NVIDIA (R) Nsight Compute\\nVersion 2025.3\\n"})),
+            "Version 2025.3");
 }
 
 TEST(CaptureSuite, MissingNvmlIsAClearError) {
@@ -419,7 +450,9 @@ class SimulatedGpu : public BenchmarkDevice, public PowerMeter {
     return 0.001 * static_cast<double>(iters);
   }
   void Launch(const Benchmark& b, int64_t iters) override {
-    running_w_ = b.group == "idle" ? 90.0 : b.group == "mix" ? 300.0 + 10.0 * b.mix.fma : 250.0 + b.blocks % 97;
+    running_w_ = b.group == "idle"  ? 90.0
+                 : b.group == "mix" ? 300.0 + 10.0 * b.mix.fma
+                                    : 250.0 + b.blocks % 97;
     std::this_thread::sleep_for(std::chrono::microseconds(std::min<int64_t>(iters, 2000)));
   }
   void Synchronize() override { running_w_ = 72.0; }
@@ -466,34 +499,44 @@ class SimulatedGpu : public BenchmarkDevice, public PowerMeter {
 
 // Nsight Compute's raw page for the profile plan, as ncu prints it (tool lines, header, units
 // row, digit grouping), with made-up but well-formed counts of every metric asked for.
-std::string SyntheticNcuRaw(const std::vector<Benchmark>& plan, const std::vector<ProfileEntry>& profile,
+std::string SyntheticNcuRaw(const std::vector<Benchmark>& plan,
+                            const std::vector<ProfileEntry>& profile,
                             const std::vector<std::string>& metrics) {
   std::map<std::string, const Benchmark*> by_name;
   for (const Benchmark& b : plan) by_name[b.name] = &b;
   auto q = [](const std::string& s) { return "\"" + s + "\""; };
   auto unit = [](const std::string& m) -> std::string {
     if (m.find("time_duration") != std::string::npos) return "ns";
-    if (m.find("cycles") != std::string::npos && m.find("per_second") == std::string::npos) return "cycle";
+    if (m.find("cycles") != std::string::npos && m.find("per_second") == std::string::npos)
+      return "cycle";
     if (m.find("bytes") != std::string::npos) return "byte";
     if (m.find("wavefronts") != std::string::npos) return "";
     if (m.find("pct") != std::string::npos) return "%";
     return "inst";
   };
-  std::string s = "==WARNING== Note: Running with unmodified GPU clocks.\n==PROF== Connected to process 1 (wattcal-capture)\n";
-  std::string header = "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\"";
+  std::string s =
+      "==WARNING== Note: Running with unmodified GPU clocks.\n==PROF== Connected to process 1 "
+      "(wattcal-capture)\n";
+  std::string header =
+      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel "
+      "Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\"";
   std::string units = "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\"";
   for (const std::string& m : metrics) header += "," + q(m), units += "," + q(unit(m));
   s += header + "\n" + units + "\n";
   int id = 0;
   for (const ProfileEntry& e : profile) {
     const Benchmark& b = *by_name.at(e.name);
-    s += fmt::format("\"{}\",\"1\",\"wattcal-capture\",\"127.0.0.1\",\"{}\",\"1\",\"7\",\"({}, 1, 1)\",\"({}, 1, 1)\",\"0\",\"9.0\"",
-                     id, KernelName(b.kernel), b.threads, b.blocks);
+    s += fmt::format(
+        "\"{}\",\"1\",\"wattcal-capture\",\"127.0.0.1\",\"{}\",\"1\",\"7\",\"({}, 1, 1)\",\"({}, "
+        "1, 1)\",\"0\",\"9.0\"",
+        id, KernelName(b.kernel), b.threads, b.blocks);
     for (size_t j = 0; j < metrics.size(); ++j) {
       const std::string& m = metrics[j];
       double v = 1.0e3 * (1 + (id * 7 + static_cast<int>(j) * 13) % 50);
       if (m == "gpu__time_duration.sum") v = 2.0e6;
-      if (m.find("cycles_elapsed") != std::string::npos || m.find("cycles_active") != std::string::npos) v = 3.96e6;
+      if (m.find("cycles_elapsed") != std::string::npos ||
+          m.find("cycles_active") != std::string::npos)
+        v = 3.96e6;
       s += "," + q(fmt::format("{:.0f}", v));
     }
     s += "\n";
@@ -523,7 +566,8 @@ TEST(CaptureSuite, TheRunWritesACaptureThatIngestsUnchanged) {
   });
   EXPECT_EQ(gpu.locks_, 0);  // clocks are never touched by default
   EXPECT_EQ(progress_lines, static_cast<int>(plan.size()));
-  EXPECT_NE(last_progress.find(fmt::format("[{}/{}]", plan.size(), plan.size())), std::string::npos) << last_progress;
+  EXPECT_NE(last_progress.find(fmt::format("[{}/{}]", plan.size(), plan.size())), std::string::npos)
+      << last_progress;
   EXPECT_NE(last_progress.find("left"), std::string::npos) << last_progress;
   ASSERT_EQ(r.windows.size(), plan.size());
   ASSERT_EQ(r.profile.size(), plan.size());
@@ -544,15 +588,17 @@ TEST(CaptureSuite, TheRunWritesACaptureThatIngestsUnchanged) {
   ASSERT_EQ(windows.size(), plan.size() + 1);
   EXPECT_EQ(windows[0], "kernel,start_us,end_us,launches,iters,blocks,threads,lanes");
   const std::vector<std::string> power = Lines(testing::ReadFile(dir + "/nvml_power.csv"));
-  EXPECT_EQ(power[0],
-            "timestamp_us,power_mw,power_instant_mw,energy_mj,sm_clock_mhz,mem_clock_mhz,temperature_c,"
-            "clocks_event_reasons,power_limit_mw");
+  EXPECT_EQ(
+      power[0],
+      "timestamp_us,power_mw,power_instant_mw,energy_mj,sm_clock_mhz,mem_clock_mhz,temperature_c,"
+      "clocks_event_reasons,power_limit_mw");
   EXPECT_GT(power.size(), 1000u);
   EXPECT_EQ(Lines(testing::ReadFile(dir + "/idle_windows.csv"))[0], "kernel,start_us,end_us");
   EXPECT_EQ(ReadProfilePlan(dir + "/profile_plan.csv").size(), plan.size());
 
   // Counters as ncu would print them for the profile plan, then wattcal-ingest --capture.
-  testing::WriteFile(dir + "/ncu_raw.csv", SyntheticNcuRaw(plan, r.profile, DescriptionMetrics(kH100)));
+  testing::WriteFile(dir + "/ncu_raw.csv",
+                     SyntheticNcuRaw(plan, r.profile, DescriptionMetrics(kH100)));
   const std::string out = scratch;
   const testing::CommandResult ingest = testing::RunStage(
       "wattcal-ingest", {"--capture", dir, "--gpu", kH100, "--settle-ms", "5", "--tidy",
@@ -601,27 +647,45 @@ TEST(CaptureSuite, LockedClocksAreResetAfterEveryPass) {
 std::string CaptureBinary() { return std::string(WATTCAL_BIN_DIR) + "/wattcal-capture"; }
 
 TEST(CaptureSuiteGpu, ListNeedsNoGpu) {
-  if (!testing::FileExists(CaptureBinary())) GTEST_SKIP() << "wattcal-capture was not built (no CUDA toolkit found by CMake)";
+  if (!testing::FileExists(CaptureBinary()))
+    GTEST_SKIP() << "wattcal-capture was not built (no CUDA toolkit found by CMake)";
   const testing::CommandResult r = testing::RunStage("wattcal-capture", {"--list"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_GE(Lines(r.output).size(), 101u);
   EXPECT_NE(r.output.find("sm_sweep_int_add_132"), std::string::npos);
   // Every family, whatever GPU (or none) this machine has.
-  for (const char* name : {"tensor_bf16,", "tensor_tf32,", "tensor_int8,", "tensor_fp64,", "wgmma_fp16,",
-                           "wgmma_bf16,", "wgmma_fp8,", "fp64_mul,", "int_mad,", "sfu_ex2,", "sfu_rsqrt,",
-                           "convert,", "l2_write,", "atomic_global,", "atomic_shared,", "shared_conflict,",
-                           "toggle_dram_write_000,", "toggle_dram_ld_025,", "toggle_fp32_fma_100_b2,",
+  for (const char* name : {"tensor_bf16,",
+                           "tensor_tf32,",
+                           "tensor_int8,",
+                           "tensor_fp64,",
+                           "wgmma_fp16,",
+                           "wgmma_bf16,",
+                           "wgmma_fp8,",
+                           "fp64_mul,",
+                           "int_mad,",
+                           "sfu_ex2,",
+                           "sfu_rsqrt,",
+                           "convert,",
+                           "l2_write,",
+                           "atomic_global,",
+                           "atomic_shared,",
+                           "shared_conflict,",
+                           "toggle_dram_write_000,",
+                           "toggle_dram_ld_025,",
+                           "toggle_fp32_fma_100_b2,",
                            "wgmma_fp8_occ_b1,"}) {
     EXPECT_NE(r.output.find(std::string("\n") + name), std::string::npos) << name;
   }
 }
 
 TEST(CaptureSuiteGpu, ShortRunOnThisGpuIngests) {
-  if (!testing::FileExists(CaptureBinary())) GTEST_SKIP() << "wattcal-capture was not built (no CUDA toolkit found by CMake)";
+  if (!testing::FileExists(CaptureBinary()))
+    GTEST_SKIP() << "wattcal-capture was not built (no CUDA toolkit found by CMake)";
   const std::string scratch = testing::ScratchDir();
   const std::string dir = scratch + "/capture";
   const testing::CommandResult r = testing::RunStage(
-      "wattcal-capture", {"--out", dir, "--only", "idle_sleep,int_add,fp32_fma,tensor_fp16,dram_ld,sm_sweep_int_add_001",
+      "wattcal-capture", {"--out", dir, "--only",
+                          "idle_sleep,int_add,fp32_fma,tensor_fp16,dram_ld,sm_sweep_int_add_001",
                           "--seconds", "0.5", "--gap-ms", "100", "--idle-s", "0.5"});
   if (r.exit_code == 2 && (r.output.find("no CUDA GPU answers") != std::string::npos ||
                            r.output.find("NVML is not available") != std::string::npos)) {
@@ -633,18 +697,22 @@ TEST(CaptureSuiteGpu, ShortRunOnThisGpuIngests) {
   ASSERT_EQ(windows.size(), 7u);
   // Counters: the real ones when ncu is on the PATH, else synthetic ones for the same plan.
   const testing::CommandResult with_counters = testing::RunStage(
-      "wattcal-capture", {"--out", dir, "--only", "idle_sleep,int_add,fp32_fma,tensor_fp16,dram_ld,sm_sweep_int_add_001",
-                          "--seconds", "0.5", "--gap-ms", "100", "--idle-s", "0.5", "--counters",
-                          "--gpu-description", kH100});
+      "wattcal-capture",
+      {"--out", dir, "--only",
+       "idle_sleep,int_add,fp32_fma,tensor_fp16,dram_ld,sm_sweep_int_add_001", "--seconds", "0.5",
+       "--gap-ms", "100", "--idle-s", "0.5", "--counters", "--gpu-description", kH100});
   if (with_counters.exit_code != 0) {
     EXPECT_NE(with_counters.output.find("ncu"), std::string::npos) << with_counters.output;
     std::vector<Benchmark> plan;
     std::string error;
     SuiteOptions suite;
-    suite.sm_count = nlohmann::json::parse(testing::ReadFile(dir + "/capture.json"))["gpu"]["sm_count"].get<int>();
+    suite.sm_count =
+        nlohmann::json::parse(testing::ReadFile(dir + "/capture.json"))["gpu"]["sm_count"]
+            .get<int>();
     ASSERT_TRUE(SelectBenchmarks(BuildSuitePlan(suite), "", &plan, &error));
-    testing::WriteFile(dir + "/ncu_raw.csv", SyntheticNcuRaw(plan, ReadProfilePlan(dir + "/profile_plan.csv"),
-                                                             DescriptionMetrics(kH100)));
+    testing::WriteFile(dir + "/ncu_raw.csv",
+                       SyntheticNcuRaw(plan, ReadProfilePlan(dir + "/profile_plan.csv"),
+                                       DescriptionMetrics(kH100)));
   }
   const std::string out = scratch;
   const testing::CommandResult ingest = testing::RunStage(

@@ -26,7 +26,8 @@ using testing::Dataset;
 std::string H100(const std::string& folder) { return Dataset("h100_capture/" + folder); }
 
 GpuDescription H100Gpu() {
-  return ReadGpuDescription(std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/h100_sxm.json");
+  return ReadGpuDescription(std::string(WATTCAL_SOURCE_DIR) +
+                            "/microbench_specs/gpus/h100_sxm.json");
 }
 
 const CaptureWindow& Find(const CaptureReport& r, const std::string& name) {
@@ -63,7 +64,8 @@ std::string ScratchCapture(const std::string& windows_csv) {
 
 // ubench_random's raw page joined to `windows` (edited windows.csv lines) must fail with an
 // InputError whose message holds every one of `parts`.
-void ExpectJoinError(const std::vector<std::string>& windows, const std::vector<std::string>& parts) {
+void ExpectJoinError(const std::vector<std::string>& windows,
+                     const std::vector<std::string>& parts) {
   const std::string dir = ScratchCapture(JoinLines(windows));
   fs::create_symlink(H100("ubench_random/ncu_raw.csv"), dir + "/ncu_raw.csv");
   try {
@@ -112,11 +114,11 @@ TEST(Capture, EveryH100FolderIngests) {
 
 TEST(Capture, TheH200CaptureIngestsWithItsDescription) {
   WATTCAL_REQUIRE_DATASETS();
-  const GpuDescription gpu = ReadGpuDescription(std::string(WATTCAL_SOURCE_DIR) +
-                                                "/microbench_specs/gpus/h200_sxm.json");
-  const CaptureReport r = IngestCaptures({Dataset("h200_capture/ubench_random"),
-                                          Dataset("h200_capture/mix_random")},
-                                         gpu, CaptureOptions());
+  const GpuDescription gpu =
+      ReadGpuDescription(std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/h200_sxm.json");
+  const CaptureReport r =
+      IngestCaptures({Dataset("h200_capture/ubench_random"), Dataset("h200_capture/mix_random")},
+                     gpu, CaptureOptions());
   const Corpus c = r.ToCorpus();
   EXPECT_EQ(c.rows(), 139);
   EXPECT_DOUBLE_EQ(c.power_limit_w, 700.0);
@@ -189,7 +191,8 @@ TEST(Capture, PowerCappedMixesAreFlagged) {
   int flagged = 0;
   for (const CaptureWindow& w : r.windows) {
     if (w.kind != "benchmark") continue;
-    const bool moved = w.energy.f_core_max_mhz - w.energy.f_core_min_mhz > 0.01 * w.energy.f_core_max_mhz;
+    const bool moved =
+        w.energy.f_core_max_mhz - w.energy.f_core_min_mhz > 0.01 * w.energy.f_core_max_mhz;
     if (moved) {
       ++flagged;
       EXPECT_NE(w.energy.flags & kFlagClockMoved, 0u) << w.workload;
@@ -238,7 +241,8 @@ TEST(Capture, ANvidiaSmiLogThatStopsEarlyIsLeftOutWithAWarning) {
   testing::WriteFile(dir + "/nvidia_smi_power.csv", JoinLines(smi));
   const CaptureReport r = IngestCaptures({dir}, H100Gpu(), CaptureOptions());
   ASSERT_FALSE(r.warnings.empty());
-  EXPECT_NE(r.warnings[0].find("nvidia_smi_power.csv: it covers"), std::string::npos) << r.warnings[0];
+  EXPECT_NE(r.warnings[0].find("nvidia_smi_power.csv: it covers"), std::string::npos)
+      << r.warnings[0];
   EXPECT_TRUE(std::isnan(r.power_limit_w));
   EXPECT_EQ(Find(r, "int_add").energy.power_source, "energy_counter");
 }
@@ -365,7 +369,8 @@ TEST(Capture, AMetricMissingFromOneKernelOfAWorkloadCountsZeroWithAWarning) {
   WATTCAL_REQUIRE_DATASETS();
   const std::vector<std::string> raw = Lines(H100("ubench_random/ncu_raw.csv"));
   const std::vector<std::string> header = QuotedFields(raw[3]);
-  const size_t col = std::find(header.begin(), header.end(), "dram__bytes_read.sum") - header.begin();
+  const size_t col =
+      std::find(header.begin(), header.end(), "dram__bytes_read.sum") - header.begin();
   ASSERT_LT(col, header.size());
   std::vector<std::string> second = QuotedFields(raw[10]);
   ASSERT_EQ(second.size(), header.size());
@@ -390,8 +395,10 @@ TEST(Capture, AMetricMissingFromOneKernelOfAWorkloadCountsZeroWithAWarning) {
               launches[0].metrics.at("dram__bytes_read.sum") / t / 3.35e12, 1e-12);
   // A time base missing from a launch is an error.
   std::vector<std::string> untimed = QuotedFields(raw[10]);
-  untimed[std::find(header.begin(), header.end(), "gpu__time_duration.sum") - header.begin()] = "n/a";
-  testing::WriteFile(dir + "/ncu/app.csv", JoinLines({raw[3], raw[4], raw[8], QuotedLine(untimed)}));
+  untimed[std::find(header.begin(), header.end(), "gpu__time_duration.sum") - header.begin()] =
+      "n/a";
+  testing::WriteFile(dir + "/ncu/app.csv",
+                     JoinLines({raw[3], raw[4], raw[8], QuotedLine(untimed)}));
   EXPECT_THROW(IngestCaptures({dir}, gpu, CaptureOptions()), InputError);
 }
 
@@ -399,9 +406,9 @@ TEST(Capture, StageWritesTheMeasuredTableAndRefusesWhatItCannotRead) {
   WATTCAL_REQUIRE_DATASETS();
   const std::string out = testing::ScratchDir();
   const std::string gpu = std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/h100_sxm.json";
-  const std::vector<std::string> args = {"--capture", H100("ubench_random"), "--capture",
-                                         H100("mix_random"), "--gpu", gpu, "--tidy",
-                                         out + "/measured.csv", "--out", out + "/windows.csv"};
+  const std::vector<std::string> args = {
+      "--capture", H100("ubench_random"), "--capture", H100("mix_random"),  "--gpu", gpu,
+      "--tidy",    out + "/measured.csv", "--out",     out + "/windows.csv"};
   const testing::CommandResult r = testing::RunStage("wattcal-ingest", args);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("set-up launch"), std::string::npos) << r.output;
@@ -448,19 +455,23 @@ TEST(Capture, SingleClockDvfsIsRefusedAndExtrapolationIsFlagged) {
             0);
   // One V-F pair (1980/2619 MHz): DVFS is an error pointing to --method fixed, nothing written.
   const testing::CommandResult dvfs = testing::RunStage(
-      "wattcal-calibrate", {"--train", out + "/mix.csv", "--method", "dvfs", "--out", out + "/dvfs.json"});
+      "wattcal-calibrate",
+      {"--train", out + "/mix.csv", "--method", "dvfs", "--out", out + "/dvfs.json"});
   EXPECT_EQ(dvfs.exit_code, 1);
-  EXPECT_NE(dvfs.output.find("DVFS needs at least two V-F pairs"), std::string::npos) << dvfs.output;
+  EXPECT_NE(dvfs.output.find("DVFS needs at least two V-F pairs"), std::string::npos)
+      << dvfs.output;
   EXPECT_NE(dvfs.output.find("use --method fixed"), std::string::npos) << dvfs.output;
   EXPECT_FALSE(testing::FileExists(out + "/dvfs.json"));
   // The mixes' tensor pipes are at most ~56% busy; tensor_fp16 keeps them ~100% busy.
   const testing::CommandResult fixed = testing::RunStage(
-      "wattcal-calibrate", {"--train", out + "/mix.csv", "--method", "fixed", "--out", out + "/mix_model.json"});
+      "wattcal-calibrate",
+      {"--train", out + "/mix.csv", "--method", "fixed", "--out", out + "/mix_model.json"});
   ASSERT_EQ(fixed.exit_code, 0) << fixed.output;
   const testing::CommandResult v = testing::RunStage(
-      "wattcal-validate", {"--model", out + "/mix_model.json", "--heldout", out + "/ubench.csv", "--mode",
-                           "fixed", "--apps-predictions", out + "/apps.csv", "--metrics", out + "/m.json",
-                           "--predictions", out + "/p.csv", "--summary-md", out + "/s.md"});
+      "wattcal-validate",
+      {"--model", out + "/mix_model.json", "--heldout", out + "/ubench.csv", "--mode", "fixed",
+       "--apps-predictions", out + "/apps.csv", "--metrics", out + "/m.json", "--predictions",
+       out + "/p.csv", "--summary-md", out + "/s.md"});
   ASSERT_EQ(v.exit_code, 0) << v.output;
   // The summary reports the capped workload (tensor_fp16) apart from those at full clock.
   const std::string summary = testing::ReadFile(out + "/s.md");

@@ -20,11 +20,14 @@ TEST(CertifiedValues, HandValuesAreRecomputedIndependently) {
   WATTCAL_REQUIRE_DATASETS();
   WATTCAL_REQUIRE_SAMPLES();
   const bool scipy = testing::RunShell("python3 -c 'import scipy'").exit_code == 0;
-  WATTCAL_NEED(scipy, "python3 with scipy not found (scripts/install_deps.sh installs it): the hand "
-                      "values are not recomputed");
+  WATTCAL_NEED(scipy,
+               "python3 with scipy not found (scripts/install_deps.sh installs it): the hand "
+               "values are not recomputed");
   const testing::CommandResult r = testing::RunShell(
-      "python3 " + testing::ShellQuote(std::string(WATTCAL_SOURCE_DIR) + "/scripts/certify/hand_values.py") +
-      " " + testing::ShellQuote(testing::DatasetsDir()) + " " + testing::ShellQuote(testing::SamplesDir()));
+      "python3 " +
+      testing::ShellQuote(std::string(WATTCAL_SOURCE_DIR) + "/scripts/certify/hand_values.py") +
+      " " + testing::ShellQuote(testing::DatasetsDir()) + " " +
+      testing::ShellQuote(testing::SamplesDir()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::map<std::string, double> script;
   std::istringstream lines(r.output);

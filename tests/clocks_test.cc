@@ -54,7 +54,8 @@ std::string TruthRunsCsv(const VfModel& truth) {
     const double t_mem = 0.002 * i, c = 5.0 + i;
     for (double f : truth.clocks_mhz) {
       const HeldClock h = ClockUnderLimit(truth, g, f);
-      csv += fmt::format("{},{:.17g},{:.17g},{:.17g},{:.17g}\n", w, f, h.f_mhz, h.power_w, t_mem + c / h.f_mhz);
+      csv += fmt::format("{},{:.17g},{:.17g},{:.17g},{:.17g}\n", w, f, h.f_mhz, h.power_w,
+                         t_mem + c / h.f_mhz);
     }
     ++i;
   }
@@ -78,12 +79,14 @@ TEST(ClocksFit, RecoversTheTruthFromPowerAlone) {
   }
   EXPECT_NEAR(fit.model.static_w, 60.0, 1e-3);
   EXPECT_NEAR(fit.model.constant_w, 15.0, 1e-3);
-  for (const auto& [w, g] : truth.activity_w_per_mhz) EXPECT_NEAR(fit.model.activity_w_per_mhz.at(w), g, 1e-7) << w;
+  for (const auto& [w, g] : truth.activity_w_per_mhz)
+    EXPECT_NEAR(fit.model.activity_w_per_mhz.at(w), g, 1e-7) << w;
 }
 
 TEST(ClocksFit, CrossValidationAndClockChoiceAreExactOnExactData) {
   const VfModel truth = TruthModel(250.0);
-  const ClockRunTable table = ReadClockRuns(WriteFile(ScratchDir() + "/runs.csv", TruthRunsCsv(truth)));
+  const ClockRunTable table =
+      ReadClockRuns(WriteFile(ScratchDir() + "/runs.csv", TruthRunsCsv(truth)));
   ClockCvOptions options;
   options.folds = 4;
   options.anchor_mhz = 900;
@@ -98,7 +101,8 @@ TEST(ClocksFit, CrossValidationAndClockChoiceAreExactOnExactData) {
     if (!p.measured_held_below) continue;
     ++limited;
     // The clock the model says the limit holds is the one the truth ran at.
-    EXPECT_NEAR(p.predicted_held_mhz, p.f_core_mhz, 0.05) << p.workload << " at " << p.f_requested_mhz;
+    EXPECT_NEAR(p.predicted_held_mhz, p.f_core_mhz, 0.05)
+        << p.workload << " at " << p.f_requested_mhz;
     EXPECT_NEAR(p.predicted_held_w, 250.0, 1e-3);
   }
   EXPECT_GE(limited, 4);
@@ -113,28 +117,49 @@ TEST(ClocksFit, RefusesDataThatCannotGiveTheVoltages) {
   const std::string dir = ScratchDir();
   const std::string head = "workload,f_core_mhz,power_w\n";
   testing::ExpectInputError(
-      [&] { FitVfModel(ReadClockRuns(WriteFile(dir + "/one_clock.csv", head + "a,600,100\na,900,150\nb,600,80\nb,900,120\nc,900,130\n")), {}); },
+      [&] {
+        FitVfModel(ReadClockRuns(
+                       WriteFile(dir + "/one_clock.csv",
+                                 head + "a,600,100\na,900,150\nb,600,80\nb,900,120\nc,900,130\n")),
+                   {});
+      },
       6, {"one_clock.csv", "'c' was measured at one clock only", "--predict"});
   testing::ExpectInputError(
-      [&] { FitVfModel(ReadClockRuns(WriteFile(dir + "/one_workload.csv", head + "a,600,100\na,900,150\nb,600,80\nb,900,120\na,1200,200\n")), {}); },
+      [&] {
+        FitVfModel(ReadClockRuns(
+                       WriteFile(dir + "/one_workload.csv",
+                                 head + "a,600,100\na,900,150\nb,600,80\nb,900,120\na,1200,200\n")),
+                   {});
+      },
       6, {"one_workload.csv", "1200 MHz has one workload only ('a')"});
   testing::ExpectInputError(
-      [&] { FitVfModel(ReadClockRuns(WriteFile(dir + "/falling.csv", head + "a,600,100\na,900,150\nb,600,180\nb,900,120\n")), {}); },
-      5, {"falling.csv", "'b' falls from 180.0 W at 600 MHz (line 4) to 120.0 W at 900 MHz", "mislabelled"});
+      [&] {
+        FitVfModel(ReadClockRuns(WriteFile(dir + "/falling.csv",
+                                           head + "a,600,100\na,900,150\nb,600,180\nb,900,120\n")),
+                   {});
+      },
+      5,
+      {"falling.csv", "'b' falls from 180.0 W at 600 MHz (line 4) to 120.0 W at 900 MHz",
+       "mislabelled"});
   // A drop between neighbouring clocks inside a rising curve is fitted, with a warning naming it.
-  const VfFitResult fit = FitVfModel(
-      ReadClockRuns(WriteFile(dir + "/dip.csv", head + "a,600,100\na,700,80\na,900,150\nb,600,80\nb,700,90\nb,900,120\n")), {});
+  const VfFitResult fit =
+      FitVfModel(ReadClockRuns(WriteFile(
+                     dir + "/dip.csv",
+                     head + "a,600,100\na,700,80\na,900,150\nb,600,80\nb,700,90\nb,900,120\n")),
+                 {});
   ASSERT_EQ(fit.warnings.size(), 1u);
-  EXPECT_NE(fit.warnings[0].find("dip.csv:3: 'a' draws 80.0 W at 700 MHz, 20% less than at 600 MHz"), std::string::npos)
+  EXPECT_NE(
+      fit.warnings[0].find("dip.csv:3: 'a' draws 80.0 W at 700 MHz, 20% less than at 600 MHz"),
+      std::string::npos)
       << fit.warnings[0];
 }
 
 TEST(ClockRuns, ReadsEveryShapeWithItsUnits) {
   const std::string dir = ScratchDir();
   // A begin/end energy monitor's table: energy in mJ, time in ms, clocks in GHz; a repeat merged.
-  const ClockRunTable t = ReadClockRuns(WriteFile(
-      dir + "/monitor.csv",
-      "workload,f_core_ghz,energy_mj,time_ms\nfft,0.6,2000,20\nfft,0.6,2200,20\nfft,1.2,3000,10\n"));
+  const ClockRunTable t = ReadClockRuns(WriteFile(dir + "/monitor.csv",
+                                                  "workload,f_core_ghz,energy_mj,time_ms\nfft,0.6,"
+                                                  "2000,20\nfft,0.6,2200,20\nfft,1.2,3000,10\n"));
   EXPECT_EQ(t.format, "wattcal");
   ASSERT_EQ(t.runs.size(), 2u);
   EXPECT_EQ(t.merged_repeats, 1);
@@ -143,9 +168,10 @@ TEST(ClockRuns, ReadsEveryShapeWithItsUnits) {
   EXPECT_NEAR(t.runs[0].time_s, 0.020, 1e-15);
   EXPECT_NEAR(t.runs[1].power_w, 300.0, 1e-12);
   // EnergAIzer: the requested clock from the name, the held one from avg_freq.
-  const ClockRunTable e = ReadClockRuns(WriteFile(
-      dir + "/nvml_parsed.csv",
-      "workload,energy,time,avg_freq,temp\nm_b1_freq1410_iter9.csv,5.0,20.0,1380.5,70\nm_b1_freq600_iter3.csv,2.0,40.0,600,60\n"));
+  const ClockRunTable e =
+      ReadClockRuns(WriteFile(dir + "/nvml_parsed.csv",
+                              "workload,energy,time,avg_freq,temp\nm_b1_freq1410_iter9.csv,5.0,20."
+                              "0,1380.5,70\nm_b1_freq600_iter3.csv,2.0,40.0,600,60\n"));
   EXPECT_EQ(e.format, "energaizer");
   ASSERT_EQ(e.runs.size(), 2u);
   EXPECT_EQ(e.runs[0].workload, "m_b1");
@@ -154,17 +180,27 @@ TEST(ClockRuns, ReadsEveryShapeWithItsUnits) {
   EXPECT_TRUE(e.runs[1].HeldBelowRequest());
   EXPECT_DOUBLE_EQ(e.runs[1].f_core_mhz, 1380.5);
   testing::ExpectInputError(
-      [&] { ReadClockRuns(WriteFile(dir + "/bad_name.csv", "workload,energy,time,avg_freq\nm_b1_iter9.csv,5,20,1380\n")); }, 2,
-      {"bad_name.csv", "workload", "_freq<MHz>_iter<N>.csv"});
+      [&] {
+        ReadClockRuns(WriteFile(dir + "/bad_name.csv",
+                                "workload,energy,time,avg_freq\nm_b1_iter9.csv,5,20,1380\n"));
+      },
+      2, {"bad_name.csv", "workload", "_freq<MHz>_iter<N>.csv"});
   testing::ExpectInputError(
-      [&] { ReadClockRuns(WriteFile(dir + "/no_power.csv", "workload,f_core_mhz,energy_j\na,600,3\n")); }, 1,
-      {"no_power.csv", "power_w (or energy_j and time_s)"});
+      [&] {
+        ReadClockRuns(WriteFile(dir + "/no_power.csv", "workload,f_core_mhz,energy_j\na,600,3\n"));
+      },
+      1, {"no_power.csv", "power_w (or energy_j and time_s)"});
   testing::ExpectInputError(
-      [&] { ReadClockRuns(WriteFile(dir + "/hot.csv", "workload,f_core_mhz,power_w\na,600,1e6\n")); }, 2,
-      {"hot.csv", "power_w"});
+      [&] {
+        ReadClockRuns(WriteFile(dir + "/hot.csv", "workload,f_core_mhz,power_w\na,600,1e6\n"));
+      },
+      2, {"hot.csv", "power_w"});
   testing::ExpectInputError(
-      [&] { ReadClockRuns({WriteFile(dir + "/x.csv", "workload,f_core_mhz,power_w\na,600,100\n"),
-                           WriteFile(dir + "/y.csv", "workload,f_core_mhz,power_w\nb,600,90\na,900,120\n")}); },
+      [&] {
+        ReadClockRuns(
+            {WriteFile(dir + "/x.csv", "workload,f_core_mhz,power_w\na,600,100\n"),
+             WriteFile(dir + "/y.csv", "workload,f_core_mhz,power_w\nb,600,90\na,900,120\n")});
+      },
       3, {"y.csv", "'a' is also in", "x.csv (line 2)"});
 }
 
@@ -177,8 +213,9 @@ TEST(ClockRuns, ReadsTheRealFiles) {
   int held = 0;
   for (const ClockRun& r : a100.runs) held += r.HeldBelowRequest() ? 1 : 0;
   EXPECT_EQ(held, 31);  // the dataset's README: 31 rows more than 1% below F, all at F >= 1140
-  const ClockRunTable v100 = ReadClockRuns(std::vector<std::string>{
-      testing::Dataset("nsfcac_v100/spec_accel_21apps_dvfs_mean.csv"), testing::Dataset("nsfcac_v100/hpc_3apps_dvfs_mean.csv")});
+  const ClockRunTable v100 = ReadClockRuns(
+      std::vector<std::string>{testing::Dataset("nsfcac_v100/spec_accel_21apps_dvfs_mean.csv"),
+                               testing::Dataset("nsfcac_v100/hpc_3apps_dvfs_mean.csv")});
   EXPECT_EQ(v100.format, "nsfcac");
   EXPECT_EQ(v100.runs.size(), 2808u);
   EXPECT_EQ(v100.RequestedClocks().size(), 117u);
@@ -203,16 +240,20 @@ GPU 00000000:17:00.0
     Voltage
         Graphics                          : {1} mV
 )";
-  const auto smi = ReadMeasuredVoltages(WriteFile(
-      dir + "/voltage.txt", fmt::format(block, 1410, "881.250") + fmt::format(block, 600, "712.500")));
+  const auto smi =
+      ReadMeasuredVoltages(WriteFile(dir + "/voltage.txt", fmt::format(block, 1410, "881.250") +
+                                                               fmt::format(block, 600, "712.500")));
   ASSERT_EQ(smi.size(), 2u);
   EXPECT_DOUBLE_EQ(smi[0].f_core_mhz, 600.0);
   EXPECT_DOUBLE_EQ(smi[0].voltage_mv, 712.5);
   EXPECT_DOUBLE_EQ(smi[1].voltage_mv, 881.25);
-  const std::string no_voltage = fmt::format(block, 900, "1").substr(0, fmt::format(block, 900, "1").find("    Voltage"));
-  testing::ExpectInputError([&] { ReadMeasuredVoltages(WriteFile(dir + "/clock_only.txt", no_voltage)); }, 8,
-                            {"clock_only.txt", "without its voltage", "-d VOLTAGE,CLOCK"});
-  const auto csv = ReadMeasuredVoltages(WriteFile(dir + "/v.csv", "f_core_mhz,voltage_v\n1410,0.88125\n"));
+  const std::string no_voltage =
+      fmt::format(block, 900, "1").substr(0, fmt::format(block, 900, "1").find("    Voltage"));
+  testing::ExpectInputError(
+      [&] { ReadMeasuredVoltages(WriteFile(dir + "/clock_only.txt", no_voltage)); }, 8,
+      {"clock_only.txt", "without its voltage", "-d VOLTAGE,CLOCK"});
+  const auto csv =
+      ReadMeasuredVoltages(WriteFile(dir + "/v.csv", "f_core_mhz,voltage_v\n1410,0.88125\n"));
   ASSERT_EQ(csv.size(), 1u);
   EXPECT_DOUBLE_EQ(csv[0].voltage_mv, 881.25);
 }
@@ -241,43 +282,54 @@ TEST(ClocksStage, WritesEveryTableFigureAndProvenanceByteIdentically) {
   WATTCAL_REQUIRE_GNUPLOT("wattcal-clocks figures");
   const std::string dir = ScratchDir();
   const std::string runs = WriteFile(dir + "/runs.csv", TruthRunsCsv(TruthModel(250.0)));
-  const std::vector<std::string> args = {"--runs", runs, "--out-dir", dir + "/run", "--anchor-mhz", "900",
-                                         "--time-clocks", "600,1000", "--power-limit-w", "250", "--folds", "4"};
+  const std::vector<std::string> args = {"--runs",          runs,  "--out-dir",     dir + "/run",
+                                         "--anchor-mhz",    "900", "--time-clocks", "600,1000",
+                                         "--power-limit-w", "250", "--folds",       "4"};
   const testing::CommandResult r = RunStage("wattcal-clocks", args);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("CV by workload from 900 MHz: 0.00%"), std::string::npos) << r.output;
   EXPECT_EQ(ReadFile(dir + "/run/voltages.csv").substr(0, 17), "f_core_mhz,v_rel\n");
-  EXPECT_EQ(ReadFile(dir + "/run/cv_predictions.csv").rfind("workload,f_core_mhz,measured_w,predicted_w,", 0), 0u);
+  EXPECT_EQ(ReadFile(dir + "/run/cv_predictions.csv")
+                .rfind("workload,f_core_mhz,measured_w,predicted_w,", 0),
+            0u);
   EXPECT_EQ(ReadFile(dir + "/run/clock_choice.csv").rfind("workload,chosen_f_core_mhz,", 0), 0u);
   EXPECT_TRUE(testing::HasProvenance(dir + "/run/vf_model.json"));
-  for (const char* f : {"vf_curve", "cv_error_by_clock"}) testing::ExpectFigurePng(dir + "/run/figures/" + f + ".png");
+  for (const char* f : {"vf_curve", "cv_error_by_clock"})
+    testing::ExpectFigurePng(dir + "/run/figures/" + f + ".png");
   for (const char* f : {"power_vs_clock", "energy_vs_clock"}) {
-    testing::ExpectFigurePng(dir + "/run/figures/" + std::string(f) + ".png", FigureSize{1200, 1000});
+    testing::ExpectFigurePng(dir + "/run/figures/" + std::string(f) + ".png",
+                             FigureSize{1200, 1000});
   }
   const std::string index = ReadFile(dir + "/run/index.md");
   EXPECT_NE(index.find("## The energy-optimal clock"), std::string::npos);
-  const std::vector<std::string> files = {"vf_model.json", "voltages.csv", "cv_predictions.csv", "clock_choice.csv",
-                                          "index.md", "index.html", "figures/power_vs_clock.svg"};
+  const std::vector<std::string> files = {
+      "vf_model.json", "voltages.csv", "cv_predictions.csv",        "clock_choice.csv",
+      "index.md",      "index.html",   "figures/power_vs_clock.svg"};
   std::vector<std::string> before;
   for (const std::string& f : files) before.push_back(ReadFile(dir + "/run/" + f));
   ASSERT_EQ(RunStage("wattcal-clocks", args).exit_code, 0);
-  for (size_t i = 0; i < files.size(); ++i) EXPECT_EQ(ReadFile(dir + "/run/" + files[i]), before[i]) << files[i];
+  for (size_t i = 0; i < files.size(); ++i)
+    EXPECT_EQ(ReadFile(dir + "/run/" + files[i]), before[i]) << files[i];
 }
 
 TEST(ClocksStage, BadInputLeavesNothingBehind) {
   const std::string dir = ScratchDir();
-  const std::string runs = WriteFile(dir + "/runs.csv", "workload,f_core_mhz,power_w\na,600,100\na,900,150\nb,900,120\n");
-  const testing::CommandResult r = RunStage("wattcal-clocks", {"--runs", runs, "--out-dir", dir + "/run"});
+  const std::string runs = WriteFile(
+      dir + "/runs.csv", "workload,f_core_mhz,power_w\na,600,100\na,900,150\nb,900,120\n");
+  const testing::CommandResult r =
+      RunStage("wattcal-clocks", {"--runs", runs, "--out-dir", dir + "/run"});
   EXPECT_EQ(r.exit_code, static_cast<int>(kExitInput)) << r.output;
   EXPECT_NE(r.output.find("runs.csv:4"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("'b' was measured at one clock only"), std::string::npos) << r.output;
   EXPECT_FALSE(testing::FileExists(dir + "/run"));
   const testing::CommandResult anchor = RunStage(
-      "wattcal-clocks", {"--runs", WriteFile(dir + "/ok.csv", TruthRunsCsv(TruthModel(250.0))), "--out-dir", dir + "/run",
-                         "--anchor-mhz", "950", "--no-figures"});
+      "wattcal-clocks", {"--runs", WriteFile(dir + "/ok.csv", TruthRunsCsv(TruthModel(250.0))),
+                         "--out-dir", dir + "/run", "--anchor-mhz", "950", "--no-figures"});
   EXPECT_EQ(anchor.exit_code, static_cast<int>(kExitOptions)) << anchor.output;
-  EXPECT_NE(anchor.output.find("anchor clock 950 MHz is not one of the requested clocks (500 .. 1400 MHz)"),
-            std::string::npos) << anchor.output;
+  EXPECT_NE(anchor.output.find(
+                "anchor clock 950 MHz is not one of the requested clocks (500 .. 1400 MHz)"),
+            std::string::npos)
+      << anchor.output;
   EXPECT_FALSE(testing::FileExists(dir + "/run"));
 }
 
@@ -288,18 +340,23 @@ TEST(ClocksStage, PredictsANewWorkloadFromOneClock) {
   VfModel truth = TruthModel(250.0);
   const std::string runs = WriteFile(dir + "/runs.csv", TruthRunsCsv(truth));
   const double g = 0.3;  // busier than any training workload
-  const std::string fresh =
-      WriteFile(dir + "/new.csv", fmt::format("workload,f_core_mhz,power_w\nnewapp,900,{:.17g}\n", truth.PowerAt(g, 900)));
-  const std::string volts = WriteFile(dir + "/volts.csv", "f_core_mhz,voltage_mv\n500,700\n900,700\n1400,875\n");
+  const std::string fresh = WriteFile(
+      dir + "/new.csv",
+      fmt::format("workload,f_core_mhz,power_w\nnewapp,900,{:.17g}\n", truth.PowerAt(g, 900)));
+  const std::string volts =
+      WriteFile(dir + "/volts.csv", "f_core_mhz,voltage_mv\n500,700\n900,700\n1400,875\n");
   const testing::CommandResult r =
-      RunStage("wattcal-clocks", {"--runs", runs, "--out-dir", dir + "/run", "--anchor-mhz", "900", "--power-limit-w", "250",
-                                  "--predict", fresh, "--measured-voltage", volts, "--no-figures"});
+      RunStage("wattcal-clocks",
+               {"--runs", runs, "--out-dir", dir + "/run", "--anchor-mhz", "900", "--power-limit-w",
+                "250", "--predict", fresh, "--measured-voltage", volts, "--no-figures"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::istringstream in(ReadFile(dir + "/run/predictions.csv"));
   std::string line;
   std::getline(in, line);
-  EXPECT_EQ(line, "workload,anchor_f_core_mhz,anchor_w,activity_w_per_mhz,f_core_requested_mhz,predicted_f_core_mhz,"
-                  "predicted_w,limited");
+  EXPECT_EQ(line,
+            "workload,anchor_f_core_mhz,anchor_w,activity_w_per_mhz,f_core_requested_mhz,predicted_"
+            "f_core_mhz,"
+            "predicted_w,limited");
   int rows = 0, limited = 0;
   while (std::getline(in, line)) {
     std::vector<std::string> f;
@@ -326,9 +383,9 @@ TEST(ClocksStage, PredictsANewWorkloadFromOneClock) {
 TEST(ClocksStage, BeatsProportionalScalingOnTheRealA100) {
   WATTCAL_REQUIRE_DATASETS();
   const std::string dir = ScratchDir();
-  const testing::CommandResult r =
-      RunStage("wattcal-clocks", {"--runs", testing::Dataset("energaizer_a100/nvml_parsed.csv"), "--out-dir", dir,
-                                  "--anchor-mhz", "1050", "--power-limit-w", "250", "--no-figures"});
+  const testing::CommandResult r = RunStage(
+      "wattcal-clocks", {"--runs", testing::Dataset("energaizer_a100/nvml_parsed.csv"), "--out-dir",
+                         dir, "--anchor-mhz", "1050", "--power-limit-w", "250", "--no-figures"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json s = nlohmann::json::parse(ReadFile(dir + "/clocks_summary.json"));
   EXPECT_LE(s["cv_mape_pct"].get<double>(), 4.0);

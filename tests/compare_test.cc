@@ -121,21 +121,25 @@ TEST(CompareRead, ErrorsNameFileLineAndField) {
   EXPECT_NE(read("kernel,power_w\nk1,abc\n", "").find("bad.csv:2: power_w:"), std::string::npos);
   EXPECT_NE(read("kernel,power_w\nk1,-3\n", "").find("bad.csv:2: power_w: -3 must be a power > 0"),
             std::string::npos);
-  EXPECT_NE(read("kernel,power_w\nk1,3\nk1,4\n", "").find("bad.csv:3: kernel: workload \"k1\" "
-                                                          "appears twice (first on line 2)"),
+  EXPECT_NE(read("kernel,power_w\nk1,3\nk1,4\n", "")
+                .find("bad.csv:3: kernel: workload \"k1\" "
+                      "appears twice (first on line 2)"),
             std::string::npos);
   EXPECT_NE(read("kernel,power_w\nk1\n", "").find("bad.csv:2: 1 fields, the header has 2"),
             std::string::npos);
-  EXPECT_NE(read("kernel,volta_W\nk1,3\n", "turing").find("bad.csv:1: header: no column "
-                                                          "\"turing\""),
+  EXPECT_NE(read("kernel,volta_W\nk1,3\n", "turing")
+                .find("bad.csv:1: header: no column "
+                      "\"turing\""),
             std::string::npos);
   EXPECT_NE(read("kernel,a_W,a_mW\nk1,3,3000\n", "a").find("\"a\" names 2 columns"),
             std::string::npos);
-  EXPECT_NE(read("kernel,power\nk1,3\n", "power").find("bad.csv:1: power: the column's unit is "
-                                                       "not recognised"),
+  EXPECT_NE(read("kernel,power\nk1,3\n", "power")
+                .find("bad.csv:1: power: the column's unit is "
+                      "not recognised"),
             std::string::npos);
-  EXPECT_NE(read("name,power_w\nk1,3\n", "").find("bad.csv:1: name: the first column must name "
-                                                  "the workload"),
+  EXPECT_NE(read("name,power_w\nk1,3\n", "")
+                .find("bad.csv:1: name: the first column must name "
+                      "the workload"),
             std::string::npos);
   EXPECT_NE(read("kernel,power_w\nk1,\n", "").find("no workload has a value"), std::string::npos);
 }
@@ -191,8 +195,9 @@ TEST(CompareArithmetic, SkipsWorkloadsMissingAnywhereAndSaysWhy) {
 TEST(CompareArithmetic, NothingInCommonIsAnInputError) {
   const WorkloadPower a = Table({{"w1", 100}});
   const WorkloadPower b = Table({{"w2", 100}});
-  EXPECT_NE(InputErrorOf([&] { CompareRelativePower("A", "B", a, b, a, b); })
-                .find("no workload has a measurement on both A and B"),
+  EXPECT_NE(InputErrorOf([&] {
+              CompareRelativePower("A", "B", a, b, a, b);
+            }).find("no workload has a measurement on both A and B"),
             std::string::npos);
 }
 
@@ -234,21 +239,23 @@ const Pair kPascalVsVolta = {"volta_qv100", "pascal_titanx", "volta_qv100/per_ke
 const Pair kTuringVsPascal = {"pascal_titanx", "turing_rtx2060s",
                               "pascal_titanx/per_kernel_sass_sim_scaled.csv",
                               "turing_rtx2060s/per_kernel_sass_sim.csv", "turing_vs_pascal"};
-const Pair kTuringVsVolta = {"volta_qv100", "turing_rtx2060s", "volta_qv100/per_kernel_sass_sim.csv",
+const Pair kTuringVsVolta = {"volta_qv100", "turing_rtx2060s",
+                             "volta_qv100/per_kernel_sass_sim.csv",
                              "turing_rtx2060s/per_kernel_sass_sim.csv", "turing_vs_volta"};
 
 RelativePowerComparison CompareSheet(const Pair& p) {
   const std::string measured = Dataset("accelwattch/common/measured_power_by_arch.csv");
-  return CompareRelativePower(p.arch_a, p.arch_b, ReadWorkloadPower(measured, p.arch_a),
-                              ReadWorkloadPower(measured, p.arch_b),
-                              ReadWorkloadPower(Dataset(std::string("accelwattch/") + p.estimated_a)),
-                              ReadWorkloadPower(Dataset(std::string("accelwattch/") + p.estimated_b)));
+  return CompareRelativePower(
+      p.arch_a, p.arch_b, ReadWorkloadPower(measured, p.arch_a),
+      ReadWorkloadPower(measured, p.arch_b),
+      ReadWorkloadPower(Dataset(std::string("accelwattch/") + p.estimated_a)),
+      ReadWorkloadPower(Dataset(std::string("accelwattch/") + p.estimated_b)));
 }
 
 void ExpectAverageRow(const RelativePowerComparison& c, const Fig12& fig, const std::string& col) {
   const std::map<std::string, double>& avg = fig.rows.at("AVERAGE");
-  EXPECT_NEAR(c.estimated_mean_rel_pct, 100.0 * avg.at(col + "_modeled"),
-              kSheetRelTol * 100.0) << col;
+  EXPECT_NEAR(c.estimated_mean_rel_pct, 100.0 * avg.at(col + "_modeled"), kSheetRelTol * 100.0)
+      << col;
   EXPECT_NEAR(c.measured_mean_rel_pct, 100.0 * avg.at(col + "_measured"), kSheetRelTol * 100.0)
       << col;
   EXPECT_NEAR(c.mean_abs_diff_pp, 100.0 * avg.at("absdiff_" + col), kSheetRelTol * 100.0) << col;
@@ -262,8 +269,10 @@ TEST(CompareRealData, PascalVsVoltaReproducesTheSheetKernelByKernel) {
   EXPECT_EQ(c.skipped.size(), 4u);
   for (const WorkloadRelativePower& r : c.workloads) {
     const auto& row = fig.rows.at(r.workload);
-    EXPECT_NEAR(r.estimated_rel_frac, row.at("pascal_vs_volta_modeled"), kSheetRelTol) << r.workload;
-    EXPECT_NEAR(r.measured_rel_frac, row.at("pascal_vs_volta_measured"), kSheetRelTol) << r.workload;
+    EXPECT_NEAR(r.estimated_rel_frac, row.at("pascal_vs_volta_modeled"), kSheetRelTol)
+        << r.workload;
+    EXPECT_NEAR(r.measured_rel_frac, row.at("pascal_vs_volta_measured"), kSheetRelTol)
+        << r.workload;
   }
   ExpectAverageRow(c, fig, "pascal_vs_volta");
   // Modelled -26.94% vs measured -25.65%: 1.3 points (the paper: "1%").
@@ -316,12 +325,12 @@ TEST(CompareRealData, TuringVsVoltaMatchesTheSheetAveragesButNotThePapersDirecti
     EXPECT_NEAR(ours[i].first, sheet[i].first, kSheetRelTol);
     EXPECT_NEAR(ours[i].second, sheet[i].second, kSheetRelTol);
   }
-  const WorkloadRelativePower& dct1 = *std::find_if(
-      c.workloads.begin(), c.workloads.end(),
-      [](const WorkloadRelativePower& r) { return r.workload == "dct8x8_k1"; });
-  EXPECT_GT(std::fabs(dct1.estimated_rel_frac -
-                      fig.rows.at("dct8x8_k1").at("turing_vs_volta_modeled")),
-            0.1);  // the misalignment, pinned
+  const WorkloadRelativePower& dct1 =
+      *std::find_if(c.workloads.begin(), c.workloads.end(),
+                    [](const WorkloadRelativePower& r) { return r.workload == "dct8x8_k1"; });
+  EXPECT_GT(
+      std::fabs(dct1.estimated_rel_frac - fig.rows.at("dct8x8_k1").at("turing_vs_volta_modeled")),
+      0.1);  // the misalignment, pinned
   // The paper: 4 of 26 point the other way (85%). The data: 6 of 26 (76.9%).
   EXPECT_EQ(c.same_direction_count, 20);
   EXPECT_EQ(c.opposite_direction,
@@ -335,11 +344,13 @@ TEST(CompareStage, WritesJsonTableAndManifestsAndRerunsByteIdentically) {
   WATTCAL_REQUIRE_DATASETS();
   const std::string dir = ScratchDir();
   const std::vector<std::string> args = {
-      "--measured", Dataset("accelwattch/common/measured_power_by_arch.csv"),
-      "--arch-a", "volta_qv100", "--arch-b", "pascal_titanx",
+      "--measured",    Dataset("accelwattch/common/measured_power_by_arch.csv"),
+      "--arch-a",      "volta_qv100",
+      "--arch-b",      "pascal_titanx",
       "--estimated-a", Dataset("accelwattch/volta_qv100/per_kernel_sass_sim.csv"),
       "--estimated-b", Dataset("accelwattch/pascal_titanx/per_kernel_sass_sim_scaled.csv"),
-      "--out", dir + "/c.json", "--table", dir + "/c.csv"};
+      "--out",         dir + "/c.json",
+      "--table",       dir + "/c.csv"};
   const CommandResult first = RunStage("wattcal-compare", args);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_NE(first.output.find("same direction 22/22"), std::string::npos) << first.output;
@@ -367,7 +378,8 @@ TEST(CompareStage, WritesJsonTableAndManifestsAndRerunsByteIdentically) {
 
 TEST(CompareStage, BadInputExits2WithFileLineFieldAndWritesNothing) {
   const std::string dir = ScratchDir();
-  const std::string measured = WriteFile(dir + "/m.csv", "kernel_id,a_W,b_W\nk1,100,90\nk2,oops,1\n");
+  const std::string measured =
+      WriteFile(dir + "/m.csv", "kernel_id,a_W,b_W\nk1,100,90\nk2,oops,1\n");
   const std::string est = WriteFile(dir + "/e.csv", "kernel,power_w\nk1,100\nk2,90\n");
   const CommandResult r = RunStage(
       "wattcal-compare", {"--measured", measured, "--arch-a", "a", "--arch-b", "b", "--estimated-a",
@@ -381,14 +393,14 @@ TEST(CompareStage, BadInputExits2WithFileLineFieldAndWritesNothing) {
 TEST(CompareStage, BadOptionsExit1NamingTheFlag) {
   const std::string dir = ScratchDir();
   const std::string est = WriteFile(dir + "/e.csv", "kernel,power_w\nk1,100\n");
-  const CommandResult no_measured = RunStage(
-      "wattcal-compare", {"--arch-a", "a", "--arch-b", "b", "--estimated-a", est, "--estimated-b",
-                          est, "--out", dir + "/c.json"});
+  const CommandResult no_measured =
+      RunStage("wattcal-compare", {"--arch-a", "a", "--arch-b", "b", "--estimated-a", est,
+                                   "--estimated-b", est, "--out", dir + "/c.json"});
   testing::ExpectRefused(no_measured, 1, {"--measured"}, {dir + "/c.json"});
-  const CommandResult deadband = RunStage(
-      "wattcal-compare", {"--measured", est, "--arch-a", "a", "--arch-b", "b", "--estimated-a", est,
-                          "--estimated-b", est, "--out", dir + "/c.json",
-                          "--direction-deadband-pct", "-1"});
+  const CommandResult deadband =
+      RunStage("wattcal-compare",
+               {"--measured", est, "--arch-a", "a", "--arch-b", "b", "--estimated-a", est,
+                "--estimated-b", est, "--out", dir + "/c.json", "--direction-deadband-pct", "-1"});
   testing::ExpectRefused(deadband, 1, {"--direction-deadband-pct = -1"}, {dir + "/c.json"});
 }
 

@@ -52,8 +52,10 @@ TEST(ComponentTrust, FullUseWattsIntervalsAndFlags) {
 
   const std::vector<std::string> w = ComponentTrustWarnings(t);
   ASSERT_EQ(w.size(), 2u);
-  EXPECT_EQ(w[0], "B: trained only up to 0.300 of full use, so 50 W at full use is an extrapolation; its 95% "
-                  "interval [0.0, 200.0] W at full use holds zero");
+  EXPECT_EQ(
+      w[0],
+      "B: trained only up to 0.300 of full use, so 50 W at full use is an extrapolation; its 95% "
+      "interval [0.0, 200.0] W at full use holds zero");
   EXPECT_EQ(w[1], "C: 800 W at full use is above the board limit");
   const std::string text = ComponentTrustText(t);
   EXPECT_NE(text.find("full_use_w_ci95"), std::string::npos) << text;

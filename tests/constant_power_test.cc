@@ -48,8 +48,8 @@ Sweep MakeSweep(const std::vector<TrueCurve>& curves, double p_const_w,
       SweepPoint p;
       p.kernel = p.benchmark = c.benchmark;
       p.f_core_mhz = f;
-      p.power_w = p_const_w + c.beta_w_per_mhz3 * f * f * f + c.tau_w_per_mhz * f +
-                  noise_w * rng.Normal();
+      p.power_w =
+          p_const_w + c.beta_w_per_mhz3 * f * f * f + c.tau_w_per_mhz * f + noise_w * rng.Normal();
       p.line = ++line;
       s.points.push_back(p);
     }
@@ -127,8 +127,8 @@ TEST(ConstantPowerFit, RecoversSharedConstantFromNoisyCurves) {
   std::vector<TrueCurve> truth;
   Rng shape(7);
   for (int j = 0; j < 12; ++j) {
-    truth.push_back({"bench" + std::to_string(j), shape.Uniform(0.4e-8, 3.5e-8),
-                     shape.Uniform(0.018, 0.05)});
+    truth.push_back(
+        {"bench" + std::to_string(j), shape.Uniform(0.4e-8, 3.5e-8), shape.Uniform(0.018, 0.05)});
   }
   const double noise_w = 0.3;
   const Sweep s = MakeSweep(truth, 32.5, kClocks, noise_w, SeedFromTestName());
@@ -180,18 +180,18 @@ TEST(ConstantPowerFit, CurvesWithTooFewClocksAreListedAndNoneIsAnInputError) {
 
 TEST(ConstantPowerSweep, KernelsCsvJoinsItsDescription) {
   const std::string dir = ScratchDir();
-  const std::string kernels = WriteFile(
-      dir + "/kernels.csv",
-      "kernel,launches,duration_s,energy_j,mean_power_w,samples,f_core_mhz,f_mem_mhz\n"
-      "A_sm80_l32_f1000,1,2,200,100,90,1000,850\n"
-      "A_sm80_l16_f1000,1,2,190,95,90,,850\n"
-      "B_sm1_l32_f1000,0,,,,0,1000,850\n");
-  const std::string description = WriteFile(
-      dir + "/sweep.csv",
-      "kernel,benchmark,category,active_sms,lanes_per_warp,f_core_mhz\n"
-      "A_sm80_l32_f1000,A,INT_FP,80,32,1000\n"
-      "A_sm80_l16_f1000,A,int_fp,80,16,1000\n"
-      "B_sm1_l32_f1000,B,,1,32,1000\n");
+  const std::string kernels =
+      WriteFile(dir + "/kernels.csv",
+                "kernel,launches,duration_s,energy_j,mean_power_w,samples,f_core_mhz,f_mem_mhz\n"
+                "A_sm80_l32_f1000,1,2,200,100,90,1000,850\n"
+                "A_sm80_l16_f1000,1,2,190,95,90,,850\n"
+                "B_sm1_l32_f1000,0,,,,0,1000,850\n");
+  const std::string description =
+      WriteFile(dir + "/sweep.csv",
+                "kernel,benchmark,category,active_sms,lanes_per_warp,f_core_mhz\n"
+                "A_sm80_l32_f1000,A,INT_FP,80,32,1000\n"
+                "A_sm80_l16_f1000,A,int_fp,80,16,1000\n"
+                "B_sm1_l32_f1000,B,,1,32,1000\n");
   const Sweep s = ReadSweep(kernels, description);
   ASSERT_EQ(s.points.size(), 2u);
   EXPECT_EQ(s.skipped_rows, 1);
@@ -204,7 +204,8 @@ TEST(ConstantPowerSweep, KernelsCsvJoinsItsDescription) {
 
 TEST(ConstantPowerSweep, UnitsComeFromTheHeader) {
   const std::string dir = ScratchDir();
-  const Sweep s = ReadSweep(WriteFile(dir + "/s.csv", "Benchmark,f_core_ghz,power_mw\nx,1.5,120000\n"));
+  const Sweep s =
+      ReadSweep(WriteFile(dir + "/s.csv", "Benchmark,f_core_ghz,power_mw\nx,1.5,120000\n"));
   ASSERT_EQ(s.points.size(), 1u);
   EXPECT_DOUBLE_EQ(s.points[0].f_core_mhz, 1500.0);
   EXPECT_DOUBLE_EQ(s.points[0].power_w, 120.0);
@@ -239,7 +240,8 @@ TEST(ConstantPowerSweep, ErrorsNameFileLineAndField) {
       EXPECT_EQ(e.field(), c.field) << e.what();
     }
   }
-  const std::string sweep = WriteFile(dir + "/s.csv", "kernel,f_core_mhz,power_w\nk1,1000,100\nk2,1000,90\n");
+  const std::string sweep =
+      WriteFile(dir + "/s.csv", "kernel,f_core_mhz,power_w\nk1,1000,100\nk2,1000,90\n");
   const std::string desc = WriteFile(dir + "/d.csv", "kernel,benchmark\nk1,A\n");
   try {
     ReadSweep(sweep, desc);

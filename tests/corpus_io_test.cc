@@ -571,11 +571,14 @@ TEST(CorpusIoTidy, PreambleStatesTheDefaultPair) {
   // Options win over the preamble.
   CorpusReadOptions options;
   options.default_core_mhz = 1164;
-  EXPECT_EQ(ReadCorpus(WriteFile(ScratchDir() + "/o.csv", good), options).layout.domains[0].default_freq_mhz,
+  EXPECT_EQ(ReadCorpus(WriteFile(ScratchDir() + "/o.csv", good), options)
+                .layout.domains[0]
+                .default_freq_mhz,
             1164.0);
   // A bad value in the preamble names its line and key.
   try {
-    ReadCorpus(WriteFile(ScratchDir() + "/bad.csv", "# default_f_core_mhz=abc\n" + good.substr(good.find('\n') + 1)));
+    ReadCorpus(WriteFile(ScratchDir() + "/bad.csv",
+                         "# default_f_core_mhz=abc\n" + good.substr(good.find('\n') + 1)));
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_EQ(e.line(), 1);

@@ -99,7 +99,8 @@ TEST(CountersNcuSample, AwsDetailsPageWithAppStdoutBeforeTheCsv) {
   // Line 18: "Memory Frequency","cycle/second","645000000" is launch 0 of 7.
   ExpectRel(Metric(kernels[0], "Memory Frequency"), certified::kAwsKernel2MemoryFrequencyHz.value);
   ExpectRel(Metric(kernels[0], "SM Frequency"), certified::kAwsKernel2SmFrequencyHz.value);
-  ExpectRel(Metric(kernels[0], "Achieved Occupancy"), certified::kAwsKernel2AchievedOccupancyPct.value);  // percent
+  ExpectRel(Metric(kernels[0], "Achieved Occupancy"),
+            certified::kAwsKernel2AchievedOccupancyPct.value);  // percent
   EXPECT_EQ(Metric(kernels[1], "Registers Per Thread"), 21.0);
   EXPECT_EQ(Metric(kernels[0], "Dynamic Shared Memory Per Block"), 0.0);  // byte/block
   EXPECT_EQ(kernels[0].metrics.size(), 26u);
@@ -114,8 +115,10 @@ TEST(CountersNcuSample, LassenDetailsPageWithoutArgumentLists) {
   EXPECT_EQ(kernels[1].kernel, "Kernel");
   EXPECT_EQ(kernels[0].line, 17);
   // Line 32: "Memory Throughput","byte/second","5986301369.86" (launch 0 of 7).
-  ExpectRel(Metric(kernels[0], "Memory Throughput"), certified::kLassenKernel2MemoryThroughputBps.value);
-  ExpectRel(Metric(kernels[1], "Memory Throughput"), certified::kLassenKernelMemoryThroughputBps.value);
+  ExpectRel(Metric(kernels[0], "Memory Throughput"),
+            certified::kLassenKernel2MemoryThroughputBps.value);
+  ExpectRel(Metric(kernels[1], "Memory Throughput"),
+            certified::kLassenKernelMemoryThroughputBps.value);
   ExpectRel(Metric(kernels[0], "Duration"), certified::kLassenKernel2DurationS.value);
   EXPECT_EQ(kernels[0].metrics.size(), 52u);
 }
@@ -433,9 +436,8 @@ TEST(CountersErrors, RawPageUnknownUnitNamesTheColumnWhenAskedFor) {
   const auto launches = ReadCounterLaunches(path);
   ASSERT_EQ(launches.size(), 1u);
   EXPECT_EQ(LaunchMetric(launches[0], "x.sum"), 7.0);
-  ::wattcal::testing::ExpectInputError(
-      [&] { LaunchMetric(launches[0], "dram__bytes.sum"); }, 3,
-      {path + ":3: dram__bytes.sum: unknown unit 'parsec'"});
+  ::wattcal::testing::ExpectInputError([&] { LaunchMetric(launches[0], "dram__bytes.sum"); }, 3,
+                                       {path + ":3: dram__bytes.sum: unknown unit 'parsec'"});
 }
 
 TEST(CountersErrors, NvprofBadInvocationsAndUnknownSuffix) {
@@ -493,9 +495,8 @@ TEST(CountersErrors, ReadCountersRefusesToAverageDifferentLaunchConfigs) {
 // skipped line whose '"' swallows the rows after it.
 TEST(CountersNcuDetails, AppOutputAmongTheRows) {
   const std::string rows = std::string(kOldHeader) + OldRow("0", "Duration", "nsecond", "3200") +
-                           "iteration 1 done, error = 0.5\n" +
-                           "\"quoted output\", from the app\n" + "42\n" +
-                           OldRow("0", "Elapsed Cycles", "cycle", "77") +
+                           "iteration 1 done, error = 0.5\n" + "\"quoted output\", from the app\n" +
+                           "42\n" + OldRow("0", "Elapsed Cycles", "cycle", "77") +
                            "==PROF== Profiling \"k\" - 1: 0%....50%....100% - 9 passes\n" +
                            OldRow("1", "Duration", "nsecond", "4800");
   const std::string path = WriteFile(ScratchDir() + "/mixed.csv", rows);
@@ -524,8 +525,7 @@ TEST(CountersNcuDetails, AppOutputAmongTheRows) {
 
 // ---- The H100 capture (../shared/datasets/h100_capture, ncu 2025.3) ------------------------
 
-const char* const kCaptureFolders[] = {"ubench_random", "mix_random", "ubench_zeros",
-                                       "mix_zeros"};
+const char* const kCaptureFolders[] = {"ubench_random", "mix_random", "ubench_zeros", "mix_zeros"};
 
 std::string CaptureRaw(const std::string& folder) {
   return ::wattcal::testing::Dataset("h100_capture/" + folder + "/ncu_raw.csv");
@@ -549,8 +549,8 @@ TEST(CountersH100Capture, EveryRawPageReadsPerLaunch) {
     for (size_t i = 0; i < setup; ++i) {
       EXPECT_EQ(launches[i].kernel, "k_fill_random(float *, unsigned long)");
     }
-    EXPECT_EQ(launches[setup].kernel, std::string(folder).rfind("mix", 0) == 0 ? "k_mix(P, Mix)"
-                                                                                : "k_sleep(P)");
+    EXPECT_EQ(launches[setup].kernel,
+              std::string(folder).rfind("mix", 0) == 0 ? "k_mix(P, Mix)" : "k_sleep(P)");
     for (size_t i = 0; i < launches.size(); ++i) {
       const CounterLaunch& l = launches[i];
       EXPECT_EQ(l.id, static_cast<int64_t>(i));
@@ -708,7 +708,8 @@ TEST(CountersH100Capture, SumCounterLaunchesSumsCountsAndTimeWeightsRatios) {
   ExpectRel(Metric(sum, "sm__throughput.avg.pct_of_peak_sustained_elapsed"),
             certified::kH100Sweep12SmThroughputPct.value, 1e-12);
   // hz: (1,979,992,467.31 * 2074112 + 1,979,973,201.01 * 2075904) / (same sum)
-  ExpectRel(Metric(sum, "sm__cycles_elapsed.avg.per_second"), certified::kH100Sweep12SmClockHz.value, 1e-12);
+  ExpectRel(Metric(sum, "sm__cycles_elapsed.avg.per_second"),
+            certified::kH100Sweep12SmClockHz.value, 1e-12);
   EXPECT_EQ(Metric(sum, "launch__sm_count"), 132.0);  // an attribute, not summed
   // One launch sums to itself.
   const KernelCounters one = SumCounterLaunches("one", {launches[25]});
@@ -730,8 +731,11 @@ TEST(CountersSum, EqualWeightsWithoutDurationAndKindsMustAgree) {
   EXPECT_EQ(Metric(sum, "bytes"), 10.0 + 3 * 30.0);
   EXPECT_EQ(Metric(sum, "util"), (20.0 + 3 * 60.0) / 4);
   b.metric_base["bytes"] = "second";
-  ::wattcal::testing::ExpectInputError([&] { SumCounterLaunches("w", {a, b}); }, 4,
-                                       {"x.csv:4: bytes: ", "on line 3"});
+  ::wattcal::testing::ExpectInputError(
+      [&] {
+        SumCounterLaunches("w", {a, b});
+      },
+      4, {"x.csv:4: bytes: ", "on line 3"});
   b.metric_base["bytes"] = "byte";
   b.unknown_units["odd"] = "furlong";
   EXPECT_EQ(SumCounterLaunches("w", {a, b}).unknown_units.at("odd"), "furlong");

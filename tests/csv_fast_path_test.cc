@@ -182,7 +182,8 @@ TEST(CsvFastPath, SameRecordsOnEdgeCases) {
       ",a\n",
       " a b , c\t\n",
       "\ta\t,\t\tb \n",
-      "\xEF\xBB\xBF" "a,b\n",
+      "\xEF\xBB\xBF"
+      "a,b\n",
       "\xEF\xBB\xBF\n",
       std::string("a,\0b,c\n", 7),
       std::string("\0\n", 2),
@@ -246,8 +247,8 @@ TEST(CsvFastPath, SamePowerReadingsAsLibcsvOnEveryPowerLog) {
   }
   const std::string datasets = DatasetsDir();
   for (const char* capture : {"h100_capture", "h200_capture"}) {
-    for (const std::string& f : FilesUnder(datasets.empty() ? "" : datasets + "/" + capture,
-                                           "_power.csv")) {
+    for (const std::string& f :
+         FilesUnder(datasets.empty() ? "" : datasets + "/" + capture, "_power.csv")) {
       logs.push_back(f);
     }
   }
@@ -323,7 +324,8 @@ std::string CompareNumberParsers(const char* begin, const char* end) {
   char* strtod_end = nullptr;
   errno = 0;
   const double by_strtod = std::strtod(text.c_str(), &strtod_end);
-  if (errno == 0 && (strtod_end - text.c_str() != fast_stop - begin || Bits(by_strtod) != Bits(fast))) {
+  if (errno == 0 &&
+      (strtod_end - text.c_str() != fast_stop - begin || Bits(by_strtod) != Bits(fast))) {
     return "'" + text + "': " + std::to_string(fast) + " vs strtod " + std::to_string(by_strtod);
   }
   return "";
@@ -372,9 +374,27 @@ TEST(CsvFastPath, LogNumbersAreFromCharsAndStrtodBitForBit) {
     s += tails[rng() % (sizeof tails / sizeof tails[0])];
     ASSERT_EQ(CompareNumberParsers(s.data(), s.data() + s.size()), "");
   }
-  for (const char* s : {"0", "-0", "-0.0", "0.", ".5", "-.5", "1.", "-", ".", "-.", "", "999999999999999",
-                        "9999999999999999", "0.000000000000001", "123456789012345.6", "1e400",
-                        "4.9e-324", "2.2250738585072011e-308", "+1", " 1", "00000000000000000001.5"}) {
+  for (const char* s : {"0",
+                        "-0",
+                        "-0.0",
+                        "0.",
+                        ".5",
+                        "-.5",
+                        "1.",
+                        "-",
+                        ".",
+                        "-.",
+                        "",
+                        "999999999999999",
+                        "9999999999999999",
+                        "0.000000000000001",
+                        "123456789012345.6",
+                        "1e400",
+                        "4.9e-324",
+                        "2.2250738585072011e-308",
+                        "+1",
+                        " 1",
+                        "00000000000000000001.5"}) {
     ASSERT_EQ(CompareNumberParsers(s, s + std::strlen(s)), "") << s;
   }
 }
@@ -387,7 +407,7 @@ TEST(CsvFastPath, SmiTimestampsAtFixedPositionsAreTheGeneralParsersSeconds) {
     const int64_t t = 1500000000 + static_cast<int64_t>(rng() % 400000000);
     const int ms = static_cast<int>(rng() % 1000);
     const time_t tt = static_cast<time_t>(t);
-    std::tm tm {};
+    std::tm tm{};
     gmtime_r(&tt, &tm);
     char text[64];
     std::strftime(text, sizeof text, "%Y/%m/%d %H:%M:%S", &tm);
@@ -447,7 +467,8 @@ TEST(CsvFastPath, HashWhileReadingIsTheFileSha256) {
   for (size_t size : {size_t{1}, (size_t{1} << 18) - 1, size_t{1} << 18, (size_t{1} << 18) + 1,
                       size_t{5} << 18, (size_t{17} << 18) + 7, size_t{40} << 18}) {
     std::string bytes(size, 'x');
-    for (size_t i = 0; i < size; ++i) bytes[i] = i % 61 == 60 ? '\n' : static_cast<char>('0' + i % 10);
+    for (size_t i = 0; i < size; ++i)
+      bytes[i] = i % 61 == 60 ? '\n' : static_cast<char>('0' + i % 10);
     const std::string sized = WriteFile(scratch + "/sized_" + std::to_string(size) + ".csv", bytes);
     const std::string expected = Sha256OfFile(sized);  // a new file: read and hashed
     CsvReader::Options options;

@@ -22,10 +22,12 @@ TEST(DefaultRun, SynthIsDeterministicForASeed) {
   const std::string dir = ScratchDir();
   for (const char* sub : {"/a", "/b", "/c"}) {
     const std::string seed = std::string(sub) == "/c" ? "2" : "1";
-    const auto r = RunStage("wattcal-synth", {"--spec", kSpec, "--out-dir", dir + sub, "--seed", seed, "-q"});
+    const auto r =
+        RunStage("wattcal-synth", {"--spec", kSpec, "--out-dir", dir + sub, "--seed", seed, "-q"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
-  for (const char* file : {"/train_micro_dvfs.csv", "/heldout_apps_dvfs.csv", "/truth_model.json"}) {
+  for (const char* file :
+       {"/train_micro_dvfs.csv", "/heldout_apps_dvfs.csv", "/truth_model.json"}) {
     EXPECT_EQ(ReadFile(dir + "/a" + file), ReadFile(dir + "/b" + file)) << file;
   }
   EXPECT_NE(ReadFile(dir + "/a/train_micro_dvfs.csv"), ReadFile(dir + "/c/train_micro_dvfs.csv"));
@@ -36,13 +38,15 @@ TEST(DefaultRun, SynthIsDeterministicForASeed) {
 TEST(DefaultRun, CampaignThroughIngestRecoversTheTruth) {
   const std::string dir = ScratchDir();
   const std::string gpu = std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/virtual.json";
-  auto r = RunStage("wattcal-synth", {"--spec", kSpec, "--out-dir", dir + "/data", "--campaign", "-q"});
+  auto r =
+      RunStage("wattcal-synth", {"--spec", kSpec, "--out-dir", dir + "/data", "--campaign", "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const std::string part : {"train", "heldout"}) {
     const std::string d = dir + "/data/" + part;
-    r = RunStage("wattcal-ingest", {"--power-log", d + "/power_log.csv", "--windows", d + "/windows.csv",
-                                    "--counters", d + "/counters_ncu.csv", "--gpu", gpu, "--out",
-                                    d + "/kernels.csv", "--tidy", d + "/measurements.csv", "-q"});
+    r = RunStage("wattcal-ingest",
+                 {"--power-log", d + "/power_log.csv", "--windows", d + "/windows.csv",
+                  "--counters", d + "/counters_ncu.csv", "--gpu", gpu, "--out", d + "/kernels.csv",
+                  "--tidy", d + "/measurements.csv", "-q"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
   r = RunStage("wattcal-calibrate", {"--train", dir + "/data/train/measurements.csv", "--out",
@@ -80,15 +84,17 @@ TEST(DefaultRun, CampaignThroughIngestRecoversTheTruth) {
   // Held-out applications: within 1.3x of the true model's own MAPE on the same noisy,
   // ingested measurements.
   for (const std::string mode : {"dvfs", "scaling"}) {
-    r = RunStage("wattcal-validate",
-                 {"--model", dir + "/model.json", "--heldout", dir + "/data/heldout/measurements.csv",
-                  "--mode", mode, "--truth-model", dir + "/data/truth_model.json", "--predictions",
-                  dir + "/pred_" + mode + ".csv", "--metrics", dir + "/metrics_" + mode + ".json",
-                  "--summary-md", dir + "/summary_" + mode + ".md"});
+    r = RunStage(
+        "wattcal-validate",
+        {"--model", dir + "/model.json", "--heldout", dir + "/data/heldout/measurements.csv",
+         "--mode", mode, "--truth-model", dir + "/data/truth_model.json", "--predictions",
+         dir + "/pred_" + mode + ".csv", "--metrics", dir + "/metrics_" + mode + ".json",
+         "--summary-md", dir + "/summary_" + mode + ".md"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("against the truth"), std::string::npos) << r.output;
     const nlohmann::json m = nlohmann::json::parse(ReadFile(dir + "/metrics_" + mode + ".json"));
-    EXPECT_LE(m.at("mape_pct").get<double>(), 1.3 * m.at("truth").at("truth_mape_pct").get<double>())
+    EXPECT_LE(m.at("mape_pct").get<double>(),
+              1.3 * m.at("truth").at("truth_mape_pct").get<double>())
         << mode;
     EXPECT_TRUE(HasProvenance(dir + "/summary_" + mode + ".md"));
   }

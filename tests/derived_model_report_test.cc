@@ -31,20 +31,28 @@ PowerModel Fitted(const std::string& trained_on) {
 
 TEST(DerivedModelReport, APortedModelsTrainingFiguresAreTheBaseFits) {
   EXPECT_FALSE(Fitted("h100.csv").Derived());
-  EXPECT_TRUE(Fitted(std::string("h100.csv") + PowerModel::kPortedMarker + "H100 to H200, TPDS §4.6)").Derived());
-  EXPECT_TRUE(Fitted(std::string("h100.csv") + PowerModel::kScaledMarker + ": dynamic x0.5)").Derived());
+  EXPECT_TRUE(
+      Fitted(std::string("h100.csv") + PowerModel::kPortedMarker + "H100 to H200, TPDS §4.6)")
+          .Derived());
+  EXPECT_TRUE(
+      Fitted(std::string("h100.csv") + PowerModel::kScaledMarker + ": dynamic x0.5)").Derived());
 
   const std::string dir = testing::ScratchDir();
   testing::WriteFile(dir + "/own.json", ModelToJson(Fitted("h100.csv")));
-  testing::WriteFile(dir + "/ported.json",
-                     ModelToJson(Fitted(std::string("h100.csv") + PowerModel::kPortedMarker + "H100 to H200)")));
-  const testing::CommandResult r = testing::RunStage(
-      "wattcal-report", {"--model", "own=" + dir + "/own.json", "--model", "ported=" + dir + "/ported.json",
-                         "--out-dir", dir + "/report", "--no-figures"});
+  testing::WriteFile(
+      dir + "/ported.json",
+      ModelToJson(Fitted(std::string("h100.csv") + PowerModel::kPortedMarker + "H100 to H200)")));
+  const testing::CommandResult r =
+      testing::RunStage("wattcal-report", {"--model", "own=" + dir + "/own.json", "--model",
+                                           "ported=" + dir + "/ported.json", "--out-dir",
+                                           dir + "/report", "--no-figures"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string md = testing::ReadFile(dir + "/report/index.md");
-  EXPECT_NE(md.find("| train\\_mape\\_pct | 4.16 | 4.16 (the base model's fit) |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| train\\_rows | 130 | 130 (the base model's fit) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| train\\_mape\\_pct | 4.16 | 4.16 (the base model's fit) |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| train\\_rows | 130 | 130 (the base model's fit) |"), std::string::npos)
+      << md;
 }
 
 }  // namespace

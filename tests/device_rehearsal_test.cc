@@ -22,72 +22,86 @@ using testing::ShellQuote;
 std::string RehearsalEnvironment(const std::string& dir) {
   fs::create_directories(dir + "/bin");
   fs::create_symlink(std::string(WATTCAL_SOURCE_DIR) + "/tests/fake_ncu.py", dir + "/bin/ncu");
-  return "PATH=" + ShellQuote(dir + "/bin") + ":\"$PATH\" WATTCAL_SIMULATED_GPU=1 WATTCAL_NVML_LIBRARY=" +
+  return "PATH=" + ShellQuote(dir + "/bin") +
+         ":\"$PATH\" WATTCAL_SIMULATED_GPU=1 WATTCAL_NVML_LIBRARY=" +
          ShellQuote(WATTCAL_FAKE_NVML) + " FAKE_NVML_LOAD_FILE=" + ShellQuote(dir + "/load") +
          " FAKE_NVML_NAME='NVIDIA H100 80GB HBM3' WATTCAL_CAPTURE=" +
          ShellQuote(std::string(WATTCAL_BIN_DIR) + "/wattcal-capture") +
-         " FAKE_NCU_LACKS=sm__inst_executed_pipe_tensor_op_dmma POWER_BUDGET_S=4 WATTCAL_CAPTURE_ARGS=\"--only '^(idle_sleep|int_add|fp32_fma|dram_ld)\\$' --idle-s 1\" ";
+         " FAKE_NCU_LACKS=sm__inst_executed_pipe_tensor_op_dmma POWER_BUDGET_S=4 "
+         "WATTCAL_CAPTURE_ARGS=\"--only '^(idle_sleep|int_add|fp32_fma|dram_ld)\\$' --idle-s 1\" ";
 }
 
 TEST(DeviceRehearsal, TheGpuScriptRunsOnTheSimulatedDeviceAndItsCaptureIngests) {
   const std::string dir = testing::ScratchDir();
   const std::string script = std::string(WATTCAL_SOURCE_DIR) + "/scripts/device_capture.sh";
   const std::string env = RehearsalEnvironment(dir);
-  const testing::CommandResult r = testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/out"));
+  const testing::CommandResult r =
+      testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/out"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("4 benchmarks x"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("WATTCAL_SIMULATED_GPU is set"), std::string::npos) << r.output;
   // A metric this chip's ncu does not list (here the FP64 tensor pipe's) is left out before the
   // run, named, instead of failing the counters run after the power run.
-  EXPECT_NE(r.output.find("sm__inst_executed_pipe_tensor_op_dmma.sum: ncu does not list it for this chip"),
+  EXPECT_NE(r.output.find(
+                "sm__inst_executed_pipe_tensor_op_dmma.sum: ncu does not list it for this chip"),
             std::string::npos)
       << r.output;
-  EXPECT_NE(testing::ReadFile(dir + "/out/suite/capture.json").find("\"metrics_left_out\": [\n      \"sm__inst_"),
+  EXPECT_NE(testing::ReadFile(dir + "/out/suite/capture.json")
+                .find("\"metrics_left_out\": [\n      \"sm__inst_"),
             std::string::npos);
-  for (const char* f : {"suite.tar.gz", "device_capture.log", "env/ldd.txt", "env/ncu_version.txt",
-                        "suite/windows.csv", "suite/nvml_power.csv", "suite/ncu_raw.csv", "suite/capture.json"}) {
+  for (const char* f :
+       {"suite.tar.gz", "device_capture.log", "env/ldd.txt", "env/ncu_version.txt",
+        "suite/windows.csv", "suite/nvml_power.csv", "suite/ncu_raw.csv", "suite/capture.json"}) {
     EXPECT_TRUE(fs::exists(dir + "/out/" + f)) << f;
   }
   // The carried binary: the C runtime and nothing of the fitting stack (Ceres, glog, SuiteSparse,
   // BLAS), libcsv, OpenSSL or Boost, none of which a bare GPU machine has.
   const std::string ldd = testing::ReadFile(dir + "/out/env/ldd.txt");
-  for (const char* lib : {"libceres", "libglog", "libcholmod", "blas", "libcsv", "libcrypto", "libboost", "libstdc++"}) {
+  for (const char* lib : {"libceres", "libglog", "libcholmod", "blas", "libcsv", "libcrypto",
+                          "libboost", "libstdc++"}) {
     EXPECT_EQ(ldd.find(lib), std::string::npos) << lib << " in\n" << ldd;
   }
   // The packed capture is what comes back from the GPU machine: unpacked, it ingests.
   fs::create_directories(dir + "/back");
-  ASSERT_EQ(testing::RunShell("tar xzf " + ShellQuote(dir + "/out/suite.tar.gz") + " -C " + ShellQuote(dir + "/back"))
+  ASSERT_EQ(testing::RunShell("tar xzf " + ShellQuote(dir + "/out/suite.tar.gz") + " -C " +
+                              ShellQuote(dir + "/back"))
                 .exit_code,
             0);
   const testing::CommandResult ingest = testing::RunStage(
       "wattcal-ingest", {"--capture", dir + "/back/suite", "--gpu",
-                         std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/h100_sxm.json", "--tidy",
-                         dir + "/measured.csv"});
+                         std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/h100_sxm.json",
+                         "--tidy", dir + "/measured.csv"});
   ASSERT_EQ(ingest.exit_code, 0) << ingest.output;
   const std::string tidy = testing::ReadFile(dir + "/measured.csv");
-  EXPECT_NE(ingest.output.find("DMMA"), std::string::npos) << ingest.output;  // its component left out
+  EXPECT_NE(ingest.output.find("DMMA"), std::string::npos)
+      << ingest.output;  // its component left out
   EXPECT_EQ(tidy.find("core:DMMA"), std::string::npos);
   EXPECT_NE(tidy.find("core:TENSOR INT"), std::string::npos);
   for (const char* name : {"\nidle_sleep,", "\nint_add,", "\nfp32_fma,", "\ndram_ld,"}) {
     EXPECT_NE(tidy.find(name), std::string::npos) << name << " in\n" << tidy;
   }
   // An earlier capture is never overwritten: the same OUTDIR again is refused.
-  const testing::CommandResult again = testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/out"));
+  const testing::CommandResult again =
+      testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/out"));
   EXPECT_EQ(again.exit_code, 1) << again.output;
   EXPECT_NE(again.output.find("is not an empty directory"), std::string::npos) << again.output;
 }
 
 TEST(DeviceRehearsal, CaptureRefusesAnSmCountOrSeedOutOfRange) {
   // Both were once taken silently: --sm-count 0 or -5 as 132, --seed -1 as 2^64 - 1.
-  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
-           {"--sm-count", "0"}, {"--sm-count", "-5"}, {"--seed", "-1"}, {"--seed", "18446744073709551616"}}) {
+  for (const std::vector<std::string>& bad :
+       std::vector<std::vector<std::string>>{{"--sm-count", "0"},
+                                             {"--sm-count", "-5"},
+                                             {"--seed", "-1"},
+                                             {"--seed", "18446744073709551616"}}) {
     std::vector<std::string> args = {"--list"};
     args.insert(args.end(), bad.begin(), bad.end());
     const testing::CommandResult r = testing::RunStage("wattcal-capture", args);
     EXPECT_EQ(r.exit_code, 1) << bad[0] << " " << bad[1] << ": " << r.output;
     EXPECT_NE(r.output.find(bad[0] + ":"), std::string::npos) << r.output;
   }
-  EXPECT_EQ(testing::RunStage("wattcal-capture", {"--list", "--sm-count", "1", "--seed", "18446744073709551615"})
+  EXPECT_EQ(testing::RunStage("wattcal-capture",
+                              {"--list", "--sm-count", "1", "--seed", "18446744073709551615"})
                 .exit_code,
             0);
 }
@@ -117,28 +131,33 @@ TEST(DeviceRehearsal, TheApplicationsScriptRecordsAndTheCapturePredicts) {
   // GPU): two applications, each its runs, its marked windows and its counters run.
   const std::string dir = testing::ScratchDir();
   const std::string script = std::string(WATTCAL_SOURCE_DIR) + "/scripts/device_apps.sh";
-  const std::string env = RehearsalEnvironment(dir) + "APP_SECONDS=0.5 APP_PROGRAM=" +
-                          ShellQuote("python3 " + std::string(WATTCAL_SOURCE_DIR) + "/tests/stand_in_app.py") + " ";
-  const testing::CommandResult r = testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/out"));
+  const std::string env =
+      RehearsalEnvironment(dir) + "APP_SECONDS=0.5 APP_PROGRAM=" +
+      ShellQuote("python3 " + std::string(WATTCAL_SOURCE_DIR) + "/tests/stand_in_app.py") + " ";
+  const testing::CommandResult r =
+      testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/out"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("2 applications x 2 runs"), std::string::npos) << r.output;
-  for (const char* f : {"apps.tar.gz", "device_apps.log", "apps/windows.csv", "apps/nvml_power.csv",
-                        "apps/ncu/stand_in_a.csv", "apps/ncu/stand_in_b.csv", "apps/capture.json"}) {
+  for (const char* f :
+       {"apps.tar.gz", "device_apps.log", "apps/windows.csv", "apps/nvml_power.csv",
+        "apps/ncu/stand_in_a.csv", "apps/ncu/stand_in_b.csv", "apps/capture.json"}) {
     EXPECT_TRUE(fs::exists(dir + "/out/" + f)) << f;
   }
   const std::string windows = testing::ReadFile(dir + "/out/apps/windows.csv");
-  EXPECT_EQ(std::count(windows.begin(), windows.end(), '\n'), 5) << windows;  // header + 2 x 2 windows
+  EXPECT_EQ(std::count(windows.begin(), windows.end(), '\n'), 5)
+      << windows;  // header + 2 x 2 windows
   // The capture is read as applications: ingested per workload, one row each.
   const testing::CommandResult ingest = testing::RunStage(
       "wattcal-ingest", {"--capture", dir + "/out/apps", "--per-workload", "--gpu",
-                         std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/h100_sxm.json", "--tidy",
-                         dir + "/apps.csv"});
+                         std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/h100_sxm.json",
+                         "--tidy", dir + "/apps.csv"});
   ASSERT_EQ(ingest.exit_code, 0) << ingest.output;
   const std::string rows = testing::ReadFile(dir + "/apps.csv");
   EXPECT_NE(rows.find("stand_in_a"), std::string::npos) << rows;
   EXPECT_NE(rows.find("stand_in_b"), std::string::npos) << rows;
   // A non-empty OUTDIR is refused, as the suite's script does.
-  EXPECT_EQ(testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/out")).exit_code, 1);
+  EXPECT_EQ(testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/out")).exit_code,
+            1);
 }
 
 TEST(DeviceRehearsal, TheCampaignRunsBothPhasesInItsLimitAndResumes) {
@@ -147,10 +166,12 @@ TEST(DeviceRehearsal, TheCampaignRunsBothPhasesInItsLimitAndResumes) {
   // not run a finished suite or a recorded application again.
   const std::string dir = testing::ScratchDir();
   const std::string script = std::string(WATTCAL_SOURCE_DIR) + "/scripts/device_campaign.sh";
-  const std::string env = RehearsalEnvironment(dir) + "APPS_RESERVE_S=30 APP_MIN_S=5 APP_SECONDS=0.5 APP_PROGRAM=" +
-                          ShellQuote("python3 " + std::string(WATTCAL_SOURCE_DIR) + "/tests/stand_in_app.py") + " ";
+  const std::string env =
+      RehearsalEnvironment(dir) + "APPS_RESERVE_S=30 APP_MIN_S=5 APP_SECONDS=0.5 APP_PROGRAM=" +
+      ShellQuote("python3 " + std::string(WATTCAL_SOURCE_DIR) + "/tests/stand_in_app.py") + " ";
   const testing::CommandResult r =
-      testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/work") + " " + ShellQuote(dir + "/out") + " 120");
+      testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/work") + " " +
+                        ShellQuote(dir + "/out") + " 120");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("suite: exit status 0 (with counters)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("recorded: stand_in_a stand_in_b"), std::string::npos) << r.output;
@@ -158,15 +179,19 @@ TEST(DeviceRehearsal, TheCampaignRunsBothPhasesInItsLimitAndResumes) {
     EXPECT_TRUE(fs::exists(dir + "/out/" + f)) << f;
   }
   const testing::CommandResult again =
-      testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/work") + " " + ShellQuote(dir + "/out2") + " 120");
+      testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/work") + " " +
+                        ShellQuote(dir + "/out2") + " 120");
   ASSERT_EQ(again.exit_code, 0) << again.output;
-  EXPECT_NE(again.output.find("suite: finished in an earlier call"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("suite: finished in an earlier call"), std::string::npos)
+      << again.output;
   EXPECT_NE(again.output.find("stand_in_a: recorded already"), std::string::npos) << again.output;
   EXPECT_TRUE(fs::exists(dir + "/out2/suite_run.tar.gz"));
   // A limit too short to be one is refused before anything runs.
   const testing::CommandResult short_limit =
-      testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/w3") + " " + ShellQuote(dir + "/o3") + " 5");
-  testing::ExpectRefused(short_limit, 1, {"SECONDS must be a whole number of at least 60, not '5'"}, {dir + "/o3"});
+      testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/w3") + " " +
+                        ShellQuote(dir + "/o3") + " 5");
+  testing::ExpectRefused(short_limit, 1, {"SECONDS must be a whole number of at least 60, not '5'"},
+                         {dir + "/o3"});
 }
 
 TEST(DeviceRehearsal, WhenNcuFailsTheApplicationsAreRecordedPowerOnly) {
@@ -174,15 +199,21 @@ TEST(DeviceRehearsal, WhenNcuFailsTheApplicationsAreRecordedPowerOnly) {
   // applications are still worth their power: the first is recorded again without counters and
   // the rest follow.
   const std::string dir = testing::ScratchDir();
-  const std::string bad_ncu = testing::WriteFile(
-      dir + "/bad_ncu", "#!/bin/sh\necho '==ERROR== Failed to initialize the profiler: LibraryNotLoaded' >&2\nexit 1\n");
+  const std::string bad_ncu = testing::WriteFile(dir + "/bad_ncu",
+                                                 "#!/bin/sh\necho '==ERROR== Failed to initialize "
+                                                 "the profiler: LibraryNotLoaded' >&2\nexit 1\n");
   fs::permissions(bad_ncu, fs::perms::owner_all);
   const std::string script = std::string(WATTCAL_SOURCE_DIR) + "/scripts/device_apps.sh";
-  const std::string env = RehearsalEnvironment(dir) + "NCU=" + ShellQuote(bad_ncu) + " REPEAT=1 APP_SECONDS=0.5 APP_PROGRAM=" +
-                          ShellQuote("python3 " + std::string(WATTCAL_SOURCE_DIR) + "/tests/stand_in_app.py") + " ";
-  const testing::CommandResult r = testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/out"));
+  const std::string env =
+      RehearsalEnvironment(dir) + "NCU=" + ShellQuote(bad_ncu) +
+      " REPEAT=1 APP_SECONDS=0.5 APP_PROGRAM=" +
+      ShellQuote("python3 " + std::string(WATTCAL_SOURCE_DIR) + "/tests/stand_in_app.py") + " ";
+  const testing::CommandResult r =
+      testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/out"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("stand_in_a: ncu failed (see env/stand_in_a.log); power only from here on"), std::string::npos)
+  EXPECT_NE(
+      r.output.find("stand_in_a: ncu failed (see env/stand_in_a.log); power only from here on"),
+      std::string::npos)
       << r.output;
   const std::string windows = testing::ReadFile(dir + "/out/apps/windows.csv");
   EXPECT_NE(windows.find("\nstand_in_a,"), std::string::npos) << windows;

@@ -48,8 +48,9 @@ Shell RunInSource(const std::string& command) {
 }
 
 std::string MakeGpu(const std::string& captures, const std::string& apps, const std::string& out) {
-  return "make -f Makefile.runs gpu BIN='" + std::string(WATTCAL_BIN_DIR) + "' CAPTURES='" + captures + "' GPU='" +
-         kH100 + "'" + (apps.empty() ? std::string() : " APPS='" + apps + "'") + " OUT='" + out +
+  return "make -f Makefile.runs gpu BIN='" + std::string(WATTCAL_BIN_DIR) + "' CAPTURES='" +
+         captures + "' GPU='" + kH100 + "'" +
+         (apps.empty() ? std::string() : " APPS='" + apps + "'") + " OUT='" + out +
          "' TITLE='H100 from its capture'";
 }
 
@@ -73,25 +74,29 @@ double Mape(const std::string& apps_csv, int* rows) {
 TEST(GpuRun, FromCapturesToReportWithApplicationsMeasuredAndNot) {
   WATTCAL_REQUIRE_DATASETS();
   const std::string dir = ScratchDir();
-  const std::string captures = Dataset("h100_capture/ubench_random") + " " + Dataset("h100_capture/mix_random");
-  Shell s = RunInSource("python3 scripts/apps_from_suite.py '" + Dataset("h100_capture/mix_random") + "' '" + dir +
-                        "/apps' --group 4");
+  const std::string captures =
+      Dataset("h100_capture/ubench_random") + " " + Dataset("h100_capture/mix_random");
+  Shell s = RunInSource("python3 scripts/apps_from_suite.py '" +
+                        Dataset("h100_capture/mix_random") + "' '" + dir + "/apps' --group 4");
   ASSERT_EQ(s.exit_code, 0) << s.output;
   EXPECT_NE(s.output.find("25 applications of 4 benchmarks"), std::string::npos) << s.output;
-  s = RunInSource("python3 scripts/apps_from_suite.py '" + Dataset("h100_capture/mix_random") + "' '" + dir +
-                  "/apps_np' --group 4 --no-power");
+  s = RunInSource("python3 scripts/apps_from_suite.py '" + Dataset("h100_capture/mix_random") +
+                  "' '" + dir + "/apps_np' --group 4 --no-power");
   ASSERT_EQ(s.exit_code, 0) << s.output;
 
   s = RunInSource(MakeGpu(captures, dir + "/apps", dir + "/run"));
   ASSERT_EQ(s.exit_code, 0) << s.output;
-  EXPECT_NE(s.output.find("--method auto: fixed (TPDS Eq. 9): one V-F pair (1980 MHz core, 2619 MHz memory)"),
+  EXPECT_NE(s.output.find(
+                "--method auto: fixed (TPDS Eq. 9): one V-F pair (1980 MHz core, 2619 MHz memory)"),
             std::string::npos)
       << s.output;
   // The CV figure of the H100 capture (expected/results.csv), reached through the auto choices.
-  const nlohmann::json cv = nlohmann::json::parse(ReadFile(dir + "/run/validation/cv/metrics.json"));
+  const nlohmann::json cv =
+      nlohmann::json::parse(ReadFile(dir + "/run/validation/cv/metrics.json"));
   EXPECT_NEAR(cv["mape_pct"].get<double>(), 5.528, 0.05);
   EXPECT_EQ(ReadModel(dir + "/run/model/model.json").method, "fixed");
-  EXPECT_TRUE(ReadModel(dir + "/run/model/model.json").coefficient_ci95.known());  // --bootstrap 200
+  EXPECT_TRUE(
+      ReadModel(dir + "/run/model/model.json").coefficient_ci95.known());  // --bootstrap 200
   // How far to trust it: the saturating tensor window hit the 700 W cap and is left out, so
   // TENSOR is trained only at low use; the model file and the report say so.
   const nlohmann::json model = nlohmann::json::parse(ReadFile(dir + "/run/model/model.json"));
@@ -108,7 +113,8 @@ TEST(GpuRun, FromCapturesToReportWithApplicationsMeasuredAndNot) {
   int rows = 0;
   const double predict_mape = Mape(dir + "/run/predictions/apps.csv", &rows);
   EXPECT_EQ(rows, 25);
-  const nlohmann::json apps = nlohmann::json::parse(ReadFile(dir + "/run/validation/apps/metrics.json"));
+  const nlohmann::json apps =
+      nlohmann::json::parse(ReadFile(dir + "/run/validation/apps/metrics.json"));
   EXPECT_EQ(apps["points"], 25);
   EXPECT_NEAR(apps["mape_pct"].get<double>(), predict_mape, 1e-3);
   EXPECT_LT(predict_mape, 4.0);
@@ -117,9 +123,11 @@ TEST(GpuRun, FromCapturesToReportWithApplicationsMeasuredAndNot) {
   EXPECT_NE(index.find("TENSOR: trained only up to"), std::string::npos);
   // The 139 x 139 benchmark heat map is drawn only on request (wattcal-report --benchmark-heatmap).
   for (const fs::directory_entry& f : fs::directory_iterator(dir + "/run/figures")) {
-    EXPECT_EQ(f.path().filename().string().rfind("util_corr_benchmarks", 0), std::string::npos) << f.path();
+    EXPECT_EQ(f.path().filename().string().rfind("util_corr_benchmarks", 0), std::string::npos)
+        << f.path();
   }
-  EXPECT_NE(index.find("25 application workloads predicted from their counters alone at 1980 MHz"), std::string::npos);
+  EXPECT_NE(index.find("25 application workloads predicted from their counters alone at 1980 MHz"),
+            std::string::npos);
   testing::ExpectFigurePng(dir + "/run/figures/apps_breakdown.png", BreakdownFigureSize(25 + 2));
 
   // Without a power log: the same predictions, nothing measured, no apps validation.
@@ -136,16 +144,18 @@ TEST(GpuRun, FromCapturesToReportWithApplicationsMeasuredAndNot) {
     };
     EXPECT_EQ(first7(la), first7(lb));
   }
-  EXPECT_NE(ReadFile(dir + "/run_np/index.md").find("None was measured (no power log)"), std::string::npos);
+  EXPECT_NE(ReadFile(dir + "/run_np/index.md").find("None was measured (no power log)"),
+            std::string::npos);
 }
 
 TEST(GpuRun, MissingInputsAreClearErrors) {
   const std::string dir = ScratchDir();
-  Shell s = RunInSource("make -f Makefile.runs gpu BIN='" + std::string(WATTCAL_BIN_DIR) + "' OUT='" + dir + "/x'");
+  Shell s = RunInSource("make -f Makefile.runs gpu BIN='" + std::string(WATTCAL_BIN_DIR) +
+                        "' OUT='" + dir + "/x'");
   EXPECT_EQ(s.exit_code, 2) << s.output;
   EXPECT_NE(s.output.find("give CAPTURES=\"DIR ...\""), std::string::npos) << s.output;
-  s = RunInSource("make -f Makefile.runs gpu BIN='" + std::string(WATTCAL_BIN_DIR) + "' CAPTURES='" + dir +
-                  "/absent' GPU='" + kH100 + "' OUT='" + dir + "/x'");
+  s = RunInSource("make -f Makefile.runs gpu BIN='" + std::string(WATTCAL_BIN_DIR) +
+                  "' CAPTURES='" + dir + "/absent' GPU='" + kH100 + "' OUT='" + dir + "/x'");
   EXPECT_EQ(s.exit_code, 2) << s.output;
   EXPECT_NE(s.output.find(dir + "/absent is not a directory"), std::string::npos) << s.output;
   fs::create_directories(dir + "/empty");
@@ -153,49 +163,67 @@ TEST(GpuRun, MissingInputsAreClearErrors) {
   // make exits 2 on any failed recipe; the stage's own exit (2: bad input) is in make's line.
   EXPECT_EQ(s.exit_code, 2) << s.output;
   EXPECT_NE(s.output.find("] Error 2"), std::string::npos) << s.output;
-  EXPECT_NE(s.output.find("no windows.csv: not a capture directory"), std::string::npos) << s.output;
+  EXPECT_NE(s.output.find("no windows.csv: not a capture directory"), std::string::npos)
+      << s.output;
   EXPECT_FALSE(fs::exists(dir + "/x/data/tidy/measured.csv"));
 }
 
 TEST(AutoMethod, FixedForOneVfPairDvfsForSeveral) {
   WATTCAL_REQUIRE_DATASETS();
   const std::string dir = ScratchDir();
-  auto r = RunStage("wattcal-ingest", {"--capture", Dataset("h100_capture/ubench_random"), "--capture",
-                                       Dataset("h100_capture/mix_random"), "--gpu", kH100, "--tidy", dir + "/h100.csv"});
+  auto r = RunStage("wattcal-ingest", {"--capture", Dataset("h100_capture/ubench_random"),
+                                       "--capture", Dataset("h100_capture/mix_random"), "--gpu",
+                                       kH100, "--tidy", dir + "/h100.csv"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  r = RunStage("wattcal-calibrate", {"--train", dir + "/h100.csv", "--method", "auto", "--out", dir + "/h100.json"});
+  r = RunStage("wattcal-calibrate",
+               {"--train", dir + "/h100.csv", "--method", "auto", "--out", dir + "/h100.json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("--method auto: fixed (TPDS Eq. 9): one V-F pair (1980 MHz core, 2619 MHz memory) among "
-                          "the 130 training rows"),
-            std::string::npos)
+  EXPECT_NE(
+      r.output.find(
+          "--method auto: fixed (TPDS Eq. 9): one V-F pair (1980 MHz core, 2619 MHz memory) among "
+          "the 130 training rows"),
+      std::string::npos)
       << r.output;
-  r = RunStage("wattcal-calibrate", {"--train", dir + "/h100.csv", "--method", "fixed", "--out", dir + "/fixed.json"});
+  r = RunStage("wattcal-calibrate",
+               {"--train", dir + "/h100.csv", "--method", "fixed", "--out", dir + "/fixed.json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(ReadModel(dir + "/h100.json").Coefficients(), ReadModel(dir + "/fixed.json").Coefficients());
+  EXPECT_EQ(ReadModel(dir + "/h100.json").Coefficients(),
+            ReadModel(dir + "/fixed.json").Coefficients());
 
   const std::string titanx = Dataset("gpmtool_tpds2019/gtx_980/micro_dvfs_6comp.csv");
-  r = RunStage("wattcal-calibrate",
-               {"--train", titanx, "--method", "auto", "--bootstrap", "20", "--out", dir + "/dvfs.json"});
+  r = RunStage("wattcal-calibrate", {"--train", titanx, "--method", "auto", "--bootstrap", "20",
+                                     "--out", dir + "/dvfs.json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("--method auto: dvfs (TPDS Eqs. 4-6): 9 V-F pairs"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("--bootstrap 20 applies to the fixed method only"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--method auto: dvfs (TPDS Eqs. 4-6): 9 V-F pairs"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("--bootstrap 20 applies to the fixed method only"), std::string::npos)
+      << r.output;
   EXPECT_EQ(ReadModel(dir + "/dvfs.json").method, "dvfs");
 
   // validate --mode auto: the model's method, or with --cv-folds the corpus's.
-  r = RunStage("wattcal-validate", {"--model", dir + "/h100.json", "--heldout", dir + "/h100.csv", "--mode", "auto",
-                                    "--predictions", dir + "/p.csv", "--metrics", dir + "/m.json"});
+  r = RunStage("wattcal-validate",
+               {"--model", dir + "/h100.json", "--heldout", dir + "/h100.csv", "--mode", "auto",
+                "--predictions", dir + "/p.csv", "--metrics", dir + "/m.json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("--mode auto: fixed (the model's method)"), std::string::npos) << r.output;
-  EXPECT_EQ(nlohmann::json::parse(ReadFile(testing::ProvenancePath(dir + "/m.json")))["options"]["mode"], "fixed");
-  r = RunStage("wattcal-validate", {"--train", titanx, "--cv-folds", "5", "--mode", "auto", "--method", "auto",
-                                    "--predictions", dir + "/p2.csv", "--metrics", dir + "/m2.json"});
+  EXPECT_NE(r.output.find("--mode auto: fixed (the model's method)"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(
+      nlohmann::json::parse(ReadFile(testing::ProvenancePath(dir + "/m.json")))["options"]["mode"],
+      "fixed");
+  r = RunStage("wattcal-validate",
+               {"--train", titanx, "--cv-folds", "5", "--mode", "auto", "--method", "auto",
+                "--predictions", dir + "/p2.csv", "--metrics", dir + "/m2.json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("--mode auto: dvfs (TPDS Eqs. 4-6): 9 V-F pairs"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--mode auto: dvfs (TPDS Eqs. 4-6): 9 V-F pairs"), std::string::npos)
+      << r.output;
   // expected/results.csv: the GTX 980's CV, DVFS.
-  EXPECT_NEAR(nlohmann::json::parse(ReadFile(dir + "/m2.json"))["mape_pct"].get<double>(), 3.27, 0.01);
-  r = RunStage("wattcal-validate", {"--train", titanx, "--cv-folds", "5", "--mode", "dvfs", "--method", "auto",
-                                    "--predictions", dir + "/p3.csv", "--metrics", dir + "/m3.json"});
-  testing::ExpectRefused(r, 1, {"--method auto goes with --mode auto"}, {dir + "/p3.csv", dir + "/m3.json"});
+  EXPECT_NEAR(nlohmann::json::parse(ReadFile(dir + "/m2.json"))["mape_pct"].get<double>(), 3.27,
+              0.01);
+  r = RunStage("wattcal-validate",
+               {"--train", titanx, "--cv-folds", "5", "--mode", "dvfs", "--method", "auto",
+                "--predictions", dir + "/p3.csv", "--metrics", dir + "/m3.json"});
+  testing::ExpectRefused(r, 1, {"--method auto goes with --mode auto"},
+                         {dir + "/p3.csv", dir + "/m3.json"});
 }
 
 }  // namespace

@@ -47,18 +47,34 @@ TEST(H100H200, ComparisonByHandAndPortFactorsFromTheDescriptions) {
   const std::string d = testing::ScratchDir();
   for (const std::string gpu : {"h100", "h200"}) {
     RunOk("wattcal-ingest", {"--capture", Dataset(gpu + "_capture/ubench_random"), "--gpu",
-                           Gpu(gpu + "_sxm"), "--tidy", d + "/" + gpu + ".csv"});
+                             Gpu(gpu + "_sxm"), "--tidy", d + "/" + gpu + ".csv"});
     RunOk("wattcal-calibrate", {"--train", d + "/" + gpu + ".csv", "--method", "fixed", "--out",
-                              d + "/" + gpu + "_model.json"});
-    RunOk("wattcal-validate", {"--model", d + "/" + gpu + "_model.json", "--heldout",
-                             d + "/" + gpu + ".csv", "--mode", "fixed", "--predictions",
-                             d + "/" + gpu + "_pred.csv", "--metrics", d + "/" + gpu + "_m.json"});
+                                d + "/" + gpu + "_model.json"});
+    RunOk("wattcal-validate",
+          {"--model", d + "/" + gpu + "_model.json", "--heldout", d + "/" + gpu + ".csv", "--mode",
+           "fixed", "--predictions", d + "/" + gpu + "_pred.csv", "--metrics",
+           d + "/" + gpu + "_m.json"});
   }
-  RunOk("wattcal-compare",
-      {"--measured-a", d + "/h100_pred.csv", "--measured-b", d + "/h200_pred.csv",
-       "--measured-column", "measured_w", "--estimated-a", d + "/h100_pred.csv", "--estimated-b",
-       d + "/h200_pred.csv", "--estimated-column", "predicted_w", "--arch-a", "h100", "--arch-b",
-       "h200", "--out", d + "/cmp.json", "--table", d + "/cmp.csv"});
+  RunOk("wattcal-compare", {"--measured-a",
+                            d + "/h100_pred.csv",
+                            "--measured-b",
+                            d + "/h200_pred.csv",
+                            "--measured-column",
+                            "measured_w",
+                            "--estimated-a",
+                            d + "/h100_pred.csv",
+                            "--estimated-b",
+                            d + "/h200_pred.csv",
+                            "--estimated-column",
+                            "predicted_w",
+                            "--arch-a",
+                            "h100",
+                            "--arch-b",
+                            "h200",
+                            "--out",
+                            d + "/cmp.json",
+                            "--table",
+                            d + "/cmp.csv"});
   // By hand: rel = (P_H200 - P_H100) / P_H100, measured and estimated, for two benchmarks.
   const auto a = Predictions(d + "/h100_pred.csv");
   const auto b = Predictions(d + "/h200_pred.csv");
@@ -88,9 +104,9 @@ TEST(H100H200, ComparisonByHandAndPortFactorsFromTheDescriptions) {
 
   // The port: the same GH100 (every core factor 1), the memory bus 5120 -> 6144 bits (1.2), and
   // the fixed model moved to the H200's 3201 MHz memory clock.
-  RunOk("wattcal-port", {"gpu", "--model", d + "/h100_model.json", "--base-gpu", Gpu("h100_sxm"),
-                       "--target-gpu", Gpu("h200_sxm"), "--out", d + "/ported.json", "--report",
-                       d + "/port.json"});
+  RunOk("wattcal-port",
+        {"gpu", "--model", d + "/h100_model.json", "--base-gpu", Gpu("h100_sxm"), "--target-gpu",
+         Gpu("h200_sxm"), "--out", d + "/ported.json", "--report", d + "/port.json"});
   const nlohmann::json report = nlohmann::json::parse(testing::ReadFile(d + "/port.json"));
   int checked = 0;
   for (const nlohmann::json& c : report.at("components_w_per_mhz")) {
@@ -106,9 +122,9 @@ TEST(H100H200, ComparisonByHandAndPortFactorsFromTheDescriptions) {
   EXPECT_EQ(checked, 14);  // 12 + ACTIVE SM + TENSOR INT (DMMA: not in the capture, left out)
   EXPECT_NE(testing::ReadFile(d + "/ported.json").find("3201"), std::string::npos);
   // The ported model predicts the whole H200 capture.
-  RunOk("wattcal-validate", {"--model", d + "/ported.json", "--heldout", d + "/h200.csv", "--mode",
-                           "fixed", "--predictions", d + "/ported_pred.csv", "--metrics",
-                           d + "/ported_m.json"});
+  RunOk("wattcal-validate",
+        {"--model", d + "/ported.json", "--heldout", d + "/h200.csv", "--mode", "fixed",
+         "--predictions", d + "/ported_pred.csv", "--metrics", d + "/ported_m.json"});
   const nlohmann::json m = nlohmann::json::parse(testing::ReadFile(d + "/ported_m.json"));
   EXPECT_LT(m.at("mape_pct").get<double>(), 15.0);
 }

@@ -74,21 +74,30 @@ TEST(IngestStage, RealNvidiaSmiLogsGiveHandComputedWindowPower) {
       // 64.07 W then 63.40 W (power.draw.instant, preferred over power.draw).
       {"a100-pcie_query-gpu_units_lms.csv", "1692915616285000", "1692915616300000", 63.735, {}},
       {"gtx1650_query-gpu_pstate_units.csv", "1728790411779000", "1728790411792000", 19.46, {}},
-      {"h100_power-draw-instant_clocks-sm_lms.csv", "1693491403874000", "1693491403877000", 77.08, {}},
+      {"h100_power-draw-instant_clocks-sm_lms.csv",
+       "1693491403874000",
+       "1693491403877000",
+       77.08,
+       {}},
       // --format=csv,noheader: 11.64 W then 11.36 W, 5.008 s apart.
-      {"noheader_units_unknown-gpu.csv", "1777133166780000", "1777133171788000", 11.5,
-       {"--columns", "timestamp,utilization.gpu,utilization.memory,memory.used,memory.free,"
-                     "temperature.gpu,power.draw"}},
+      {"noheader_units_unknown-gpu.csv",
+       "1777133166780000",
+       "1777133171788000",
+       11.5,
+       {"--columns",
+        "timestamp,utilization.gpu,utilization.memory,memory.used,memory.free,"
+        "temperature.gpu,power.draw"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.file);
     const std::string dir = ScratchDir();
-    const std::string windows =
-        WriteFile(dir + "/windows.csv", "kernel,start_us,end_us\nk," + c.start_us + "," + c.end_us + "\n");
+    const std::string windows = WriteFile(
+        dir + "/windows.csv", "kernel,start_us,end_us\nk," + c.start_us + "," + c.end_us + "\n");
     // Whole windows (the hand computation's), not the default 300 ms settle.
-    std::vector<std::string> args = {"--power-log", Sample("nvidia-smi/" + c.file), "--windows",
-                                     windows, "--out", dir + "/kernels.csv", "--settle-ms", "0",
-                                     "-q"};
+    std::vector<std::string> args = {
+        "--power-log", Sample("nvidia-smi/" + c.file), "--windows",   windows,
+        "--out",       dir + "/kernels.csv",           "--settle-ms", "0",
+        "-q"};
     args.insert(args.end(), c.extra.begin(), c.extra.end());
     const auto r = RunStage("wattcal-ingest", args);
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -115,28 +124,38 @@ TEST(IngestStage, RealCounterExportsAndGpmtoolFilesIngest) {
        "\"__kernel___forma_kernel__0__(float*, int, int, float*)\",,3,achieved_occupancy,0"},
       {"accelwattch/hw_perf.csv", 426, "findRangeK,b+tree-rodinia-3.1,1,CC_ACC,0"}};
   for (const auto& [f, lines, first_row] : formats) {
-    const auto r = RunStage("wattcal-ingest", {"--counters", Sample(f), "--counters-table", dir + "/c.csv"});
+    const auto r =
+        RunStage("wattcal-ingest", {"--counters", Sample(f), "--counters-table", dir + "/c.csv"});
     ASSERT_EQ(r.exit_code, 0) << f << "\n" << r.output;
     const std::string table = ReadFile(dir + "/c.csv");
     EXPECT_EQ(table.rfind("kernel,benchmark,launches,metric,value\n", 0), 0u) << f;
     EXPECT_EQ(static_cast<size_t>(std::count(table.begin(), table.end(), '\n')), lines) << f;
     const size_t second = table.find('\n') + 1;
-    EXPECT_EQ(table.compare(second, std::string(first_row).size(), first_row), 0) << f << ":\n" << table.substr(second, 200);
+    EXPECT_EQ(table.compare(second, std::string(first_row).size(), first_row), 0)
+        << f << ":\n"
+        << table.substr(second, 200);
   }
   for (const std::string f : {"gpmtool/v2_micro_gtxtitanx.csv", "gpmtool/v2_real_gtxtitanx.csv"}) {
-    const auto r = RunStage("wattcal-ingest", {"--corpus", Sample(f), "--corpus-out", dir + "/t.csv", "-q"});
+    const auto r =
+        RunStage("wattcal-ingest", {"--corpus", Sample(f), "--corpus-out", dir + "/t.csv", "-q"});
     ASSERT_EQ(r.exit_code, 0) << f << "\n" << r.output;
-    EXPECT_EQ(ReadFile(dir + "/t.csv").rfind("# wattcal-tidy default_f_core_mhz=975 default_f_mem_mhz=3505\n", 0), 0u);
+    EXPECT_EQ(ReadFile(dir + "/t.csv")
+                  .rfind("# wattcal-tidy default_f_core_mhz=975 default_f_mem_mhz=3505\n", 0),
+              0u);
   }
   // AccelWattch's measured power table (CRLF) and its run list; values read by hand.
-  auto r2 = RunStage("wattcal-ingest", {"--kernel-power", Sample("accelwattch/hw_power_validation_volta.csv"),
-                                        "--kernel-power-out", dir + "/p.csv", "--ubench",
-                                        Sample("accelwattch/ubench.cfg"), "--ubench-out", dir + "/u.csv", "-q"});
+  auto r2 = RunStage("wattcal-ingest",
+                     {"--kernel-power", Sample("accelwattch/hw_power_validation_volta.csv"),
+                      "--kernel-power-out", dir + "/p.csv", "--ubench",
+                      Sample("accelwattch/ubench.cfg"), "--ubench-out", dir + "/u.csv", "-q"});
   ASSERT_EQ(r2.exit_code, 0) << r2.output;
   EXPECT_EQ(FirstRowValue(ReadFile(dir + "/p.csv"), "kernel"), "backprop_k1");
   EXPECT_EQ(FirstRowValue(ReadFile(dir + "/p.csv"), "mean_power_w"), "219.7978");
   EXPECT_EQ(FirstRowValue(ReadFile(dir + "/p.csv"), "samples"), "5");
-  EXPECT_EQ(ReadFile(dir + "/u.csv").rfind("benchmark,iterations,active_sms,lanes_per_warp\nACT_CORE1,2000000000,1,32\n", 0), 0u);
+  EXPECT_EQ(
+      ReadFile(dir + "/u.csv")
+          .rfind("benchmark,iterations,active_sms,lanes_per_warp\nACT_CORE1,2000000000,1,32\n", 0),
+      0u);
   // The real-applications file's first workload, by its name; then the first training row of
   // the gpmTOOL sample, read by hand: 142.6985 W at 1164/4005 MHz.
   EXPECT_EQ(FirstRowValue(ReadFile(dir + "/t.csv"), "benchmark"), "mri-gridding");
@@ -164,23 +183,25 @@ TEST(IngestStage, RawNvmlLogAndRepeatedKernelWindows) {
   // The log has no clocks: k's two launches could come from two V-F pairs. Kernel-window
   // energy needs no clocks (Arafa et al.): the per-launch and per-kernel tables are written with
   // blank clocks and a warning; only the measured V-F table needs the pair, and is refused.
-  const auto clockless = RunStage("wattcal-ingest", {"--power-log", dir + "/log.csv", "--windows",
-                                                     dir + "/windows.csv", "--out", dir + "/clockless.csv",
-                                                     "--windows-out", dir + "/launches.csv", "--settle-ms", "0"});
+  const auto clockless =
+      RunStage("wattcal-ingest", {"--power-log", dir + "/log.csv", "--windows",
+                                  dir + "/windows.csv", "--out", dir + "/clockless.csv",
+                                  "--windows-out", dir + "/launches.csv", "--settle-ms", "0"});
   ASSERT_EQ(clockless.exit_code, 0) << clockless.output;
   EXPECT_NE(clockless.output.find("no clock columns"), std::string::npos) << clockless.output;
-  EXPECT_NE(clockless.output.find("kernel 'k' has 2 launches"), std::string::npos) << clockless.output;
+  EXPECT_NE(clockless.output.find("kernel 'k' has 2 launches"), std::string::npos)
+      << clockless.output;
   EXPECT_NE(clockless.output.find("--f-core-mhz"), std::string::npos) << clockless.output;
   EXPECT_NE(ReadFile(dir + "/clockless.csv").find("\nk,"), std::string::npos);
   const std::string launches = ReadFile(dir + "/launches.csv");
   EXPECT_EQ(std::count(launches.begin(), launches.end(), '\n'), 4);  // header + 3 launches
-  const auto r = RunStage("wattcal-ingest",
-                          {"--power-log", dir + "/log.csv", "--windows", dir + "/windows.csv",
-                           "--out", dir + "/kernels.csv", "--f-core-mhz", "1000", "--settle-ms",
-                           "0"});
+  const auto r = RunStage("wattcal-ingest", {"--power-log", dir + "/log.csv", "--windows",
+                                             dir + "/windows.csv", "--out", dir + "/kernels.csv",
+                                             "--f-core-mhz", "1000", "--settle-ms", "0"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string kernels = ReadFile(dir + "/kernels.csv");
-  EXPECT_EQ(kernels.rfind("kernel,launches,duration_s,energy_j,mean_power_w,samples", 0), 0u) << kernels;
+  EXPECT_EQ(kernels.rfind("kernel,launches,duration_s,energy_j,mean_power_w,samples", 0), 0u)
+      << kernels;
   // k: two launches at 100 W; mean energy per launch (0.2 s + 0.5 s) / 2 x 100 W = 35 J.
   EXPECT_NE(kernels.find("\nk,2,0.35,35,100,"), std::string::npos) << kernels;
   // h: one launch of 0.8 s at 200 W.
@@ -203,23 +224,28 @@ struct BadCase {
   std::string name;
   std::string log;
   std::string windows;
-  std::string counters;  // "" = none
+  std::string counters;         // "" = none
   std::string expect_location;  // "log.csv:3" etc.
   std::string expect_text;
 };
 
 TEST(IngestStage, BadInputsNameFileAndLineAndLeaveNoOutput) {
-  const std::string good_log = "timestamp_us,power_mw\n1000000,100000\n2000000,100000\n3000000,100000\n";
+  const std::string good_log =
+      "timestamp_us,power_mw\n1000000,100000\n2000000,100000\n3000000,100000\n";
   const std::string good_windows = "kernel,start_us,end_us\nk,1200000,1800000\n";
   const std::vector<BadCase> cases = {
-      {"window_outside_log", good_log, "kernel,start_us,end_us\nk,1200000,1800000\nk,2500000,3500000\n", "",
-       "windows.csv:3", ""},
+      {"window_outside_log", good_log,
+       "kernel,start_us,end_us\nk,1200000,1800000\nk,2500000,3500000\n", "", "windows.csv:3", ""},
       {"empty_log", "", good_windows, "", "log.csv", "empty"},
-      {"unknown_unit", "timestamp_us,power_btu\n1000000,1\n2000000,1\n", good_windows, "", "log.csv", "power_btu"},
-      {"truncated_log", "timestamp_us,power_mw\n1000000,100000\n2000000,100", good_windows, "", "log.csv:3", ""},
-      {"end_before_start", good_log, "kernel,start_us,end_us\nk,1800000,1200000\n", "", "windows.csv:2", ""},
-      {"kernel_without_counters", good_log, "kernel,start_us,end_us\nk,1200000,1800000\nq,2100000,2500000\n",
-       "counters", "windows.csv:3", "no counters for kernel 'q'"},
+      {"unknown_unit", "timestamp_us,power_btu\n1000000,1\n2000000,1\n", good_windows, "",
+       "log.csv", "power_btu"},
+      {"truncated_log", "timestamp_us,power_mw\n1000000,100000\n2000000,100", good_windows, "",
+       "log.csv:3", ""},
+      {"end_before_start", good_log, "kernel,start_us,end_us\nk,1800000,1200000\n", "",
+       "windows.csv:2", ""},
+      {"kernel_without_counters", good_log,
+       "kernel,start_us,end_us\nk,1200000,1800000\nq,2100000,2500000\n", "counters",
+       "windows.csv:3", "no counters for kernel 'q'"},
   };
   const std::string gpu = std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/virtual.json";
   for (const BadCase& c : cases) {
@@ -229,13 +255,14 @@ TEST(IngestStage, BadInputsNameFileAndLineAndLeaveNoOutput) {
     WriteFile(dir + "/log.csv", c.log);
     WriteFile(dir + "/windows.csv", c.windows);
     std::vector<std::string> inputs = {"log.csv", "windows.csv"};
-    std::vector<std::string> args = {"--power-log", dir + "/log.csv", "--windows", dir + "/windows.csv",
-                                     "--out", dir + "/kernels.csv"};
+    std::vector<std::string> args = {"--power-log",        dir + "/log.csv", "--windows",
+                                     dir + "/windows.csv", "--out",          dir + "/kernels.csv"};
     if (!c.counters.empty()) {
       // Counters for kernel k only, written by the virtual GPU's own writer.
-      const auto s = RunStage("wattcal-synth", {"--spec", std::string(WATTCAL_SOURCE_DIR) +
-                                                              "/microbench_specs/virtual_gpu.json",
-                                                "--out-dir", dir + "/camp", "--campaign", "-q"});
+      const auto s = RunStage(
+          "wattcal-synth",
+          {"--spec", std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/virtual_gpu.json",
+           "--out-dir", dir + "/camp", "--campaign", "-q"});
       ASSERT_EQ(s.exit_code, 0) << s.output;
       std::string ncu = ReadFile(dir + "/camp/train/counters_ncu.csv");
       std::string only_k;
@@ -254,7 +281,8 @@ TEST(IngestStage, BadInputsNameFileAndLineAndLeaveNoOutput) {
       WriteFile(dir + "/ncu.csv", only_k);
       inputs.push_back("ncu.csv");
       inputs.push_back("camp");
-      args.insert(args.end(), {"--counters", dir + "/ncu.csv", "--gpu", gpu, "--tidy", dir + "/tidy.csv"});
+      args.insert(args.end(),
+                  {"--counters", dir + "/ncu.csv", "--gpu", gpu, "--tidy", dir + "/tidy.csv"});
     }
     const auto r = RunStage("wattcal-ingest", args);
     EXPECT_EQ(r.exit_code, 2) << r.output;

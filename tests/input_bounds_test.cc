@@ -39,10 +39,10 @@ const char kBom[] = "\xEF\xBB\xBF";
 // The training file of stage_contracts_test.cc (2 domains, SP, INT, DRAM; rows on lines 5-12).
 const char kGpmtoolHeader[] = "2\n975,3505\n2,1\nSP,INT,DRAM\n";
 const std::vector<std::string> kGpmtoolRows = {
-    "99.114,975,3505,0.1,0.0,0.1",    "104.261,1100,3505,0.1,0.0,0.1",
-    "141.329,975,3505,0.8,0.1,0.05",  "160.483,1100,3505,0.8,0.1,0.05",
-    "131.007,975,3505,0.0,0.7,0.2",   "146.033,1100,3505,0.0,0.7,0.2",
-    "155.481,975,3505,0.2,0.2,0.9",   "167.278,1100,3505,0.2,0.2,0.9",
+    "99.114,975,3505,0.1,0.0,0.1",   "104.261,1100,3505,0.1,0.0,0.1",
+    "141.329,975,3505,0.8,0.1,0.05", "160.483,1100,3505,0.8,0.1,0.05",
+    "131.007,975,3505,0.0,0.7,0.2",  "146.033,1100,3505,0.0,0.7,0.2",
+    "155.481,975,3505,0.2,0.2,0.9",  "167.278,1100,3505,0.2,0.2,0.9",
 };
 
 std::string GpmtoolFile(const std::vector<std::string>& rows) {
@@ -79,8 +79,7 @@ void ExpectCalibrateRejects(const std::string& content, int line,
       RunStage("wattcal-calibrate", {"--train", train, "--out", dir + "/out/model.json",
                                      "--export-gpmtool", dir + "/out/model_gpmtool.csv"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find(train + ":" + std::to_string(line) + ":"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find(train + ":" + std::to_string(line) + ":"), std::string::npos) << r.output;
   for (const std::string& m : mentions) {
     EXPECT_NE(r.output.find(m), std::string::npos) << "expected '" << m << "' in\n" << r.output;
   }
@@ -101,7 +100,11 @@ TEST(InputNulBytes, NulInsideAGpmtoolFieldIsRejectedNamingFileLineField) {
 TEST(InputNulBytes, NulInsideATidyFieldIsRejected) {
   const std::string content =
       std::string("benchmark,power_w,f_core_mhz,f_mem_mhz,SP,INT,mem:DRAM\n") +
-      "b1,99.114,975,3505,0.1,0.0,0.1\n" + std::string("b1,104.261,11\0" "00,3505,0.1,0.0,0.1\n", 34);
+      "b1,99.114,975,3505,0.1,0.0,0.1\n" +
+      std::string(
+          "b1,104.261,11\0"
+          "00,3505,0.1,0.0,0.1\n",
+          34);
   const std::string path = WriteFile(ScratchDir() + "/tidy.csv", content);
   try {
     ReadCorpus(path);
@@ -122,8 +125,7 @@ TEST(InputNulBytes, ParseFiniteDoubleRejectsAnEmbeddedNul) {
 // Control bytes of an input (a terminal escape sequence) are escaped in every error message.
 TEST(InputControlBytes, EscapeSequencesInAFieldAreEscapedInTheMessage) {
   const std::string row = "\x1b[31mred\x1b[0m,975,3505,0.1,0.0,0.1";
-  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 0, row)), 5,
-                         {"\\x1b[31mred\\x1b[0m"});
+  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 0, row)), 5, {"\\x1b[31mred\\x1b[0m"});
   const InputError e("f.csv", 3, "power_w", std::string("got '\x07\x7f\0'", 9));
   EXPECT_EQ(std::string(e.what()), "f.csv:3: power_w: got '\\x07\\x7f\\x00'");
   EXPECT_EQ(std::string(OptionError("--x \x1b").what()), "--x \\x1b");
@@ -154,12 +156,12 @@ TEST(InputBounds, TheTableHoldsTheDocumentedLimits) {
 }
 
 TEST(InputBounds, CalibrateRejectsAbsurdFinitePowerFrequencyAndUtilisation) {
-  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 2, "1e308,975,3505,0.8,0.1,0.05")),
-                         7, {"power_w", "1e+308", "10000 W"});
-  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 3, "160.483,1e9,3505,0.8,0.1,0.05")),
-                         8, {"f_core_mhz", "frequency 1000000000 MHz"});
-  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 4, "131.007,975,3505,0.0,1.6,0.2")),
-                         9, {"U[INT]", "utilisation 1.6", "1.5"});
+  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 2, "1e308,975,3505,0.8,0.1,0.05")), 7,
+                         {"power_w", "1e+308", "10000 W"});
+  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 3, "160.483,1e9,3505,0.8,0.1,0.05")), 8,
+                         {"f_core_mhz", "frequency 1000000000 MHz"});
+  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 4, "131.007,975,3505,0.0,1.6,0.2")), 9,
+                         {"U[INT]", "utilisation 1.6", "1.5"});
 }
 
 // ------------------------------------------------------------------------ item 10: the BOM
@@ -169,19 +171,26 @@ TEST(InputByteOrderMark, CalibrateAcceptsABomBeforeAGpmtoolOrTidyFile) {
   const std::string gpm = WriteFile(dir + "/gpm.csv", kBom + GpmtoolFile(kGpmtoolRows));
   CommandResult r = RunStage("wattcal-calibrate", {"--train", gpm, "--out", dir + "/a/model.json"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  std::string tidy = std::string(kBom) + "# wattcal-tidy default_f_core_mhz=975 default_f_mem_mhz=3505\n" +
+  std::string tidy = std::string(kBom) +
+                     "# wattcal-tidy default_f_core_mhz=975 default_f_mem_mhz=3505\n" +
                      "benchmark,power_w,f_core_mhz,f_mem_mhz,SP,INT,mem:DRAM\n";
   const char* names[] = {"b1", "b1", "b2", "b2", "b3", "b3", "b4", "b4"};
-  for (size_t i = 0; i < kGpmtoolRows.size(); ++i) tidy += std::string(names[i]) + "," + kGpmtoolRows[i] + "\n";
+  for (size_t i = 0; i < kGpmtoolRows.size(); ++i)
+    tidy += std::string(names[i]) + "," + kGpmtoolRows[i] + "\n";
   const std::string tidy_path = WriteFile(dir + "/tidy.csv", tidy);
   r = RunStage("wattcal-calibrate", {"--train", tidy_path, "--out", dir + "/b/model.json"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   // Accepted is not enough: the model must be the one the same bytes give without the BOM (the
   // BOM read as part of the first field would shift or lose a column).
   const std::string gpm_plain = WriteFile(dir + "/gpm_plain.csv", GpmtoolFile(kGpmtoolRows));
-  const std::string tidy_plain = WriteFile(dir + "/tidy_plain.csv", tidy.substr(std::string(kBom).size()));
-  ASSERT_EQ(RunStage("wattcal-calibrate", {"--train", gpm_plain, "--out", dir + "/c/model.json"}).exit_code, 0);
-  ASSERT_EQ(RunStage("wattcal-calibrate", {"--train", tidy_plain, "--out", dir + "/d/model.json"}).exit_code, 0);
+  const std::string tidy_plain =
+      WriteFile(dir + "/tidy_plain.csv", tidy.substr(std::string(kBom).size()));
+  ASSERT_EQ(RunStage("wattcal-calibrate", {"--train", gpm_plain, "--out", dir + "/c/model.json"})
+                .exit_code,
+            0);
+  ASSERT_EQ(RunStage("wattcal-calibrate", {"--train", tidy_plain, "--out", dir + "/d/model.json"})
+                .exit_code,
+            0);
   auto without_source = [&](const std::string& path) {
     nlohmann::json j = nlohmann::json::parse(ReadFile(path));
     j.erase("trained_on");
@@ -236,8 +245,9 @@ TEST(InputBounds, ValidateRefusesAModelWithAnAbsurdCoefficient) {
   fs::create_directories(dir + "/in");
   const std::string bad = WriteFile(dir + "/in/bad_model.json", model);
   fs::create_directories(dir + "/out");
-  r = RunStage("wattcal-validate", {"--mode", "fixed", "--model", bad, "--heldout", train, "--predictions",
-                                    dir + "/out/p.csv", "--metrics", dir + "/out/m.json"});
+  r = RunStage("wattcal-validate",
+               {"--mode", "fixed", "--model", bad, "--heldout", train, "--predictions",
+                dir + "/out/p.csv", "--metrics", dir + "/out/m.json"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find(bad + ":"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("w_per_mhz: coefficient 3.9e+301"), std::string::npos) << r.output;
@@ -248,8 +258,8 @@ TEST(InputBounds, ValidateRefusesAModelWithAnAbsurdCoefficient) {
 TEST(InputBounds, PerfRefusesAbsurdRunTimes) {
   const std::string dir = ScratchDir();
   const std::string specs = std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/";
-  CommandResult r = RunStage("wattcal-perf", {"--simulate", specs + "perf_kernels.json",
-                                              "--out-dir", dir + "/sim", "-q"});
+  CommandResult r = RunStage(
+      "wattcal-perf", {"--simulate", specs + "perf_kernels.json", "--out-dir", dir + "/sim", "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::string actual = ReadFile(dir + "/sim/actual_times.csv");
   const size_t line2 = actual.find('\n') + 1;
@@ -300,10 +310,11 @@ TEST(InputBounds, IngestRefusesACounterOf1e308NamingFileLineMetric) {
   const std::string dir = ScratchDir();
   fs::create_directories(dir);
   WriteFile(dir + "/list.cfg", "DYN_INT_ADD 1000\n");
-  CommandResult r = RunStage(
-      "wattcal-synth", {"--spec", std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/virtual_volta.json",
-                        "--out-dir", dir, "--accelwattch-sweeps", "--ubench", dir + "/list.cfg",
-                        "--f-core-levels-mhz", "1447", "--seed", "1", "--quiet"});
+  CommandResult r =
+      RunStage("wattcal-synth",
+               {"--spec", std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/virtual_volta.json",
+                "--out-dir", dir, "--accelwattch-sweeps", "--ubench", dir + "/list.cfg",
+                "--f-core-levels-mhz", "1447", "--seed", "1", "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::string counters = ReadFile(dir + "/counters.csv");
   // Line 3 is the first launch: its last cell becomes 1e308.
@@ -312,10 +323,10 @@ TEST(InputBounds, IngestRefusesACounterOf1e308NamingFileLineMetric) {
   const size_t last = counters.rfind(",\"", end3);
   counters.replace(last + 2, end3 - last - 3, "1e308");
   const std::string bad = WriteFile(dir + "/counters_bad.csv", counters);
-  r = RunStage("wattcal-ingest", {"--power-log", dir + "/power_log.csv", "--windows",
-                                  dir + "/windows.csv", "--out", dir + "/out_kernels.csv",
-                                  "--counters", bad, "--description", dir + "/sweep.csv",
-                                  "--accelwattch-activity", dir + "/out_act.csv", "--quiet"});
+  r = RunStage("wattcal-ingest",
+               {"--power-log", dir + "/power_log.csv", "--windows", dir + "/windows.csv", "--out",
+                dir + "/out_kernels.csv", "--counters", bad, "--description", dir + "/sweep.csv",
+                "--accelwattch-activity", dir + "/out_act.csv", "--quiet"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find(bad + ":3: "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("count 1e+308 is outside"), std::string::npos) << r.output;

@@ -549,7 +549,8 @@ TEST(KernelEnergy, PerInstructionEnergyFromALog) {
 // inside: 1275 MHz).
 TEST(KernelEnergy, RealH100WindowMatchesAnIndependentComputation) {
   WATTCAL_REQUIRE_SAMPLES();
-  const std::string sample = ::wattcal::testing::Sample("nvidia-smi/h100_power-draw-instant_clocks-sm_lms.csv");
+  const std::string sample =
+      ::wattcal::testing::Sample("nvidia-smi/h100_power-draw-instant_clocks-sm_lms.csv");
   const std::string dir = ScratchDir();
   const std::string win = WriteFile(dir + "/w.csv",
                                     "kernel,start,end\n"
@@ -580,12 +581,16 @@ TEST(KernelEnergy, RealH100WindowMatchesAnIndependentComputation) {
   const bool numpy = ::wattcal::testing::RunShell("python3 -c 'import numpy'").exit_code == 0;
   WATTCAL_NEED(numpy, "python3 with numpy not found: the independent computation is not rerun");
   const auto py = ::wattcal::testing::RunShell(
-      "python3 " + ::wattcal::testing::ShellQuote(std::string(WATTCAL_SOURCE_DIR) + "/scripts/certify/kernel_energy.py") +
-      " " + ::wattcal::testing::ShellQuote(sample) + " '2023/08/31 14:16:45.0005' '2023/08/31 14:16:50.2505'");
+      "python3 " +
+      ::wattcal::testing::ShellQuote(std::string(WATTCAL_SOURCE_DIR) +
+                                     "/scripts/certify/kernel_energy.py") +
+      " " + ::wattcal::testing::ShellQuote(sample) +
+      " '2023/08/31 14:16:45.0005' '2023/08/31 14:16:50.2505'");
   ASSERT_EQ(py.exit_code, 0) << py.output;
   auto value = [&](const std::string& key) {
     const size_t at = py.output.find(key + " ");
-    return at == std::string::npos ? std::nan("") : std::stod(py.output.substr(at + key.size() + 1));
+    return at == std::string::npos ? std::nan("")
+                                   : std::stod(py.output.substr(at + key.size() + 1));
   };
   EXPECT_NEAR(value("energy_j"), w.energy_j, 1e-6) << py.output;
   EXPECT_EQ(value("samples"), w.samples) << py.output;
@@ -653,7 +658,7 @@ TEST(KernelEnergyClocks, TimeWeightedMeanRangeAndClockMovedFlag) {
 // The power limit is the lowest held.
 TEST(KernelEnergyClocks, ReasonsAreOredOverTheWindowAndSetTheFlags) {
   const std::string dir = ScratchDir();
-  const char* masks[] = {"0x1", "0x1", "0x4", "0x0", "0x20", "0x0",
+  const char* masks[] = {"0x1", "0x1",  "0x4", "0x0",  "0x20", "0x0",
                          "0x8", "0x80", "0x0", "0x40", "0x0"};
   std::string text = "timestamp_s,power_instant_w,clocks_event_reasons,power_limit_w\n";
   for (int t = 0; t <= 10; ++t) {
@@ -689,7 +694,8 @@ TEST(KernelEnergyClocks, ReasonsAreOredOverTheWindowAndSetTheFlags) {
             "sma_max_power_w,temp_drift_c,cv,f_core_mhz,f_mem_mhz,flags,f_core_min_mhz,"
             "f_core_max_mhz,f_mem_min_mhz,f_mem_max_mhz,clock_reasons,power_limit_w,"
             "power_source,trapezoid_energy_j");
-  EXPECT_NE(csv.find(",overlap;power_cap;thermal,,,,,0x25,700,instant_power,300\n"), std::string::npos)
+  EXPECT_NE(csv.find(",overlap;power_cap;thermal,,,,,0x25,700,instant_power,300\n"),
+            std::string::npos)
       << csv;
 }
 
@@ -720,8 +726,8 @@ TEST(KernelEnergyCounter, InterpolatesBetweenChangePoints) {
                                     "mid,0.333,1.777\n"
                                     "edges,0.001,1.999\n"
                                     "short,0.512,0.518\n");
-  const KernelEnergyReport r = MeasureKernelEnergiesWithReasons(log, PowerLogOptions(), "",
-                                                                PowerLogOptions(), win, {});
+  const KernelEnergyReport r =
+      MeasureKernelEnergiesWithReasons(log, PowerLogOptions(), "", PowerLogOptions(), win, {});
   EXPECT_EQ(r.power_source, PowerSource::kEnergyCounter);
   EXPECT_EQ(r.power_source_name, "energy_counter");
   EXPECT_EQ(r.power_field, "power_instant_w");
@@ -743,8 +749,8 @@ TEST(KernelEnergyCounter, ACounterThatNeverChangesFallsBackToThePowerColumn) {
   const std::string log = WriteCounterLog(dir + "/nvml.csv", /*counter_w=*/0.0);
   const std::string win = WriteFile(dir + "/w.csv", "kernel,start_s,end_s\nk,0.5,1.5\n");
   ::testing::internal::CaptureStderr();
-  const KernelEnergyReport r = MeasureKernelEnergiesWithReasons(log, PowerLogOptions(), "",
-                                                                PowerLogOptions(), win, {});
+  const KernelEnergyReport r =
+      MeasureKernelEnergiesWithReasons(log, PowerLogOptions(), "", PowerLogOptions(), win, {});
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(r.power_source, PowerSource::kInstantPower);
   EXPECT_NEAR(r.windows[0].energy_j, 97.0, 1e-9);
@@ -781,12 +787,11 @@ TEST(KernelEnergyTwoLogs, ReasonsAndLimitComeFromTheSecondaryLog) {
   }
   const std::string raw_path = WriteFile(dir + "/nvml.csv", raw);
   const std::string smi_path = WriteFile(dir + "/smi.csv", smi);
-  const std::string win = WriteFile(
-      dir + "/w.csv",
-      fmt::format("kernel,start_s,end_s\ncalm,{},{}\ncapped,{},{}\n", kDay + 1, kDay + 3,
-                  kDay + 4.5, kDay + 6.5));
-  const KernelEnergyReport r = MeasureKernelEnergiesWithReasons(raw_path, PowerLogOptions(),
-                                                                smi_path, PowerLogOptions(), win, {});
+  const std::string win =
+      WriteFile(dir + "/w.csv", fmt::format("kernel,start_s,end_s\ncalm,{},{}\ncapped,{},{}\n",
+                                            kDay + 1, kDay + 3, kDay + 4.5, kDay + 6.5));
+  const KernelEnergyReport r = MeasureKernelEnergiesWithReasons(
+      raw_path, PowerLogOptions(), smi_path, PowerLogOptions(), win, {});
   EXPECT_EQ(r.power_source, PowerSource::kInstantPower);
   EXPECT_EQ(r.format, PowerLogFormat::kNvmlRaw);
   ASSERT_EQ(r.windows.size(), 2u);
@@ -813,14 +818,15 @@ TEST(KernelEnergyTwoLogs, ReasonsAndLimitComeFromTheSecondaryLog) {
   EXPECT_NEAR(s.windows[0].energy_j, 1180.0, 1e-6);
   EXPECT_EQ(s.windows[0].f_core_mhz, 1000.0);
   EXPECT_EQ(s.windows[1].flags & kFlagPowerCap, kFlagPowerCap);
-  EXPECT_NE(err.find("warning: " + smi_path + ": the window energies come from the power "
+  EXPECT_NE(err.find("warning: " + smi_path +
+                     ": the window energies come from the power "
                      "column 'power.draw', a 1-s average"),
             std::string::npos)
       << err;
 
-  EXPECT_THROW(MeasureKernelEnergiesWithReasons("", PowerLogOptions(), "", PowerLogOptions(),
-                                                win, {}),
-               OptionError);
+  EXPECT_THROW(
+      MeasureKernelEnergiesWithReasons("", PowerLogOptions(), "", PowerLogOptions(), win, {}),
+      OptionError);
 }
 
 // ------------------------------------------------------------------ the H100 capture
@@ -836,8 +842,8 @@ TEST(KernelEnergyH100Capture, CounterEnergyOfOneWindowMatchesAHandComputation) {
   WATTCAL_REQUIRE_DATASETS();
   const std::string log = Capture("ubench_random", "nvml_power.csv");
   const std::string win = Capture("ubench_random", "windows.csv");
-  const KernelEnergyReport r = MeasureKernelEnergiesWithReasons(log, PowerLogOptions(), "",
-                                                                PowerLogOptions(), win, {});
+  const KernelEnergyReport r =
+      MeasureKernelEnergiesWithReasons(log, PowerLogOptions(), "", PowerLogOptions(), win, {});
   ASSERT_EQ(r.power_source, PowerSource::kEnergyCounter);
   const WindowEnergy& w = r.windows[0];
   ASSERT_EQ(w.kernel, "idle_sleep");
@@ -869,16 +875,17 @@ TEST(KernelEnergyH100Capture, CounterEnergyOfOneWindowMatchesAHandComputation) {
   };
   const double hand_w = (at(w.end_s) - at(w.start_s)) / w.duration_s;
   const double naive_w = (naive_end - naive_start) / w.duration_s;
-  std::printf("idle_sleep: counter %.3f W, by hand %.3f W, last readings at the edges %.3f W, "
-              "instant trapezoid %.3f W\n",
-              w.mean_power_w, hand_w, naive_w, w.trapezoid_energy_j / w.duration_s);
+  std::printf(
+      "idle_sleep: counter %.3f W, by hand %.3f W, last readings at the edges %.3f W, "
+      "instant trapezoid %.3f W\n",
+      w.mean_power_w, hand_w, naive_w, w.trapezoid_energy_j / w.duration_s);
   EXPECT_NEAR(w.mean_power_w, hand_w, 1e-3 * hand_w);
   // The counter's last value at each edge is up to ~100 ms stale: a few percent.
   EXPECT_NEAR(w.mean_power_w, naive_w, 0.05 * hand_w);
 }
 
 struct CaptureFigures {
-  std::vector<WindowEnergy> counter;  // energy_j: counter; trapezoid_energy_j: instant
+  std::vector<WindowEnergy> counter;   // energy_j: counter; trapezoid_energy_j: instant
   std::vector<WindowEnergy> averaged;  // trapezoid_energy_j: power_mw (1-s average)
 };
 
@@ -921,11 +928,12 @@ TEST(KernelEnergyH100Capture, CounterInstantAndAveragedPowerCompared) {
         max_averaged = std::max(max_averaged, averaged_pct);
       }
       const double n = static_cast<double>(f.counter.size());
-      std::printf("%s, settle %3.0f ms, %zu windows: instant vs counter mean %+.2f%% "
-                  "(mean |.| %.2f%%, max |.| %.2f%%); averaged vs counter mean %+.2f%% "
-                  "(%+.1f%% .. %+.1f%%)\n",
-                  folder, settle_ms, f.counter.size(), sum_instant / n, sum_abs_instant / n,
-                  max_abs_instant, sum_averaged / n, min_averaged, max_averaged);
+      std::printf(
+          "%s, settle %3.0f ms, %zu windows: instant vs counter mean %+.2f%% "
+          "(mean |.| %.2f%%, max |.| %.2f%%); averaged vs counter mean %+.2f%% "
+          "(%+.1f%% .. %+.1f%%)\n",
+          folder, settle_ms, f.counter.size(), sum_instant / n, sum_abs_instant / n,
+          max_abs_instant, sum_averaged / n, min_averaged, max_averaged);
       // The 1-s average is biased low.
       EXPECT_LT(sum_averaged / n, -5.0);
       if (settle_ms > 0.0) {
@@ -946,8 +954,8 @@ TEST(KernelEnergyH100Capture, CounterAndInstantPowerAgreeOnASteadyWindow) {
     const double counter_w = w.mean_power_w;
     const double instant_w = w.trapezoid_energy_j / w.duration_s;
     const double averaged_w = f.averaged[i].trapezoid_energy_j / w.duration_s;
-    std::printf("fp32_fma: counter %.2f W, instant %.2f W, averaged %.2f W\n", counter_w,
-                instant_w, averaged_w);
+    std::printf("fp32_fma: counter %.2f W, instant %.2f W, averaged %.2f W\n", counter_w, instant_w,
+                averaged_w);
     EXPECT_NEAR(instant_w, counter_w, 0.015 * counter_w);
     EXPECT_LT(averaged_w, 0.97 * counter_w);
     EXPECT_EQ(w.flags & (kFlagClockMoved | kFlagHighCv), 0u);
@@ -1014,8 +1022,8 @@ TEST(KernelEnergyH100Capture, IdleWindowPastTheLogSaysByHowMuch) {
   const std::string win = Capture("mix_random", "idle_windows.csv");
   ExpectInputError(
       [&] {
-        MeasureKernelEnergiesWithReasons(Capture("mix_random", "nvml_power.csv"),
-                                         PowerLogOptions(), "", PowerLogOptions(), win, {});
+        MeasureKernelEnergiesWithReasons(Capture("mix_random", "nvml_power.csv"), PowerLogOptions(),
+                                         "", PowerLogOptions(), win, {});
       },
       2,
       {win + ":2: end", "'idle_after'", "ends after the power log's last reading, by 43 us",

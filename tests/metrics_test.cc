@@ -67,7 +67,7 @@ TEST(MetricsOptions, CheckNamesTheFieldAndValue) {
 TEST(MetricsErrorMetrics, FourPointsByHand) {
   const ErrorMetrics e = ComputeErrorMetrics(FourPoints());
   EXPECT_EQ(e.points, 4);
-  EXPECT_DOUBLE_EQ(e.mape_pct, 6.0);                 // (10 + 5 + 5 + 4) / 4
+  EXPECT_DOUBLE_EQ(e.mape_pct, 6.0);  // (10 + 5 + 5 + 4) / 4
   EXPECT_DOUBLE_EQ(e.max_ape_pct, 10.0);
   EXPECT_DOUBLE_EQ(e.mean_error_pct, 1.0);           // (10 - 5 - 5 + 4) / 4
   EXPECT_DOUBLE_EQ(e.rmse_w, std::sqrt(229.0 / 4));  // (100 + 100 + 25 + 4) / 4 W^2
@@ -146,8 +146,7 @@ TEST(MetricsErrorMetrics, NoPointsGivesNaN) {
 TEST(MetricsErrorMetrics, RejectsRowsWithoutPositiveFiniteMeasurement) {
   EXPECT_THROW(ComputeErrorMetrics({Row("a", 1000, 0, 0, 10)}), std::invalid_argument);
   EXPECT_THROW(ComputeErrorMetrics({Row("a", 1000, 0, -5, 10)}), std::invalid_argument);
-  EXPECT_THROW(ComputeErrorMetrics({Row("a", 1000, 0, 100, std::nan(""))}),
-               std::invalid_argument);
+  EXPECT_THROW(ComputeErrorMetrics({Row("a", 1000, 0, 100, std::nan(""))}), std::invalid_argument);
 }
 
 TEST(MetricsValidation, GroupsByBenchmarkInFirstAppearanceOrder) {
@@ -171,9 +170,8 @@ TEST(MetricsValidation, GroupsByBenchmarkInFirstAppearanceOrder) {
 
 TEST(MetricsValidation, GroupsByFrequencyPairSortedByCoreThenMemory) {
   const std::vector<PredictionRow> rows = {
-      Row("a", 1000, 3505, 100, 110), Row("a", 800, 3505, 100, 95), Row("a", 1000, 810, 100, 97),
-      Row("b", 1000, 3505, 200, 210), Row("b", 1234.5, 810, 100, 100),
-      Row("b", 800, 810, 100, 99)};
+      Row("a", 1000, 3505, 100, 110), Row("a", 800, 3505, 100, 95),    Row("a", 1000, 810, 100, 97),
+      Row("b", 1000, 3505, 200, 210), Row("b", 1234.5, 810, 100, 100), Row("b", 800, 810, 100, 99)};
   const ValidationMetrics m = ComputeValidationMetrics(rows);
   ASSERT_EQ(m.per_freq_pair.size(), 5u);
   EXPECT_EQ(m.per_freq_pair[0].key, "800/810");

@@ -68,8 +68,9 @@ TEST(OptionalComponents, AnExportWithoutTheMetricIngestsWithoutTheComponent) {
   for (size_t i = 0; i < r.windows.size(); ++i) {
     if (r.windows[i].kind != "benchmark") continue;
     for (size_t j = 0; j < old.components.size(); ++j) {
-      EXPECT_EQ(r.windows[i].utilisations[static_cast<size_t>(Index(r.gpu, old.components[j].component))],
-                before.windows[i].utilisations[j])
+      EXPECT_EQ(
+          r.windows[i].utilisations[static_cast<size_t>(Index(r.gpu, old.components[j].component))],
+          before.windows[i].utilisations[j])
           << r.windows[i].workload << " " << old.components[j].component;
     }
   }
@@ -86,8 +87,9 @@ TEST(OptionalComponents, AnExportWithoutTheMetricIngestsWithoutTheComponent) {
   // The same metric made required is refused, naming it.
   GpuDescription strict = gpu;
   strict.components[Index(strict, "DMMA")].optional = false;
-  testing::ExpectInputError([&] { IngestCaptures({H100("ubench_random")}, strict, CaptureOptions()); }, 8,
-                            {"sm__inst_executed_pipe_tensor_op_dmma.sum"});
+  testing::ExpectInputError(
+      [&] { IngestCaptures({H100("ubench_random")}, strict, CaptureOptions()); }, 8,
+      {"sm__inst_executed_pipe_tensor_op_dmma.sum"});
 }
 
 TEST(OptionalComponents, AModelWithoutThemPortsToADescriptionWithThem) {
@@ -107,7 +109,8 @@ TEST(OptionalComponents, AModelWithoutThemPortsToADescriptionWithThem) {
   const PowerModel ported = PortModelToGpu(model, h100, h200, GpuPortOptions(), &report);
   EXPECT_EQ(ported.layout.num_components(), model.layout.num_components());
   ASSERT_EQ(report.left_out_optional, std::vector<std::string>{"DMMA"});
-  EXPECT_NE(FormatGpuPortReport(report).find("left out (optional components the base model was trained without): DMMA"),
+  EXPECT_NE(FormatGpuPortReport(report).find(
+                "left out (optional components the base model was trained without): DMMA"),
             std::string::npos);
 }
 

@@ -130,15 +130,17 @@ TEST(OutputIsInput, EveryWritingStageRefusesBeforeReading) {
       {"wattcal-static", {"--sweep", in, "--p-const-w", "10", "--out", in}},
       {"wattcal-idle", {"--sweep", other, "--constant", in, "--out", in}},
       {"wattcal-predict", {"--model", other, "--activity", in, "--out", in}},
-      {"wattcal-validate", {"--model", other, "--heldout", in, "--mode", "fixed",
-                            "--predictions", dir + "/p.csv", "--metrics", in}},
-      {"wattcal-compare", {"--estimated-a", in, "--estimated-b", other, "--arch-a", "a",
-                           "--arch-b", "b", "--out", dir + "/c.json", "--table", in}},
+      {"wattcal-validate",
+       {"--model", other, "--heldout", in, "--mode", "fixed", "--predictions", dir + "/p.csv",
+        "--metrics", in}},
+      {"wattcal-compare",
+       {"--estimated-a", in, "--estimated-b", other, "--arch-a", "a", "--arch-b", "b", "--out",
+        dir + "/c.json", "--table", in}},
       {"wattcal-ingest", {"--corpus", in, "--corpus-out", in}},
       {"wattcal-ingest", {"--power-log", in, "--windows", other, "--out", in}},
       {"wattcal-perf", {"--counters", in, "--out", in}},
-      {"wattcal-port", {"node", "--estimates", in, "--out", in, "--from-node", "28",
-                        "--to-node", "16"}},
+      {"wattcal-port",
+       {"node", "--estimates", in, "--out", in, "--from-node", "28", "--to-node", "16"}},
       {"wattcal-dvfs", {"--model", other, "--activity", other, "--times", in, "--out", in}},
   };
   for (const auto& [program, args] : cases) {
@@ -154,9 +156,9 @@ TEST(OutputIsInput, TwoOutputsOnOnePathAreRefused) {
   const std::string dir = ScratchDir();
   const std::string in = WriteFile(dir + "/in.csv", "x\n");
   const std::string windows = WriteFile(dir + "/w.csv", "x\n");
-  CommandResult r = RunStage("wattcal-ingest", {"--power-log", in, "--windows", windows,
-                                                "--counters", windows, "--out", dir + "/o.csv",
-                                                "--tidy", dir + "/o.csv"});
+  CommandResult r =
+      RunStage("wattcal-ingest", {"--power-log", in, "--windows", windows, "--counters", windows,
+                                  "--out", dir + "/o.csv", "--tidy", dir + "/o.csv"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(Contains(r.output, "two outputs cannot share a path")) << r.output;
   r = RunStage("wattcal-calibrate", {"--train", in, "--out", dir + "/m.json", "--export-gpmtool",
@@ -171,8 +173,8 @@ TEST(OutputIsInput, AFileInsideAnInputDirectoryIsRefused) {
   fs::create_directories(dir + "/capture");
   const std::string log = WriteFile(dir + "/capture/power.csv", "power log bytes\n");
   const std::string gpu = WriteFile(dir + "/gpu.json", "{}\n");
-  const CommandResult r = RunStage(
-      "wattcal-ingest", {"--capture", dir + "/capture", "--gpu", gpu, "--tidy", log});
+  const CommandResult r =
+      RunStage("wattcal-ingest", {"--capture", dir + "/capture", "--gpu", gpu, "--tidy", log});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(Contains(r.output, "same file as input")) << r.output;
   EXPECT_EQ(ReadFile(log), "power log bytes\n");
@@ -200,7 +202,8 @@ TEST(OutputCommit, ARenameFailingMidwayKeepsTheOldOutputs) {
   const std::string train = WriteFile(dir + "/train.csv", GpmtoolFile(kSixBenchmarks));
   const std::string model = WriteFile(dir + "/model.json", "OLD MODEL\n");
   fs::create_directories(dir + "/provenance");
-  const std::string manifest = WriteFile(dir + "/provenance/calibrate-model.json.json", "OLD PROVENANCE\n");
+  const std::string manifest =
+      WriteFile(dir + "/provenance/calibrate-model.json.json", "OLD PROVENANCE\n");
   // The second output's final path is a non-empty directory: its rename fails after the model's.
   fs::create_directories(dir + "/export/keep");
   const CommandResult r =
@@ -214,7 +217,8 @@ TEST(OutputCommit, ARenameFailingMidwayKeepsTheOldOutputs) {
   EXPECT_EQ(ReadFile(model), "OLD MODEL\n") << "the old model was replaced";
   EXPECT_EQ(ReadFile(manifest), "OLD PROVENANCE\n");
   EXPECT_EQ(ListDir(dir + "/provenance"), (std::vector<std::string>{"calibrate-model.json.json"}));
-  EXPECT_EQ(ListDir(dir), (std::vector<std::string>{"export", "model.json", "provenance", "train.csv"}))
+  EXPECT_EQ(ListDir(dir),
+            (std::vector<std::string>{"export", "model.json", "provenance", "train.csv"}))
       << "temporaries or backups left behind";
 }
 
@@ -225,8 +229,9 @@ TEST(OutputCommit, AFailedRunRemovesTheFoldersItCreated) {
   const CommandResult r = RunStage(
       "wattcal-calibrate", {"--train", train, "--method", "fixed", "--out", dir + "/new/sub/m.json",
                             "--export-gpmtool", dir + "/export", "-q"});
-  testing::ExpectRefused(r, 1, {"cannot write " + dir + "/export", "Is a directory", "no output was changed"},
-                         {dir + "/new/sub/m.json"});
+  testing::ExpectRefused(
+      r, 1, {"cannot write " + dir + "/export", "Is a directory", "no output was changed"},
+      {dir + "/new/sub/m.json"});
   EXPECT_EQ(ListDir(dir), (std::vector<std::string>{"export", "train.csv"}));
 }
 
@@ -286,13 +291,16 @@ TEST(OutputCommit, ConcurrentRunsNeverLeaveAMixedSet) {
     const nlohmann::json m = nlohmann::json::parse(ReadFile(model));
     const std::string trained_on = m.at("trained_on").get<std::string>();
     for (const std::string& path : {model, gpm}) {
-      const nlohmann::json manifest = nlohmann::json::parse(ReadFile(testing::ProvenancePath(path)));
+      const nlohmann::json manifest =
+          nlohmann::json::parse(ReadFile(testing::ProvenancePath(path)));
       EXPECT_EQ(manifest.at("inputs").at(0).at("path").get<std::string>(), trained_on)
           << "mixed output set in trial " << trial;
     }
   }
-  EXPECT_EQ(ListDir(dir + "/out"), (std::vector<std::string>{"model.json", "model_gpmtool.csv", "provenance"}));
-  EXPECT_EQ(ListDir(dir + "/out/provenance"), (std::vector<std::string>{"calibrate-model.json.json"}));
+  EXPECT_EQ(ListDir(dir + "/out"),
+            (std::vector<std::string>{"model.json", "model_gpmtool.csv", "provenance"}));
+  EXPECT_EQ(ListDir(dir + "/out/provenance"),
+            (std::vector<std::string>{"calibrate-model.json.json"}));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -303,7 +311,8 @@ TEST(FixedSolver, ManifestRecordsNnls) {
   const CommandResult r = RunStage(
       "wattcal-calibrate", {"--train", train, "--method", "fixed", "--out", dir + "/m.json", "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const nlohmann::json manifest = nlohmann::json::parse(ReadFile(testing::ProvenancePath(dir + "/m.json")));
+  const nlohmann::json manifest =
+      nlohmann::json::parse(ReadFile(testing::ProvenancePath(dir + "/m.json")));
   EXPECT_EQ(manifest.at("options").at("solver"), "nnls");
   const nlohmann::json model = nlohmann::json::parse(ReadFile(dir + "/m.json"));
   EXPECT_EQ(model.at("fit").at("solver"), "nnls");
@@ -312,10 +321,10 @@ TEST(FixedSolver, ManifestRecordsNnls) {
 TEST(FixedSolver, CrossValidationManifestRecordsNnls) {
   const std::string dir = ScratchDir();
   const std::string train = WriteFile(dir + "/train.csv", GpmtoolFile(kSixBenchmarks));
-  const CommandResult r = RunStage(
-      "wattcal-validate", {"--train", train, "--cv-folds", "3", "--mode", "fixed", "--method",
-                           "fixed", "--predictions", dir + "/p.csv", "--metrics", dir + "/m.json",
-                           "-q"});
+  const CommandResult r =
+      RunStage("wattcal-validate",
+               {"--train", train, "--cv-folds", "3", "--mode", "fixed", "--method", "fixed",
+                "--predictions", dir + "/p.csv", "--metrics", dir + "/m.json", "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string manifest = ReadFile(testing::ProvenancePath(dir + "/m.json"));
   EXPECT_TRUE(Contains(manifest, "\"solver\": \"nnls\"")) << manifest;
@@ -347,10 +356,10 @@ TEST(Identifiability, OneBenchmarkIsUnderdetermined) {
 
 TEST(Identifiability, AllZeroUtilisationsAreUnderdetermined) {
   const std::string dir = ScratchDir();
-  const CommandResult r =
-      Calibrate(dir, GpmtoolFile({{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}), "fixed");
+  const CommandResult r = Calibrate(dir, GpmtoolFile({{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}), "fixed");
   EXPECT_EQ(r.exit_code, 2) << r.output;  // an input error, naming the file
-  EXPECT_TRUE(Contains(r.output, dir + "/train.csv: underdetermined fit: no component's utilisation varies"))
+  EXPECT_TRUE(Contains(r.output,
+                       dir + "/train.csv: underdetermined fit: no component's utilisation varies"))
       << r.output;
   EXPECT_TRUE(ListDir(dir + "/out").empty());
 }
@@ -359,9 +368,9 @@ TEST(Identifiability, AComponentThatNeverVariesIsNamedAndFixedAtZero) {
   const std::string dir = ScratchDir();
   std::vector<Utils> rows = kSixBenchmarks;
   for (Utils& u : rows) u[1] = 0.0;  // INT never used (a GPU with no such work)
-  const CommandResult r = RunStage("wattcal-calibrate",
-                                   {"--train", WriteFile(dir + "/train.csv", GpmtoolFile(rows)),
-                                    "--method", "fixed", "--out", dir + "/m.json"});
+  const CommandResult r =
+      RunStage("wattcal-calibrate", {"--train", WriteFile(dir + "/train.csv", GpmtoolFile(rows)),
+                                     "--method", "fixed", "--out", dir + "/m.json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(Contains(r.output, "INT never varies (always 0)")) << r.output;
   const nlohmann::json model = nlohmann::json::parse(ReadFile(dir + "/m.json"));

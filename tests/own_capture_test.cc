@@ -34,7 +34,8 @@ const std::string kApps = kSource + "/datasets/captures/h100/apps";
 const std::string kH200Apps = kSource + "/datasets/captures/h200/apps";
 
 // The CSV rows of `path` keyed by their first column.
-std::map<std::string, std::map<std::string, std::string>> CsvByFirstColumn(const std::string& path) {
+std::map<std::string, std::map<std::string, std::string>> CsvByFirstColumn(
+    const std::string& path) {
   std::istringstream in(ReadFile(path));
   std::string line;
   std::vector<std::string> header;
@@ -69,8 +70,8 @@ std::string DescriptionWithoutDmma(const std::string& dir) {
 
 TEST(OwnCapture, TheH100SuiteIngestsWithItsCappedAndToggleWindowsFlagged) {
   const std::string dir = ScratchDir();
-  const testing::CommandResult r =
-      RunStage("wattcal-ingest", {"--capture", kSuite, "--gpu", kH100, "--tidy", dir + "/measured.csv"});
+  const testing::CommandResult r = RunStage(
+      "wattcal-ingest", {"--capture", kSuite, "--gpu", kH100, "--tidy", dir + "/measured.csv"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("216 measured"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("27 windows of the toggle sweep"), std::string::npos) << r.output;
@@ -83,63 +84,80 @@ TEST(OwnCapture, TheH100SuiteIngestsWithItsCappedAndToggleWindowsFlagged) {
     cap += HasFlag(c, row, kCorpusFlagPowerCap);
     const std::string& name = c.benchmark[static_cast<size_t>(row)];
     // The sweep at the random data's 50% is kept; 0, 25 and 100% are flagged; nothing else is.
-    const bool sweep_other = name.rfind("toggle_", 0) == 0 && name.find("_050") == std::string::npos;
+    const bool sweep_other =
+        name.rfind("toggle_", 0) == 0 && name.find("_050") == std::string::npos;
     EXPECT_EQ(flagged, sweep_other) << name;
   }
   EXPECT_EQ(toggle, 27);
   EXPECT_EQ(cap, 18);
   // The tidy file says which components are optional, for a model trained without them.
-  EXPECT_NE(ReadFile(dir + "/measured.csv").find("# optional components: TENSOR INT; DMMA\n"), std::string::npos);
+  EXPECT_NE(ReadFile(dir + "/measured.csv").find("# optional components: TENSOR INT; DMMA\n"),
+            std::string::npos);
   EXPECT_EQ(c.optional_components, (std::vector<std::string>{"TENSOR INT", "DMMA"}));
 }
 
 TEST(OwnCapture, CalibrationAndCvLeaveTheToggleWindowsOutAndTheCvMatchesTheRecordedFigure) {
   const std::string dir = ScratchDir();
-  ASSERT_EQ(RunStage("wattcal-ingest", {"--capture", kSuite, "--gpu", kH100, "--tidy", dir + "/m.csv"}).exit_code, 0);
+  ASSERT_EQ(
+      RunStage("wattcal-ingest", {"--capture", kSuite, "--gpu", kH100, "--tidy", dir + "/m.csv"})
+          .exit_code,
+      0);
   const testing::CommandResult cal =
-      RunStage("wattcal-calibrate", {"--train", dir + "/m.csv", "--out", dir + "/model.json", "--method", "auto"});
+      RunStage("wattcal-calibrate",
+               {"--train", dir + "/m.csv", "--out", dir + "/model.json", "--method", "auto"});
   ASSERT_EQ(cal.exit_code, 0) << cal.output;
   EXPECT_NE(cal.output.find("left out 45 flagged rows"), std::string::npos) << cal.output;
   EXPECT_NE(cal.output.find("data_toggle: toggle_dram_write_000"), std::string::npos) << cal.output;
   const testing::CommandResult cv = RunStage(
-      "wattcal-validate", {"--train", dir + "/m.csv", "--cv-folds", "5", "--mode", "auto", "--predictions",
-                           dir + "/cv.csv", "--metrics", dir + "/cv.json"});
+      "wattcal-validate", {"--train", dir + "/m.csv", "--cv-folds", "5", "--mode", "auto",
+                           "--predictions", dir + "/cv.csv", "--metrics", dir + "/cv.json"});
   ASSERT_EQ(cv.exit_code, 0) << cv.output;
-  EXPECT_NE(cv.output.find("27 rows flagged data_toggle are neither trained on nor scored"), std::string::npos);
+  EXPECT_NE(cv.output.find("27 rows flagged data_toggle are neither trained on nor scored"),
+            std::string::npos);
   const nlohmann::json metrics = nlohmann::json::parse(ReadFile(dir + "/cv.json"));
   EXPECT_EQ(metrics["points"].get<int>(), 189);
   // datasets/captures/README.md and the closing note of issue 27: 8.00% (11.13% with the sweep).
   EXPECT_NEAR(metrics["mape_pct"].get<double>(), 8.00, 0.01);
   EXPECT_EQ(CsvByFirstColumn(dir + "/cv.csv").count("toggle_fp32_fma_000"), 0u);
   // --keep-flagged trains on and scores every row again.
-  const testing::CommandResult kept = RunStage(
-      "wattcal-validate", {"--train", dir + "/m.csv", "--cv-folds", "5", "--mode", "auto", "--keep-flagged",
-                           "--predictions", dir + "/cv_all.csv", "--metrics", dir + "/cv_all.json"});
+  const testing::CommandResult kept =
+      RunStage("wattcal-validate",
+               {"--train", dir + "/m.csv", "--cv-folds", "5", "--mode", "auto", "--keep-flagged",
+                "--predictions", dir + "/cv_all.csv", "--metrics", dir + "/cv_all.json"});
   ASSERT_EQ(kept.exit_code, 0) << kept.output;
   EXPECT_EQ(nlohmann::json::parse(ReadFile(dir + "/cv_all.json"))["points"].get<int>(), 216);
 }
 
 TEST(OwnCapture, TheApplicationsArePredictedTheSameWithAndWithoutTheirPowerLog) {
   const std::string dir = ScratchDir();
-  ASSERT_EQ(RunStage("wattcal-ingest", {"--capture", kSuite, "--gpu", kH100, "--tidy", dir + "/m.csv"}).exit_code, 0);
-  ASSERT_EQ(RunStage("wattcal-calibrate", {"--train", dir + "/m.csv", "--out", dir + "/model.json", "--method", "auto"}).exit_code, 0);
-  const testing::CommandResult with = RunStage(
-      "wattcal-predict", {"--model", dir + "/model.json", "--capture", kApps, "--gpu", kH100, "--out", dir + "/with.csv"});
+  ASSERT_EQ(
+      RunStage("wattcal-ingest", {"--capture", kSuite, "--gpu", kH100, "--tidy", dir + "/m.csv"})
+          .exit_code,
+      0);
+  ASSERT_EQ(RunStage("wattcal-calibrate",
+                     {"--train", dir + "/m.csv", "--out", dir + "/model.json", "--method", "auto"})
+                .exit_code,
+            0);
+  const testing::CommandResult with =
+      RunStage("wattcal-predict", {"--model", dir + "/model.json", "--capture", kApps, "--gpu",
+                                   kH100, "--out", dir + "/with.csv"});
   ASSERT_EQ(with.exit_code, 0) << with.output;
   EXPECT_NE(with.output.find("measured: 11 of them, MAPE 8.07%"), std::string::npos) << with.output;
   fs::copy(kApps, dir + "/unmeasured", fs::copy_options::recursive);
   fs::remove(dir + "/unmeasured/nvml_power.csv");
   const testing::CommandResult without =
-      RunStage("wattcal-predict", {"--model", dir + "/model.json", "--capture", dir + "/unmeasured", "--gpu", kH100,
-                                   "--out", dir + "/without.csv"});
+      RunStage("wattcal-predict", {"--model", dir + "/model.json", "--capture", dir + "/unmeasured",
+                                   "--gpu", kH100, "--out", dir + "/without.csv"});
   ASSERT_EQ(without.exit_code, 0) << without.output;
-  EXPECT_NE(without.output.find("none measured (no power log)"), std::string::npos) << without.output;
+  EXPECT_NE(without.output.find("none measured (no power log)"), std::string::npos)
+      << without.output;
   const auto a = CsvByFirstColumn(dir + "/with.csv");
   const auto b = CsvByFirstColumn(dir + "/without.csv");
   ASSERT_EQ(a.size(), 11u);
   ASSERT_EQ(b.size(), 11u);
   for (const auto& [workload, row] : a) {
-    for (const char* col : {"predicted_w", "uncapped_w", "capped", "duration_s", "energy_j", "flags"}) {
+    for (const char* col :
+         {"predicted_w", "uncapped_w", "capped", "duration_s", "energy_j", "flags"}) {
       EXPECT_EQ(row.at(col), b.at(workload).at(col)) << workload << " " << col;
     }
     EXPECT_FALSE(row.at("measured_w").empty()) << workload;
@@ -150,28 +168,38 @@ TEST(OwnCapture, TheApplicationsArePredictedTheSameWithAndWithoutTheirPowerLog) 
 TEST(OwnCapture, AModelWithoutTheDmmaTermPredictsApplicationsThatUseIt) {
   const std::string dir = ScratchDir();
   const std::string no_dmma = DescriptionWithoutDmma(dir);
-  ASSERT_EQ(RunStage("wattcal-ingest", {"--capture", kSuite, "--gpu", no_dmma, "--tidy", dir + "/m.csv"}).exit_code, 0);
-  ASSERT_EQ(RunStage("wattcal-calibrate", {"--train", dir + "/m.csv", "--out", dir + "/model.json", "--method", "auto"}).exit_code, 0);
+  ASSERT_EQ(
+      RunStage("wattcal-ingest", {"--capture", kSuite, "--gpu", no_dmma, "--tidy", dir + "/m.csv"})
+          .exit_code,
+      0);
+  ASSERT_EQ(RunStage("wattcal-calibrate",
+                     {"--train", dir + "/m.csv", "--out", dir + "/model.json", "--method", "auto"})
+                .exit_code,
+            0);
   // predict --capture with the full description: DMMA left out, its user flagged.
-  const testing::CommandResult p = RunStage(
-      "wattcal-predict", {"--model", dir + "/model.json", "--capture", kApps, "--gpu", kH100, "--out", dir + "/p.csv"});
+  const testing::CommandResult p =
+      RunStage("wattcal-predict", {"--model", dir + "/model.json", "--capture", kApps, "--gpu",
+                                   kH100, "--out", dir + "/p.csv"});
   ASSERT_EQ(p.exit_code, 0) << p.output;
   EXPECT_NE(p.output.find("the model has no DMMA term"), std::string::npos) << p.output;
-  EXPECT_NE(p.output.find("1 workload(s) use it (up to utilisation 0.237: gemm_fp64)"), std::string::npos) << p.output;
+  EXPECT_NE(p.output.find("1 workload(s) use it (up to utilisation 0.237: gemm_fp64)"),
+            std::string::npos)
+      << p.output;
   const auto rows = CsvByFirstColumn(dir + "/p.csv");
   EXPECT_NE(rows.at("gemm_fp64").at("flags").find("no_model_term:DMMA"), std::string::npos);
   EXPECT_EQ(rows.at("gemm_fp16").at("flags").find("no_model_term"), std::string::npos);
   // validate --heldout on the applications' tidy table (which lists DMMA as optional) likewise.
-  ASSERT_EQ(RunStage("wattcal-ingest", {"--capture", kApps, "--gpu", kH100, "--per-workload", "--tidy",
-                                        dir + "/apps.csv"})
+  ASSERT_EQ(RunStage("wattcal-ingest", {"--capture", kApps, "--gpu", kH100, "--per-workload",
+                                        "--tidy", dir + "/apps.csv"})
                 .exit_code,
             0);
   const testing::CommandResult v = RunStage(
-      "wattcal-validate", {"--model", dir + "/model.json", "--heldout", dir + "/apps.csv", "--mode", "auto",
-                           "--predictions", dir + "/v.csv", "--metrics", dir + "/v.json"});
+      "wattcal-validate", {"--model", dir + "/model.json", "--heldout", dir + "/apps.csv", "--mode",
+                           "auto", "--predictions", dir + "/v.csv", "--metrics", dir + "/v.json"});
   ASSERT_EQ(v.exit_code, 0) << v.output;
-  EXPECT_NE(v.output.find("1 row(s) use it, their predictions lack its power: gemm_fp64 (DMMA 0.237)"),
-            std::string::npos)
+  EXPECT_NE(
+      v.output.find("1 row(s) use it, their predictions lack its power: gemm_fp64 (DMMA 0.237)"),
+      std::string::npos)
       << v.output;
   // Without the table's word that DMMA is optional, the extra component is a layout mismatch, as
   // any required component that differs: refused (exit 2, an input error), no output left.
@@ -180,19 +208,23 @@ TEST(OwnCapture, AModelWithoutTheDmmaTermPredictsApplicationsThatUseIt) {
   ASSERT_NE(at, std::string::npos);
   tidy.erase(at, tidy.find('\n', at) - at + 1);
   testing::WriteFile(dir + "/apps_plain.csv", tidy);
-  const testing::CommandResult refused = RunStage(
-      "wattcal-validate", {"--model", dir + "/model.json", "--heldout", dir + "/apps_plain.csv", "--mode", "auto",
-                           "--predictions", dir + "/r.csv", "--metrics", dir + "/r.json"});
+  const testing::CommandResult refused =
+      RunStage("wattcal-validate",
+               {"--model", dir + "/model.json", "--heldout", dir + "/apps_plain.csv", "--mode",
+                "auto", "--predictions", dir + "/r.csv", "--metrics", dir + "/r.json"});
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
-  EXPECT_NE(refused.output.find("apps_plain.csv:2: component names"), std::string::npos) << refused.output;
-  EXPECT_NE(refused.output.find("calibrated for another GPU layout"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("apps_plain.csv:2: component names"), std::string::npos)
+      << refused.output;
+  EXPECT_NE(refused.output.find("calibrated for another GPU layout"), std::string::npos)
+      << refused.output;
   EXPECT_FALSE(fs::exists(dir + "/r.csv"));
 }
 
 TEST(OwnCapture, TheH200ApplicationsIngestWithTheirCountersAndPower) {
   const std::string dir = ScratchDir();
   const testing::CommandResult r = RunStage(
-      "wattcal-ingest", {"--capture", kH200Apps, "--gpu", kH200, "--per-workload", "--tidy", dir + "/apps.csv"});
+      "wattcal-ingest",
+      {"--capture", kH200Apps, "--gpu", kH200, "--per-workload", "--tidy", dir + "/apps.csv"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const Corpus c = ReadCorpus(dir + "/apps.csv", CorpusReadOptions());
   ASSERT_EQ(c.rows(), 11);
@@ -206,7 +238,8 @@ TEST(OwnCapture, TheH200ApplicationsIngestWithTheirCountersAndPower) {
     return static_cast<Eigen::Index>(std::find(names.begin(), names.end(), n) - names.begin());
   };
   const auto row_of = [&](const std::string& n) {
-    return static_cast<Eigen::Index>(std::find(c.benchmark.begin(), c.benchmark.end(), n) - c.benchmark.begin());
+    return static_cast<Eigen::Index>(std::find(c.benchmark.begin(), c.benchmark.end(), n) -
+                                     c.benchmark.begin());
   };
   // What the hardware counters said: cuBLAS's FP16 GEMM keeps the tensor pipe ~93% busy, its
   // DGEMM runs on the FP64 tensor core (DMMA), and a sum reduction streams DRAM.

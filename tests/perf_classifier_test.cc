@@ -41,7 +41,7 @@ TEST(CrispClassifierRules, BusyAndIdle) {
   s.issued = 1;  // one slot, no arithmetic hazard held the other back: idle
   EXPECT_FALSE(IsBusyCycle(s));
   EXPECT_EQ(ClassifyCycle(s), CycleClass::kComputation);  // idle, load out, no hazard -> (D)
-  s.flags = kFlagArith;  // one slot and an arithmetic hazard: busy
+  s.flags = kFlagArith;                                   // one slot and an arithmetic hazard: busy
   EXPECT_TRUE(IsBusyCycle(s));
   s.flags = kFlagLsuRaw;  // one slot, waiting on a load: idle, and a load stall
   EXPECT_EQ(ClassifyCycle(s), CycleClass::kLoadStall);
@@ -110,9 +110,9 @@ Timeline Figure1() {
   Cycles(&t, 7, 1, 0);
   Cycles(&t, 11, 0, kFlagLsuRaw);
   Cycles(&t, 7, 1, 0);
-  Load(&t, 0, 8);   // A
-  Load(&t, 12, 7);  // B
-  Load(&t, 14, 12); // C
+  Load(&t, 0, 8);    // A
+  Load(&t, 12, 7);   // B
+  Load(&t, 14, 12);  // C
   return t;
 }
 
@@ -127,19 +127,19 @@ Timeline Figure6() {
   t.kernel = "fig6";
   t.base_mhz = 1000;
   t.issue_width = 1;
-  Cycles(&t, 7, 1, 0);             // 0-6
-  Cycles(&t, 1, 0, kFlagLsuRaw);   // 7
-  Cycles(&t, 16, 1, 0);            // 8-23
-  Cycles(&t, 2, 0, kFlagLsuRaw);   // 24-25
-  Cycles(&t, 1, 1, 0);             // 26
-  Cycles(&t, 1, 0, kFlagLsuRaw);   // 27
-  Cycles(&t, 1, 1, 0);             // 28
-  Cycles(&t, 1, 0, kFlagLsqFull);  // 29
-  Cycles(&t, 1, 1, 0);             // 30
-  Load(&t, 0, 8);    // A
-  Load(&t, 12, 5);   // B
-  Load(&t, 14, 12);  // C
-  Load(&t, 23, 5);   // D
+  Cycles(&t, 7, 1, 0);                                // 0-6
+  Cycles(&t, 1, 0, kFlagLsuRaw);                      // 7
+  Cycles(&t, 16, 1, 0);                               // 8-23
+  Cycles(&t, 2, 0, kFlagLsuRaw);                      // 24-25
+  Cycles(&t, 1, 1, 0);                                // 26
+  Cycles(&t, 1, 0, kFlagLsuRaw);                      // 27
+  Cycles(&t, 1, 1, 0);                                // 28
+  Cycles(&t, 1, 0, kFlagLsqFull);                     // 29
+  Cycles(&t, 1, 1, 0);                                // 30
+  Load(&t, 0, 8);                                     // A
+  Load(&t, 12, 5);                                    // B
+  Load(&t, 14, 12);                                   // C
+  Load(&t, 23, 5);                                    // D
   t.stores.push_back({MissKind::kStore, 26, 31, 0});  // stores draining at the end
   return t;
 }
@@ -152,11 +152,11 @@ CrispCounters Classify(const Timeline& t) {
 
 TEST(CrispWorkedExampleFig1, CountersOfEveryModel) {
   const CrispCounters c = Classify(Figure1());
-  EXPECT_EQ(c.total_cycles, 33);        // "33 units (18 units stalls + 15 units computation)"
-  EXPECT_EQ(c.stall_cycles, 18);        // STALL: "the 18 cycles of load related stalls"
-  EXPECT_EQ(c.lead_cycles, 15);         // LEAD: A + B = 8 + 7
-  EXPECT_EQ(c.miss_cycles, 16);         // MISS: two contributors (A, B) x 8
-  EXPECT_EQ(c.crit_cycles, 20);         // CRIT: A + C = 8 + 12
+  EXPECT_EQ(c.total_cycles, 33);  // "33 units (18 units stalls + 15 units computation)"
+  EXPECT_EQ(c.stall_cycles, 18);  // STALL: "the 18 cycles of load related stalls"
+  EXPECT_EQ(c.lead_cycles, 15);   // LEAD: A + B = 8 + 7
+  EXPECT_EQ(c.miss_cycles, 16);   // MISS: two contributors (A, B) x 8
+  EXPECT_EQ(c.crit_cycles, 20);   // CRIT: A + C = 8 + 12
   EXPECT_EQ(c.load_stall_cycles, 18);
   EXPECT_EQ(c.store_stall_cycles, 0);
   // CRISP §3.6's adjusted counter: the stalls of cycles 19-25 extend the chain A+B (15 after B
@@ -187,18 +187,18 @@ TEST(CrispWorkedExampleFig6, EveryNumberTheTimelineAllows) {
     return o;
   }());
   const CrispCounters& c = b.counters;
-  EXPECT_EQ(c.total_cycles, 31);              // "31 units"
-  EXPECT_EQ(b.computation_cycles, 26);        // "5 units stall + 26 units computation"
-  EXPECT_EQ(c.load_stall_cycles, 4);          // "we would count 4 total load stall cycles"
-  EXPECT_EQ(c.store_stall_cycles, 1);         // "cycle 29 is the only store stall cycle"
-  EXPECT_EQ(c.crit_cycles, 20);               // "LCP as 20 (8 + 12 for load A-C)"
-  EXPECT_EQ(c.lcp_cycles, 21);                // "adjusted load critical path ... 21"
+  EXPECT_EQ(c.total_cycles, 31);                     // "31 units"
+  EXPECT_EQ(b.computation_cycles, 26);               // "5 units stall + 26 units computation"
+  EXPECT_EQ(c.load_stall_cycles, 4);                 // "we would count 4 total load stall cycles"
+  EXPECT_EQ(c.store_stall_cycles, 1);                // "cycle 29 is the only store stall cycle"
+  EXPECT_EQ(c.crit_cycles, 20);                      // "LCP as 20 (8 + 12 for load A-C)"
+  EXPECT_EQ(c.lcp_cycles, 21);                       // "adjusted load critical path ... 21"
   EXPECT_EQ(c.overlapped_computation_cycles(), 17);  // "21 - 4 gives us 17"
-  EXPECT_EQ(c.lead_cycles, 18);               // LEAD: A + B + D = 8 + 5 + 5
+  EXPECT_EQ(c.lead_cycles, 18);                      // LEAD: A + B + D = 8 + 5 + 5
   EXPECT_EQ(b.miss_contributors, 3);
-  EXPECT_EQ(c.miss_cycles, 24);               // MISS: 8 x 3
-  EXPECT_EQ(c.stall_cycles, 4);               // "The stall cycles computed by STALL is 4"
-  EXPECT_EQ(c.load_outstanding_cycles, 24);   // phases 0-7 and 12-27
+  EXPECT_EQ(c.miss_cycles, 24);              // MISS: 8 x 3
+  EXPECT_EQ(c.stall_cycles, 4);              // "The stall cycles computed by STALL is 4"
+  EXPECT_EQ(c.load_outstanding_cycles, 24);  // phases 0-7 and 12-27
   // 26 computation cycles = 17 overlapped + 9 pure: one timeline cannot also give the text's
   // "non overlapped computation in CSP is 10 (cycles 8-13, 26-28, 30)", whose list includes
   // cycle 27 — the stall the adjusted LCP picks up.
@@ -296,7 +296,8 @@ void ExpectTimelineError(const std::string& content, int64_t line, const std::st
 }
 
 TEST(PerfTimelineIo, ErrorsNameFileLineAndField) {
-  const std::string header = "kernel,base_mhz,issue_width,event,start_cycle,end_cycle,issued,flags\n";
+  const std::string header =
+      "kernel,base_mhz,issue_width,event,start_cycle,end_cycle,issued,flags\n";
   ExpectTimelineError(header + "k,700,1,run,0,4,1,\nk,700,1,run,5,6,0,lsu_raw\n", 3, "start_cycle",
                       "expected 4");
   ExpectTimelineError(header + "k,700,1,run,0,4,1,lsu_raw|warp_party\n", 2, "flags", "warp_party");

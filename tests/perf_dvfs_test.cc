@@ -59,8 +59,8 @@ const char kActivity[] =
 
 // mem: almost flat in time; cmp: time proportional to 1/f.
 std::vector<TimePrediction> HandTimes() {
-  return {{"mem", "crisp", 500, 1.02, 2},  {"mem", "crisp", 750, 1.01, 3},
-          {"mem", "crisp", 1000, 1.0, 4},  {"cmp", "crisp", 500, 2.0, 5},
+  return {{"mem", "crisp", 500, 1.02, 2},      {"mem", "crisp", 750, 1.01, 3},
+          {"mem", "crisp", 1000, 1.0, 4},      {"cmp", "crisp", 500, 2.0, 5},
           {"cmp", "crisp", 750, 4.0 / 3.0, 6}, {"cmp", "crisp", 1000, 1.0, 7},
           {"cmp", "crisp", 1200, 0.8, 8}};  // 1200 MHz: not a level of the model, ignored
 }
@@ -68,9 +68,8 @@ std::vector<TimePrediction> HandTimes() {
 TEST(DvfsChoice, EnergyMinimumWithEventsScaling) {
   DvfsOptions o;
   o.objective = DvfsObjective::kEnergy;
-  const std::vector<DvfsChoice> choices =
-      ChooseOperatingPoints(HandModel(), "m.json", ActivityFile(kActivity), HandTimes(), "t.csv",
-                            {}, "", o);
+  const std::vector<DvfsChoice> choices = ChooseOperatingPoints(
+      HandModel(), "m.json", ActivityFile(kActivity), HandTimes(), "t.csv", {}, "", o);
   ASSERT_EQ(choices.size(), 2u);
   const DvfsChoice& mem = choices[0];
   EXPECT_EQ(mem.kernel, "mem");
@@ -83,15 +82,18 @@ TEST(DvfsChoice, EnergyMinimumWithEventsScaling) {
   EXPECT_DOUBLE_EQ(mem.predicted[0].edp_js, HandPower(0.9, 500, u500) * 1.02 * 1.02);
   EXPECT_NEAR(mem.predicted[0].slowdown_pct, 2.0, 1e-12);
   // Energies: 500 MHz 24.0, 750 MHz 27.3, 1000 MHz 45 J (by hand from the formula above).
-  EXPECT_NEAR(mem.predicted[0].energy_j, 9 * 1.02 + 0.81 * 500 * 0.01 * 1.02 + 0.81 * 0.05 * 500, 1e-9);
+  EXPECT_NEAR(mem.predicted[0].energy_j, 9 * 1.02 + 0.81 * 500 * 0.01 * 1.02 + 0.81 * 0.05 * 500,
+              1e-9);
   EXPECT_EQ(mem.chosen, 0);
   const DvfsChoice& cmp = choices[1];
   ASSERT_EQ(cmp.predicted.size(), 3u);  // 1200 MHz dropped
   for (const DvfsPoint& p : cmp.predicted) {
     // A compute-bound kernel: the events (0.9 x 1000 x 1 s) cost v^2 x 0.05 W/MHz each.
     const double v = p.f_core_mhz == 500 ? 0.9 : p.f_core_mhz == 750 ? 0.95 : 1.0;
-    EXPECT_NEAR(p.energy_j, 10 * v * p.time_s + v * v * p.f_core_mhz * 0.01 * p.time_s +
-                                v * v * 0.05 * 0.9 * 1000, 1e-9);
+    EXPECT_NEAR(
+        p.energy_j,
+        10 * v * p.time_s + v * v * p.f_core_mhz * 0.01 * p.time_s + v * v * 0.05 * 0.9 * 1000,
+        1e-9);
   }
 }
 
@@ -144,8 +146,8 @@ TEST(DvfsChoice, FixedActivityAndScalingMode) {
 TEST(DvfsChoice, TruthScoresTheChoice) {
   // The predicted times say "flat", the true ones say "compute bound": the choice (500 MHz)
   // loses against the true optimum, and the loss is the objective's ratio.
-  const std::vector<ActualTime> actual = {{"mem", 500, 2.0, 0},  {"mem", 750, 4.0 / 3, 0},
-                                          {"mem", 1000, 1.0, 0}, {"cmp", 500, 2.0, 0},
+  const std::vector<ActualTime> actual = {{"mem", 500, 2.0, 0},     {"mem", 750, 4.0 / 3, 0},
+                                          {"mem", 1000, 1.0, 0},    {"cmp", 500, 2.0, 0},
                                           {"cmp", 750, 4.0 / 3, 0}, {"cmp", 1000, 1.0, 0}};
   DvfsOptions o;
   o.objective = DvfsObjective::kEdp;
@@ -187,7 +189,8 @@ TEST(DvfsErrors, NameFileLineAndField) {
   ExpectChoiceError(HandModel(), "benchmark,f_core_mhz,SP\nmem,1000,0.5\n", HandTimes(), "t.csv", 5,
                     "kernel");
   // Two activity rows at the default pair.
-  ExpectChoiceError(HandModel(), "benchmark,f_core_mhz,SP\nmem,1000,0.5\ncmp,1000,1\nmem,1000,0.4\n",
+  ExpectChoiceError(HandModel(),
+                    "benchmark,f_core_mhz,SP\nmem,1000,0.5\ncmp,1000,1\nmem,1000,0.4\n",
                     HandTimes(), "act", 4, "benchmark");
   // No prediction at the default pair.
   ExpectChoiceError(HandModel(), kActivity, {{"mem", "crisp", 500, 1.0, 9}}, "t.csv", 9,
@@ -243,7 +246,8 @@ VirtualGpuChain BuildChain() {
   VirtualGpuChain chain;
   chain.truth = TruthModel(gpu);
   const std::string path = ScratchDir() + "/activity.csv";
-  WriteFile(path, CampaignActivityToTidyCsv(suite, campaign, gpu.layout, root + "perf_kernels.json"));
+  WriteFile(path,
+            CampaignActivityToTidyCsv(suite, campaign, gpu.layout, root + "perf_kernels.json"));
   chain.activity = ReadCorpus(path);
   TimePredictionOptions o;
   o.targets_mhz = suite.targets_mhz;
@@ -257,9 +261,9 @@ TEST(DvfsVirtualGpu, CrispLosesLeastAgainstTheTrueOptimum) {
   for (DvfsObjective objective : {DvfsObjective::kEnergy, DvfsObjective::kEdp}) {
     DvfsOptions o;
     o.objective = objective;
-    const std::vector<DvfsChoice> choices = ChooseOperatingPoints(
-        chain.truth, "truth_model.json", chain.activity, chain.times, "times.csv", chain.actual,
-        "actual.csv", o);
+    const std::vector<DvfsChoice> choices =
+        ChooseOperatingPoints(chain.truth, "truth_model.json", chain.activity, chain.times,
+                              "times.csv", chain.actual, "actual.csv", o);
     const std::vector<DvfsModelSummary> summary = SummariseDvfs(choices, o);
     ASSERT_EQ(summary.size(), AllPerfModels().size());
     ASSERT_EQ(summary[0].perf_model, "crisp");
@@ -281,14 +285,15 @@ TEST(DvfsVirtualGpu, ExactTimesChooseTheTrueOptimum) {
   // the power side adds no error of its own.
   const VirtualGpuChain chain = BuildChain();
   std::vector<TimePrediction> oracle;
-  for (const ActualTime& a : chain.actual) oracle.push_back({a.kernel, "oracle", a.target_mhz, a.actual_time_s, 0});
+  for (const ActualTime& a : chain.actual)
+    oracle.push_back({a.kernel, "oracle", a.target_mhz, a.actual_time_s, 0});
   for (double budget : {-1.0, 1.0, 5.0}) {
     DvfsOptions o;
     o.objective = DvfsObjective::kEd2p;
     o.max_slowdown_pct = budget;
-    const std::vector<DvfsChoice> choices = ChooseOperatingPoints(
-        chain.truth, "truth_model.json", chain.activity, oracle, "times.csv", chain.actual,
-        "actual.csv", o);
+    const std::vector<DvfsChoice> choices =
+        ChooseOperatingPoints(chain.truth, "truth_model.json", chain.activity, oracle, "times.csv",
+                              chain.actual, "actual.csv", o);
     for (const DvfsChoice& c : choices) EXPECT_EQ(c.chosen, c.optimum) << c.kernel;
   }
 }

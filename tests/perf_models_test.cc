@@ -103,7 +103,8 @@ TEST(PerfBaselines, LinearModelsAndProportional) {
   EXPECT_DOUBLE_EQ(PredictCycles(PerfModelKind::kCrit, c, 1400), 550 + 0.5 * 450);
   EXPECT_DOUBLE_EQ(PredictCycles(PerfModelKind::kMiss, c, 350), 1000);
   EXPECT_DOUBLE_EQ(PredictCycles(PerfModelKind::kProportional, c, 140), 5000);
-  EXPECT_THROW(PredictCycles(PerfModelKind::kLead, Counters(1, 0, 0, 0), 100), std::invalid_argument);
+  EXPECT_THROW(PredictCycles(PerfModelKind::kLead, Counters(1, 0, 0, 0), 100),
+               std::invalid_argument);
 }
 
 TEST(PerfBaselines, NamesRoundTrip) {
@@ -212,8 +213,9 @@ TEST(PerfCountersIo, RoundTripAndOptionalColumns) {
 
 TEST(PerfCountersIo, KilohertzBaseIsConverted) {
   const std::string path = ScratchDir() + "/c.csv";
-  WriteFile(path, "kernel,base_khz,total_cycles,lcp_cycles,load_stall_cycles,store_stall_cycles\n"
-                  "k,700000,10,5,2,1\n");
+  WriteFile(path,
+            "kernel,base_khz,total_cycles,lcp_cycles,load_stall_cycles,store_stall_cycles\n"
+            "k,700000,10,5,2,1\n");
   EXPECT_DOUBLE_EQ(ReadCrispCounters(path)[0].base_mhz, 700);
 }
 
@@ -233,8 +235,9 @@ TEST(PerfCountersIo, ErrorsNameFileLineAndField) {
   ExpectInputError(ReadCrispCounters, h + "k,700,100,50,10\n", 2, "", "expected 6 fields");
   ExpectInputError(ReadCrispCounters, std::string(kCountersHeader) + ",crit_cycle\n", 1,
                    "crit_cycle", "unknown column");
-  ExpectInputError(ReadCrispCounters, std::string(kCountersHeader) + ",crit_cycles\nk,700,100,50,10,0,101\n",
-                   2, "crit_cycles", "exceeds total_cycles");
+  ExpectInputError(ReadCrispCounters,
+                   std::string(kCountersHeader) + ",crit_cycles\nk,700,100,50,10,0,101\n", 2,
+                   "crit_cycles", "exceeds total_cycles");
   ExpectInputError(ReadCrispCounters, "kernel,base_mhz,total_cycles\n", 1, "lcp_cycles",
                    "missing required column");
   ExpectInputError(ReadCrispCounters, h, 1, "", "no kernel rows");
@@ -249,8 +252,9 @@ TEST(PerfCountersIo, TimesAndActualTimes) {
   ASSERT_EQ(read.size(), 2u);
   EXPECT_EQ(read[1].model, "my model");
   EXPECT_DOUBLE_EQ(read[1].predicted_time_s, 1.25e-6);
-  ExpectInputError(ReadTimes, "kernel,model,target_mhz,predicted_time_s\nk,crisp,350,1\nk,crisp,350,2\n",
-                   3, "target_mhz", "appears twice");
+  ExpectInputError(ReadTimes,
+                   "kernel,model,target_mhz,predicted_time_s\nk,crisp,350,1\nk,crisp,350,2\n", 3,
+                   "target_mhz", "appears twice");
   ExpectInputError(ReadTimes, "kernel,model,target_mhz,predicted_time_s\nk,crisp,350,0\n", 2,
                    "predicted_time_s", "time > 0");
   ExpectInputError(ReadActualTimes, "kernel,target_mhz,actual_time_s\nk,700,-1\n", 2,

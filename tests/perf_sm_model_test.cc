@@ -27,7 +27,8 @@ using ::wattcal::testing::ScratchDir;
 using ::wattcal::testing::SeedFromTestName;
 using ::wattcal::testing::WriteFile;
 
-const std::string kSuiteSpec = std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/perf_kernels.json";
+const std::string kSuiteSpec =
+    std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/perf_kernels.json";
 
 SmOp Alu(std::vector<int> deps = {}) {
   SmOp op;
@@ -50,8 +51,8 @@ SmOp Load(double latency_ns, std::vector<int> deps = {}) {
 SmKernel Figure1Program() {
   SmKernel k;
   k.name = "fig1";
-  k.body = {Load(8),  Alu({0}), Alu(), Alu(), Alu(), Load(7, {0}), Alu(), Load(12, {0}),
-            Alu({5, 7}), Alu(), Alu(), Alu(), Alu(), Alu(), Alu()};
+  k.body = {Load(8),     Alu({0}), Alu(), Alu(), Alu(), Load(7, {0}), Alu(), Load(12, {0}),
+            Alu({5, 7}), Alu(),    Alu(), Alu(), Alu(), Alu(),        Alu()};
   return k;
 }
 
@@ -234,8 +235,8 @@ TEST(CrispVersusTruth, TwoSlopesOfFigure2) {
   EXPECT_GT(t.time_s.at(100) / t.time_s.at(200), 1.8);
   EXPECT_GT(t.counters.overlapped_computation_cycles(), 0.3 * t.counters.total_cycles);
   EXPECT_LT(Mape(t, PerfModelKind::kCrisp), kCrispTwoSlopeMapePct);
-  for (PerfModelKind m : {PerfModelKind::kLead, PerfModelKind::kCrit, PerfModelKind::kMiss,
-                          PerfModelKind::kStall}) {
+  for (PerfModelKind m :
+       {PerfModelKind::kLead, PerfModelKind::kCrit, PerfModelKind::kMiss, PerfModelKind::kStall}) {
     EXPECT_GT(Mape(t, m), kBaselineTwoSlopeMinMapePct) << PerfModelName(m);
   }
   // CRIT and LEAD treat the whole critical path as frequency-independent and miss the second
@@ -270,7 +271,8 @@ TEST(CrispVersusTruth, SuiteWithSeededLatencyJitter) {
     }
     ASSERT_NE(k, nullptr);
     for (PerfModelKind m : AllPerfModels()) {
-      sum[PerfModelName(m)] += 100.0 * std::abs(PredictTimeS(m, *k, a.target_mhz) / a.actual_time_s - 1.0);
+      sum[PerfModelName(m)] +=
+          100.0 * std::abs(PredictTimeS(m, *k, a.target_mhz) / a.actual_time_s - 1.0);
     }
     ++n;
   }

@@ -36,8 +36,8 @@ const std::string kSpecs = std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/
 const char kTargets[] = "100,200,300,400,500,600,700";
 
 // The stage executables are separate targets: say so plainly when they were not built.
-#define WATTCAL_REQUIRE_STAGE(name)                                                         \
-  ASSERT_TRUE(FileExists(std::string(WATTCAL_BIN_DIR) + "/" name))                          \
+#define WATTCAL_REQUIRE_STAGE(name)                                \
+  ASSERT_TRUE(FileExists(std::string(WATTCAL_BIN_DIR) + "/" name)) \
       << "build " name " first (cmake --build BUILD --target " name ")"
 
 // Every regular file under `dir` with its bytes.
@@ -61,13 +61,21 @@ bool AnyTemporary(const std::string& dir) {
 // Simulates the suite into dir/sim and predicts + validates into dir (figures when gnuplot is
 // there). Returns the predict run's result.
 CommandResult SimulateAndPredict(const std::string& dir, bool plots) {
-  const CommandResult sim = RunStage(
-      "wattcal-perf", {"--simulate", kSpecs + "perf_kernels.json", "--out-dir", dir + "/sim", "-q"});
+  const CommandResult sim = RunStage("wattcal-perf", {"--simulate", kSpecs + "perf_kernels.json",
+                                                      "--out-dir", dir + "/sim", "-q"});
   EXPECT_EQ(sim.exit_code, 0) << sim.output;
-  std::vector<std::string> args = {"--counters", dir + "/sim/counters.csv", "--targets-mhz",
-                                   kTargets, "--out", dir + "/times.csv", "--actual",
-                                   dir + "/sim/actual_times.csv", "--validation-out",
-                                   dir + "/validation.json", "--errors-out", dir + "/errors.csv"};
+  std::vector<std::string> args = {"--counters",
+                                   dir + "/sim/counters.csv",
+                                   "--targets-mhz",
+                                   kTargets,
+                                   "--out",
+                                   dir + "/times.csv",
+                                   "--actual",
+                                   dir + "/sim/actual_times.csv",
+                                   "--validation-out",
+                                   dir + "/validation.json",
+                                   "--errors-out",
+                                   dir + "/errors.csv"};
   if (plots) {
     args.insert(args.end(),
                 {"--plot-prefix", dir + "/fig/perf", "--plot-kernels", "overlap_two_slope"});
@@ -85,9 +93,9 @@ TEST(PerfStage, SimulatePredictValidateWithManifestsAndByteIdenticalReruns) {
   std::vector<std::string> outputs = {"sim/counters.csv", "sim/actual_times.csv", "times.csv",
                                       "validation.json", "errors.csv"};
   if (plots) {
-    for (const char* f : {"fig/perf_mape.png", "fig/perf_mape.svg",
-                          "fig/perf_times_overlap_two_slope.png",
-                          "fig/perf_times_overlap_two_slope.svg"}) {
+    for (const char* f :
+         {"fig/perf_mape.png", "fig/perf_mape.svg", "fig/perf_times_overlap_two_slope.png",
+          "fig/perf_times_overlap_two_slope.svg"}) {
       outputs.push_back(f);
     }
   }
@@ -102,7 +110,8 @@ TEST(PerfStage, SimulatePredictValidateWithManifestsAndByteIdenticalReruns) {
   ASSERT_EQ(v["models"][0]["model"], "crisp");
   EXPECT_LT(v["models"][0]["mape_pct"].get<double>(), 3.0);
   EXPECT_EQ(v["models"][0]["per_target"].size(), 6u);  // the base (700 MHz) left out
-  const nlohmann::json m = nlohmann::json::parse(ReadFile(testing::ProvenancePath(dir + "/times.csv")));
+  const nlohmann::json m =
+      nlohmann::json::parse(ReadFile(testing::ProvenancePath(dir + "/times.csv")));
   EXPECT_NE(m.dump().find("sim/counters.csv"), std::string::npos) << m.dump();
 
   const std::map<std::string, std::string> first = Snapshot(dir);
@@ -114,8 +123,8 @@ TEST(PerfStage, SimulatePredictValidateWithManifestsAndByteIdenticalReruns) {
 TEST(PerfStage, TimelinesGiveTheSimulatedCounters) {
   WATTCAL_REQUIRE_STAGE("wattcal-perf");
   const std::string dir = ScratchDir();
-  ASSERT_EQ(RunStage("wattcal-perf", {"--simulate", kSpecs + "perf_kernels.json", "--out-dir",
-                                      dir, "--write-timelines", "-q"})
+  ASSERT_EQ(RunStage("wattcal-perf", {"--simulate", kSpecs + "perf_kernels.json", "--out-dir", dir,
+                                      "--write-timelines", "-q"})
                 .exit_code,
             0);
   const CommandResult r =
@@ -128,10 +137,10 @@ TEST(PerfStage, TimelinesGiveTheSimulatedCounters) {
 TEST(PerfStage, BadCountersExit2WithoutPartialOutput) {
   WATTCAL_REQUIRE_STAGE("wattcal-perf");
   const std::string dir = ScratchDir();
-  const std::string bad = WriteFile(
-      dir + "/bad.csv",
-      "kernel,base_mhz,total_cycles,lcp_cycles,load_stall_cycles,store_stall_cycles\n"
-      "a,700,100,50,10,0\nb,700,100,120,10,0\n");
+  const std::string bad =
+      WriteFile(dir + "/bad.csv",
+                "kernel,base_mhz,total_cycles,lcp_cycles,load_stall_cycles,store_stall_cycles\n"
+                "a,700,100,50,10,0\nb,700,100,120,10,0\n");
   const CommandResult r = RunStage(
       "wattcal-perf", {"--counters", bad, "--targets-mhz", "350", "--out", dir + "/out/t.csv"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -146,10 +155,10 @@ TEST(PerfStage, BadCountersExit2WithoutPartialOutput) {
 TEST(PerfStage, BadOptionsExit1NamingTheField) {
   WATTCAL_REQUIRE_STAGE("wattcal-perf");
   const std::string dir = ScratchDir();
-  const std::string counters = WriteFile(
-      dir + "/c.csv",
-      "kernel,base_mhz,total_cycles,lcp_cycles,load_stall_cycles,store_stall_cycles\n"
-      "a,700,100,50,10,0\n");
+  const std::string counters =
+      WriteFile(dir + "/c.csv",
+                "kernel,base_mhz,total_cycles,lcp_cycles,load_stall_cycles,store_stall_cycles\n"
+                "a,700,100,50,10,0\n");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--counters", counters, "--targets-mhz", "350", "--out", dir + "/t.csv", "--models",
         "crisp,oracle"},
@@ -160,8 +169,8 @@ TEST(PerfStage, BadOptionsExit1NamingTheField) {
       {{"--counters", counters, "--targets-mhz", "350"}, "out_path (--out) is required"},
       {{"--counters", counters, "--simulate", kSpecs + "perf_kernels.json", "--out-dir", dir},
        "give exactly one of"},
-      {{"--counters", counters, "--targets-mhz", "350", "--out", dir + "/t.csv",
-        "--validation-out", dir + "/v.json"},
+      {{"--counters", counters, "--targets-mhz", "350", "--out", dir + "/t.csv", "--validation-out",
+        dir + "/v.json"},
        "go together"},
   };
   for (const auto& [args, mention] : cases) {
@@ -175,14 +184,14 @@ TEST(PerfStage, BadOptionsExit1NamingTheField) {
 TEST(PerfStage, MapeGateExit3AfterWriting) {
   WATTCAL_REQUIRE_STAGE("wattcal-perf");
   const std::string dir = ScratchDir();
-  ASSERT_EQ(RunStage("wattcal-perf", {"--simulate", kSpecs + "perf_kernels.json", "--out-dir",
-                                      dir, "-q"})
-                .exit_code,
-            0);
-  const CommandResult r = RunStage(
-      "wattcal-perf", {"--counters", dir + "/counters.csv", "--targets-mhz", kTargets, "--out",
-                       dir + "/t.csv", "--actual", dir + "/actual_times.csv", "--validation-out",
-                       dir + "/v.json", "--max-mape-pct", "0.01"});
+  ASSERT_EQ(
+      RunStage("wattcal-perf", {"--simulate", kSpecs + "perf_kernels.json", "--out-dir", dir, "-q"})
+          .exit_code,
+      0);
+  const CommandResult r =
+      RunStage("wattcal-perf", {"--counters", dir + "/counters.csv", "--targets-mhz", kTargets,
+                                "--out", dir + "/t.csv", "--actual", dir + "/actual_times.csv",
+                                "--validation-out", dir + "/v.json", "--max-mape-pct", "0.01"});
   EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_NE(r.output.find("exceeds --max-mape-pct"), std::string::npos) << r.output;
   EXPECT_TRUE(FileExists(dir + "/v.json"));
@@ -191,9 +200,9 @@ TEST(PerfStage, MapeGateExit3AfterWriting) {
 // The virtual GPU at its own V-F levels: counters at 975 MHz, the activity in its layout and
 // its true power model.
 std::string VirtualGpuSetup(const std::string& dir) {
-  const CommandResult sim = RunStage(
-      "wattcal-perf", {"--simulate", kSpecs + "perf_kernels.json", "--activity-spec",
-                       kSpecs + "virtual_gpu.json", "--out-dir", dir + "/vg", "-q"});
+  const CommandResult sim =
+      RunStage("wattcal-perf", {"--simulate", kSpecs + "perf_kernels.json", "--activity-spec",
+                                kSpecs + "virtual_gpu.json", "--out-dir", dir + "/vg", "-q"});
   EXPECT_EQ(sim.exit_code, 0) << sim.output;
   const CommandResult times = RunStage(
       "wattcal-perf", {"--counters", dir + "/vg/counters.csv", "--targets-mhz",
@@ -208,11 +217,23 @@ TEST(DvfsStage, ChoosesAgainstTheTruthWithByteIdenticalReruns) {
   WATTCAL_REQUIRE_STAGE("wattcal-dvfs");
   const std::string dir = ScratchDir();
   const std::string model = VirtualGpuSetup(dir);
-  std::vector<std::string> args = {"--model", model, "--activity", dir + "/vg/activity.csv",
-                                   "--times", dir + "/vg/times.csv", "--actual",
-                                   dir + "/vg/actual_times.csv", "--objective", "energy",
-                                   "--max-slowdown-pct", "5", "--out", dir + "/out/choices.csv",
-                                   "--summary-out", dir + "/out/summary.json", "--curves-out",
+  std::vector<std::string> args = {"--model",
+                                   model,
+                                   "--activity",
+                                   dir + "/vg/activity.csv",
+                                   "--times",
+                                   dir + "/vg/times.csv",
+                                   "--actual",
+                                   dir + "/vg/actual_times.csv",
+                                   "--objective",
+                                   "energy",
+                                   "--max-slowdown-pct",
+                                   "5",
+                                   "--out",
+                                   dir + "/out/choices.csv",
+                                   "--summary-out",
+                                   dir + "/out/summary.json",
+                                   "--curves-out",
                                    dir + "/out/curves.csv"};
   if (GnuplotAvailable()) {
     args.insert(args.end(),
@@ -262,11 +283,11 @@ TEST(DvfsStage, KernelWithoutActivityExit2AndBadObjectiveExit1) {
   EXPECT_NE(r.output.find(times + ":4: kernel: no activity for kernel 'b'"), std::string::npos)
       << r.output;
   EXPECT_FALSE(FileExists(dir + "/c.csv"));
-  r = RunStage("wattcal-dvfs", {"--model", model, "--activity", activity, "--times", times,
-                                "--out", dir + "/c.csv", "--objective", "speed"});
+  r = RunStage("wattcal-dvfs", {"--model", model, "--activity", activity, "--times", times, "--out",
+                                dir + "/c.csv", "--objective", "speed"});
   testing::ExpectRefused(r, 1, {"--objective"}, {dir + "/c.csv"});
-  r = RunStage("wattcal-dvfs", {"--model", model, "--activity", activity, "--times", times,
-                                "--out", dir + "/c.csv", "--plot-kernels", "a"});
+  r = RunStage("wattcal-dvfs", {"--model", model, "--activity", activity, "--times", times, "--out",
+                                dir + "/c.csv", "--plot-kernels", "a"});
   testing::ExpectRefused(r, 1, {"need --plot-prefix"}, {dir + "/c.csv"});
 }
 

@@ -85,8 +85,8 @@ GpuDescription BaseGpu() {
   g.default_mem_mhz = 3000;
   g.l2_banks = 10;
   g.memory_bus_width_bits = 320;
-  g.components = {Compute("SP ADD", 128), Compute("SP MUL", 128), Compute("INT", 64),
-                  Compute("CF", 32),      Bandwidth("L2", "core"), Bandwidth("Shared", "core"),
+  g.components = {Compute("SP ADD", 128),  Compute("SP MUL", 128),  Compute("INT", 64),
+                  Compute("CF", 32),       Bandwidth("L2", "core"), Bandwidth("Shared", "core"),
                   Bandwidth("DRAM", "mem")};
   return g;
 }
@@ -154,7 +154,8 @@ TEST(PortOptions, EachRuleNamesFieldAndValue) {
 
 TEST(PortGpu, EveryComponentScalesWithItsOwnCount) {
   GpuPortReport report;
-  const PowerModel out = PortModelToGpu(BaseModel(), BaseGpu(), TargetGpu(), GpuPortOptions(), &report);
+  const PowerModel out =
+      PortModelToGpu(BaseModel(), BaseGpu(), TargetGpu(), GpuPortOptions(), &report);
   // SP: 20x128 -> 10x128 units (the base's SP ADD/SP MUL family); INT: 20x64 -> 10x64;
   // L2: 10 -> 4 banks; Shared: 20 -> 10 SMs; DRAM: 320 -> 128 bits. CF is not on the target.
   EXPECT_EQ(out.layout.ComponentNames(),
@@ -226,13 +227,15 @@ TEST(PortGpu, OneCommonRatioScalesEveryPredictionByIt) {
 TEST(PortGpu, MissingCountsAndMismatchesNameTheDescriptionField) {
   GpuDescription target = TargetGpu();
   target.l2_banks = 0;
-  EXPECT_NE(InputErrorOf([&] { PortModelToGpu(BaseModel(), BaseGpu(), target, {}, nullptr); })
-                .find("target.json: l2_banks: missing: component L2 scales with the L2 banks"),
+  EXPECT_NE(InputErrorOf([&] {
+              PortModelToGpu(BaseModel(), BaseGpu(), target, {}, nullptr);
+            }).find("target.json: l2_banks: missing: component L2 scales with the L2 banks"),
             std::string::npos);
   GpuDescription base_gpu = BaseGpu();
   base_gpu.memory_bus_width_bits = 0;
-  EXPECT_NE(InputErrorOf([&] { PortModelToGpu(BaseModel(), base_gpu, TargetGpu(), {}, nullptr); })
-                .find("base.json: memory_bus_width_bits: missing"),
+  EXPECT_NE(InputErrorOf([&] {
+              PortModelToGpu(BaseModel(), base_gpu, TargetGpu(), {}, nullptr);
+            }).find("base.json: memory_bus_width_bits: missing"),
             std::string::npos);
   target = TargetGpu();
   target.components.insert(target.components.begin() + 2, Compute("DP", 4));
@@ -248,25 +251,28 @@ TEST(PortGpu, MissingCountsAndMismatchesNameTheDescriptionField) {
             std::string::npos);
   base_gpu = BaseGpu();
   base_gpu.components[1].units_per_sm = 64;  // SP ADD and SP MUL disagree
-  EXPECT_NE(InputErrorOf([&] { PortModelToGpu(BaseModel(), base_gpu, TargetGpu(), {}, nullptr); })
-                .find("SP ADD and SP MUL give different counts"),
+  EXPECT_NE(InputErrorOf([&] {
+              PortModelToGpu(BaseModel(), base_gpu, TargetGpu(), {}, nullptr);
+            }).find("SP ADD and SP MUL give different counts"),
             std::string::npos);
 }
 
 TEST(PortGpu, IdlePowerComesFromTheIdleRowsAtTheDefaultPair) {
   const std::string dir = ScratchDir();
-  const std::string path = WriteFile(dir + "/c.csv",
-                                     "# wattcal-tidy default_f_core_mhz=1000 default_f_mem_mhz=3000\n"
-                                     "benchmark,power_w,f_core_mhz,f_mem_mhz,core:SP,mem:DRAM\n"
-                                     "idle,50,1000,3000,0,0\n"
-                                     "busy,80,1000,3000,0.5,0.1\n"
-                                     "idle,40,800,3000,0,0\n"
-                                     "idle2,52,1000,3000,0,0\n");
+  const std::string path =
+      WriteFile(dir + "/c.csv",
+                "# wattcal-tidy default_f_core_mhz=1000 default_f_mem_mhz=3000\n"
+                "benchmark,power_w,f_core_mhz,f_mem_mhz,core:SP,mem:DRAM\n"
+                "idle,50,1000,3000,0,0\n"
+                "busy,80,1000,3000,0.5,0.1\n"
+                "idle,40,800,3000,0,0\n"
+                "idle2,52,1000,3000,0,0\n");
   EXPECT_DOUBLE_EQ(IdlePowerAtDefaultW(ReadCorpus(path)), 51.0);
-  const std::string busy = WriteFile(dir + "/b.csv",
-                                     "# wattcal-tidy default_f_core_mhz=1000 default_f_mem_mhz=3000\n"
-                                     "benchmark,power_w,f_core_mhz,f_mem_mhz,core:SP,mem:DRAM\n"
-                                     "busy,80,1000,3000,0.5,0.1\n");
+  const std::string busy =
+      WriteFile(dir + "/b.csv",
+                "# wattcal-tidy default_f_core_mhz=1000 default_f_mem_mhz=3000\n"
+                "benchmark,power_w,f_core_mhz,f_mem_mhz,core:SP,mem:DRAM\n"
+                "busy,80,1000,3000,0.5,0.1\n");
   EXPECT_NE(InputErrorOf([&] { IdlePowerAtDefaultW(ReadCorpus(busy)); })
                 .find("no idle benchmark (a row with every utilisation 0) at the default pair "
                       "1000/3000 MHz"),
@@ -274,8 +280,8 @@ TEST(PortGpu, IdlePowerComesFromTheIdleRowsAtTheDefaultPair) {
 }
 
 TEST(PortGpu, ShippedDescriptionsCiteTheirBanksAndBusWidth) {
-  for (const char* name : {"gtx_titan_x", "gtx_980", "titan_xp", "tesla_k40c", "titan_v",
-                           "quadro_gv100"}) {
+  for (const char* name :
+       {"gtx_titan_x", "gtx_980", "titan_xp", "tesla_k40c", "titan_v", "quadro_gv100"}) {
     const GpuDescription gpu = ReadGpuDescription(kSpecs + "/gpus/" + name + ".json");
     EXPECT_GT(gpu.l2_banks, 0) << name;
     EXPECT_GT(gpu.memory_bus_width_bits, 0) << name;
@@ -288,11 +294,12 @@ TEST(PortGpu, ShippedDescriptionsCiteTheirBanksAndBusWidth) {
 
 TEST(PortProject, KeepsTheTargetsComponentsInItsOrder) {
   const std::string dir = ScratchDir();
-  const std::string path = WriteFile(dir + "/c.csv",
-                                     "# wattcal-tidy default_f_core_mhz=1000 default_f_mem_mhz=3000\n"
-                                     "benchmark,power_w,f_core_mhz,f_mem_mhz,core:INT,core:CF,"
-                                     "core:SP,core:Shared,core:L2,mem:DRAM\n"
-                                     "a,80,1000,3000,0.1,0.2,0.3,0.4,0.5,0.6\n");
+  const std::string path =
+      WriteFile(dir + "/c.csv",
+                "# wattcal-tidy default_f_core_mhz=1000 default_f_mem_mhz=3000\n"
+                "benchmark,power_w,f_core_mhz,f_mem_mhz,core:INT,core:CF,"
+                "core:SP,core:Shared,core:L2,mem:DRAM\n"
+                "a,80,1000,3000,0.1,0.2,0.3,0.4,0.5,0.6\n");
   std::vector<std::string> dropped;
   const Corpus out = ProjectCorpus(ReadCorpus(path), TargetGpu().ToLayout(), &dropped);
   EXPECT_EQ(out.layout.ComponentNames(),
@@ -305,8 +312,9 @@ TEST(PortProject, KeepsTheTargetsComponentsInItsOrder) {
   GpuDescription with_dp = TargetGpu();
   with_dp.components.push_back(Compute("DP", 4));
   std::swap(with_dp.components[4], with_dp.components[5]);  // keep mem last
-  EXPECT_NE(InputErrorOf([&] { ProjectCorpus(ReadCorpus(path), with_dp.ToLayout(), nullptr); })
-                .find("c.csv:2: no component DP in the core domain"),
+  EXPECT_NE(InputErrorOf([&] {
+              ProjectCorpus(ReadCorpus(path), with_dp.ToLayout(), nullptr);
+            }).find("c.csv:2: no component DP in the core domain"),
             std::string::npos);
 }
 
@@ -342,8 +350,9 @@ TEST(PortNode, TableFactorsAreCV2AndVIleak) {
   EXPECT_EQ(g.idle_sm_factor, 3.0);
   options.to_node = "C";
   options.dynamic_factor = 0;
-  EXPECT_NE(InputErrorOf([&] { MakeNodeScaling(&table, options); })
-                .find("n.csv: node: no node \"C\"; the table has A, B"),
+  EXPECT_NE(InputErrorOf([&] {
+              MakeNodeScaling(&table, options);
+            }).find("n.csv: node: no node \"C\"; the table has A, B"),
             std::string::npos);
 }
 
@@ -415,7 +424,8 @@ TEST(PortNode, EstimateTablesReadBothFormsAndRoundTrip) {
   EXPECT_EQ(t.const_w, (std::vector<double>{30, 40}));
   EXPECT_DOUBLE_EQ(t.TotalW(1), 52.5);
   const std::string tidy = EstimateTableToCsv(t);
-  EXPECT_EQ(tidy.substr(0, tidy.find('\n')), "kernel,measured_w,const_w,static_w,idle_w,IBP_w,FPUP_w");
+  EXPECT_EQ(tidy.substr(0, tidy.find('\n')),
+            "kernel,measured_w,const_w,static_w,idle_w,IBP_w,FPUP_w");
   const EstimateTable back = ReadEstimateTable(WriteFile(dir + "/t.csv", tidy));
   EXPECT_EQ(back.components, t.components);
   EXPECT_EQ(back.dynamic_w, t.dynamic_w);
@@ -426,10 +436,11 @@ TEST(PortNode, EstimateTablesReadBothFormsAndRoundTrip) {
   EXPECT_EQ(mw.const_w[0], 30.0);
   EXPECT_EQ(mw.dynamic_w[0][0], 0.5);
   EXPECT_TRUE(mw.measured_w.empty());
-  EXPECT_NE(InputErrorOf([&] {
-              ReadEstimateTable(WriteFile(dir + "/bad.csv", "kernel,const_w,static_w,X_w\nk,1,1,1\n"));
-            }).find("idle_w: missing column"),
-            std::string::npos);
+  EXPECT_NE(
+      InputErrorOf([&] {
+        ReadEstimateTable(WriteFile(dir + "/bad.csv", "kernel,const_w,static_w,X_w\nk,1,1,1\n"));
+      }).find("idle_w: missing column"),
+      std::string::npos);
   EXPECT_NE(InputErrorOf([&] {
               ReadEstimateTable(
                   WriteFile(dir + "/bad.csv", "kernel,const_w,static_w,idle_w,X_w\nk,1,-1,1,1\n"));
@@ -487,7 +498,6 @@ TEST(PortNode, ScalingAndDerivedFactorsAgree) {
 // (clocked through nvidia-settings offsets, TPDS §4.3: voltage constant) draws ~16% less than
 // the Titan X's voltage curve implies.
 
-
 double Mape(const PowerModel& model, const Corpus& heldout, PredictMode mode) {
   return ComputeErrorMetrics(PredictHeldout(model, heldout, mode)).mape_pct;
 }
@@ -495,7 +505,8 @@ double Mape(const PowerModel& model, const Corpus& heldout, PredictMode mode) {
 TEST(PortRealData, GtxTitanXModelPortedToTheGtx980) {
   WATTCAL_REQUIRE_DATASETS();
   std::vector<std::string> dropped;
-  const Corpus titan_x = ReadCorpus(Dataset("gpmtool_tpds2019/gtx_titan_x/train_micro_dvfs_7comp.csv"));
+  const Corpus titan_x =
+      ReadCorpus(Dataset("gpmtool_tpds2019/gtx_titan_x/train_micro_dvfs_7comp.csv"));
   const GpuDescription base_gpu = ReadGpuDescription(kSpecs + "/gpus/gtx_titan_x.json");
   const GpuDescription target_gpu = ReadGpuDescription(kSpecs + "/gpus/gtx_980.json");
   const Corpus train = ProjectCorpus(titan_x, target_gpu.ToLayout(), &dropped);
@@ -506,7 +517,8 @@ TEST(PortRealData, GtxTitanXModelPortedToTheGtx980) {
   dvfs_options.show_progress = false;
   CalibrationOptions fixed_options = dvfs_options;
   fixed_options.method = FitMethod::kFixed;
-  fixed_options.loss = DefaultLoss(fixed_options.method, fixed_options.solver);  // L2, as --method fixed
+  fixed_options.loss =
+      DefaultLoss(fixed_options.method, fixed_options.solver);  // L2, as --method fixed
   const PowerModel dvfs = Calibrate(train, dvfs_options);
   const PowerModel fixed = Calibrate(train, fixed_options);
   const Corpus g980_fixed = ReadCorpus(Dataset("gpmtool_tpds2019/gtx_980/micro_fixed_6comp.csv"));
@@ -578,13 +590,13 @@ TEST(PortRealData, PascalSheetFactorsDerivedAndNotReproducedByTheNodeTable) {
   EstimateTable scaled;
   const NodeEstimatesReport node =
       PortEstimatesToNode(before, MakeNodeScaling(&table, from_table), &after, &scaled);
-  EXPECT_FALSE(node.checks[0].reproduced);  // dynamic
-  EXPECT_FALSE(node.checks[1].reproduced);  // static
-  EXPECT_FALSE(node.checks[2].reproduced);  // idle SMs
-  EXPECT_TRUE(node.checks[3].reproduced);   // constant: x1 both
-  EXPECT_NEAR(node.mape_before_pct, 12.8377, 1e-3);  // sheet: 12.84%
+  EXPECT_FALSE(node.checks[0].reproduced);              // dynamic
+  EXPECT_FALSE(node.checks[1].reproduced);              // static
+  EXPECT_FALSE(node.checks[2].reproduced);              // idle SMs
+  EXPECT_TRUE(node.checks[3].reproduced);               // constant: x1 both
+  EXPECT_NEAR(node.mape_before_pct, 12.8377, 1e-3);     // sheet: 12.84%
   EXPECT_NEAR(node.mape_reference_pct, 10.9873, 1e-3);  // sheet: 10.99%
-  EXPECT_GT(node.mape_after_pct, 30.0);  // over-scaled: 37.0%
+  EXPECT_GT(node.mape_after_pct, 30.0);                 // over-scaled: 37.0%
 
   // The sheet's own factors, given explicitly, reproduce every term but the static one.
   NodePortOptions given;
@@ -625,22 +637,34 @@ TEST(PortStage, GpuProjectAndNodeWriteOutputsManifestsAndRerunByteIdentically) {
   WATTCAL_REQUIRE_DATASETS();
   const std::string dir = ScratchDir();
   const std::string titan_x = Dataset("gpmtool_tpds2019/gtx_titan_x/train_micro_dvfs_7comp.csv");
-  const std::vector<std::string> project = {"project", "--corpus", titan_x, "--target-gpu",
-                                            kSpecs + "/gpus/gtx_980.json", "--out",
-                                            dir + "/train6.csv"};
+  const std::vector<std::string> project = {
+      "project", "--corpus",         titan_x, "--target-gpu", kSpecs + "/gpus/gtx_980.json",
+      "--out",   dir + "/train6.csv"};
   const CommandResult p = RunStage("wattcal-port", project);
   ASSERT_EQ(p.exit_code, 0) << p.output;
   EXPECT_NE(p.output.find("dropped: CF"), std::string::npos) << p.output;
   // A fixed model trains in milliseconds: port it with the idle correction.
-  const CommandResult c = RunStage("wattcal-calibrate", {"--method", "fixed", "--train",
-                                                         dir + "/train6.csv", "--out",
-                                                         dir + "/fixed.json"});
+  const CommandResult c =
+      RunStage("wattcal-calibrate",
+               {"--method", "fixed", "--train", dir + "/train6.csv", "--out", dir + "/fixed.json"});
   ASSERT_EQ(c.exit_code, 0) << c.output;
-  const std::vector<std::string> gpu = {
-      "gpu", "--model", dir + "/fixed.json", "--base-gpu", kSpecs + "/gpus/gtx_titan_x.json",
-      "--target-gpu", kSpecs + "/gpus/gtx_980.json", "--constant-scaling", "idle-power",
-      "--base-idle-from", dir + "/train6.csv", "--target-idle-w", "65",
-      "--out", dir + "/ported.json", "--report", dir + "/port.json"};
+  const std::vector<std::string> gpu = {"gpu",
+                                        "--model",
+                                        dir + "/fixed.json",
+                                        "--base-gpu",
+                                        kSpecs + "/gpus/gtx_titan_x.json",
+                                        "--target-gpu",
+                                        kSpecs + "/gpus/gtx_980.json",
+                                        "--constant-scaling",
+                                        "idle-power",
+                                        "--base-idle-from",
+                                        dir + "/train6.csv",
+                                        "--target-idle-w",
+                                        "65",
+                                        "--out",
+                                        dir + "/ported.json",
+                                        "--report",
+                                        dir + "/port.json"};
   const CommandResult g = RunStage("wattcal-port", gpu);
   ASSERT_EQ(g.exit_code, 0) << g.output;
   EXPECT_NE(g.output.find("idle 75.541 W -> 65 W"), std::string::npos) << g.output;
@@ -656,10 +680,22 @@ TEST(PortStage, GpuProjectAndNodeWriteOutputsManifestsAndRerunByteIdentically) {
   EXPECT_EQ(ReadFile(testing::ProvenancePath(dir + "/ported.json")), manifest);
 
   const std::vector<std::string> node = {
-      "node", "--estimates", Dataset("accelwattch/pascal_titanx/per_kernel_sass_sim_unscaled.csv"),
-      "--reference", Dataset("accelwattch/pascal_titanx/per_kernel_sass_sim_scaled.csv"),
-      "--node-table", kSpecs + "/technology_nodes.csv", "--from-node", "12nm", "--to-node", "16nm",
-      "--out", dir + "/pascal.csv", "--report", dir + "/node.json", "--totals-out",
+      "node",
+      "--estimates",
+      Dataset("accelwattch/pascal_titanx/per_kernel_sass_sim_unscaled.csv"),
+      "--reference",
+      Dataset("accelwattch/pascal_titanx/per_kernel_sass_sim_scaled.csv"),
+      "--node-table",
+      kSpecs + "/technology_nodes.csv",
+      "--from-node",
+      "12nm",
+      "--to-node",
+      "16nm",
+      "--out",
+      dir + "/pascal.csv",
+      "--report",
+      dir + "/node.json",
+      "--totals-out",
       dir + "/totals.csv"};
   const CommandResult n = RunStage("wattcal-port", node);
   ASSERT_EQ(n.exit_code, 0) << n.output;
@@ -686,10 +722,10 @@ TEST(PortStage, OptionAndInputErrorsMapToExitCodesAndWriteNothing) {
   // Both the idle power and a corpus to take it from: exit 1, naming the flags.
   const CommandResult both = RunStage(
       "wattcal-port", {"gpu", "--model", model_path, "--base-gpu", titan_x, "--target-gpu", g980,
-                       "--constant-scaling", "idle-power", "--base-idle-w", "75",
-                       "--target-idle-w", "65", "--target-idle-from", model_path, "--out",
-                       dir + "/o.json"});
-  testing::ExpectRefused(both, 1, {"--target-idle-w or --target-idle-from, not both"}, {dir + "/o.json"});
+                       "--constant-scaling", "idle-power", "--base-idle-w", "75", "--target-idle-w",
+                       "65", "--target-idle-from", model_path, "--out", dir + "/o.json"});
+  testing::ExpectRefused(both, 1, {"--target-idle-w or --target-idle-from, not both"},
+                         {dir + "/o.json"});
   const CommandResult missing = RunStage(
       "wattcal-port", {"gpu", "--model", model_path, "--base-gpu", titan_x, "--target-gpu", g980,
                        "--constant-scaling", "idle-power", "--out", dir + "/o.json"});
@@ -709,17 +745,17 @@ TEST(PortStage, OptionAndInputErrorsMapToExitCodesAndWriteNothing) {
   base.voltage_rel = {{1.0}, {1.0}};
   base.component_w_per_mhz.assign(7, 0.01);
   const std::string m980 = WriteFile(dir + "/m980.json", ModelToJson(base));
-  const CommandResult input = RunStage(
-      "wattcal-port", {"gpu", "--model", m980, "--base-gpu", titan_x, "--target-gpu", no_banks,
-                       "--out", dir + "/out/o.json"});
+  const CommandResult input =
+      RunStage("wattcal-port", {"gpu", "--model", m980, "--base-gpu", titan_x, "--target-gpu",
+                                no_banks, "--out", dir + "/out/o.json"});
   EXPECT_EQ(input.exit_code, 2) << input.output;
   EXPECT_NE(input.output.find("g980.json: l2_banks: missing"), std::string::npos) << input.output;
   EXPECT_FALSE(FileExists(dir + "/out/o.json"));
   EXPECT_FALSE(HasProvenance(dir + "/out/o.json"));
   // node: neither --estimates nor --model.
-  const CommandResult none = RunStage("wattcal-port", {"node", "--dynamic-factor", "1",
-                                                       "--static-factor", "1", "--out",
-                                                       dir + "/o.csv"});
+  const CommandResult none =
+      RunStage("wattcal-port",
+               {"node", "--dynamic-factor", "1", "--static-factor", "1", "--out", dir + "/o.csv"});
   testing::ExpectRefused(none, 1, {"--estimates FILE or --model FILE"}, {dir + "/o.csv"});
 }
 

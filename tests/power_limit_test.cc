@@ -58,8 +58,9 @@ std::string TrainingCsv(unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> util(0.0, 0.5);
   std::normal_distribution<double> noise(0.0, 0.3);
-  std::string s = "# wattcal-tidy default_f_core_mhz=1000 default_f_mem_mhz=3000 power_limit_w=160\n"
-                  "benchmark,power_w,f_core_mhz,f_mem_mhz,flags,core:A,core:B,mem:M\n";
+  std::string s =
+      "# wattcal-tidy default_f_core_mhz=1000 default_f_mem_mhz=3000 power_limit_w=160\n"
+      "benchmark,power_w,f_core_mhz,f_mem_mhz,flags,core:A,core:B,mem:M\n";
   for (int k = 1; k <= 12; ++k) {
     const double a = util(rng), b = 2 * util(rng), m = 2 * util(rng);
     s += Row(fmt::format("mix{:03d}", k), TruthW(a, b, m) + noise(rng), 1000, a, b, m, "");
@@ -86,10 +87,11 @@ TEST(PowerLimitCorpus, FlagsAndLimitReadWriteAndRoundTrip) {
   EXPECT_FALSE(HasFlag(c, 0, kCorpusFlagPowerCap));
   EXPECT_EQ(RowFlags(c, 13), (std::vector<std::string>{"power_cap", "clock_moved"}));
   const std::string text = CorpusToTidyCsv(c);
-  EXPECT_EQ(text.rfind("# wattcal-tidy default_f_core_mhz=1000 default_f_mem_mhz=3000 power_limit_w=160\n"
-                       "benchmark,power_w,f_core_mhz,f_mem_mhz,flags,core:A,core:B,mem:M\n",
-                       0),
-            0u)
+  EXPECT_EQ(
+      text.rfind("# wattcal-tidy default_f_core_mhz=1000 default_f_mem_mhz=3000 power_limit_w=160\n"
+                 "benchmark,power_w,f_core_mhz,f_mem_mhz,flags,core:A,core:B,mem:M\n",
+                 0),
+      0u)
       << text;
   const Corpus back = ReadCorpus(WriteFile(dir + "/back.csv", text));
   EXPECT_EQ(CorpusToTidyCsv(back), text);
@@ -104,21 +106,25 @@ TEST(PowerLimitCorpus, OldCorporaWithoutFlagsOrLimitStillRead) {
   EXPECT_FALSE(c.has_flags());
   EXPECT_TRUE(std::isnan(c.power_limit_w));
   EXPECT_FALSE(HasFlag(c, 0, kCorpusFlagPowerCap));
-  EXPECT_EQ(CorpusToTidyCsv(c), "# wattcal-tidy default_f_core_mhz=1000\nbenchmark,power_w,f_core_mhz,core:A\nk1,100,1000,0.5\n");
+  EXPECT_EQ(CorpusToTidyCsv(c),
+            "# wattcal-tidy "
+            "default_f_core_mhz=1000\nbenchmark,power_w,f_core_mhz,core:A\nk1,100,1000,0.5\n");
 }
 
 TEST(PowerLimitCorpus, BadFlagsAndLimitsAreInputErrorsNamingLineAndField) {
   const std::string dir = ScratchDir();
   testing::ExpectInputError(
       [&] {
-        ReadCorpus(WriteFile(dir + "/f.csv", "benchmark,power_w,f_core_mhz,flags,A\n"
-                                              "k1,100,1000,power cap,0.5\n"));
+        ReadCorpus(WriteFile(dir + "/f.csv",
+                             "benchmark,power_w,f_core_mhz,flags,A\n"
+                             "k1,100,1000,power cap,0.5\n"));
       },
       2, {"f.csv:2", "flags", "power cap"});
   testing::ExpectInputError(
       [&] {
-        ReadCorpus(WriteFile(dir + "/l.csv", "# wattcal-tidy power_limit_w=-5\n"
-                                              "benchmark,power_w,f_core_mhz,A\nk1,100,1000,0.5\n"));
+        ReadCorpus(WriteFile(dir + "/l.csv",
+                             "# wattcal-tidy power_limit_w=-5\n"
+                             "benchmark,power_w,f_core_mhz,A\nk1,100,1000,0.5\n"));
       },
       1, {"l.csv:1", "power_limit_w", "-5"});
 }
@@ -132,8 +138,9 @@ TEST(PowerLimitCalibrate, FlaggedRowsAreLeftOutAndNamed) {
   const TrainingSelection s = SelectTrainingRows(c, /*keep_flagged=*/false);
   EXPECT_EQ(s.rows.rows(), 12);
   EXPECT_EQ(s.left_out, (std::vector<int>{12, 13, 14}));
-  EXPECT_NE(s.message.find("left out 3 flagged rows (power_cap: cap001, cap002; clock_moved: moved001)"),
-            std::string::npos)
+  EXPECT_NE(
+      s.message.find("left out 3 flagged rows (power_cap: cap001, cap002; clock_moved: moved001)"),
+      std::string::npos)
       << s.message;
   CalibrationOptions o;
   o.method = FitMethod::kFixed;
@@ -248,14 +255,17 @@ TEST(PowerLimitPredict, CappedPredictionIsTheLimitAndTheClockMeetsIt) {
 
 TEST(PowerLimitPredict, ExtrapolationFlagsNameWorkloadAndComponent) {
   const PowerModel m = SyntheticDvfsModel();
-  const double inside[3] = {0.6, 0.8, 0.8};   // 0.6 <= 1.25 x 0.5 + 0.05
-  const double beyond[3] = {0.7, 0.8, 0.8};   // 0.7 > 0.675
+  const double inside[3] = {0.6, 0.8, 0.8};  // 0.6 <= 1.25 x 0.5 + 0.05
+  const double beyond[3] = {0.7, 0.8, 0.8};  // 0.7 > 0.675
   EXPECT_TRUE(ExtrapolationFlags(m, inside, 250.0).empty());
-  EXPECT_EQ(ExtrapolationFlags(m, beyond, 250.0), std::vector<std::string>{"util_beyond_training:A"});
-  EXPECT_EQ(ExtrapolationFlags(m, inside, 6.28e6), std::vector<std::string>{"power_beyond_training"});
+  EXPECT_EQ(ExtrapolationFlags(m, beyond, 250.0),
+            std::vector<std::string>{"util_beyond_training:A"});
+  EXPECT_EQ(ExtrapolationFlags(m, inside, 6.28e6),
+            std::vector<std::string>{"power_beyond_training"});
   const std::string note = ExtrapolationMessage(m, "gemm_big", beyond, 6.28e6);
   EXPECT_NE(note.find("gemm_big: A utilisation 0.7"), std::string::npos) << note;
-  EXPECT_NE(note.find("predicted 6.28e+06 W > 1.5 x training max 200 W"), std::string::npos) << note;
+  EXPECT_NE(note.find("predicted 6.28e+06 W > 1.5 x training max 200 W"), std::string::npos)
+      << note;
 
   Corpus act;
   act.path = "act.csv";
@@ -274,7 +284,8 @@ TEST(PowerLimitPredict, ExtrapolationFlagsNameWorkloadAndComponent) {
   const std::string csv = ActivityPredictionsToCsv(m, rows, false, kLimitW);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "benchmark,f_core_mhz,f_mem_mhz,predicted_w,uncapped_w,capped,capped_f_core_mhz,flags");
-  EXPECT_NE(ActivityExtrapolationWarning(rows).find("gemm_big: A utilisation 1"), std::string::npos);
+  EXPECT_NE(ActivityExtrapolationWarning(rows).find("gemm_big: A utilisation 1"),
+            std::string::npos);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -318,7 +329,8 @@ TEST(PowerLimitValidate, FixedModeGivesEveryWorkloadARowCappedAtTheLimit) {
   o.method = FitMethod::kFixed;
   const PowerModel m = Calibrate(train, o);
   const Corpus heldout = ReadCorpus(WriteFile(dir + "/h.csv", HeldoutCsv()));
-  const std::vector<PredictionRow> rows = PredictHeldout(m, heldout, PredictMode::kFixed, kCorpusLimitW);
+  const std::vector<PredictionRow> rows =
+      PredictHeldout(m, heldout, PredictMode::kFixed, kCorpusLimitW);
   ASSERT_EQ(rows.size(), 4u);
   const PredictionRow& hot = rows[2];
   EXPECT_EQ(hot.benchmark, "hot");
@@ -336,15 +348,17 @@ TEST(PowerLimitValidate, FixedModeGivesEveryWorkloadARowCappedAtTheLimit) {
   EXPECT_EQ(PredictHeldout(m, heldout, PredictMode::kDvfs, kCorpusLimitW).size(), 4u);
   Corpus unflagged = heldout;
   unflagged.flags[2] = "";
-  testing::ExpectInputError([&] { PredictHeldout(m, unflagged, PredictMode::kDvfs, kCorpusLimitW); }, 5,
-                            {"f_core_mhz", "'hot' at 880 MHz", "not flagged power_cap"});
+  testing::ExpectInputError(
+      [&] { PredictHeldout(m, unflagged, PredictMode::kDvfs, kCorpusLimitW); }, 5,
+      {"f_core_mhz", "'hot' at 880 MHz", "not flagged power_cap"});
 
   const std::string apps = AppsPredictionsToCsv(rows, m.DefaultFrequencies());
   EXPECT_EQ(apps.substr(0, apps.find('\n')),
             "workload,measured_w,predicted_w,uncapped_w,capped,error_pct,measured_capped,"
             "f_core_mhz,flags");
   EXPECT_NE(apps.find("\nhot,160.000000,160.000000,"), std::string::npos) << apps;
-  EXPECT_NE(apps.find(",1,0.000000,1,,capped;predicted_at_reference_clock\n"), std::string::npos) << apps;
+  EXPECT_NE(apps.find(",1,0.000000,1,,capped;predicted_at_reference_clock\n"), std::string::npos)
+      << apps;
 
   const ValidationMetrics metrics = ComputeValidationMetrics(rows);
   EXPECT_TRUE(metrics.has_capping);
@@ -376,15 +390,18 @@ TEST(PowerLimitStages, CalibrateNamesFlaggedRowsAndRefusesSinglePairDvfs) {
   EXPECT_FALSE(FileExists(dir + "/dvfs.json"));
   EXPECT_FALSE(HasProvenance(dir + "/dvfs.json"));
 
-  r = RunStage("wattcal-calibrate", {"--train", train, "--method", "fixed", "--out", dir + "/m.json"});
+  r = RunStage("wattcal-calibrate",
+               {"--train", train, "--method", "fixed", "--out", dir + "/m.json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("left out 3 flagged rows (power_cap: cap001, cap002; clock_moved: moved001)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.output.find("left out 3 flagged rows (power_cap: cap001, cap002; clock_moved: moved001)"),
+      std::string::npos)
       << r.output;
   const nlohmann::json model = nlohmann::json::parse(ReadFile(dir + "/m.json"));
   EXPECT_EQ(model["power_limit_w"], kCorpusLimitW);
   EXPECT_EQ(model["training_range"]["max_util_frac"].size(), 3u);
-  const nlohmann::json manifest = nlohmann::json::parse(ReadFile(testing::ProvenancePath(dir + "/m.json")));
+  const nlohmann::json manifest =
+      nlohmann::json::parse(ReadFile(testing::ProvenancePath(dir + "/m.json")));
   EXPECT_NE(manifest.dump().find("cap001"), std::string::npos);
 
   r = RunStage("wattcal-calibrate", {"--train", train, "--method", "fixed", "--keep-flagged",
@@ -397,14 +414,16 @@ TEST(PowerLimitStages, CalibrateNamesFlaggedRowsAndRefusesSinglePairDvfs) {
 TEST(PowerLimitStages, CalibrateWarnsAboutIdenticalUtilisations) {
   const std::string dir = ScratchDir();
   std::string s = TrainingCsv(SeedFromTestName());
-  s += Row("sm_sweep_001", 133, 1000, 0.25, 0.5, 0.5, "") + Row("sm_sweep_002", 346, 1000, 0.25, 0.5, 0.5, "");
+  s += Row("sm_sweep_001", 133, 1000, 0.25, 0.5, 0.5, "") +
+       Row("sm_sweep_002", 346, 1000, 0.25, 0.5, 0.5, "");
   const std::string train = WriteFile(dir + "/t.csv", s);
-  const CommandResult r =
-      RunStage("wattcal-calibrate", {"--train", train, "--method", "fixed", "--out", dir + "/m.json"});
+  const CommandResult r = RunStage(
+      "wattcal-calibrate", {"--train", train, "--method", "fixed", "--out", dir + "/m.json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("rows sm_sweep_001 and sm_sweep_002 have identical utilisations but power "
-                          "from 133 to 346 W: the model cannot tell them apart"),
-            std::string::npos)
+  EXPECT_NE(
+      r.output.find("rows sm_sweep_001 and sm_sweep_002 have identical utilisations but power "
+                    "from 133 to 346 W: the model cannot tell them apart"),
+      std::string::npos)
       << r.output;
 }
 
@@ -412,19 +431,23 @@ TEST(PowerLimitStages, ValidateWritesAppsPredictionsAndTheCappingSplit) {
   const std::string dir = ScratchDir();
   const std::string train = WriteFile(dir + "/t.csv", TrainingCsv(SeedFromTestName()));
   const std::string heldout = WriteFile(dir + "/h.csv", HeldoutCsv());
-  ASSERT_EQ(RunStage("wattcal-calibrate", {"--train", train, "--method", "fixed", "--out", dir + "/m.json"}).exit_code, 0);
-  const std::vector<std::string> args = {"--model", dir + "/m.json", "--heldout", heldout,
-                                         "--mode", "fixed", "--predictions", dir + "/p.csv",
-                                         "--metrics", dir + "/x.json", "--apps-predictions",
-                                         dir + "/apps.csv"};
+  ASSERT_EQ(RunStage("wattcal-calibrate",
+                     {"--train", train, "--method", "fixed", "--out", dir + "/m.json"})
+                .exit_code,
+            0);
+  const std::vector<std::string> args = {
+      "--model",   dir + "/m.json", "--heldout",          heldout,
+      "--mode",    "fixed",         "--predictions",      dir + "/p.csv",
+      "--metrics", dir + "/x.json", "--apps-predictions", dir + "/apps.csv"};
   CommandResult r = RunStage("wattcal-validate", args);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("wide: A utilisation 1"), std::string::npos) << r.output;
   const std::string apps = ReadFile(dir + "/apps.csv");
-  EXPECT_EQ(apps.rfind("workload,measured_w,predicted_w,uncapped_w,capped,error_pct,measured_capped,"
-                       "f_core_mhz,flags\napp1,",
-                       0),
-            0u)
+  EXPECT_EQ(
+      apps.rfind("workload,measured_w,predicted_w,uncapped_w,capped,error_pct,measured_capped,"
+                 "f_core_mhz,flags\napp1,",
+                 0),
+      0u)
       << apps;
   EXPECT_NE(apps.find("\nhot,160.000000,160.000000,"), std::string::npos) << apps;
   EXPECT_TRUE(HasProvenance(dir + "/apps.csv"));
@@ -436,9 +459,11 @@ TEST(PowerLimitStages, ValidateWritesAppsPredictionsAndTheCappingSplit) {
   EXPECT_EQ(ReadFile(dir + "/apps.csv"), first);
 
   // An unflagged workload off the model's clock in dvfs mode: exit 2, nothing written.
-  const std::string bad = WriteFile(dir + "/bad.csv", "# wattcal-tidy default_f_core_mhz=1000 default_f_mem_mhz=3000\n"
-                                                      "benchmark,power_w,f_core_mhz,f_mem_mhz,core:A,core:B,mem:M\n"
-                                                      "slow,100,700,3000,0.2,0.2,0.2\n");
+  const std::string bad =
+      WriteFile(dir + "/bad.csv",
+                "# wattcal-tidy default_f_core_mhz=1000 default_f_mem_mhz=3000\n"
+                "benchmark,power_w,f_core_mhz,f_mem_mhz,core:A,core:B,mem:M\n"
+                "slow,100,700,3000,0.2,0.2,0.2\n");
   r = RunStage("wattcal-validate", {"--model", dir + "/m.json", "--heldout", bad, "--mode", "dvfs",
                                     "--predictions", dir + "/p2.csv", "--metrics", dir + "/x2.json",
                                     "--apps-predictions", dir + "/apps2.csv"});
@@ -451,13 +476,20 @@ TEST(PowerLimitStages, ValidateWritesAppsPredictionsAndTheCappingSplit) {
 TEST(PowerLimitStages, PredictCapsAtTheLimit) {
   const std::string dir = ScratchDir();
   const std::string train = WriteFile(dir + "/t.csv", TrainingCsv(SeedFromTestName()));
-  ASSERT_EQ(RunStage("wattcal-calibrate", {"--train", train, "--method", "fixed", "--out", dir + "/m.json"}).exit_code, 0);
-  const std::string act = WriteFile(dir + "/a.csv", "benchmark,core:A,core:B,mem:M\nsmall,0.1,0.1,0.1\nbig,0.5,1.0,1.0\n");
-  const CommandResult r = RunStage("wattcal-predict", {"--model", dir + "/m.json", "--activity", act,
-                                                       "--mode", "fixed", "--out", dir + "/p.csv"});
+  ASSERT_EQ(RunStage("wattcal-calibrate",
+                     {"--train", train, "--method", "fixed", "--out", dir + "/m.json"})
+                .exit_code,
+            0);
+  const std::string act = WriteFile(
+      dir + "/a.csv", "benchmark,core:A,core:B,mem:M\nsmall,0.1,0.1,0.1\nbig,0.5,1.0,1.0\n");
+  const CommandResult r = RunStage(
+      "wattcal-predict",
+      {"--model", dir + "/m.json", "--activity", act, "--mode", "fixed", "--out", dir + "/p.csv"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string p = ReadFile(dir + "/p.csv");
-  EXPECT_EQ(p.substr(0, p.find('\n')), "benchmark,f_core_mhz,f_mem_mhz,predicted_w,uncapped_w,capped,capped_f_core_mhz,flags") << p;
+  EXPECT_EQ(p.substr(0, p.find('\n')),
+            "benchmark,f_core_mhz,f_mem_mhz,predicted_w,uncapped_w,capped,capped_f_core_mhz,flags")
+      << p;
   EXPECT_NE(p.find("\nbig,1000,3000,160.000000,"), std::string::npos) << p;
 }
 

@@ -22,10 +22,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Ubench(const std::string& file) { return testing::Dataset("h100_capture/ubench_random/" + file); }
+std::string Ubench(const std::string& file) {
+  return testing::Dataset("h100_capture/ubench_random/" + file);
+}
 
 GpuDescription H100() {
-  return ReadGpuDescription(std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/h100_sxm.json");
+  return ReadGpuDescription(std::string(WATTCAL_SOURCE_DIR) +
+                            "/microbench_specs/gpus/h100_sxm.json");
 }
 
 struct Window {
@@ -101,7 +104,8 @@ class PowerLogAttack : public ::testing::Test {
   void SetUp() override {
     WATTCAL_REQUIRE_DATASETS();
     windows_ = Windows();
-    original_ = IngestCaptures({fs::path(Ubench("windows.csv")).parent_path().string()}, H100(), CaptureOptions());
+    original_ = IngestCaptures({fs::path(Ubench("windows.csv")).parent_path().string()}, H100(),
+                               CaptureOptions());
   }
   std::vector<Window> windows_;
   CaptureReport original_;
@@ -135,7 +139,9 @@ TEST_F(PowerLogAttack, AFrozenCounterIsCaughtAndTheInstantPowerUsed) {
     if (!(got.energy.flags & kFlagCounterMismatch)) continue;
     ++flagged;
     // Measured from the instant power: within the 6.4% the two sources differ on real windows.
-    EXPECT_NEAR(got.energy.mean_power_w, truth.energy.mean_power_w, 0.07 * truth.energy.mean_power_w) << w.name;
+    EXPECT_NEAR(got.energy.mean_power_w, truth.energy.mean_power_w,
+                0.07 * truth.energy.mean_power_w)
+        << w.name;
     EXPECT_EQ(got.energy.power_source, "instant_power") << w.name;
     EXPECT_TRUE(Warned(r, {w.name, "the energy counter gives", "counter_mismatch"})) << w.name;
   }
@@ -159,7 +165,8 @@ TEST_F(PowerLogAttack, ACounterStepIsCaught) {
   EXPECT_GT(got.energy.counter_energy_j / got.energy.duration_s, truth.energy.mean_power_w + 100.0);
   // The neighbours are untouched.
   EXPECT_EQ(Find(r, "int_add").energy.flags & kFlagCounterMismatch, 0u);
-  EXPECT_NEAR(Find(r, "int_add").energy.mean_power_w, Find(original_, "int_add").energy.mean_power_w, 1e-9);
+  EXPECT_NEAR(Find(r, "int_add").energy.mean_power_w,
+              Find(original_, "int_add").energy.mean_power_w, 1e-9);
 }
 
 TEST_F(PowerLogAttack, AGapAcrossAWindowStartIsFlaggedNamedAndLeftOutOfTraining) {
@@ -172,7 +179,8 @@ TEST_F(PowerLogAttack, AGapAcrossAWindowStartIsFlaggedNamedAndLeftOutOfTraining)
   const CaptureWindow& got = Find(r, "fp32_add");
   EXPECT_TRUE(got.energy.flags & kFlagSampleGap);
   EXPECT_GT(got.energy.max_gap_s, 2.9);
-  EXPECT_TRUE(Warned(r, {"fp32_add", "no power reading for 3.0", "nvml_power.csv, lines", "sample_gap"}));
+  EXPECT_TRUE(
+      Warned(r, {"fp32_add", "no power reading for 3.0", "nvml_power.csv, lines", "sample_gap"}));
   // Windows two away keep their power and no flag.
   EXPECT_EQ(Find(r, "int_mul").energy.flags & kFlagSampleGap, 0u);
   EXPECT_EQ(Find(r, "fp64_fma").energy.flags & kFlagSampleGap, 0u);

@@ -34,8 +34,10 @@ std::string Fixture(const std::string& name) {
   return std::string(WATTCAL_SOURCE_DIR) + "/tests/fixtures/power/" + name;
 }
 
-#define WATTCAL_REQUIRE_SAMPLE(path)                                                    \
-  WATTCAL_NEED(FileExists(path), "sample not found: " << (path) << " (expected ../shared/samples beside the checkout)")
+#define WATTCAL_REQUIRE_SAMPLE(path) \
+  WATTCAL_NEED(                      \
+      FileExists(path),              \
+      "sample not found: " << (path) << " (expected ../shared/samples beside the checkout)")
 
 struct LogContents {
   std::vector<PowerSample> samples;
@@ -696,8 +698,9 @@ TEST(PowerLogRaw, EnergyCounterReasonsLimitAndInstantPowerPreferred) {
 // and newer); alone it is of unknown kind. energy_uj and energy_j are converted to joules.
 TEST(PowerLogRaw, PowerKindOfTheRawColumns) {
   const std::string dir = ScratchDir();
-  const std::string both = WriteFile(
-      dir + "/both.csv", "timestamp_us,power_mw,power_instant_mw,energy_uj\n1,100000,90000,5000000\n");
+  const std::string both =
+      WriteFile(dir + "/both.csv",
+                "timestamp_us,power_mw,power_instant_mw,energy_uj\n1,100000,90000,5000000\n");
   PowerLogOptions options;
   options.power_field = "power_mw";
   {
@@ -767,11 +770,11 @@ TEST(PowerLogSmi, ThrottleReasonsEnforcedLimitAndPowerKind) {
 
 TEST(PowerLogErrors, BadClockReasonsNameTheLineAndColumn) {
   const std::string dir = ScratchDir();
-  const std::string path = WriteFile(
-      dir + "/smi.csv",
-      "timestamp, power.draw.instant [W], clocks_event_reasons.active\n"
-      "2026/11/24 11:30:42.944, 71.01 W, 0x1\n"
-      "2026/11/24 11:30:42.964, 71.01 W, 0xZZ\n");
+  const std::string path =
+      WriteFile(dir + "/smi.csv",
+                "timestamp, power.draw.instant [W], clocks_event_reasons.active\n"
+                "2026/11/24 11:30:42.944, 71.01 W, 0x1\n"
+                "2026/11/24 11:30:42.964, 71.01 W, 0xZZ\n");
   ExpectInputError([&] { ReadAll(path); }, 3,
                    {path + ":3", "clocks_event_reasons.active", "bitmask", "0xZZ"});
 }

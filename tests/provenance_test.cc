@@ -24,11 +24,13 @@ using testing::WriteFile;
 // A six-benchmark gpmTOOL-free tidy corpus at one V-F pair (fixed model).
 std::string Train(const std::string& dir) {
   std::string s = "benchmark,power_w,f_core_mhz,f_mem_mhz,core:A,core:B,mem:C\n";
-  const double u[6][3] = {{0.9, 0.1, 0.2}, {0.1, 0.8, 0.1}, {0.2, 0.2, 0.9}, {0.5, 0.5, 0.5}, {0.7, 0.1, 0.6}, {0.1, 0.6, 0.3}};
+  const double u[6][3] = {{0.9, 0.1, 0.2}, {0.1, 0.8, 0.1}, {0.2, 0.2, 0.9},
+                          {0.5, 0.5, 0.5}, {0.7, 0.1, 0.6}, {0.1, 0.6, 0.3}};
   for (int i = 0; i < 6; ++i) {
     const double p = 60.0 + 100.0 * u[i][0] + 50.0 * u[i][1] + 80.0 * u[i][2];
-    s += "b" + std::to_string(i) + "," + std::to_string(p) + ",1000,2000," + std::to_string(u[i][0]) + "," +
-         std::to_string(u[i][1]) + "," + std::to_string(u[i][2]) + "\n";
+    s += "b" + std::to_string(i) + "," + std::to_string(p) + ",1000,2000," +
+         std::to_string(u[i][0]) + "," + std::to_string(u[i][1]) + "," + std::to_string(u[i][2]) +
+         "\n";
   }
   return WriteFile(dir + "/train.csv", s);
 }
@@ -38,13 +40,16 @@ TEST(Provenance, OneFilePerStageRunBesideItsOutputsVerifiedByCheck) {
   const std::string train = Train(dir);
   fs::create_directories(dir + "/reports/run");
   const testing::CommandResult r =
-      RunStage("wattcal-calibrate", {"--train", train, "--method", "fixed", "--out", dir + "/reports/run/model.json",
-                                     "--export-gpmtool", dir + "/reports/run/model.csv"});
+      RunStage("wattcal-calibrate",
+               {"--train", train, "--method", "fixed", "--out", dir + "/reports/run/model.json",
+                "--export-gpmtool", dir + "/reports/run/model.csv"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // One file for the run, none beside each output.
   const std::string provenance = dir + "/reports/run/provenance/calibrate-model.json.json";
   ASSERT_TRUE(fs::exists(provenance));
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir + "/reports/run/provenance"), fs::directory_iterator()), 1);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir + "/reports/run/provenance"),
+                          fs::directory_iterator()),
+            1);
   EXPECT_FALSE(fs::exists(dir + "/reports/run/model.json.manifest.json"));
   EXPECT_EQ(testing::ProvenancePath(dir + "/reports/run/model.csv"), provenance);
   const nlohmann::json j = nlohmann::json::parse(ReadFile(provenance));
@@ -58,16 +63,20 @@ TEST(Provenance, OneFilePerStageRunBesideItsOutputsVerifiedByCheck) {
   EXPECT_EQ(j["outputs"][1]["sha256"], Sha256OfFile(dir + "/reports/run/model.csv"));
 
   // wattcal-check verifies every output against its recorded SHA-256.
-  const std::string expected = WriteFile(dir + "/expected.csv", "run,file,pointer,expected,tolerance,reference\n");
-  testing::CommandResult c = RunStage("wattcal-check", {"--expected", expected, "--reports", dir + "/reports"});
+  const std::string expected =
+      WriteFile(dir + "/expected.csv", "run,file,pointer,expected,tolerance,reference\n");
+  testing::CommandResult c =
+      RunStage("wattcal-check", {"--expected", expected, "--reports", dir + "/reports"});
   EXPECT_EQ(c.exit_code, 0) << c.output;
-  EXPECT_NE(c.output.find("provenance: 1 files, 2 outputs as recorded, 0 changed since, 0 gone"), std::string::npos)
+  EXPECT_NE(c.output.find("provenance: 1 files, 2 outputs as recorded, 0 changed since, 0 gone"),
+            std::string::npos)
       << c.output;
   // A model edited by hand after calibrate wrote it is named, and the check fails.
   WriteFile(dir + "/reports/run/model.csv", ReadFile(dir + "/reports/run/model.csv") + "\n");
   c = RunStage("wattcal-check", {"--expected", expected, "--reports", dir + "/reports"});
   EXPECT_EQ(c.exit_code, 3) << c.output;
-  EXPECT_NE(c.output.find("changed since its stage wrote it: " + dir + "/reports/run/model.csv"), std::string::npos)
+  EXPECT_NE(c.output.find("changed since its stage wrote it: " + dir + "/reports/run/model.csv"),
+            std::string::npos)
       << c.output;
   // A removed output is a warning, not a failure.
   fs::remove(dir + "/reports/run/model.csv");
@@ -83,8 +92,9 @@ TEST(Provenance, StagesWritingIntoSubFoldersRecordInTheRunFolder) {
   const std::string dir = ScratchDir();
   const std::string train = Train(dir);
   const std::string run = dir + "/run";
-  testing::CommandResult r = RunStage("wattcal-calibrate", {"--train", train, "--method", "fixed", "--out",
-                                                            run + "/model/model.json", "--run-dir", run});
+  testing::CommandResult r =
+      RunStage("wattcal-calibrate", {"--train", train, "--method", "fixed", "--out",
+                                     run + "/model/model.json", "--run-dir", run});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string record = run + "/provenance/model/calibrate-model.json.json";
   ASSERT_TRUE(fs::exists(record));
@@ -93,12 +103,14 @@ TEST(Provenance, StagesWritingIntoSubFoldersRecordInTheRunFolder) {
   EXPECT_EQ(j["outputs"][0]["run_path"], "model/model.json");
   EXPECT_EQ(j["outputs"][0]["role"], "model");
   EXPECT_EQ(testing::ProvenancePath(run + "/model/model.json"), record);
-  r = RunStage("wattcal-validate", {"--train", train, "--cv-folds", "3", "--mode", "fixed", "--predictions",
-                                    run + "/validation/cv/predictions.csv", "--metrics",
-                                    dir + "/elsewhere/metrics.json", "--run-dir", run});
+  r = RunStage("wattcal-validate",
+               {"--train", train, "--cv-folds", "3", "--mode", "fixed", "--predictions",
+                run + "/validation/cv/predictions.csv", "--metrics",
+                dir + "/elsewhere/metrics.json", "--run-dir", run});
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find(dir + "/elsewhere/metrics.json is not inside the run folder --run-dir " + run),
-            std::string::npos)
+  EXPECT_NE(
+      r.output.find(dir + "/elsewhere/metrics.json is not inside the run folder --run-dir " + run),
+      std::string::npos)
       << r.output;
   EXPECT_FALSE(fs::exists(run + "/validation"));
 }
@@ -110,18 +122,23 @@ TEST(Provenance, TheReportFindsTheRunsFilesThroughTheirRecordsOnly) {
   const std::string dir = ScratchDir();
   const std::string train = Train(dir);
   const std::string first = dir + "/first";
-  ASSERT_EQ(RunStage("wattcal-calibrate", {"--train", train, "--method", "fixed", "--out", first + "/model/model.json",
-                                           "--run-dir", first}).exit_code, 0);
-  ASSERT_EQ(RunStage("wattcal-validate", {"--model", first + "/model/model.json", "--heldout", train, "--mode", "fixed",
-                                          "--predictions", first + "/validation/heldout/predictions.csv", "--metrics",
-                                          first + "/validation/heldout/metrics.json", "--run-dir", first})
+  ASSERT_EQ(RunStage("wattcal-calibrate", {"--train", train, "--method", "fixed", "--out",
+                                           first + "/model/model.json", "--run-dir", first})
+                .exit_code,
+            0);
+  ASSERT_EQ(RunStage("wattcal-validate",
+                     {"--model", first + "/model/model.json", "--heldout", train, "--mode", "fixed",
+                      "--predictions", first + "/validation/heldout/predictions.csv", "--metrics",
+                      first + "/validation/heldout/metrics.json", "--run-dir", first})
                 .exit_code,
             0);
   const std::string moved = dir + "/moved";
   fs::rename(first, moved);
   fs::create_directories(moved + "/validation/stray");
-  fs::copy_file(moved + "/validation/heldout/predictions.csv", moved + "/validation/stray/predictions.csv");
-  fs::copy_file(moved + "/validation/heldout/metrics.json", moved + "/validation/stray/metrics.json");
+  fs::copy_file(moved + "/validation/heldout/predictions.csv",
+                moved + "/validation/stray/predictions.csv");
+  fs::copy_file(moved + "/validation/heldout/metrics.json",
+                moved + "/validation/stray/metrics.json");
   const testing::CommandResult r = RunStage("wattcal-report", {"--run-dir", moved, "--no-figures"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string md = ReadFile(moved + "/index.md");
@@ -130,8 +147,10 @@ TEST(Provenance, TheReportFindsTheRunsFilesThroughTheirRecordsOnly) {
   EXPECT_EQ(md.find("validation/stray"), std::string::npos) << md;
   EXPECT_EQ(md.find(first + "/"), std::string::npos) << md;
   // The report's own record joins the run's; a second report does not read the first one's files.
-  EXPECT_EQ(testing::ProvenancePath(moved + "/index.html"), moved + "/provenance/report-index.html.json");
-  const testing::CommandResult again = RunStage("wattcal-report", {"--run-dir", moved, "--no-figures"});
+  EXPECT_EQ(testing::ProvenancePath(moved + "/index.html"),
+            moved + "/provenance/report-index.html.json");
+  const testing::CommandResult again =
+      RunStage("wattcal-report", {"--run-dir", moved, "--no-figures"});
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_EQ(ReadFile(moved + "/index.md"), md);
 }
@@ -141,28 +160,32 @@ TEST(Provenance, TheReportFindsTheRunsFilesThroughTheirRecordsOnly) {
 TEST(Provenance, AnOlderRunFolderIsNamedAsSuch) {
   const std::string dir = ScratchDir();
   const std::string train = Train(dir);
-  ASSERT_EQ(RunStage("wattcal-calibrate", {"--train", train, "--method", "fixed", "--out", dir + "/run/model.json"})
+  ASSERT_EQ(RunStage("wattcal-calibrate",
+                     {"--train", train, "--method", "fixed", "--out", dir + "/run/model.json"})
                 .exit_code,
             0);
   // As an older wattcal left it: a manifest beside the model, no provenance/.
   fs::remove_all(dir + "/run/provenance");
   WriteFile(dir + "/run/model.json.manifest.json", "{}\n");
-  testing::CommandResult r =
-      RunStage("wattcal-report", {"--run-dir", dir + "/run", "--out-dir", dir + "/report", "--no-figures"});
+  testing::CommandResult r = RunStage(
+      "wattcal-report", {"--run-dir", dir + "/run", "--out-dir", dir + "/report", "--no-figures"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find(dir + "/run: no provenance records (provenance/*.json): it was written by an older "
-                          "wattcal (a .manifest.json beside each file)"),
+  EXPECT_NE(r.output.find(
+                dir + "/run: no provenance records (provenance/*.json): it was written by an older "
+                      "wattcal (a .manifest.json beside each file)"),
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("rerun the run's stages"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(dir + "/report/index.md"));
   // A folder of files put there by hand: the same refusal, without the older-wattcal guess.
   fs::remove(dir + "/run/model.json.manifest.json");
-  r = RunStage("wattcal-report", {"--run-dir", dir + "/run", "--out-dir", dir + "/report", "--no-figures"});
+  r = RunStage("wattcal-report",
+               {"--run-dir", dir + "/run", "--out-dir", dir + "/report", "--no-figures"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("no stage of wattcal wrote into it"), std::string::npos) << r.output;
   // Its files can still be shown by name.
-  r = RunStage("wattcal-report", {"--model", dir + "/run/model.json", "--out-dir", dir + "/report", "--no-figures"});
+  r = RunStage("wattcal-report",
+               {"--model", dir + "/run/model.json", "--out-dir", dir + "/report", "--no-figures"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 

@@ -20,9 +20,7 @@ namespace {
 
 using testing::Dataset;
 
-std::string Gpmtool(const std::string& relative) {
-  return Dataset("gpmtool_tpds2019/" + relative);
-}
+std::string Gpmtool(const std::string& relative) { return Dataset("gpmtool_tpds2019/" + relative); }
 
 double Mape(const std::vector<PredictionRow>& rows) { return ComputeErrorMetrics(rows).mape_pct; }
 
@@ -46,7 +44,8 @@ void ExpectModelsAgree(const PowerModel& a, const PowerModel& b, double toleranc
   for (size_t d = 0; d < a.voltage_rel.size(); ++d) {
     ASSERT_EQ(a.freq_levels_mhz[d], b.freq_levels_mhz[d]);
     for (size_t j = 0; j < a.voltage_rel[d].size(); ++j) {
-      EXPECT_LE(std::abs(a.voltage_rel[d][j] - b.voltage_rel[d][j]), tolerance * b.voltage_rel[d][j])
+      EXPECT_LE(std::abs(a.voltage_rel[d][j] - b.voltage_rel[d][j]),
+                tolerance * b.voltage_rel[d][j])
           << "domain " << d << " level " << a.freq_levels_mhz[d][j] << " MHz";
     }
   }
@@ -91,8 +90,8 @@ TEST_F(TitanX, AlternatingSolverReproducesTheAuthorsModel) {
   ExpectModelsAgree(m, *reference_, 0.01);
   EXPECT_TRUE(m.fit.converged);
   for (PredictMode mode : {PredictMode::kDvfs, PredictMode::kScaling}) {
-    EXPECT_NEAR(Mape(PredictHeldout(m, *heldout_, mode)), Mape(PredictHeldout(*reference_, *heldout_, mode)),
-                0.05)
+    EXPECT_NEAR(Mape(PredictHeldout(m, *heldout_, mode)),
+                Mape(PredictHeldout(*reference_, *heldout_, mode)), 0.05)
         << PredictModeName(mode);
   }
 }
@@ -111,7 +110,8 @@ TEST_F(TitanX, DefaultOptionsBeatGpmtool) {
   CalibrationOptions fixed;
   fixed.method = FitMethod::kFixed;
   fixed.loss = DefaultLoss(fixed.method, fixed.solver);  // L2, as wattcal-calibrate --method fixed
-  const PowerModel f = Calibrate(ReadCorpus(Gpmtool("gtx_titan_x/train_micro_fixed_11comp.csv")), fixed);
+  const PowerModel f =
+      Calibrate(ReadCorpus(Gpmtool("gtx_titan_x/train_micro_fixed_11comp.csv")), fixed);
   const double fixed_mape = Mape(PredictHeldout(f, *heldout_, PredictMode::kFixed));
   EXPECT_LE(fixed_mape, 5.2);
   RecordProperty("fixed_mape_pct", fmt::format("{:.3f}", fixed_mape));
@@ -166,12 +166,14 @@ TEST(OtherGpus, CrossValidatedByBenchmark) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.file);
     const Corpus corpus = ReadCorpus(Gpmtool(c.file));
-    const double dvfs = Mape(CrossValidate(corpus, CalibrationOptions(), PredictMode::kDvfs, cv).rows);
+    const double dvfs =
+        Mape(CrossValidate(corpus, CalibrationOptions(), PredictMode::kDvfs, cv).rows);
     const double scaling =
         Mape(CrossValidate(corpus, CalibrationOptions(), PredictMode::kScaling, cv).rows);
     EXPECT_LE(dvfs, c.dvfs_bound_pct);
     EXPECT_LE(scaling, c.scaling_bound_pct);
-    const double gpmtool_dvfs = Mape(CrossValidate(corpus, Alternating(), PredictMode::kDvfs, cv).rows);
+    const double gpmtool_dvfs =
+        Mape(CrossValidate(corpus, Alternating(), PredictMode::kDvfs, cv).rows);
     EXPECT_LE(dvfs, gpmtool_dvfs + 0.05) << "gpmTOOL's algorithm: " << gpmtool_dvfs << "%";
     std::printf("[ figures  ] %s: CV-5 DVFS %.2f%% (gpmTOOL algorithm %.2f%%), scaling %.2f%%\n",
                 c.file.c_str(), dvfs, gpmtool_dvfs, scaling);

@@ -52,14 +52,14 @@ using ::wattcal::testing::CommandResult;
 using ::wattcal::testing::Dataset;
 using ::wattcal::testing::ExpectFigurePng;
 using ::wattcal::testing::ExpectFigureSvg;
-using ::wattcal::testing::PngSize;
 using ::wattcal::testing::FileExists;
 using ::wattcal::testing::HasProvenance;
+using ::wattcal::testing::PngSize;
 using ::wattcal::testing::ReadFile;
+using ::wattcal::testing::RecordStageRun;
 using ::wattcal::testing::RunStage;
 using ::wattcal::testing::ScratchDir;
 using ::wattcal::testing::SeedFromTestName;
-using ::wattcal::testing::RecordStageRun;
 using ::wattcal::testing::WriteFile;
 
 // Tolerance of closed-form checks on double arithmetic.
@@ -309,10 +309,12 @@ TEST(ReportFigures, BreakdownSumsToThePredictionAndIsDrawn) {
   for (double w : bar.term_w) sum_w += w;
   EXPECT_NEAR(sum_w, predicted_w, kClosedFormRelTol * predicted_w);
   EXPECT_DOUBLE_EQ(bar.measured_w, corpus.heldout.power_w(row));
-  const std::string svg =
-      ExpectDeterministicFigure([&](const std::string& png, const std::string& s) {
+  const std::string svg = ExpectDeterministicFigure(
+      [&](const std::string& png, const std::string& s) {
         WriteBreakdownPlot(chart, "Breakdown", png, s);
-      }, BreakdownFigureSize(static_cast<int>(chart.bars.size()) + 2));  // the bars, the gap, the average
+      },
+      BreakdownFigureSize(static_cast<int>(chart.bars.size()) +
+                          2));  // the bars, the gap, the average
   EXPECT_NE(svg.find("Power (W)"), std::string::npos);
   EXPECT_NE(svg.find("average"), std::string::npos);
   EXPECT_NE(svg.find("static (core)"), std::string::npos);
@@ -429,14 +431,16 @@ void WriteValidation(const PowerModel& model, const std::string& model_path, con
   metrics["measurements"] = heldout.path;
   metrics["title"] = "virtual GPU, " + name + " prediction";
   WriteFile(dir + "/metrics.json", metrics.dump(2) + "\n");
-  RecordStageRun(run_dir, "validate", {{dir + "/predictions.csv", "predictions"}, {dir + "/metrics.json", "metrics"}});
+  RecordStageRun(run_dir, "validate",
+                 {{dir + "/predictions.csv", "predictions"}, {dir + "/metrics.json", "metrics"}});
 }
 
 RunFolder MakeRunFolder(const std::string& root, unsigned seed) {
   RunFolder run;
   run.dir = root + "/run";
-  for (const char* sub : {"/data/tidy", "/model", "/validation/dvfs", "/validation/scaling",
-                          "/validation/alternating-dvfs", "/validation/alternating-scaling", "/comparison"}) {
+  for (const char* sub :
+       {"/data/tidy", "/model", "/validation/dvfs", "/validation/scaling",
+        "/validation/alternating-dvfs", "/validation/alternating-scaling", "/comparison"}) {
     fs::create_directories(run.dir + sub);
   }
   SyntheticSpec spec = ReadSyntheticSpec(kSpec);
@@ -455,7 +459,8 @@ RunFolder MakeRunFolder(const std::string& root, unsigned seed) {
   alternating.fit.solver = "alternating";
   for (double& v : alternating.voltage_rel[0]) v = v < 1.0 ? v - 0.01 : v;
   const std::string joint_path = WriteFile(run.dir + "/model/model.json", ModelToJson(joint));
-  const std::string alt_path = WriteFile(run.dir + "/model/alternating.json", ModelToJson(alternating));
+  const std::string alt_path =
+      WriteFile(run.dir + "/model/alternating.json", ModelToJson(alternating));
   RecordStageRun(run.dir, "calibrate", {{joint_path, "model"}});
   RecordStageRun(run.dir, "calibrate", {{alt_path, "model"}});
   for (PredictMode mode : {PredictMode::kDvfs, PredictMode::kScaling}) {
@@ -477,7 +482,8 @@ RunFolder MakeRunFolder(const std::string& root, unsigned seed) {
                                   {"beta_w_per_mhz3", (1 + i) * 1.5e-8},
                                   {"tau_w_per_mhz", 0.015}});
   }
-  RecordStageRun(run.dir, "constant", {{WriteFile(run.dir + "/model/CONSTANT.json", constant.dump(2) + "\n"), ""}});
+  RecordStageRun(run.dir, "constant",
+                 {{WriteFile(run.dir + "/model/CONSTANT.json", constant.dump(2) + "\n"), ""}});
   nlohmann::json compare = {
       {"arch_a", "Volta"}, {"arch_b", "Pascal"}, {"per_workload", nlohmann::json::array()}};
   for (int i = 0; i < 4; ++i) {
@@ -488,7 +494,8 @@ RunFolder MakeRunFolder(const std::string& root, unsigned seed) {
   }
   // Found by content.
   RecordStageRun(run.dir, "compare",
-                 {{WriteFile(run.dir + "/comparison/pascal_vs_volta.json", compare.dump(2) + "\n"), "comparison"}});
+                 {{WriteFile(run.dir + "/comparison/pascal_vs_volta.json", compare.dump(2) + "\n"),
+                   "comparison"}});
   RecordStageRun(run.dir, "calibrate",
                  {{WriteFile(run.dir + "/model/accelwattch_model.json",
                              "{\"format\": \"wattcal-accelwattch-model\", \"version\": 1}\n"),
@@ -525,7 +532,8 @@ TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
   const RunFolder run = MakeRunFolder(root, SeedFromTestName());
   const std::string out = root + "/report";
   const CommandResult result = RunStage(
-      "wattcal-report", {"--run-dir", run.dir, "--out-dir", out, "--title", "Virtual GPU", "--benchmark-heatmap"});
+      "wattcal-report",
+      {"--run-dir", run.dir, "--out-dir", out, "--title", "Virtual GPU", "--benchmark-heatmap"});
   ASSERT_EQ(result.exit_code, 0) << result.output;
 
   const std::string html = ReadFile(out + "/index.html");
@@ -564,17 +572,22 @@ TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
   // Every validation has its per-workload error chart and table; the table's rows are the
   // predictions CSV's workloads, worst first, with their mean measured and predicted power and
   // mean signed and absolute error.
-  for (const std::string stem : {"workload_errors_dvfs", "workload_errors_scaling",
-                                 "workload_errors_alternating_dvfs", "workload_errors_alternating_scaling"}) {
+  for (const std::string stem :
+       {"workload_errors_dvfs", "workload_errors_scaling", "workload_errors_alternating_dvfs",
+        "workload_errors_alternating_scaling"}) {
     EXPECT_EQ(figures.count("figures/" + stem + ".png"), 1u) << stem;
     EXPECT_EQ(figures.count("figures/" + stem + ".svg"), 1u) << stem;
   }
   EXPECT_NE(ReadFile(out + "/figures/workload_errors_dvfs.svg").find("Prediction error (%)"),
             std::string::npos);
   {
-    struct Sums { int n = 0; double m = 0, p = 0, e = 0, a = 0; };
+    struct Sums {
+      int n = 0;
+      double m = 0, p = 0, e = 0, a = 0;
+    };
     std::map<std::string, Sums> sums;
-    for (const PredictionRow& r : ReadPredictionsCsv(run.dir + "/validation/dvfs/predictions.csv")) {
+    for (const PredictionRow& r :
+         ReadPredictionsCsv(run.dir + "/validation/dvfs/predictions.csv")) {
       Sums& s = sums[r.benchmark];
       const double e = 100.0 * (r.predicted_w - r.measured_w) / r.measured_w;
       ++s.n;
@@ -584,7 +597,8 @@ TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
       s.a += std::abs(e);
     }
     ASSERT_GE(sums.size(), 2u);
-    const size_t table = html.find("<h4>dvfs, joint: " + std::to_string(sums.size()) + " workloads</h4>");
+    const size_t table =
+        html.find("<h4>dvfs, joint: " + std::to_string(sums.size()) + " workloads</h4>");
     ASSERT_NE(table, std::string::npos) << "no per-workload section for dvfs, joint";
     double previous_abs = std::numeric_limits<double>::infinity();
     size_t previous_at = table;
@@ -612,9 +626,9 @@ TEST(ReportStage, WritesIndexFiguresAndManifestsForARunFolder) {
   for (const std::string& f : figures)
     vf += f.rfind("figures/vf_", 0) == 0 && fs::path(f).extension() == ".png";
   EXPECT_EQ(vf, 3);  // best, median, worst by MAPE
-  EXPECT_NE(
-      ReadFile(out + "/figures/voltage_vs_frequency.svg").find("alternating (model/alternating.json)"),
-      std::string::npos);
+  EXPECT_NE(ReadFile(out + "/figures/voltage_vs_frequency.svg")
+                .find("alternating (model/alternating.json)"),
+            std::string::npos);
   // Tables: metrics, parameters (units in the names), provenance.
   EXPECT_NE(html.find("dvfs, joint"), std::string::npos);
   EXPECT_NE(html.find("scaling, alternating"), std::string::npos);
@@ -638,9 +652,10 @@ TEST(ReportStage, PredictionsOfOtherRunsJoinTheErrorCdfUnderTheirLabels) {
   const RunFolder run = MakeRunFolder(root, SeedFromTestName());
   const std::string out = root + "/gpus";
   const CommandResult result =
-      RunStage("wattcal-report", {"--out-dir", out, "--title", "Across GPUs", "--predictions",
-                                  "GPU A=" + run.dir + "/validation/dvfs/predictions.csv", "--predictions",
-                                  "GPU B=" + run.dir + "/validation/alternating-dvfs/predictions.csv", "-q"});
+      RunStage("wattcal-report",
+               {"--out-dir", out, "--title", "Across GPUs", "--predictions",
+                "GPU A=" + run.dir + "/validation/dvfs/predictions.csv", "--predictions",
+                "GPU B=" + run.dir + "/validation/alternating-dvfs/predictions.csv", "-q"});
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const std::string cdf = ReadFile(out + "/figures/error_cdf.svg");
   EXPECT_NE(cdf.find("GPU A (n = "), std::string::npos);
@@ -717,11 +732,13 @@ TEST(ReportStage, BadInputExits2NamingFileLineFieldWithoutPartialOutput) {
   ASSERT_EQ(fields[3].empty(), false);
   fields[3] = "abc";
   lines[2] = fmt::format("{}", fmt::join(fields, ","));
-  WriteFile(run.dir + "/validation/dvfs/predictions.csv", fmt::format("{}\n", fmt::join(lines, "\n")));
+  WriteFile(run.dir + "/validation/dvfs/predictions.csv",
+            fmt::format("{}\n", fmt::join(lines, "\n")));
   const std::string out = root + "/out";
   const CommandResult result = RunStage("wattcal-report", {"--run-dir", run.dir, "--out-dir", out});
   EXPECT_EQ(result.exit_code, 2) << result.output;
-  EXPECT_NE(result.output.find("validation/dvfs/predictions.csv:3"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("validation/dvfs/predictions.csv:3"), std::string::npos)
+      << result.output;
   EXPECT_NE(result.output.find("measured_w"), std::string::npos) << result.output;
   EXPECT_FALSE(FileExists(out + "/index.html"));
   EXPECT_FALSE(FileExists(out + "/figures/error_cdf.png"));
@@ -738,9 +755,9 @@ TEST(ReportStage, AModelThatWasNotFittedShowsDashesNotAStaleSolverStatus) {
   truth.fit.converged = false;
   const std::string truth_path = WriteFile(root + "/truth_model.json", ModelToJson(truth));
   const std::string out = root + "/out";
-  const CommandResult r = RunStage("wattcal-report", {"--run-dir", run.dir, "--out-dir", out,
-                                                      "--model", "truth=" + truth_path,
-                                                      "--no-figures"});
+  const CommandResult r = RunStage(
+      "wattcal-report",
+      {"--run-dir", run.dir, "--out-dir", out, "--model", "truth=" + truth_path, "--no-figures"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string md = ReadFile(out + "/index.md");
   const size_t row = md.find("| converged |");
@@ -771,7 +788,8 @@ TEST(ReportStage, BadOptionsExit1NamingTheProblem) {
   EXPECT_NE(r.output.find("--model " + root + "/missing.json: no such file"), std::string::npos)
       << r.output;
   r = RunStage("wattcal-report", {"--run-dir", root + "/does_not_exist"});
-  testing::ExpectRefused(r, 1, {root + "/does_not_exist"}, {run.dir + "/index.html", root + "/does_not_exist"});
+  testing::ExpectRefused(r, 1, {root + "/does_not_exist"},
+                         {run.dir + "/index.html", root + "/does_not_exist"});
 }
 
 // ---- AccelWattch runs ------------------------------------------------------------------------
@@ -849,11 +867,10 @@ AccelWattchRun MakeAccelWattchRun(const std::string& root) {
   m.fit.train_pearson_r = 0.99;
   m.has_terms = true;
   m.energies = ReadAccelWattchEnergies(WriteFile(terms + "/energies.json", kAwEnergies));
-  m.fixed = ReadAccelWattchFixedTerms(WriteFile(terms + "/constant.json", R"({"p_const_w": 30.0})"),
-                                      WriteFile(terms + "/static.json", kAwStatic),
-                                      WriteFile(terms + "/idle.json",
-                                                R"({"f_core_mhz": 1000.0, "p_idle_sm_w": 0.2})"),
-                                      "int");
+  m.fixed = ReadAccelWattchFixedTerms(
+      WriteFile(terms + "/constant.json", R"({"p_const_w": 30.0})"),
+      WriteFile(terms + "/static.json", kAwStatic),
+      WriteFile(terms + "/idle.json", R"({"f_core_mhz": 1000.0, "p_idle_sm_w": 0.2})"), "int");
   run.model = WriteFile(run.dir + "/model.json", AccelWattchModelToJson(m));
   run.truth = WriteFile(run.dir + "/train/truth_accelwattch.json",
                         R"({"name": "virtual", "expected_scaling_factors": )"
@@ -864,7 +881,7 @@ AccelWattchRun MakeAccelWattchRun(const std::string& root) {
   activity.path = run.dir + "/heldout.csv";
   const std::vector<std::tuple<std::string, std::string, int, int, double>> kernels = {
       // benchmark, category, active SMs, lanes, events scale
-      {"INT_ADD", "int", 10, 32, 1.0}, {"INT_ADD", "int", 5, 16, 0.5},
+      {"INT_ADD", "int", 10, 32, 1.0},   {"INT_ADD", "int", 5, 16, 0.5},
       {"FP_MIX", "int_fp", 10, 32, 2.0}, {"MEMORY", "int", 8, 32, 0.2},
       {"SLEEP", "int", 10, 8, 0.05},     {"TENSOR", "int_fp", 10, 24, 1.5}};
   for (size_t i = 0; i < kernels.size(); ++i) {
@@ -879,7 +896,9 @@ AccelWattchRun MakeAccelWattchRun(const std::string& root) {
     k.f_mem_mhz = 850.0;
     k.elapsed_s = 1.0;
     k.launches = 1;
-    k.events = {{"a1", scale * 1e12}, {"a2", scale * 4e11}, {"b", scale * 1e11},
+    k.events = {{"a1", scale * 1e12},
+                {"a2", scale * 4e11},
+                {"b", scale * 1e11},
                 {"m", benchmark == "MEMORY" ? 2e12 : scale * 1e10}};
     k.line = static_cast<int64_t>(i) + 2;
     activity.kernels.push_back(k);
@@ -960,8 +979,9 @@ TEST(ReportAccelWattch, BreakdownCsvIsRecognisedByItsHeaderAndReadBack) {
 
   // Errors name FILE:LINE and the column.
   const std::string dir = ScratchDir();
-  const std::string header = "kernel,benchmark,f_core_mhz,predicted_w,measured_w,const_w,static_w,"
-                             "idle_w,dynamic_w,A_w\n";
+  const std::string header =
+      "kernel,benchmark,f_core_mhz,predicted_w,measured_w,const_w,static_w,"
+      "idle_w,dynamic_w,A_w\n";
   try {
     ReadAccelWattchBreakdownCsv(WriteFile(dir + "/bad.csv", header + "k,b,1000,40,,30,5,1,x,4\n"));
     ADD_FAILURE() << "no error";
@@ -1009,8 +1029,7 @@ TEST(ReportAccelWattch, RunFolderGetsTheModelSectionAndBreakdownFigures) {
   EXPECT_NE(md.find("| M | `m` | 5 | 0.005 | memory | no |"), std::string::npos);
   EXPECT_NE(md.find("P\\_const = 30.000 W"), std::string::npos);
   // int: AccelWattch Eq. 5 at 32 lanes, 5 + 0.5 * (15 + 2 * 16 / 2 ... ) as StaticAllSmsW computes.
-  const double int_all_w =
-      AccelWattchFixedTerms::StaticAllSmsW(run.m.fixed.categories[0], 32, 16);
+  const double int_all_w = AccelWattchFixedTerms::StaticAllSmsW(run.m.fixed.categories[0], 32, 16);
   EXPECT_NE(md.find(fmt::format("| int (default) | half\\_warp (Eq. 5) | 5.000 | 0.5000 | {:.2f} |",
                                 int_all_w)),
             std::string::npos)
@@ -1032,7 +1051,8 @@ TEST(ReportAccelWattch, RunFolderGetsTheModelSectionAndBreakdownFigures) {
     EXPECT_TRUE(fs::is_regular_file(out + "/" + ref)) << "index.html references missing " << ref;
     if (ref.rfind("figures/", 0) == 0) figures.insert(ref);
   }
-  for (const std::string stem : {"accelwattch_power_vs_clock", "accelwattch_dynamic_by_component"}) {
+  for (const std::string stem :
+       {"accelwattch_power_vs_clock", "accelwattch_dynamic_by_component"}) {
     for (const std::string ext : {".png", ".svg"}) {
       const std::string figure = "figures/" + stem + ext;
       EXPECT_EQ(figures.count(figure), 1u) << figure;
@@ -1043,8 +1063,8 @@ TEST(ReportAccelWattch, RunFolderGetsTheModelSectionAndBreakdownFigures) {
     ExpectFigureSvg(out + "/figures/" + stem + ".svg");
   }
   const std::string clocks = ReadFile(out + "/figures/accelwattch_power_vs_clock.svg");
-  for (const std::string text : {"Core clock (MHz)", "700", "1300", "constant", "static (active SMs)",
-                                 "idle SMs", "dynamic"}) {
+  for (const std::string text : {"Core clock (MHz)", "700", "1300", "constant",
+                                 "static (active SMs)", "idle SMs", "dynamic"}) {
     EXPECT_NE(clocks.find(">" + text + "<"), std::string::npos) << text;
   }
   const std::string components = ReadFile(out + "/figures/accelwattch_dynamic_by_component.svg");
@@ -1075,8 +1095,8 @@ TEST(ReportAccelWattch, RerunsAreByteIdenticalAndTheTruthIsShownOnlyWhenPresent)
 
   fs::remove(run.truth);
   const std::string out = root + "/no_truth";
-  const CommandResult third = RunStage("wattcal-report", {"--run-dir", run.dir, "--out-dir", out,
-                                                          "--no-figures", "-q"});
+  const CommandResult third =
+      RunStage("wattcal-report", {"--run-dir", run.dir, "--out-dir", out, "--no-figures", "-q"});
   ASSERT_EQ(third.exit_code, 0) << third.output;
   const std::string md = ReadFile(out + "/index.md");
   EXPECT_NE(md.find("## AccelWattch model"), std::string::npos);
@@ -1108,9 +1128,10 @@ TEST(ReportFigures, BreakdownKeepsTheLargestBarsAndDrawsTheBoardLimit) {
   EXPECT_EQ(chart.average_term_w, average);  // the average bar still averages all five
   // The board limit as a line.
   chart.limit_w = 700.0;
-  const std::string svg = ExpectDeterministicFigure([&](const std::string& png, const std::string& s) {
-    WriteBreakdownPlot(chart, "Limit", png, s);
-  });
+  const std::string svg =
+      ExpectDeterministicFigure([&](const std::string& png, const std::string& s) {
+        WriteBreakdownPlot(chart, "Limit", png, s);
+      });
   EXPECT_NE(svg.find("board limit 700 W"), std::string::npos);
 }
 

@@ -34,7 +34,8 @@ TEST(ResultsCheck, FindsWithinDiffersAndMissing) {
   EXPECT_FALSE(c[2].found);
   EXPECT_FALSE(c[3].found);
   const std::string table = CheckTable(c);
-  EXPECT_NE(table.find("| a | m.json/mape_pct | 5.7 ± 0.02 | 5.71 | ok | target |"), std::string::npos)
+  EXPECT_NE(table.find("| a | m.json/mape_pct | 5.7 ± 0.02 | 5.71 | ok | target |"),
+            std::string::npos)
       << table;
   EXPECT_NE(table.find("DIFFERS"), std::string::npos);
   EXPECT_NE(table.find("MISSING"), std::string::npos);

@@ -90,8 +90,8 @@ CommandResult RunStageIn(const std::string& dir, const std::string& program,
 // A directory for a fixture's shared outputs (ScratchDir needs a running test). The process
 // id keeps test binaries of different build folders, run at the same time, apart.
 std::string SuiteDir(const std::string& suite) {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("wattcal_test_suite_" + suite + "_" + std::to_string(getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("wattcal_test_suite_" + suite + "_" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir.string();
@@ -124,10 +124,10 @@ std::vector<std::string> Lines(const std::string& text) {
 // gpmTOOL format: the header is lines 1-4, kGpmtoolRows[i] is on line 5 + i.
 const char kGpmtoolHeader[] = "2\n975,3505\n2,1\nSP,INT,DRAM\n";
 const std::vector<std::string> kGpmtoolRows = {
-    "99.114,975,3505,0.1,0.0,0.1",    "104.261,1100,3505,0.1,0.0,0.1",
-    "141.329,975,3505,0.8,0.1,0.05",  "160.483,1100,3505,0.8,0.1,0.05",
-    "131.007,975,3505,0.0,0.7,0.2",   "146.033,1100,3505,0.0,0.7,0.2",
-    "155.481,975,3505,0.2,0.2,0.9",   "167.278,1100,3505,0.2,0.2,0.9",
+    "99.114,975,3505,0.1,0.0,0.1",   "104.261,1100,3505,0.1,0.0,0.1",
+    "141.329,975,3505,0.8,0.1,0.05", "160.483,1100,3505,0.8,0.1,0.05",
+    "131.007,975,3505,0.0,0.7,0.2",  "146.033,1100,3505,0.0,0.7,0.2",
+    "155.481,975,3505,0.2,0.2,0.9",  "167.278,1100,3505,0.2,0.2,0.9",
 };
 constexpr int kGpmtoolFirstRowLine = 5;
 
@@ -168,13 +168,15 @@ std::vector<std::string> Replaced(std::vector<std::string> rows, const std::stri
   return rows;
 }
 
-std::string GpmtoolFile(const std::vector<std::string>& rows) { return kGpmtoolHeader + Body(rows); }
+std::string GpmtoolFile(const std::vector<std::string>& rows) {
+  return kGpmtoolHeader + Body(rows);
+}
 std::string TidyFile(const std::vector<std::string>& rows) { return kTidyHeader + Body(rows); }
 
 // What a rejected input must produce.
 struct Rejection {
-  int line = 0;                           // expected FILE:LINE; 0: do not check the line
-  std::vector<std::string> mentions;      // substrings the error must contain (field, value)
+  int line = 0;                       // expected FILE:LINE; 0: do not check the line
+  std::vector<std::string> mentions;  // substrings the error must contain (field, value)
 };
 
 // Writes `content` as the training file, runs wattcal-calibrate on it into an empty output
@@ -186,15 +188,20 @@ void ExpectCalibrateRejects(const std::string& content, const std::vector<std::s
   fs::create_directories(dir + "/in");
   fs::create_directories(dir + "/out");
   const std::string train = WriteFile(dir + "/in/train.csv", content);
-  std::vector<std::string> args = {"--train", train, "--out", dir + "/out/model.json",
-                                   "--export-gpmtool", dir + "/out/model_gpmtool.csv"};
+  std::vector<std::string> args = {"--train",
+                                   train,
+                                   "--out",
+                                   dir + "/out/model.json",
+                                   "--export-gpmtool",
+                                   dir + "/out/model_gpmtool.csv"};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   const CommandResult r = RunStage("wattcal-calibrate", args);
 
   EXPECT_EQ(r.exit_code, 2) << r.output;
   if (expected.line > 0) {
     EXPECT_NE(r.output.find(train + ":" + std::to_string(expected.line) + ":"), std::string::npos)
-        << "expected " << train << ":" << expected.line << ": in\n" << r.output;
+        << "expected " << train << ":" << expected.line << ": in\n"
+        << r.output;
   } else {
     EXPECT_NE(r.output.find(train), std::string::npos) << r.output;
   }
@@ -215,7 +222,8 @@ TEST(StageErrorsControl, CalibratesTheValidFiles) {
   const std::string dir = ScratchDir();
   const std::string gpm = WriteFile(dir + "/gpm.csv", GpmtoolFile(kGpmtoolRows));
   const std::string tidy = WriteFile(dir + "/tidy.csv", TidyFile(kTidyRows));
-  CommandResult r = RunStage("wattcal-calibrate", {"--train", gpm, "--out", dir + "/gpm.json", "-q"});
+  CommandResult r =
+      RunStage("wattcal-calibrate", {"--train", gpm, "--out", dir + "/gpm.json", "-q"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(FileExists(dir + "/gpm.json"));
   EXPECT_TRUE(HasProvenance(dir + "/gpm.json"));
@@ -226,9 +234,7 @@ TEST(StageErrorsControl, CalibratesTheValidFiles) {
   EXPECT_TRUE(FileExists(dir + "/tidy.json"));
 }
 
-TEST(StageErrorsGpmtool, EmptyFile) {
-  ExpectCalibrateRejects("", {}, {1, {"empty"}});
-}
+TEST(StageErrorsGpmtool, EmptyFile) { ExpectCalibrateRejects("", {}, {1, {"empty"}}); }
 
 TEST(StageErrorsGpmtool, HeaderOnly) {
   ExpectCalibrateRejects(kGpmtoolHeader, {}, {4, {"no data rows"}});
@@ -246,13 +252,13 @@ TEST(StageErrorsGpmtool, NonNumericCell) {
 }
 
 TEST(StageErrorsGpmtool, NanCell) {
-  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 1, "104.261,nan,3505,0.1,0.0,0.1")),
-                         {}, {kGpmtoolFirstRowLine + 1, {"f_core_mhz", "'nan'"}});
+  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 1, "104.261,nan,3505,0.1,0.0,0.1")), {},
+                         {kGpmtoolFirstRowLine + 1, {"f_core_mhz", "'nan'"}});
 }
 
 TEST(StageErrorsGpmtool, NegativePower) {
-  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 4, "-131.007,975,3505,0.0,0.7,0.2")),
-                         {}, {kGpmtoolFirstRowLine + 4, {"power_w", "-131.007"}});
+  ExpectCalibrateRejects(GpmtoolFile(WithRow(kGpmtoolRows, 4, "-131.007,975,3505,0.0,0.7,0.2")), {},
+                         {kGpmtoolFirstRowLine + 4, {"power_w", "-131.007"}});
 }
 
 TEST(StageErrorsGpmtool, NegativeUtilisation) {
@@ -269,9 +275,7 @@ TEST(StageErrorsGpmtool, DefaultPairWithoutRows) {
 // ---------------------------------------------------------------------------------------
 // StageErrors: the same defects in a tidy CSV (header on line 1).
 
-TEST(StageErrorsTidy, EmptyFile) {
-  ExpectCalibrateRejects("", kTidyDefaults, {1, {"empty"}});
-}
+TEST(StageErrorsTidy, EmptyFile) { ExpectCalibrateRejects("", kTidyDefaults, {1, {"empty"}}); }
 
 TEST(StageErrorsTidy, HeaderOnly) {
   ExpectCalibrateRejects(kTidyHeader, kTidyDefaults, {1, {"no data rows"}});
@@ -304,8 +308,8 @@ TEST(StageErrorsTidy, NegativeUtilisation) {
 
 TEST(StageErrorsTidy, UnknownPowerUnit) {
   ExpectCalibrateRejects(
-      "benchmark,power_kw,f_core_mhz,f_mem_mhz,SP,INT,mem:DRAM\n" + Body(kTidyRows),
-      kTidyDefaults, {1, {"power_kw", "power_mw"}});
+      "benchmark,power_kw,f_core_mhz,f_mem_mhz,SP,INT,mem:DRAM\n" + Body(kTidyRows), kTidyDefaults,
+      {1, {"power_kw", "power_mw"}});
 }
 
 TEST(StageErrorsTidy, DefaultPairWithoutRows) {
@@ -365,10 +369,10 @@ TEST(StageErrorsOptions, UnknownModeOfValidate) {
 }
 
 TEST(StageErrorsOptions, UnknownModeOfPredict) {
-  ExpectOptionRejected("wattcal-predict",
-                       {"--model", "@train.csv", "--activity", "@train.csv", "--out", "@p.csv",
-                        "--mode", "foo"},
-                       {"--mode", "foo"});
+  ExpectOptionRejected(
+      "wattcal-predict",
+      {"--model", "@train.csv", "--activity", "@train.csv", "--out", "@p.csv", "--mode", "foo"},
+      {"--mode", "foo"});
 }
 
 TEST(StageErrorsOptions, AlternatingSolverRejectsHuberLoss) {
@@ -413,10 +417,10 @@ class StageErrorsLayout : public ::testing::Test {
     if (DatasetsDir().empty()) return;
     dir_ = new std::string(SuiteDir("StageErrorsLayout"));
     model_ = new std::string(*dir_ + "/model_7comp.json");
-    calibrate_ = new CommandResult(RunStage(
-        "wattcal-calibrate",
-        {"--train", Dataset(std::string(kTitanX) + "train_micro_dvfs_7comp.csv"), "--out", *model_,
-         "-q"}));
+    calibrate_ = new CommandResult(
+        RunStage("wattcal-calibrate",
+                 {"--train", Dataset(std::string(kTitanX) + "train_micro_dvfs_7comp.csv"), "--out",
+                  *model_, "-q"}));
   }
   static void TearDownTestSuite() {
     boost::system::error_code ec;
@@ -454,8 +458,8 @@ TEST_F(StageErrorsLayout, ValidateRejectsAModelOfAnotherLayout) {
 
 TEST_F(StageErrorsLayout, PredictRejectsAModelOfAnotherLayout) {
   const std::string out = ScratchDir();
-  for (const char* file : {"real_utils_11comp_names_misaligned.csv",
-                           "DERIVED_real_power_allF_11comp.csv"}) {
+  for (const char* file :
+       {"real_utils_11comp_names_misaligned.csv", "DERIVED_real_power_allF_11comp.csv"}) {
     SCOPED_TRACE(file);
     const std::string activity = Dataset(std::string(kTitanX) + file);
     const CommandResult r = RunStage(
@@ -478,15 +482,16 @@ TEST(StageErrorsLayoutTidy, HeldoutAndActivityOfAnotherLayoutNameTheHeaderLine) 
   ASSERT_EQ(cal.exit_code, 0) << cal.output;
   fs::create_directories(dir + "/out");
   // No INT column: the core domain has 1 component where the model has 2.
-  const std::string heldout = WriteFile(
-      dir + "/heldout.csv", "benchmark,power_w,f_core_mhz,f_mem_mhz,SP,mem:DRAM\nb1,99,975,3505,0.1,0.1\n");
+  const std::string heldout =
+      WriteFile(dir + "/heldout.csv",
+                "benchmark,power_w,f_core_mhz,f_mem_mhz,SP,mem:DRAM\nb1,99,975,3505,0.1,0.1\n");
   const std::string activity =
       WriteFile(dir + "/activity.csv", "benchmark,SP,mem:DRAM\nb1,0.1,0.1\n");
 
-  CommandResult r = RunStage("wattcal-validate",
-                             {"--model", dir + "/model.json", "--heldout", heldout, "--mode", "dvfs",
-                              "--predictions", dir + "/out/pred.csv", "--metrics",
-                              dir + "/out/metrics.json"});
+  CommandResult r =
+      RunStage("wattcal-validate",
+               {"--model", dir + "/model.json", "--heldout", heldout, "--mode", "dvfs",
+                "--predictions", dir + "/out/pred.csv", "--metrics", dir + "/out/metrics.json"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find(heldout + ":1:"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("another GPU layout"), std::string::npos) << r.output;
@@ -561,14 +566,17 @@ std::string WithoutSolverTime(const std::string& json) {
 nlohmann::json OutputEntry(const nlohmann::json& provenance, const std::string& name) {
   for (const nlohmann::json& o : provenance.at("outputs")) {
     const std::string p = o.at("path");
-    if (p.size() >= name.size() && p.compare(p.size() - name.size(), name.size(), name) == 0) return o;
+    if (p.size() >= name.size() && p.compare(p.size() - name.size(), name.size(), name) == 0)
+      return o;
   }
   return nlohmann::json();
 }
 
 TEST_F(StageReruns, CalibrateOutputsAreByteIdentical) {
-  const std::vector<std::string> files = {"model.json", "model_gpmtool.csv", "provenance/calibrate-model.json.json"};
-  EXPECT_EQ(ListDir(Run("run_a") + "/out"), (std::vector<std::string>{"model.json", "model_gpmtool.csv", "provenance"}));
+  const std::vector<std::string> files = {"model.json", "model_gpmtool.csv",
+                                          "provenance/calibrate-model.json.json"};
+  EXPECT_EQ(ListDir(Run("run_a") + "/out"),
+            (std::vector<std::string>{"model.json", "model_gpmtool.csv", "provenance"}));
   EXPECT_EQ(ListDir(Run("run_a") + "/out"), ListDir(Run("run_b") + "/out"));
   for (const std::string& f : files) {
     const std::string a = ReadFile(Run("run_a") + "/out/" + f);
@@ -581,8 +589,10 @@ TEST_F(StageReruns, CalibrateOutputsAreByteIdentical) {
   const std::string model_a = ReadFile(Run("run_a") + "/out/model.json");
   const std::string model_b = ReadFile(Run("run_b") + "/out/model.json");
   EXPECT_EQ(WithoutSolverTime(model_a), WithoutSolverTime(model_b));
-  nlohmann::json ma = nlohmann::json::parse(ReadFile(Run("run_a") + "/out/provenance/calibrate-model.json.json"));
-  nlohmann::json mb = nlohmann::json::parse(ReadFile(Run("run_b") + "/out/provenance/calibrate-model.json.json"));
+  nlohmann::json ma =
+      nlohmann::json::parse(ReadFile(Run("run_a") + "/out/provenance/calibrate-model.json.json"));
+  nlohmann::json mb =
+      nlohmann::json::parse(ReadFile(Run("run_b") + "/out/provenance/calibrate-model.json.json"));
   EXPECT_EQ(OutputEntry(ma, "model.json")["sha256"], Sha256Hex(model_a));
   EXPECT_EQ(OutputEntry(mb, "model.json")["sha256"], Sha256Hex(model_b));
   ma["outputs"][0].erase("sha256");
@@ -622,10 +632,11 @@ TEST_F(StageReruns, ProvenanceRecordsInputSha256) {
 
 TEST_F(StageReruns, ValidateOutputsAreByteIdentical) {
   const std::string heldout = Dataset(std::string(kTitanX) + "DERIVED_real_power_allF_11comp.csv");
-  std::vector<std::string> files = {"pred.csv", "metrics.json", "provenance/validate-pred.csv.json"};
-  std::vector<std::string> args = {"--model", Model(), "--heldout", heldout, "--mode", "dvfs",
-                                   "--predictions", "v/pred.csv", "--metrics", "v/metrics.json",
-                                   "-q"};
+  std::vector<std::string> files = {"pred.csv", "metrics.json",
+                                    "provenance/validate-pred.csv.json"};
+  std::vector<std::string> args = {
+      "--model",       Model(),      "--heldout", heldout,          "--mode", "dvfs",
+      "--predictions", "v/pred.csv", "--metrics", "v/metrics.json", "-q"};
 #ifdef WATTCAL_GNUPLOT
   args.insert(args.end(), {"--plot", "v/plot.png"});
   // --plot draws the scatter and the per-workload error chart, each with an SVG twin.
@@ -643,7 +654,8 @@ TEST_F(StageReruns, ValidateOutputsAreByteIdentical) {
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(ListDir(Run("run_a") + "/v"), expected);
   EXPECT_EQ(ListDir(Run("run_b") + "/v"), expected);
-  for (const std::string& f : ListDir(Run("run_a") + "/v/provenance")) files.push_back("provenance/" + f);
+  for (const std::string& f : ListDir(Run("run_a") + "/v/provenance"))
+    files.push_back("provenance/" + f);
   for (const std::string& f : files) {
     const std::string a = ReadFile(Run("run_a") + "/v/" + f);
     const std::string b = ReadFile(Run("run_b") + "/v/" + f);
@@ -652,7 +664,8 @@ TEST_F(StageReruns, ValidateOutputsAreByteIdentical) {
   }
   // 30 benchmarks x 64 V-F pairs, plus the header.
   EXPECT_EQ(Lines(ReadFile(Run("run_a") + "/v/pred.csv")).size(), 1u + 30 * 64);
-  const nlohmann::json m = nlohmann::json::parse(ReadFile(Run("run_a") + "/v/provenance/validate-pred.csv.json"));
+  const nlohmann::json m =
+      nlohmann::json::parse(ReadFile(Run("run_a") + "/v/provenance/validate-pred.csv.json"));
   ASSERT_EQ(m.at("inputs").size(), 2u);
   EXPECT_EQ(m["inputs"][0].at("sha256"), Sha256Hex(ReadFile(Model())));
   EXPECT_EQ(m["inputs"][1].at("sha256"), Sha256Hex(ReadFile(heldout)));
@@ -665,9 +678,10 @@ TEST_F(StageReruns, ValidateWorkloadChartFollowsNoWorkloadPlot) {
   const std::string heldout = Dataset(std::string(kTitanX) + "DERIVED_real_power_allF_11comp.csv");
   for (const bool chart : {true, false}) {
     const char* dir = chart ? "with_chart" : "without_chart";
-    std::vector<std::string> args = {"--model", Model(), "--heldout", heldout, "--mode", "dvfs",
-                                     "--predictions", "v/pred.csv", "--metrics", "v/metrics.json",
-                                     "--plot", "v/plot.png", "--summary-md", "v/summary.md", "-q"};
+    std::vector<std::string> args = {
+        "--model", Model(),         "--heldout",    heldout,        "--mode",
+        "dvfs",    "--predictions", "v/pred.csv",   "--metrics",    "v/metrics.json",
+        "--plot",  "v/plot.png",    "--summary-md", "v/summary.md", "-q"};
     if (!chart) args.push_back("--no-workload-plot");
     boost::filesystem::create_directories(Run(dir));
     const CommandResult r = RunStageIn(Run(dir), "wattcal-validate", args);
@@ -685,7 +699,8 @@ TEST_F(StageReruns, PredictBreakdownOnAliasedComponentNamesSumsToTheTotal) {
   // The activity file names FP32 ADD, FP64 MUL, ... where the model says SP ADD, DP MUL, ...:
   // aliases of the same components, so it is accepted.
   const std::string out = ScratchDir();
-  const std::string activity = Dataset(std::string(kTitanX) + "real_utils_11comp_names_misaligned.csv");
+  const std::string activity =
+      Dataset(std::string(kTitanX) + "real_utils_11comp_names_misaligned.csv");
   const CommandResult r = RunStage("wattcal-predict", {"--model", Model(), "--activity", activity,
                                                        "--out", out + "/P.csv", "--breakdown"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -741,7 +756,8 @@ TEST(FrontDoor, HelpListsTheStages) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   for (const char* stage : {"calibrate", "predict", "validate", "synth"}) {
     EXPECT_NE(r.output.find(std::string("  ") + stage + " "), std::string::npos)
-        << stage << " not listed in\n" << r.output;
+        << stage << " not listed in\n"
+        << r.output;
   }
 }
 
@@ -790,8 +806,9 @@ TEST(StageHelp, OnByDefaultFlagsAreShownAsSuchAndTheirOffFlagsWork) {
   }
   const std::string dir = testing::ScratchDir();
   const testing::CommandResult synth = testing::RunStage(
-      "wattcal-synth", {"--spec", std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/virtual_gpu.json",
-                        "--out-dir", dir + "/s", "-q"});
+      "wattcal-synth",
+      {"--spec", std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/virtual_gpu.json",
+       "--out-dir", dir + "/s", "-q"});
   ASSERT_EQ(synth.exit_code, 0) << synth.output;
   const std::string train = dir + "/s/train_micro_dvfs.csv";
   ASSERT_TRUE(testing::FileExists(train));
@@ -799,7 +816,8 @@ TEST(StageHelp, OnByDefaultFlagsAreShownAsSuchAndTheirOffFlagsWork) {
       "wattcal-calibrate", {"--train", train, "--out", dir + "/m.json", "--cold-start-only"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string manifest = testing::ReadFile(testing::ProvenancePath(dir + "/m.json"));
-  EXPECT_NE(manifest.find("\"joint_start_from_alternating\": false"), std::string::npos) << manifest;
+  EXPECT_NE(manifest.find("\"joint_start_from_alternating\": false"), std::string::npos)
+      << manifest;
 }
 
 }  // namespace

@@ -225,8 +225,8 @@ TEST_F(StageDataRun, VoltaSweepsThroughIngestConstantStaticIdleAsTheExecutablesD
   synth.accelwattch_sweeps = true;
   const SynthStageReport s = RunSynthStage(synth);
   ASSERT_EQ(s.exit_code, 0);
-  auto r = RunStage("wattcal-synth",
-                    {"--spec", kVolta, "--out-dir", dir + "/exe/data", "--accelwattch-sweeps", "-q"});
+  auto r = RunStage("wattcal-synth", {"--spec", kVolta, "--out-dir", dir + "/exe/data",
+                                      "--accelwattch-sweeps", "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   ASSERT_FALSE(s.written.empty());
   for (const std::string& path : s.written) {
@@ -241,9 +241,9 @@ TEST_F(StageDataRun, VoltaSweepsThroughIngestConstantStaticIdleAsTheExecutablesD
   ingest.settle_ms = 100.0;
   ingest.out_path = dir + "/lib/kernels.csv";
   ASSERT_EQ(RunIngestStage(ingest).exit_code, 0);
-  r = RunStage("wattcal-ingest", {"--power-log", data + "/power_log.csv", "--windows",
-                                  data + "/windows.csv", "--settle-ms", "100", "--out",
-                                  dir + "/exe/kernels.csv", "-q"});
+  r = RunStage("wattcal-ingest",
+               {"--power-log", data + "/power_log.csv", "--windows", data + "/windows.csv",
+                "--settle-ms", "100", "--out", dir + "/exe/kernels.csv", "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(ReadFile(dir + "/lib/kernels.csv"), ReadFile(dir + "/exe/kernels.csv"));
 
@@ -265,10 +265,10 @@ TEST_F(StageDataRun, VoltaSweepsThroughIngestConstantStaticIdleAsTheExecutablesD
               std::nullopt};
   st.fit.reference_f_core_mhz = 1447;
   const StaticStageReport sr = RunStaticStage(st);
-  r = RunStage("wattcal-static", {"--sweep", kernels, "--description", data + "/sweep.csv",
-                                  "--constant", dir + "/lib/constant.json",
-                                  "--reference-f-core-mhz", "1447", "--out",
-                                  dir + "/exe/static.json", "-q"});
+  r = RunStage("wattcal-static",
+               {"--sweep", kernels, "--description", data + "/sweep.csv", "--constant",
+                dir + "/lib/constant.json", "--reference-f-core-mhz", "1447", "--out",
+                dir + "/exe/static.json", "-q"});
   EXPECT_EQ(sr.exit_code, r.exit_code) << r.output;
   EXPECT_EQ(sr.result.p_const_w, c.result.p_const_w);
   EXPECT_EQ(ReadFile(dir + "/lib/static.json"), ReadFile(dir + "/exe/static.json"));
@@ -277,9 +277,9 @@ TEST_F(StageDataRun, VoltaSweepsThroughIngestConstantStaticIdleAsTheExecutablesD
   idle.files = {kernels, data + "/sweep.csv", "", dir + "/lib/idle.json", 40.0};
   idle.fit.f_core_mhz = 1447;
   const IdleStageReport ir = RunIdleStage(idle);
-  r = RunStage("wattcal-idle", {"--sweep", kernels, "--description", data + "/sweep.csv",
-                                "--p-const-w", "40", "--f-core-mhz", "1447", "--out",
-                                dir + "/exe/idle.json", "-q"});
+  r = RunStage("wattcal-idle",
+               {"--sweep", kernels, "--description", data + "/sweep.csv", "--p-const-w", "40",
+                "--f-core-mhz", "1447", "--out", dir + "/exe/idle.json", "-q"});
   EXPECT_EQ(ir.exit_code, r.exit_code) << r.output;
   EXPECT_EQ(ir.result.p_const_w, 40.0);
   EXPECT_EQ(ReadFile(dir + "/lib/idle.json"), ReadFile(dir + "/exe/idle.json"));
@@ -320,8 +320,8 @@ using IngestSettle = QuietLogs;
 TEST_F(IngestSettle, DefaultSettleLeavesHealthyRealWindowsUnflagged) {
   WATTCAL_REQUIRE_DATASETS();
   const std::string dir = ScratchDir();
-  for (const char* folder : {"h100_capture/ubench_random", "h100_capture/ubench_zeros",
-                             "h200_capture/ubench_random"}) {
+  for (const char* folder :
+       {"h100_capture/ubench_random", "h100_capture/ubench_zeros", "h200_capture/ubench_random"}) {
     SCOPED_TRACE(folder);
     const std::string capture = Dataset(folder);
     IngestStageOptions o;
@@ -395,11 +395,10 @@ TEST_F(IngestExclude, CaptureTableLeavesFlaggedWindowsOutAndCalibrateAcceptsIt) 
   const std::string dir = ScratchDir();
   const std::string capture = Dataset("h100_capture/ubench_random");
   const std::string tidy = dir + "/measured.csv";
-  auto r = RunStage("wattcal-ingest", {"--capture", capture, "--gpu", kH100Gpu, "--tidy", tidy,
-                                       "--exclude-flagged"});
+  auto r = RunStage("wattcal-ingest",
+                    {"--capture", capture, "--gpu", kH100Gpu, "--tidy", tidy, "--exclude-flagged"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("measured table: 1 row left out by --exclude-flagged"),
-            std::string::npos)
+  EXPECT_NE(r.output.find("measured table: 1 row left out by --exclude-flagged"), std::string::npos)
       << r.output;
   const std::string table = ReadFile(tidy);
   EXPECT_EQ(table.find("tensor_fp16,"), std::string::npos) << table;  // power-capped window

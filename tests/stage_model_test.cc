@@ -239,7 +239,8 @@ TEST(StageCheck, PredictCompareAndPortNameTheFlags) {
   port.gpu.out_path = "o.json";
   port.Check();
   port.gpu.base_idle_w = 4.0;
-  ExpectOptionError([&] { port.Check(); }, {"--base/target-idle-w", "--constant-scaling idle-power"});
+  ExpectOptionError([&] { port.Check(); },
+                    {"--base/target-idle-w", "--constant-scaling idle-power"});
   port.gpu.constant_scaling = "idle-power";
   ExpectOptionError([&] { port.Check(); }, {"--target-idle-w", "--target-idle-from"});
   port.gpu.base_idle_from = "corpus.csv";
@@ -278,14 +279,18 @@ void ExpectSameAsExecutable(const std::string& program, const std::vector<std::s
   std::vector<std::string> files = outputs;
   for (const std::string& path : outputs) {
     const std::string provenance = testing::ProvenancePath(path);
-    ASSERT_FALSE(provenance.empty()) << program << " wrote no provenance for " << path << ":\n" << executable.output;
-    if (std::find(files.begin(), files.end(), provenance) == files.end()) files.push_back(provenance);
+    ASSERT_FALSE(provenance.empty()) << program << " wrote no provenance for " << path << ":\n"
+                                     << executable.output;
+    if (std::find(files.begin(), files.end(), provenance) == files.end())
+      files.push_back(provenance);
   }
   std::vector<std::string> expected;
   for (const std::string& file : files) {
-    ASSERT_TRUE(FileExists(file)) << program << " did not write " << file << ":\n" << executable.output;
+    ASSERT_TRUE(FileExists(file)) << program << " did not write " << file << ":\n"
+                                  << executable.output;
     const std::string bytes = ReadFile(file);
-    expected.push_back(file.find("/provenance/") != std::string::npos ? without_argv(bytes) : bytes);
+    expected.push_back(file.find("/provenance/") != std::string::npos ? without_argv(bytes)
+                                                                      : bytes);
     std::remove(file.c_str());
   }
   const int exit_code = in_process();
@@ -293,7 +298,8 @@ void ExpectSameAsExecutable(const std::string& program, const std::vector<std::s
   for (size_t i = 0; i < files.size(); ++i) {
     ASSERT_TRUE(FileExists(files[i])) << "in-process " << program << " did not write " << files[i];
     const std::string bytes = ReadFile(files[i]);
-    EXPECT_EQ(files[i].find("/provenance/") != std::string::npos ? without_argv(bytes) : bytes, expected[i])
+    EXPECT_EQ(files[i].find("/provenance/") != std::string::npos ? without_argv(bytes) : bytes,
+              expected[i])
         << files[i];
   }
 }
@@ -302,7 +308,8 @@ TEST(StageInProcess, CalibrateValidatePredictWriteWhatTheExecutablesWrite) {
   WATTCAL_REQUIRE_DATASETS();
   const std::string dir = ScratchDir();
   const std::string train = Dataset("gpmtool_tpds2019/gtx_titan_x/train_micro_fixed_11comp.csv");
-  const std::string heldout = Dataset("gpmtool_tpds2019/gtx_titan_x/DERIVED_real_power_allF_11comp.csv");
+  const std::string heldout =
+      Dataset("gpmtool_tpds2019/gtx_titan_x/DERIVED_real_power_allF_11comp.csv");
   const std::string model = dir + "/model_fixed.json";
   CalibrateStageOptions calibrate;
   calibrate.train_path = train;
@@ -311,7 +318,8 @@ TEST(StageInProcess, CalibrateValidatePredictWriteWhatTheExecutablesWrite) {
   calibrate.calibration.method = "fixed";
   ExpectSameAsExecutable(
       "wattcal-calibrate",
-      {"--train", train, "--method", "fixed", "--out", model, "--export-gpmtool", calibrate.gpmtool_path, "-q"},
+      {"--train", train, "--method", "fixed", "--out", model, "--export-gpmtool",
+       calibrate.gpmtool_path, "-q"},
       {model, calibrate.gpmtool_path}, [&] {
         const CalibrateStageReport r = RunCalibrateStage(calibrate);
         EXPECT_TRUE(r.converged);
@@ -334,8 +342,8 @@ TEST(StageInProcess, CalibrateValidatePredictWriteWhatTheExecutablesWrite) {
       "wattcal-validate",
       {"--model", model, "--heldout", heldout, "--mode", "fixed", "--title", validate.title,
        "--predictions", validate.predictions_path, "--metrics", validate.metrics_path,
-       "--apps-predictions", validate.apps_predictions_path, "--summary-md", validate.summary_md_path,
-       "--max-mape-pct", "1", "-q"},
+       "--apps-predictions", validate.apps_predictions_path, "--summary-md",
+       validate.summary_md_path, "--max-mape-pct", "1", "-q"},
       {validate.predictions_path, validate.metrics_path, validate.apps_predictions_path,
        validate.summary_md_path},
       [&] {
@@ -369,7 +377,8 @@ TEST(StageInProcess, CompareAndPortWriteWhatTheExecutablesWrite) {
   const std::string measured = Dataset("accelwattch/common/measured_power_by_arch.csv");
   const std::string volta = Dataset("accelwattch/volta_qv100/per_kernel_sass_sim.csv");
   const std::string pascal = Dataset("accelwattch/pascal_titanx/per_kernel_sass_sim_scaled.csv");
-  const std::string pascal_raw = Dataset("accelwattch/pascal_titanx/per_kernel_sass_sim_unscaled.csv");
+  const std::string pascal_raw =
+      Dataset("accelwattch/pascal_titanx/per_kernel_sass_sim_unscaled.csv");
   CompareStageOptions compare;
   compare.measured_path = measured;
   compare.arch_a = "volta_qv100";
@@ -379,9 +388,9 @@ TEST(StageInProcess, CompareAndPortWriteWhatTheExecutablesWrite) {
   compare.out_path = dir + "/compare.json";
   compare.table_path = dir + "/compare.csv";
   ExpectSameAsExecutable("wattcal-compare",
-                         {"--measured", measured, "--arch-a", "volta_qv100", "--arch-b", "pascal_titanx",
-                          "--estimated-a", volta, "--estimated-b", pascal, "--out", compare.out_path,
-                          "--table", compare.table_path, "-q"},
+                         {"--measured", measured, "--arch-a", "volta_qv100", "--arch-b",
+                          "pascal_titanx", "--estimated-a", volta, "--estimated-b", pascal, "--out",
+                          compare.out_path, "--table", compare.table_path, "-q"},
                          {compare.out_path, compare.table_path},
                          [&] { return RunCompareStage(compare).exit_code; });
 
@@ -389,22 +398,23 @@ TEST(StageInProcess, CompareAndPortWriteWhatTheExecutablesWrite) {
   port.subcommand = "node";
   port.node.estimates_path = pascal_raw;
   port.node.reference_path = pascal;
-  port.node.node_table_path = std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/technology_nodes.csv";
+  port.node.node_table_path =
+      std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/technology_nodes.csv";
   port.node.scaling.from_node = "12nm";
   port.node.scaling.to_node = "16nm";
   port.node.out_path = dir + "/scaled.csv";
   port.node.report_path = dir + "/node.json";
   port.node.totals_path = dir + "/totals.csv";
-  ExpectSameAsExecutable(
-      "wattcal-port",
-      {"node", "--estimates", pascal_raw, "--reference", pascal, "--node-table", port.node.node_table_path,
-       "--from-node", "12nm", "--to-node", "16nm", "--out", port.node.out_path, "--report",
-       port.node.report_path, "--totals-out", port.node.totals_path, "-q"},
-      {port.node.out_path, port.node.report_path, port.node.totals_path}, [&] {
-        const PortStageReport r = RunPortStage(port);
-        EXPECT_EQ(r.written.size(), 3u);
-        return r.exit_code;
-      });
+  ExpectSameAsExecutable("wattcal-port",
+                         {"node", "--estimates", pascal_raw, "--reference", pascal, "--node-table",
+                          port.node.node_table_path, "--from-node", "12nm", "--to-node", "16nm",
+                          "--out", port.node.out_path, "--report", port.node.report_path,
+                          "--totals-out", port.node.totals_path, "-q"},
+                         {port.node.out_path, port.node.report_path, port.node.totals_path}, [&] {
+                           const PortStageReport r = RunPortStage(port);
+                           EXPECT_EQ(r.written.size(), 3u);
+                           return r.exit_code;
+                         });
 }
 
 }  // namespace

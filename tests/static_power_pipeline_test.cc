@@ -57,8 +57,9 @@ nlohmann::json ReadJson(const std::string& path) { return nlohmann::json::parse(
 
 // Synthesises the sweeps into `dir` and measures every kernel window: dir/kernels.csv.
 void SynthAndIngest(const std::string& dir, unsigned seed, const std::string& ubench = "") {
-  std::vector<std::string> args = {"--spec", kSpec, "--out-dir", dir, "--accelwattch-sweeps",
-                                   "--seed", std::to_string(seed), "--quiet"};
+  std::vector<std::string> args = {
+      "--spec", kSpec, "--out-dir", dir, "--accelwattch-sweeps", "--seed", std::to_string(seed),
+      "--quiet"};
   if (!ubench.empty()) {
     args.push_back("--ubench");
     args.push_back(ubench);
@@ -94,9 +95,9 @@ TEST(StaticPowerPipeline, SynthIngestStagesRecoverTheTruth) {
   EXPECT_GT(constant["fit"]["pearson_r"].get<double>(), 0.999);
   EXPECT_TRUE(HasProvenance(dir + "/constant.json"));
 
-  r = RunStage("wattcal-static", Concat(sweep, {"--constant", dir + "/constant.json",
-                                               "--reference-f-core-mhz", "1447", "--out",
-                                               dir + "/static.json"}));
+  r = RunStage("wattcal-static",
+               Concat(sweep, {"--constant", dir + "/constant.json", "--reference-f-core-mhz",
+                              "1447", "--out", dir + "/static.json"}));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json st = ReadJson(dir + "/static.json");
   const nlohmann::json& g = st["gating"];
@@ -115,13 +116,14 @@ TEST(StaticPowerPipeline, SynthIngestStagesRecoverTheTruth) {
     if (tc["expected_model"] == "either") continue;
     EXPECT_EQ(c["chosen_model"], tc["expected_model"]);
     const nlohmann::json& model = c[c["chosen_model"].get<std::string>()];
-    const nlohmann::json& tb = truth["benchmarks"][tc["lane_sweep_benchmarks"][0].get<std::string>()];
+    const nlohmann::json& tb =
+        truth["benchmarks"][tc["lane_sweep_benchmarks"][0].get<std::string>()];
     EXPECT_LT(RelErr(model["p_static_first_lane_w"], tb["static_first_lane_w"]), 0.07);
     EXPECT_LT(RelErr(model["p_static_full_warp_w"], tb["static_full_warp_w"]), 0.07);
   }
 
   r = RunStage("wattcal-idle", Concat(sweep, {"--constant", dir + "/constant.json", "--f-core-mhz",
-                                             "1447", "--out", dir + "/idle.json"}));
+                                              "1447", "--out", dir + "/idle.json"}));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json idle = ReadJson(dir + "/idle.json");
   EXPECT_EQ(idle["benchmarks_used"], 2);
@@ -140,8 +142,9 @@ TEST(ConstantPowerFig2, VirtualGv100ReproducesTheCurveShape) {
   const std::string dir = ScratchDir();
   ASSERT_NO_FATAL_FAILURE(SynthAndIngest(dir, SeedFromTestName()));
   const std::vector<std::string> fig2 = {"INT_MEM", "NANOSLEEP", "INT_ADD", "FP_ADD", "FP_MUL"};
-  std::vector<std::string> args = {"--sweep", dir + "/kernels.csv", "--description",
-                                   dir + "/sweep.csv", "--out", dir + "/fig2.json"};
+  std::vector<std::string> args = {"--sweep",       dir + "/kernels.csv",
+                                   "--description", dir + "/sweep.csv",
+                                   "--out",         dir + "/fig2.json"};
   for (const std::string& b : fig2) {
     args.push_back("--benchmark");
     args.push_back(b);
@@ -182,7 +185,8 @@ TEST(ConstantPowerFig2, VirtualGv100ReproducesTheCurveShape) {
 
 TEST(StaticPowerStage, ErrorsExitWithFileLineFieldAndLeaveNoOutput) {
   const std::string dir = ScratchDir();
-  const std::string bad = WriteFile(dir + "/bad.csv", "benchmark,f_core_mhz,power_w\nx,1000,100\nx,1100,oops\n");
+  const std::string bad =
+      WriteFile(dir + "/bad.csv", "benchmark,f_core_mhz,power_w\nx,1000,100\nx,1100,oops\n");
   for (const std::string stage : {"wattcal-constant", "wattcal-static", "wattcal-idle"}) {
     SCOPED_TRACE(stage);
     std::vector<std::string> args = {"--sweep", bad, "--out", dir + "/out.json"};
@@ -206,7 +210,8 @@ TEST(StaticPowerStage, ErrorsExitWithFileLineFieldAndLeaveNoOutput) {
   r = RunStage("wattcal-idle", {"--sweep", bad, "--out", dir + "/o.json", "--constant", constant});
   testing::ExpectRefused(r, 2, {"c.json: p_const_w:"}, {dir + "/o.json"});
   // Idle without any benchmark on fewer SMs than all: the sweep cannot give the term.
-  const std::string one = WriteFile(dir + "/one.csv", "benchmark,active_sms,f_core_mhz,power_w\nA,80,1000,100\n");
+  const std::string one =
+      WriteFile(dir + "/one.csv", "benchmark,active_sms,f_core_mhz,power_w\nA,80,1000,100\n");
   r = RunStage("wattcal-idle", {"--sweep", one, "--out", dir + "/o.json", "--p-const-w", "30"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_FALSE(FileExists(dir + "/o.json"));
@@ -230,11 +235,17 @@ TEST(StaticPowerStage, RerunsAreByteIdentical) {
   std::vector<std::string> outputs;
   for (int run = 0; run < 2; ++run) {
     ASSERT_EQ(RunStage("wattcal-constant", {"--sweep", s, "--description", d, "--out",
-                                            dir + "/c.json", "--ci-method", "bootstrap"}).exit_code, 0);
+                                            dir + "/c.json", "--ci-method", "bootstrap"})
+                  .exit_code,
+              0);
     ASSERT_EQ(RunStage("wattcal-static", {"--sweep", s, "--description", d, "--constant",
-                                          dir + "/c.json", "--out", dir + "/s.json"}).exit_code, 0);
+                                          dir + "/c.json", "--out", dir + "/s.json"})
+                  .exit_code,
+              0);
     ASSERT_EQ(RunStage("wattcal-idle", {"--sweep", s, "--description", d, "--constant",
-                                        dir + "/c.json", "--out", dir + "/i.json"}).exit_code, 0);
+                                        dir + "/c.json", "--out", dir + "/i.json"})
+                  .exit_code,
+              0);
     std::string all;
     for (const char* f : {"c.json", "s.json", "i.json"}) {
       all += ReadFile(dir + "/" + f) + ReadFile(dir + "/" + f + std::string(".manifest.json"));
@@ -280,7 +291,8 @@ TEST(StaticPowerSweeps, UbenchListErrorsNameLineAndField) {
   if (!real.empty()) {
     EXPECT_EQ(ReadUbenchCfg(real, 80, 32).size(), 102u);
   } else if (::wattcal::testing::DataRequired()) {
-    ADD_FAILURE() << "../shared/datasets/accelwattch/common/ubench.cfg not found (WATTCAL_REQUIRE_DATA=1)";
+    ADD_FAILURE()
+        << "../shared/datasets/accelwattch/common/ubench.cfg not found (WATTCAL_REQUIRE_DATA=1)";
   } else {
     std::cerr << "note: ../shared/datasets not found: AccelWattch's ubench.cfg not parsed\n";
   }

@@ -39,8 +39,9 @@ Truth LoadTruth() {
   Truth t;
   CampaignSpec campaign;
   std::string gpu, cfg;
-  t.spec = ReadVirtualVoltaSpec(std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/virtual_volta.json",
-                                &campaign, &gpu, &cfg);
+  t.spec =
+      ReadVirtualVoltaSpec(std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/virtual_volta.json",
+                           &campaign, &gpu, &cfg);
   t.ubench = ReadUbenchCfg(cfg, t.spec.sm_count, t.spec.warp_size);
   return t;
 }
@@ -160,8 +161,10 @@ TEST(StaticPowerFit, PureCategoriesFitTheirModelExactly) {
     EXPECT_TRUE(c.distinguishable);
     const DivergenceModel& m = e.model == "half_warp" ? c.half_warp : c.linear;
     EXPECT_LT(m.rmse_w, 1e-7);
-    EXPECT_NEAR(m.p_static_first_lane_w, VoltaTruthPower(t.spec, e.benchmark, 80, 1, fr).static_w, 1e-7);
-    EXPECT_NEAR(m.p_static_full_warp_w, VoltaTruthPower(t.spec, e.benchmark, 80, 32, fr).static_w, 1e-7);
+    EXPECT_NEAR(m.p_static_first_lane_w, VoltaTruthPower(t.spec, e.benchmark, 80, 1, fr).static_w,
+                1e-7);
+    EXPECT_NEAR(m.p_static_full_warp_w, VoltaTruthPower(t.spec, e.benchmark, 80, 32, fr).static_w,
+                1e-7);
     EXPECT_LT(c.eq3_mape_pct, 1e-8);
   }
   EXPECT_TRUE(r.excluded.empty());
@@ -176,7 +179,8 @@ TEST(StaticPowerFit, PureCategoriesFitTheirModelExactly) {
 // misspecification, not the fit's).
 TEST(StaticPowerFit, NoisySweepsChooseTheModelOfTheirMix) {
   const Truth t = LoadTruth();
-  const StaticPowerReport r = FitStaticPower(TruthSweep(t, 0.003, SeedFromTestName()), OptionsFor(t));
+  const StaticPowerReport r =
+      FitStaticPower(TruthSweep(t, 0.003, SeedFromTestName()), OptionsFor(t));
   const StaticPowerReport exact = FitStaticPower(TruthSweep(t, 0.0, 1), OptionsFor(t));
   for (const VoltaCategory& vc : t.spec.categories) {
     SCOPED_TRACE(vc.category);

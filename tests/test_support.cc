@@ -107,7 +107,8 @@ CommandResult RunStage(const std::string& program, const std::vector<std::string
   // The shell reports a stage killed by signal N as 128 + N; no wattcal stage exits above 4, so
   // a crash never passes for an error exit.
   if (r.exit_code >= 128) {
-    ADD_FAILURE() << program << " was killed by signal " << r.exit_code - 128 << " (exit " << r.exit_code << "):\n"
+    ADD_FAILURE() << program << " was killed by signal " << r.exit_code - 128 << " (exit "
+                  << r.exit_code << "):\n"
                   << r.output;
   }
   return r;
@@ -149,24 +150,26 @@ unsigned SeedFromTestName() {
   return h;
 }
 
-void ExpectInputError(const std::function<void()>& body, int64_t line, const std::vector<std::string>& parts) {
+void ExpectInputError(const std::function<void()>& body, int64_t line,
+                      const std::vector<std::string>& parts) {
   try {
     body();
     ADD_FAILURE() << "expected an InputError at line " << line;
   } catch (const InputError& e) {
     EXPECT_EQ(e.line(), line) << e.what();
     for (const std::string& part : parts) {
-      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << "'" << part << "' not in: " << e.what();
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+          << "'" << part << "' not in: " << e.what();
     }
   }
 }
 
 namespace {
 
-
 uint32_t BigEndian32(const std::string& bytes, size_t offset) {
   uint32_t value = 0;
-  for (size_t i = 0; i < 4; ++i) value = (value << 8) | static_cast<unsigned char>(bytes[offset + i]);
+  for (size_t i = 0; i < 4; ++i)
+    value = (value << 8) | static_cast<unsigned char>(bytes[offset + i]);
   return value;
 }
 

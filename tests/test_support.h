@@ -73,7 +73,8 @@ void RecordStageRun(const std::string& run_dir, const std::string& stage,
 unsigned SeedFromTestName();
 
 // Runs `body`; expects an InputError at `line` whose message holds every one of `parts`.
-void ExpectInputError(const std::function<void()>& body, int64_t line, const std::vector<std::string>& parts);
+void ExpectInputError(const std::function<void()>& body, int64_t line,
+                      const std::vector<std::string>& parts);
 
 // Figures are sized for one paper column (report/gnuplot_figure.h): 800 x 600 unless the figure
 // says otherwise (the square scatter, charts that grow with their workloads or benchmarks).
@@ -88,28 +89,31 @@ FigureSize PngSize(const std::string& path);
 }  // namespace wattcal::testing
 // A test that needs something from outside the repository: skipped with a clear message when
 // it is absent, or failed when DataRequired() (CI). Usable in a test body or SetUp().
-#define WATTCAL_NEED(present, what)                                                         \
-  do {                                                                                      \
-    if (!(present)) {                                                                       \
-      if (::wattcal::testing::DataRequired()) {                                             \
-        FAIL() << what << " (WATTCAL_REQUIRE_DATA=1: required here)";                       \
-      } else {                                                                              \
-        GTEST_SKIP() << what;                                                               \
-      }                                                                                     \
-    }                                                                                       \
+#define WATTCAL_NEED(present, what)                                   \
+  do {                                                                \
+    if (!(present)) {                                                 \
+      if (::wattcal::testing::DataRequired()) {                       \
+        FAIL() << what << " (WATTCAL_REQUIRE_DATA=1: required here)"; \
+      } else {                                                        \
+        GTEST_SKIP() << what;                                         \
+      }                                                               \
+    }                                                                 \
   } while (0)
 
 // Gnuplot, for the figures named.
-#define WATTCAL_REQUIRE_GNUPLOT(figures)                                                    \
-  WATTCAL_NEED(::wattcal::GnuplotAvailable(), "gnuplot not found: install gnuplot (e.g. apt-get install "  \
-                                              "gnuplot-nox) and re-run cmake to test the " figures)
+#define WATTCAL_REQUIRE_GNUPLOT(figures)                                   \
+  WATTCAL_NEED(::wattcal::GnuplotAvailable(),                              \
+               "gnuplot not found: install gnuplot (e.g. apt-get install " \
+               "gnuplot-nox) and re-run cmake to test the " figures)
 
 // ../shared/datasets.
-#define WATTCAL_REQUIRE_DATASETS()                                                          \
-  WATTCAL_NEED(!::wattcal::testing::DatasetsDir().empty(),                                  \
-               "real datasets not found: expected ../shared/datasets beside the checkout (or set WATTCAL_DATASETS)")
+#define WATTCAL_REQUIRE_DATASETS()                                                                 \
+  WATTCAL_NEED(!::wattcal::testing::DatasetsDir().empty(),                                         \
+               "real datasets not found: expected ../shared/datasets beside the checkout (or set " \
+               "WATTCAL_DATASETS)")
 
 // ../shared/samples.
-#define WATTCAL_REQUIRE_SAMPLES()                                                           \
-  WATTCAL_NEED(!::wattcal::testing::SamplesDir().empty(),                                   \
-               "profiler samples not found: expected ../shared/samples beside the checkout (or set WATTCAL_SAMPLES)")
+#define WATTCAL_REQUIRE_SAMPLES()                                                                \
+  WATTCAL_NEED(!::wattcal::testing::SamplesDir().empty(),                                        \
+               "profiler samples not found: expected ../shared/samples beside the checkout (or " \
+               "set WATTCAL_SAMPLES)")

@@ -30,8 +30,8 @@ using ::wattcal::testing::FileExists;
 using ::wattcal::testing::HasProvenance;
 using ::wattcal::testing::ReadFile;
 using ::wattcal::testing::ScratchDir;
-using ::wattcal::testing::WriteFile;
 using ::wattcal::testing::SeedFromTestName;
+using ::wattcal::testing::WriteFile;
 
 // Held-out points around a truth of 60-250 W with ~5% multiplicative error and a few
 // outliers, as a validation set looks.
@@ -82,14 +82,17 @@ TEST(ValidationPlots, ScatterMarksCappedPointsAndNamesTheFiveLargestErrors) {
   std::vector<PredictionRow> rows = SyntheticRows(60, SeedFromTestName());
   for (size_t i = 0; i < rows.size(); ++i) rows[i].benchmark = "w" + std::to_string(i);
   // Five errors far larger than the rest, and two power-capped rows (one by the model, one measured).
-  for (int k = 0; k < 5; ++k) rows[static_cast<size_t>(10 * k)].predicted_w = rows[static_cast<size_t>(10 * k)].measured_w * (1.6 + 0.1 * k);
+  for (int k = 0; k < 5; ++k)
+    rows[static_cast<size_t>(10 * k)].predicted_w =
+        rows[static_cast<size_t>(10 * k)].measured_w * (1.6 + 0.1 * k);
   rows[3].capped = true;
   rows[4].measured_capped = true;
   WriteScatterPlot(rows, ComputeValidationMetrics(rows), "capped", dir + "/s.png", dir + "/s.svg");
   ExpectFigurePng(dir + "/s.png", ScatterFigureSize());
   const std::string svg = ReadFile(dir + "/s.svg");
   EXPECT_NE(svg.find("power-capped: 2 of the points"), std::string::npos);
-  for (int k = 0; k < 5; ++k) EXPECT_NE(svg.find(">w" + std::to_string(10 * k) + "<"), std::string::npos) << k;
+  for (int k = 0; k < 5; ++k)
+    EXPECT_NE(svg.find(">w" + std::to_string(10 * k) + "<"), std::string::npos) << k;
   EXPECT_EQ(svg.find(">w1<"), std::string::npos);  // the others are not named
   EXPECT_EQ(svg.find("beyond the training range"), std::string::npos);
   // Without capped rows, no such label.
@@ -100,7 +103,8 @@ TEST(ValidationPlots, ScatterMarksCappedPointsAndNamesTheFiveLargestErrors) {
   rows[7].flags = "util_beyond_training:TENSOR";
   rows[8].flags = "capped;power_beyond_training";
   WriteScatterPlot(rows, ComputeValidationMetrics(rows), "beyond", dir + "/b.png", dir + "/b.svg");
-  EXPECT_NE(ReadFile(dir + "/b.svg").find("beyond the training range: 2 of the points"), std::string::npos);
+  EXPECT_NE(ReadFile(dir + "/b.svg").find("beyond the training range: 2 of the points"),
+            std::string::npos);
 }
 
 TEST(ValidationPlots, ErrorCdfWritesCompletePngAndSvgIdenticalAcrossRuns) {
@@ -133,8 +137,7 @@ TEST(ValidationPlots, WritesExactlyToGivenPathsEvenWithQuotesAndSpaces) {
                    png, svg);
   ExpectFigurePng(png, ScatterFigureSize());
   ExpectFigureSvg(svg, ScatterFigureSize());
-  EXPECT_NE(ReadFile(svg).find("title with 'quotes' and_under_scores"),
-            std::string::npos);
+  EXPECT_NE(ReadFile(svg).find("title with 'quotes' and_under_scores"), std::string::npos);
 }
 
 TEST(ValidationPlots, GnuplotFailureThrowsRuntimeError) {
@@ -146,8 +149,7 @@ TEST(ValidationPlots, GnuplotFailureThrowsRuntimeError) {
                      dir + "/missing/dir/a.svg");
     FAIL() << "expected std::runtime_error";
   } catch (const std::runtime_error& error) {
-    EXPECT_NE(std::string(error.what()).find("gnuplot failed"), std::string::npos)
-        << error.what();
+    EXPECT_NE(std::string(error.what()).find("gnuplot failed"), std::string::npos) << error.what();
     EXPECT_NE(std::string(error.what()).find("cannot open file"), std::string::npos)
         << error.what();
   }
@@ -157,9 +159,9 @@ TEST(ValidationPlots, FailureLeavesNoPartialFigure) {
   WATTCAL_REQUIRE_GNUPLOT("validation figures");
   // The PNG is drawn first and succeeds; the SVG cannot be opened.
   const std::string dir = ScratchDir();
-  EXPECT_THROW(WriteErrorCdfPlot({{"dvfs", {1.0, 2.0, 3.0}}}, "t", dir + "/a.png",
-                                 dir + "/missing/a.svg"),
-               std::runtime_error);
+  EXPECT_THROW(
+      WriteErrorCdfPlot({{"dvfs", {1.0, 2.0, 3.0}}}, "t", dir + "/a.png", dir + "/missing/a.svg"),
+      std::runtime_error);
   EXPECT_FALSE(FileExists(dir + "/a.png"));
 }
 
@@ -169,8 +171,8 @@ TEST(ValidationPlots, GnuplotExitingMidStreamDoesNotKillTheProcess) {
   // written: our writes then meet a closed pipe, which must surface as an exception.
   const std::string dir = ScratchDir();
   const std::vector<PredictionRow> rows = SyntheticRows(200000, SeedFromTestName());
-  EXPECT_THROW(WriteScatterPlot(rows, ComputeValidationMetrics(rows), "t",
-                                dir + "/missing/a.png", dir + "/missing/a.svg"),
+  EXPECT_THROW(WriteScatterPlot(rows, ComputeValidationMetrics(rows), "t", dir + "/missing/a.png",
+                                dir + "/missing/a.svg"),
                std::runtime_error);
   EXPECT_FALSE(FileExists(dir + "/missing/a.png"));
 }
@@ -186,7 +188,6 @@ TEST(ValidationPlots, RejectsInputsThatCannotBeDrawn) {
                std::invalid_argument);
 }
 
-
 // The per-workload table recomputed by hand from the predictions CSV wattcal-validate writes:
 // per workload the mean measured and predicted power and the mean signed and absolute error
 // of its rows, sorted by the absolute error, worst first.
@@ -201,7 +202,10 @@ TEST(WorkloadErrors, RowsEqualThePredictionsCsvPerWorkloadWorstFirst) {
   WriteFile(dir + "/predictions.csv", PredictionsToCsv(rows));
   const std::vector<PredictionRow> read = ReadPredictionsCsv(dir + "/predictions.csv");
 
-  struct Sums { int n = 0; double m = 0, p = 0, e = 0, a = 0; };
+  struct Sums {
+    int n = 0;
+    double m = 0, p = 0, e = 0, a = 0;
+  };
   std::map<std::string, Sums> sums;
   for (const PredictionRow& r : read) {
     Sums& s = sums[r.benchmark];
@@ -262,8 +266,7 @@ TEST(WorkloadErrors, ValidationSummaryHasTheTable) {
   in.source = "heldout.csv";
   in.rows = SyntheticRows(24, SeedFromTestName());
   const ValidationReport outcome = SummariseValidation(in);
-  const std::string md =
-      ValidationMarkdown(in, outcome, "p.csv", "m.json", "", "summary.md");
+  const std::string md = ValidationMarkdown(in, outcome, "p.csv", "m.json", "", "summary.md");
   EXPECT_NE(md.find("## Per-workload error, worst first"), std::string::npos) << md;
   EXPECT_NE(md.find(WorkloadErrorsMarkdown(ComputeWorkloadErrors(in.rows))), std::string::npos)
       << md;
@@ -311,7 +314,8 @@ TEST(ValidationPlots, WorkloadErrorChartNamesTheLargestErrorsAndHistogramsThemAl
   EXPECT_NE(svg.find("H100, random data: 5-fold CV by benchmark: error"), std::string::npos);
   // The 25 largest |errors| are named (ComputeWorkloadErrors puts them first), no other.
   for (size_t i = 0; i < errors.size(); ++i) {
-    EXPECT_EQ(svg.find(">" + errors[i].workload + "<") != std::string::npos, i < 25) << i << " " << errors[i].workload;
+    EXPECT_EQ(svg.find(">" + errors[i].workload + "<") != std::string::npos, i < 25)
+        << i << " " << errors[i].workload;
   }
   EXPECT_NE(svg.find("the 25 largest of 139 workloads"), std::string::npos);
   EXPECT_NE(svg.find("all 139 workloads"), std::string::npos);
@@ -323,7 +327,8 @@ TEST(ValidationPlots, WorkloadErrorChartNamesTheLargestErrorsAndHistogramsThemAl
   ExpectFigurePng(dir + "/f.png", WorkloadErrorFigureSize(few));
   const std::string few_svg = ReadFile(dir + "/f.svg");
   EXPECT_EQ(few_svg.find("all 25 workloads"), std::string::npos);
-  for (const WorkloadError& w : few) EXPECT_NE(few_svg.find(">" + w.workload + "<"), std::string::npos) << w.workload;
+  for (const WorkloadError& w : few)
+    EXPECT_NE(few_svg.find(">" + w.workload + "<"), std::string::npos) << w.workload;
 
   // A small chart keeps the usual canvas; errors all zero still get a non-empty % axis.
   std::vector<PredictionRow> exact(3);
@@ -349,9 +354,8 @@ TEST(ValidationPlots, StageValidationFiguresWritesTheScatterAndTheWorkloadChartW
   const std::string plot = dir + "/scatter_fixed.png";
   WriteFile(dir + "/in.csv", PredictionsToCsv(rows));  // the manifests hash their inputs
   OutputSet outputs;
-  const std::string chart = StageValidationFigures(rows, m, "GTX Titan X, fixed", plot,
-                                                   {dir + "/in.csv"}, {{"mode", "fixed"}},
-                                                   &outputs);
+  const std::string chart = StageValidationFigures(
+      rows, m, "GTX Titan X, fixed", plot, {dir + "/in.csv"}, {{"mode", "fixed"}}, &outputs);
   outputs.Commit();
   EXPECT_EQ(chart, dir + "/scatter_fixed_workloads.png");
   ExpectFigurePng(plot, ScatterFigureSize());
@@ -359,19 +363,20 @@ TEST(ValidationPlots, StageValidationFiguresWritesTheScatterAndTheWorkloadChartW
   const FigureSize size = WorkloadErrorFigureSize(ComputeWorkloadErrors(rows));
   ExpectFigurePng(chart, size);
   ExpectFigureSvg(dir + "/scatter_fixed_workloads.svg", size);
-  for (const std::string f : {"scatter_fixed.png", "scatter_fixed.svg", "scatter_fixed_workloads.png",
-                              "scatter_fixed_workloads.svg"}) {
+  for (const std::string f : {"scatter_fixed.png", "scatter_fixed.svg",
+                              "scatter_fixed_workloads.png", "scatter_fixed_workloads.svg"}) {
     EXPECT_TRUE(HasProvenance(dir + "/" + f)) << f;
   }
-  EXPECT_NE(ReadFile(dir + "/scatter_fixed_workloads.svg").find("GTX Titan X, fixed: error per workload"),
-            std::string::npos);
+  EXPECT_NE(
+      ReadFile(dir + "/scatter_fixed_workloads.svg").find("GTX Titan X, fixed: error per workload"),
+      std::string::npos);
 
   // Turned off: the scatter alone.
   OutputSet only_scatter;
   ValidationFigureOptions figures;
   figures.workload_errors = false;
-  EXPECT_EQ(StageValidationFigures(rows, m, "t", dir + "/other.png", {}, {}, &only_scatter, figures),
-            "");
+  EXPECT_EQ(
+      StageValidationFigures(rows, m, "t", dir + "/other.png", {}, {}, &only_scatter, figures), "");
   only_scatter.Commit();
   EXPECT_TRUE(FileExists(dir + "/other.png"));
   EXPECT_FALSE(FileExists(dir + "/other_workloads.png"));

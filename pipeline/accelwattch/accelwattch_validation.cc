@@ -11,18 +11,20 @@
 namespace wattcal {
 
 AccelWattchValidationReport RunAccelWattchValidation(const AccelWattchValidationRequest& request,
-                                                  const MetricsOptions& metrics) {
+                                                     const MetricsOptions& metrics) {
   AccelWattchValidationReport run;
   // A whole AccelWattch Eq. 12 model validates on an activity table (kernels at any V-F pair, SM
   // count and lane count); everything else on a per-kernel component table.
   AccelWattchModel fitted;
   const bool with_model = !request.loko && !request.model_path.empty();
   if (with_model) fitted = ReadAccelWattchModel(request.model_path);
-  const bool on_activity = with_model && fitted.has_terms && LooksLikeActivityTable(request.table_path);
+  const bool on_activity =
+      with_model && fitted.has_terms && LooksLikeActivityTable(request.table_path);
   ActivityTable activity;
   if (on_activity) activity = ReadActivityTable(request.table_path);
-  const ComponentTable table = on_activity ? BuildComponentTable(activity, fitted.energies, fitted.fixed)
-                                           : ReadComponentTable(request.table_path);
+  const ComponentTable table = on_activity
+                                   ? BuildComponentTable(activity, fitted.energies, fitted.fixed)
+                                   : ReadComponentTable(request.table_path);
   LogInfo(fmt::format("read {} kernels x {} components ({} form) from {}", table.num_kernels(),
                       table.num_components(), table.format, request.table_path));
   nlohmann::json extra;
@@ -64,14 +66,14 @@ AccelWattchValidationReport RunAccelWattchValidation(const AccelWattchValidation
     }
   }
 
-  const std::string title =
-      !request.title.empty()
-          ? request.title
-          : run.variant == "published" ? "AccelWattch published model (x = 1)"
-            : run.variant == "model"   ? "AccelWattch fitted scaling factors"
-                                       : fmt::format("AccelWattch leave-one-kernel-out re-estimation "
-                                                     "(prior weight {})",
-                                                     request.fit.prior_weight);
+  const std::string title = !request.title.empty()       ? request.title
+                            : run.variant == "published" ? "AccelWattch published model (x = 1)"
+                            : run.variant == "model"
+                                ? "AccelWattch fitted scaling factors"
+                                : fmt::format(
+                                      "AccelWattch leave-one-kernel-out re-estimation "
+                                      "(prior weight {})",
+                                      request.fit.prior_weight);
   ValidationReport& out = run.outcome;
   out.title = title;
   out.metrics = ComputeValidationMetrics(run.rows, metrics);

@@ -31,10 +31,10 @@ struct AccelWattchValidationRequest {
 };
 
 struct AccelWattchValidationReport {
-  std::string variant;                   // "published", "model" or "loko"
+  std::string variant;  // "published", "model" or "loko"
   std::vector<PredictionRow> rows;
-  std::vector<std::string> inputs;       // files read, for manifests
-  ValidationReport outcome;             // metrics, JSON and terminal table
+  std::vector<std::string> inputs;  // files read, for manifests
+  ValidationReport outcome;         // metrics, JSON and terminal table
 };
 
 // Reads the inputs, predicts, and summarises with ComputeValidationMetrics / MetricsToJson /
@@ -45,6 +45,6 @@ struct AccelWattchValidationReport {
 // ("fold_x": [{"kernel", "x": [...]}, ...]); with a published table whose sim_total_W disagrees
 // with its columns, "published_total_mismatches". Throws as the readers and the fit do.
 AccelWattchValidationReport RunAccelWattchValidation(const AccelWattchValidationRequest& request,
-                                                  const MetricsOptions& metrics);
+                                                     const MetricsOptions& metrics);
 
 }  // namespace wattcal

@@ -21,13 +21,15 @@ const std::map<std::string, double>& ElapsedColumns() {
   return columns;
 }
 const std::map<std::string, double>& PowerColumns() {
-  static const std::map<std::string, double> columns = {{"mean_power_w", 1.0}, {"mean_power_mw", 1e-3}};
+  static const std::map<std::string, double> columns = {{"mean_power_w", 1.0},
+                                                        {"mean_power_mw", 1e-3}};
   return columns;
 }
 
 bool IsDescriptiveColumn(const std::string& name) {
-  static const std::set<std::string> columns = {"kernel",     "benchmark", "category", "active_sms",
-                                                "lanes_per_warp", "f_core_mhz", "f_mem_mhz", "launches"};
+  static const std::set<std::string> columns = {"kernel",     "benchmark",      "category",
+                                                "active_sms", "lanes_per_warp", "f_core_mhz",
+                                                "f_mem_mhz",  "launches"};
   return columns.count(name) || ElapsedColumns().count(name) || PowerColumns().count(name);
 }
 
@@ -38,13 +40,15 @@ std::string UnitColumn(const CsvReader& reader, const std::vector<std::string>& 
   std::string found;
   for (const std::string& name : header) {
     if (!units.count(name)) continue;
-    if (!found.empty()) reader.Fail(name, fmt::format("the same quantity as column '{}' in another unit", found));
+    if (!found.empty())
+      reader.Fail(name, fmt::format("the same quantity as column '{}' in another unit", found));
     found = name;
   }
   return found;
 }
 
-int ParseCount(const CsvReader& reader, const std::string& cell, const std::string& field, int min) {
+int ParseCount(const CsvReader& reader, const std::string& cell, const std::string& field,
+               int min) {
   const double v = reader.ParseNumber(cell, field);
   if (v != std::floor(v) || v < min || v > 1e9) {
     reader.Fail(field, fmt::format("expected an integer >= {}, got '{}'", min, cell));
@@ -62,13 +66,15 @@ bool LooksLikeActivityTable(const std::string& path) {
   const std::set<std::string> names(header.begin(), header.end());
   bool elapsed = false;
   for (const auto& [name, factor] : ElapsedColumns()) elapsed = elapsed || names.count(name);
-  return names.count("kernel") && names.count("active_sms") && names.count("lanes_per_warp") && elapsed;
+  return names.count("kernel") && names.count("active_sms") && names.count("lanes_per_warp") &&
+         elapsed;
 }
 
 ActivityTable ReadActivityTable(const std::string& path) {
   CsvReader reader(path);
   std::vector<std::string> header;
-  if (!reader.Next(&header)) throw InputError(path, 1, "", "empty file: expected an activity table header");
+  if (!reader.Next(&header))
+    throw InputError(path, 1, "", "empty file: expected an activity table header");
   std::map<std::string, int> column;
   ActivityTable table;
   table.path = path;
@@ -82,8 +88,9 @@ ActivityTable ReadActivityTable(const std::string& path) {
   }
   const std::string elapsed_column = UnitColumn(reader, header, ElapsedColumns());
   const std::string power_column = UnitColumn(reader, header, PowerColumns());
-  const char* kMissing = "missing column (an activity table has kernel, active_sms, lanes_per_warp, "
-                         "f_core_mhz, elapsed_s (or _ms, _us, _ns) and one column per counter)";
+  const char* kMissing =
+      "missing column (an activity table has kernel, active_sms, lanes_per_warp, "
+      "f_core_mhz, elapsed_s (or _ms, _us, _ns) and one column per counter)";
   for (const char* required : {"kernel", "active_sms", "lanes_per_warp", "f_core_mhz"}) {
     if (!column.count(required)) reader.Fail(required, kMissing);
   }
@@ -96,35 +103,41 @@ ActivityTable ReadActivityTable(const std::string& path) {
   std::vector<std::string> row;
   while (reader.Next(&row)) {
     if (row.size() != header.size()) {
-      reader.Fail("", fmt::format("expected {} fields (as the header), got {}", header.size(), row.size()));
+      reader.Fail(
+          "", fmt::format("expected {} fields (as the header), got {}", header.size(), row.size()));
     }
     KernelActivity k;
     k.line = reader.line();
     k.kernel = *cell(row, "kernel");
     if (k.kernel.empty()) reader.Fail("kernel", "empty kernel name");
-    if (!seen.insert(k.kernel).second) reader.Fail("kernel", fmt::format("kernel '{}' is given twice", k.kernel));
+    if (!seen.insert(k.kernel).second)
+      reader.Fail("kernel", fmt::format("kernel '{}' is given twice", k.kernel));
     if (const std::string* b = cell(row, "benchmark")) k.benchmark = *b;
     if (k.benchmark.empty()) k.benchmark = k.kernel;
     if (const std::string* c = cell(row, "category")) {
       k.category = *c;
       if (!k.category.empty() && !IsMixCategory(k.category)) {
-        reader.Fail("category", fmt::format("'{}' is not one of AccelWattch's nine categories ({})", k.category,
-                                            fmt::join(MixCategories(), ", ")));
+        reader.Fail("category", fmt::format("'{}' is not one of AccelWattch's nine categories ({})",
+                                            k.category, fmt::join(MixCategories(), ", ")));
       }
     }
     k.active_sms = ParseCount(reader, *cell(row, "active_sms"), "active_sms", 1);
     k.lanes_per_warp = ParseCount(reader, *cell(row, "lanes_per_warp"), "lanes_per_warp", 1);
     k.f_core_mhz = reader.ParseNumber(*cell(row, "f_core_mhz"), "f_core_mhz");
-    if (!(k.f_core_mhz > 0.0)) reader.Fail("f_core_mhz", fmt::format("must be > 0, got {}", k.f_core_mhz));
+    if (!(k.f_core_mhz > 0.0))
+      reader.Fail("f_core_mhz", fmt::format("must be > 0, got {}", k.f_core_mhz));
     reader.CheckBound(k.f_core_mhz, "f_core_mhz", PhysicalQuantity::kFrequency);
     if (const std::string* m = cell(row, "f_mem_mhz"); m != nullptr && !m->empty()) {
       k.f_mem_mhz = reader.ParseNumber(*m, "f_mem_mhz");
-      if (k.f_mem_mhz < 0.0) reader.Fail("f_mem_mhz", fmt::format("must be >= 0, got {}", k.f_mem_mhz));
-      if (k.f_mem_mhz > 0.0) reader.CheckBound(k.f_mem_mhz, "f_mem_mhz", PhysicalQuantity::kFrequency);
+      if (k.f_mem_mhz < 0.0)
+        reader.Fail("f_mem_mhz", fmt::format("must be >= 0, got {}", k.f_mem_mhz));
+      if (k.f_mem_mhz > 0.0)
+        reader.CheckBound(k.f_mem_mhz, "f_mem_mhz", PhysicalQuantity::kFrequency);
     }
     k.elapsed_s = reader.ParseNumber(row[column[elapsed_column]], elapsed_column) *
                   ElapsedColumns().at(elapsed_column);
-    if (!(k.elapsed_s > 0.0)) reader.Fail(elapsed_column, fmt::format("must be > 0, got {}", row[column[elapsed_column]]));
+    if (!(k.elapsed_s > 0.0))
+      reader.Fail(elapsed_column, fmt::format("must be > 0, got {}", row[column[elapsed_column]]));
     reader.CheckBound(k.elapsed_s, elapsed_column, PhysicalQuantity::kDuration);
     if (const std::string* l = cell(row, "launches"); l != nullptr && !l->empty()) {
       k.launches = ParseCount(reader, *l, "launches", 0);
@@ -147,7 +160,8 @@ ActivityTable ReadActivityTable(const std::string& path) {
     }
     table.kernels.push_back(std::move(k));
   }
-  if (table.kernels.empty()) throw InputError(path, reader.line() + 1, "", "no kernels after the header");
+  if (table.kernels.empty())
+    throw InputError(path, reader.line() + 1, "", "no kernels after the header");
   return table;
 }
 

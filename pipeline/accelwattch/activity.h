@@ -36,7 +36,7 @@ struct KernelActivity {
   double f_mem_mhz = 0.0;   // 0 = not known
   double elapsed_s = 0.0;   // T_elapsedTime of AccelWattch Eq. 11 (> 0)
   int launches = 0;
-  double mean_power_w = kNaN;  // measured; NaN when not given
+  double mean_power_w = kNaN;            // measured; NaN when not given
   std::map<std::string, double> events;  // counter -> count per launch (present ones only)
   int64_t line = 0;
 };

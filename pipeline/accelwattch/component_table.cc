@@ -43,7 +43,7 @@ struct Column {
 
 // AccelWattch sheet columns that carry no model input (metadata and derived errors).
 const std::set<std::string>& AccelWattchMetadata() {
-  static const std::set<std::string> names = {"benchmark",      "suite",        "n_unique_kernels",
+  static const std::set<std::string> names = {"benchmark",       "suite",        "n_unique_kernels",
                                               "runtime_covered", "kernel_label", "rel_error",
                                               "abs_rel_error"};
   return names;
@@ -137,19 +137,31 @@ ComponentTable ReadComponentTable(const std::string& path) {
     }
     const std::string s = ToLower(stem);
     if (accelwattch) {
-      if (s == "constp") col.role = Role::kConst;
-      else if (s == "staticp") col.role = Role::kStatic;
-      else if (s == "idle_corep") col.role = Role::kIdle;
-      else if (s == "hw_total") col.role = Role::kMeasured;
-      else if (s == "sim_total") col.role = Role::kPublished;
-      else if (s == "error" || s == "abs_error") col.role = Role::kIgnored;
-      else col.role = Role::kComponent;
+      if (s == "constp")
+        col.role = Role::kConst;
+      else if (s == "staticp")
+        col.role = Role::kStatic;
+      else if (s == "idle_corep")
+        col.role = Role::kIdle;
+      else if (s == "hw_total")
+        col.role = Role::kMeasured;
+      else if (s == "sim_total")
+        col.role = Role::kPublished;
+      else if (s == "error" || s == "abs_error")
+        col.role = Role::kIgnored;
+      else
+        col.role = Role::kComponent;
     } else {
-      if (s == "const") col.role = Role::kConst;
-      else if (s == "static") col.role = Role::kStatic;
-      else if (s == "idle") col.role = Role::kIdle;
-      else if (s == "measured") col.role = Role::kMeasured;
-      else col.role = Role::kComponent;
+      if (s == "const")
+        col.role = Role::kConst;
+      else if (s == "static")
+        col.role = Role::kStatic;
+      else if (s == "idle")
+        col.role = Role::kIdle;
+      else if (s == "measured")
+        col.role = Role::kMeasured;
+      else
+        col.role = Role::kComponent;
     }
     if (col.role == Role::kComponent) {
       col.component = table.num_components();
@@ -157,7 +169,8 @@ ComponentTable ReadComponentTable(const std::string& path) {
     }
   }
   const auto require = [&](Role role, const std::string& name) {
-    if (std::none_of(columns.begin(), columns.end(), [&](const Column& c) { return c.role == role; })) {
+    if (std::none_of(columns.begin(), columns.end(),
+                     [&](const Column& c) { return c.role == role; })) {
       throw InputError(path, header_line, name,
                        fmt::format("missing column {} (or its _mW form) in the {} component table",
                                    name, table.format));
@@ -177,8 +190,8 @@ ComponentTable ReadComponentTable(const std::string& path) {
     throw InputError(path, header_line, "",
                      "no dynamic component columns (<component>_W) in the header");
   }
-  const bool has_published =
-      std::any_of(columns.begin(), columns.end(), [](const Column& c) { return c.role == Role::kPublished; });
+  const bool has_published = std::any_of(
+      columns.begin(), columns.end(), [](const Column& c) { return c.role == Role::kPublished; });
 
   std::vector<std::string> fields;
   std::map<std::string, int64_t> kernel_line;
@@ -199,8 +212,8 @@ ComponentTable ReadComponentTable(const std::string& path) {
         if (kernel.empty()) reader.Fail(header[j], "empty kernel name");
         const auto [it, inserted] = kernel_line.emplace(kernel, reader.line());
         if (!inserted) {
-          reader.Fail(header[j], fmt::format("kernel '{}' already appears on line {}", kernel,
-                                             it->second));
+          reader.Fail(header[j],
+                      fmt::format("kernel '{}' already appears on line {}", kernel, it->second));
         }
         continue;
       }

@@ -36,10 +36,10 @@ struct ComponentTable {
   std::vector<int64_t> lines;           // line of each kernel's row
   // dynamic_w[k][i]: estimated dynamic power of component i on kernel k at x = 1, W (>= 0).
   std::vector<std::vector<double>> dynamic_w;
-  std::vector<double> const_w;          // constant power (x = 1), W
-  std::vector<double> static_w;         // static power of the active SMs (x = 1), W
-  std::vector<double> idle_w;           // power of the idle SMs (x = 1), W
-  std::vector<double> measured_w;       // measured power, W (> 0)
+  std::vector<double> const_w;     // constant power (x = 1), W
+  std::vector<double> static_w;    // static power of the active SMs (x = 1), W
+  std::vector<double> idle_w;      // power of the idle SMs (x = 1), W
+  std::vector<double> measured_w;  // measured power, W (> 0)
   // AccelWattch form only: the sheet's own modelled total (sim_total_W); empty otherwise.
   std::vector<double> published_total_w;
   // Rows whose published total differs from the sum of their terms at x = 1 by more than

@@ -199,7 +199,8 @@ ConstantPowerReport FitConstantPower(const Sweep& sweep, const ConstantPowerOpti
     used.push_back(std::move(c));
   }
   for (const std::string& b : wanted) {
-    if (std::none_of(used.begin(), used.end(), [&](const SweepCurve& c) { return c.benchmark == b; }) &&
+    if (std::none_of(used.begin(), used.end(),
+                     [&](const SweepCurve& c) { return c.benchmark == b; }) &&
         std::none_of(result.excluded.begin(), result.excluded.end(),
                      [&](const ExcludedCurve& c) { return c.benchmark == b; })) {
       throw OptionError("benchmarks: '" + b + "' is not in the sweep " + sweep.path);
@@ -329,8 +330,9 @@ nlohmann::json ConstantPowerOptionsToJson(const ConstantPowerOptions& options) {
 nlohmann::json ConstantPowerToJson(const ConstantPowerReport& r, const Sweep& sweep,
                                    const ConstantPowerOptions& options) {
   nlohmann::json j;
-  j["model"] = "AccelWattch MICRO'21 Eq. 3: P = beta f^3 + tau f + p_const, one p_const shared by "
-               "all curves, beta and tau per curve (closed-form joint least squares)";
+  j["model"] =
+      "AccelWattch MICRO'21 Eq. 3: P = beta f^3 + tau f + p_const, one p_const shared by "
+      "all curves, beta and tau per curve (closed-form joint least squares)";
   j["p_const_w"] = Num(r.p_const_w);
   j["p_const_se_w"] = Num(r.p_const_se_w);
   j["p_const_ci_low_w"] = Num(r.p_const_ci_low_w);
@@ -339,8 +341,10 @@ nlohmann::json ConstantPowerToJson(const ConstantPowerReport& r, const Sweep& sw
       options.ci_method == ConstantCiMethod::kCovariance
           ? "covariance: Student t (dof = points - 1 - 2 curves) on the joint least-squares "
             "covariance, assuming independent equal-variance errors"
-          : fmt::format("bootstrap: {} resamples of the curves with replacement (seed {}), "
-                        "percentile interval", options.bootstrap_samples, options.bootstrap_seed);
+          : fmt::format(
+                "bootstrap: {} resamples of the curves with replacement (seed {}), "
+                "percentile interval",
+                options.bootstrap_samples, options.bootstrap_seed);
   j["confidence_level"] = options.confidence_level;
   j["fit"] = {{"points", r.points},
               {"curves", static_cast<int>(r.curves.size())},

@@ -102,8 +102,8 @@ struct CurveReport {
   SweepCurve curve;
   double f_core_min_mhz = 0.0;
   double f_core_max_mhz = 0.0;
-  Eq3Fit joint;    // beta, tau with the shared P_const
-  Eq3Fit own;      // AccelWattch Eq. 3 with the curve's own P_const
+  Eq3Fit joint;  // beta, tau with the shared P_const
+  Eq3Fit own;    // AccelWattch Eq. 3 with the curve's own P_const
   LinearFit linear;
   bool linear_intercept_negative = false;
 };
@@ -117,13 +117,13 @@ struct ExcludedCurve {
 
 struct ConstantPowerReport {
   double p_const_w = Eq3Fit::kNaN;
-  double p_const_se_w = Eq3Fit::kNaN;       // from the covariance
+  double p_const_se_w = Eq3Fit::kNaN;  // from the covariance
   double p_const_ci_low_w = Eq3Fit::kNaN;
   double p_const_ci_high_w = Eq3Fit::kNaN;
   int points = 0;
-  int dof = 0;                              // n - 1 - 2 C
-  double residual_sd_w = Eq3Fit::kNaN;      // s
-  double pearson_r = Eq3Fit::kNaN;          // all points, joint fit
+  int dof = 0;                          // n - 1 - 2 C
+  double residual_sd_w = Eq3Fit::kNaN;  // s
+  double pearson_r = Eq3Fit::kNaN;      // all points, joint fit
   double rmse_w = Eq3Fit::kNaN;
   double mape_pct = Eq3Fit::kNaN;
   int negative_linear_curves = 0;

@@ -72,7 +72,8 @@ IdlePowerReport FitIdlePower(const Sweep& sweep, const IdlePowerOptions& options
       throw InputError(sweep.path, p.line, "active_sms",
                        fmt::format("{} SMs, more than num_sms = {}", k, n));
     }
-    if (std::abs(p.f_core_mhz - f) > options.f_tolerance_mhz || lanes != options.lanes_per_warp) continue;
+    if (std::abs(p.f_core_mhz - f) > options.f_tolerance_mhz || lanes != options.lanes_per_warp)
+      continue;
     if (!wanted.empty() && !wanted.count(p.benchmark)) continue;
     auto& m = means[p.benchmark][k];
     m.first += p.power_w;
@@ -125,16 +126,20 @@ IdlePowerReport FitIdlePower(const Sweep& sweep, const IdlePowerOptions& options
 }
 
 nlohmann::json IdlePowerOptionsToJson(const IdlePowerOptions& o) {
-  return {{"p_const_w", o.p_const_w},         {"f_core_mhz", o.f_core_mhz},
-          {"f_tolerance_mhz", o.f_tolerance_mhz}, {"num_sms", o.num_sms},
-          {"lanes_per_warp", o.lanes_per_warp}, {"benchmarks", o.benchmarks}};
+  return {{"p_const_w", o.p_const_w},
+          {"f_core_mhz", o.f_core_mhz},
+          {"f_tolerance_mhz", o.f_tolerance_mhz},
+          {"num_sms", o.num_sms},
+          {"lanes_per_warp", o.lanes_per_warp},
+          {"benchmarks", o.benchmarks}};
 }
 
 nlohmann::json IdlePowerToJson(const IdlePowerReport& r, const Sweep& sweep,
                                const IdlePowerOptions& options) {
   nlohmann::json j;
-  j["model"] = "AccelWattch MICRO'21 Eqs. 6-8: per-active-SM power from the all-SM run, idle SMs "
-               "as the remainder at fewer SMs, geometric mean over microbenchmarks";
+  j["model"] =
+      "AccelWattch MICRO'21 Eqs. 6-8: per-active-SM power from the all-SM run, idle SMs "
+      "as the remainder at fewer SMs, geometric mean over microbenchmarks";
   j["p_idle_sm_w"] = Num(r.per_idle_sm_w);
   j["arithmetic_mean_idle_sm_w"] = Num(r.arithmetic_mean_w);
   j["status"] = r.status;

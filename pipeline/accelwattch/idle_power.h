@@ -49,19 +49,19 @@ struct IdlePowerOptions {
 
 struct IdleConfig {
   int active_sms = 0;
-  double power_w = 0.0;          // mean measured power
-  double idle_sms_w = 0.0;       // AccelWattch Eq. 7, all idle SMs together
-  double per_idle_sm_w = 0.0;    // AccelWattch Eq. 7 / (N - k)
+  double power_w = 0.0;        // mean measured power
+  double idle_sms_w = 0.0;     // AccelWattch Eq. 7, all idle SMs together
+  double per_idle_sm_w = 0.0;  // AccelWattch Eq. 7 / (N - k)
 };
 
 struct IdleBenchmark {
   std::string benchmark;
-  double power_all_sms_w = 0.0;          // P_total,N,i
-  double per_active_sm_w = 0.0;          // AccelWattch Eq. 6
-  double per_idle_sm_w = 0.0;            // least squares over the configurations
-  bool used = false;                     // in the geometric mean
-  std::string note;                      // why not used
-  std::vector<IdleConfig> configs;       // k < N, ascending
+  double power_all_sms_w = 0.0;     // P_total,N,i
+  double per_active_sm_w = 0.0;     // AccelWattch Eq. 6
+  double per_idle_sm_w = 0.0;       // least squares over the configurations
+  bool used = false;                // in the geometric mean
+  std::string note;                 // why not used
+  std::vector<IdleConfig> configs;  // k < N, ascending
 };
 
 struct IdlePowerReport {
@@ -69,11 +69,11 @@ struct IdlePowerReport {
   double p_const_w = 0.0;
   double f_core_mhz = 0.0;
   int num_sms = 0;
-  double per_idle_sm_w = kNaN;           // AccelWattch Eq. 8
-  double arithmetic_mean_w = kNaN;       // beside it, over the same benchmarks
+  double per_idle_sm_w = kNaN;      // AccelWattch Eq. 8
+  double arithmetic_mean_w = kNaN;  // beside it, over the same benchmarks
   int benchmarks_used = 0;
-  std::string status;                    // "ok" or why there is no estimate
-  std::vector<IdleBenchmark> benchmarks; // by name
+  std::string status;                     // "ok" or why there is no estimate
+  std::vector<IdleBenchmark> benchmarks;  // by name
 };
 
 // Throws OptionError for invalid options (or a named benchmark not in the sweep), InputError

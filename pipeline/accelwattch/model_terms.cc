@@ -42,7 +42,8 @@ class TermsReader : public JsonFieldReader {
     AccelWattchEnergies e;
     e.reference_f_core_mhz = Number(object, parent, "reference_f_core_mhz");
     if (!(e.reference_f_core_mhz > 0.0)) {
-      Fail(Join(parent, "reference_f_core_mhz"), fmt::format("must be > 0, got {}", e.reference_f_core_mhz));
+      Fail(Join(parent, "reference_f_core_mhz"),
+           fmt::format("must be > 0, got {}", e.reference_f_core_mhz));
     }
     const Json& components = Array(object, parent, "components");
     const std::string cp = Join(parent, "components");
@@ -61,11 +62,13 @@ class TermsReader : public JsonFieldReader {
       if (events.empty()) Fail(p + ".events", "expected at least one counter name");
       for (size_t k = 0; k < events.size(); ++k) {
         const std::string ep = fmt::format("{}.events[{}]", p, k);
-        if (!events[k].is_string() || events[k].get<std::string>().empty()) Fail(ep, "expected a counter name");
+        if (!events[k].is_string() || events[k].get<std::string>().empty())
+          Fail(ep, "expected a counter name");
         const std::string name = events[k].get<std::string>();
         const auto [it, inserted] = event_owner.emplace(name, c.component);
         if (!inserted) {
-          Fail(ep, fmt::format("counter '{}' is already counted by component '{}'", name, it->second));
+          Fail(ep,
+               fmt::format("counter '{}' is already counted by component '{}'", name, it->second));
         }
         c.events.push_back(name);
       }
@@ -87,8 +90,8 @@ class TermsReader : public JsonFieldReader {
     AccelWattchFixedTerms t;
     const std::string voltage = String(object, parent, "voltage_model");
     if (voltage != kVoltageModel && voltage != kVoltageCurve) {
-      Fail(Join(parent, "voltage_model"),
-           fmt::format("expected \"{}\" or \"{}\", got \"{}\"", kVoltageModel, kVoltageCurve, voltage));
+      Fail(Join(parent, "voltage_model"), fmt::format("expected \"{}\" or \"{}\", got \"{}\"",
+                                                      kVoltageModel, kVoltageCurve, voltage));
     }
     if (voltage == kVoltageCurve) {
       const std::string vp = Join(parent, "voltage_curve");
@@ -103,7 +106,8 @@ class TermsReader : public JsonFieldReader {
         if (!(fi > 0.0) || (i > 0 && !(fi > t.voltage_f_core_mhz.back()))) {
           Fail(fmt::format("{}.f_core_mhz[{}]", vp, i), "clocks must be > 0 and ascending");
         }
-        if (!(vi > 0.0)) Fail(fmt::format("{}.voltage[{}]", vp, i), fmt::format("must be > 0, got {}", vi));
+        if (!(vi > 0.0))
+          Fail(fmt::format("{}.voltage[{}]", vp, i), fmt::format("must be > 0, got {}", vi));
         t.voltage_f_core_mhz.push_back(fi);
         t.voltage_v.push_back(vi);
       }
@@ -121,9 +125,11 @@ class TermsReader : public JsonFieldReader {
     t.warp_size = Int(s, sp, "warp_size");
     t.half_warp_lanes = Int(s, sp, "half_warp_lanes");
     if (t.num_sms < 1) Fail(Join(sp, "num_sms"), fmt::format("must be >= 1, got {}", t.num_sms));
-    if (t.warp_size < 2) Fail(Join(sp, "warp_size"), fmt::format("must be >= 2, got {}", t.warp_size));
+    if (t.warp_size < 2)
+      Fail(Join(sp, "warp_size"), fmt::format("must be >= 2, got {}", t.warp_size));
     if (t.half_warp_lanes < 1 || t.half_warp_lanes >= t.warp_size) {
-      Fail(Join(sp, "half_warp_lanes"), fmt::format("must lie in [1, warp_size), got {}", t.half_warp_lanes));
+      Fail(Join(sp, "half_warp_lanes"),
+           fmt::format("must lie in [1, warp_size), got {}", t.half_warp_lanes));
     }
     t.default_category = String(s, sp, "default_category");
     const Json& categories = Array(s, sp, "categories");
@@ -132,14 +138,16 @@ class TermsReader : public JsonFieldReader {
       CategoryStaticTerm term;
       term.category = String(categories[i], p, "category");
       if (!IsMixCategory(term.category)) {
-        Fail(p + ".category", fmt::format("'{}' is not one of AccelWattch's nine categories", term.category));
+        Fail(p + ".category",
+             fmt::format("'{}' is not one of AccelWattch's nine categories", term.category));
       }
       if (t.FindCategory(term.category) != nullptr) {
         Fail(p + ".category", fmt::format("category '{}' is given twice", term.category));
       }
       term.model = String(categories[i], p, "model");
       if (term.model != "linear" && term.model != "half_warp") {
-        Fail(p + ".model", fmt::format("expected \"linear\" or \"half_warp\", got \"{}\"", term.model));
+        Fail(p + ".model",
+             fmt::format("expected \"linear\" or \"half_warp\", got \"{}\"", term.model));
       }
       term.p_static_first_lane_w = Number(categories[i], p, "p_static_first_lane_w");
       term.p_static_add_lane_w = Number(categories[i], p, "p_static_add_lane_w");
@@ -173,8 +181,10 @@ class TermsReader : public JsonFieldReader {
   using JsonFieldReader::Number;
   using JsonFieldReader::String;
 
-  static constexpr const char* kVoltageModel = "V proportional to f_core (AccelWattch §4.2, V ~ k f)";
-  static constexpr const char* kVoltageCurve = "measured V-f curve, linear interpolation (Eq. 2: static ~ V, energy ~ V^2)";
+  static constexpr const char* kVoltageModel =
+      "V proportional to f_core (AccelWattch §4.2, V ~ k f)";
+  static constexpr const char* kVoltageCurve =
+      "measured V-f curve, linear interpolation (Eq. 2: static ~ V, energy ~ V^2)";
 
  private:
   double Positive(const Json& o, const std::string& parent, const std::string& key) const {
@@ -245,7 +255,8 @@ std::string AccelWattchFixedTerms::VoltageModelName() const {
 void ReadVoltageCurve(const std::string& path, AccelWattchFixedTerms* fixed) {
   CsvReader reader(path);
   std::vector<std::string> header;
-  if (!reader.Next(&header)) throw InputError(path, 1, "", "empty file: expected f_core_mhz,voltage_v");
+  if (!reader.Next(&header))
+    throw InputError(path, 1, "", "empty file: expected f_core_mhz,voltage_v");
   int fc = -1, vc = -1;
   double scale = 1.0;
   for (size_t i = 0; i < header.size(); ++i) {
@@ -256,13 +267,18 @@ void ReadVoltageCurve(const std::string& path, AccelWattchFixedTerms* fixed) {
       scale = 1e-3;
     }
   }
-  if (fc < 0) reader.Fail("f_core_mhz", "missing column (a V-f curve has f_core_mhz and voltage_v or voltage_mv)");
-  if (vc < 0) reader.Fail("voltage_v", "missing column (a V-f curve has f_core_mhz and voltage_v or voltage_mv)");
+  if (fc < 0)
+    reader.Fail("f_core_mhz",
+                "missing column (a V-f curve has f_core_mhz and voltage_v or voltage_mv)");
+  if (vc < 0)
+    reader.Fail("voltage_v",
+                "missing column (a V-f curve has f_core_mhz and voltage_v or voltage_mv)");
   std::vector<double> f, v;
   std::vector<std::string> row;
   while (reader.Next(&row)) {
     if (row.size() != header.size()) {
-      reader.Fail("", fmt::format("expected {} fields (as the header), got {}", header.size(), row.size()));
+      reader.Fail(
+          "", fmt::format("expected {} fields (as the header), got {}", header.size(), row.size()));
     }
     const double fi = reader.ParseNumber(row[fc], "f_core_mhz");
     const double vi = reader.ParseNumber(row[vc], header[vc]) * scale;
@@ -273,23 +289,28 @@ void ReadVoltageCurve(const std::string& path, AccelWattchFixedTerms* fixed) {
     f.push_back(fi);
     v.push_back(vi);
   }
-  if (f.size() < 2) throw InputError(path, reader.line() + 1, "", "a V-f curve needs at least two rows");
+  if (f.size() < 2)
+    throw InputError(path, reader.line() + 1, "", "a V-f curve needs at least two rows");
   fixed->voltage_source = path;
   fixed->voltage_f_core_mhz = f;
   fixed->voltage_v = v;
-  for (const auto& [what, clock] : {std::pair<const char*, double>{"the static power", fixed->static_f_core_mhz},
-                                    std::pair<const char*, double>{"the idle-SM power", fixed->idle_f_core_mhz}}) {
+  for (const auto& [what, clock] :
+       {std::pair<const char*, double>{"the static power", fixed->static_f_core_mhz},
+        std::pair<const char*, double>{"the idle-SM power", fixed->idle_f_core_mhz}}) {
     if (!fixed->VoltageDefinedAt(clock)) {
-      throw OptionError(fmt::format("--voltage-curve {}: {} was measured at {} MHz, outside the curve's {}-{} MHz",
-                                    path, what, clock, f.front(), f.back()));
+      throw OptionError(fmt::format(
+          "--voltage-curve {}: {} was measured at {} MHz, outside the curve's {}-{} MHz", path,
+          what, clock, f.front(), f.back()));
     }
   }
 }
 
-double AccelWattchFixedTerms::StaticAllSmsW(const CategoryStaticTerm& term, int lanes, int half_warp_lanes) {
+double AccelWattchFixedTerms::StaticAllSmsW(const CategoryStaticTerm& term, int lanes,
+                                            int half_warp_lanes) {
   // AccelWattch Eq. 4: P_first + P_add (y - 1); AccelWattch Eq. 5: the half-warp basis above
   // H lanes.
-  const double basis = term.model == "half_warp" ? HalfWarpBasis(lanes, half_warp_lanes) : lanes - 1.0;
+  const double basis =
+      term.model == "half_warp" ? HalfWarpBasis(lanes, half_warp_lanes) : lanes - 1.0;
   return term.p_static_first_lane_w + term.p_static_add_lane_w * basis;
 }
 
@@ -309,7 +330,8 @@ AccelWattchFixedTerms ReadAccelWattchFixedTerms(const std::string& constant_path
                                                 const std::string& default_category) {
   AccelWattchFixedTerms t;
   {
-    const std::string text = ReadText(constant_path, "constant-power file (wattcal-constant's output)");
+    const std::string text =
+        ReadText(constant_path, "constant-power file (wattcal-constant's output)");
     const Json root = ParseJsonText(constant_path, text);
     TermsReader r(constant_path, text);
     t.constant_source = constant_path;
@@ -325,9 +347,10 @@ AccelWattchFixedTerms ReadAccelWattchFixedTerms(const std::string& constant_path
     t.num_sms = r.Int(root, "", "num_sms");
     t.warp_size = r.Int(root, "", "warp_size");
     t.half_warp_lanes = r.Int(root, "", "half_warp_lanes");
-    if (t.num_sms < 1 || t.warp_size < 2 || t.half_warp_lanes < 1 || t.half_warp_lanes >= t.warp_size) {
+    if (t.num_sms < 1 || t.warp_size < 2 || t.half_warp_lanes < 1 ||
+        t.half_warp_lanes >= t.warp_size) {
       r.Fail("num_sms", fmt::format("num_sms {}, warp_size {}, half_warp_lanes {} are not a GPU",
-                                         t.num_sms, t.warp_size, t.half_warp_lanes));
+                                    t.num_sms, t.warp_size, t.half_warp_lanes));
     }
     const Json& categories = r.Get(root, "", "categories");
     for (const std::string& name : MixCategories()) {
@@ -339,7 +362,8 @@ AccelWattchFixedTerms ReadAccelWattchFixedTerms(const std::string& constant_path
       term.category = name;
       term.model = r.String(c, p, "chosen_model");
       if (term.model != "linear" && term.model != "half_warp") {
-        r.Fail(p + ".chosen_model", fmt::format("expected linear or half_warp, got \"{}\"", term.model));
+        r.Fail(p + ".chosen_model",
+               fmt::format("expected linear or half_warp, got \"{}\"", term.model));
       }
       const Json& m = r.Get(c, p, term.model);
       term.p_static_first_lane_w = r.Number(m, p + "." + term.model, "p_static_first_lane_w");
@@ -358,13 +382,15 @@ AccelWattchFixedTerms ReadAccelWattchFixedTerms(const std::string& constant_path
     t.idle_f_core_mhz = r.StageNumber(root, "f_core_mhz");
     t.p_idle_sm_w = r.StageNumber(root, "p_idle_sm_w");
     if (!(t.idle_f_core_mhz > 0.0)) r.Fail("f_core_mhz", "must be > 0");
-    if (t.p_idle_sm_w < 0.0) r.Fail("p_idle_sm_w", fmt::format("must be >= 0, got {}", t.p_idle_sm_w));
+    if (t.p_idle_sm_w < 0.0)
+      r.Fail("p_idle_sm_w", fmt::format("must be >= 0, got {}", t.p_idle_sm_w));
   }
   if (!default_category.empty() && t.FindCategory(default_category) == nullptr) {
     std::vector<std::string> names;
     for (const CategoryStaticTerm& c : t.categories) names.push_back(c.category);
-    throw OptionError(fmt::format("--default-category {}: {} has no fitted static model for it (it has {})",
-                                  default_category, static_path, fmt::join(names, ", ")));
+    throw OptionError(
+        fmt::format("--default-category {}: {} has no fitted static model for it (it has {})",
+                    default_category, static_path, fmt::join(names, ", ")));
   }
   t.default_category = default_category;
   return t;

@@ -35,16 +35,16 @@ namespace wattcal {
 inline constexpr const char* kAccelWattchEnergiesFormat = "wattcal-accelwattch-energies";
 
 struct EnergyComponent {
-  std::string component;            // AccelWattch name: INTP, FP_MULP, DRAMP, ...
-  std::vector<std::string> events;  // counters summed into a_i
-  double energy_per_event_pj = 0.0; // E-hat_i at the reference voltage, pJ (> 0)
-  std::string clock = "core";       // "core" or "memory"
+  std::string component;             // AccelWattch name: INTP, FP_MULP, DRAMP, ...
+  std::vector<std::string> events;   // counters summed into a_i
+  double energy_per_event_pj = 0.0;  // E-hat_i at the reference voltage, pJ (> 0)
+  std::string clock = "core";        // "core" or "memory"
   bool voltage_scaled = true;
 };
 
 struct AccelWattchEnergies {
-  std::string source;                // the file they were read from
-  double reference_f_core_mhz = 0.0; // the clock whose voltage E-hat is given at
+  std::string source;                 // the file they were read from
+  double reference_f_core_mhz = 0.0;  // the clock whose voltage E-hat is given at
   std::vector<EnergyComponent> components;
 
   int FindComponent(const std::string& name) const;

@@ -49,7 +49,8 @@ std::vector<Ordering> PaperOrderings() {
     o.upper = upper;
     return o;
   };
-  std::vector<Ordering> o = {paper("INTP", "FPUP"), paper("FPUP", "DPUP"), paper("INTP", "INT_MULP")};
+  std::vector<Ordering> o = {paper("INTP", "FPUP"), paper("FPUP", "DPUP"),
+                             paper("INTP", "INT_MULP")};
   for (const char* upper :
        {"INT_MULP", "DP_MULP", "FP_SQRTP", "FP_LGP", "FP_SINP", "FP_EXP", "TENSORP", "TEXP"}) {
     o.push_back(paper("FP_MULP", upper));
@@ -59,17 +60,18 @@ std::vector<Ordering> PaperOrderings() {
 
 const std::vector<std::string>& AccelWattchComponentNames() {
   static const std::vector<std::string> names = {
-      "IBP",        "ICP",        "DCP",     "TCP",      "CCP",     "SHRDP",    "RFP",
-      "INTP",       "FPUP",       "DPUP",    "INT_MUL24P", "INT_MUL32P", "INT_MULP", "INT_DIVP",
-      "FP_MULP",    "FP_DIVP",    "FP_SQRTP", "FP_LGP",   "FP_SINP", "FP_EXP",   "DP_MULP",
-      "DP_DIVP",    "TENSORP",    "TEXP",    "SCHEDP",   "L2CP",    "DRAMP",    "PIPEP"};
+      "IBP",     "ICP",     "DCP",      "TCP",        "CCP",        "SHRDP",    "RFP",
+      "INTP",    "FPUP",    "DPUP",     "INT_MUL24P", "INT_MUL32P", "INT_MULP", "INT_DIVP",
+      "FP_MULP", "FP_DIVP", "FP_SQRTP", "FP_LGP",     "FP_SINP",    "FP_EXP",   "DP_MULP",
+      "DP_DIVP", "TENSORP", "TEXP",     "SCHEDP",     "L2CP",       "DRAMP",    "PIPEP"};
   return names;
 }
 
 std::vector<Ordering> ReadOrderingsFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "",
-      std::string("cannot open the orderings file") + ": " + std::strerror(errno));
+  if (!in)
+    throw InputError(path, 0, "",
+                     std::string("cannot open the orderings file") + ": " + std::strerror(errno));
   std::vector<Ordering> out;
   std::string text;
   int64_t line = 0;
@@ -84,7 +86,8 @@ std::vector<Ordering> ReadOrderingsFile(const std::string& path) {
     size_t start = 0;
     while (true) {
       const size_t op = text.find("<=", start);
-      names.push_back(Trim(text.substr(start, op == std::string::npos ? std::string::npos : op - start)));
+      names.push_back(
+          Trim(text.substr(start, op == std::string::npos ? std::string::npos : op - start)));
       if (op == std::string::npos) break;
       start = op + 2;
     }
@@ -100,7 +103,8 @@ std::vector<Ordering> ReadOrderingsFile(const std::string& path) {
                                      n, text));
       }
     }
-    for (size_t i = 0; i + 1 < names.size(); ++i) out.push_back({names[i], names[i + 1], path, line});
+    for (size_t i = 0; i + 1 < names.size(); ++i)
+      out.push_back({names[i], names[i + 1], path, line});
   }
   return out;
 }
@@ -291,7 +295,8 @@ void OrderingForest::ToX(const double* theta, double* x, double* jacobian) const
       continue;
     }
     const double s = theta[v];
-    const double* parent_row = jacobian != nullptr ? jacobian + static_cast<size_t>(p) * n : nullptr;
+    const double* parent_row =
+        jacobian != nullptr ? jacobian + static_cast<size_t>(p) * n : nullptr;
     double lo, hi;
     bool follows_parent;  // the moving end of the interval is the parent's value
     if (above_[v]) {

@@ -112,9 +112,9 @@ class OrderingForest {
   std::vector<DroppedOrdering> dropped_;
   std::vector<std::pair<int, int>> edges_;  // (lower, upper) of each used ordering
   std::vector<double> lower_, upper_;
-  std::vector<int> parent_;   // -1 for roots
-  std::vector<bool> above_;   // x_v >= x_parent (else <=)
-  std::vector<int> order_;    // every component, parents before children
+  std::vector<int> parent_;  // -1 for roots
+  std::vector<bool> above_;  // x_v >= x_parent (else <=)
+  std::vector<int> order_;   // every component, parents before children
 };
 
 }  // namespace wattcal

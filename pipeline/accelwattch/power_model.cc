@@ -17,19 +17,24 @@ AccelWattchBreakdown EvaluateAccelWattch(const AccelWattchEnergies& energies,
                                          const std::string& activity_path, double f_core_mhz,
                                          double f_mem_mhz) {
   auto fail = [&](const std::string& field, const std::string& message) {
-    throw InputError(activity_path, kernel.line, field, fmt::format("kernel '{}': {}", kernel.kernel, message));
+    throw InputError(activity_path, kernel.line, field,
+                     fmt::format("kernel '{}': {}", kernel.kernel, message));
   };
   if (x.size() != energies.components.size()) {
-    throw std::invalid_argument(fmt::format("EvaluateAccelWattch: {} scaling factors for {} components", x.size(),
-                                      energies.components.size()));
+    throw std::invalid_argument(
+        fmt::format("EvaluateAccelWattch: {} scaling factors for {} components", x.size(),
+                    energies.components.size()));
   }
-  if (!(f_core_mhz > 0.0)) throw std::invalid_argument(fmt::format("EvaluateAccelWattch: f_core_mhz {}", f_core_mhz));
+  if (!(f_core_mhz > 0.0))
+    throw std::invalid_argument(fmt::format("EvaluateAccelWattch: f_core_mhz {}", f_core_mhz));
   const int n = fixed.num_sms;
   if (kernel.active_sms > n) {
-    fail("active_sms", fmt::format("{} active SMs, but the model's GPU has {}", kernel.active_sms, n));
+    fail("active_sms",
+         fmt::format("{} active SMs, but the model's GPU has {}", kernel.active_sms, n));
   }
   if (kernel.lanes_per_warp > fixed.warp_size) {
-    fail("lanes_per_warp", fmt::format("{} lanes, but a warp has {}", kernel.lanes_per_warp, fixed.warp_size));
+    fail("lanes_per_warp",
+         fmt::format("{} lanes, but a warp has {}", kernel.lanes_per_warp, fixed.warp_size));
   }
   const CategoryStaticTerm* term = fixed.StaticFor(kernel.category);
   if (term == nullptr) {
@@ -43,8 +48,8 @@ AccelWattchBreakdown EvaluateAccelWattch(const AccelWattchEnergies& energies,
   for (const double f : {f_core_mhz, kernel.f_core_mhz, energies.reference_f_core_mhz}) {
     if (!fixed.VoltageDefinedAt(f)) {
       fail("f_core_mhz", fmt::format("{} MHz lies outside the voltage curve's {}-{} MHz ({})", f,
-                                     fixed.voltage_f_core_mhz.front(), fixed.voltage_f_core_mhz.back(),
-                                     fixed.voltage_source));
+                                     fixed.voltage_f_core_mhz.front(),
+                                     fixed.voltage_f_core_mhz.back(), fixed.voltage_source));
     }
   }
 
@@ -69,7 +74,8 @@ AccelWattchBreakdown EvaluateAccelWattch(const AccelWattchEnergies& energies,
     } else if (f_mem_target != kernel.f_mem_mhz) {
       if (!(kernel.f_mem_mhz > 0.0)) {
         fail("f_mem_mhz", fmt::format("component {} follows the memory clock, which this kernel's "
-                                      "activity does not give", c.component));
+                                      "activity does not give",
+                                      c.component));
       }
       rate_per_s *= f_mem_target / kernel.f_mem_mhz;
     }
@@ -87,14 +93,17 @@ AccelWattchBreakdown EvaluateAccelWattch(const AccelWattchEnergies& energies,
   // static ~ V (~ f).
   const double static_all_sms_w =
       AccelWattchFixedTerms::StaticAllSmsW(*term, kernel.lanes_per_warp, fixed.half_warp_lanes);
-  b.static_w = static_all_sms_w / n * kernel.active_sms * fixed.VoltageRatio(f_core_mhz, fixed.static_f_core_mhz);
+  b.static_w = static_all_sms_w / n * kernel.active_sms *
+               fixed.VoltageRatio(f_core_mhz, fixed.static_f_core_mhz);
   // AccelWattch Eq. 10's idle term: P_perIdleSM (N - k), static ~ V (~ f).
-  b.idle_w = fixed.p_idle_sm_w * (n - kernel.active_sms) * fixed.VoltageRatio(f_core_mhz, fixed.idle_f_core_mhz);
+  b.idle_w = fixed.p_idle_sm_w * (n - kernel.active_sms) *
+             fixed.VoltageRatio(f_core_mhz, fixed.idle_f_core_mhz);
   b.const_w = fixed.p_const_w;
   return b;
 }
 
-ComponentTable BuildComponentTable(const ActivityTable& activity, const AccelWattchEnergies& energies,
+ComponentTable BuildComponentTable(const ActivityTable& activity,
+                                   const AccelWattchEnergies& energies,
                                    const AccelWattchFixedTerms& fixed) {
   ComponentTable t;
   t.path = activity.path;
@@ -103,9 +112,11 @@ ComponentTable BuildComponentTable(const ActivityTable& activity, const AccelWat
   const std::vector<double> ones(energies.components.size(), 1.0);
   for (const KernelActivity& k : activity.kernels) {
     if (!(k.mean_power_w > 0.0)) {
-      throw InputError(activity.path, k.line, "mean_power_w",
-                       fmt::format("kernel '{}' has no measured power (ingest it with --power-log and "
-                                   "--windows)", k.kernel));
+      throw InputError(
+          activity.path, k.line, "mean_power_w",
+          fmt::format("kernel '{}' has no measured power (ingest it with --power-log and "
+                      "--windows)",
+                      k.kernel));
     }
     const AccelWattchBreakdown b =
         EvaluateAccelWattch(energies, fixed, ones, k, activity.path, k.f_core_mhz, k.f_mem_mhz);
@@ -120,22 +131,22 @@ ComponentTable BuildComponentTable(const ActivityTable& activity, const AccelWat
   return t;
 }
 
-std::vector<AccelWattchPrediction> PredictAccelWattchActivity(const AccelWattchModel& model,
-                                                              const ActivityTable& activity,
-                                                              const std::vector<double>& f_core_mhz,
-                                                              const std::vector<double>& f_mem_mhz) {
+std::vector<AccelWattchPrediction> PredictAccelWattchActivity(
+    const AccelWattchModel& model, const ActivityTable& activity,
+    const std::vector<double>& f_core_mhz, const std::vector<double>& f_mem_mhz) {
   AccelWattchEvaluationGrid grid;
   grid.f_core_mhz = f_core_mhz;
   grid.f_mem_mhz = f_mem_mhz;
   return PredictAccelWattchActivity(model, activity, grid);
 }
 
-std::vector<AccelWattchPrediction> PredictAccelWattchActivity(const AccelWattchModel& model,
-                                                              const ActivityTable& activity,
-                                                              const AccelWattchEvaluationGrid& grid) {
+std::vector<AccelWattchPrediction> PredictAccelWattchActivity(
+    const AccelWattchModel& model, const ActivityTable& activity,
+    const AccelWattchEvaluationGrid& grid) {
   if (!model.has_terms) {
-    throw OptionError("this AccelWattch model scales per-kernel component tables only (it has no energy "
-                      "estimates and fixed terms); calibrate it with --activity to predict from activity");
+    throw OptionError(
+        "this AccelWattch model scales per-kernel component tables only (it has no energy "
+        "estimates and fixed terms); calibrate it with --activity to predict from activity");
   }
   for (double f : grid.f_core_mhz) {
     if (!(f > 0.0)) throw OptionError(fmt::format("--f-core-mhz {}: a clock must be > 0", f));
@@ -145,12 +156,14 @@ std::vector<AccelWattchPrediction> PredictAccelWattchActivity(const AccelWattchM
   }
   for (int k : grid.active_sms) {
     if (k < 1 || k > model.fixed.num_sms) {
-      throw OptionError(fmt::format("--active-sms {}: must lie in [1, {}] (the model's GPU)", k, model.fixed.num_sms));
+      throw OptionError(fmt::format("--active-sms {}: must lie in [1, {}] (the model's GPU)", k,
+                                    model.fixed.num_sms));
     }
   }
   for (int y : grid.lanes_per_warp) {
     if (y < 1 || y > model.fixed.warp_size) {
-      throw OptionError(fmt::format("--lanes-per-warp {}: must lie in [1, {}]", y, model.fixed.warp_size));
+      throw OptionError(
+          fmt::format("--lanes-per-warp {}: must lie in [1, {}]", y, model.fixed.warp_size));
     }
   }
   std::vector<AccelWattchPrediction> out;
@@ -167,7 +180,8 @@ std::vector<AccelWattchPrediction> PredictAccelWattchActivity(const AccelWattchM
         what_if.active_sms = k;
         what_if.lanes_per_warp = y;
         if (k != kernel.active_sms) {
-          for (auto& [counter, count] : what_if.events) count *= static_cast<double>(k) / kernel.active_sms;
+          for (auto& [counter, count] : what_if.events)
+            count *= static_cast<double>(k) / kernel.active_sms;
         }
         for (double fc : own(grid.f_core_mhz, kernel.f_core_mhz)) {
           for (double fm : own(grid.f_mem_mhz, kernel.f_mem_mhz)) {
@@ -177,9 +191,10 @@ std::vector<AccelWattchPrediction> PredictAccelWattchActivity(const AccelWattchM
             p.f_mem_mhz = fm;
             p.active_sms = k;
             p.lanes_per_warp = y;
-            p.at_measured_pair = fc == kernel.f_core_mhz && fm == kernel.f_mem_mhz && k == kernel.active_sms &&
-                                 y == kernel.lanes_per_warp;
-            p.breakdown = EvaluateAccelWattch(model.energies, model.fixed, model.x, what_if, activity.path, fc, fm);
+            p.at_measured_pair = fc == kernel.f_core_mhz && fm == kernel.f_mem_mhz &&
+                                 k == kernel.active_sms && y == kernel.lanes_per_warp;
+            p.breakdown = EvaluateAccelWattch(model.energies, model.fixed, model.x, what_if,
+                                              activity.path, fc, fm);
             out.push_back(std::move(p));
           }
         }
@@ -189,7 +204,8 @@ std::vector<AccelWattchPrediction> PredictAccelWattchActivity(const AccelWattchM
   return out;
 }
 
-std::string AccelWattchPredictionsToCsv(const AccelWattchModel& model, const ActivityTable& activity,
+std::string AccelWattchPredictionsToCsv(const AccelWattchModel& model,
+                                        const ActivityTable& activity,
                                         const std::vector<AccelWattchPrediction>& predictions,
                                         bool breakdown) {
   std::string s =
@@ -204,16 +220,18 @@ std::string AccelWattchPredictionsToCsv(const AccelWattchModel& model, const Act
     const KernelActivity& k = activity.kernels[p.kernel];
     const AccelWattchBreakdown& b = p.breakdown;
     const double total = b.total_w();
-    s += fmt::format("{},{},{},{},{},{},{:.6g},{:.6g},{:.6f}", CsvField(k.kernel), CsvField(k.benchmark),
-                     k.category, b.static_category, p.active_sms, p.lanes_per_warp, p.f_core_mhz,
-                     p.f_mem_mhz, total);
+    s += fmt::format("{},{},{},{},{},{},{:.6g},{:.6g},{:.6f}", CsvField(k.kernel),
+                     CsvField(k.benchmark), k.category, b.static_category, p.active_sms,
+                     p.lanes_per_warp, p.f_core_mhz, p.f_mem_mhz, total);
     if (p.at_measured_pair && k.mean_power_w > 0.0) {
-      s += fmt::format(",{:.6f},{:.4f}", k.mean_power_w, 100.0 * (total - k.mean_power_w) / k.mean_power_w);
+      s += fmt::format(",{:.6f},{:.4f}", k.mean_power_w,
+                       100.0 * (total - k.mean_power_w) / k.mean_power_w);
     } else {
       s += ",,";
     }
     if (breakdown) {
-      s += fmt::format(",{:.6f},{:.6f},{:.6f},{:.6f}", b.const_w, b.static_w, b.idle_w, b.dynamic_total_w);
+      s += fmt::format(",{:.6f},{:.6f},{:.6f},{:.6f}", b.const_w, b.static_w, b.idle_w,
+                       b.dynamic_total_w);
       for (double v : b.dynamic_w) s += fmt::format(",{:.6f}", v);
     }
     s += "\n";

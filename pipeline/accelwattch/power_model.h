@@ -31,10 +31,10 @@ namespace wattcal {
 struct AccelWattchBreakdown {
   std::vector<double> dynamic_w;  // per component of the energies, x applied
   double dynamic_total_w = 0.0;
-  double static_w = 0.0;          // active SMs
-  double idle_w = 0.0;            // idle SMs
+  double static_w = 0.0;  // active SMs
+  double idle_w = 0.0;    // idle SMs
   double const_w = 0.0;
-  std::string static_category;    // category whose static model was used
+  std::string static_category;  // category whose static model was used
   double total_w() const { return dynamic_total_w + static_w + idle_w + const_w; }
 };
 
@@ -56,12 +56,13 @@ AccelWattchBreakdown EvaluateAccelWattch(const AccelWattchEnergies& energies,
 // wattcal-validate --mode accelwattch scores. Components are the energies' in order. Throws
 // InputError as EvaluateAccelWattch, and naming mean_power_w for a kernel without a measured
 // power.
-ComponentTable BuildComponentTable(const ActivityTable& activity, const AccelWattchEnergies& energies,
+ComponentTable BuildComponentTable(const ActivityTable& activity,
+                                   const AccelWattchEnergies& energies,
                                    const AccelWattchFixedTerms& fixed);
 
 // One kernel evaluated at one V-F pair (and SM and lane count).
 struct AccelWattchPrediction {
-  int kernel = 0;                 // index in the activity table
+  int kernel = 0;  // index in the activity table
   double f_core_mhz = 0.0;
   double f_mem_mhz = 0.0;         // 0 = the kernel's, not known
   int active_sms = 0;             // k used
@@ -92,16 +93,17 @@ std::vector<AccelWattchPrediction> PredictAccelWattchActivity(const AccelWattchM
                                                               const std::vector<double>& f_core_mhz,
                                                               const std::vector<double>& f_mem_mhz);
 // The same over a grid of clocks, SM counts and lane counts (OptionError for counts < 1).
-std::vector<AccelWattchPrediction> PredictAccelWattchActivity(const AccelWattchModel& model,
-                                                              const ActivityTable& activity,
-                                                              const AccelWattchEvaluationGrid& grid);
+std::vector<AccelWattchPrediction> PredictAccelWattchActivity(
+    const AccelWattchModel& model, const ActivityTable& activity,
+    const AccelWattchEvaluationGrid& grid);
 
 // CSV: kernel,benchmark,category,static_category,active_sms,lanes_per_warp,f_core_mhz,
 // f_mem_mhz,predicted_w,measured_w,error_pct, and with `breakdown`
 // const_w,static_w,idle_w,dynamic_w,<component>_w... (they sum to predicted_w). measured_w
 // and error_pct are empty unless the kernel was measured and is evaluated at its own pair, k
 // and y. active_sms and lanes_per_warp are the ones evaluated.
-std::string AccelWattchPredictionsToCsv(const AccelWattchModel& model, const ActivityTable& activity,
+std::string AccelWattchPredictionsToCsv(const AccelWattchModel& model,
+                                        const ActivityTable& activity,
                                         const std::vector<AccelWattchPrediction>& predictions,
                                         bool breakdown);
 

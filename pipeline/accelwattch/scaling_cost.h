@@ -28,7 +28,8 @@ class ScalingCost : public ceres::CostFunction {
     mutable_parameter_block_sizes()->push_back(n_);
   }
 
-  bool Evaluate(double const* const* parameters, double* residuals, double** jacobians) const override {
+  bool Evaluate(double const* const* parameters, double* residuals,
+                double** jacobians) const override {
     std::vector<double> x(n_), dx(static_cast<size_t>(n_) * n_);
     const bool want_jacobian = jacobians != nullptr && jacobians[0] != nullptr;
     forest_.ToX(parameters[0], x.data(), want_jacobian ? dx.data() : nullptr);

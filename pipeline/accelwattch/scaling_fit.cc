@@ -139,8 +139,9 @@ AccelWattchStartReport RunStart(const std::string& name, const std::vector<doubl
   }
   progress.Finish();
   report.converged = report.converged && stable;
-  report.termination = fmt::format("{} ({} active-set pass{}{})", message, passes, passes == 1 ? "" : "es",
-                                   stable ? "" : ", active set still changing");
+  report.termination =
+      fmt::format("{} ({} active-set pass{}{})", message, passes, passes == 1 ? "" : "es",
+                  stable ? "" : ", active set still changing");
   report.x.resize(n);
   forest.ToX(theta.data(), report.x.data(), nullptr);
   scratch->x = report.x;
@@ -169,12 +170,14 @@ bool AccelWattchFitOptions::Check(std::string* error) const {
   };
   if (!check_bounds("lower_bound/upper_bound", lower_bound, upper_bound)) return false;
   for (const auto& [name, b] : component_bounds) {
-    if (name.empty()) return fail("AccelWattchFitOptions.component_bounds has an empty component name");
+    if (name.empty())
+      return fail("AccelWattchFitOptions.component_bounds has an empty component name");
     if (!check_bounds(fmt::format("component_bounds[{}]", name), b.first, b.second)) return false;
   }
   for (const auto& [name, x] : prior_x) {
     if (!(std::isfinite(x) && x > 0.0)) {
-      return fail(fmt::format("AccelWattchFitOptions.prior_x[{}] = {} must be finite and > 0", name, x));
+      return fail(
+          fmt::format("AccelWattchFitOptions.prior_x[{}] = {} must be finite and > 0", name, x));
     }
   }
   if (!(std::isfinite(prior_weight) && prior_weight >= 0.0)) {
@@ -182,13 +185,14 @@ bool AccelWattchFitOptions::Check(std::string* error) const {
                             prior_weight));
   }
   if (max_iterations < 1) {
-    return fail(fmt::format("AccelWattchFitOptions.max_iterations = {} must be >= 1", max_iterations));
+    return fail(
+        fmt::format("AccelWattchFitOptions.max_iterations = {} must be >= 1", max_iterations));
   }
   return true;
 }
 
-AccelWattchModel FitAccelWattchScaling(const ComponentTable& train, const AccelWattchFitOptions& options,
-                                       bool quiet_drops) {
+AccelWattchModel FitAccelWattchScaling(const ComponentTable& train,
+                                       const AccelWattchFitOptions& options, bool quiet_drops) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
   const int n = train.num_components();
@@ -199,10 +203,13 @@ AccelWattchModel FitAccelWattchScaling(const ComponentTable& train, const AccelW
     const int i = train.FindComponent(name);
     if (i < 0) {
       if (std::find(known.begin(), known.end(), name) == known.end()) {
-        throw OptionError(fmt::format(
-            "bounds: '{}' is neither a component of {} nor an AccelWattch component", name, train.path));
+        throw OptionError(
+            fmt::format("bounds: '{}' is neither a component of {} nor an AccelWattch component",
+                        name, train.path));
       }
-      if (!quiet_drops) LogInfo(fmt::format("bounds for {} ignored: {} has no {}_W column", name, train.path, name));
+      if (!quiet_drops)
+        LogInfo(
+            fmt::format("bounds for {} ignored: {} has no {}_W column", name, train.path, name));
       continue;
     }
     lower[i] = b.first;
@@ -215,7 +222,8 @@ AccelWattchModel FitAccelWattchScaling(const ComponentTable& train, const AccelW
   const OrderingForest forest(train.components, orderings, lower, upper);
   if (!quiet_drops) {
     for (const DroppedOrdering& d : forest.dropped()) {
-      LogInfo(fmt::format("ordering {} ({}) dropped: {}", d.ordering.Text(), d.ordering.Source(), d.reason));
+      LogInfo(fmt::format("ordering {} ({}) dropped: {}", d.ordering.Text(), d.ordering.Source(),
+                          d.reason));
     }
   }
 
@@ -247,18 +255,21 @@ AccelWattchModel FitAccelWattchScaling(const ComponentTable& train, const AccelW
 
   AccelWattchFitReport& fit = model.fit;
   fit.prior_weight = options.prior_weight;
-  fit.prior_source = options.prior_x.empty() ? "x = 1"
-                                             : (options.prior_source.empty() ? "prior model" : options.prior_source);
+  fit.prior_source = options.prior_x.empty()
+                         ? "x = 1"
+                         : (options.prior_source.empty() ? "prior model" : options.prior_source);
   AccelWattchModel scratch = model;
-  fit.starts.push_back(RunStart("ones", std::vector<double>(n, 1.0), train, forest, prior, options, &scratch));
+  fit.starts.push_back(
+      RunStart("ones", std::vector<double>(n, 1.0), train, forest, prior, options, &scratch));
   if (!options.prior_x.empty() && options.start_from_prior) {
     fit.starts.push_back(RunStart("prior", prior, train, forest, prior, options, &scratch));
   } else {
     AccelWattchStartReport skipped;
     skipped.name = "prior";
-    skipped.termination = options.prior_x.empty()
-                              ? "not run: no prior model given (the prior is x = 1, the first start)"
-                              : "not run: start_from_prior = false";
+    skipped.termination =
+        options.prior_x.empty()
+            ? "not run: no prior model given (the prior is x = 1, the first start)"
+            : "not run: start_from_prior = false";
     fit.starts.push_back(skipped);
   }
   const AccelWattchStartReport* kept = &fit.starts[0];
@@ -278,7 +289,8 @@ AccelWattchModel FitAccelWattchScaling(const ComponentTable& train, const AccelW
   return model;
 }
 
-AccelWattchLokoReport LeaveOneKernelOut(const ComponentTable& table, const AccelWattchFitOptions& options) {
+AccelWattchLokoReport LeaveOneKernelOut(const ComponentTable& table,
+                                        const AccelWattchFitOptions& options) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
   if (table.num_kernels() < 2) {
@@ -287,7 +299,8 @@ AccelWattchLokoReport LeaveOneKernelOut(const ComponentTable& table, const Accel
   AccelWattchFitOptions fold_options = options;
   fold_options.show_progress = false;
   AccelWattchLokoReport result;
-  Progress progress("leave-one-kernel-out (folds)", options.show_progress ? table.num_kernels() : 0);
+  Progress progress("leave-one-kernel-out (folds)",
+                    options.show_progress ? table.num_kernels() : 0);
   for (int k = 0; k < table.num_kernels(); ++k) {
     std::vector<int> others;
     for (int j = 0; j < table.num_kernels(); ++j) {

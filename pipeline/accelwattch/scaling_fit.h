@@ -70,7 +70,8 @@ struct AccelWattchFitOptions {
 // an unknown component or closes a cycle (naming its file and line), FitError when Ceres
 // returns no usable solution. Dropped orderings are reported once through LogInfo unless
 // `quiet_drops`.
-AccelWattchModel FitAccelWattchScaling(const ComponentTable& train, const AccelWattchFitOptions& options,
+AccelWattchModel FitAccelWattchScaling(const ComponentTable& train,
+                                       const AccelWattchFitOptions& options,
                                        bool quiet_drops = false);
 
 // Leave-one-kernel-out cross-validation: for each kernel, the factors fitted on all the
@@ -80,6 +81,7 @@ struct AccelWattchLokoReport {
   std::vector<AccelWattchModel> fold_models;  // the model that predicted each kernel
   double max_constraint_violation = 0.0;      // over every fold's x
 };
-AccelWattchLokoReport LeaveOneKernelOut(const ComponentTable& table, const AccelWattchFitOptions& options);
+AccelWattchLokoReport LeaveOneKernelOut(const ComponentTable& table,
+                                        const AccelWattchFitOptions& options);
 
 }  // namespace wattcal

@@ -67,7 +67,8 @@ class Reader : public JsonFieldReader {
       const double hi = Number(components[i], p, "upper_bound");
       const double prior = Number(components[i], p, "prior_x");
       if (!(lo >= 0.0 && lo <= hi)) {
-        Fail(p + ".lower_bound", fmt::format("bounds [{}, {}] must satisfy 0 <= lower <= upper", lo, hi));
+        Fail(p + ".lower_bound",
+             fmt::format("bounds [{}, {}] must satisfy 0 <= lower <= upper", lo, hi));
       }
       // The bounds were enforced exactly by the fit; 1e-12 relative leaves room for editing.
       if (x < lo * (1 - 1e-12) || x > hi * (1 + 1e-12)) {
@@ -125,10 +126,12 @@ class Reader : public JsonFieldReader {
     const Json& v = Array(object, parent, key);
     const std::string p = Join(parent, key);
     if (!v.empty() && v.size() != count) {
-      Fail(p, fmt::format("expected {} values (one per component) or none, got {}", count, v.size()));
+      Fail(p,
+           fmt::format("expected {} values (one per component) or none, got {}", count, v.size()));
     }
     std::vector<double> out;
-    for (size_t i = 0; i < v.size(); ++i) out.push_back(NumberValue(v[i], fmt::format("{}[{}]", p, i)));
+    for (size_t i = 0; i < v.size(); ++i)
+      out.push_back(NumberValue(v[i], fmt::format("{}[{}]", p, i)));
     return out;
   }
   Ordering ReadOrdering(const Json& o, const std::string& p) const {
@@ -218,7 +221,8 @@ AccelWattchModel PublishedAccelWattchModel(const ComponentTable& table) {
   return m;
 }
 
-std::vector<double> PredictKernelPowerW(const AccelWattchModel& model, const ComponentTable& table) {
+std::vector<double> PredictKernelPowerW(const AccelWattchModel& model,
+                                        const ComponentTable& table) {
   std::vector<int> model_index;
   std::vector<std::string> unscaled;
   for (const std::string& c : table.components) {
@@ -232,21 +236,25 @@ std::vector<double> PredictKernelPowerW(const AccelWattchModel& model, const Com
   }
   if (!unscaled.empty() || !absent.empty()) {
     std::string message = "the table's components do not match the model's:";
-    if (!unscaled.empty()) message += " no scaling factor for " + fmt::format("{}", fmt::join(unscaled, ", ")) + ";";
-    if (!absent.empty()) message += " no column for the model's " + fmt::format("{}", fmt::join(absent, ", ")) + ";";
+    if (!unscaled.empty())
+      message += " no scaling factor for " + fmt::format("{}", fmt::join(unscaled, ", ")) + ";";
+    if (!absent.empty())
+      message += " no column for the model's " + fmt::format("{}", fmt::join(absent, ", ")) + ";";
     message += model.trained_on.empty() ? "" : " (model trained on " + model.trained_on + ")";
     throw InputError(table.path, 1, "components", message);
   }
   std::vector<double> power_w(table.num_kernels());
   for (int k = 0; k < table.num_kernels(); ++k) {
     double p = 0.0;
-    for (int i = 0; i < table.num_components(); ++i) p += model.x[model_index[i]] * table.dynamic_w[k][i];
+    for (int i = 0; i < table.num_components(); ++i)
+      p += model.x[model_index[i]] * table.dynamic_w[k][i];
     power_w[k] = p + table.FixedW(k);
   }
   return power_w;
 }
 
-std::vector<PredictionRow> PredictKernels(const AccelWattchModel& model, const ComponentTable& table) {
+std::vector<PredictionRow> PredictKernels(const AccelWattchModel& model,
+                                          const ComponentTable& table) {
   const std::vector<double> power_w = PredictKernelPowerW(model, table);
   std::vector<PredictionRow> rows;
   for (int k = 0; k < table.num_kernels(); ++k) {
@@ -262,12 +270,15 @@ std::vector<PredictionRow> PredictKernels(const AccelWattchModel& model, const C
 
 std::string FormatAccelWattchModelSummary(const AccelWattchModel& m) {
   const AccelWattchFitReport& f = m.fit;
-  std::string out = fmt::format("AccelWattch scaling factors ({} components, {} orderings enforced, {} dropped)\n",
-                                m.components.size(), m.orderings.size(), m.dropped_orderings.size());
+  std::string out = fmt::format(
+      "AccelWattch scaling factors ({} components, {} orderings enforced, {} dropped)\n",
+      m.components.size(), m.orderings.size(), m.dropped_orderings.size());
   for (size_t i = 0; i < m.components.size(); ++i) {
     std::string note;
-    if (m.x[i] <= m.lower_bound[i]) note = "  (at lower bound)";
-    else if (m.x[i] >= m.upper_bound[i]) note = "  (at upper bound)";
+    if (m.x[i] <= m.lower_bound[i])
+      note = "  (at lower bound)";
+    else if (m.x[i] >= m.upper_bound[i])
+      note = "  (at upper bound)";
     for (const Ordering& o : m.orderings) {
       const int a = m.FindComponent(o.lower), b = m.FindComponent(o.upper);
       if ((a == static_cast<int>(i) || b == static_cast<int>(i)) && m.x[a] == m.x[b]) {
@@ -281,14 +292,16 @@ std::string FormatAccelWattchModelSummary(const AccelWattchModel& m) {
       out += fmt::format("  start '{}': {}\n", s.name, s.termination);
       continue;
     }
-    out += fmt::format("  start '{}': cost {:.6g} -> {:.6g} in {} iterations ({}), train MAPE {:.3f} %\n",
-                       s.name, s.initial_cost, s.final_cost, s.iterations,
-                       s.converged ? "converged" : "not converged", s.train_mape_pct);
+    out += fmt::format(
+        "  start '{}': cost {:.6g} -> {:.6g} in {} iterations ({}), train MAPE {:.3f} %\n", s.name,
+        s.initial_cost, s.final_cost, s.iterations, s.converged ? "converged" : "not converged",
+        s.train_mape_pct);
   }
-  out += fmt::format("  kept start '{}': train MAPE {:.3f} %, max APE {:.2f} %, r {:.4f} on {} kernels; "
-                     "prior {} with weight {}; largest constraint violation {:.3g}\n",
-                     f.kept_start, f.train_mape_pct, f.train_max_ape_pct, f.train_pearson_r,
-                     f.train_kernels, f.prior_source, f.prior_weight, f.max_constraint_violation);
+  out += fmt::format(
+      "  kept start '{}': train MAPE {:.3f} %, max APE {:.2f} %, r {:.4f} on {} kernels; "
+      "prior {} with weight {}; largest constraint violation {:.3g}\n",
+      f.kept_start, f.train_mape_pct, f.train_max_ape_pct, f.train_pearson_r, f.train_kernels,
+      f.prior_source, f.prior_weight, f.max_constraint_violation);
   return out;
 }
 
@@ -360,8 +373,9 @@ std::string AccelWattchModelToJson(const AccelWattchModel& m) {
 
 AccelWattchModel ReadAccelWattchModel(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "",
-      std::string("cannot open the model file") + ": " + std::strerror(errno));
+  if (!in)
+    throw InputError(path, 0, "",
+                     std::string("cannot open the model file") + ": " + std::strerror(errno));
   std::stringstream buffer;
   buffer << in.rdbuf();
   const std::string text = buffer.str();

@@ -23,16 +23,16 @@ inline constexpr const char* kAccelWattchModelFormat = "wattcal-accelwattch-mode
 
 // One Ceres run from one starting point.
 struct AccelWattchStartReport {
-  std::string name;           // "ones" or "prior"
-  bool run = false;           // false: not run (why in `termination`)
+  std::string name;             // "ones" or "prior"
+  bool run = false;             // false: not run (why in `termination`)
   std::vector<double> x_start;  // the feasible start actually used (per component)
-  std::vector<double> x;      // the optimum reached (per component)
+  std::vector<double> x;        // the optimum reached (per component)
   bool converged = false;
   int iterations = 0;
   double initial_cost = 0.0;  // Ceres cost: half the sum of squared residuals
   double final_cost = 0.0;
   double train_mape_pct = 0.0;
-  std::string termination;    // the solver's own words
+  std::string termination;  // the solver's own words
 };
 
 struct AccelWattchFitReport {
@@ -40,11 +40,11 @@ struct AccelWattchFitReport {
   std::string residual = "relative";
   // Tikhonov weight lambda on (x_i - prior_x_i) / prior_x_i; 0 = no pull.
   double prior_weight = 0.0;
-  std::string prior_source;     // "x = 1" or the prior model's path
+  std::string prior_source;  // "x = 1" or the prior model's path
   std::vector<AccelWattchStartReport> starts;
-  std::string kept_start;       // the start with the lower final cost
-  bool converged = false;       // the kept start converged
-  double final_cost = 0.0;      // the kept start's cost
+  std::string kept_start;   // the start with the lower final cost
+  bool converged = false;   // the kept start converged
+  double final_cost = 0.0;  // the kept start's cost
   // On the training kernels, with the kept x.
   int train_kernels = 0;
   double train_mape_pct = 0.0;
@@ -62,11 +62,11 @@ struct AccelWattchModel {
   std::vector<double> x;                // scaling factor of each component
   std::vector<double> lower_bound;      // bounds given for each component
   std::vector<double> upper_bound;
-  std::vector<double> prior_x;          // the pull's target per component (1: none given)
-  std::vector<Ordering> orderings;      // the constraints the fit enforced
+  std::vector<double> prior_x;      // the pull's target per component (1: none given)
+  std::vector<Ordering> orderings;  // the constraints the fit enforced
   std::vector<DroppedOrdering> dropped_orderings;  // and those it dropped, with the reason
   AccelWattchFitReport fit;
-  std::string trained_on;               // training table (empty for the published model)
+  std::string trained_on;  // training table (empty for the published model)
   std::vector<std::string> training_kernels;
   // The whole AccelWattch Eq. 12 model (power_model.h), when calibrated from an activity table: the
   // initial energy estimates the factors scale (components in the same order) and the fixed
@@ -88,7 +88,8 @@ std::vector<double> PredictKernelPowerW(const AccelWattchModel& model, const Com
 
 // The same as validation rows: benchmark = kernel, frequencies 0 (the tables hold default
 // clocks only), line = the kernel's row, fold = -1.
-std::vector<PredictionRow> PredictKernels(const AccelWattchModel& model, const ComponentTable& table);
+std::vector<PredictionRow> PredictKernels(const AccelWattchModel& model,
+                                          const ComponentTable& table);
 
 // A few lines for the terminal: each factor (marking those at a bound or tied to the
 // component an ordering binds them to), both starts' costs, the training fit.

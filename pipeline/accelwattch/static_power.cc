@@ -153,10 +153,11 @@ StaticPowerReport FitStaticPower(const Sweep& sweep, const StaticPowerOptions& o
   };
   GatingTerms& g = result.gating;
   if (!options.gating_benchmark.empty()) {
-    if (std::none_of(sweep.points.begin(), sweep.points.end(),
-                     [&](const SweepPoint& p) { return p.benchmark == options.gating_benchmark; })) {
-      throw OptionError("gating_benchmark: '" + options.gating_benchmark + "' is not in the sweep " +
-                        sweep.path);
+    if (std::none_of(sweep.points.begin(), sweep.points.end(), [&](const SweepPoint& p) {
+          return p.benchmark == options.gating_benchmark;
+        })) {
+      throw OptionError("gating_benchmark: '" + options.gating_benchmark +
+                        "' is not in the sweep " + sweep.path);
     }
     g.benchmark = options.gating_benchmark;
   } else {
@@ -205,7 +206,8 @@ StaticPowerReport FitStaticPower(const Sweep& sweep, const StaticPowerOptions& o
       g.first_to_add_lane_ratio = g.first_lane_per_sm_w / g.add_lane_per_sm_w;
       if (8 <= h) g.lanes_8_vs_1_increase_pct = 100.0 * ((d0 + 8.0 * d1) / (d0 + d1) - 1.0);
     } else {
-      missing.push_back(fmt::format("rows on all {} SMs with fewer than two lane counts <= {}", n, h));
+      missing.push_back(
+          fmt::format("rows on all {} SMs with fewer than two lane counts <= {}", n, h));
     }
     g.status = missing.empty() ? "ok" : missing.front();
     for (size_t i = 1; i < missing.size(); ++i) g.status += "; " + missing[i];
@@ -247,19 +249,23 @@ StaticPowerReport FitStaticPower(const Sweep& sweep, const StaticPowerOptions& o
       p.points = static_cast<int>(c.f_core_mhz.size());
       cs.points.push_back(p);
       mape_sum += fit.mape_pct;
-      if (std::find(cs.benchmarks.begin(), cs.benchmarks.end(), c.benchmark) == cs.benchmarks.end()) {
+      if (std::find(cs.benchmarks.begin(), cs.benchmarks.end(), c.benchmark) ==
+          cs.benchmarks.end()) {
         cs.benchmarks.push_back(c.benchmark);
       }
     }
-    std::sort(cs.points.begin(), cs.points.end(), [](const DivergencePoint& a, const DivergencePoint& b) {
-      return a.lanes_per_warp != b.lanes_per_warp ? a.lanes_per_warp < b.lanes_per_warp
-                                                  : a.benchmark < b.benchmark;
-    });
+    std::sort(cs.points.begin(), cs.points.end(),
+              [](const DivergencePoint& a, const DivergencePoint& b) {
+                return a.lanes_per_warp != b.lanes_per_warp ? a.lanes_per_warp < b.lanes_per_warp
+                                                            : a.benchmark < b.benchmark;
+              });
     std::set<int> lanes;
     for (const DivergencePoint& p : cs.points) lanes.insert(p.lanes_per_warp);
     if (cs.points.empty()) {
-      cs.status = fmt::format("no lane sweep (a benchmark of this category with 3 or more lane "
-                              "counts on all {} SMs)", n);
+      cs.status = fmt::format(
+          "no lane sweep (a benchmark of this category with 3 or more lane "
+          "counts on all {} SMs)",
+          n);
     } else if (lanes.size() < 2) {
       cs.status = "fewer than two lane counts";
     } else {
@@ -306,10 +312,11 @@ nlohmann::json ModelJson(const DivergenceModel& m, int n) {
 nlohmann::json StaticPowerToJson(const StaticPowerReport& r, const Sweep& sweep,
                                  const StaticPowerOptions& options) {
   nlohmann::json j;
-  j["model"] = "AccelWattch MICRO'21 §4.3-4.5 and Eq. 9: power-gating terms from total power at "
-               "the reference clock; per instruction-mix category, linear (Eq. 4) and half-warp "
-               "(Eq. 5) models of the static power tau f (Eq. 3 with p_const fixed), the one with "
-               "the smaller RMSE chosen";
+  j["model"] =
+      "AccelWattch MICRO'21 §4.3-4.5 and Eq. 9: power-gating terms from total power at "
+      "the reference clock; per instruction-mix category, linear (Eq. 4) and half-warp "
+      "(Eq. 5) models of the static power tau f (Eq. 3 with p_const fixed), the one with "
+      "the smaller RMSE chosen";
   j["p_const_w"] = r.p_const_w;
   j["reference_f_core_mhz"] = r.reference_f_core_mhz;
   j["num_sms"] = r.num_sms;

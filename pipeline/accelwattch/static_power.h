@@ -60,9 +60,9 @@ struct StaticPowerOptions {
 
 struct GatingTerms {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  std::string benchmark;       // "" when the sweep has no gating sweep
-  std::string status;          // "ok" or why a term is missing
-  std::vector<int> sm_counts;  // SM counts of the 1-lane rows used
+  std::string benchmark;         // "" when the sweep has no gating sweep
+  std::string status;            // "ok" or why a term is missing
+  std::vector<int> sm_counts;    // SM counts of the 1-lane rows used
   std::vector<int> lane_counts;  // lane counts (<= H) of the N-SM rows used
   double first_sm_w = kNaN;
   double add_sm_w = kNaN;
@@ -70,8 +70,8 @@ struct GatingTerms {
   double first_lane_per_sm_w = kNaN;
   double add_lane_per_sm_w = kNaN;
   double first_to_add_lane_ratio = kNaN;
-  double sm_all_vs_1_increase_pct = kNaN;    // P(N, 1 lane) / P(1, 1 lane) - 1
-  double lanes_8_vs_1_increase_pct = kNaN;   // P(N, 8 lanes) / P(N, 1 lane) - 1 (8 <= H)
+  double sm_all_vs_1_increase_pct = kNaN;   // P(N, 1 lane) / P(1, 1 lane) - 1
+  double lanes_8_vs_1_increase_pct = kNaN;  // P(N, 8 lanes) / P(N, 1 lane) - 1 (8 <= H)
 };
 
 // One divergence model fitted to a category's static powers.
@@ -87,22 +87,22 @@ struct DivergenceModel {
 struct DivergencePoint {
   std::string benchmark;
   int lanes_per_warp = 0;
-  double static_w = 0.0;       // tau f at the reference clock, all N SMs
+  double static_w = 0.0;  // tau f at the reference clock, all N SMs
   double beta_w_per_mhz3 = 0.0;
   double tau_w_per_mhz = 0.0;
-  double eq3_mape_pct = 0.0;   // the AccelWattch Eq. 3 fit of this curve
+  double eq3_mape_pct = 0.0;  // the AccelWattch Eq. 3 fit of this curve
   int points = 0;
 };
 
 struct CategoryStatic {
   std::string category;
-  std::string status;          // "ok", or why there is no model
+  std::string status;  // "ok", or why there is no model
   std::vector<std::string> benchmarks;
   std::vector<DivergencePoint> points;  // sorted by lanes, then benchmark
   DivergenceModel linear;
   DivergenceModel half_warp;
-  std::string chosen_model;    // "half_warp" or "linear" ("" without a model)
-  bool distinguishable = false;  // lanes above H present and RMSEs differ
+  std::string chosen_model;                     // "half_warp" or "linear" ("" without a model)
+  bool distinguishable = false;                 // lanes above H present and RMSEs differ
   double eq3_mape_pct = DivergenceModel::kNaN;  // mean over the category's curves
 };
 

@@ -40,7 +40,8 @@ double Mean(const std::vector<double>& x) {
 // The requested clock of least mean relative measured energy over `workloads` (each against its
 // own least energy), among the clocks every one of them ran at.
 double BestFixedClock(const std::map<std::string, std::vector<const ClockRun*>>& by_workload,
-                      const std::vector<std::string>& workloads, const std::vector<double>& clocks) {
+                      const std::vector<std::string>& workloads,
+                      const std::vector<double>& clocks) {
   double best = clocks.back(), best_mean = std::numeric_limits<double>::infinity();
   for (double f : clocks) {
     double sum = 0.0;
@@ -71,7 +72,8 @@ ClockChoice ChooseClock(const VfModel& model, double g, const std::vector<const 
   const ClockRun* r2 = RunAt(rows, time_clocks[1]);
   RunTimeThroughTwo(r1->f_core_mhz, r1->time_s, r2->f_core_mhz, r2->time_s, &c.t_mem_s, &c.c_s_mhz);
   double best_e = std::numeric_limits<double>::infinity(), best_edp = best_e, best_within = best_e;
-  const double lo = std::min(time_clocks[0], time_clocks[1]), hi = std::max(time_clocks[0], time_clocks[1]);
+  const double lo = std::min(time_clocks[0], time_clocks[1]),
+               hi = std::max(time_clocks[0], time_clocks[1]);
   double least_e = best_e, least_edp = best_e;
   for (const ClockRun* r : rows) {
     ClockCandidate k;
@@ -87,7 +89,8 @@ ClockChoice ChooseClock(const VfModel& model, double g, const std::vector<const 
       best_e = k.predicted_energy_j;
       c.chosen_mhz = k.f_requested_mhz;
     }
-    if (r->f_requested_mhz >= lo - 1e-6 && r->f_requested_mhz <= hi + 1e-6 && k.predicted_energy_j < best_within) {
+    if (r->f_requested_mhz >= lo - 1e-6 && r->f_requested_mhz <= hi + 1e-6 &&
+        k.predicted_energy_j < best_within) {
       best_within = k.predicted_energy_j;
       c.chosen_within_mhz = k.f_requested_mhz;
     }
@@ -116,7 +119,8 @@ ClockChoice ChooseClock(const VfModel& model, double g, const std::vector<const 
 
 }  // namespace
 
-void RunTimeThroughTwo(double f1, double t1, double f2, double t2, double* t_mem_s, double* c_s_mhz) {
+void RunTimeThroughTwo(double f1, double t1, double f2, double t2, double* t_mem_s,
+                       double* c_s_mhz) {
   const double c = (t1 - t2) / (1.0 / f1 - 1.0 / f2);
   const double t_mem = t1 - c / f1;
   if (c < 0.0) {
@@ -124,7 +128,8 @@ void RunTimeThroughTwo(double f1, double t1, double f2, double t2, double* t_mem
     *t_mem_s = 0.5 * (t1 + t2);
   } else if (t_mem < 0.0) {
     *t_mem_s = 0.0;
-    *c_s_mhz = (t1 / f1 + t2 / f2) / (1.0 / (f1 * f1) + 1.0 / (f2 * f2));  // least squares through 0
+    *c_s_mhz =
+        (t1 / f1 + t2 / f2) / (1.0 / (f1 * f1) + 1.0 / (f2 * f2));  // least squares through 0
   } else {
     *c_s_mhz = c;
     *t_mem_s = t_mem;
@@ -155,28 +160,32 @@ ClockRunTable SelectWorkloads(const ClockRunTable& table, const std::vector<std:
 ClockCvResult CrossValidateClocks(const ClockRunTable& table, const ClockCvOptions& options) {
   const std::vector<std::string> workloads = table.Workloads();
   if (options.folds < 2 || options.folds > static_cast<int>(workloads.size())) {
-    throw OptionError(fmt::format("--folds {}: need 2 .. {} (the number of workloads)", options.folds,
-                                  workloads.size()));
+    throw OptionError(fmt::format("--folds {}: need 2 .. {} (the number of workloads)",
+                                  options.folds, workloads.size()));
   }
   const std::vector<double> clocks = table.RequestedClocks();
   ClockCvResult result;
-  result.anchor_mhz = RequireClock(
-      clocks, std::isnan(options.anchor_mhz) ? MiddleClock(table) : options.anchor_mhz, "anchor clock");
+  result.anchor_mhz =
+      RequireClock(clocks, std::isnan(options.anchor_mhz) ? MiddleClock(table) : options.anchor_mhz,
+                   "anchor clock");
   const bool choose = !options.time_clocks_mhz.empty();
   std::vector<double> time_clocks;
   if (choose) {
-    if (options.time_clocks_mhz.size() != 2 || SameClock(options.time_clocks_mhz[0], options.time_clocks_mhz[1])) {
+    if (options.time_clocks_mhz.size() != 2 ||
+        SameClock(options.time_clocks_mhz[0], options.time_clocks_mhz[1])) {
       throw OptionError("--time-clocks: two different requested clocks");
     }
     if (!table.has_time) throw OptionError("--time-clocks: the table has no run time on every row");
-    for (double f : options.time_clocks_mhz) time_clocks.push_back(RequireClock(clocks, f, "time clock"));
+    for (double f : options.time_clocks_mhz)
+      time_clocks.push_back(RequireClock(clocks, f, "time clock"));
   }
   std::map<std::string, std::vector<const ClockRun*>> by_workload;
   for (const ClockRun& r : table.runs) by_workload[r.workload].push_back(&r);
 
   result.fold_workloads = AssignFolds(workloads, options.folds, options.seed);
   std::vector<double> errors, proportional_errors;
-  Progress progress("cross-validation by workload", static_cast<int64_t>(result.fold_workloads.size()));
+  Progress progress("cross-validation by workload",
+                    static_cast<int64_t>(result.fold_workloads.size()));
   for (size_t k = 0; k < result.fold_workloads.size(); ++k) {
     progress.Tick();
     const std::vector<std::string>& held = result.fold_workloads[k];
@@ -192,8 +201,8 @@ ClockCvResult CrossValidateClocks(const ClockRunTable& table, const ClockCvOptio
       const auto& rows = by_workload.at(w);
       const ClockRun* anchor = RunAt(rows, result.anchor_mhz);
       if (anchor == nullptr) {
-        result.notes.push_back(fmt::format("'{}' has no run at the anchor clock {:g} MHz: not scored", w,
-                                           result.anchor_mhz));
+        result.notes.push_back(fmt::format(
+            "'{}' has no run at the anchor clock {:g} MHz: not scored", w, result.anchor_mhz));
         continue;
       }
       const double g = model.ActivityFrom(anchor->power_w, anchor->f_core_mhz);
@@ -227,7 +236,8 @@ ClockCvResult CrossValidateClocks(const ClockRunTable& table, const ClockCvOptio
       const ClockRun* fixed = RunAt(rows, best_fixed);
       double least = std::numeric_limits<double>::infinity();
       for (const ClockRun* r : rows) least = std::min(least, r->energy_j);
-      c.best_fixed_loss_pct = fixed != nullptr ? 100.0 * (fixed->energy_j / least - 1.0) : std::nan("");
+      c.best_fixed_loss_pct =
+          fixed != nullptr ? 100.0 * (fixed->energy_j / least - 1.0) : std::nan("");
       result.choices.push_back(std::move(c));
     }
   }

@@ -61,7 +61,7 @@ struct ClockCandidate {
 struct ClockChoice {
   std::string workload;
   int fold = 0;
-  double t_mem_s = 0.0;          // T(f) = t_mem + c / f
+  double t_mem_s = 0.0;  // T(f) = t_mem + c / f
   double c_s_mhz = 0.0;
   double chosen_mhz = 0.0;       // least predicted energy
   double optimum_mhz = 0.0;      // least measured energy
@@ -73,9 +73,9 @@ struct ClockChoice {
   double chosen_edp_mhz = 0.0;
   double optimum_edp_mhz = 0.0;
   double edp_loss_pct = 0.0;
-  double highest_mhz = 0.0;       // its highest measured requested clock
+  double highest_mhz = 0.0;  // its highest measured requested clock
   double highest_loss_pct = 0.0;
-  double best_fixed_mhz = 0.0;    // best on average over the fold's training workloads
+  double best_fixed_mhz = 0.0;  // best on average over the fold's training workloads
   double best_fixed_loss_pct = 0.0;
   std::vector<ClockCandidate> candidates;
 };
@@ -105,7 +105,8 @@ double MiddleClock(const ClockRunTable& table);
 
 // T(f) = t_mem + c / f through two (f, T) points; t_mem and c are held >= 0 (a run time that
 // does not fall with the clock is all t_mem, one that falls faster than 1/f is all c / f).
-void RunTimeThroughTwo(double f1, double t1, double f2, double t2, double* t_mem_s, double* c_s_mhz);
+void RunTimeThroughTwo(double f1, double t1, double f2, double t2, double* t_mem_s,
+                       double* c_s_mhz);
 
 // The table's rows of `workloads` only (or all but them, with `keep` false).
 ClockRunTable SelectWorkloads(const ClockRunTable& table, const std::vector<std::string>& workloads,

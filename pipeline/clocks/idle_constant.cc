@@ -19,7 +19,8 @@ namespace {
 IdleCurve ReadIdleJson(const std::string& path) {
   const nlohmann::json j = ReadJsonFile(path, "the idle curve");
   if (!j.is_object() || j.empty()) {
-    throw InputError(path, 0, "", "expected an object {\"<MHz>\": W, ...} (idle power per locked clock)");
+    throw InputError(path, 0, "",
+                     "expected an object {\"<MHz>\": W, ...} (idle power per locked clock)");
   }
   std::vector<std::pair<double, double>> points;
   for (const auto& [key, value] : j.items()) {
@@ -29,7 +30,8 @@ IdleCurve ReadIdleJson(const std::string& path) {
       throw InputError(path, 0, key, "a key must be a core clock in MHz");
     }
     if (!value.is_number() || !(value.get<double>() > 0.0 && value.get<double>() <= kMaxPowerW)) {
-      throw InputError(path, 0, key, fmt::format("expected a power in W within (0, {:g}]", kMaxPowerW));
+      throw InputError(path, 0, key,
+                       fmt::format("expected a power in W within (0, {:g}]", kMaxPowerW));
     }
     points.emplace_back(f, value.get<double>());
   }
@@ -48,11 +50,13 @@ IdleCurve ReadIdleJson(const std::string& path) {
 IdleCurve ReadIdleCurve(const std::string& path) {
   std::string lower = path;
   for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (lower.size() >= 5 && lower.compare(lower.size() - 5, 5, ".json") == 0) return ReadIdleJson(path);
+  if (lower.size() >= 5 && lower.compare(lower.size() - 5, 5, ".json") == 0)
+    return ReadIdleJson(path);
   // A CSV: the per-run reader's column rules with a placeholder workload.
   CsvReader reader(path);
   std::vector<std::string> header, fields;
-  if (!reader.Next(&header)) throw InputError(path, 1, "", "empty file: expected f_core_mhz,power_w");
+  if (!reader.Next(&header))
+    throw InputError(path, 1, "", "empty file: expected f_core_mhz,power_w");
   int fi = -1, pi = -1;
   double fs = 1.0, ps = 1.0;
   for (size_t i = 0; i < header.size(); ++i) {
@@ -61,14 +65,16 @@ IdleCurve ReadIdleCurve(const std::string& path) {
     if (header[i] == "power_w") pi = static_cast<int>(i);
     if (header[i] == "power_mw") pi = static_cast<int>(i), ps = 1e-3;
   }
-  if (fi < 0 || pi < 0) reader.Fail("header", "expected columns f_core_mhz and power_w (or _ghz, _mw)");
+  if (fi < 0 || pi < 0)
+    reader.Fail("header", "expected columns f_core_mhz and power_w (or _ghz, _mw)");
   IdleCurve c;
   c.path = path;
   std::vector<std::pair<double, double>> points;
   while (reader.Next(&fields)) {
     if (fields.size() <= static_cast<size_t>(std::max(fi, pi))) reader.Fail("", "too few fields");
-    points.emplace_back(reader.ParseBounded(fields[fi], header[fi], PhysicalQuantity::kFrequency, fs),
-                        reader.ParseBounded(fields[pi], header[pi], PhysicalQuantity::kPower, ps));
+    points.emplace_back(
+        reader.ParseBounded(fields[fi], header[fi], PhysicalQuantity::kFrequency, fs),
+        reader.ParseBounded(fields[pi], header[pi], PhysicalQuantity::kPower, ps));
   }
   std::sort(points.begin(), points.end());
   for (const auto& [f, p] : points) {
@@ -93,10 +99,11 @@ IdleConstantFit FitIdleConstant(const VfModel& model, const IdleCurve& idle) {
   }
   fit.points = static_cast<int>(curve.f_core_mhz.size());
   if (fit.points < 4) {
-    throw InputError(idle.path, 0, "",
-                     fmt::format("{} idle points within the calibrated clocks ({:g} .. {:g} MHz): need 4 "
-                                 "or more for three coefficients and a residual",
-                                 fit.points, model.clocks_mhz.front(), model.clocks_mhz.back()));
+    throw InputError(
+        idle.path, 0, "",
+        fmt::format("{} idle points within the calibrated clocks ({:g} .. {:g} MHz): need 4 "
+                    "or more for three coefficients and a residual",
+                    fit.points, model.clocks_mhz.front(), model.clocks_mhz.back()));
   }
   fit.f_min_mhz = curve.f_core_mhz.front();
   fit.f_max_mhz = curve.f_core_mhz.back();

@@ -31,16 +31,16 @@ struct IdleCurve {
 IdleCurve ReadIdleCurve(const std::string& path);
 
 struct IdleConstantFit {
-  double static_w = 0.0;            // s
-  double dynamic_w_per_mhz = 0.0;   // d
-  double p_const_w = 0.0;           // with the estimated voltages
+  double static_w = 0.0;           // s
+  double dynamic_w_per_mhz = 0.0;  // d
+  double p_const_w = 0.0;          // with the estimated voltages
   double rmse_w = 0.0;
   // The estimated voltage's range over the points: s v and P_const separate only as far as v
   // varies (on an A100, 0.81 .. 1: weakly).
   double v_min = 0.0, v_max = 0.0;
-  Eq3Fit cubic;                     // AccelWattch Eq. 3 on the same points
-  int points = 0;                   // idle points used (within the calibrated clocks)
-  int points_outside = 0;           // left out
+  Eq3Fit cubic;            // AccelWattch Eq. 3 on the same points
+  int points = 0;          // idle points used (within the calibrated clocks)
+  int points_outside = 0;  // left out
   double f_min_mhz = 0.0, f_max_mhz = 0.0;
 };
 

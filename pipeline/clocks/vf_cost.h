@@ -22,8 +22,8 @@ namespace clocks_internal {
 
 struct VfRow {
   int workload = 0;
-  int level = 0;     // the calibrated clock at or below the one it ran at
-  double t = 0.0;    // 0..1 toward the next calibrated clock (linear voltage between them)
+  int level = 0;   // the calibrated clock at or below the one it ran at
+  double t = 0.0;  // 0..1 toward the next calibrated clock (linear voltage between them)
   double f_mhz = 0.0;
   double power_w = 0.0;
 };
@@ -57,7 +57,8 @@ class VfCost : public ceres::CostFunction {
       if (jacobians[0] != nullptr) {
         const double dr_dv = (a0 + 2.0 * vr * row.f_mhz * g) * inv;
         for (int j = 0; j < num_s; ++j) {
-          const double dv = j < dv_ds.cols() ? (1.0 - row.t) * dv_ds(k, j) + row.t * dv_ds(k1, j) : 0.0;
+          const double dv =
+              j < dv_ds.cols() ? (1.0 - row.t) * dv_ds(k, j) + row.t * dv_ds(k1, j) : 0.0;
           jacobians[0][r * num_s + j] = dr_dv * dv;
         }
       }

@@ -27,7 +27,8 @@ void Locate(const std::vector<double>& clocks, double f, int* level, double* t) 
     *t = 0.0;
     return;
   }
-  const size_t k = static_cast<size_t>(std::upper_bound(clocks.begin(), clocks.end(), f) - clocks.begin() - 1);
+  const size_t k =
+      static_cast<size_t>(std::upper_bound(clocks.begin(), clocks.end(), f) - clocks.begin() - 1);
   *level = static_cast<int>(k);
   *t = (f - clocks[k]) / (clocks[k + 1] - clocks[k]);
 }
@@ -35,8 +36,10 @@ void Locate(const std::vector<double>& clocks, double f, int* level, double* t) 
 }  // namespace
 
 bool VfFitOptions::Check(std::string* error) const {
-  if (!(voltage_min > 0.0 && voltage_min < 1.0 && voltage_max > 1.0 && std::isfinite(voltage_max))) {
-    *error = fmt::format("voltage bounds [{}, {}]: need 0 < min < 1 < max", voltage_min, voltage_max);
+  if (!(voltage_min > 0.0 && voltage_min < 1.0 && voltage_max > 1.0 &&
+        std::isfinite(voltage_max))) {
+    *error =
+        fmt::format("voltage bounds [{}, {}]: need 0 < min < 1 < max", voltage_min, voltage_max);
     return false;
   }
   if (max_iterations < 1) {
@@ -59,7 +62,8 @@ std::vector<std::string> CheckClockRunsForFit(const ClockRunTable& table) {
   if (workloads.size() < 2) {
     throw InputError(table.path, 0, "workload",
                      fmt::format("{} workload(s): the voltages need two workloads or more measured "
-                                 "at the same clocks", workloads.size()));
+                                 "at the same clocks",
+                                 workloads.size()));
   }
   std::map<std::string, std::vector<const ClockRun*>> by_workload;
   std::map<double, std::vector<const ClockRun*>> by_clock;
@@ -74,42 +78,48 @@ std::vector<std::string> CheckClockRunsForFit(const ClockRunTable& table) {
   for (const std::string& w : workloads) {
     const auto& rows = by_workload[w];
     if (rows.size() < 2) {
-      throw InputError(rows[0]->path, rows[0]->line, "workload",
-                       fmt::format("'{}' was measured at one clock only ({:g} MHz): it says nothing "
-                                   "about the voltages; leave it out of the calibration and predict "
-                                   "it from the calibrated model (wattcal-clocks --predict)",
-                                   w, rows[0]->f_requested_mhz));
+      throw InputError(
+          rows[0]->path, rows[0]->line, "workload",
+          fmt::format("'{}' was measured at one clock only ({:g} MHz): it says nothing "
+                      "about the voltages; leave it out of the calibration and predict "
+                      "it from the calibrated model (wattcal-clocks --predict)",
+                      w, rows[0]->f_requested_mhz));
     }
   }
   for (const auto& [f, rows] : by_clock) {
     if (rows.size() < 2) {
-      throw InputError(rows[0]->path, rows[0]->line, "f_core_mhz",
-                       fmt::format("{:g} MHz has one workload only ('{}'): its voltage would fit that "
-                                   "one run exactly; measure two workloads or more there, or leave "
-                                   "the clock out", f, rows[0]->workload));
+      throw InputError(
+          rows[0]->path, rows[0]->line, "f_core_mhz",
+          fmt::format("{:g} MHz has one workload only ('{}'): its voltage would fit that "
+                      "one run exactly; measure two workloads or more there, or leave "
+                      "the clock out",
+                      f, rows[0]->workload));
     }
   }
   std::vector<std::string> warnings;
   for (const std::string& w : workloads) {
     std::vector<const ClockRun*> rows = by_workload[w];
-    std::stable_sort(rows.begin(), rows.end(),
-                     [](const ClockRun* a, const ClockRun* b) { return a->f_core_mhz < b->f_core_mhz; });
+    std::stable_sort(rows.begin(), rows.end(), [](const ClockRun* a, const ClockRun* b) {
+      return a->f_core_mhz < b->f_core_mhz;
+    });
     const ClockRun* lo = rows.front();
     const ClockRun* hi = rows.back();
     if (hi->power_w < lo->power_w) {
-      throw InputError(hi->path, hi->line, "power",
-                       fmt::format("the power of '{}' falls from {:.1f} W at {:g} MHz (line {}) to "
-                                   "{:.1f} W at {:g} MHz: power rises with the clock; are the clock "
-                                   "or power columns mislabelled?",
-                                   w, lo->power_w, lo->f_core_mhz, lo->line, hi->power_w, hi->f_core_mhz));
+      throw InputError(
+          hi->path, hi->line, "power",
+          fmt::format("the power of '{}' falls from {:.1f} W at {:g} MHz (line {}) to "
+                      "{:.1f} W at {:g} MHz: power rises with the clock; are the clock "
+                      "or power columns mislabelled?",
+                      w, lo->power_w, lo->f_core_mhz, lo->line, hi->power_w, hi->f_core_mhz));
     }
     for (size_t i = 1; i < rows.size(); ++i) {
       if (rows[i]->power_w < 0.9 * rows[i - 1]->power_w) {
-        warnings.push_back(fmt::format("{}:{}: '{}' draws {:.1f} W at {:g} MHz, {:.0f}% less than at "
-                                       "{:g} MHz (line {}); fitted as measured",
-                                       rows[i]->path, rows[i]->line, w, rows[i]->power_w, rows[i]->f_core_mhz,
-                                       100.0 * (1.0 - rows[i]->power_w / rows[i - 1]->power_w),
-                                       rows[i - 1]->f_core_mhz, rows[i - 1]->line));
+        warnings.push_back(
+            fmt::format("{}:{}: '{}' draws {:.1f} W at {:g} MHz, {:.0f}% less than at "
+                        "{:g} MHz (line {}); fitted as measured",
+                        rows[i]->path, rows[i]->line, w, rows[i]->power_w, rows[i]->f_core_mhz,
+                        100.0 * (1.0 - rows[i]->power_w / rows[i - 1]->power_w),
+                        rows[i - 1]->f_core_mhz, rows[i - 1]->line));
       }
     }
   }
@@ -131,15 +141,16 @@ struct VfParams {
 // `static_share` of the least power static and `constant_share` constant, each workload's
 // activity from its own rows.
 VfParams Start(const std::vector<VfRow>& rows, const std::vector<double>& clocks, int ref_level,
-               const fit_internal::VoltageCurve& curve, int num_workloads, double v_low, double static_share,
-               double constant_share, const VfFitOptions& options) {
+               const fit_internal::VoltageCurve& curve, int num_workloads, double v_low,
+               double static_share, double constant_share, const VfFitOptions& options) {
   const double reference = clocks[static_cast<size_t>(ref_level)];
   double min_power = std::numeric_limits<double>::infinity();
   for (const VfRow& row : rows) min_power = std::min(min_power, row.power_w);
   std::vector<double> v0(clocks.size());
   for (size_t k = 0; k < clocks.size(); ++k) {
-    v0[k] = std::clamp(v_low + (1.0 - v_low) * (clocks[k] - clocks.front()) / (reference - clocks.front() + 1e-9),
-                       options.voltage_min, options.voltage_max);
+    v0[k] = std::clamp(
+        v_low + (1.0 - v_low) * (clocks[k] - clocks.front()) / (reference - clocks.front() + 1e-9),
+        options.voltage_min, options.voltage_max);
   }
   v0[static_cast<size_t>(ref_level)] = 1.0;
   VfParams p;
@@ -163,15 +174,16 @@ VfParams Start(const std::vector<VfRow>& rows, const std::vector<double>& clocks
 void Solve(const std::vector<VfRow>& rows, const fit_internal::VoltageCurve& curve, int num_levels,
            const VfFitOptions& options, VfParams* p) {
   ceres::Problem problem;
-  problem.AddResidualBlock(new VfCost(&rows, &curve, num_levels, static_cast<int>(p->g.size())), nullptr,
-                           p->s.data(), p->coef, p->g.data());
+  problem.AddResidualBlock(new VfCost(&rows, &curve, num_levels, static_cast<int>(p->g.size())),
+                           nullptr, p->s.data(), p->coef, p->g.data());
   for (size_t j = 0; j < p->s.size(); ++j) {
     problem.SetParameterLowerBound(p->s.data(), static_cast<int>(j), 0.0);
     problem.SetParameterUpperBound(p->s.data(), static_cast<int>(j), 1.0);
   }
   if (num_levels == 1) problem.SetParameterBlockConstant(p->s.data());
   for (int j = 0; j < 2; ++j) problem.SetParameterLowerBound(p->coef, j, 0.0);
-  for (size_t j = 0; j < p->g.size(); ++j) problem.SetParameterLowerBound(p->g.data(), static_cast<int>(j), 0.0);
+  for (size_t j = 0; j < p->g.size(); ++j)
+    problem.SetParameterLowerBound(p->g.data(), static_cast<int>(j), 0.0);
   ceres::Solver::Options solver;
   solver.linear_solver_type = ceres::DENSE_NORMAL_CHOLESKY;
   solver.max_num_iterations = options.max_iterations;
@@ -193,12 +205,14 @@ VfFitResult FitVfModel(const ClockRunTable& table, const VfFitOptions& options) 
   result.warnings = CheckClockRunsForFit(table);
   const std::vector<std::string> workloads = table.Workloads();
   const std::vector<double> clocks = table.RequestedClocks();
-  const double reference = std::isnan(options.reference_mhz) ? clocks.back() : options.reference_mhz;
+  const double reference =
+      std::isnan(options.reference_mhz) ? clocks.back() : options.reference_mhz;
   const auto ref_it = std::find_if(clocks.begin(), clocks.end(),
                                    [&](double f) { return std::abs(f - reference) < 1e-6; });
   if (ref_it == clocks.end()) {
-    throw OptionError(fmt::format("reference clock {:g} MHz is not one of the requested clocks ({:g} .. {:g} MHz)",
-                                  reference, clocks.front(), clocks.back()));
+    throw OptionError(fmt::format(
+        "reference clock {:g} MHz is not one of the requested clocks ({:g} .. {:g} MHz)", reference,
+        clocks.front(), clocks.back()));
   }
   const int num_levels = static_cast<int>(clocks.size());
   const int ref_level = static_cast<int>(ref_it - clocks.begin());
@@ -218,17 +232,20 @@ VfFitResult FitVfModel(const ClockRunTable& table, const VfFitOptions& options) 
   // least power differently between static and constant, the lowest cost wins (the first on a
   // tie, so the result is deterministic). Measured on the V100 file, one start alone stopped at
   // a0 = 0.5 W, c = 19.8 W with a training MAPE of 5.25%.
-  const fit_internal::VoltageCurve curve(num_levels, ref_level, options.voltage_min, options.voltage_max);
+  const fit_internal::VoltageCurve curve(num_levels, ref_level, options.voltage_min,
+                                         options.voltage_max);
   const double starts[][3] = {{0.75, 0.2, 0.0}, {0.75, 0.8, 0.0}, {0.9, 0.5, 0.3}, {0.6, 0.2, 0.5}};
   VfParams best;
   for (const auto& st : starts) {
-    VfParams p = Start(rows, clocks, ref_level, curve, static_cast<int>(workloads.size()), st[0], st[1], st[2], options);
+    VfParams p = Start(rows, clocks, ref_level, curve, static_cast<int>(workloads.size()), st[0],
+                       st[1], st[2], options);
     Solve(rows, curve, num_levels, options, &p);
     result.iterations += static_cast<int>(p.summary.iterations.size());
     if (p.cost < best.cost * (1.0 - 1e-9)) best = p;
   }
   result.converged = best.summary.termination_type == ceres::CONVERGENCE;
-  if (!result.converged) result.warnings.push_back("the fit stopped without converging: " + best.summary.message);
+  if (!result.converged)
+    result.warnings.push_back("the fit stopped without converging: " + best.summary.message);
 
   VfModel& m = result.model;
   m.reference_mhz = reference;

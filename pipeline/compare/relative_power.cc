@@ -178,9 +178,8 @@ std::string FormatComparison(const RelativePowerComparison& c) {
       "difference of the averages {:.2f} points; per workload |difference| mean {:.2f}, max "
       "{:.2f} points ({}); same direction {}/{} = {:.1f}%",
       c.arch_b, c.arch_a, c.num_workloads(), c.skipped.size(), c.estimated_mean_rel_pct,
-      c.measured_mean_rel_pct, std::fabs(c.diff_of_means_pp), c.mean_abs_diff_pp,
-      c.max_abs_diff_pp, c.max_abs_diff_workload, c.same_direction_count, c.num_workloads(),
-      c.same_direction_pct);
+      c.measured_mean_rel_pct, std::fabs(c.diff_of_means_pp), c.mean_abs_diff_pp, c.max_abs_diff_pp,
+      c.max_abs_diff_workload, c.same_direction_count, c.num_workloads(), c.same_direction_pct);
   if (!c.opposite_direction.empty()) {
     std::string list;
     for (const std::string& w : c.opposite_direction) list += (list.empty() ? "" : ", ") + w;

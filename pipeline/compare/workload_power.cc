@@ -34,8 +34,10 @@ size_t FindPowerColumn(const CsvReader& reader, const std::vector<std::string>& 
         if (header[i] == name) return i;
       }
     }
-    reader.Fail("header", "no power column: expected sim_total_W, power_w or power_mw (or name "
-                          "one); the header has " + JoinHeader(header));
+    reader.Fail("header",
+                "no power column: expected sim_total_W, power_w or power_mw (or name "
+                "one); the header has " +
+                    JoinHeader(header));
   }
   std::vector<size_t> matches;
   for (size_t i = 1; i < header.size(); ++i) {
@@ -48,11 +50,13 @@ size_t FindPowerColumn(const CsvReader& reader, const std::vector<std::string>& 
   }
   if (matches.size() == 1) return matches.front();
   if (matches.empty()) {
-    reader.Fail("header", fmt::format("no column \"{}\" (or \"{}_W\", \"{}_mW\"); the header has {}",
-                                      wanted, wanted, wanted, JoinHeader(header)));
+    reader.Fail("header",
+                fmt::format("no column \"{}\" (or \"{}_W\", \"{}_mW\"); the header has {}", wanted,
+                            wanted, wanted, JoinHeader(header)));
   }
-  reader.Fail("header", fmt::format("\"{}\" names {} columns ({} and {}); give the full name",
-                                    wanted, matches.size(), header[matches[0]], header[matches[1]]));
+  reader.Fail("header",
+              fmt::format("\"{}\" names {} columns ({} and {}); give the full name", wanted,
+                          matches.size(), header[matches[0]], header[matches[1]]));
 }
 
 }  // namespace
@@ -79,8 +83,9 @@ WorkloadPower ReadWorkloadPower(const std::string& path, const std::string& colu
   const size_t col = FindPowerColumn(reader, header, column);
   const double divisor = UnitDivisor(header[col]);
   if (divisor == 0.0) {
-    reader.Fail(header[col], "the column's unit is not recognised: power columns end in _W "
-                             "(watts) or _mW (milliwatts)");
+    reader.Fail(header[col],
+                "the column's unit is not recognised: power columns end in _W "
+                "(watts) or _mW (milliwatts)");
   }
 
   WorkloadPower out;

@@ -94,8 +94,8 @@ CrossValidationReport CrossValidate(const Corpus& given, const CalibrationOption
       const Corpus test = corpus.Subset(test_rows);
       result.fold_models[k] = Calibrate(train, fold_calibration);
       // The fold's model knows the board's limit (--power-limit-w or the corpus's).
-      fold_rows[k] = PredictHeldout(result.fold_models[k], test, mode,
-                                    result.fold_models[k].power_limit_w);
+      fold_rows[k] =
+          PredictHeldout(result.fold_models[k], test, mode, result.fold_models[k].power_limit_w);
       for (PredictionRow& row : fold_rows[k]) row.fold = k;
     } catch (const InputError& e) {
       fold_errors[k] = e.what();

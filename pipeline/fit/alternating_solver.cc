@@ -67,7 +67,6 @@ double FitLevelVoltage(const FitData& data, const std::vector<double>& x,
   return v;
 }
 
-
 // TPDS Fig. 5, Problem 1 in closed form: the level's cost sum_n (a V + b_n V^2 + c_n)^2 is the
 // quartic g(V) = S_bb V^4 + 2 a S_b V^3 + (a^2 N + 2 S_bc) V^2 + 2 a S_c V + const, whose sums
 // come from the pairs' moments. Returns the local minimum that a descent from `start` reaches
@@ -150,7 +149,10 @@ double MinimizeLevelVoltage(const FitData& data, const std::vector<Eigen::Matrix
         const double mid = 0.5 * (lo + hi);
         if (mid == lo || mid == hi) break;
         const double g = slope(mid);
-        if (right ? g < 0.0 : g > 0.0) lo = mid; else hi = mid;
+        if (right ? g < 0.0 : g > 0.0)
+          lo = mid;
+        else
+          hi = mid;
       }
       return slope(hi) == 0.0 ? hi : 0.5 * (lo + hi);
     }
@@ -175,7 +177,8 @@ SolveResult SolveAlternating(const FitData& data, const CalibrationOptions& opti
   double last_change_pct = 0.0;
   const std::vector<Eigen::MatrixXd> moments =
       options.internal.reference_solver ? std::vector<Eigen::MatrixXd>() : PairMoments(data);
-  Progress progress("alternating fit", options.show_progress ? options.max_alternating_iterations : 0);
+  Progress progress("alternating fit",
+                    options.show_progress ? options.max_alternating_iterations : 0);
   for (; iteration < options.max_alternating_iterations; ++iteration) {
     // Phase 1: voltage of each level, domain by domain, bounded by its neighbours.
     for (int d = 0; d < nd; ++d) {
@@ -191,10 +194,10 @@ SolveResult SolveAlternating(const FitData& data, const CalibrationOptions& opti
           volts[d][j] = upper;
           continue;
         }
-        volts[d][j] = options.internal.reference_solver
-                          ? FitLevelVoltage(data, x, volts, d, j, lower, upper, volts[d][j])
-                          : MinimizeLevelVoltage(data, moments, x, volts, d, j, lower, upper,
-                                                 volts[d][j]);
+        volts[d][j] =
+            options.internal.reference_solver
+                ? FitLevelVoltage(data, x, volts, d, j, lower, upper, volts[d][j])
+                : MinimizeLevelVoltage(data, moments, x, volts, d, j, lower, upper, volts[d][j]);
       }
     }
     // Phase 2: coefficients by NNLS with the voltages fixed.
@@ -229,7 +232,6 @@ SolveResult SolveAlternating(const FitData& data, const CalibrationOptions& opti
                               options.max_alternating_iterations, last_change_pct);
   return result;
 }
-
 
 }  // namespace fit_internal
 }  // namespace wattcal

@@ -35,7 +35,8 @@ uint64_t BootstrapReplicateSeed(uint64_t seed, int b) {
 uint64_t UniformIndex(std::mt19937_64& gen, uint64_t n) {
   if (n <= 1) return 0;
   // Largest multiple of n that fits: draws at or above it are rejected (no modulo bias).
-  const uint64_t limit = std::numeric_limits<uint64_t>::max() - std::numeric_limits<uint64_t>::max() % n;
+  const uint64_t limit =
+      std::numeric_limits<uint64_t>::max() - std::numeric_limits<uint64_t>::max() % n;
   for (;;) {
     const uint64_t x = gen();
     if (x < limit) return x % n;
@@ -61,7 +62,8 @@ CoefficientCi BootstrapFixedCoefficients(const Corpus& train, const CalibrationO
   std::map<std::string, int> index_of;
   for (size_t i = 0; i < names.size(); ++i) index_of[names[i]] = static_cast<int>(i);
   std::vector<std::vector<int>> rows_of(names.size());
-  for (int r = 0; r < at_default.rows(); ++r) rows_of[index_of[at_default.benchmark[r]]].push_back(r);
+  for (int r = 0; r < at_default.rows(); ++r)
+    rows_of[index_of[at_default.benchmark[r]]].push_back(r);
   const int nb = static_cast<int>(names.size());
   const int nd = at_default.layout.num_domains();
   const int nc = 2 * nd + at_default.layout.num_components();
@@ -107,6 +109,5 @@ CoefficientCi BootstrapFixedCoefficients(const Corpus& train, const CalibrationO
   }
   return ci;
 }
-
 
 }  // namespace wattcal

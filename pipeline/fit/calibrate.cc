@@ -26,9 +26,7 @@
 namespace wattcal {
 
 const char* FitMethodName(FitMethod v) { return v == FitMethod::kDvfs ? "dvfs" : "fixed"; }
-const char* FitSolverName(FitSolver v) {
-  return v == FitSolver::kJoint ? "joint" : "alternating";
-}
+const char* FitSolverName(FitSolver v) { return v == FitSolver::kJoint ? "joint" : "alternating"; }
 const char* FitLossName(FitLoss v) {
   switch (v) {
     case FitLoss::kL2: return "l2";
@@ -68,7 +66,8 @@ bool CalibrationOptions::Check(std::string* error) const {
         fmt::format("max_alternating_iterations = {} must be >= 1", max_alternating_iterations));
   }
   if (!(alternating_tolerance_pct > 0.0)) {
-    return fail(fmt::format("alternating_tolerance_pct = {} must be > 0", alternating_tolerance_pct));
+    return fail(
+        fmt::format("alternating_tolerance_pct = {} must be > 0", alternating_tolerance_pct));
   }
   if (alternating_patience < 1) {
     return fail(fmt::format("alternating_patience = {} must be >= 1", alternating_patience));
@@ -82,8 +81,9 @@ bool CalibrationOptions::Check(std::string* error) const {
     return fail(fmt::format("bootstrap_replicates = {} must be >= 0", bootstrap_replicates));
   }
   if (bootstrap_replicates > 0 && method != FitMethod::kFixed) {
-    return fail("bootstrap_replicates (--bootstrap) applies to the fixed method only "
-                "(--method fixed)");
+    return fail(
+        "bootstrap_replicates (--bootstrap) applies to the fixed method only "
+        "(--method fixed)");
   }
   if (method == FitMethod::kDvfs && solver == FitSolver::kAlternating &&
       (loss != FitLoss::kL2 || residual != FitResidual::kAbsolute)) {
@@ -99,7 +99,6 @@ double CalibrationOptions::EffectiveLossScale() const {
   if (loss_scale > 0.0) return loss_scale;
   return residual == FitResidual::kRelative ? 0.05 : 3.0;
 }
-
 
 namespace fit_internal {
 
@@ -142,8 +141,7 @@ void FillTrainingStats(const Corpus& c, PowerModel* model) {
 }
 
 PowerModel MakeModel(const FitData& data, const Corpus& train, FitMethod method,
-                     const std::vector<double>& x,
-                     const std::vector<std::vector<double>>& volts) {
+                     const std::vector<double>& x, const std::vector<std::vector<double>>& volts) {
   PowerModel model;
   model.method = FitMethodName(method);
   model.layout = train.layout;
@@ -166,8 +164,7 @@ PowerModel CalibrateFixed(const Corpus& train, const CalibrationOptions& options
   Eigen::MatrixXd a(at_default.rows(), n);
   Eigen::VectorXd b(at_default.rows());
   for (int r = 0; r < at_default.rows(); ++r) {
-    const double w =
-        options.residual == FitResidual::kRelative ? 1.0 / at_default.power_w(r) : 1.0;
+    const double w = options.residual == FitResidual::kRelative ? 1.0 / at_default.power_w(r) : 1.0;
     a(r, 0) = w;
     for (int i = 0; i < data.num_components; ++i) a(r, i + 1) = at_default.util_frac(r, i) * w;
     b(r) = at_default.power_w(r) * w;
@@ -190,7 +187,8 @@ PowerModel CalibrateFixed(const Corpus& train, const CalibrationOptions& options
     solver_options.max_num_iterations = options.max_solver_iterations;
     ceres::Solver::Summary summary;
     ceres::Solve(solver_options, &problem, &summary);
-    if (!summary.IsSolutionUsable()) throw FitError("fixed-frequency fit failed: " + summary.message);
+    if (!summary.IsSolutionUsable())
+      throw FitError("fixed-frequency fit failed: " + summary.message);
   }
   std::vector<double> x(2 * nd + data.num_components, 0.0);
   x[0] = beta(0);
@@ -212,7 +210,6 @@ PowerModel CalibrateFixed(const Corpus& train, const CalibrationOptions& options
 }
 
 PowerModel CalibrateDvfs(const Corpus& train, const CalibrationOptions& options) {
-
   const Clock::time_point start = Clock::now();
   const FitData data = PrepareFitData(train);
   SolveResult result;
@@ -222,8 +219,9 @@ PowerModel CalibrateDvfs(const Corpus& train, const CalibrationOptions& options)
     // Start: every voltage 1, coefficients by NNLS at those voltages.
     std::vector<std::vector<double>> ones(data.num_domains);
     for (int d = 0; d < data.num_domains; ++d) ones[d].assign(data.levels[d].size(), 1.0);
-    const std::vector<Eigen::MatrixXd> moments =
-        options.internal.reference_solver ? std::vector<Eigen::MatrixXd>() : PairMoments(data, options.residual);
+    const std::vector<Eigen::MatrixXd> moments = options.internal.reference_solver
+                                                     ? std::vector<Eigen::MatrixXd>()
+                                                     : PairMoments(data, options.residual);
     // The two starts are independent. With two threads or more they run side by side: the
     // cold start on one, gpmTOOL's alternating solution and the start from it on the other.
     // Each is deterministic, so the model does not depend on the thread count; only the cold
@@ -277,7 +275,8 @@ PowerModel CalibrateDvfs(const Corpus& train, const CalibrationOptions& options)
     if (options.joint_start_from_alternating) {
       const bool keep_second = second.report.final_cost < result.report.final_cost;
       const std::string note = fmt::format(
-          " [two starts: cold start cost {:.6g}, from the alternating solution {:.6g}; kept the {}]",
+          " [two starts: cold start cost {:.6g}, from the alternating solution {:.6g}; kept the "
+          "{}]",
           result.report.final_cost, second.report.final_cost,
           keep_second ? "start from the alternating solution" : "cold start");
       if (keep_second) result = second;
@@ -298,7 +297,6 @@ PowerModel CalibrateDvfs(const Corpus& train, const CalibrationOptions& options)
   return model;
 }
 
-
 }  // namespace fit_internal
 
 namespace {
@@ -318,7 +316,6 @@ TrainingRange RangeOf(const Corpus& rows) {
   if (rows.has_power() && rows.rows() > 0) range.max_power_w = rows.power_w.maxCoeff();
   return range;
 }
-
 
 }  // namespace
 

@@ -37,8 +37,7 @@ bool ParseFitLoss(const std::string& name, FitLoss* loss);
 // method (TPDS Eq. 9 by least squares, as gpmTOOL) and for the alternating solver, which
 // reproduces gpmTOOL and supports L2 only (TPDS Fig. 4-5).
 constexpr FitLoss DefaultLoss(FitMethod method, FitSolver solver) {
-  return method == FitMethod::kDvfs && solver == FitSolver::kJoint ? FitLoss::kHuber
-                                                                   : FitLoss::kL2;
+  return method == FitMethod::kDvfs && solver == FitSolver::kJoint ? FitLoss::kHuber : FitLoss::kL2;
 }
 
 // Switches of the solvers' formulation that exist for the tests and benchmarks that compare

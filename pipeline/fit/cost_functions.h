@@ -22,15 +22,15 @@ struct FitData {
   const Corpus* corpus = nullptr;
   int num_domains = 0;
   int num_components = 0;
-  std::vector<int> domain_of;                     // per component
-  std::vector<std::vector<double>> levels;        // per domain, ascending
-  std::vector<int> default_level;                 // per domain
-  std::vector<std::vector<int>> level_of_row;     // [domain][row]
+  std::vector<int> domain_of;                                // per component
+  std::vector<std::vector<double>> levels;                   // per domain, ascending
+  std::vector<int> default_level;                            // per domain
+  std::vector<std::vector<int>> level_of_row;                // [domain][row]
   std::vector<std::vector<std::vector<int>>> rows_at_level;  // [domain][level] -> rows
-  std::vector<double> util_row_major;             // [row * num_components + i], for speed
+  std::vector<double> util_row_major;  // [row * num_components + i], for speed
   // Rows grouped by V-F pair (one level per domain), pairs in order of first appearance.
   std::vector<std::vector<int>> rows_of_pair;
-  std::vector<std::vector<int>> level_of_pair;    // [pair][domain]
+  std::vector<std::vector<int>> level_of_pair;  // [pair][domain]
 };
 
 // Monotone voltages through non-negative increments: for levels above the default one,
@@ -124,14 +124,16 @@ class RowCost : public ceres::CostFunction {
  public:
   RowCost(const FitData* data, const VoltageState* state, int row, double sigma,
           const std::vector<int>& block_of_domain)
-      : data_(data), state_(state), row_(row), inv_sigma_(1.0 / sigma),
+      : data_(data),
+        state_(state),
+        row_(row),
+        inv_sigma_(1.0 / sigma),
         block_of_domain_(block_of_domain) {
     set_num_residuals(1);
     mutable_parameter_block_sizes()->push_back(2 * data->num_domains + data->num_components);
     for (int d = 0; d < data->num_domains; ++d) {
       if (block_of_domain_[d] >= 0) {
-        mutable_parameter_block_sizes()->push_back(
-            static_cast<int>(data->levels[d].size()) - 1);
+        mutable_parameter_block_sizes()->push_back(static_cast<int>(data->levels[d].size()) - 1);
       }
     }
   }

@@ -22,7 +22,6 @@
 namespace wattcal {
 namespace fit_internal {
 
-
 FitData PrepareFitData(const Corpus& train) {
   if (!train.has_power()) {
     throw InputError(train.path, 0, "power_w", "the training file has no measured power");
@@ -57,8 +56,7 @@ FitData PrepareFitData(const Corpus& train) {
       throw InputError(train.path, train.defaults_line, field,
                        fmt::format("the default {} frequency {} MHz has no rows (measured: {} "
                                    "to {} MHz)",
-                                   train.layout.domains[d].name, f_default, lv.front(),
-                                   lv.back()));
+                                   train.layout.domains[d].name, f_default, lv.front(), lv.back()));
     }
     data.default_level.push_back(static_cast<int>(it - lv.begin()));
     data.rows_at_level[d].resize(lv.size());
@@ -86,9 +84,10 @@ FitData PrepareFitData(const Corpus& train) {
     for (const FrequencyDomain& dom : train.layout.domains) {
       pair += (pair.empty() ? "" : "/") + fmt::format("{}", dom.default_freq_mhz);
     }
-    throw InputError(train.path, train.defaults_line,
-                     train.defaults_line > 0 ? "default frequencies" : "--default-core-mhz/--default-mem-mhz",
-                     "no rows at the default V-F pair " + pair + " MHz");
+    throw InputError(
+        train.path, train.defaults_line,
+        train.defaults_line > 0 ? "default frequencies" : "--default-core-mhz/--default-mem-mhz",
+        "no rows at the default V-F pair " + pair + " MHz");
   }
   return data;
 }
@@ -158,8 +157,7 @@ std::vector<double> SolveCoefficients(const FitData& data,
 // domain's voltage are constant across a pair's rows), and so are the normal equations of the
 // coefficients at fixed voltages (SolveCoefficientsFromMoments) and the joint problem's A_0
 // (CompressedProblemCost).
-std::vector<Eigen::MatrixXd> PairMoments(const FitData& data,
-                                         FitResidual residual) {
+std::vector<Eigen::MatrixXd> PairMoments(const FitData& data, FitResidual residual) {
   const Corpus& c = *data.corpus;
   const int nc = data.num_components;
   std::vector<Eigen::MatrixXd> moments;
@@ -169,7 +167,8 @@ std::vector<Eigen::MatrixXd> PairMoments(const FitData& data,
     for (int r : rows) {
       const double w = residual == FitResidual::kRelative ? 1.0 / c.power_w(r) : 1.0;
       z(0) = w;
-      for (int i = 0; i < nc; ++i) z(1 + i) = w * data.util_row_major[static_cast<size_t>(r) * nc + i];
+      for (int i = 0; i < nc; ++i)
+        z(1 + i) = w * data.util_row_major[static_cast<size_t>(r) * nc + i];
       z(nc + 1) = w * c.power_w(r);
       m.selfadjointView<Eigen::Lower>().rankUpdate(z);
     }

@@ -23,18 +23,22 @@ std::vector<int> CoefficientZRows(const FitData& data);
 // ... and the scales at a pair with voltages v and v^2 f per domain.
 void CoefficientScales(const FitData& data, const double* v, const double* v2f, double* scale);
 // The row of the linear design matrix at fixed voltages: [v_k..., v_k^2 f_k..., v^2 f U_i...].
-void DesignRow(const FitData& data, int r, const std::vector<std::vector<double>>& volts, double* out);
+void DesignRow(const FitData& data, int r, const std::vector<std::vector<double>>& volts,
+               double* out);
 
 // NNLS for the coefficients with voltages fixed (TPDS Fig. 5, Problem 2); rows weighted by 1/P
 // for relative residuals; like_gpmtool: unscaled columns, as gpmTOOL's scipy NNLS.
-std::vector<double> SolveCoefficients(const FitData& data, const std::vector<std::vector<double>>& volts,
+std::vector<double> SolveCoefficients(const FitData& data,
+                                      const std::vector<std::vector<double>>& volts,
                                       FitResidual residual, bool like_gpmtool = false);
 
 // Second moments of [1, U_1..U_n, P] / sigma over the rows of each V-F pair.
-std::vector<Eigen::MatrixXd> PairMoments(const FitData& data, FitResidual residual = FitResidual::kAbsolute);
+std::vector<Eigen::MatrixXd> PairMoments(const FitData& data,
+                                         FitResidual residual = FitResidual::kAbsolute);
 
 // SolveCoefficients from the pairs' moments (PairMoments of that residual).
-std::vector<double> SolveCoefficientsFromMoments(const FitData& data, const std::vector<Eigen::MatrixXd>& moments,
+std::vector<double> SolveCoefficientsFromMoments(const FitData& data,
+                                                 const std::vector<Eigen::MatrixXd>& moments,
                                                  const std::vector<std::vector<double>>& volts,
                                                  bool like_gpmtool = true);
 

@@ -37,8 +37,8 @@ struct PairTerms {
   double p0 = 0.0;
 };
 
-PairTerms PairTermsAt(const FitData& data, const VoltageState& state,
-                      const std::vector<int>& level, const double* x) {
+PairTerms PairTermsAt(const FitData& data, const VoltageState& state, const std::vector<int>& level,
+                      const double* x) {
   const int nd = data.num_domains;
   PairTerms t;
   for (int d = 0; d < nd; ++d) {
@@ -66,16 +66,14 @@ class PairCost : public ceres::CostFunction {
   PairCost(const FitData* data, const VoltageState* state, int pair,
            const ceres::LossFunction* loss, FitResidual residual,
            const std::vector<int>& block_of_domain)
-      : data_(data), state_(state), pair_(pair), loss_(loss),
-        block_of_domain_(block_of_domain) {
+      : data_(data), state_(state), pair_(pair), loss_(loss), block_of_domain_(block_of_domain) {
     const Corpus& c = *data->corpus;
     const std::vector<int>& rows = data->rows_of_pair[pair];
     set_num_residuals(static_cast<int>(rows.size()));
     mutable_parameter_block_sizes()->push_back(2 * data->num_domains + data->num_components);
     for (int d = 0; d < data->num_domains; ++d) {
       if (block_of_domain_[d] >= 0) {
-        mutable_parameter_block_sizes()->push_back(
-            static_cast<int>(data->levels[d].size()) - 1);
+        mutable_parameter_block_sizes()->push_back(static_cast<int>(data->levels[d].size()) - 1);
       }
     }
     const int nc = data->num_components;
@@ -104,8 +102,8 @@ class PairCost : public ceres::CostFunction {
     const PairTerms terms = PairTermsAt(*data_, *state_, level, x);
     const double *v = terms.v, *f = terms.f, *v2f = terms.v2f;
     const double p0 = terms.p0;
-    double* base = scratch_.data();              // nx: dP/dx with U_i left out
-    double* dv_row = scratch_.data() + nx;       // the levels' dv/ds rows, domain after domain
+    double* base = scratch_.data();         // nx: dP/dx with U_i left out
+    double* dv_row = scratch_.data() + nx;  // the levels' dv/ds rows, domain after domain
     for (int d = 0; d < nd; ++d) {
       base[d] = v[d];
       base[nd + d] = v2f[d];
@@ -176,7 +174,7 @@ class PairCost : public ceres::CostFunction {
   const ceres::LossFunction* loss_;
   std::vector<int> block_of_domain_;
   std::vector<double> power_w_, inv_sigma_;
-  std::vector<double> util_;  // the pair's utilisations, row-major
+  std::vector<double> util_;             // the pair's utilisations, row-major
   mutable std::vector<double> scratch_;  // per evaluation (a block is evaluated by one thread)
   mutable double rho_sum_ = 0.0;
 };
@@ -231,8 +229,12 @@ class CompressedProblemCost : public ceres::CostFunction {
                         const ceres::LossFunction* loss, double huber_scale, FitResidual residual,
                         const std::vector<int>& block_of_domain,
                         const std::vector<Eigen::MatrixXd>& moments)
-      : data_(data), state_(state), loss_(loss), huber_a_(huber_scale),
-        huber_b_(huber_scale * huber_scale), block_of_domain_(block_of_domain) {
+      : data_(data),
+        state_(state),
+        loss_(loss),
+        huber_a_(huber_scale),
+        huber_b_(huber_scale * huber_scale),
+        block_of_domain_(block_of_domain) {
     const Corpus& c = *data->corpus;
     const int nd = data->num_domains;
     const int nc = data->num_components;
@@ -331,8 +333,7 @@ class CompressedProblemCost : public ceres::CostFunction {
   }
 
  private:
-  bool EvaluateAt(double const* const* parameters, double* residuals,
-                  double** jacobians) const {
+  bool EvaluateAt(double const* const* parameters, double* residuals, double** jacobians) const {
     const int nd = data_->num_domains;
     const int nc = data_->num_components;
     const double* x = parameters[0];

@@ -212,9 +212,10 @@ ceres::Solver::Summary SolveWithActiveSet(ceres::Problem* problem,
     // The iterations ran out before the held set settled: not a converged fit, whatever the
     // last round's own ending.
     summary.termination_type = ceres::NO_CONVERGENCE;
-    summary.message = fmt::format("Maximum number of iterations reached ({}) before the "
-                                  "active-set rounds settled.",
-                                  *total_iterations);
+    summary.message = fmt::format(
+        "Maximum number of iterations reached ({}) before the "
+        "active-set rounds settled.",
+        *total_iterations);
   }
   return summary;
 }
@@ -249,7 +250,8 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
   problem_options.loss_function_ownership = ceres::DO_NOT_TAKE_OWNERSHIP;
   ceres::Problem problem(problem_options);
   std::unique_ptr<ceres::LossFunction> loss = MakeLoss(options);
-  std::vector<std::unique_ptr<PairLoss>> pair_losses;  // one per PairCost block (not owned by problem)
+  std::vector<std::unique_ptr<PairLoss>>
+      pair_losses;  // one per PairCost block (not owned by problem)
   std::vector<double*> blocks = {x.data()};
   std::vector<int> block_sizes = {static_cast<int>(x.size())};
   std::vector<BoundedScalar> scalars;
@@ -274,8 +276,8 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
     problem.AddResidualBlock(
         new CompressedProblemCost(
             &data, &state, loss.get(),
-            options.loss == FitLoss::kHuber ? options.EffectiveLossScale() : 0.0,
-            options.residual, block_of_domain, moments),
+            options.loss == FitLoss::kHuber ? options.EffectiveLossScale() : 0.0, options.residual,
+            block_of_domain, moments),
         nullptr, blocks);
   } else {
     for (int pair = 0; pair < static_cast<int>(data.rows_of_pair.size()); ++pair) {
@@ -304,7 +306,8 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
     // Without the active-set rounds, Ceres's own bounds handling: a line search along each
     // projected step (Armijo, cubic interpolation, evaluating the gradient at every trial
     // point) unless joint_bounds_line_search is off.
-    if (!options.internal.joint_bounds_line_search) solver_options.max_num_line_search_step_size_iterations = 0;
+    if (!options.internal.joint_bounds_line_search)
+      solver_options.max_num_line_search_step_size_iterations = 0;
     solver_options.function_tolerance =
         options.internal.joint_active_set ? kActiveSetFunctionTolerance : kJointFunctionTolerance;
     solver_options.gradient_tolerance = kJointGradientTolerance;
@@ -312,7 +315,8 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
     solver_options.num_threads = JointSolverThreads(options.num_threads, c.rows());
   }
   solver_options.logging_type = ceres::SILENT;
-  Progress progress("joint fit (iterations)", options.show_progress ? options.max_solver_iterations : 0);
+  Progress progress("joint fit (iterations)",
+                    options.show_progress ? options.max_solver_iterations : 0);
   ProgressCallback callback(&progress);
   solver_options.callbacks.push_back(&callback);
   ceres::Solver::Summary summary;

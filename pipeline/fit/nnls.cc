@@ -130,8 +130,8 @@ Eigen::VectorXd SolveNnls(const Eigen::MatrixXd& a_in, const Eigen::VectorXd& b_
   };
   int iterations = 0;
   bool converged = false;
-  const Eigen::VectorXd y = LawsonHanson(scale, a.transpose() * b, options, solve_passive, dual,
-                                         &iterations, &converged);
+  const Eigen::VectorXd y =
+      LawsonHanson(scale, a.transpose() * b, options, solve_passive, dual, &iterations, &converged);
   const Eigen::VectorXd x = scale.asDiagonal() * y;
   if (summary != nullptr) {
     summary->converged = converged;

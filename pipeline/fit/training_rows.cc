@@ -47,12 +47,14 @@ TrainingSelection SelectTrainingRows(const Corpus& corpus, bool keep_flagged) {
     return out;
   }
   if (kept.empty()) {
-    throw InputError(corpus.path, 0, "flags",
-                     fmt::format("every one of the {} rows is flagged {}, {}, {} or {} (measured while the "
-                                 "power cap acted, the clock moved or the power log had a gap, or data toggling "
-                                 "unlike the rest): nothing to train on; pass --keep-flagged to train on them anyway",
-                                 corpus.rows(), kCorpusFlagPowerCap, kCorpusFlagClockMoved, kCorpusFlagSampleGap,
-                                 kCorpusFlagDataToggle));
+    throw InputError(
+        corpus.path, 0, "flags",
+        fmt::format(
+            "every one of the {} rows is flagged {}, {}, {} or {} (measured while the "
+            "power cap acted, the clock moved or the power log had a gap, or data toggling "
+            "unlike the rest): nothing to train on; pass --keep-flagged to train on them anyway",
+            corpus.rows(), kCorpusFlagPowerCap, kCorpusFlagClockMoved, kCorpusFlagSampleGap,
+            kCorpusFlagDataToggle));
   }
   out.rows = corpus.Subset(kept);
   // Each row is listed under the first of its flags in this order.
@@ -75,7 +77,8 @@ TrainingSelection SelectTrainingRows(const Corpus& corpus, bool keep_flagged) {
     }
     if (names.empty()) continue;
     std::string list;
-    for (size_t i = 0; i < names.size() && i < kMaxListed; ++i) list += (i > 0 ? ", " : "") + names[i];
+    for (size_t i = 0; i < names.size() && i < kMaxListed; ++i)
+      list += (i > 0 ? ", " : "") + names[i];
     if (names.size() > kMaxListed) list += fmt::format(", and {} more", names.size() - kMaxListed);
     groups += fmt::format("{}{}: {}", groups.empty() ? "" : "; ", flag, list);
   }
@@ -105,11 +108,13 @@ std::string AutoFitMethod(const Corpus& corpus, bool keep_flagged, std::string* 
   const std::vector<std::vector<double>> pairs =
       selection.rows.has_freq() ? VfPairs(selection.rows) : std::vector<std::vector<double>>();
   if (pairs.size() <= 1) {
-    *why = pairs.empty() ? fmt::format("--method auto: fixed (the {} training rows carry no clocks)",
-                                       selection.rows.rows())
-                         : fmt::format("--method auto: fixed (TPDS Eq. 9): one V-F pair ({}) among the {} "
-                                       "training rows",
-                                       FreqPairText(corpus.layout, pairs[0]), selection.rows.rows());
+    *why = pairs.empty()
+               ? fmt::format("--method auto: fixed (the {} training rows carry no clocks)",
+                             selection.rows.rows())
+               : fmt::format(
+                     "--method auto: fixed (TPDS Eq. 9): one V-F pair ({}) among the {} "
+                     "training rows",
+                     FreqPairText(corpus.layout, pairs[0]), selection.rows.rows());
     return "fixed";
   }
   *why = fmt::format("--method auto: dvfs (TPDS Eqs. 4-6): {} V-F pairs among the {} training rows",
@@ -139,9 +144,8 @@ IdentifiabilityReport CheckIdentifiability(const Corpus& train, FitMethod method
   IdentifiabilityReport report;
   const int k = train.layout.num_components();
   const std::vector<std::string> names = train.layout.ComponentNames();
-  const Corpus rows = method == FitMethod::kFixed && train.has_freq()
-                          ? train.Subset(train.RowsAtDefault())
-                          : train;
+  const Corpus rows =
+      method == FitMethod::kFixed && train.has_freq() ? train.Subset(train.RowsAtDefault()) : train;
   const std::string source = train.path.empty() ? std::string("the training corpus") : train.path;
   const std::string where = method == FitMethod::kFixed ? " at the default V-F pair" : "";
   if (rows.rows() == 0 || k == 0) return report;  // PrepareFitData names these
@@ -187,9 +191,9 @@ IdentifiabilityReport CheckIdentifiability(const Corpus& train, FitMethod method
     }
   }
   const size_t distinct_u = distinct_u_rows.size();
-  const int nonzero_components = k - static_cast<int>(report.fixed_at_zero.size()) +
-                                 static_cast<int>(std::count_if(
-                                     report.fixed_at_zero.begin(), report.fixed_at_zero.end(),
+  const int nonzero_components =
+      k - static_cast<int>(report.fixed_at_zero.size()) +
+      static_cast<int>(std::count_if(report.fixed_at_zero.begin(), report.fixed_at_zero.end(),
                                      [&](int i) { return std::abs(rows.util_frac(0, i)) > kTol; }));
   const int parameters = 1 + nonzero_components;
   if (static_cast<int>(distinct_u) < parameters) {
@@ -254,20 +258,19 @@ IdentifiabilityReport CheckIdentifiability(const Corpus& train, FitMethod method
       for (int r = 0; r < rows.rows(); ++r) levels.insert(rows.freq_mhz(r, d));
       free_voltages += static_cast<int>(levels.size()) - 1;
     }
-    const int dvfs_parameters = 2 * rows.layout.num_domains() + static_cast<int>(kept.size()) +
-                                free_voltages;
+    const int dvfs_parameters =
+        2 * rows.layout.num_domains() + static_cast<int>(kept.size()) + free_voltages;
     if (static_cast<int>(distinct_rows) < dvfs_parameters) {
       throw InputError(source, 0, "",
                        fmt::format("underdetermined fit: {} independent rows (distinct frequency "
                                    "and utilisation rows) for {} parameters ({} coefficients and "
                                    "{} voltages)",
-                                   distinct_rows, dvfs_parameters,
-                                   dvfs_parameters - free_voltages, free_voltages));
+                                   distinct_rows, dvfs_parameters, dvfs_parameters - free_voltages,
+                                   free_voltages));
     }
   }
   std::sort(report.fixed_at_zero.begin(), report.fixed_at_zero.end());
   return report;
 }
-
 
 }  // namespace wattcal

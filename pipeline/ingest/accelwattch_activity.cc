@@ -26,7 +26,9 @@ std::string CsvField(const std::string& s) {
   return q + "\"";
 }
 
-std::string Number(double v) { return std::isfinite(v) ? fmt::format("{:.17g}", v) : std::string(); }
+std::string Number(double v) {
+  return std::isfinite(v) ? fmt::format("{:.17g}", v) : std::string();
+}
 
 std::string Count(int v) { return v > 0 ? std::to_string(v) : std::string(); }
 
@@ -122,9 +124,9 @@ AccelWattchActivity AccelWattchActivityTable(const std::string& description_path
     if (energy != nullptr) {
       const auto p = power_of.find(key);
       if (p == power_of.end()) {
-        throw InputError(description_path, d.line, "kernel",
-                         fmt::format("kernel '{}' has no launch window in {}", d.kernel,
-                                     windows_path));
+        throw InputError(
+            description_path, d.line, "kernel",
+            fmt::format("kernel '{}' has no launch window in {}", d.kernel, windows_path));
       }
       if (p->second.second > 0) power_w = p->second.first / static_cast<double>(p->second.second);
     }
@@ -147,9 +149,10 @@ AccelWattchActivity AccelWattchActivityTable(const std::string& description_path
   }
   for (const auto& [key, k] : counters_of) result.ignored_counter_kernels += !described.count(key);
   if (result.ignored_counter_kernels > 0) {
-    LogWarning(fmt::format("{}: {} kernels have counters but are not in the description {}; "
-                           "ignored",
-                           counters_path, result.ignored_counter_kernels, description_path));
+    LogWarning(
+        fmt::format("{}: {} kernels have counters but are not in the description {}; "
+                    "ignored",
+                    counters_path, result.ignored_counter_kernels, description_path));
   }
   result.kernels = static_cast<int>(description.size());
   result.metrics = static_cast<int>(metrics.size());

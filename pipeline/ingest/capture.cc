@@ -85,14 +85,16 @@ void RefuseShiftedJoin(const std::vector<CounterLaunch>& launches, size_t first,
     const KernelWindow& w = windows[i];
     throw InputError(
         windows_path, w.line, "kernel",
-        fmt::format("window {} would be joined to launch {}:{} ({}), which is the {} window's kernel ({}): "
-                    "{} (launches are joined to windows in order)",
-                    w.kernel, raw_path, launches[first + i].line, launches[first + i].kernel,
-                    next ? "next" : "previous", name,
-                    next ? fmt::format("window {} has no profiled launch in {} (profile it, or remove the window)",
-                                       w.kernel, raw_path)
-                         : fmt::format("{} has an extra launch of {} (profile each window's kernel once)",
-                                       raw_path, name)));
+        fmt::format(
+            "window {} would be joined to launch {}:{} ({}), which is the {} window's kernel ({}): "
+            "{} (launches are joined to windows in order)",
+            w.kernel, raw_path, launches[first + i].line, launches[first + i].kernel,
+            next ? "next" : "previous", name,
+            next ? fmt::format(
+                       "window {} has no profiled launch in {} (profile it, or remove the window)",
+                       w.kernel, raw_path)
+                 : fmt::format("{} has an extra launch of {} (profile each window's kernel once)",
+                               raw_path, name)));
   }
 }
 
@@ -103,7 +105,8 @@ std::vector<std::string> NeededMetrics(const GpuDescription& gpu, bool optional 
   if (!optional) m = {gpu.active_cycles_metric, gpu.duration_metric};
   for (const ComponentCounters& c : gpu.components) {
     if (c.optional != optional) continue;
-    for (const auto* list : {&c.thread_metrics, &c.warp_metrics, &c.byte_metrics, &c.access_metrics}) {
+    for (const auto* list :
+         {&c.thread_metrics, &c.warp_metrics, &c.byte_metrics, &c.access_metrics}) {
       m.insert(m.end(), list->begin(), list->end());
     }
   }
@@ -139,8 +142,8 @@ using AbsentMetrics = std::map<std::string, std::string>;
 class WorkloadLaunches {
  public:
   WorkloadLaunches(const std::string& name, const std::vector<std::string>& needed,
-                   const std::vector<std::string>& optional, const std::map<std::string, MetricRole>& roles,
-                   const GpuDescription& gpu)
+                   const std::vector<std::string>& optional,
+                   const std::map<std::string, MetricRole>& roles, const GpuDescription& gpu)
       : sum_(name), needed_(needed), optional_(optional), roles_(roles), gpu_(gpu) {}
 
   void Add(const CounterLaunch& l) {
@@ -156,7 +159,8 @@ class WorkloadLaunches {
       }
     }
     const auto t = l.metrics.find(gpu_.duration_metric);
-    if (t != l.metrics.end()) time_s_ += t->second * static_cast<double>(std::max<int64_t>(1, l.launches));
+    if (t != l.metrics.end())
+      time_s_ += t->second * static_cast<double>(std::max<int64_t>(1, l.launches));
     sum_.Add(l);
   }
 
@@ -168,10 +172,12 @@ class WorkloadLaunches {
       const bool time_base = m == gpu_.active_cycles_metric || m == gpu_.duration_metric;
       const Lack& lack = it->second;
       if (lack.count == count_ || time_base) {
-        throw InputError(lack.first.path, lack.first.line, m,
-                         fmt::format("no value in this launch (launch ID {}, {}): the export has no such column, "
-                                     "or its cell is n/a",
-                                     lack.first.id, lack.first.kernel));
+        throw InputError(
+            lack.first.path, lack.first.line, m,
+            fmt::format(
+                "no value in this launch (launch ID {}, {}): the export has no such column, "
+                "or its cell is n/a",
+                lack.first.id, lack.first.kernel));
       }
       Warn(m, lack, warnings);
     }
@@ -197,7 +203,8 @@ class WorkloadLaunches {
     std::string path, kernel;
     int64_t line = 0, id = -1;
     Brief() = default;
-    explicit Brief(const CounterLaunch& l) : path(l.path), kernel(l.kernel), line(l.line), id(l.id) {}
+    explicit Brief(const CounterLaunch& l)
+        : path(l.path), kernel(l.kernel), line(l.line), id(l.id) {}
   };
   struct Lack {
     int64_t count = 0;
@@ -215,18 +222,21 @@ class WorkloadLaunches {
       const auto it = l.metric_base.find(metric);
       if (it == l.metric_base.end()) continue;
       const std::string& base = it->second;
-      const bool is_count = base != "byte" && base != "second" && base != "%" && base.find('/') == std::string::npos;
-      const bool ok = role == MetricRole::kTime ? base == "second"
+      const bool is_count =
+          base != "byte" && base != "second" && base != "%" && base.find('/') == std::string::npos;
+      const bool ok = role == MetricRole::kTime    ? base == "second"
                       : role == MetricRole::kBytes ? base == "byte"
                                                    : is_count;
       if (ok) continue;
-      const char* wanted = role == MetricRole::kTime    ? "a time (nsecond, usecond, msecond, second)"
-                           : role == MetricRole::kBytes ? "bytes (byte, Kbyte, ...)"
-                                                        : "a count (inst, cycle, warp, thread, ..., or no unit)";
-      throw InputError(l.path, l.line, metric,
-                       fmt::format("its unit is {} ('{}'), but the GPU description uses it as {}: TPDS Eqs. 7-8 "
-                                   "would read it wrongly (is the column the right metric?)",
-                                   base.empty() ? "a plain count" : base, base, wanted));
+      const char* wanted = role == MetricRole::kTime ? "a time (nsecond, usecond, msecond, second)"
+                           : role == MetricRole::kBytes
+                               ? "bytes (byte, Kbyte, ...)"
+                               : "a count (inst, cycle, warp, thread, ..., or no unit)";
+      throw InputError(
+          l.path, l.line, metric,
+          fmt::format("its unit is {} ('{}'), but the GPU description uses it as {}: TPDS Eqs. 7-8 "
+                      "would read it wrongly (is the column the right metric?)",
+                      base.empty() ? "a plain count" : base, base, wanted));
     }
   }
 
@@ -257,10 +267,12 @@ void LeaveOutAbsentComponents(const AbsentMetrics& absent, CaptureReport* r) {
   for (size_t j = 0; j < r->gpu.components.size(); ++j) {
     const ComponentCounters& c = r->gpu.components[j];
     std::string reason;
-    for (const auto* list : {&c.thread_metrics, &c.warp_metrics, &c.byte_metrics, &c.access_metrics}) {
+    for (const auto* list :
+         {&c.thread_metrics, &c.warp_metrics, &c.byte_metrics, &c.access_metrics}) {
       for (const std::string& m : *list) {
         const auto it = absent.find(m);
-        if (c.optional && it != absent.end() && reason.empty()) reason = fmt::format("{} (first absent from {})", m, it->second);
+        if (c.optional && it != absent.end() && reason.empty())
+          reason = fmt::format("{} (first absent from {})", m, it->second);
       }
     }
     if (reason.empty()) {
@@ -268,10 +280,11 @@ void LeaveOutAbsentComponents(const AbsentMetrics& absent, CaptureReport* r) {
       continue;
     }
     left_out.push_back(c.component);
-    r->warnings.push_back(fmt::format(
-        "component {} left out: its metric {} was not collected (an export made before the component was "
-        "added, or a metric this GPU or ncu lacks); the model will have no {} term",
-        c.component, reason, c.component));
+    r->warnings.push_back(
+        fmt::format("component {} left out: its metric {} was not collected (an export made before "
+                    "the component was "
+                    "added, or a metric this GPU or ncu lacks); the model will have no {} term",
+                    c.component, reason, c.component));
   }
   for (CaptureWindow& w : r->windows) {
     if (w.utilisations.empty()) continue;
@@ -308,7 +321,8 @@ CaptureFiles FindFiles(const std::string& dir_in, bool require_power_log) {
   std::string dir = dir_in;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   f.dir = dir;
-  if (!fs::is_directory(dir)) throw InputError(dir, 0, "", "not a directory (give a capture directory)");
+  if (!fs::is_directory(dir))
+    throw InputError(dir, 0, "", "not a directory (give a capture directory)");
   auto has = [&](const char* name) { return fs::is_regular_file(fs::path(dir) / name); };
   if (!has("windows.csv")) {
     throw InputError(dir, 0, "",
@@ -371,9 +385,10 @@ std::string ExportOf(const std::map<std::string, std::string>& exports, const st
     }
   }
   if (!best_path.empty() && warnings != nullptr) {
-    warnings->push_back(fmt::format("{}: workload '{}' has no export of its own name: its "
-                                    "counters are {}",
-                                    where, workload, best_path));
+    warnings->push_back(
+        fmt::format("{}: workload '{}' has no export of its own name: its "
+                    "counters are {}",
+                    where, workload, best_path));
   }
   return best_path;
 }
@@ -385,17 +400,21 @@ void NameUnreliableWindows(const KernelEnergyReport& measured, const std::string
   for (const WindowEnergy& w : measured.windows) {
     if (w.flags & kFlagSampleGap) {
       warnings->push_back(fmt::format(
-          "{}:{}: {}: no power reading for {:.3f} s ({}, lines {}-{}) inside the window or across its edges: "
-          "flagged sample_gap (left out of training; its energy rests on interpolation across the gap)",
+          "{}:{}: {}: no power reading for {:.3f} s ({}, lines {}-{}) inside the window or across "
+          "its edges: "
+          "flagged sample_gap (left out of training; its energy rests on interpolation across the "
+          "gap)",
           windows_path, w.line, w.kernel, w.max_gap_s, log, w.gap_from_line, w.gap_to_line));
     }
     if (w.flags & kFlagCounterMismatch) {
-      warnings->push_back(fmt::format(
-          "{}:{}: {}: the energy counter gives {:.1f} W but the instant power {:.1f} W ({:+.1f}%; {}): the "
-          "counter is not believed (frozen or stepped?) and the window is measured from the instant power "
-          "(flagged counter_mismatch)",
-          windows_path, w.line, w.kernel, w.counter_energy_j / w.duration_s, w.mean_power_w,
-          100.0 * (w.counter_energy_j - w.energy_j) / w.energy_j, log));
+      warnings->push_back(
+          fmt::format("{}:{}: {}: the energy counter gives {:.1f} W but the instant power {:.1f} W "
+                      "({:+.1f}%; {}): the "
+                      "counter is not believed (frozen or stepped?) and the window is measured "
+                      "from the instant power "
+                      "(flagged counter_mismatch)",
+                      windows_path, w.line, w.kernel, w.counter_energy_j / w.duration_s,
+                      w.mean_power_w, 100.0 * (w.counter_energy_j - w.energy_j) / w.energy_j, log));
     }
   }
 }
@@ -411,10 +430,10 @@ KernelEnergyReport Unmeasured(const std::vector<KernelWindow>& windows) {
     e.start_s = w.start_s;
     e.end_s = w.end_s;
     e.duration_s = DurationS(w);
-    for (double* v : {&e.energy_j, &e.mean_power_w, &e.papi_energy_j, &e.sma_max_power_w,
-                      &e.temp_drift_c, &e.cv, &e.f_core_mhz, &e.f_mem_mhz, &e.f_core_min_mhz,
-                      &e.f_core_max_mhz, &e.f_mem_min_mhz, &e.f_mem_max_mhz, &e.power_limit_w,
-                      &e.trapezoid_energy_j}) {
+    for (double* v :
+         {&e.energy_j, &e.mean_power_w, &e.papi_energy_j, &e.sma_max_power_w, &e.temp_drift_c,
+          &e.cv, &e.f_core_mhz, &e.f_mem_mhz, &e.f_core_min_mhz, &e.f_core_max_mhz,
+          &e.f_mem_min_mhz, &e.f_mem_max_mhz, &e.power_limit_w, &e.trapezoid_energy_j}) {
       *v = kNaN;
     }
     e.power_source = "none";
@@ -422,7 +441,6 @@ KernelEnergyReport Unmeasured(const std::vector<KernelWindow>& windows) {
   }
   return r;
 }
-
 
 // Windows shorter than twice the settle time are measured over their second half.
 std::vector<KernelWindow> Settle(std::vector<KernelWindow> windows, double settle_ms,
@@ -460,8 +478,9 @@ int SuiteDataTogglePct(const std::string& dir) {
 // The toggle sweep's windows (microbench/suite_plan.cc names them toggle_<unit>_<pct, 3 digits>
 // with an optional _b<blocks per SM>) whose share differs from the suite's data: flagged
 // data_toggle, with one warning naming them.
-void FlagToggleSweep(int suite_pct, const std::string& windows_path, std::vector<CaptureWindow>* windows,
-                     size_t first, std::vector<std::string>* warnings) {
+void FlagToggleSweep(int suite_pct, const std::string& windows_path,
+                     std::vector<CaptureWindow>* windows, size_t first,
+                     std::vector<std::string>* warnings) {
   if (suite_pct < 0) return;
   static const std::regex kToggle("toggle_.+_([0-9]{3})(_b[0-9]+)?");
   std::vector<std::string> names;
@@ -473,11 +492,13 @@ void FlagToggleSweep(int suite_pct, const std::string& windows_path, std::vector
     names.push_back(w.workload);
   }
   if (names.empty()) return;
-  warnings->push_back(fmt::format(
-      "{}: {} windows of the toggle sweep run data that toggle another share of bits than the suite's "
-      "other benchmarks ({}%): flagged data_toggle (left out of training; no counter sees data toggling, so "
-      "the same utilisations come with different power): {}",
-      windows_path, names.size(), suite_pct, fmt::join(names, ", ")));
+  warnings->push_back(
+      fmt::format("{}: {} windows of the toggle sweep run data that toggle another share of bits "
+                  "than the suite's "
+                  "other benchmarks ({}%): flagged data_toggle (left out of training; no counter "
+                  "sees data toggling, so "
+                  "the same utilisations come with different power): {}",
+                  windows_path, names.size(), suite_pct, fmt::join(names, ", ")));
 }
 
 }  // namespace
@@ -489,7 +510,8 @@ std::string CaptureGpuName(const CaptureFiles& f) {
   if (fs::is_regular_file(dir / "capture.json")) {
     std::ifstream in(dir / "capture.json");
     const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-    if (j.is_object() && j.contains("gpu") && j["gpu"].is_object() && j["gpu"].value("name", "") != "") {
+    if (j.is_object() && j.contains("gpu") && j["gpu"].is_object() &&
+        j["gpu"].value("name", "") != "") {
       return j["gpu"]["name"].get<std::string>();
     }
   }
@@ -516,7 +538,8 @@ std::string CaptureGpuName(const CaptureFiles& f) {
     for (std::string line; std::getline(in, line);) {
       const size_t at = line.find("Product Name");
       const size_t colon = line.find(':');
-      if (at != std::string::npos && colon != std::string::npos) return trim(line.substr(colon + 1));
+      if (at != std::string::npos && colon != std::string::npos)
+        return trim(line.substr(colon + 1));
     }
   }
   return "";
@@ -553,11 +576,13 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
       if (first_gpu.empty()) {
         first_gpu = gpu_name, first_gpu_dir = f.dir;
       } else if (gpu_name != first_gpu && !options.allow_mixed_gpus) {
-        throw InputError(f.dir, 0, "",
-                         fmt::format("measured on {}, but {} was measured on {}: captures of different GPUs share "
-                                     "one description's peaks and counts, which fit one GPU only (give each GPU "
-                                     "its own run, or --mixed-gpus to combine them anyway)",
-                                     gpu_name, first_gpu_dir, first_gpu));
+        throw InputError(
+            f.dir, 0, "",
+            fmt::format(
+                "measured on {}, but {} was measured on {}: captures of different GPUs share "
+                "one description's peaks and counts, which fit one GPU only (give each GPU "
+                "its own run, or --mixed-gpus to combine them anyway)",
+                gpu_name, first_gpu_dir, first_gpu));
       }
     }
     // The power logs: primary = the power source, secondary = throttle reasons and limit.
@@ -602,8 +627,8 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
             "{}: it covers [{:.3f}, {:.3f}] s but the window {}:{} ({}) runs [{:.3f}, {:.3f}] s: "
             "its throttle reasons and power limit are not used (windows are flagged by their "
             "clocks only; give the limit to predict/validate with --power-limit-w)",
-            secondary, secondary_range.first, secondary_range.second, f.windows, w.line,
-            w.kernel, w.start_s, w.end_s));
+            secondary, secondary_range.first, secondary_range.second, f.windows, w.line, w.kernel,
+            w.start_s, w.end_s));
         secondary.clear();
         break;
       }
@@ -612,8 +637,8 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
         primary.empty() ? Unmeasured(windows)
                         : MeasureKernelEnergiesWithReasons(
                               primary, log_options, secondary, options_of(secondary),
-                              Settle(windows, options.settle_ms, f.windows, &r.warnings),
-                              f.windows, energy_options);
+                              Settle(windows, options.settle_ms, f.windows, &r.warnings), f.windows,
+                              energy_options);
     NameUnreliableWindows(measured, f.windows, primary, &r.warnings);
     r.power_sources.push_back(measured.power_source_name);
     r.power_logs.push_back(primary);
@@ -628,7 +653,8 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
     if (!f.ncu_raw.empty() && !f.ncu_dir.empty()) {
       const std::map<std::string, std::string> exports = ListExports(f.ncu_dir);
       bool all = true;
-      for (const KernelWindow& w : windows) all = all && !ExportOf(exports, w.kernel, "", nullptr).empty();
+      for (const KernelWindow& w : windows)
+        all = all && !ExportOf(exports, w.kernel, "", nullptr).empty();
       use_raw = !all;
       r.warnings.push_back(fmt::format(
           "{}: both ncu_raw.csv and ncu/ are present: {} is used ({}), {} is not", f.dir,
@@ -640,17 +666,19 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
       // The raw page is joined by launch order: the windows must be in time order.
       for (size_t i = 1; i < windows.size(); ++i) {
         if (windows[i].start_s < windows[i - 1].start_s) {
-          throw InputError(f.windows, windows[i].line, "start_us",
-                           fmt::format("{} starts at {:.6f} s, before {} on line {} ({:.6f} s): the windows "
-                                       "are not in time order, and {} is joined to them in launch order (sort "
-                                       "the windows by their start, as the profiled launches ran)",
-                                       windows[i].kernel, windows[i].start_s, windows[i - 1].kernel,
-                                       windows[i - 1].line, windows[i - 1].start_s, f.ncu_raw));
+          throw InputError(
+              f.windows, windows[i].line, "start_us",
+              fmt::format("{} starts at {:.6f} s, before {} on line {} ({:.6f} s): the windows "
+                          "are not in time order, and {} is joined to them in launch order (sort "
+                          "the windows by their start, as the profiled launches ran)",
+                          windows[i].kernel, windows[i].start_s, windows[i - 1].kernel,
+                          windows[i - 1].line, windows[i - 1].start_s, f.ncu_raw));
         }
       }
       r.inputs.push_back(f.ncu_raw);
       std::vector<CounterLaunch> launches;  // with the metrics the description reads only
-      ForEachCounterLaunch(f.ncu_raw, &keep, [&](CounterLaunch&& l) { launches.push_back(std::move(l)); });
+      ForEachCounterLaunch(f.ncu_raw, &keep,
+                           [&](CounterLaunch&& l) { launches.push_back(std::move(l)); });
       // Set-up launches: the leading ones whose configuration is not the first window's, while
       // at least one launch per window but one (a missing launch is named below) remains.
       size_t first = 0;
@@ -675,13 +703,15 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
         for (size_t i = 0, j = first; i < windows.size(); ++i, ++j) {
           const bool last = j >= launches.size();
           if (!last && ConfigMatches(launches[j], windows[i])) continue;
-          if (!last && !(i + 1 < windows.size() && ConfigMatches(launches[j], windows[i + 1]))) break;
-          throw InputError(f.windows, windows[i].line, "kernel",
-                           fmt::format("window {} ({} blocks of {} threads) has no profiled launch in {}: {} "
-                                       "launches for {} windows, and {} is the first the launches' order and "
-                                       "configurations leave out (profile it, or remove the window)",
-                                       windows[i].kernel, windows[i].blocks, windows[i].threads, f.ncu_raw, n,
-                                       windows.size(), windows[i].kernel));
+          if (!last && !(i + 1 < windows.size() && ConfigMatches(launches[j], windows[i + 1])))
+            break;
+          throw InputError(
+              f.windows, windows[i].line, "kernel",
+              fmt::format("window {} ({} blocks of {} threads) has no profiled launch in {}: {} "
+                          "launches for {} windows, and {} is the first the launches' order and "
+                          "configurations leave out (profile it, or remove the window)",
+                          windows[i].kernel, windows[i].blocks, windows[i].threads, f.ncu_raw, n,
+                          windows.size(), windows[i].kernel));
         }
       }
       if (n != windows.size()) {
@@ -723,8 +753,8 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
       std::set<std::string> used;
       for (size_t i = 0; i < windows.size(); ++i) {
         const KernelWindow& w = windows[i];
-        const std::string export_path = ExportOf(
-            exports, w.kernel, fmt::format("{}:{}", f.windows, w.line), &r.warnings);
+        const std::string export_path =
+            ExportOf(exports, w.kernel, fmt::format("{}:{}", f.windows, w.line), &r.warnings);
         if (export_path.empty()) {
           throw InputError(f.windows, w.line, "kernel",
                            fmt::format("no counters for workload '{}': expected {}/{}.csv ({} has "
@@ -743,7 +773,8 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
           CaptureWindow c;
           c.counters_path = export_path;
           c.counters_line = all.first_line();
-          c.counters_kernel = all.launches() == 1 ? all.first_kernel() : fmt::format("{} kernels", all.launches());
+          c.counters_kernel =
+              all.launches() == 1 ? all.first_kernel() : fmt::format("{} kernels", all.launches());
           c.counters_launches = static_cast<int>(all.launches());
           c.counters_time_s = all.kernel_time_s();
           c.utilisations = Utilisations(all.Sum(), gpu);
@@ -767,8 +798,9 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
       c.blocks = windows[i].blocks;
       c.threads = windows[i].threads;
       if (std::isfinite(c.energy.power_limit_w)) {
-        r.power_limit_w = std::isfinite(r.power_limit_w) ? std::max(r.power_limit_w, c.energy.power_limit_w)
-                                                         : c.energy.power_limit_w;
+        r.power_limit_w = std::isfinite(r.power_limit_w)
+                              ? std::max(r.power_limit_w, c.energy.power_limit_w)
+                              : c.energy.power_limit_w;
       }
       r.windows.push_back(std::move(c));
     }
@@ -776,7 +808,8 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
 
     // Idle windows: measured the same way; those outside the log are skipped and named.
     if (!f.idle_windows.empty() && primary.empty()) {
-      r.skipped_idle.push_back(fmt::format("{}: not measured: the capture has no power log", f.idle_windows));
+      r.skipped_idle.push_back(
+          fmt::format("{}: not measured: the capture has no power log", f.idle_windows));
     } else if (!f.idle_windows.empty()) {
       const std::vector<KernelWindow> idle_all = ReadKernelWindows(f.idle_windows);
       // The primary log's range, as the measurement of the windows read it.
@@ -839,14 +872,15 @@ Corpus CaptureReport::ToCorpus() const {
     const CaptureWindow& w = *rows[i];
     c.benchmark.push_back(w.workload);
     c.power_w(i) = w.energy.mean_power_w;
-    const double f_core = std::isfinite(w.energy.f_core_mhz) ? std::round(w.energy.f_core_mhz)
-                                                             : gpu.default_core_mhz;
+    const double f_core =
+        std::isfinite(w.energy.f_core_mhz) ? std::round(w.energy.f_core_mhz) : gpu.default_core_mhz;
     c.freq_mhz(i, 0) = f_core;
     if (domains > 1) {
-      c.freq_mhz(i, 1) = std::isfinite(w.energy.f_mem_mhz) ? std::round(w.energy.f_mem_mhz)
-                                                           : gpu.default_mem_mhz;
+      c.freq_mhz(i, 1) =
+          std::isfinite(w.energy.f_mem_mhz) ? std::round(w.energy.f_mem_mhz) : gpu.default_mem_mhz;
     }
-    for (size_t j = 0; j < w.utilisations.size(); ++j) c.util_frac(i, static_cast<int>(j)) = w.utilisations[j];
+    for (size_t j = 0; j < w.utilisations.size(); ++j)
+      c.util_frac(i, static_cast<int>(j)) = w.utilisations[j];
     c.line.push_back(w.energy.line);
     c.flags.push_back(WindowFlagsToString(w.energy.flags));
   }
@@ -869,8 +903,10 @@ Corpus CaptureReport::ToWorkloadCorpus() const {
     if (s.line == 0) s.line = w.energy.line;
     s.energy_j += w.energy.energy_j;
     s.duration_s += w.energy.duration_s;
-    s.core_s += (std::isfinite(w.energy.f_core_mhz) ? w.energy.f_core_mhz : gpu.default_core_mhz) * w.energy.duration_s;
-    s.mem_s += (std::isfinite(w.energy.f_mem_mhz) ? w.energy.f_mem_mhz : gpu.default_mem_mhz) * w.energy.duration_s;
+    s.core_s += (std::isfinite(w.energy.f_core_mhz) ? w.energy.f_core_mhz : gpu.default_core_mhz) *
+                w.energy.duration_s;
+    s.mem_s += (std::isfinite(w.energy.f_mem_mhz) ? w.energy.f_mem_mhz : gpu.default_mem_mhz) *
+               w.energy.duration_s;
     s.flags |= w.energy.flags;
   }
   Corpus c = windows_corpus;
@@ -888,7 +924,8 @@ Corpus CaptureReport::ToWorkloadCorpus() const {
     c.power_w(i) = s.energy_j / s.duration_s;
     c.freq_mhz(i, 0) = std::round(s.core_s / s.duration_s);
     if (domains > 1) c.freq_mhz(i, 1) = std::round(s.mem_s / s.duration_s);
-    for (size_t j = 0; j < apps[i].util_frac.size(); ++j) c.util_frac(i, static_cast<int>(j)) = apps[i].util_frac[j];
+    for (size_t j = 0; j < apps[i].util_frac.size(); ++j)
+      c.util_frac(i, static_cast<int>(j)) = apps[i].util_frac[j];
     c.line.push_back(s.line);
     c.flags.push_back(WindowFlagsToString(s.flags));
   }
@@ -907,14 +944,16 @@ std::string CaptureReport::WindowsCsv() const {
     s += fmt::format(
         "{},{},{},{:.6f},{:.6f},{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
         CsvField(w.capture), CsvField(w.workload), w.kind, e.start_s, e.end_s, e.duration_s,
-        CsvNumber(e.energy_j), CsvNumber(e.mean_power_w), e.power_source, e.samples, CsvNumber(e.f_core_mhz),
-        CsvNumber(e.f_core_min_mhz), CsvNumber(e.f_core_max_mhz), CsvNumber(e.f_mem_mhz),
+        CsvNumber(e.energy_j), CsvNumber(e.mean_power_w), e.power_source, e.samples,
+        CsvNumber(e.f_core_mhz), CsvNumber(e.f_core_min_mhz), CsvNumber(e.f_core_max_mhz),
+        CsvNumber(e.f_mem_mhz),
         e.has_clock_reasons ? fmt::format("0x{:x}", e.clock_reasons) : std::string(),
         CsvNumber(e.power_limit_w), WindowFlagsToString(e.flags), w.launches, w.blocks, w.threads,
         CsvField(w.counters_path), w.counters_line, CsvField(w.counters_kernel),
         w.counters_launches);
     for (size_t j = 0; j < gpu.components.size(); ++j) {
-      s += "," + (j < w.utilisations.size() ? fmt::format("{:.6g}", w.utilisations[j]) : std::string());
+      s += "," +
+           (j < w.utilisations.size() ? fmt::format("{:.6g}", w.utilisations[j]) : std::string());
     }
     s += "\n";
   }
@@ -946,7 +985,8 @@ std::vector<AppActivity> CaptureReport::Workloads() const {
     ++a.windows;
     if (s.exports.insert({w.counters_path, w.counters_line}).second) {
       s.time_s += w.counters_time_s;
-      for (size_t j = 0; j < w.utilisations.size(); ++j) s.util_time[j] += w.utilisations[j] * w.counters_time_s;
+      for (size_t j = 0; j < w.utilisations.size(); ++j)
+        s.util_time[j] += w.utilisations[j] * w.counters_time_s;
       if (s.exports.size() == 1) a.util_frac = w.utilisations;
     }
     if (std::isfinite(w.energy.energy_j) && w.energy.duration_s > 0.0) {
@@ -992,15 +1032,18 @@ std::string CaptureReport::Summary() const {
                                    w.energy.f_core_max_mhz, WindowFlagsToString(w.energy.flags));
     }
   }
-  s += fmt::format("windows: {} measured, {} idle; board limit {}\n", benchmarks, idle,
-                   std::isfinite(power_limit_w) ? fmt::format("{:.0f} W", power_limit_w) : "unknown");
+  s += fmt::format(
+      "windows: {} measured, {} idle; board limit {}\n", benchmarks, idle,
+      std::isfinite(power_limit_w) ? fmt::format("{:.0f} W", power_limit_w) : "unknown");
   if (flagged > 0) {
-    s += fmt::format("{} windows hit the power cap or moved their clock (left out of training "
-                     "by default; calibrate --keep-flagged keeps them):\n{}",
-                     flagged, flagged_names);
+    s += fmt::format(
+        "{} windows hit the power cap or moved their clock (left out of training "
+        "by default; calibrate --keep-flagged keeps them):\n{}",
+        flagged, flagged_names);
   }
   for (const std::string& d : dropped_launches) s += "dropped " + d + "\n";
-  for (const std::string& u : unused_exports) s += "unused export (no window names it): " + u + "\n";
+  for (const std::string& u : unused_exports)
+    s += "unused export (no window names it): " + u + "\n";
   for (const std::string& k : skipped_idle) s += "skipped idle window: " + k + "\n";
   if (!s.empty() && s.back() == '\n') s.pop_back();
   return s;

@@ -70,14 +70,10 @@ bool ExactInUnit(double value, const CounterUnit& unit, double* y) {
 
 const char* CounterFormatName(CounterFormat format) {
   switch (format) {
-    case CounterFormat::kNcuDetails:
-      return "ncu-details";
-    case CounterFormat::kNcuRaw:
-      return "ncu-raw";
-    case CounterFormat::kNvprofMetrics:
-      return "nvprof";
-    case CounterFormat::kAccelWattchHwPerf:
-      return "accelwattch-hw-perf";
+    case CounterFormat::kNcuDetails: return "ncu-details";
+    case CounterFormat::kNcuRaw: return "ncu-raw";
+    case CounterFormat::kNvprofMetrics: return "nvprof";
+    case CounterFormat::kAccelWattchHwPerf: return "accelwattch-hw-perf";
   }
   return "unknown";
 }
@@ -154,7 +150,8 @@ std::vector<CounterLaunch> ReadLaunches(const std::string& path, CounterFormat* 
 }  // namespace
 
 std::vector<KernelCounters> ReadCounters(const std::string& path, CounterFormat* detected,
-                                         MixedLaunchConfigs mixed, const std::set<std::string>* keep) {
+                                         MixedLaunchConfigs mixed,
+                                         const std::set<std::string>* keep) {
   const CsvStart start = FindCsvStart(path);
   CounterFormat format = CounterFormat::kNcuDetails;
   std::vector<KernelCounters> kernels;
@@ -163,7 +160,8 @@ std::vector<KernelCounters> ReadCounters(const std::string& path, CounterFormat*
       kernels = [&] {
         // Launch by launch: memory bounded by the kernel names, not the launches.
         KernelAverager averager(mixed);
-        ForEachCounterLaunch(path, keep, [&](CounterLaunch&& l) { averager.Add(l); }, &format);
+        ForEachCounterLaunch(
+            path, keep, [&](CounterLaunch&& l) { averager.Add(l); }, &format);
         return averager.Finish();
       }();
       break;
@@ -181,7 +179,8 @@ std::vector<KernelCounters> ReadCounters(const std::string& path, CounterFormat*
 }
 
 void ForEachCounterLaunch(const std::string& path, const std::set<std::string>* keep,
-                          const std::function<void(CounterLaunch&&)>& sink, CounterFormat* detected) {
+                          const std::function<void(CounterLaunch&&)>& sink,
+                          CounterFormat* detected) {
   const CsvStart start = FindCsvStart(path);
   if (start.kind == HeaderKind::kNcu && CounterCsv(path, start).Column("Metric Name") < 0) {
     if (detected != nullptr) *detected = CounterFormat::kNcuRaw;
@@ -223,8 +222,9 @@ double LaunchMetric(const CounterLaunch& launch, const std::string& metric) {
                                  unknown->second, launch.id, launch.kernel, KnownUnitsText()));
   }
   throw InputError(launch.path, launch.line, metric,
-                   fmt::format("no value in this launch (launch ID {}, {}): the export has no such column, or its cell is n/a", launch.id,
-                               launch.kernel));
+                   fmt::format("no value in this launch (launch ID {}, {}): the export has no such "
+                               "column, or its cell is n/a",
+                               launch.id, launch.kernel));
 }
 
 bool IsSummedCounter(const std::string& metric, const std::string& base) {
@@ -276,7 +276,8 @@ void CounterLaunchSum::Add(const CounterLaunch& launch) {
     }
     const double equal_w = static_cast<double>(times);
     t.equal_weight += equal_w;
-    t.equal_mean += (equal_w / t.equal_weight) * (value - t.equal_mean);  // exact for identical values
+    t.equal_mean +=
+        (equal_w / t.equal_weight) * (value - t.equal_mean);  // exact for identical values
     if (timed_) {
       const double w = it->second * static_cast<double>(times);
       t.timed_weight += w;
@@ -287,7 +288,8 @@ void CounterLaunchSum::Add(const CounterLaunch& launch) {
 }
 
 KernelCounters CounterLaunchSum::Result() const {
-  if (count_ == 0) throw std::invalid_argument("SumCounterLaunches: no launches for '" + name_ + "'");
+  if (count_ == 0)
+    throw std::invalid_argument("SumCounterLaunches: no launches for '" + name_ + "'");
   KernelCounters out;
   out.kernel = name_;
   out.path = path_;

@@ -128,8 +128,7 @@ const char* CounterFormatName(CounterFormat format);
 // read per launch with ReadCounterLaunches (wattcal-ingest --capture). Metrics with an unknown
 // unit are left out and listed in KernelCounters::unknown_units. With `keep`, an Nsight Compute
 // export's other metrics are not parsed (the launch columns always are).
-std::vector<KernelCounters> ReadCounters(const std::string& path,
-                                         CounterFormat* detected = nullptr,
+std::vector<KernelCounters> ReadCounters(const std::string& path, CounterFormat* detected = nullptr,
                                          MixedLaunchConfigs mixed = MixedLaunchConfigs::kError,
                                          const std::set<std::string>* keep = nullptr);
 
@@ -173,7 +172,8 @@ std::vector<CounterLaunch> ReadCounterLaunches(const std::string& path,
 // the metrics kept, not by the launches; the other formats are read whole, then filtered.
 // Throws InputError as ReadCounterLaunches.
 void ForEachCounterLaunch(const std::string& path, const std::set<std::string>* keep,
-                          const std::function<void(CounterLaunch&&)>& sink, CounterFormat* detected = nullptr);
+                          const std::function<void(CounterLaunch&&)>& sink,
+                          CounterFormat* detected = nullptr);
 
 // The value of `metric` in `launch`. Throws InputError "PATH:LINE: METRIC: unknown unit
 // 'cluster' ..." when its unit was unknown, or "PATH:LINE: METRIC: no value in this launch ..."

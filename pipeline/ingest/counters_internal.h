@@ -107,8 +107,8 @@ inline bool ParseUnitPart(const std::string& part, UnitPart* out) {
   // "cluster" (thread-block clusters, launch__cluster_max_active), "sm" (ncu's "SM",
   // launch__sm_count) and "block" are in ncu 2025.3 raw pages.
   static const std::set<std::string> kCounts = {
-      "cycle", "inst",   "warp",   "thread", "block",     "cluster",     "register",
-      "sector", "request", "wavefront", "transaction", "flop", "sm", "pass", "launch", "lane"};
+      "cycle",   "inst",      "warp",        "thread", "block", "cluster", "register", "sector",
+      "request", "wavefront", "transaction", "flop",   "sm",    "pass",    "launch",   "lane"};
   if (lower == "ratio") return true;  // a plain number
   std::string word = lower == "instruction" || lower == "instructions" ? "inst" : lower;
   for (const size_t plural : {0, 1, 2}) {
@@ -235,7 +235,8 @@ inline CsvStart FindCsvStart(const std::string& path) {
     ++line;
     if (line == 1) StripByteOrderMark(&text);
     if (!text.empty() && text.back() == '\r') text.pop_back();
-    if (StartsWith(text, "==") && text.find("No kernels were profiled") != std::string::npos) no_kernels_line = line;
+    if (StartsWith(text, "==") && text.find("No kernels were profiled") != std::string::npos)
+      no_kernels_line = line;
     if (StartsWith(text, "\"ID\",")) return {HeaderKind::kNcu, line};
     if (StartsWith(text, "\"Device\",\"Kernel\",")) return {HeaderKind::kNvprof, line};
     if (StartsWith(text, "Benchmark,Kernel,") || StartsWith(text, "\"Benchmark\",\"Kernel\",")) {
@@ -243,9 +244,10 @@ inline CsvStart FindCsvStart(const std::string& path) {
     }
   }
   if (no_kernels_line > 0) {
-    throw InputError(path, no_kernels_line, "",
-                     "Nsight Compute profiled no kernels ('No kernels were profiled'): the program "
-                     "launched none that its filters (--nvtx-include, --kernel-name, ...) let through");
+    throw InputError(
+        path, no_kernels_line, "",
+        "Nsight Compute profiled no kernels ('No kernels were profiled'): the program "
+        "launched none that its filters (--nvtx-include, --kernel-name, ...) let through");
   }
   throw InputError(path, 0, "",
                    "no profiler CSV found: expected a header line starting with \"ID\", (Nsight "
@@ -453,13 +455,13 @@ class CounterTable {
   std::map<std::string, TextCell> text_cells_;    // metric -> first text value
 };
 
-
 // Nsight Compute (counters_ncu.cc): the details table (one row per launch and metric) and the
 // raw table (one row per launch), each launch with its counters.
 std::vector<CounterLaunch> ReadNcuDetailsLaunches(const std::string& path, const CsvStart& start);
 std::vector<CounterLaunch> ReadNcuRawLaunches(const std::string& path, const CsvStart& start);
 // The raw table's launches one by one (of the kernels in `keep`, all when null).
-void StreamNcuRawLaunches(const std::string& path, const CsvStart& start, const std::set<std::string>* keep,
+void StreamNcuRawLaunches(const std::string& path, const CsvStart& start,
+                          const std::set<std::string>* keep,
                           const std::function<void(CounterLaunch&&)>& sink);
 // "(x, y, z)".
 std::string Dim3Text(const std::array<int64_t, 3>& d);
@@ -501,8 +503,8 @@ class KernelAverager {
                         "own window and export (wattcal-ingest --capture, one ncu/<workload>.csv "
                         "per workload), or ingest the counters alone (--activity), which sums a "
                         "kernel's launches",
-                        launch.kernel, Dim3Text(launch.grid), Dim3Text(launch.block), Dim3Text(first.first),
-                        Dim3Text(first.second), k.first_config_line));
+                        launch.kernel, Dim3Text(launch.grid), Dim3Text(launch.block),
+                        Dim3Text(first.first), Dim3Text(first.second), k.first_config_line));
       }
       k.configs.insert(config);
     }
@@ -528,7 +530,8 @@ class KernelAverager {
         KernelCounters summed = k.sum.Result();
         const double n = static_cast<double>(summed.launches);
         for (auto& [name, value] : summed.metrics) {
-          if (IsSummedCounter(name, k.metrics[name].base)) value /= n;  // per launch, as the averaged kernels
+          if (IsSummedCounter(name, k.metrics[name].base))
+            value /= n;  // per launch, as the averaged kernels
         }
         summed.launch_configs = static_cast<int>(k.configs.size());
         out.push_back(std::move(summed));

@@ -41,8 +41,8 @@ std::vector<LineStart> ScanLineStarts(const std::string& path) {
     if (starts.size() == 1) StripByteOrderMark(&text);
     const size_t first = text.find_first_not_of(" \t\r");
     starts.push_back(first == std::string::npos ? LineStart::kBlank
-                     : text[first] == '"'        ? LineStart::kQuote
-                                                 : LineStart::kOther);
+                     : text[first] == '"'       ? LineStart::kQuote
+                                                : LineStart::kOther);
   }
   return starts;
 }
@@ -76,9 +76,8 @@ struct NcuPart {
 // True when the columns of `header` from `present` on are all rule columns, which ncu 2025.3
 // leaves out of metric rows ("...,"Metric Value",").
 bool OnlyRuleColumnsMissing(const std::vector<std::string>& header, size_t present) {
-  static const std::set<std::string> kRuleColumns = {
-      "Rule Name", "Rule Type", "Rule Description", "Estimated Speedup Type",
-      "Estimated Speedup"};
+  static const std::set<std::string> kRuleColumns = {"Rule Name", "Rule Type", "Rule Description",
+                                                     "Estimated Speedup Type", "Estimated Speedup"};
   if (present == 0 || present >= header.size()) return false;
   for (size_t j = present; j < header.size(); ++j) {
     if (kRuleColumns.count(header[j]) == 0) return false;
@@ -167,11 +166,15 @@ void StreamNcuRows(const std::string& path, const CsvStart& start,
 std::vector<NcuPart> ReadNcuParts(const std::string& path, const CsvStart& start) {
   std::vector<NcuPart> headers;
   std::vector<std::vector<NcuRow>> rows;
-  StreamNcuRows(path, start, [&](size_t p, const NcuPart&, NcuRow& row) {
-    if (rows.size() <= p) rows.resize(p + 1);
-    rows[p].push_back(std::move(row));
-  }, &headers);
-  for (size_t p = 0; p < headers.size() && p < rows.size(); ++p) headers[p].rows = std::move(rows[p]);
+  StreamNcuRows(
+      path, start,
+      [&](size_t p, const NcuPart&, NcuRow& row) {
+        if (rows.size() <= p) rows.resize(p + 1);
+        rows[p].push_back(std::move(row));
+      },
+      &headers);
+  for (size_t p = 0; p < headers.size() && p < rows.size(); ++p)
+    headers[p].rows = std::move(rows[p]);
   return headers;
 }
 
@@ -193,9 +196,8 @@ bool ParseDim3(const std::string& cell, std::array<int64_t, 3>* dims) {
   for (int i = 0; i < 3; ++i) {
     const size_t comma = inside.find(',', begin);
     if ((i < 2) != (comma != std::string::npos)) return false;
-    const std::string piece = Trim(inside.substr(begin, comma == std::string::npos
-                                                            ? std::string::npos
-                                                            : comma - begin));
+    const std::string piece =
+        Trim(inside.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
     if (piece.empty() || piece.size() > 18 || !AllDigits(piece)) return false;
     (*dims)[i] = std::stoll(piece);
     begin = comma + 1;
@@ -239,8 +241,8 @@ class NcuValueChecks {
     if (!inserted && it->second.first != base) {
       const std::string& was = it->second.first;
       throw InputError(path_, line, unit_field,
-                       fmt::format("metric '{}' is in '{}' ({}) here but was {} on line {}",
-                                   metric, unit_text, base.empty() ? "a plain count" : base,
+                       fmt::format("metric '{}' is in '{}' ({}) here but was {} on line {}", metric,
+                                   unit_text, base.empty() ? "a plain count" : base,
                                    was.empty() ? "a plain count" : was, it->second.second));
     }
   }
@@ -267,7 +269,7 @@ class NcuValueChecks {
   };
   std::string path_;
   std::map<std::string, std::pair<std::string, int64_t>> kinds_;  // metric -> (base, line)
-  std::map<std::string, TextCell> text_cells_;                     // metric -> first text
+  std::map<std::string, TextCell> text_cells_;                    // metric -> first text
 };
 
 // Parses one ncu value cell and stores it in `launch`. `unit` is null when the unit text is
@@ -362,10 +364,10 @@ std::vector<CounterLaunch> ReadNcuDetailsLaunches(const std::string& path, const
       std::set<std::string>& seen = launch_names[it->second];
       const std::string section = section_col >= 0 ? f[section_col] : "";
       if (!seen.insert('\x1e' + section + '\x1f' + metric).second) {
-        throw InputError(path, row.line, "Metric Name",
-                         fmt::format("metric '{}' appears twice in launch ID {}{}", metric,
-                                     f[id_col],
-                                     section.empty() ? "" : " section '" + section + "'"));
+        throw InputError(
+            path, row.line, "Metric Name",
+            fmt::format("metric '{}' appears twice in launch ID {}{}", metric, f[id_col],
+                        section.empty() ? "" : " section '" + section + "'"));
       }
       std::string name = metric;
       if (!seen.insert(name).second) {
@@ -405,7 +407,8 @@ bool IsNcuLeadingColumn(const std::string& name) {
 // when null). Two streaming passes: the first reads each part's header and units row and decides
 // the decimal separator from every value; the second converts one row at a time. Memory is
 // bounded by one row and the metrics kept, not by the launches.
-void StreamNcuRawLaunches(const std::string& path, const CsvStart& start, const std::set<std::string>* keep,
+void StreamNcuRawLaunches(const std::string& path, const CsvStart& start,
+                          const std::set<std::string>* keep,
                           const std::function<void(CounterLaunch&&)>& sink) {
   // Each part's metric columns and their units (from its units row, the part's first row).
   struct Columns {
@@ -422,71 +425,84 @@ void StreamNcuRawLaunches(const std::string& path, const CsvStart& start, const 
   std::vector<Columns> columns;
   std::vector<NcuPart> headers;
   DecimalDetector detector;
-  StreamNcuRows(path, start, [&](size_t p, const NcuPart& part, NcuRow& row) {
-    if (columns.size() <= p) columns.resize(p + 1);
-    Columns& c = columns[p];
-    if (c.units_line == 0) {  // the units row
-      c.id = part.RequireColumn(path, "ID");
-      c.kernel = part.RequireColumn(path, "Kernel Name");
-      if (!Trim(row.fields[c.id]).empty() || !Trim(row.fields[c.kernel]).empty()) {
-        throw InputError(path, row.line, "ID",
-                         "expected the units row (empty ID and Kernel Name cells) on the line "
-                         "after the raw-page header; units are needed to convert the values");
-      }
-      c.units_line = row.line;
-      c.units = row.fields;
-      c.unit.resize(part.header.size());
-      c.known.resize(part.header.size(), false);
-      for (size_t j = 0; j < part.header.size(); ++j) {
-        if (IsNcuLeadingColumn(part.header[j])) continue;
-        if (part.header[j].empty()) {
-          throw InputError(path, part.header_line, fmt::format("column {}", j + 1),
-                           "empty metric name in the header");
+  StreamNcuRows(
+      path, start,
+      [&](size_t p, const NcuPart& part, NcuRow& row) {
+        if (columns.size() <= p) columns.resize(p + 1);
+        Columns& c = columns[p];
+        if (c.units_line == 0) {  // the units row
+          c.id = part.RequireColumn(path, "ID");
+          c.kernel = part.RequireColumn(path, "Kernel Name");
+          if (!Trim(row.fields[c.id]).empty() || !Trim(row.fields[c.kernel]).empty()) {
+            throw InputError(path, row.line, "ID",
+                             "expected the units row (empty ID and Kernel Name cells) on the line "
+                             "after the raw-page header; units are needed to convert the values");
+          }
+          c.units_line = row.line;
+          c.units = row.fields;
+          c.unit.resize(part.header.size());
+          c.known.resize(part.header.size(), false);
+          for (size_t j = 0; j < part.header.size(); ++j) {
+            if (IsNcuLeadingColumn(part.header[j])) continue;
+            if (part.header[j].empty()) {
+              throw InputError(path, part.header_line, fmt::format("column {}", j + 1),
+                               "empty metric name in the header");
+            }
+            c.known[j] = ParseCounterUnit(Trim(row.fields[j]), &c.unit[j]);
+            c.metrics.push_back(static_cast<int>(j));
+            if (keep == nullptr || keep->count(part.header[j]) > 0)
+              c.kept.push_back(static_cast<int>(j));
+          }
+          if (c.metrics.empty()) {
+            throw InputError(path, part.header_line, "",
+                             "the raw-page header has no metric columns");
+          }
+          return;
         }
-        c.known[j] = ParseCounterUnit(Trim(row.fields[j]), &c.unit[j]);
-        c.metrics.push_back(static_cast<int>(j));
-        if (keep == nullptr || keep->count(part.header[j]) > 0) c.kept.push_back(static_cast<int>(j));
-      }
-      if (c.metrics.empty()) {
-        throw InputError(path, part.header_line, "", "the raw-page header has no metric columns");
-      }
-      return;
-    }
-    ++c.rows;
-    for (int j : c.metrics) detector.Observe(row.fields[j], row.line);
-  }, &headers);
+        ++c.rows;
+        for (int j : c.metrics) detector.Observe(row.fields[j], row.line);
+      },
+      &headers);
   if (columns.empty() || columns[0].units_line == 0) {
-    throw InputError(path, headers[0].header_line, "", "no rows after the Nsight Compute raw-page header");
+    throw InputError(path, headers[0].header_line, "",
+                     "no rows after the Nsight Compute raw-page header");
   }
   int64_t total = 0;
   for (const Columns& c : columns) total += c.rows;
-  if (total == 0) throw InputError(path, columns[0].units_line, "", "no kernel rows after the units row");
+  if (total == 0)
+    throw InputError(path, columns[0].units_line, "", "no kernel rows after the units row");
   const Decimal decimal = detector.Decide(path, "");
 
   NcuValueChecks checks(path);
-  StreamNcuRows(path, start, [&](size_t p, const NcuPart& part, NcuRow& row) {
-    const Columns& c = columns[p];
-    if (row.line == c.units_line) return;
-    const std::vector<std::string>& f = row.fields;
-    if (f[c.kernel].empty()) throw InputError(path, row.line, "Kernel Name", "empty kernel name");
-    CounterLaunch launch;
-    launch.kernel = f[c.kernel];
-    launch.id = ParseLaunchId(f[c.id], path, row.line);
-    launch.path = path;
-    launch.line = row.line;
-    ReadLaunchConfig(path, part, row, &launch);
-    for (int j : c.kept) {
-      AddNcuValue(&launch, &checks, part.header[j], c.units[j], c.known[j] ? &c.unit[j] : nullptr, f[j], decimal,
-                  row.line, part.header[j], part.header[j]);
-    }
-    sink(std::move(launch));
-  }, &headers);
+  StreamNcuRows(
+      path, start,
+      [&](size_t p, const NcuPart& part, NcuRow& row) {
+        const Columns& c = columns[p];
+        if (row.line == c.units_line) return;
+        const std::vector<std::string>& f = row.fields;
+        if (f[c.kernel].empty())
+          throw InputError(path, row.line, "Kernel Name", "empty kernel name");
+        CounterLaunch launch;
+        launch.kernel = f[c.kernel];
+        launch.id = ParseLaunchId(f[c.id], path, row.line);
+        launch.path = path;
+        launch.line = row.line;
+        ReadLaunchConfig(path, part, row, &launch);
+        for (int j : c.kept) {
+          AddNcuValue(&launch, &checks, part.header[j], c.units[j],
+                      c.known[j] ? &c.unit[j] : nullptr, f[j], decimal, row.line, part.header[j],
+                      part.header[j]);
+        }
+        sink(std::move(launch));
+      },
+      &headers);
   checks.Finish();
 }
 
 std::vector<CounterLaunch> ReadNcuRawLaunches(const std::string& path, const CsvStart& start) {
   std::vector<CounterLaunch> launches;
-  StreamNcuRawLaunches(path, start, nullptr, [&](CounterLaunch&& l) { launches.push_back(std::move(l)); });
+  StreamNcuRawLaunches(path, start, nullptr,
+                       [&](CounterLaunch&& l) { launches.push_back(std::move(l)); });
   return launches;
 }
 

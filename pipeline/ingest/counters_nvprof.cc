@@ -174,6 +174,5 @@ std::vector<KernelCounters> ReadHwPerf(const std::string& path, const CsvStart& 
   return table.Finish([](const KernelAccumulator& k) { return k.rows; }, bases);
 }
 
-
 }  // namespace counters_internal
 }  // namespace wattcal

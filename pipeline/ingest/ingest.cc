@@ -18,8 +18,9 @@
 namespace wattcal {
 
 bool IngestOptions::Check(std::string* error) const {
-  for (const auto& [name, value] : {std::pair<const char*, double>{"--f-core-mhz", stated_core_mhz},
-                                    std::pair<const char*, double>{"--f-mem-mhz", stated_mem_mhz}}) {
+  for (const auto& [name, value] :
+       {std::pair<const char*, double>{"--f-core-mhz", stated_core_mhz},
+        std::pair<const char*, double>{"--f-mem-mhz", stated_mem_mhz}}) {
     if (!std::isnan(value) && !(value >= 1.0 && value <= 1e5)) {
       *error = fmt::format("{}: {} is not a clock in MHz (1 to 100000)", name, value);
       return false;
@@ -99,9 +100,10 @@ std::string InstructionEnergiesCsv(const IngestInputs& in,
         }
         const InstructionEnergy e = PerInstructionEnergy(with, without, n);
         s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(with.kernel),
-                         CsvField(without.kernel), CsvNumber(with.f_core_mhz), CsvNumber(with.f_mem_mhz),
-                         CsvNumber(n), CsvNumber(e.energy_j), CsvNumber(e.energy_j_sd),
-                         CsvNumber(e.energy_j_se), CsvNumber(e.papi_energy_j), CsvNumber(e.total_energy_j),
+                         CsvField(without.kernel), CsvNumber(with.f_core_mhz),
+                         CsvNumber(with.f_mem_mhz), CsvNumber(n), CsvNumber(e.energy_j),
+                         CsvNumber(e.energy_j_sd), CsvNumber(e.energy_j_se),
+                         CsvNumber(e.papi_energy_j), CsvNumber(e.total_energy_j),
                          CsvNumber(e.overhead_energy_j), e.launches_with, e.launches_without);
         found = true;
       }
@@ -120,7 +122,8 @@ std::string KernelPowerTableCsv(const std::string& path) {
   CsvReader reader(path);
   std::vector<std::string> f;
   if (!reader.Next(&f)) reader.Fail("", "the file is empty");
-  if (f.size() != 5 || f[1] != "mean HW_power" || f[2] != "st_dev" || f[3] != "var" || f[4] != "#samples") {
+  if (f.size() != 5 || f[1] != "mean HW_power" || f[2] != "st_dev" || f[3] != "var" ||
+      f[4] != "#samples") {
     reader.Fail("header", "expected AccelWattch's header ',mean HW_power,st_dev,var,#samples'");
   }
   std::string s = "kernel,mean_power_w,power_sd_w,power_var_w2,samples\n";
@@ -134,9 +137,10 @@ std::string KernelPowerTableCsv(const std::string& path) {
     const double samples = reader.ParseNumber(f[4], "#samples");
     if (!(mean_w > 0.0)) reader.Fail("mean HW_power", "must be > 0 W");
     if (sd_w < 0.0 || var_w2 < 0.0) reader.Fail("st_dev", "spread must be >= 0");
-    if (!(samples >= 1.0) || samples != std::floor(samples)) reader.Fail("#samples", "must be a count >= 1");
-    s += fmt::format("{},{},{},{},{}\n", CsvField(f[0]), CsvNumber(mean_w), CsvNumber(sd_w), CsvNumber(var_w2),
-                     static_cast<int64_t>(samples));
+    if (!(samples >= 1.0) || samples != std::floor(samples))
+      reader.Fail("#samples", "must be a count >= 1");
+    s += fmt::format("{},{},{},{},{}\n", CsvField(f[0]), CsvNumber(mean_w), CsvNumber(sd_w),
+                     CsvNumber(var_w2), static_cast<int64_t>(samples));
     ++rows;
   }
   if (rows == 0) reader.Fail("", "no kernels after the header");
@@ -151,7 +155,8 @@ IngestReport Ingest(const IngestInputs& in, const IngestOptions& options) {
   if (in.power_log.empty() && in.counters.empty() && in.corpus.empty() && in.kernel_power.empty() &&
       in.ubench.empty()) {
     throw OptionError(
-        "give --power-log with --windows, --counters, --corpus, --kernel-power, --ubench, or several");
+        "give --power-log with --windows, --counters, --corpus, --kernel-power, --ubench, or "
+        "several");
   }
   if (!in.power_log.empty() && in.windows.empty()) {
     throw OptionError("--power-log needs --windows (the kernel launch windows)");
@@ -188,9 +193,12 @@ IngestReport Ingest(const IngestInputs& in, const IngestOptions& options) {
           if (w.kernel == k.kernel && lines.size() < 2) lines.push_back(w.line);
         }
         clockless_note = fmt::format(
-            "the log has no clock columns, so wattcal cannot tell the V-F pairs of the windows apart: kernel "
-            "'{}' has {} launches ({}:{} and {} ...), aggregated with blank clocks as if they ran at one pair. "
-            "Log the clocks (nvidia-smi clocks.sm,clocks.mem; NVML sm_clock_mhz), or state the pair the whole "
+            "the log has no clock columns, so wattcal cannot tell the V-F pairs of the windows "
+            "apart: kernel "
+            "'{}' has {} launches ({}:{} and {} ...), aggregated with blank clocks as if they ran "
+            "at one pair. "
+            "Log the clocks (nvidia-smi clocks.sm,clocks.mem; NVML sm_clock_mhz), or state the "
+            "pair the whole "
             "log ran at with --f-core-mhz (and --f-mem-mhz)",
             k.kernel, k.launches + k.excluded_launches, in.windows, lines[0], lines[1]);
         LogWarning(clockless_note);
@@ -207,11 +215,13 @@ IngestReport Ingest(const IngestInputs& in, const IngestOptions& options) {
   if (!in.counters.empty()) {
     // Without windows to join by name (counters alone, --activity), a kernel launched with
     // several configurations is summed: its work over the whole export.
-    const MixedLaunchConfigs mixed =
-        in.power_log.empty() && in.description.empty() ? MixedLaunchConfigs::kSum : MixedLaunchConfigs::kError;
+    const MixedLaunchConfigs mixed = in.power_log.empty() && in.description.empty()
+                                         ? MixedLaunchConfigs::kSum
+                                         : MixedLaunchConfigs::kError;
     // Only the description's metrics, when nothing else reads the others.
     std::set<std::string> keep;
-    const bool only_described = !options.counters_table && !in.gpu_description.empty() && in.description.empty();
+    const bool only_described =
+        !options.counters_table && !in.gpu_description.empty() && in.description.empty();
     if (only_described) {
       const std::vector<std::string> m = ReadGpuDescription(in.gpu_description).Metrics();
       keep.insert(m.begin(), m.end());
@@ -219,8 +229,8 @@ IngestReport Ingest(const IngestInputs& in, const IngestOptions& options) {
     counters = ReadCounters(in.counters, &format, mixed, only_described ? &keep : nullptr);
     for (const KernelCounters& k : counters) {
       if (k.launch_configs > 1) {
-        r.summary += fmt::format("counters: {}: {} launches in {} launch configurations summed\n", k.kernel,
-                                 k.launches, k.launch_configs);
+        r.summary += fmt::format("counters: {}: {} launches in {} launch configurations summed\n",
+                                 k.kernel, k.launches, k.launch_configs);
       }
     }
     r.counters_csv = "kernel,benchmark,launches,metric,value\n";
@@ -289,7 +299,8 @@ IngestReport Ingest(const IngestInputs& in, const IngestOptions& options) {
   if (!in.kernel_power.empty()) r.kernel_power_csv = KernelPowerTableCsv(in.kernel_power);
   if (!in.ubench.empty()) {
     r.ubench_csv = "benchmark,iterations,active_sms,lanes_per_warp\n";
-    for (const UbenchConfig& u : ReadUbenchCfg(in.ubench, in.ubench_sm_count, in.ubench_warp_size)) {
+    for (const UbenchConfig& u :
+         ReadUbenchCfg(in.ubench, in.ubench_sm_count, in.ubench_warp_size)) {
       r.ubench_csv += fmt::format("{},{},{},{}\n", CsvField(u.name), u.iterations, u.active_sms,
                                   u.lanes_per_warp);
     }
@@ -316,9 +327,10 @@ IngestReport Ingest(const IngestInputs& in, const IngestOptions& options) {
     const std::string power_note = EmptyOrNanPowerNote(in.power_log, r.energy.log_stats);
     if (!power_note.empty()) r.summary += "power log: " + power_note + "\n";
     if (r.energy.half_settled_windows > 0) {
-      r.summary += fmt::format("windows: {} launches shorter than twice the settle time ({} ms) "
-                               "measured over their second half\n",
-                               r.energy.half_settled_windows, options.energy.settle_ms);
+      r.summary += fmt::format(
+          "windows: {} launches shorter than twice the settle time ({} ms) "
+          "measured over their second half\n",
+          r.energy.half_settled_windows, options.energy.settle_ms);
     }
     r.summary += fmt::format("  {:<24} {:>9} {:>9} {:>8} {:>11} {:>11} {:>8}\n", "kernel", "f_core",
                              "f_mem", "launches", "energy_j", "mean_pw_w", "samples");
@@ -326,9 +338,9 @@ IngestReport Ingest(const IngestInputs& in, const IngestOptions& options) {
     for (size_t i = 0; i < shown; ++i) {
       const KernelEnergy& k = r.energy.kernels[i];
       r.summary += fmt::format("  {:<24} {:>9} {:>9} {:>8} {:>11.4f} {:>11.3f} {:>8}{}\n",
-                               k.kernel.substr(0, 24), CsvNumber(k.f_core_mhz), CsvNumber(k.f_mem_mhz),
-                               k.launches, k.energy_j, k.mean_power_w, k.samples,
-                               k.flags.empty() ? "" : "  [" + k.flags + "]");
+                               k.kernel.substr(0, 24), CsvNumber(k.f_core_mhz),
+                               CsvNumber(k.f_mem_mhz), k.launches, k.energy_j, k.mean_power_w,
+                               k.samples, k.flags.empty() ? "" : "  [" + k.flags + "]");
     }
     if (r.energy.kernels.size() > shown) {
       r.summary += fmt::format("  ... and {} more\n", r.energy.kernels.size() - shown);

@@ -67,8 +67,8 @@ struct IngestOptions {
 };
 
 struct IngestReport {
-  KernelEnergyReport energy;                 // empty without a power log
-  GpuDescription gpu;                        // set with counters
+  KernelEnergyReport energy;  // empty without a power log
+  GpuDescription gpu;         // set with counters
   // Per kernel: utilisations in the description's component order (with counters).
   std::vector<std::pair<std::string, std::vector<double>>> utilisations;
   std::string kernels_csv;       // per (kernel, V-F pair) energy table
@@ -81,7 +81,7 @@ struct IngestReport {
   std::string kernel_power_csv;  // kernel,mean_power_w,power_sd_w,power_var_w2,samples
   std::string ubench_csv;        // benchmark,iterations,active_sms,lanes_per_warp
   std::string accelwattch_activity_csv;  // AccelWattch's activity table (with a description)
-  std::string summary;           // for the terminal
+  std::string summary;                   // for the terminal
 };
 
 // Reads, measures, joins. Throws InputError (file:line:field) for bad data, including a

@@ -74,8 +74,8 @@ struct Active {
   double papi_power_w = kNaN;  // last reading at or before the end
   PowerSample held;            // the last reading at or before the end (its clocks, reasons)
   bool have_held = false;
-  StepStats core, mem;          // clocks held over the window
-  uint64_t reasons = 0;         // OR of the reasons held over the window
+  StepStats core, mem;   // clocks held over the window
+  uint64_t reasons = 0;  // OR of the reasons held over the window
   bool has_reasons = false;
   double limit_w = kNaN;  // lowest power limit held over the window
   uint32_t flags = 0;
@@ -95,7 +95,8 @@ void AddHeld(const PowerSample& s, double duration_s, Active* a) {
     a->reasons |= s.clock_reasons;
     a->has_reasons = true;
   }
-  if (!std::isnan(s.power_limit_w) && !(s.power_limit_w >= a->limit_w)) a->limit_w = s.power_limit_w;
+  if (!std::isnan(s.power_limit_w) && !(s.power_limit_w >= a->limit_w))
+    a->limit_w = s.power_limit_w;
 }
 
 void SetHeld(const PowerSample& s, Active* a) {
@@ -234,12 +235,9 @@ std::pair<double, double> MeanSd(const std::vector<double>& values) {
 
 const char* PowerSourceName(PowerSource source) {
   switch (source) {
-    case PowerSource::kEnergyCounter:
-      return "energy_counter";
-    case PowerSource::kInstantPower:
-      return "instant_power";
-    case PowerSource::kAveragedPower:
-      return "averaged_power";
+    case PowerSource::kEnergyCounter: return "energy_counter";
+    case PowerSource::kInstantPower: return "instant_power";
+    case PowerSource::kAveragedPower: return "averaged_power";
   }
   return "unknown";
 }
@@ -261,8 +259,7 @@ bool KernelEnergyOptions::Check(std::string* error) const {
     return false;
   }
   if (!(max_temp_drift_c >= 0.0)) {
-    *error =
-        fmt::format("--max-temp-drift-c = {} must be >= 0", max_temp_drift_c);
+    *error = fmt::format("--max-temp-drift-c = {} must be >= 0", max_temp_drift_c);
     return false;
   }
   if (!(max_cv >= 0.0)) {
@@ -274,8 +271,9 @@ bool KernelEnergyOptions::Check(std::string* error) const {
     return false;
   }
   if (!(max_clock_range_frac >= 0.0) || !std::isfinite(max_clock_range_frac)) {
-    *error = fmt::format("the clock_moved threshold, max_clock_range_frac = {} must be finite and >= 0",
-                         max_clock_range_frac);
+    *error =
+        fmt::format("the clock_moved threshold, max_clock_range_frac = {} must be finite and >= 0",
+                    max_clock_range_frac);
     return false;
   }
   return true;
@@ -312,9 +310,9 @@ std::vector<WindowEnergy> MeasureWindows(PowerLogReader* log,
 
   while (log->Next(&cur)) {
     if (!have_prev) {
-      source = PowerSourceName(log->power_kind() == PowerKind::kInstant
-                                   ? PowerSource::kInstantPower
-                                   : PowerSource::kAveragedPower);
+      source =
+          PowerSourceName(log->power_kind() == PowerKind::kInstant ? PowerSource::kInstantPower
+                                                                   : PowerSource::kAveragedPower);
       first_time_s = cur.time_s;
       first_line = cur.line;
       if (next < n && windows[order[next]].start_s < cur.time_s - kEdgeToleranceS) {
@@ -415,7 +413,8 @@ std::vector<WindowEnergy> MeasureWindows(PowerLogReader* log,
   }
   // Gaps of more than a few sampling periods.
   if (!first_gaps.empty()) {
-    std::nth_element(first_gaps.begin(), first_gaps.begin() + first_gaps.size() / 2, first_gaps.end());
+    std::nth_element(first_gaps.begin(), first_gaps.begin() + first_gaps.size() / 2,
+                     first_gaps.end());
     const double period_s = first_gaps[first_gaps.size() / 2];
     const double limit_s = std::max(kSampleGapPeriods * period_s, kSampleGapMinS);
     for (WindowEnergy& e : results) {
@@ -539,11 +538,11 @@ std::string WindowEnergiesToCsv(const std::vector<WindowEnergy>& windows) {
                        Number(w.mean_power_w), w.samples, Number(w.papi_energy_j),
                        Number(w.sma_max_power_w), Number(w.temp_drift_c), Number(w.cv),
                        Number(w.f_core_mhz), Number(w.f_mem_mhz), WindowFlagsToString(w.flags));
-    out += fmt::format("{},{},{},{},{},{},{},{}\n", Number(w.f_core_min_mhz),
-                       Number(w.f_core_max_mhz), Number(w.f_mem_min_mhz), Number(w.f_mem_max_mhz),
-                       w.has_clock_reasons ? fmt::format("{:#x}", w.clock_reasons) : std::string(),
-                       Number(w.power_limit_w), CsvText(w.power_source),
-                       Number(w.trapezoid_energy_j));
+    out +=
+        fmt::format("{},{},{},{},{},{},{},{}\n", Number(w.f_core_min_mhz), Number(w.f_core_max_mhz),
+                    Number(w.f_mem_min_mhz), Number(w.f_mem_max_mhz),
+                    w.has_clock_reasons ? fmt::format("{:#x}", w.clock_reasons) : std::string(),
+                    Number(w.power_limit_w), CsvText(w.power_source), Number(w.trapezoid_energy_j));
   }
   return out;
 }
@@ -691,8 +690,9 @@ KernelEnergyReport MeasureKernelEnergiesWithReasons(const std::string& primary_l
   int64_t half_settled = 0;
   const std::vector<KernelWindow> windows =
       ReadSettledWindows(windows_path, power_options.utc_offset_h, options, &half_settled);
-  KernelEnergyReport result = MeasureKernelEnergiesWithReasons(
-      primary_log, primary_options, secondary_log, secondary_options, windows, windows_path, options);
+  KernelEnergyReport result =
+      MeasureKernelEnergiesWithReasons(primary_log, primary_options, secondary_log,
+                                       secondary_options, windows, windows_path, options);
   result.half_settled_windows = half_settled;
   return result;
 }
@@ -751,9 +751,10 @@ KernelEnergyReport MeasureKernelEnergiesWithReasons(const std::string& primary_l
         }
       }
     } else {
-      LogWarning(fmt::format("{}: the energy counter changes fewer than twice in the log: the "
-                             "window energies come from the power column '{}' instead",
-                             power_path, log.power_field()));
+      LogWarning(
+          fmt::format("{}: the energy counter changes fewer than twice in the log: the "
+                      "window energies come from the power column '{}' instead",
+                      power_path, log.power_field()));
     }
   }
   if (counter) {

@@ -88,22 +88,23 @@ struct KernelEnergyOptions {
 
 // Why a launch's energy is doubtful (bit set).
 enum WindowFlag : uint32_t {
-  kFlagTooFewSamples = 1u << 0,  // "too_few_samples": readings inside < min_samples
-  kFlagTempDrift = 1u << 1,      // "temp_drift": |temperature drift| > max_temp_drift_c
-  kFlagHighCv = 1u << 2,         // "high_cv": coefficient of variation > max_cv
-  kFlagOverlap = 1u << 3,        // "overlap": the window overlaps another launch's window
-  kFlagClockMoved = 1u << 4,     // "clock_moved": (max - min) / max clock > max_clock_range_frac
-  kFlagPowerCap = 1u << 5,       // "power_cap": SW power cap reason (0x4) in force
-  kFlagThermal = 1u << 6,        // "thermal": SW (0x20) or HW (0x40) thermal slowdown in force
-  kFlagHwSlowdown = 1u << 7,     // "hw_slowdown": HW slowdown (0x8) or HW power brake (0x80)
-  kFlagSampleGap = 1u << 8,      // "sample_gap": no reading for > kSampleGapPeriods sampling
-                                 // periods inside the window or across its edges
+  kFlagTooFewSamples = 1u << 0,    // "too_few_samples": readings inside < min_samples
+  kFlagTempDrift = 1u << 1,        // "temp_drift": |temperature drift| > max_temp_drift_c
+  kFlagHighCv = 1u << 2,           // "high_cv": coefficient of variation > max_cv
+  kFlagOverlap = 1u << 3,          // "overlap": the window overlaps another launch's window
+  kFlagClockMoved = 1u << 4,       // "clock_moved": (max - min) / max clock > max_clock_range_frac
+  kFlagPowerCap = 1u << 5,         // "power_cap": SW power cap reason (0x4) in force
+  kFlagThermal = 1u << 6,          // "thermal": SW (0x20) or HW (0x40) thermal slowdown in force
+  kFlagHwSlowdown = 1u << 7,       // "hw_slowdown": HW slowdown (0x8) or HW power brake (0x80)
+  kFlagSampleGap = 1u << 8,        // "sample_gap": no reading for > kSampleGapPeriods sampling
+                                   // periods inside the window or across its edges
   kFlagCounterMismatch = 1u << 9,  // "counter_mismatch": the energy counter disagrees with the
                                    // instant power beyond kCounterMismatchFrac; the window's
                                    // energy is then the power column's
-  kFlagDataToggle = 1u << 10,  // "data_toggle": a window of wattcal-capture's toggle sweep whose data
-                               // toggle another share of bits than the rest of the suite's data
-                               // (50% for random, 0% for zeros): power the counters do not see
+  kFlagDataToggle =
+      1u << 10,  // "data_toggle": a window of wattcal-capture's toggle sweep whose data
+                 // toggle another share of bits than the rest of the suite's data
+                 // (50% for random, 0% for zeros): power the counters do not see
 };
 
 // A gap between two readings longer than this many typical sampling periods (the median of the

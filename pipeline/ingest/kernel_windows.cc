@@ -269,9 +269,11 @@ std::vector<KernelWindow> ReadKernelWindows(const std::string& path, double utc_
       // 0 is refused: "no launches" or "a grid of no blocks" measures nothing, and a 0 used to
       // turn the counters' launch-configuration check off. Unknown is an empty cell.
       if (value < 1.0 || value != std::floor(value) || value > 9.0e15) {
-        reader.Fail(header[column],
-                    fmt::format("expected a whole number >= 1 (leave the cell empty when unknown), got '{}'",
-                                fields[column]));
+        reader.Fail(
+            header[column],
+            fmt::format(
+                "expected a whole number >= 1 (leave the cell empty when unknown), got '{}'",
+                fields[column]));
       }
       *target = static_cast<int64_t>(value);
     }

@@ -52,24 +52,18 @@ bool ParseSmiTimestamp(const char* text, size_t length, double* epoch_s) {
 
 const char* PowerKindName(PowerKind kind) {
   switch (kind) {
-    case PowerKind::kInstant:
-      return "instant";
-    case PowerKind::kAveraged:
-      return "averaged";
-    case PowerKind::kUnknown:
-      return "unknown";
+    case PowerKind::kInstant: return "instant";
+    case PowerKind::kAveraged: return "averaged";
+    case PowerKind::kUnknown: return "unknown";
   }
   return "unknown";
 }
 
 const char* PowerLogFormatName(PowerLogFormat format) {
   switch (format) {
-    case PowerLogFormat::kNvidiaSmi:
-      return "nvidia-smi";
-    case PowerLogFormat::kNvmlRaw:
-      return "nvml-raw";
-    case PowerLogFormat::kDcgmiDmon:
-      return "dcgmi-dmon";
+    case PowerLogFormat::kNvidiaSmi: return "nvidia-smi";
+    case PowerLogFormat::kNvmlRaw: return "nvml-raw";
+    case PowerLogFormat::kDcgmiDmon: return "dcgmi-dmon";
   }
   return "unknown";
 }
@@ -99,7 +93,6 @@ bool PowerLogOptions::Check(std::string* error) const {
   }
   return true;
 }
-
 
 namespace {
 
@@ -202,10 +195,10 @@ PowerLogReader::PowerLogReader(const std::string& path, const PowerLogOptions& o
     parser_ = MakeDmonParser(path, options, &stats_);
   } else if (IsRawHeaderLine(probe.first_line)) {
     parser_ = MakeCsvParser(path, options, &stats_, PowerLogFormat::kNvmlRaw,
-                                          /*has_header=*/true);
+                            /*has_header=*/true);
   } else if (IsSmiHeaderLine(probe.first_line)) {
     parser_ = MakeCsvParser(path, options, &stats_, PowerLogFormat::kNvidiaSmi,
-                                          /*has_header=*/true);
+                            /*has_header=*/true);
   } else {
     if (options.columns.empty()) {
       throw InputError(
@@ -217,7 +210,7 @@ PowerLogReader::PowerLogReader(const std::string& path, const PowerLogOptions& o
                       probe.first_line.substr(0, 60)));
     }
     parser_ = MakeCsvParser(path, options, &stats_, PowerLogFormat::kNvidiaSmi,
-                                          /*has_header=*/false);
+                            /*has_header=*/false);
   }
 }
 
@@ -277,8 +270,8 @@ std::string EmptyOrNanPowerNote(const std::string& path, const PowerLogSummary& 
   std::string first;
   if (stats.empty_power_rows > 0) first = fmt::format("{}:{}", path, stats.first_empty_power_line);
   if (stats.nan_power_rows > 0) {
-    first += fmt::format("{}{}:{}", first.empty() ? "" : ", NaN at ", path,
-                         stats.first_nan_power_line);
+    first +=
+        fmt::format("{}{}:{}", first.empty() ? "" : ", NaN at ", path, stats.first_nan_power_line);
   }
   return fmt::format("{} rows with an empty power cell and {} with NaN were skipped ({} first)",
                      stats.empty_power_rows, stats.nan_power_rows, first);

@@ -205,9 +205,12 @@ class PowerLogReader {
   class CsvParser;
   class DmonParser;
   // Defined beside each parser (power_log_csv.cc, power_log_dmon.cc).
-  static std::unique_ptr<Parser> MakeCsvParser(const std::string& path, const PowerLogOptions& options,
-                                               PowerLogSummary* stats, PowerLogFormat format, bool has_header);
-  static std::unique_ptr<Parser> MakeDmonParser(const std::string& path, const PowerLogOptions& options,
+  static std::unique_ptr<Parser> MakeCsvParser(const std::string& path,
+                                               const PowerLogOptions& options,
+                                               PowerLogSummary* stats, PowerLogFormat format,
+                                               bool has_header);
+  static std::unique_ptr<Parser> MakeDmonParser(const std::string& path,
+                                                const PowerLogOptions& options,
                                                 PowerLogSummary* stats);
   std::unique_ptr<Parser> parser_;
   std::string path_;

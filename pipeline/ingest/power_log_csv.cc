@@ -140,8 +140,8 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
                  ValueStatus* status = nullptr) const {
     const std::string_view cell = fields_[column.index];
     std::string_view unit;
-    const ValueStatus parsed = ParseQuantity(cell, q, column.scale, value, &unit,
-                                             &column.unit_cache);
+    const ValueStatus parsed =
+        ParseQuantity(cell, q, column.scale, value, &unit, &column.unit_cache);
     if (status != nullptr) *status = parsed;
     switch (parsed) {
       case ValueStatus::kOk:
@@ -152,8 +152,7 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
         return true;
       case ValueStatus::kMissing:
       case ValueStatus::kEmpty:
-      case ValueStatus::kNaN:
-        return false;
+      case ValueStatus::kNaN: return false;
       case ValueStatus::kNotANumber:
         reader_.Fail(column.label, fmt::format("expected a {} value (a number, optionally with "
                                                "its unit) or [N/A], got '{}'",
@@ -176,12 +175,8 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
     if (layout_.reasons.index < 0) return;
     const std::string_view cell = fields_[layout_.reasons.index];
     switch (ParseClockReasons(cell, &sample->clock_reasons)) {
-      case ValueStatus::kOk:
-        sample->has_clock_reasons = true;
-        return;
-      case ValueStatus::kMissing:
-        sample->clock_reasons = 0;
-        return;
+      case ValueStatus::kOk: sample->has_clock_reasons = true; return;
+      case ValueStatus::kMissing: sample->clock_reasons = 0; return;
       default:
         reader_.Fail(layout_.reasons.label,
                      fmt::format("expected a clock event reasons bitmask (hex 0x... or a "
@@ -435,9 +430,8 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
       }
       suffixed({"energy_", "total_energy_"}, Quantity::kEnergy, &layout.energy);
       suffixed({"power_limit_", "enforced_power_limit_"}, Quantity::kPower, &layout.limit);
-      for (const char* name : {"clocks_event_reasons", "clocks_throttle_reasons",
-                               "clock_reasons", "clocks_event_reasons_active",
-                               "clocks_throttle_reasons_active"}) {
+      for (const char* name : {"clocks_event_reasons", "clocks_throttle_reasons", "clock_reasons",
+                               "clocks_event_reasons_active", "clocks_throttle_reasons_active"}) {
         if (layout.reasons.index < 0) set(&layout.reasons, find(name));
       }
       suffixed({"f_core_", "sm_clock_", "clock_sm_", "core_clock_", "f_sm_"}, Quantity::kFrequency,
@@ -486,11 +480,9 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
   bool have_layout_ = false;
 };
 
-
-std::unique_ptr<PowerLogReader::Parser> PowerLogReader::MakeCsvParser(const std::string& path,
-                                                                      const PowerLogOptions& options,
-                                                                      PowerLogSummary* stats,
-                                                                      PowerLogFormat format, bool has_header) {
+std::unique_ptr<PowerLogReader::Parser> PowerLogReader::MakeCsvParser(
+    const std::string& path, const PowerLogOptions& options, PowerLogSummary* stats,
+    PowerLogFormat format, bool has_header) {
   return std::make_unique<CsvParser>(path, options, stats, format, has_header);
 }
 

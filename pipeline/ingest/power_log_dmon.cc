@@ -203,8 +203,7 @@ class PowerLogReader::DmonParser : public PowerLogReader::Parser {
         return true;
       case ValueStatus::kMissing:
       case ValueStatus::kEmpty:
-      case ValueStatus::kNaN:
-        return false;
+      case ValueStatus::kNaN: return false;
       case ValueStatus::kNotANumber:
         throw InputError(path_, line, names_[field],
                          fmt::format("expected a {} value or N/A, got '{}'", QuantityName(q),
@@ -352,9 +351,8 @@ class PowerLogReader::DmonParser : public PowerLogReader::Parser {
 
 // ============================================================================= reader
 
-std::unique_ptr<PowerLogReader::Parser> PowerLogReader::MakeDmonParser(const std::string& path,
-                                                                       const PowerLogOptions& options,
-                                                                       PowerLogSummary* stats) {
+std::unique_ptr<PowerLogReader::Parser> PowerLogReader::MakeDmonParser(
+    const std::string& path, const PowerLogOptions& options, PowerLogSummary* stats) {
   return std::make_unique<DmonParser>(path, options, stats);
 }
 

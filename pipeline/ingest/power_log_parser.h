@@ -113,14 +113,10 @@ enum class Quantity { kPower, kFrequency, kTemperature, kEnergy };
 
 inline const char* QuantityUnits(Quantity q) {
   switch (q) {
-    case Quantity::kPower:
-      return "W, mW, kW or uW";
-    case Quantity::kFrequency:
-      return "MHz, GHz, kHz or Hz";
-    case Quantity::kTemperature:
-      return "C";
-    case Quantity::kEnergy:
-      return "J, mJ, uJ or kJ";
+    case Quantity::kPower: return "W, mW, kW or uW";
+    case Quantity::kFrequency: return "MHz, GHz, kHz or Hz";
+    case Quantity::kTemperature: return "C";
+    case Quantity::kEnergy: return "J, mJ, uJ or kJ";
   }
   return "";
 }
@@ -128,14 +124,10 @@ inline const char* QuantityUnits(Quantity q) {
 // The physical bound (util/bounds.h) a value of `q` must keep once in W, MHz, C or J.
 inline PhysicalQuantity BoundQuantity(Quantity q) {
   switch (q) {
-    case Quantity::kPower:
-      return PhysicalQuantity::kPower;
-    case Quantity::kFrequency:
-      return PhysicalQuantity::kFrequency;
-    case Quantity::kTemperature:
-      return PhysicalQuantity::kTemperature;
-    case Quantity::kEnergy:
-      return PhysicalQuantity::kEnergy;
+    case Quantity::kPower: return PhysicalQuantity::kPower;
+    case Quantity::kFrequency: return PhysicalQuantity::kFrequency;
+    case Quantity::kTemperature: return PhysicalQuantity::kTemperature;
+    case Quantity::kEnergy: return PhysicalQuantity::kEnergy;
   }
   return PhysicalQuantity::kPower;
 }
@@ -162,14 +154,10 @@ inline __attribute__((always_inline)) bool WithinQuantityBound(Quantity q, doubl
 
 inline const char* QuantityName(Quantity q) {
   switch (q) {
-    case Quantity::kPower:
-      return "power";
-    case Quantity::kFrequency:
-      return "clock";
-    case Quantity::kTemperature:
-      return "temperature";
-    case Quantity::kEnergy:
-      return "energy";
+    case Quantity::kPower: return "power";
+    case Quantity::kFrequency: return "clock";
+    case Quantity::kTemperature: return "temperature";
+    case Quantity::kEnergy: return "energy";
   }
   return "";
 }
@@ -179,14 +167,15 @@ struct UnitFactor {
   double scale;
 };
 inline constexpr UnitFactor kPowerUnits[] = {{"W", 1.0}, {"mW", 1e-3}, {"kW", 1e3}, {"uW", 1e-6}};
-inline constexpr UnitFactor kFrequencyUnits[] = {{"MHz", 1.0}, {"GHz", 1e3}, {"kHz", 1e-3}, {"Hz", 1e-6}};
+inline constexpr UnitFactor kFrequencyUnits[] = {
+    {"MHz", 1.0}, {"GHz", 1e3}, {"kHz", 1e-3}, {"Hz", 1e-6}};
 inline constexpr UnitFactor kTemperatureUnits[] = {{"C", 1.0}};
 inline constexpr UnitFactor kEnergyUnits[] = {{"J", 1.0}, {"mJ", 1e-3}, {"uJ", 1e-6}, {"kJ", 1e3}};
 inline constexpr UnitFactor kTimeUnits[] = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
 
 template <size_t N>
 inline bool LookUpUnit(const UnitFactor (&table)[N], std::string_view unit, bool ignore_case,
-                double* scale) {
+                       double* scale) {
   for (const UnitFactor& f : table) {
     if (ignore_case ? EqualsIgnoreCase(unit, f.unit) : unit == f.unit) {
       *scale = f.scale;
@@ -200,14 +189,10 @@ inline bool LookUpUnit(const UnitFactor (&table)[N], std::string_view unit, bool
 // matters: mW is not MW). False for a unit this quantity does not know.
 inline bool UnitScale(Quantity q, std::string_view unit, double* scale, bool ignore_case = false) {
   switch (q) {
-    case Quantity::kPower:
-      return LookUpUnit(kPowerUnits, unit, ignore_case, scale);
-    case Quantity::kFrequency:
-      return LookUpUnit(kFrequencyUnits, unit, ignore_case, scale);
-    case Quantity::kTemperature:
-      return LookUpUnit(kTemperatureUnits, unit, ignore_case, scale);
-    case Quantity::kEnergy:
-      return LookUpUnit(kEnergyUnits, unit, ignore_case, scale);
+    case Quantity::kPower: return LookUpUnit(kPowerUnits, unit, ignore_case, scale);
+    case Quantity::kFrequency: return LookUpUnit(kFrequencyUnits, unit, ignore_case, scale);
+    case Quantity::kTemperature: return LookUpUnit(kTemperatureUnits, unit, ignore_case, scale);
+    case Quantity::kEnergy: return LookUpUnit(kEnergyUnits, unit, ignore_case, scale);
   }
   return false;
 }
@@ -222,13 +207,14 @@ inline bool SuffixScale(Quantity q, std::string_view suffix, double* scale) {
 enum class ValueStatus { kOk, kMissing, kEmpty, kNaN, kNotANumber, kUnknownUnit };
 
 inline constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                             1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+                                    1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
 
 // Parses a number at the start of [begin, end), setting *stop after it. Plain decimals of at
 // most 15 digits take a fast path, m / 10^k: m < 2^53 and 10^k (k <= 15) are exact doubles, so
 // the quotient is correctly rounded, the same double std::from_chars returns. Anything else
 // (exponents, more digits, inf, nan) goes to std::from_chars.
-inline bool ParseNumberPrefix(const char* begin, const char* end, double* value, const char** stop) {
+inline bool ParseNumberPrefix(const char* begin, const char* end, double* value,
+                              const char** stop) {
   const char* p = begin;
   const bool negative = p < end && *p == '-';
   if (negative) ++p;
@@ -276,8 +262,9 @@ struct UnitCache {
 
 // Parses "<number>[ <unit>]" into the quantity's unit. A value without its own unit takes
 // `default_scale` (from the header). Returns the unit it saw in `*unit`.
-inline ValueStatus ParseQuantity(std::string_view cell, Quantity q, double default_scale, double* value,
-                          std::string_view* unit, UnitCache* cache = nullptr) {
+inline ValueStatus ParseQuantity(std::string_view cell, Quantity q, double default_scale,
+                                 double* value, std::string_view* unit,
+                                 UnitCache* cache = nullptr) {
   cell = TrimView(cell);
   if (cell.empty()) return ValueStatus::kEmpty;
   if (!((cell[0] >= '0' && cell[0] <= '9') || cell[0] == '-' || cell[0] == '.')) {
@@ -381,7 +368,8 @@ inline bool ParseSmiDate(const char*& p, const char* end, int64_t* days) {
 }
 
 // "HH:MM:SS[.fff]" from p to exactly end: whole seconds of the day and the fraction.
-inline bool ParseSmiTimeOfDay(const char* p, const char* end, int64_t* whole_s, double* fraction_s) {
+inline bool ParseSmiTimeOfDay(const char* p, const char* end, int64_t* whole_s,
+                              double* fraction_s) {
   if (end - p == 12 && p[2] == ':' && p[5] == ':' && p[8] == '.') {
     // nvidia-smi's own "HH:MM:SS.mmm": fixed positions, no loops; the same results as below.
     static constexpr int kDigitAt[9] = {0, 1, 3, 4, 6, 7, 9, 10, 11};
@@ -453,13 +441,11 @@ inline bool ParseSmiTimestampCached(std::string_view cell, SmiDateCache* cache, 
   return true;
 }
 
-
-
 // Splits an optional leading timestamp off a dmon line: `2024-05-01T12:00:00.123456 ...`,
 // `2024-05-01 12:00:00.123 ...`, `2024/05/01 12:00:00.123 ...` or epoch seconds
 // `1714564800.123 ...`. Returns the rest of the line (leading blanks removed).
 inline std::string_view SplitDmonTimestamp(std::string_view line, bool* has_time, double* time_s,
-                                    bool* is_epoch) {
+                                           bool* is_epoch) {
   *has_time = false;
   std::string_view rest = TrimView(line);
   const std::vector<std::string_view> tokens = SplitWhitespace(rest.substr(0, 64));
@@ -519,10 +505,10 @@ class PowerLogReader::Parser {
   // Called once at the end of the log: checks that PowerLogOptions::gpu was found.
   void Finish() const {
     if (!options_.gpu.empty() && !gpu_matched_) {
-      throw InputError(
-          path_, 0, "gpu",
-          fmt::format("no row of GPU '{}' in the log (it holds {})", options_.gpu,
-                      seen_gpus_.empty() ? std::string("no GPU rows") : power_log_internal::JoinNames(seen_gpus_)));
+      throw InputError(path_, 0, "gpu",
+                       fmt::format("no row of GPU '{}' in the log (it holds {})", options_.gpu,
+                                   seen_gpus_.empty() ? std::string("no GPU rows")
+                                                      : power_log_internal::JoinNames(seen_gpus_)));
     }
   }
 

@@ -104,11 +104,13 @@ void SplitEnergAIzerName(const CsvReader& reader, const std::string& cell, std::
   static const std::regex kName(R"(^(.+)_freq([0-9]+(?:\.[0-9]+)?)_iter[0-9]+(?:\.csv)?$)");
   std::smatch m;
   if (!std::regex_match(cell, m, kName)) {
-    reader.Fail("workload", "'" + cell + "' does not end in _freq<MHz>_iter<N>.csv (EnergAIzer's "
-                            "name of a run at a locked clock)");
+    reader.Fail("workload", "'" + cell +
+                                "' does not end in _freq<MHz>_iter<N>.csv (EnergAIzer's "
+                                "name of a run at a locked clock)");
   }
   *name = m[1].str();
-  *requested_mhz = reader.ParseBounded(m[2].str(), "workload (_freq)", PhysicalQuantity::kFrequency);
+  *requested_mhz =
+      reader.ParseBounded(m[2].str(), "workload (_freq)", PhysicalQuantity::kFrequency);
 }
 
 ClockRun ReadRow(const CsvReader& reader, const Layout& l, const std::vector<std::string>& f) {
@@ -124,28 +126,33 @@ ClockRun ReadRow(const CsvReader& reader, const Layout& l, const std::vector<std
   r.path = reader.path();
   r.workload = cell(l.workload);
   if (r.workload.empty()) reader.Fail(l.workload.name, "empty workload name");
-  r.f_core_mhz = reader.ParseBounded(cell(l.clock), l.clock.name, PhysicalQuantity::kFrequency,
-                                     l.clock.scale);
+  r.f_core_mhz =
+      reader.ParseBounded(cell(l.clock), l.clock.name, PhysicalQuantity::kFrequency, l.clock.scale);
   r.f_requested_mhz = r.f_core_mhz;
-  if (l.format == "energaizer") SplitEnergAIzerName(reader, r.workload, &r.workload, &r.f_requested_mhz);
+  if (l.format == "energaizer")
+    SplitEnergAIzerName(reader, r.workload, &r.workload, &r.f_requested_mhz);
   if (l.requested.found() && !cell(l.requested).empty()) {
     r.f_requested_mhz = reader.ParseBounded(cell(l.requested), l.requested.name,
                                             PhysicalQuantity::kFrequency, l.requested.scale);
   }
   if (l.time.found() && !cell(l.time).empty()) {
-    r.time_s = reader.ParseBounded(cell(l.time), l.time.name, PhysicalQuantity::kDuration, l.time.scale);
+    r.time_s =
+        reader.ParseBounded(cell(l.time), l.time.name, PhysicalQuantity::kDuration, l.time.scale);
     if (!(r.time_s > 0.0)) reader.Fail(l.time.name, "a run time must be positive");
   }
   if (l.power.found()) {
-    r.power_w = reader.ParseBounded(cell(l.power), l.power.name, PhysicalQuantity::kPower, l.power.scale);
+    r.power_w =
+        reader.ParseBounded(cell(l.power), l.power.name, PhysicalQuantity::kPower, l.power.scale);
   } else {
-    if (!std::isfinite(r.time_s)) reader.Fail(l.time.name, "energy without a run time gives no power");
+    if (!std::isfinite(r.time_s))
+      reader.Fail(l.time.name, "energy without a run time gives no power");
     r.energy_j = reader.ParseBounded(cell(l.energy), l.energy.name, PhysicalQuantity::kEnergy,
                                      l.energy.scale);
     r.power_w = r.energy_j / r.time_s;
     reader.CheckBound(r.power_w, l.energy.name + " / " + l.time.name, PhysicalQuantity::kPower);
   }
-  if (!(r.power_w > 0.0)) reader.Fail(l.power.found() ? l.power.name : l.energy.name, "power must be positive");
+  if (!(r.power_w > 0.0))
+    reader.Fail(l.power.found() ? l.power.name : l.energy.name, "power must be positive");
   if (std::isfinite(r.time_s)) r.energy_j = r.power_w * r.time_s;
   return r;
 }
@@ -156,7 +163,8 @@ std::vector<std::string> ClockRunTable::Workloads() const {
   std::vector<std::string> names;
   for (const ClockRun& r : runs) {
     if (names.empty() || names.back() != r.workload) {
-      if (std::find(names.begin(), names.end(), r.workload) == names.end()) names.push_back(r.workload);
+      if (std::find(names.begin(), names.end(), r.workload) == names.end())
+        names.push_back(r.workload);
     }
   }
   return names;
@@ -200,8 +208,9 @@ ClockRunTable ReadClockRuns(const std::string& path) {
     }
     ClockRun& m = merged[it->second];
     if (std::isfinite(m.time_s) != std::isfinite(r.time_s)) {
-      throw InputError(path, r.line, "time", fmt::format("a repeat of line {} with{} a run time", m.line,
-                                                       std::isfinite(r.time_s) ? "" : "out"));
+      throw InputError(path, r.line, "time",
+                       fmt::format("a repeat of line {} with{} a run time", m.line,
+                                   std::isfinite(r.time_s) ? "" : "out"));
     }
     ++m.repeats;
     ++table.merged_repeats;
@@ -238,7 +247,8 @@ ClockRunTable ReadClockRuns(const std::vector<std::string>& paths) {
           const auto it = std::find_if(next.runs.begin(), next.runs.end(),
                                        [&](const ClockRun& x) { return x.workload == w; });
           throw InputError(next.path, it->line, "workload",
-                           fmt::format("'{}' is also in {} (line {}): one file per workload", w, r.path, r.line));
+                           fmt::format("'{}' is also in {} (line {}): one file per workload", w,
+                                       r.path, r.line));
         }
       }
     }
@@ -254,8 +264,9 @@ ClockRunTable ReadClockRuns(const std::vector<std::string>& paths) {
 std::string WriteClockRunsCsv(const ClockRunTable& table) {
   std::string out = "workload,f_core_requested_mhz,f_core_mhz,power_w,time_s,energy_j\n";
   for (const ClockRun& r : table.runs) {
-    out += CsvField(r.workload) + "," + CsvNumber(r.f_requested_mhz) + "," + CsvNumber(r.f_core_mhz) +
-           "," + CsvNumber(r.power_w) + "," + CsvNumber(r.time_s) + "," + CsvNumber(r.energy_j) + "\n";
+    out += CsvField(r.workload) + "," + CsvNumber(r.f_requested_mhz) + "," +
+           CsvNumber(r.f_core_mhz) + "," + CsvNumber(r.power_w) + "," + CsvNumber(r.time_s) + "," +
+           CsvNumber(r.energy_j) + "\n";
   }
   return out;
 }

@@ -46,8 +46,8 @@ struct ClockRunTable {
   std::string format;  // "wattcal", "energaizer" or "nsfcac"
   // In workload order of first appearance, each workload's rows by requested clock.
   std::vector<ClockRun> runs;
-  bool has_time = false;  // every row has a run time
-  int merged_repeats = 0; // rows merged into an earlier one
+  bool has_time = false;   // every row has a run time
+  int merged_repeats = 0;  // rows merged into an earlier one
 
   std::vector<std::string> Workloads() const;
   // The distinct requested clocks, ascending.

@@ -19,7 +19,8 @@ int Layout::num_components() const {
 
 std::vector<std::string> Layout::ComponentNames() const {
   std::vector<std::string> names;
-  for (const FrequencyDomain& d : domains) names.insert(names.end(), d.components.begin(), d.components.end());
+  for (const FrequencyDomain& d : domains)
+    names.insert(names.end(), d.components.begin(), d.components.end());
   return names;
 }
 
@@ -113,7 +114,8 @@ Corpus Corpus::Subset(const std::vector<int>& rows_to_keep) const {
   return out;
 }
 
-Corpus WithoutOptionalComponentsNotIn(const Corpus& corpus, const Layout& model_layout, std::string* note) {
+Corpus WithoutOptionalComponentsNotIn(const Corpus& corpus, const Layout& model_layout,
+                                      std::string* note) {
   if (note != nullptr) note->clear();
   const std::vector<std::string> in_model = model_layout.ComponentNames();
   const std::vector<std::string> names = corpus.layout.ComponentNames();
@@ -139,21 +141,24 @@ Corpus WithoutOptionalComponentsNotIn(const Corpus& corpus, const Layout& model_
     d.components = kept;
   }
   out.util_frac.resize(corpus.rows(), static_cast<Eigen::Index>(keep.size()));
-  for (size_t k = 0; k < keep.size(); ++k) out.util_frac.col(static_cast<Eigen::Index>(k)) = corpus.util_frac.col(keep[k]);
+  for (size_t k = 0; k < keep.size(); ++k)
+    out.util_frac.col(static_cast<Eigen::Index>(k)) = corpus.util_frac.col(keep[k]);
   if (note != nullptr) {
     std::vector<std::string> users;
     for (int r = 0; r < corpus.rows(); ++r) {
       for (size_t j = 0; j < names.size(); ++j) {
         if (has(dropped, names[j]) && corpus.util_frac(r, static_cast<Eigen::Index>(j)) > 1e-3) {
-          users.push_back(fmt::format("{} ({} {:.3f})", corpus.benchmark[r], names[j], corpus.util_frac(r, static_cast<Eigen::Index>(j))));
+          users.push_back(fmt::format("{} ({} {:.3f})", corpus.benchmark[r], names[j],
+                                      corpus.util_frac(r, static_cast<Eigen::Index>(j))));
         }
       }
     }
-    *note = fmt::format("the model has no {} term (trained without the metric): left out of {}{}",
-                        fmt::join(dropped, ", "), corpus.path,
-                        users.empty() ? std::string("; no row uses it")
-                                      : fmt::format("; {} row(s) use it, their predictions lack its power: {}",
-                                                    users.size(), fmt::join(users, ", ")));
+    *note = fmt::format(
+        "the model has no {} term (trained without the metric): left out of {}{}",
+        fmt::join(dropped, ", "), corpus.path,
+        users.empty() ? std::string("; no row uses it")
+                      : fmt::format("; {} row(s) use it, their predictions lack its power: {}",
+                                    users.size(), fmt::join(users, ", ")));
   }
   return out;
 }
@@ -191,7 +196,8 @@ std::vector<std::string> FindDuplicateRows(const Corpus& corpus) {
   const int width = 1 + (corpus.has_power() ? 1 : 0) + nf + nu;
   std::vector<double> keys(static_cast<size_t>(corpus.rows()) * width);
   for (int r = 0; r < corpus.rows(); ++r) {
-    const int index = name_index.emplace(name_of(r), static_cast<int>(name_index.size())).first->second;
+    const int index =
+        name_index.emplace(name_of(r), static_cast<int>(name_index.size())).first->second;
     double* key = keys.data() + static_cast<size_t>(r) * width;
     *key++ = static_cast<double>(index);
     if (corpus.has_power()) *key++ = corpus.power_w(r);

@@ -58,9 +58,9 @@ inline constexpr const char* kCorpusFlagDataToggle = "data_toggle";
 
 // What a corpus file holds.
 enum class CorpusKind {
-  kTraining,    // power + frequencies + utilisations (gpmTOOL training, no names)
-  kMeasured,    // name + power + frequencies + utilisations (gpmTOOL real/allF, tidy)
-  kActivity,    // name + utilisations only (gpmTOOL prediction file, tidy without power)
+  kTraining,  // power + frequencies + utilisations (gpmTOOL training, no names)
+  kMeasured,  // name + power + frequencies + utilisations (gpmTOOL real/allF, tidy)
+  kActivity,  // name + utilisations only (gpmTOOL prediction file, tidy without power)
 };
 
 struct Corpus {
@@ -121,7 +121,8 @@ std::vector<std::string> RowFlags(const Corpus& corpus, int row);
 // term for are left out, and `*note` (when not null) says which, and which rows use them
 // (utilisation above 0.001), their predictions lacking that power; "" when none. Any other
 // difference is left for Layout::Mismatch to name.
-Corpus WithoutOptionalComponentsNotIn(const Corpus& corpus, const Layout& model_layout, std::string* note);
+Corpus WithoutOptionalComponentsNotIn(const Corpus& corpus, const Layout& model_layout,
+                                      std::string* note);
 // True when row `row` carries `flag` (e.g. kCorpusFlagPowerCap).
 bool HasFlag(const Corpus& corpus, int row, const std::string& flag);
 // True when row `row` was measured while the power cap acted or the clock moved.

@@ -53,10 +53,10 @@ class OverOneWarning {
 
   void Emit() const {
     if (count_ == 0) return;
-    std::string message =
-        fmt::format("{} utilisation value(s) above {} (kept as read, not clipped; above {} is an "
-                    "error): ",
-                    count_, kUtilisationWarnAbove, kMaxUtilisation);
+    std::string message = fmt::format(
+        "{} utilisation value(s) above {} (kept as read, not clipped; above {} is an "
+        "error): ",
+        count_, kUtilisationWarnAbove, kMaxUtilisation);
     for (size_t i = 0; i < listed_.size(); ++i) message += (i > 0 ? ", " : "") + listed_[i];
     if (count_ > static_cast<int64_t>(listed_.size())) {
       message += fmt::format(", and {} more", count_ - static_cast<int64_t>(listed_.size()));
@@ -162,9 +162,11 @@ void NameTrainingRows(const RowBuffer& rows, std::vector<std::string>* names) {
   }
   std::vector<int> runs_by_first(run_first.size());
   std::iota(runs_by_first.begin(), runs_by_first.end(), 0);
-  std::sort(runs_by_first.begin(), runs_by_first.end(), [&](int a, int b) { return run_first[a] < run_first[b]; });
+  std::sort(runs_by_first.begin(), runs_by_first.end(),
+            [&](int a, int b) { return run_first[a] < run_first[b]; });
   std::vector<int> id_of_run(run_first.size());
-  for (size_t i = 0; i < runs_by_first.size(); ++i) id_of_run[runs_by_first[i]] = static_cast<int>(i);
+  for (size_t i = 0; i < runs_by_first.size(); ++i)
+    id_of_run[runs_by_first[i]] = static_cast<int>(i);
   std::vector<int> group(n);
   for (int r = 0; r < n; ++r) group[r] = id_of_run[run_of[r]];
   const size_t groups = run_first.size();
@@ -227,10 +229,11 @@ Corpus ReadGpmtoolCorpus(const std::string& path) {
       rows.benchmark.push_back(fields[c++]);
     }
     if (rows.has_power) {
-      rows.power_w.push_back(ReadPositive(reader, fields[c++], "power_w", "power", PhysicalQuantity::kPower));
+      rows.power_w.push_back(
+          ReadPositive(reader, fields[c++], "power_w", "power", PhysicalQuantity::kPower));
       for (int d = 0; d < num_domains; ++d) {
         rows.freq_mhz.push_back(ReadPositive(reader, fields[c++], FreqField(d), "frequency",
-                                            PhysicalQuantity::kFrequency));
+                                             PhysicalQuantity::kFrequency));
       }
     }
     for (int i = 0; i < n; ++i) {
@@ -411,11 +414,12 @@ Corpus ReadTidyCorpus(CsvReader* reader, const std::vector<std::string>& header,
       const TidyColumn& col = columns[j];
       switch (col.role) {
         case TidyColumn::kPower:
-          power_w = ReadPositive(*reader, fields[j], col.header, "power", PhysicalQuantity::kPower, col.scale);
+          power_w = ReadPositive(*reader, fields[j], col.header, "power", PhysicalQuantity::kPower,
+                                 col.scale);
           break;
         case TidyColumn::kFreq: {
-          double f = ReadPositive(*reader, fields[j], col.header, "frequency", PhysicalQuantity::kFrequency,
-                                  col.scale);
+          double f = ReadPositive(*reader, fields[j], col.header, "frequency",
+                                  PhysicalQuantity::kFrequency, col.scale);
           // Unit conversion to a 1 Hz grid, so that 1.164 GHz reads as exactly 1164 MHz.
           if (col.scale != 1.0) f = std::round(f * 1e6) / 1e6;
           freq[col.domain] = f;
@@ -424,9 +428,7 @@ Corpus ReadTidyCorpus(CsvReader* reader, const std::vector<std::string>& header,
         case TidyColumn::kComponent:
           util[col.util_index] = ReadUtil(*reader, fields[j], col.header, col.component, &over_one);
           break;
-        case TidyColumn::kFlags:
-          flags = ReadFlags(*reader, fields[j], col.header);
-          break;
+        case TidyColumn::kFlags: flags = ReadFlags(*reader, fields[j], col.header); break;
       }
     }
     rows.benchmark.push_back(fields[0]);
@@ -513,9 +515,8 @@ Layout ReadGpmtoolHeader(CsvReader* reader) {
                                               num_domains, fields.size()));
   }
   for (int d = 0; d < num_domains; ++d) {
-    layout.domains[d].default_freq_mhz =
-        ReadPositive(*reader, fields[d], "header line 2", "a default frequency",
-                     PhysicalQuantity::kFrequency);
+    layout.domains[d].default_freq_mhz = ReadPositive(
+        *reader, fields[d], "header line 2", "a default frequency", PhysicalQuantity::kFrequency);
   }
 
   next_line(3);
@@ -604,8 +605,9 @@ int ReadTidyPreamble(const std::string& path, CorpusReadOptions* options, double
       if (target == nullptr) continue;
       double value = 0.0;
       if (!ParseFiniteDouble(token.substr(eq + 1), &value) || value <= 0.0) {
-        throw InputError(path, lines, key, "expected a positive frequency in MHz, got '" +
-                                               token.substr(eq + 1) + "'");
+        throw InputError(
+            path, lines, key,
+            "expected a positive frequency in MHz, got '" + token.substr(eq + 1) + "'");
       }
       if (*target == 0.0) *target = value;
     }
@@ -664,7 +666,8 @@ std::string CorpusToTidyCsv(const Corpus& c) {
   if (!preamble.empty()) s += "# wattcal-tidy" + preamble + "\n";
   if (!c.optional_components.empty()) {
     s += "# optional components:";
-    for (size_t i = 0; i < c.optional_components.size(); ++i) s += (i > 0 ? "; " : " ") + c.optional_components[i];
+    for (size_t i = 0; i < c.optional_components.size(); ++i)
+      s += (i > 0 ? "; " : " ") + c.optional_components[i];
     s += "\n";
   }
   auto field = [](const std::string& v) {

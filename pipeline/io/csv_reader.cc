@@ -120,12 +120,9 @@ namespace {
 // machine at load 4-10, the second thread took the reading thread's share and was no faster).
 bool HashOnSecondThread(CsvReader::Options::HashThread mode) {
   switch (mode) {
-    case CsvReader::Options::HashThread::kAlways:
-      return true;
-    case CsvReader::Options::HashThread::kNever:
-      return false;
-    case CsvReader::Options::HashThread::kWhenACoreIsFree:
-      break;
+    case CsvReader::Options::HashThread::kAlways: return true;
+    case CsvReader::Options::HashThread::kNever: return false;
+    case CsvReader::Options::HashThread::kWhenACoreIsFree: break;
   }
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   double load = 0.0;
@@ -189,12 +186,9 @@ bool CsvReader::ReadMore(std::vector<std::string_view>* fields) {
   }
   if (fast_path_ && parser_->pstate == parser_idle_state_) {
     switch (SplitPlainLine(line, size, fields)) {
-      case PlainLine::kRecord:
-        return true;
-      case PlainLine::kBlank:
-        return false;
-      case PlainLine::kNeedsLibcsv:
-        break;
+      case PlainLine::kRecord: return true;
+      case PlainLine::kBlank: return false;
+      case PlainLine::kNeedsLibcsv: break;
     }
   }
   if (csv_parse(parser_, line, size, CsvCallbacks::OnField, CsvCallbacks::OnRecord, this) != size) {
@@ -340,7 +334,8 @@ double CsvReader::ParseBounded(const std::string& cell, const std::string& field
   return value;
 }
 
-void CsvReader::CheckBound(double value, const std::string& field, PhysicalQuantity quantity) const {
+void CsvReader::CheckBound(double value, const std::string& field,
+                           PhysicalQuantity quantity) const {
   const std::string violation = BoundViolation(quantity, value);
   if (!violation.empty()) Fail(field, violation);
 }

@@ -166,9 +166,10 @@ Problem FindProblem(const GpuDescription& gpu) {
                  "must name a metric (compute components need TPDS Eq. 7's active cycles per SM)");
     }
     if (owner.count(gpu.active_cycles_metric) > 0) {
-      return bad("active_cycles_metric", Quoted(gpu.active_cycles_metric),
-                 "is also a counter of component " +
-                     owner[gpu.active_cycles_metric].substr(0, owner[gpu.active_cycles_metric].rfind('/')));
+      return bad(
+          "active_cycles_metric", Quoted(gpu.active_cycles_metric),
+          "is also a counter of component " + owner[gpu.active_cycles_metric].substr(
+                                                  0, owner[gpu.active_cycles_metric].rfind('/')));
     }
   }
   if (any_bandwidth) {
@@ -286,11 +287,10 @@ class DescriptionReader {
       const Json& c = components[i];
       const std::string at = fmt::format("components[{}]", i);
       if (!c.is_object()) Fail(at, fmt::format("expected an object, got {}", c.dump()));
-      CheckKeys(
-          c, at,
-          {"component", "about", "domain", "kind", "units_per_sm", "peak_bytes_per_s",
-           "bytes_per_access", "thread_metrics", "warp_metrics", "byte_metrics", "access_metrics",
-           "scales_with", "optional"});
+      CheckKeys(c, at,
+                {"component", "about", "domain", "kind", "units_per_sm", "peak_bytes_per_s",
+                 "bytes_per_access", "thread_metrics", "warp_metrics", "byte_metrics",
+                 "access_metrics", "scales_with", "optional"});
       ComponentCounters component;
       component.component = String(c, "component", at, true);
       component.domain = String(c, "domain", at, false, component.domain);
@@ -314,7 +314,8 @@ class DescriptionReader {
       component.scales_with = String(c, "scales_with", at, false, "");
       if (c.contains("optional")) {
         if (!c.at("optional").is_boolean()) {
-          Fail(at + ".optional", fmt::format("expected true or false, got {}", c.at("optional").dump()));
+          Fail(at + ".optional",
+               fmt::format("expected true or false, got {}", c.at("optional").dump()));
         }
         component.optional = c.at("optional").get<bool>();
       }
@@ -370,8 +371,9 @@ bool GpuDescription::Check(std::string* error) const {
 
 GpuDescription ReadGpuDescription(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "",
-      std::string("cannot open GPU description") + ": " + std::strerror(errno));
+  if (!in)
+    throw InputError(path, 0, "",
+                     std::string("cannot open GPU description") + ": " + std::strerror(errno));
   std::stringstream buffer;
   buffer << in.rdbuf();
   const std::string text = buffer.str();
@@ -384,7 +386,8 @@ GpuDescription ReadGpuDescription(const std::string& path) {
 std::vector<std::string> GpuDescription::Metrics() const {
   std::vector<std::string> all = {duration_metric, active_cycles_metric};
   for (const ComponentCounters& c : components) {
-    for (const auto* list : {&c.thread_metrics, &c.warp_metrics, &c.byte_metrics, &c.access_metrics}) {
+    for (const auto* list :
+         {&c.thread_metrics, &c.warp_metrics, &c.byte_metrics, &c.access_metrics}) {
       all.insert(all.end(), list->begin(), list->end());
     }
   }
@@ -400,7 +403,8 @@ GpuDescription GpuDescription::Without(const std::vector<std::string>& left_out)
   GpuDescription reduced = *this;
   reduced.components.clear();
   for (const ComponentCounters& c : components) {
-    if (std::find(left_out.begin(), left_out.end(), c.component) == left_out.end()) reduced.components.push_back(c);
+    if (std::find(left_out.begin(), left_out.end(), c.component) == left_out.end())
+      reduced.components.push_back(c);
   }
   return reduced;
 }

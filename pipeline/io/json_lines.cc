@@ -102,14 +102,15 @@ void JsonFieldReader::Fail(const std::string& field, const std::string& message)
   throw InputError(path_, lines_.LineOf(field), field, message);
 }
 
-void JsonFieldReader::CheckFormatAndVersion(const Json& root, const std::string& format, int version,
-                                            const std::string& kind) const {
+void JsonFieldReader::CheckFormatAndVersion(const Json& root, const std::string& format,
+                                            int version, const std::string& kind) const {
   if (!root.is_object()) Fail("", "expected a JSON object at the top level");
   const std::string f = String(root, "", "format");
   if (f != format) Fail("format", fmt::format("expected \"{}\", got \"{}\"", format, f));
   const int v = Int(root, "", "version");
   if (v != version) {
-    Fail("version", fmt::format("unsupported {} version {}; this wattcal reads version {}", kind, v, version));
+    Fail("version",
+         fmt::format("unsupported {} version {}; this wattcal reads version {}", kind, v, version));
   }
 }
 
@@ -119,7 +120,8 @@ std::string JsonFieldReader::Join(const std::string& parent, const std::string& 
 
 const JsonFieldReader::Json& JsonFieldReader::Get(const Json& object, const std::string& parent,
                                                   const std::string& key) const {
-  if (!object.is_object()) Fail(parent, fmt::format("expected an object, got {}", object.type_name()));
+  if (!object.is_object())
+    Fail(parent, fmt::format("expected an object, got {}", object.type_name()));
   const auto it = object.find(key);
   if (it == object.end()) Fail(Join(parent, key), fmt::format("missing key \"{}\"", key));
   return *it;
@@ -128,11 +130,13 @@ const JsonFieldReader::Json& JsonFieldReader::Get(const Json& object, const std:
 std::string JsonFieldReader::String(const Json& object, const std::string& parent,
                                     const std::string& key) const {
   const Json& v = Get(object, parent, key);
-  if (!v.is_string()) Fail(Join(parent, key), fmt::format("expected a string, got {}", v.type_name()));
+  if (!v.is_string())
+    Fail(Join(parent, key), fmt::format("expected a string, got {}", v.type_name()));
   return v.get<std::string>();
 }
 
-int JsonFieldReader::Int(const Json& object, const std::string& parent, const std::string& key) const {
+int JsonFieldReader::Int(const Json& object, const std::string& parent,
+                         const std::string& key) const {
   const Json& v = Get(object, parent, key);
   if (!v.is_number_integer()) {
     Fail(Join(parent, key), fmt::format("expected a whole number, got {}", v.dump()));
@@ -140,9 +144,11 @@ int JsonFieldReader::Int(const Json& object, const std::string& parent, const st
   return v.get<int>();
 }
 
-bool JsonFieldReader::Bool(const Json& object, const std::string& parent, const std::string& key) const {
+bool JsonFieldReader::Bool(const Json& object, const std::string& parent,
+                           const std::string& key) const {
   const Json& v = Get(object, parent, key);
-  if (!v.is_boolean()) Fail(Join(parent, key), fmt::format("expected true or false, got {}", v.dump()));
+  if (!v.is_boolean())
+    Fail(Join(parent, key), fmt::format("expected true or false, got {}", v.dump()));
   return v.get<bool>();
 }
 
@@ -154,8 +160,8 @@ double JsonFieldReader::NumberValue(const Json& v, const std::string& path, bool
   return x;
 }
 
-double JsonFieldReader::Number(const Json& object, const std::string& parent, const std::string& key,
-                               bool allow_null) const {
+double JsonFieldReader::Number(const Json& object, const std::string& parent,
+                               const std::string& key, bool allow_null) const {
   return NumberValue(Get(object, parent, key), Join(parent, key), allow_null);
 }
 

@@ -34,7 +34,8 @@ std::vector<VoltageReading> ReadCsv(const std::string& path) {
     r.line = reader.line();
     r.f_core_mhz = reader.ParseBounded(fields[fi], header[fi], PhysicalQuantity::kFrequency, fs);
     r.voltage_mv = reader.ParseNumber(fields[vi], header[vi]) * vs;
-    if (!(r.voltage_mv > 0.0 && r.voltage_mv < 5000.0)) reader.Fail(header[vi], "a core voltage within (0, 5000) mV");
+    if (!(r.voltage_mv > 0.0 && r.voltage_mv < 5000.0))
+      reader.Fail(header[vi], "a core voltage within (0, 5000) mV");
     out.push_back(r);
   }
   return out;
@@ -61,7 +62,8 @@ std::vector<VoltageReading> ReadSmiText(const std::string& path, std::ifstream& 
   while (std::getline(in, line)) {
     ++n;
     const std::string t = Trim(line);
-    static const std::regex kGpu(R"(^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$)");
+    static const std::regex kGpu(
+        R"(^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$)");
     if (std::regex_match(t, kGpu)) {
       finish();
       block_line = n;
@@ -85,8 +87,9 @@ std::vector<VoltageReading> ReadSmiText(const std::string& path, std::ifstream& 
   }
   finish();
   if (out.empty()) {
-    throw InputError(path, 1, "", "no GPU block: expected the text of nvidia-smi -q -d VOLTAGE,CLOCK "
-                                  "or a CSV f_core_mhz,voltage_mv");
+    throw InputError(path, 1, "",
+                     "no GPU block: expected the text of nvidia-smi -q -d VOLTAGE,CLOCK "
+                     "or a CSV f_core_mhz,voltage_mv");
   }
   return out;
 }
@@ -106,8 +109,9 @@ std::vector<VoltageReading> ReadMeasuredVoltages(const std::string& path) {
     in.seekg(0);
     out = ReadSmiText(path, in);
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const VoltageReading& a, const VoltageReading& b) { return a.f_core_mhz < b.f_core_mhz; });
+  std::stable_sort(out.begin(), out.end(), [](const VoltageReading& a, const VoltageReading& b) {
+    return a.f_core_mhz < b.f_core_mhz;
+  });
   return out;
 }
 

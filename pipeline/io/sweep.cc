@@ -20,9 +20,9 @@
 namespace wattcal {
 
 const std::vector<std::string>& MixCategories() {
-  static const std::vector<std::string> categories = {
-      "int_add", "int_mul", "int", "int_fp", "int_fp_dp", "int_fp_sfu", "int_fp_tex",
-      "int_fp_tensor", "light"};
+  static const std::vector<std::string> categories = {"int_add",    "int_mul",       "int",
+                                                      "int_fp",     "int_fp_dp",     "int_fp_sfu",
+                                                      "int_fp_tex", "int_fp_tensor", "light"};
   return categories;
 }
 
@@ -85,8 +85,10 @@ class Header {
   std::map<std::string, int> index_;
 };
 
-const std::vector<std::pair<std::string, double>> kPowerUnits = {{"w", 1.0}, {"mw", 1e-3}, {"kw", 1e3}};
-const std::vector<std::pair<std::string, double>> kFreqUnits = {{"mhz", 1.0}, {"ghz", 1e3}, {"khz", 1e-3}};
+const std::vector<std::pair<std::string, double>> kPowerUnits = {
+    {"w", 1.0}, {"mw", 1e-3}, {"kw", 1e3}};
+const std::vector<std::pair<std::string, double>> kFreqUnits = {
+    {"mhz", 1.0}, {"ghz", 1e3}, {"khz", 1e-3}};
 
 const std::string& Cell(const std::vector<std::string>& row, const Column& c) {
   static const std::string empty;
@@ -103,12 +105,14 @@ int ParseCount(const CsvReader& reader, const std::string& cell, const std::stri
   return static_cast<int>(v);
 }
 
-std::string ParseCategory(const CsvReader& reader, const std::string& cell, const std::string& field) {
+std::string ParseCategory(const CsvReader& reader, const std::string& cell,
+                          const std::string& field) {
   const std::string c = ToLower(cell);
   if (!c.empty() && !IsMixCategory(c)) {
     std::string list;
     for (const std::string& m : MixCategories()) list += (list.empty() ? "" : ", ") + m;
-    reader.Fail(field, "'" + cell + "' is not an instruction-mix category (" + list + ", or empty)");
+    reader.Fail(field,
+                "'" + cell + "' is not an instruction-mix category (" + list + ", or empty)");
   }
   return c;
 }
@@ -131,8 +135,8 @@ struct Described {
 std::map<std::string, Described> ReadDescription(const std::string& path) {
   std::map<std::string, Described> described;
   for (const SweepDescriptionRow& row : ReadSweepDescription(path)) {
-    described[row.kernel] = {row.benchmark, row.category, row.active_sms, row.lanes_per_warp,
-                             row.f_core_mhz, false};
+    described[row.kernel] = {row.benchmark,      row.category,   row.active_sms,
+                             row.lanes_per_warp, row.f_core_mhz, false};
   }
   return described;
 }
@@ -169,8 +173,8 @@ std::vector<SweepDescriptionRow> ReadSweepDescription(const std::string& path) {
     d.lanes_per_warp = ParseCount(reader, Cell(row, lanes), "lanes_per_warp");
     d.f_core_mhz = NAN;
     if (freq.found() && !Cell(row, freq).empty()) {
-      d.f_core_mhz = reader.ParseBounded(Cell(row, freq), freq.name, PhysicalQuantity::kFrequency,
-                                         freq.scale);
+      d.f_core_mhz =
+          reader.ParseBounded(Cell(row, freq), freq.name, PhysicalQuantity::kFrequency, freq.scale);
     }
     d.f_mem_mhz = NAN;
     if (mem_freq.found() && !Cell(row, mem_freq).empty()) {
@@ -222,15 +226,16 @@ Sweep ReadSweep(const std::string& path, const std::string& description_path) {
     }
     p.benchmark = p.kernel;
     p.power_w = reader.ParseNumber(Cell(row, power), power.name) * power.scale;
-    if (!(p.power_w > 0.0)) reader.Fail(power.name, fmt::format("power {} W must be > 0", p.power_w));
+    if (!(p.power_w > 0.0))
+      reader.Fail(power.name, fmt::format("power {} W must be > 0", p.power_w));
     reader.CheckBound(p.power_w, power.name, PhysicalQuantity::kPower);
     p.category = ParseCategory(reader, Cell(row, category), "category");
     p.active_sms = ParseCount(reader, Cell(row, sms), "active_sms");
     p.lanes_per_warp = ParseCount(reader, Cell(row, lanes), "lanes_per_warp");
     double f_core_mhz = NAN;
     if (freq.found() && !Cell(row, freq).empty()) {
-      f_core_mhz = reader.ParseBounded(Cell(row, freq), freq.name, PhysicalQuantity::kFrequency,
-                                       freq.scale);
+      f_core_mhz =
+          reader.ParseBounded(Cell(row, freq), freq.name, PhysicalQuantity::kFrequency, freq.scale);
     }
     if (!description_path.empty()) {
       auto it = described.find(p.kernel);
@@ -254,16 +259,20 @@ Sweep ReadSweep(const std::string& path, const std::string& description_path) {
       }
     }
     if (std::isnan(f_core_mhz)) {
-      reader.Fail(freq.found() ? freq.name : "f_core_mhz",
-                  "no core clock for '" + p.kernel + "' (neither in the sweep nor in a description)");
+      reader.Fail(
+          freq.found() ? freq.name : "f_core_mhz",
+          "no core clock for '" + p.kernel + "' (neither in the sweep nor in a description)");
     }
-    if (!(f_core_mhz > 0.0)) reader.Fail(freq.name, fmt::format("core clock {} MHz must be > 0", f_core_mhz));
+    if (!(f_core_mhz > 0.0))
+      reader.Fail(freq.name, fmt::format("core clock {} MHz must be > 0", f_core_mhz));
     p.f_core_mhz = f_core_mhz;
     sweep.points.push_back(p);
   }
   if (clock_mismatches > 0) {
-    LogWarning(fmt::format("{} rows ran at a core clock more than 1% from the described one (the "
-                           "measured clock is used), first: {}", clock_mismatches, first_mismatch));
+    LogWarning(
+        fmt::format("{} rows ran at a core clock more than 1% from the described one (the "
+                    "measured clock is used), first: {}",
+                    clock_mismatches, first_mismatch));
   }
   if (sweep.points.empty()) throw InputError(path, 0, "", "the sweep has no usable rows");
   if (sweep.skipped_rows > 0) {

@@ -29,8 +29,9 @@ bool ParseInt64(const std::string& text, int64_t* value) {
 
 std::vector<UbenchConfig> ReadUbenchCfg(const std::string& path, int sm_count, int warp_size) {
   std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "",
-      std::string("cannot open the ubench list") + ": " + std::strerror(errno));
+  if (!in)
+    throw InputError(path, 0, "",
+                     std::string("cannot open the ubench list") + ": " + std::strerror(errno));
   std::vector<UbenchConfig> lines;
   std::string text;
   int64_t line_no = 0;
@@ -48,9 +49,11 @@ std::vector<UbenchConfig> ReadUbenchCfg(const std::string& path, int sm_count, i
                        "expected `<name> <iterations> [active SMs] [lanes per warp]`");
     }
     if (fields.size() > 4) {
-      throw InputError(path, line_no, "", fmt::format("{} fields, expected at most 4 "
-                                                      "(`<name> <iterations> [active SMs] "
-                                                      "[lanes per warp]`)", fields.size()));
+      throw InputError(path, line_no, "",
+                       fmt::format("{} fields, expected at most 4 "
+                                   "(`<name> <iterations> [active SMs] "
+                                   "[lanes per warp]`)",
+                                   fields.size()));
     }
     UbenchConfig c;
     c.name = fields[0];
@@ -59,8 +62,7 @@ std::vector<UbenchConfig> ReadUbenchCfg(const std::string& path, int sm_count, i
     c.lanes_per_warp = warp_size;
     int64_t v = 0;
     if (!ParseInt64(fields[1], &v) || v <= 0) {
-      throw InputError(path, line_no, kFields[1],
-                       "'" + fields[1] + "' is not a positive integer");
+      throw InputError(path, line_no, kFields[1], "'" + fields[1] + "' is not a positive integer");
     }
     c.iterations = v;
     if (fields.size() >= 3) {

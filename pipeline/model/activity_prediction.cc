@@ -34,8 +34,7 @@ std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const C
     }
     const std::string still = model.layout.Mismatch(relaxed);
     if (!still.empty()) {
-      throw InputError(activity.path, activity.components_line,
-                       "component names",
+      throw InputError(activity.path, activity.components_line, "component names",
                        model.LayoutMismatchMessage(still));
     }
   }
@@ -52,8 +51,10 @@ std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const C
         all_pairs.push_back({*f});
       }
     } else {
-      for (auto fm = model.freq_levels_mhz[1].rbegin(); fm != model.freq_levels_mhz[1].rend(); ++fm) {
-        for (auto fc = model.freq_levels_mhz[0].rbegin(); fc != model.freq_levels_mhz[0].rend(); ++fc) {
+      for (auto fm = model.freq_levels_mhz[1].rbegin(); fm != model.freq_levels_mhz[1].rend();
+           ++fm) {
+        for (auto fc = model.freq_levels_mhz[0].rbegin(); fc != model.freq_levels_mhz[0].rend();
+             ++fc) {
           all_pairs.push_back({*fc, *fm});
         }
       }
@@ -70,11 +71,12 @@ std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const C
       for (int d = 0; d < nd; ++d) {
         f[d] = activity.freq_mhz(r, d);
         if (!model.Covers(d, f[d])) {
-          throw InputError(activity.path, activity.line[r],
-                           fmt::format("f_{}_mhz", model.layout.domains[d].name),
-                           fmt::format("{} MHz lies outside the model's estimated {} levels ({} to {} MHz)",
-                                       f[d], model.layout.domains[d].name,
-                                       model.freq_levels_mhz[d].front(), model.freq_levels_mhz[d].back()));
+          throw InputError(
+              activity.path, activity.line[r],
+              fmt::format("f_{}_mhz", model.layout.domains[d].name),
+              fmt::format("{} MHz lies outside the model's estimated {} levels ({} to {} MHz)",
+                          f[d], model.layout.domains[d].name, model.freq_levels_mhz[d].front(),
+                          model.freq_levels_mhz[d].back()));
         }
       }
       pairs = {f};

@@ -17,9 +17,9 @@ std::string Cell(double v) { return std::isfinite(v) ? fmt::format("{:.6f}", v) 
 
 }  // namespace
 
-std::vector<AppPrediction> PredictApps(const PowerModel& model, const std::vector<AppActivity>& apps,
-                                       const Layout& layout, double power_limit_w,
-                                       const std::string& source) {
+std::vector<AppPrediction> PredictApps(const PowerModel& model,
+                                       const std::vector<AppActivity>& apps, const Layout& layout,
+                                       double power_limit_w, const std::string& source) {
   if (apps.empty()) throw InputError(source, 0, "", "no workloads to predict");
   Corpus activity;
   activity.path = source;
@@ -31,22 +31,25 @@ std::vector<AppPrediction> PredictApps(const PowerModel& model, const std::vecto
   activity.util_frac.resize(static_cast<int>(apps.size()), nc);
   for (size_t r = 0; r < apps.size(); ++r) {
     if (static_cast<int>(apps[r].util_frac.size()) != nc) {
-      throw std::invalid_argument(fmt::format("PredictApps: workload '{}' has {} utilisations for {} components",
-                                              apps[r].workload, apps[r].util_frac.size(), nc));
+      throw std::invalid_argument(
+          fmt::format("PredictApps: workload '{}' has {} utilisations for {} components",
+                      apps[r].workload, apps[r].util_frac.size(), nc));
     }
     activity.benchmark.push_back(apps[r].workload);
     activity.line.push_back(0);
     for (int c = 0; c < nc; ++c) activity.util_frac(static_cast<int>(r), c) = apps[r].util_frac[c];
   }
-  const std::vector<ActivityPrediction> predicted = PredictActivity(model, activity, /*fixed=*/true, power_limit_w);
+  const std::vector<ActivityPrediction> predicted =
+      PredictActivity(model, activity, /*fixed=*/true, power_limit_w);
   std::vector<AppPrediction> out(apps.size());
   for (size_t r = 0; r < apps.size(); ++r) {
     AppPrediction& p = out[r];
     p.app = apps[r];
     p.prediction = predicted[r];
     p.f_core_mhz = std::isfinite(p.prediction.capped_f_core_mhz) ? p.prediction.capped_f_core_mhz
-                                                                  : p.prediction.freq_mhz[0];
-    if (std::isfinite(p.app.kernel_time_s)) p.energy_j = p.prediction.predicted_w * p.app.kernel_time_s;
+                                                                 : p.prediction.freq_mhz[0];
+    if (std::isfinite(p.app.kernel_time_s))
+      p.energy_j = p.prediction.predicted_w * p.app.kernel_time_s;
     if (std::isfinite(p.app.measured_w) && p.app.measured_w > 0.0) {
       p.error_pct = 100.0 * (p.prediction.predicted_w - p.app.measured_w) / p.app.measured_w;
     }
@@ -98,12 +101,14 @@ std::string AppPredictionSummary(const PowerModel& model, const std::vector<AppP
       sum_ape += std::fabs(p.error_pct);
     }
   }
-  const std::vector<double> reference = rows.empty() ? model.DefaultFrequencies() : rows.front().prediction.freq_mhz;
-  std::string s = fmt::format("{} workloads predicted at {:.0f} MHz ({}): {} capped, {} beyond training",
-                              rows.size(), reference[0],
-                              std::isfinite(power_limit_w) ? fmt::format("board limit {:.0f} W", power_limit_w)
-                                                           : std::string("no board limit known"),
-                              capped, beyond);
+  const std::vector<double> reference =
+      rows.empty() ? model.DefaultFrequencies() : rows.front().prediction.freq_mhz;
+  std::string s =
+      fmt::format("{} workloads predicted at {:.0f} MHz ({}): {} capped, {} beyond training",
+                  rows.size(), reference[0],
+                  std::isfinite(power_limit_w) ? fmt::format("board limit {:.0f} W", power_limit_w)
+                                               : std::string("no board limit known"),
+                  capped, beyond);
   if (measured > 0) {
     s += fmt::format("; measured: {} of them, MAPE {:.2f}%", measured, sum_ape / measured);
   } else {

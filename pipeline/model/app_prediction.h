@@ -48,9 +48,9 @@ struct AppPrediction {
 // Predicts every workload at the model's reference pair. `layout` (the GPU description's)
 // orders util_frac and must be the model's (else InputError naming `source` and the first
 // difference); `power_limit_w` NaN = no limit.
-std::vector<AppPrediction> PredictApps(const PowerModel& model, const std::vector<AppActivity>& apps,
-                                       const Layout& layout, double power_limit_w,
-                                       const std::string& source);
+std::vector<AppPrediction> PredictApps(const PowerModel& model,
+                                       const std::vector<AppActivity>& apps, const Layout& layout,
+                                       double power_limit_w, const std::string& source);
 
 // workload,predicted_w,uncapped_w,capped,duration_s,energy_j,flags,measured_w,error_pct,
 // measured_flags,f_core_mhz,windows: powers and times %.6f (energy %.6f J), capped 0/1; a cell

@@ -378,14 +378,16 @@ class JsonModelReader : public JsonFieldReader {
       for (size_t i = 0; i < a.size(); ++i) {
         const std::string path = fmt::format("{}[{}]", parent, i);
         const std::vector<double> v = Coefficients(a[i], path, 2);
-        if (!(v[0] <= v[1])) Fail(path, fmt::format("expected [lo, hi] with lo <= hi, got [{}, {}]", v[0], v[1]));
+        if (!(v[0] <= v[1]))
+          Fail(path, fmt::format("expected [lo, hi] with lo <= hi, got [{}, {}]", v[0], v[1]));
         out.emplace_back(v[0], v[1]);
       }
       return out;
     };
     ci.static_w = intervals("static_w", num_domains);
     ci.idle_dyn_w_per_mhz = intervals("idle_dyn_w_per_mhz", num_domains);
-    ci.component_w_per_mhz = intervals("component_w_per_mhz", model->layout.ComponentNames().size());
+    ci.component_w_per_mhz =
+        intervals("component_w_per_mhz", model->layout.ComponentNames().size());
   }
 
   const Json& root_;
@@ -465,8 +467,10 @@ std::string ModelToJson(const PowerModel& model) {
     OrderedJson row;
     row["component"] = t.component;
     row["full_use_w"] = t.full_use_w;
-    row["full_use_w_ci95"] = t.has_ci ? OrderedJson::array({t.ci_low_w, t.ci_high_w}) : OrderedJson();
-    row["trained_up_to_frac"] = std::isfinite(t.trained_up_to) ? OrderedJson(t.trained_up_to) : OrderedJson();
+    row["full_use_w_ci95"] =
+        t.has_ci ? OrderedJson::array({t.ci_low_w, t.ci_high_w}) : OrderedJson();
+    row["trained_up_to_frac"] =
+        std::isfinite(t.trained_up_to) ? OrderedJson(t.trained_up_to) : OrderedJson();
     row["flags"] = t.flags;
     trust.push_back(row);
   }

@@ -28,7 +28,8 @@ std::string FormatModelSummary(const PowerModel& m) {
   std::string s = fmt::format(
       "model: method {}, solver {}, residual {}, loss {}{}\n"
       "  solver: {} after {} iterations ({:.3f} s): {}\n"
-      "  training fit: {} rows, {} benchmarks, MAPE {:.3f}%, max {:.2f}%, RMSE {:.3f} W, R^2 {:.5f}\n",
+      "  training fit: {} rows, {} benchmarks, MAPE {:.3f}%, max {:.2f}%, RMSE {:.3f} W, R^2 "
+      "{:.5f}\n",
       m.method, f.solver, f.residual, f.loss,
       f.loss_scale > 0.0 ? fmt::format(" (scale {})", f.loss_scale) : std::string(),
       f.converged ? "converged" : "NOT converged", f.iterations, f.time_s, f.termination,
@@ -44,9 +45,10 @@ std::string FormatModelSummary(const PowerModel& m) {
       return fmt::format(" [{:.{}f}, {:.{}f}]", v[k].first * scale, decimals, v[k].second * scale,
                          decimals);
     };
-    s += fmt::format("  {} domain (default {} MHz): static {:.4f}{} W, idle dynamic {:.6f}{} W/MHz\n",
-                     dom.name, dom.default_freq_mhz, m.static_w[d], interval(ci.static_w, d, 4, 1.0),
-                     m.idle_dyn_w_per_mhz[d], interval(ci.idle_dyn_w_per_mhz, d, 6, 1.0));
+    s += fmt::format(
+        "  {} domain (default {} MHz): static {:.4f}{} W, idle dynamic {:.6f}{} W/MHz\n", dom.name,
+        dom.default_freq_mhz, m.static_w[d], interval(ci.static_w, d, 4, 1.0),
+        m.idle_dyn_w_per_mhz[d], interval(ci.idle_dyn_w_per_mhz, d, 6, 1.0));
     s += "    voltage:";
     for (size_t j = 0; j < m.freq_levels_mhz[d].size(); ++j) {
       s += fmt::format(" {}:{:.4f}", m.freq_levels_mhz[d][j], m.voltage_rel[d][j]);
@@ -54,7 +56,8 @@ std::string FormatModelSummary(const PowerModel& m) {
     s += "\n";
   }
   if (std::isfinite(m.power_limit_w)) {
-    s += fmt::format("  board power limit: {} W (predictions above it are capped)\n", m.power_limit_w);
+    s += fmt::format("  board power limit: {} W (predictions above it are capped)\n",
+                     m.power_limit_w);
   }
   if (m.training_range.known()) {
     s += fmt::format("  training range: max power {:.2f} W\n", m.training_range.max_power_w);
@@ -66,9 +69,10 @@ std::string FormatModelSummary(const PowerModel& m) {
   for (std::string line; std::getline(table, line);) s += "    " + line + "\n";
   for (const std::string& w : ComponentTrustWarnings(trust)) s += "  trust: " + w + "\n";
   if (m.coefficient_ci95.known()) {
-    s += fmt::format("  [lo, hi]: bootstrap 95% intervals ({} resamples of the training benchmarks, "
-                     "seed {})\n",
-                     m.coefficient_ci95.bootstrap_replicates, m.coefficient_ci95.seed);
+    s += fmt::format(
+        "  [lo, hi]: bootstrap 95% intervals ({} resamples of the training benchmarks, "
+        "seed {})\n",
+        m.coefficient_ci95.bootstrap_replicates, m.coefficient_ci95.seed);
   }
   for (const std::string& note : m.training_notes) s += "  note: " + note + "\n";
   if (!s.empty() && s.back() == '\n') s.pop_back();

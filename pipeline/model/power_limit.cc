@@ -20,8 +20,8 @@ CappedPower ApplyPowerLimit(const PowerModel& model, const double* util_frac,
   return out;
 }
 
-double CapCoreFrequencyMhz(const PowerModel& model, const double* util_frac,
-                           const double* freq_mhz, double power_limit_w) {
+double CapCoreFrequencyMhz(const PowerModel& model, const double* util_frac, const double* freq_mhz,
+                           double power_limit_w) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   // Bisection stops when the bracket is this narrow, MHz.
   constexpr double kToleranceMhz = 0.01;
@@ -75,7 +75,8 @@ std::vector<std::string> ExtrapolationFlags(const PowerModel& model, const doubl
       flags.push_back(std::string(kPredictionFlagUtilBeyondTraining) + ":" + names[i]);
     }
   }
-  if (PowerBeyond(predicted_w, range.max_power_w)) flags.push_back(kPredictionFlagPowerBeyondTraining);
+  if (PowerBeyond(predicted_w, range.max_power_w))
+    flags.push_back(kPredictionFlagPowerBeyondTraining);
   return flags;
 }
 
@@ -87,15 +88,15 @@ std::string ExtrapolationMessage(const PowerModel& model, const std::string& wor
   const std::vector<std::string> names = model.layout.ComponentNames();
   for (size_t i = 0; i < names.size() && i < range.max_util_frac.size(); ++i) {
     if (!UtilBeyond(util_frac[i], range.max_util_frac[i])) continue;
-    parts += fmt::format("{}{} utilisation {:.4g} > {} x training max {:.4g} + {}",
-                         parts.empty() ? "" : "; ", names[i], util_frac[i],
-                         kUtilBeyondTrainingFactor, range.max_util_frac[i],
-                         kUtilBeyondTrainingMargin);
+    parts +=
+        fmt::format("{}{} utilisation {:.4g} > {} x training max {:.4g} + {}",
+                    parts.empty() ? "" : "; ", names[i], util_frac[i], kUtilBeyondTrainingFactor,
+                    range.max_util_frac[i], kUtilBeyondTrainingMargin);
   }
   if (PowerBeyond(predicted_w, range.max_power_w)) {
-    parts += fmt::format("{}predicted {:.4g} W > {} x training max {:.4g} W",
-                         parts.empty() ? "" : "; ", predicted_w, kPowerBeyondTrainingFactor,
-                         range.max_power_w);
+    parts +=
+        fmt::format("{}predicted {:.4g} W > {} x training max {:.4g} W", parts.empty() ? "" : "; ",
+                    predicted_w, kPowerBeyondTrainingFactor, range.max_power_w);
   }
   return parts.empty() ? "" : workload + ": " + parts;
 }
@@ -113,10 +114,11 @@ std::string ExtrapolationWarningFromNotes(const std::vector<std::string>& notes_
     if (!n.empty()) notes.push_back(n);
   }
   if (notes.empty()) return "";
-  std::string s = fmt::format("{} prediction(s) lie beyond the training range (utilisation > {} x "
-                              "training max + {}, or power > {} x training max): ",
-                              notes.size(), kUtilBeyondTrainingFactor, kUtilBeyondTrainingMargin,
-                              kPowerBeyondTrainingFactor);
+  std::string s = fmt::format(
+      "{} prediction(s) lie beyond the training range (utilisation > {} x "
+      "training max + {}, or power > {} x training max): ",
+      notes.size(), kUtilBeyondTrainingFactor, kUtilBeyondTrainingMargin,
+      kPowerBeyondTrainingFactor);
   for (size_t i = 0; i < notes.size() && i < kMaxListed; ++i) s += (i > 0 ? " | " : "") + notes[i];
   if (notes.size() > kMaxListed) s += fmt::format(" | and {} more", notes.size() - kMaxListed);
   return s;
@@ -131,10 +133,11 @@ std::string PowerLimitBelowIdleWarning(const PowerModel& model, double power_lim
   }
   const double idle_w = model.Predict(nothing.data(), reference.data());
   if (power_limit_w >= idle_w) return "";
-  return fmt::format("the board power limit {:.1f} W is below the model's power with nothing running ({:.1f} W, "
-                     "its static and component-independent terms): every prediction is capped at it. Is it the "
-                     "right limit (in W, of this GPU)? Give the right one with --power-limit-w",
-                     power_limit_w, idle_w);
+  return fmt::format(
+      "the board power limit {:.1f} W is below the model's power with nothing running ({:.1f} W, "
+      "its static and component-independent terms): every prediction is capped at it. Is it the "
+      "right limit (in W, of this GPU)? Give the right one with --power-limit-w",
+      power_limit_w, idle_w);
 }
 
 }  // namespace wattcal

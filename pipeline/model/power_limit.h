@@ -58,8 +58,8 @@ CappedPower ApplyPowerLimit(const PowerModel& model, const double* util_frac,
 // searched between the lowest estimated core level and freq_mhz[0] (to 0.01 MHz). Returns
 // freq_mhz[0] when P there is within the limit, and NaN for a model with a single core level
 // or when P at the lowest level already exceeds the limit.
-double CapCoreFrequencyMhz(const PowerModel& model, const double* util_frac,
-                           const double* freq_mhz, double power_limit_w);
+double CapCoreFrequencyMhz(const PowerModel& model, const double* util_frac, const double* freq_mhz,
+                           double power_limit_w);
 
 // The limit that applies: `option_w` when > 0 (--power-limit-w), else the corpus's when
 // finite, else the model's; NaN when none is known.

@@ -53,7 +53,8 @@ std::vector<double> PowerModel::DefaultFrequencies() const {
 
 std::string PowerModel::LayoutMismatchMessage(const std::string& mismatch) const {
   return "the model" + (trained_on.empty() ? std::string() : " (trained on " + trained_on + ")") +
-         " was calibrated for another GPU layout (\"here\" the model, \"there\" this file): " + mismatch;
+         " was calibrated for another GPU layout (\"here\" the model, \"there\" this file): " +
+         mismatch;
 }
 
 double PowerModel::Predict(const double* util_frac, const double* freq_mhz,

@@ -20,24 +20,24 @@ namespace wattcal {
 
 // Per-term power of one prediction (sums to the total).
 struct PowerBreakdown {
-  std::vector<double> static_w;    // alpha0_k * v_k, per domain
-  std::vector<double> idle_dyn_w;  // alpha1_k * v_k^2 * f_k, per domain
-  std::vector<double> component_w; // gamma_i * v^2 * f * U_i, per component
+  std::vector<double> static_w;     // alpha0_k * v_k, per domain
+  std::vector<double> idle_dyn_w;   // alpha1_k * v_k^2 * f_k, per domain
+  std::vector<double> component_w;  // gamma_i * v^2 * f * U_i, per component
   double total_w = 0.0;
 };
 
 // What the fit reported about itself (kept in the model file).
 struct FitReport {
-  std::string solver;                 // "joint", "alternating", "nnls"
-  std::string loss;                   // "l2", "huber", "cauchy"
-  double loss_scale = 0.0;            // the loss's scale (in residual units)
-  std::string residual;               // "absolute" (W) or "relative" (fraction)
+  std::string solver;       // "joint", "alternating", "nnls"
+  std::string loss;         // "l2", "huber", "cauchy"
+  double loss_scale = 0.0;  // the loss's scale (in residual units)
+  std::string residual;     // "absolute" (W) or "relative" (fraction)
   bool converged = false;
   int iterations = 0;
   double initial_cost = 0.0;
   double final_cost = 0.0;
-  double time_s = 0.0;                // wall time (shown, not written to model files)
-  std::string termination;            // solver's own words
+  double time_s = 0.0;      // wall time (shown, not written to model files)
+  std::string termination;  // solver's own words
   // Fit statistics on the training rows.
   int train_rows = 0;
   int train_benchmarks = 0;
@@ -107,7 +107,8 @@ struct PowerModel {
   static constexpr const char* kPortedMarker = " (ported from ";
   static constexpr const char* kScaledMarker = " (scaled to another node";
   bool Derived() const {
-    return trained_on.find(kPortedMarker) != std::string::npos || trained_on.find(kScaledMarker) != std::string::npos;
+    return trained_on.find(kPortedMarker) != std::string::npos ||
+           trained_on.find(kScaledMarker) != std::string::npos;
   }
 
   // Number of coefficients: 2 per domain + one per component.

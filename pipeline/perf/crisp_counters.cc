@@ -14,16 +14,15 @@ namespace {
 
 const std::vector<std::string>& RequiredColumns() {
   static const std::vector<std::string> columns = {
-      "kernel",          "base_mhz",          "total_cycles",
-      "lcp_cycles",      "load_stall_cycles", "store_stall_cycles"};
+      "kernel",     "base_mhz",          "total_cycles",
+      "lcp_cycles", "load_stall_cycles", "store_stall_cycles"};
   return columns;
 }
 
 // The optional counter fields, in OptionalCounterColumns() order.
 std::vector<double CrispCounters::*> OptionalFields() {
-  return {&CrispCounters::crit_cycles, &CrispCounters::lead_cycles,
-          &CrispCounters::miss_cycles, &CrispCounters::stall_cycles,
-          &CrispCounters::load_outstanding_cycles};
+  return {&CrispCounters::crit_cycles, &CrispCounters::lead_cycles, &CrispCounters::miss_cycles,
+          &CrispCounters::stall_cycles, &CrispCounters::load_outstanding_cycles};
 }
 
 }  // namespace
@@ -54,8 +53,8 @@ std::string CrispCounters::Inconsistency(std::string* field) const {
   }
   if (!(total_cycles > 0.0)) return fail("total_cycles", "total_cycles must be > 0");
   if (lcp_cycles > total_cycles) {
-    return fail("lcp_cycles", fmt::format("lcp_cycles = {} exceeds total_cycles = {}",
-                                          lcp_cycles, total_cycles));
+    return fail("lcp_cycles",
+                fmt::format("lcp_cycles = {} exceeds total_cycles = {}", lcp_cycles, total_cycles));
   }
   if (load_stall_cycles > lcp_cycles) {
     return fail("load_stall_cycles",
@@ -78,8 +77,8 @@ std::string CrispCounters::Inconsistency(std::string* field) const {
       return fail(names[i], fmt::format("{} = {} must be a finite count >= 0", names[i], value));
     }
     if (names[i] != "miss_cycles" && value > total_cycles) {
-      return fail(names[i], fmt::format("{} = {} exceeds total_cycles = {}", names[i], value,
-                                        total_cycles));
+      return fail(names[i],
+                  fmt::format("{} = {} exceeds total_cycles = {}", names[i], value, total_cycles));
     }
   }
   if (!std::isnan(load_outstanding_cycles)) {
@@ -126,7 +125,8 @@ std::vector<CrispCounters> ReadCrispCounters(const std::string& path) {
     c.load_stall_cycles = columns.Number(reader, fields, "load_stall_cycles");
     c.store_stall_cycles = columns.Number(reader, fields, "store_stall_cycles");
     for (size_t i = 0; i < optional.size(); ++i) {
-      if (columns.Has(optional[i])) c.*optional_fields[i] = columns.Number(reader, fields, optional[i]);
+      if (columns.Has(optional[i]))
+        c.*optional_fields[i] = columns.Number(reader, fields, optional[i]);
     }
     std::string field;
     const std::string problem = c.Inconsistency(&field);
@@ -156,8 +156,8 @@ std::string CrispCountersToCsv(const std::vector<CrispCounters>& rows) {
   out += "\n";
   for (const CrispCounters& c : rows) {
     out += PerfCsvField(c.kernel);
-    for (double v : {c.base_mhz, c.total_cycles, c.lcp_cycles, c.load_stall_cycles,
-                     c.store_stall_cycles}) {
+    for (double v :
+         {c.base_mhz, c.total_cycles, c.lcp_cycles, c.load_stall_cycles, c.store_stall_cycles}) {
       out += "," + PerfCsvNumber(v);
     }
     for (size_t i = 0; i < optional.size(); ++i) {

@@ -52,9 +52,7 @@ struct CrispCounters {
   // T_LCP^Comp = L - S_l: computation overlapped by the load critical path.
   double overlapped_computation_cycles() const { return lcp_cycles - load_stall_cycles; }
   // T_CSP^Comp = C - L - S_s: computation not overlapped by the load critical path.
-  double pure_computation_cycles() const {
-    return total_cycles - lcp_cycles - store_stall_cycles;
-  }
+  double pure_computation_cycles() const { return total_cycles - lcp_cycles - store_stall_cycles; }
   // C / f_base.
   double total_time_s() const { return total_cycles / (base_mhz * 1e6); }
 

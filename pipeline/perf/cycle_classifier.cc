@@ -13,9 +13,10 @@ namespace wattcal {
 
 bool ClassifierOptions::Check(std::string* error) const {
   if (!(std::isfinite(miss_latency_cycles) && miss_latency_cycles >= 0.0)) {
-    *error = fmt::format("miss_latency_cycles = {} must be finite and >= 0 (0: the mean load "
-                         "latency)",
-                         miss_latency_cycles);
+    *error = fmt::format(
+        "miss_latency_cycles = {} must be finite and >= 0 (0: the mean load "
+        "latency)",
+        miss_latency_cycles);
     return false;
   }
   return true;
@@ -89,9 +90,8 @@ PathSweep Walk(const Timeline& t, OnSegment on_segment) {
   std::stable_sort(by_start.begin(), by_start.end(), [&](size_t a, size_t b) {
     return t.loads[a].start_cycle < t.loads[b].start_cycle;
   });
-  std::stable_sort(by_end.begin(), by_end.end(), [&](size_t a, size_t b) {
-    return t.loads[a].end_cycle < t.loads[b].end_cycle;
-  });
+  std::stable_sort(by_end.begin(), by_end.end(),
+                   [&](size_t a, size_t b) { return t.loads[a].end_cycle < t.loads[b].end_cycle; });
   std::vector<int64_t> store_starts, store_ends;
   for (const MemoryMiss& m : t.stores) {
     store_starts.push_back(m.start_cycle);
@@ -138,8 +138,8 @@ PathSweep Walk(const Timeline& t, OnSegment on_segment) {
     int64_t next = r.first_cycle + r.cycles;
     if (next_start < n) next = std::min(next, t.loads[by_start[next_start]].start_cycle);
     if (next_end < n) next = std::min(next, t.loads[by_end[next_end]].end_cycle);
-    next = std::min(next, next_store_start < store_starts.size() ? store_starts[next_store_start]
-                                                                 : kNever);
+    next = std::min(
+        next, next_store_start < store_starts.size() ? store_starts[next_store_start] : kNever);
     next = std::min(next, next_store_end < store_ends.size() ? store_ends[next_store_end] : kNever);
     const int64_t cycles = next - pos;
 
@@ -173,12 +173,13 @@ CycleBreakdown ClassifyTimeline(const Timeline& t, const ClassifierOptions& opti
   std::string error;
   if (!options.Check(&error)) throw OptionError("invalid classifier options: " + error);
   double load_stalls = 0.0, store_stalls = 0.0, stall_time = 0.0;
-  const PathSweep sweep = Walk(t, [&](const CycleState& state, CycleClass c, int64_t, int64_t cycles) {
-    const double k = static_cast<double>(cycles);
-    if (c == CycleClass::kLoadStall) load_stalls += k;
-    if (c == CycleClass::kStoreStall) store_stalls += k;
-    if (IsStallTimeStall(state)) stall_time += k;
-  });
+  const PathSweep sweep =
+      Walk(t, [&](const CycleState& state, CycleClass c, int64_t, int64_t cycles) {
+        const double k = static_cast<double>(cycles);
+        if (c == CycleClass::kLoadStall) load_stalls += k;
+        if (c == CycleClass::kStoreStall) store_stalls += k;
+        if (IsStallTimeStall(state)) stall_time += k;
+      });
   CycleBreakdown b;
   CrispCounters& c = b.counters;
   c.kernel = t.kernel;

@@ -31,14 +31,15 @@ bool ParseDvfsObjective(const std::string& text, DvfsObjective* objective) {
   return false;
 }
 
-const char* PowerModeName(PowerMode mode) {
-  return mode == PowerMode::kDvfs ? "dvfs" : "scaling";
-}
+const char* PowerModeName(PowerMode mode) { return mode == PowerMode::kDvfs ? "dvfs" : "scaling"; }
 
 bool ParsePowerMode(const std::string& text, PowerMode* mode) {
-  if (text == "dvfs") *mode = PowerMode::kDvfs;
-  else if (text == "scaling") *mode = PowerMode::kScaling;
-  else return false;
+  if (text == "dvfs")
+    *mode = PowerMode::kDvfs;
+  else if (text == "scaling")
+    *mode = PowerMode::kScaling;
+  else
+    return false;
   return true;
 }
 
@@ -47,9 +48,12 @@ const char* ActivityScalingName(ActivityScaling scaling) {
 }
 
 bool ParseActivityScaling(const std::string& text, ActivityScaling* scaling) {
-  if (text == "events") *scaling = ActivityScaling::kEvents;
-  else if (text == "fixed") *scaling = ActivityScaling::kFixed;
-  else return false;
+  if (text == "events")
+    *scaling = ActivityScaling::kEvents;
+  else if (text == "fixed")
+    *scaling = ActivityScaling::kFixed;
+  else
+    return false;
   return true;
 }
 
@@ -83,14 +87,17 @@ double ObjectiveValue(DvfsObjective objective, const DvfsPoint& p) {
 
 namespace {
 
-bool SameFrequency(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); }
+bool SameFrequency(double a, double b) {
+  return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b));
+}
 
 // Index of the best candidate under the budget: lowest objective, ties to the higher frequency.
 int Best(const std::vector<DvfsPoint>& points, const DvfsOptions& options) {
   int best = -1;
   for (int i = 0; i < static_cast<int>(points.size()); ++i) {
     const DvfsPoint& p = points[static_cast<size_t>(i)];
-    if (options.max_slowdown_pct >= 0.0 && p.slowdown_pct > options.max_slowdown_pct + 1e-9) continue;
+    if (options.max_slowdown_pct >= 0.0 && p.slowdown_pct > options.max_slowdown_pct + 1e-9)
+      continue;
     if (best < 0 || ObjectiveValue(options.objective, p) <=
                         ObjectiveValue(options.objective, points[static_cast<size_t>(best)])) {
       best = i;
@@ -108,7 +115,7 @@ struct PowerContext {
   Eigen::VectorXd util0;  // at the default pair
   double f0_mhz;
   double f_mem_mhz;
-  double measured_w0;     // scaling mode
+  double measured_w0;  // scaling mode
 
   double Power(double f_mhz, double time_s, double time0_s) const {
     Eigen::VectorXd u = util0;
@@ -150,8 +157,8 @@ struct PowerContext {
 
 }  // namespace
 
-std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model, const std::string& model_path,
-                                              const Corpus& activity,
+std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model,
+                                              const std::string& model_path, const Corpus& activity,
                                               const std::vector<TimePrediction>& times,
                                               const std::string& times_path,
                                               const std::vector<ActualTime>& actual,
@@ -161,8 +168,9 @@ std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model, const std
   if (!options.Check(&error)) throw OptionError("invalid DVFS options: " + error);
   if (model.method != "dvfs") {
     throw InputError(model_path, 0, "method",
-                     "a '" + model.method + "' model predicts one V-F pair only; choosing a pair "
-                     "needs a DVFS model (wattcal-calibrate --method dvfs)");
+                     "a '" + model.method +
+                         "' model predicts one V-F pair only; choosing a pair "
+                         "needs a DVFS model (wattcal-calibrate --method dvfs)");
   }
   // Layout (activity files without frequencies do not know the default pair).
   {
@@ -211,15 +219,17 @@ std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model, const std
       if (std::find(models.begin(), models.end(), m) == models.end()) {
         std::string list;
         for (const std::string& s : models) list += (list.empty() ? "" : ", ") + s;
-        throw InputError(times_path, 0, "model",
-                         "no predictions of run-time model '" + m + "' (the file has " + list + ")");
+        throw InputError(
+            times_path, 0, "model",
+            "no predictions of run-time model '" + m + "' (the file has " + list + ")");
       }
     }
     models = options.perf_models;
   }
   // (kernel, model) -> frequency -> time.
   std::map<std::pair<std::string, std::string>, std::map<double, double>> predicted;
-  for (const TimePrediction& t : times) predicted[{t.kernel, t.model}][t.target_mhz] = t.predicted_time_s;
+  for (const TimePrediction& t : times)
+    predicted[{t.kernel, t.model}][t.target_mhz] = t.predicted_time_s;
   std::map<std::string, std::map<double, double>> truth;
   for (const ActualTime& a : actual) truth[a.kernel][a.target_mhz] = a.actual_time_s;
 
@@ -240,7 +250,8 @@ std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model, const std
       if (activity.has_freq()) {
         bool at_default = true;
         for (int d = 0; d < model.layout.num_domains() && d < activity.freq_mhz.cols(); ++d) {
-          at_default = at_default && SameFrequency(activity.freq_mhz(r, d), defaults[static_cast<size_t>(d)]);
+          at_default = at_default &&
+                       SameFrequency(activity.freq_mhz(r, d), defaults[static_cast<size_t>(d)]);
         }
         if (!at_default) continue;
       }
@@ -253,12 +264,12 @@ std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model, const std
       row = r;
     }
     if (row < 0) {
-      throw InputError(times_path, kernel_line[kernel], "kernel",
-                       fmt::format("no activity for kernel '{}' at the default pair ({}) in {}",
-                                   kernel, model.layout.num_domains() > 1
-                                               ? fmt::format("{}/{} MHz", f0, f_mem)
-                                               : fmt::format("{} MHz", f0),
-                                   activity.path));
+      throw InputError(
+          times_path, kernel_line[kernel], "kernel",
+          fmt::format("no activity for kernel '{}' at the default pair ({}) in {}", kernel,
+                      model.layout.num_domains() > 1 ? fmt::format("{}/{} MHz", f0, f_mem)
+                                                     : fmt::format("{} MHz", f0),
+                      activity.path));
     }
     power.util0 = activity.util_frac.row(row).transpose();
     power.measured_w0 = activity.has_power() ? activity.power_w[row] : 0.0;
@@ -270,8 +281,9 @@ std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model, const std
     for (const std::string& m : models) {
       const auto it = predicted.find({kernel, m});
       if (it == predicted.end()) {
-        throw InputError(times_path, kernel_line[kernel], "model",
-                         fmt::format("kernel '{}' has no predictions of run-time model '{}'", kernel, m));
+        throw InputError(
+            times_path, kernel_line[kernel], "model",
+            fmt::format("kernel '{}' has no predictions of run-time model '{}'", kernel, m));
       }
       std::vector<double> freqs, pred_times;
       for (double level : model.freq_levels_mhz[0]) {
@@ -295,8 +307,8 @@ std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model, const std
                                      "core frequency {} MHz",
                                      kernel, m, f0));
       }
-      choice.predicted = power.Points(freqs, pred_times,
-                                      pred_times[static_cast<size_t>(choice.default_index)]);
+      choice.predicted =
+          power.Points(freqs, pred_times, pred_times[static_cast<size_t>(choice.default_index)]);
       choice.chosen = Best(choice.predicted, options);
 
       if (!actual.empty()) {
@@ -320,8 +332,8 @@ std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model, const std
           true_times.push_back(value);
         }
         choice.has_truth = true;
-        choice.truth = power.Points(freqs, true_times,
-                                    true_times[static_cast<size_t>(choice.default_index)]);
+        choice.truth =
+            power.Points(freqs, true_times, true_times[static_cast<size_t>(choice.default_index)]);
         choice.optimum = Best(choice.truth, options);
       }
       choices.push_back(std::move(choice));
@@ -344,9 +356,10 @@ std::string DvfsChoicesToCsv(const std::vector<DvfsChoice>& choices, const DvfsO
       "default_time_s,default_power_w,default_energy_j,energy_saving_pct,edp_saving_pct,"
       "ed2p_saving_pct";
   if (truth) {
-    out += ",true_time_s,true_power_w,true_energy_j,true_edp_js,true_ed2p_js2,true_slowdown_pct,"
-           "true_energy_saving_pct,true_edp_saving_pct,true_ed2p_saving_pct,optimum_f_core_mhz,"
-           "objective_loss_pct";
+    out +=
+        ",true_time_s,true_power_w,true_energy_j,true_edp_js,true_ed2p_js2,true_slowdown_pct,"
+        "true_energy_saving_pct,true_edp_saving_pct,true_ed2p_saving_pct,optimum_f_core_mhz,"
+        "objective_loss_pct";
   }
   out += "\n";
   for (const DvfsChoice& c : choices) {
@@ -364,8 +377,9 @@ std::string DvfsChoicesToCsv(const std::vector<DvfsChoice>& choices, const DvfsO
       const DvfsPoint& t = c.truth[static_cast<size_t>(c.chosen)];
       const DvfsPoint& td = c.truth[static_cast<size_t>(c.default_index)];
       const DvfsPoint& to = c.truth[static_cast<size_t>(c.optimum)];
-      const double loss = 100.0 * (ObjectiveValue(options.objective, t) /
-                                       ObjectiveValue(options.objective, to) - 1.0);
+      const double loss =
+          100.0 *
+          (ObjectiveValue(options.objective, t) / ObjectiveValue(options.objective, to) - 1.0);
       for (double v : {t.time_s, t.power_w, t.energy_j, t.edp_js, t.ed2p_js2, t.slowdown_pct,
                        SavingPct(td.energy_j, t.energy_j), SavingPct(td.edp_js, t.edp_js),
                        SavingPct(td.ed2p_js2, t.ed2p_js2), to.f_core_mhz, loss}) {
@@ -388,7 +402,8 @@ std::string DvfsCurvesToCsv(const std::vector<DvfsChoice>& choices) {
     for (size_t i = 0; i < c.predicted.size(); ++i) {
       const DvfsPoint& p = c.predicted[i];
       out += PerfCsvField(c.kernel) + "," + PerfCsvField(c.perf_model);
-      for (double v : {p.f_core_mhz, c.f_mem_mhz, p.time_s, p.power_w, p.energy_j, p.edp_js, p.ed2p_js2}) {
+      for (double v :
+           {p.f_core_mhz, c.f_mem_mhz, p.time_s, p.power_w, p.energy_j, p.edp_js, p.ed2p_js2}) {
         out += "," + PerfCsvNumber(v);
       }
       out += static_cast<int>(i) == c.chosen ? ",1" : ",0";
@@ -428,8 +443,9 @@ std::vector<DvfsModelSummary> SummariseDvfs(const std::vector<DvfsChoice>& choic
       const DvfsPoint& t = c.truth[static_cast<size_t>(c.chosen)];
       const DvfsPoint& td = c.truth[static_cast<size_t>(c.default_index)];
       const DvfsPoint& to = c.truth[static_cast<size_t>(c.optimum)];
-      const double loss = 100.0 * (ObjectiveValue(options.objective, t) /
-                                       ObjectiveValue(options.objective, to) - 1.0);
+      const double loss =
+          100.0 *
+          (ObjectiveValue(options.objective, t) / ObjectiveValue(options.objective, to) - 1.0);
       s.mean_objective_loss_pct += loss;
       s.max_objective_loss_pct = std::max(s.max_objective_loss_pct, loss);
       if (c.chosen == c.optimum) ++s.optimal_choices;
@@ -444,10 +460,10 @@ std::vector<DvfsModelSummary> SummariseDvfs(const std::vector<DvfsChoice>& choic
   }
   for (DvfsModelSummary& s : summary) {
     const double n = static_cast<double>(s.kernels);
-    for (double* v : {&s.mean_energy_saving_pct, &s.mean_edp_saving_pct, &s.mean_ed2p_saving_pct,
-                      &s.mean_objective_loss_pct,
-                      &s.mean_true_energy_saving_pct, &s.mean_true_edp_saving_pct,
-                      &s.mean_true_ed2p_saving_pct, &s.mean_true_slowdown_pct}) {
+    for (double* v :
+         {&s.mean_energy_saving_pct, &s.mean_edp_saving_pct, &s.mean_ed2p_saving_pct,
+          &s.mean_objective_loss_pct, &s.mean_true_energy_saving_pct, &s.mean_true_edp_saving_pct,
+          &s.mean_true_ed2p_saving_pct, &s.mean_true_slowdown_pct}) {
       *v /= n;
     }
   }
@@ -487,10 +503,11 @@ nlohmann::json DvfsSummaryToJson(const std::vector<DvfsModelSummary>& summary,
 
 std::string FormatDvfsSummary(const std::vector<DvfsModelSummary>& summary,
                               const DvfsOptions& options) {
-  std::string out = fmt::format("DVFS choice minimising {}{}:\n", DvfsObjectiveName(options.objective),
-                                options.max_slowdown_pct >= 0.0
-                                    ? fmt::format(" within a {:g}% slowdown", options.max_slowdown_pct)
-                                    : std::string());
+  std::string out =
+      fmt::format("DVFS choice minimising {}{}:\n", DvfsObjectiveName(options.objective),
+                  options.max_slowdown_pct >= 0.0
+                      ? fmt::format(" within a {:g}% slowdown", options.max_slowdown_pct)
+                      : std::string());
   const bool truth = !summary.empty() && summary.front().has_truth;
   // Predicted saving of the objective itself, then (with truth) its loss against the optimum.
   out += fmt::format("  {:<13} {:>7} {:>12}", "perf_model", "kernels", "pred_save_%");

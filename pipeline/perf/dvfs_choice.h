@@ -79,8 +79,8 @@ struct DvfsChoice {
   double f_mem_mhz = 0.0;  // the memory frequency every candidate runs at (0: one domain)
   // Every candidate, ascending frequency, as predicted.
   std::vector<DvfsPoint> predicted;
-  int chosen = -1;        // index into `predicted`
-  int default_index = -1; // index of the default pair
+  int chosen = -1;         // index into `predicted`
+  int default_index = -1;  // index of the default pair
   // With true times: every candidate as it truly is, the true optimum under the budget, and
   // the true point of the choice.
   bool has_truth = false;
@@ -98,8 +98,8 @@ struct DvfsChoice {
 // differ, a kernel has no (or two) activity rows at the default pair, a model lacks the default
 // pair, the scaling mode finds no measured power, a requested run-time model is absent, or a
 // true time is missing for a candidate.
-std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model, const std::string& model_path,
-                                              const Corpus& activity,
+std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model,
+                                              const std::string& model_path, const Corpus& activity,
                                               const std::vector<TimePrediction>& times,
                                               const std::string& times_path,
                                               const std::vector<ActualTime>& actual,

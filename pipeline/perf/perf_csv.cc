@@ -10,13 +10,11 @@
 #include "util/strings.h"
 
 namespace wattcal {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 PerfCsvColumns::PerfCsvColumns(const CsvReader& reader, const std::vector<std::string>& header,
-                       const std::vector<std::string>& required,
-                       const std::vector<std::string>& optional) {
+                               const std::vector<std::string>& required,
+                               const std::vector<std::string>& optional) {
   // Every accepted spelling -> (canonical name, factor to MHz).
   std::map<std::string, std::pair<std::string, double>> accepted;
   auto accept = [&accepted](const std::string& name) {
@@ -35,7 +33,8 @@ PerfCsvColumns::PerfCsvColumns(const CsvReader& reader, const std::vector<std::s
     std::string cell = header[i];
     if (i == 0 && cell.size() >= 3 && cell.compare(0, 3, "\xEF\xBB\xBF") == 0) cell.erase(0, 3);
     const std::string name = ToLower(cell);
-    if (name.empty()) reader.Fail(fmt::format("column {}", i + 1), "empty column name in the header");
+    if (name.empty())
+      reader.Fail(fmt::format("column {}", i + 1), "empty column name in the header");
     const auto it = accepted.find(name);
     if (it == accepted.end()) {
       std::string expected;
@@ -60,7 +59,7 @@ PerfCsvColumns::PerfCsvColumns(const CsvReader& reader, const std::vector<std::s
 bool PerfCsvColumns::Has(const std::string& name) const { return index_.count(name) != 0; }
 
 const std::string& PerfCsvColumns::Cell(const std::vector<std::string>& fields,
-                                    const std::string& name) const {
+                                        const std::string& name) const {
   return fields[static_cast<size_t>(index_.at(name))];
 }
 
@@ -68,15 +67,16 @@ const std::string& PerfCsvColumns::Spelling(const std::string& name) const {
   return spelling_.at(name);
 }
 
-void PerfCsvColumns::CheckWidth(const CsvReader& reader, const std::vector<std::string>& fields) const {
+void PerfCsvColumns::CheckWidth(const CsvReader& reader,
+                                const std::vector<std::string>& fields) const {
   if (fields.size() != width_) {
-    reader.Fail("", fmt::format("expected {} fields as in the header, got {}", width_,
-                                fields.size()));
+    reader.Fail("",
+                fmt::format("expected {} fields as in the header, got {}", width_, fields.size()));
   }
 }
 
 double PerfCsvColumns::Number(const CsvReader& reader, const std::vector<std::string>& fields,
-                          const std::string& name) const {
+                              const std::string& name) const {
   const double value = reader.ParseNumber(Cell(fields, name), Spelling(name));
   // Bounded by what the canonical name's unit says it is (util/bounds.h): *_mhz frequencies
   // are checked by FrequencyMhz after their unit conversion.
@@ -88,7 +88,7 @@ double PerfCsvColumns::Number(const CsvReader& reader, const std::vector<std::st
 }
 
 double PerfCsvColumns::FrequencyMhz(const CsvReader& reader, const std::vector<std::string>& fields,
-                                const std::string& mhz_name) const {
+                                    const std::string& mhz_name) const {
   const double value = Number(reader, fields, mhz_name);
   if (!(value > 0.0)) {
     reader.Fail(Spelling(mhz_name), fmt::format("expected a frequency > 0, got {}", value));

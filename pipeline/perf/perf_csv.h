@@ -21,7 +21,8 @@ class PerfCsvColumns {
   // in either list is also recognised as "<stem>_ghz" or "<stem>_khz" and converted to MHz
   // by Frequency().
   PerfCsvColumns(const CsvReader& reader, const std::vector<std::string>& header,
-             const std::vector<std::string>& required, const std::vector<std::string>& optional);
+                 const std::vector<std::string>& required,
+                 const std::vector<std::string>& optional);
 
   bool Has(const std::string& name) const;
   // The cell of column `name` in `fields` (the record must have as many fields as the header;
@@ -40,9 +41,9 @@ class PerfCsvColumns {
   const std::string& Spelling(const std::string& name) const;
 
  private:
-  std::map<std::string, int> index_;        // canonical name -> column
+  std::map<std::string, int> index_;             // canonical name -> column
   std::map<std::string, std::string> spelling_;  // canonical name -> as written
-  std::map<std::string, double> to_mhz_;    // canonical frequency name -> factor
+  std::map<std::string, double> to_mhz_;         // canonical frequency name -> factor
   size_t width_ = 0;
 };
 

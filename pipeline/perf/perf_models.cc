@@ -114,14 +114,12 @@ double PredictCycles(PerfModelKind model, const CrispCounters& c, double target_
     case PerfModelKind::kCrispL:
       return CrispCycles(c.total_cycles, c.load_outstanding_cycles, c.load_stall_cycles,
                          c.store_stall_cycles, s);
-    case PerfModelKind::kProportional:
-      return s * c.total_cycles;
+    case PerfModelKind::kProportional: return s * c.total_cycles;
     case PerfModelKind::kMiss:
       return LinearModelCycles(c.total_cycles, std::min(c.miss_cycles, c.total_cycles), s);
     case PerfModelKind::kStall:
     case PerfModelKind::kLead:
-    case PerfModelKind::kCrit:
-      return LinearModelCycles(c.total_cycles, ModelCounter(model, c), s);
+    case PerfModelKind::kCrit: return LinearModelCycles(c.total_cycles, ModelCounter(model, c), s);
   }
   return c.total_cycles;
 }
@@ -138,13 +136,14 @@ bool TimePredictionOptions::Check(std::string* error) const {
   if (targets_mhz.empty()) return fail("targets_mhz is empty; give at least one target frequency");
   for (size_t i = 0; i < targets_mhz.size(); ++i) {
     if (!(std::isfinite(targets_mhz[i]) && targets_mhz[i] > 0.0)) {
-      return fail(fmt::format("targets_mhz[{}] = {} must be a finite frequency > 0", i,
-                              targets_mhz[i]));
+      return fail(
+          fmt::format("targets_mhz[{}] = {} must be a finite frequency > 0", i, targets_mhz[i]));
     }
     if (i > 0 && !(targets_mhz[i] > targets_mhz[i - 1])) {
-      return fail(fmt::format("targets_mhz must be strictly ascending: targets_mhz[{}] = {} "
-                              "follows {}",
-                              i, targets_mhz[i], targets_mhz[i - 1]));
+      return fail(
+          fmt::format("targets_mhz must be strictly ascending: targets_mhz[{}] = {} "
+                      "follows {}",
+                      i, targets_mhz[i], targets_mhz[i - 1]));
     }
   }
   for (size_t i = 0; i < models.size(); ++i) {
@@ -200,8 +199,8 @@ std::vector<TimePrediction> PredictTimes(const std::vector<CrispCounters>& count
 std::string TimesToCsv(const std::vector<TimePrediction>& rows) {
   std::string out = "kernel,model,target_mhz,predicted_time_s\n";
   for (const TimePrediction& r : rows) {
-    out += PerfCsvField(r.kernel) + "," + PerfCsvField(r.model) + "," + PerfCsvNumber(r.target_mhz) + "," +
-           PerfCsvNumber(r.predicted_time_s) + "\n";
+    out += PerfCsvField(r.kernel) + "," + PerfCsvField(r.model) + "," +
+           PerfCsvNumber(r.target_mhz) + "," + PerfCsvNumber(r.predicted_time_s) + "\n";
   }
   return out;
 }
@@ -211,7 +210,8 @@ namespace {
 double PositiveTime(const CsvReader& reader, const PerfCsvColumns& columns,
                     const std::vector<std::string>& fields, const std::string& name) {
   const double t = reader.ParseNumber(columns.Cell(fields, name), columns.Spelling(name));
-  if (!(t > 0.0)) reader.Fail(columns.Spelling(name), fmt::format("expected a time > 0 s, got {}", t));
+  if (!(t > 0.0))
+    reader.Fail(columns.Spelling(name), fmt::format("expected a time > 0 s, got {}", t));
   reader.CheckBound(t, columns.Spelling(name), PhysicalQuantity::kDuration);
   return t;
 }
@@ -222,7 +222,8 @@ std::vector<TimePrediction> ReadTimes(const std::string& path) {
   CsvReader reader(path);
   std::vector<std::string> fields;
   if (!reader.Next(&fields)) throw InputError(path, 1, "", "the file is empty");
-  const PerfCsvColumns columns(reader, fields, {"kernel", "model", "target_mhz", "predicted_time_s"}, {});
+  const PerfCsvColumns columns(reader, fields,
+                               {"kernel", "model", "target_mhz", "predicted_time_s"}, {});
   std::vector<TimePrediction> rows;
   std::map<std::tuple<std::string, std::string, double>, int64_t> seen;
   while (reader.Next(&fields)) {
@@ -235,7 +236,8 @@ std::vector<TimePrediction> ReadTimes(const std::string& path) {
     if (r.model.empty()) reader.Fail("model", "empty model name");
     r.target_mhz = columns.FrequencyMhz(reader, fields, "target_mhz");
     r.predicted_time_s = PositiveTime(reader, columns, fields, "predicted_time_s");
-    const auto [it, inserted] = seen.emplace(std::make_tuple(r.kernel, r.model, r.target_mhz), r.line);
+    const auto [it, inserted] =
+        seen.emplace(std::make_tuple(r.kernel, r.model, r.target_mhz), r.line);
     if (!inserted) {
       reader.Fail(columns.Spelling("target_mhz"),
                   fmt::format("kernel '{}', model '{}' at {} MHz appears twice (first on line {})",

@@ -67,7 +67,7 @@ struct TimePrediction {
   std::string model;  // PerfModelName, or any name in a times file read back
   double target_mhz = 0.0;
   double predicted_time_s = 0.0;
-  int64_t line = 0;   // line in the file it was read from (0 when computed)
+  int64_t line = 0;  // line in the file it was read from (0 when computed)
 };
 
 // Predictions for every kernel (input order) x model (AllPerfModels order) x target (ascending).

@@ -25,10 +25,12 @@ bool PerfKernelSpec::Check(std::string* error) const {
     *error = "a kernel has an empty name";
     return false;
   }
-  if (warps < 1 || warps > 1024) return fail(fmt::format("warps = {} must lie in [1, 1024]", warps));
+  if (warps < 1 || warps > 1024)
+    return fail(fmt::format("warps = {} must lie in [1, 1024]", warps));
   if (iterations < 1) return fail(fmt::format("iterations = {} must be >= 1", iterations));
   if (loads < 0) return fail(fmt::format("loads = {} must be >= 0", loads));
-  if (independent_alu < 0) return fail(fmt::format("independent_alu = {} must be >= 0", independent_alu));
+  if (independent_alu < 0)
+    return fail(fmt::format("independent_alu = {} must be >= 0", independent_alu));
   if (dependent_alu < 0) return fail(fmt::format("dependent_alu = {} must be >= 0", dependent_alu));
   if (alu_ilp < 1) return fail(fmt::format("alu_ilp = {} must be >= 1", alu_ilp));
   if (stores < 0) return fail(fmt::format("stores = {} must be >= 0", stores));
@@ -54,9 +56,10 @@ bool PerfSuiteSpec::Check(std::string* error) const {
       return fail(fmt::format("targets_mhz[{}] = {} must be > 0", i, targets_mhz[i]));
     }
     if (i > 0 && !(targets_mhz[i] > targets_mhz[i - 1])) {
-      return fail(fmt::format("targets_mhz must be strictly ascending: targets_mhz[{}] = {} "
-                              "follows {}",
-                              i, targets_mhz[i], targets_mhz[i - 1]));
+      return fail(
+          fmt::format("targets_mhz must be strictly ascending: targets_mhz[{}] = {} "
+                      "follows {}",
+                      i, targets_mhz[i], targets_mhz[i - 1]));
     }
   }
   std::string sm_error;
@@ -107,10 +110,11 @@ PerfSuiteSpec ReadPerfSuiteSpec(const std::string& path) {
     optional(j, "", "targets_mhz", &spec.targets_mhz);
     if (j.contains("sm")) {
       const nlohmann::json& sm = j.at("sm");
-      RejectUnknownKeys(sm, {"issue_width", "alu_latency_cycles", "mem_latency_ns",
-                             "mem_latency_jitter_ns", "load_service_ns", "store_service_ns",
-                             "mshr_entries", "store_queue_entries"},
-                        path, "sm.");
+      RejectUnknownKeys(
+          sm,
+          {"issue_width", "alu_latency_cycles", "mem_latency_ns", "mem_latency_jitter_ns",
+           "load_service_ns", "store_service_ns", "mshr_entries", "store_queue_entries"},
+          path, "sm.");
       SmConfig& c = spec.sm;
       optional(sm, "sm.", "issue_width", &c.issue_width);
       optional(sm, "sm.", "alu_latency_cycles", &c.alu_latency_cycles);
@@ -127,10 +131,11 @@ PerfSuiteSpec ReadPerfSuiteSpec(const std::string& path) {
     for (size_t i = 0; i < kernels.size(); ++i) {
       const nlohmann::json& k = kernels[i];
       const std::string where = fmt::format("kernels[{}].", i);
-      if (!k.is_object()) throw InputError(path, 0, fmt::format("kernels[{}]", i), "expected an object");
-      RejectUnknownKeys(k, {"name", "warps", "iterations", "loads", "pointer_chase",
-                            "independent_alu", "dependent_alu", "alu_ilp", "stores",
-                            "alu_component"},
+      if (!k.is_object())
+        throw InputError(path, 0, fmt::format("kernels[{}]", i), "expected an object");
+      RejectUnknownKeys(k,
+                        {"name", "warps", "iterations", "loads", "pointer_chase", "independent_alu",
+                         "dependent_alu", "alu_ilp", "stores", "alu_component"},
                         path, where);
       PerfKernelSpec s;
       field = where + "name";
@@ -196,15 +201,17 @@ SmKernel BuildSmKernel(const PerfKernelSpec& s, unsigned suite_seed) {
   for (int i = 0; i < s.stores; ++i) {
     SmOp op;
     op.kind = SmOpKind::kStore;
-    if (!alu_ids.empty()) op.deps.push_back(alu_ids.back());
-    else if (!load_ids.empty()) op.deps.push_back(load_ids.back());
+    if (!alu_ids.empty())
+      op.deps.push_back(alu_ids.back());
+    else if (!load_ids.empty())
+      op.deps.push_back(load_ids.back());
     k.body.push_back(op);
   }
   return k;
 }
 
 PerfCampaignReport RunPerfCampaign(const PerfSuiteSpec& spec, const ClassifierOptions& classifier,
-                             int threads) {
+                                   int threads) {
   std::string error;
   if (!spec.Check(&error)) throw OptionError("invalid run-time suite: " + error);
   if (!classifier.Check(&error)) throw OptionError("invalid classifier options: " + error);
@@ -263,12 +270,14 @@ std::string CampaignActivityToTidyCsv(const PerfSuiteSpec& spec, const PerfCampa
   const std::vector<std::string> names = layout.ComponentNames();
   const std::vector<int> domains = layout.ComponentDomains();
   const double f_mem_mhz = layout.num_domains() > 1 ? layout.domains[1].default_freq_mhz : 0.0;
-  std::string out = "# wattcal-tidy default_f_core_mhz=" + PerfCsvNumber(layout.domains[0].default_freq_mhz);
+  std::string out =
+      "# wattcal-tidy default_f_core_mhz=" + PerfCsvNumber(layout.domains[0].default_freq_mhz);
   if (layout.num_domains() > 1) out += " default_f_mem_mhz=" + PerfCsvNumber(f_mem_mhz);
   out += "\nbenchmark,f_core_mhz";
   if (layout.num_domains() > 1) out += ",f_mem_mhz";
   for (size_t c = 0; c < names.size(); ++c) {
-    out += "," + PerfCsvField(layout.domains[static_cast<size_t>(domains[c])].name + ":" + names[c]);
+    out +=
+        "," + PerfCsvField(layout.domains[static_cast<size_t>(domains[c])].name + ":" + names[c]);
   }
   out += "\n";
   for (size_t i = 0; i < spec.kernels.size(); ++i) {

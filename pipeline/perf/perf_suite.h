@@ -95,7 +95,7 @@ struct PerfCampaignReport {
 // depend on the thread count). Throws OptionError when the spec or the classifier options fail
 // Check().
 PerfCampaignReport RunPerfCampaign(const PerfSuiteSpec& spec, const ClassifierOptions& classifier,
-                             int threads = 1);
+                                   int threads = 1);
 
 // Each kernel's activity at the base frequency as a tidy activity CSV in `layout` (the power
 // model's GPU), headed by "# wattcal-tidy default_f_core_mhz=... default_f_mem_mhz=...":

@@ -38,8 +38,9 @@ nlohmann::json StatsToJson(const TimeErrorSummary& s) {
 }  // namespace
 
 PerfValidationReport ValidateTimes(const std::vector<TimePrediction>& predictions,
-                             const std::vector<CrispCounters>& counters,
-                             const std::vector<ActualTime>& actual, const std::string& actual_path) {
+                                   const std::vector<CrispCounters>& counters,
+                                   const std::vector<ActualTime>& actual,
+                                   const std::string& actual_path) {
   std::map<std::pair<std::string, double>, double> truth;
   for (const ActualTime& a : actual) truth[{a.kernel, a.target_mhz}] = a.actual_time_s;
   std::map<std::string, double> base;
@@ -95,7 +96,8 @@ PerfValidationReport ValidateTimes(const std::vector<TimePrediction>& prediction
 
 nlohmann::json PerfValidationToJson(const PerfValidationReport& v) {
   nlohmann::json j;
-  j["excluded"] = "points at each kernel's base frequency (every model returns the measured time there)";
+  j["excluded"] =
+      "points at each kernel's base frequency (every model returns the measured time there)";
   nlohmann::json models = nlohmann::json::array();
   for (const ModelValidation& m : v.models) {
     nlohmann::json mj = StatsToJson(m.overall);
@@ -123,9 +125,10 @@ nlohmann::json PerfValidationToJson(const PerfValidationReport& v) {
 std::string TimeErrorsToCsv(const PerfValidationReport& v) {
   std::string out = "kernel,model,target_mhz,predicted_time_s,actual_time_s,error_pct,at_base\n";
   for (const TimeErrorPoint& p : v.points) {
-    out += PerfCsvField(p.kernel) + "," + PerfCsvField(p.model) + "," + PerfCsvNumber(p.target_mhz) + "," +
-           PerfCsvNumber(p.predicted_time_s) + "," + PerfCsvNumber(p.actual_time_s) + "," +
-           PerfCsvNumber(p.error_pct()) + "," + (p.at_base ? "1" : "0") + "\n";
+    out += PerfCsvField(p.kernel) + "," + PerfCsvField(p.model) + "," +
+           PerfCsvNumber(p.target_mhz) + "," + PerfCsvNumber(p.predicted_time_s) + "," +
+           PerfCsvNumber(p.actual_time_s) + "," + PerfCsvNumber(p.error_pct()) + "," +
+           (p.at_base ? "1" : "0") + "\n";
   }
   return out;
 }

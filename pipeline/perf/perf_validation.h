@@ -44,16 +44,17 @@ struct ModelValidation {
 };
 
 struct PerfValidationReport {
-  std::vector<TimeErrorPoint> points;  // prediction order
-  std::vector<ModelValidation> models; // prediction order
+  std::vector<TimeErrorPoint> points;   // prediction order
+  std::vector<ModelValidation> models;  // prediction order
 };
 
 // Joins predictions with actual times (same kernel, same frequency). Predictions without an
 // actual time are left out. Throws InputError naming `actual_path` when no prediction outside
 // the base frequencies has an actual time to compare with.
 PerfValidationReport ValidateTimes(const std::vector<TimePrediction>& predictions,
-                             const std::vector<CrispCounters>& counters,
-                             const std::vector<ActualTime>& actual, const std::string& actual_path);
+                                   const std::vector<CrispCounters>& counters,
+                                   const std::vector<ActualTime>& actual,
+                                   const std::string& actual_path);
 
 // {"excluded": "...", "models": [{"model", "points", "mape_pct", "max_ape_pct",
 //   "mean_error_pct", "per_target": [{"target_mhz", ...}], "per_kernel": [{"kernel", ...}]}]}

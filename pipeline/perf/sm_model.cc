@@ -51,23 +51,27 @@ std::string SmKernel::Problem() const {
   for (int i = 0; i < n; ++i) {
     for (int d : body[i].deps) {
       if (d < 0 || d >= i) {
-        return fmt::format("instruction {} depends on instruction {} of the same iteration, "
-                           "which does not precede it",
-                           i, d);
+        return fmt::format(
+            "instruction {} depends on instruction {} of the same iteration, "
+            "which does not precede it",
+            i, d);
       }
     }
     for (int d : body[i].carried_deps) {
       if (d < 0 || d >= n) {
-        return fmt::format("instruction {} depends on instruction {} of the previous iteration, "
-                           "outside the body of {} instructions",
-                           i, d, n);
+        return fmt::format(
+            "instruction {} depends on instruction {} of the previous iteration, "
+            "outside the body of {} instructions",
+            i, d, n);
       }
     }
     const double latency = body[i].latency_ns;
-    if (body[i].kind == SmOpKind::kLoad && !(latency < 0.0 || (std::isfinite(latency) && latency > 0.0))) {
-      return fmt::format("instruction {} has latency_ns = {}; give a latency > 0 (or < 0 for the "
-                         "default)",
-                         i, latency);
+    if (body[i].kind == SmOpKind::kLoad &&
+        !(latency < 0.0 || (std::isfinite(latency) && latency > 0.0))) {
+      return fmt::format(
+          "instruction {} has latency_ns = {}; give a latency > 0 (or < 0 for the "
+          "default)",
+          i, latency);
     }
   }
   return "";
@@ -100,8 +104,8 @@ int64_t CeilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 struct WarpState {
   int iteration = 0;
   int pc = 0;
-  bool finished = false;        // has issued every instruction
-  int64_t last_load_ready = 0;  // when its last outstanding load returns, fs
+  bool finished = false;            // has issued every instruction
+  int64_t last_load_ready = 0;      // when its last outstanding load returns, fs
   std::vector<int64_t> ready;       // per instruction of this iteration: result time, fs
   std::vector<int64_t> prev_ready;  // the same for the previous iteration
   std::vector<bool> ready_is_load, prev_ready_is_load;
@@ -311,9 +315,10 @@ SmRun SimulateSm(const SmConfig& config, const SmKernel& kernel, double f_mhz,
   if (record_timeline) {
     // Store intervals past the end are cut at the last cycle: the kernel is over.
     for (MemoryMiss& m : tl.stores) m.end_cycle = std::min(m.end_cycle, k);
-    tl.stores.erase(std::remove_if(tl.stores.begin(), tl.stores.end(),
-                                   [](const MemoryMiss& m) { return m.end_cycle <= m.start_cycle; }),
-                    tl.stores.end());
+    tl.stores.erase(
+        std::remove_if(tl.stores.begin(), tl.stores.end(),
+                       [](const MemoryMiss& m) { return m.end_cycle <= m.start_cycle; }),
+        tl.stores.end());
   }
   return run;
 }

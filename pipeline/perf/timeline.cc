@@ -18,9 +18,9 @@ struct FlagName {
   const char* name;
 };
 constexpr FlagName kFlagNames[] = {
-    {kFlagLsuRaw, "lsu_raw"},         {kFlagArith, "arith"},
-    {kFlagLsqFull, "lsq_full"},       {kFlagFetchStall, "fetch_stall"},
-    {kFlagControl, "control"},        {kFlagBankConflict, "bank_conflict"},
+    {kFlagLsuRaw, "lsu_raw"},   {kFlagArith, "arith"},
+    {kFlagLsqFull, "lsq_full"}, {kFlagFetchStall, "fetch_stall"},
+    {kFlagControl, "control"},  {kFlagBankConflict, "bank_conflict"},
 };
 
 }  // namespace
@@ -81,9 +81,10 @@ std::string Timeline::Problem() const {
   int64_t next = 0;
   for (const TimelineRun& r : runs) {
     if (r.first_cycle != next) {
-      return fmt::format("the run starting at cycle {} should start at cycle {} (runs must tile "
-                         "the kernel's cycles in order)",
-                         r.first_cycle, next);
+      return fmt::format(
+          "the run starting at cycle {} should start at cycle {} (runs must tile "
+          "the kernel's cycles in order)",
+          r.first_cycle, next);
     }
     if (r.cycles < 1) return fmt::format("the run starting at cycle {} is empty", r.first_cycle);
     if (r.issued < 0 || r.issued > issue_width) {
@@ -95,9 +96,10 @@ std::string Timeline::Problem() const {
   for (const std::vector<MemoryMiss>* misses : {&loads, &stores}) {
     for (const MemoryMiss& m : *misses) {
       if (m.start_cycle < 0 || m.end_cycle <= m.start_cycle || m.end_cycle > next) {
-        return fmt::format("the {} miss over cycles [{}, {}) must have start >= 0, end > start "
-                           "and end <= the kernel's {} cycles",
-                           MissKindName(m.kind), m.start_cycle, m.end_cycle, next);
+        return fmt::format(
+            "the {} miss over cycles [{}, {}) must have start >= 0, end > start "
+            "and end <= the kernel's {} cycles",
+            MissKindName(m.kind), m.start_cycle, m.end_cycle, next);
       }
     }
   }
@@ -120,10 +122,10 @@ std::vector<Timeline> ReadTimelines(const std::string& path) {
   CsvReader reader(path);
   std::vector<std::string> fields;
   if (!reader.Next(&fields)) throw InputError(path, 1, "", "the file is empty");
-  const PerfCsvColumns columns(reader, fields,
-                           {"kernel", "base_mhz", "issue_width", "event", "start_cycle",
-                            "end_cycle", "issued", "flags"},
-                           {});
+  const PerfCsvColumns columns(
+      reader, fields,
+      {"kernel", "base_mhz", "issue_width", "event", "start_cycle", "end_cycle", "issued", "flags"},
+      {});
   std::vector<Timeline> timelines;
   std::map<std::string, int64_t> finished;  // kernels whose block has ended -> first line
   while (reader.Next(&fields)) {
@@ -165,7 +167,8 @@ std::vector<Timeline> ReadTimelines(const std::string& path) {
     const int64_t start = ParseCycle(reader, columns.Cell(fields, "start_cycle"), "start_cycle");
     const int64_t end = ParseCycle(reader, columns.Cell(fields, "end_cycle"), "end_cycle");
     if (end <= start) {
-      reader.Fail("end_cycle", fmt::format("end_cycle = {} must exceed start_cycle = {}", end, start));
+      reader.Fail("end_cycle",
+                  fmt::format("end_cycle = {} must exceed start_cycle = {}", end, start));
     }
     const std::string& issued_cell = columns.Cell(fields, "issued");
     const std::string& flags_cell = columns.Cell(fields, "flags");
@@ -177,8 +180,9 @@ std::vector<Timeline> ReadTimelines(const std::string& path) {
       }
       const double issued = reader.ParseNumber(issued_cell, "issued");
       if (!(issued >= 0.0 && issued == std::floor(issued) && issued <= t.issue_width)) {
-        reader.Fail("issued", fmt::format("expected a whole number in [0, issue_width = {}], got {}",
-                                          t.issue_width, issued_cell));
+        reader.Fail("issued",
+                    fmt::format("expected a whole number in [0, issue_width = {}], got {}",
+                                t.issue_width, issued_cell));
       }
       uint32_t flags = 0;
       std::string bad;
@@ -195,14 +199,16 @@ std::vector<Timeline> ReadTimelines(const std::string& path) {
                     "a miss row leaves issued and flags empty");
       }
       MemoryMiss m;
-      m.kind = event == "load" ? MissKind::kLoad : event == "fetch" ? MissKind::kFetch
-                                                                     : MissKind::kStore;
+      m.kind = event == "load"    ? MissKind::kLoad
+               : event == "fetch" ? MissKind::kFetch
+                                  : MissKind::kStore;
       m.start_cycle = start;
       m.end_cycle = end;
       m.line = reader.line();
       (m.kind == MissKind::kStore ? t.stores : t.loads).push_back(m);
     } else {
-      reader.Fail("event", fmt::format("unknown event '{}'; expected run, load, fetch or store", event));
+      reader.Fail("event",
+                  fmt::format("unknown event '{}'; expected run, load, fetch or store", event));
     }
   }
   if (timelines.empty()) throw InputError(path, reader.line(), "", "no rows after the header");
@@ -213,10 +219,11 @@ std::vector<Timeline> ReadTimelines(const std::string& path) {
     for (const std::vector<MemoryMiss>* misses : {&t.loads, &t.stores}) {
       for (const MemoryMiss& m : *misses) {
         if (m.end_cycle > t.total_cycles()) {
-          throw InputError(path, m.line, "end_cycle",
-                           fmt::format("the {} miss ends at cycle {}, after kernel '{}' ends "
-                                       "(cycle {})",
-                                       MissKindName(m.kind), m.end_cycle, t.kernel, t.total_cycles()));
+          throw InputError(
+              path, m.line, "end_cycle",
+              fmt::format("the {} miss ends at cycle {}, after kernel '{}' ends "
+                          "(cycle {})",
+                          MissKindName(m.kind), m.end_cycle, t.kernel, t.total_cycles()));
         }
       }
     }
@@ -227,8 +234,8 @@ std::vector<Timeline> ReadTimelines(const std::string& path) {
 std::string TimelinesToCsv(const std::vector<Timeline>& timelines) {
   std::string out = "kernel,base_mhz,issue_width,event,start_cycle,end_cycle,issued,flags\n";
   for (const Timeline& t : timelines) {
-    const std::string prefix =
-        PerfCsvField(t.kernel) + "," + PerfCsvNumber(t.base_mhz) + "," + std::to_string(t.issue_width) + ",";
+    const std::string prefix = PerfCsvField(t.kernel) + "," + PerfCsvNumber(t.base_mhz) + "," +
+                               std::to_string(t.issue_width) + ",";
     for (const TimelineRun& r : t.runs) {
       out += prefix + "run," + std::to_string(r.first_cycle) + "," +
              std::to_string(r.first_cycle + r.cycles) + "," + std::to_string(r.issued) + "," +

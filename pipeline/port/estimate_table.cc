@@ -19,8 +19,8 @@ enum class ColumnRole { kIgnored, kDynamic, kStatic, kIdleSm, kConstant, kTotal,
 
 struct Column {
   ColumnRole role = ColumnRole::kIgnored;
-  std::string name;       // component name for kDynamic
-  double divisor = 1.0;   // to W
+  std::string name;      // component name for kDynamic
+  double divisor = 1.0;  // to W
 };
 
 // The column's unit divisor (1 for _W/_w, 1000 for _mW/_mw) and its name without the unit,
@@ -46,12 +46,18 @@ Column ClassifyAccelWattch(const std::string& header) {
   std::string stem;
   c.divisor = SplitUnit(header, &stem);
   if (c.divisor == 0.0 || stem == "error" || stem == "abs_error") return c;  // metadata
-  if (stem == "CONSTP") c.role = ColumnRole::kConstant;
-  else if (stem == "STATICP") c.role = ColumnRole::kStatic;
-  else if (stem == "IDLE_COREP") c.role = ColumnRole::kIdleSm;
-  else if (stem == "sim_total") c.role = ColumnRole::kTotal;
-  else if (stem == "hw_total") c.role = ColumnRole::kMeasured;
-  else c.role = ColumnRole::kDynamic;
+  if (stem == "CONSTP")
+    c.role = ColumnRole::kConstant;
+  else if (stem == "STATICP")
+    c.role = ColumnRole::kStatic;
+  else if (stem == "IDLE_COREP")
+    c.role = ColumnRole::kIdleSm;
+  else if (stem == "sim_total")
+    c.role = ColumnRole::kTotal;
+  else if (stem == "hw_total")
+    c.role = ColumnRole::kMeasured;
+  else
+    c.role = ColumnRole::kDynamic;
   c.name = stem;
   return c;
 }
@@ -61,15 +67,22 @@ Column ClassifyTidy(const CsvReader& reader, const std::string& header) {
   std::string stem;
   c.divisor = SplitUnit(header, &stem);
   if (c.divisor == 0.0) {
-    reader.Fail(header, "no power unit: tidy estimate columns end in _w (watts) or _mw "
-                        "(milliwatts)");
+    reader.Fail(header,
+                "no power unit: tidy estimate columns end in _w (watts) or _mw "
+                "(milliwatts)");
   }
-  if (stem == "const") c.role = ColumnRole::kConstant;
-  else if (stem == "static") c.role = ColumnRole::kStatic;
-  else if (stem == "idle") c.role = ColumnRole::kIdleSm;
-  else if (stem == "total") c.role = ColumnRole::kTotal;
-  else if (stem == "measured") c.role = ColumnRole::kMeasured;
-  else c.role = ColumnRole::kDynamic;
+  if (stem == "const")
+    c.role = ColumnRole::kConstant;
+  else if (stem == "static")
+    c.role = ColumnRole::kStatic;
+  else if (stem == "idle")
+    c.role = ColumnRole::kIdleSm;
+  else if (stem == "total")
+    c.role = ColumnRole::kTotal;
+  else if (stem == "measured")
+    c.role = ColumnRole::kMeasured;
+  else
+    c.role = ColumnRole::kDynamic;
   c.name = stem;
   return c;
 }
@@ -248,8 +261,9 @@ std::vector<ColumnFactor> DeriveColumnFactors(const EstimateTable& before,
   for (int k = 0; k < before.num_kernels(); ++k) {
     const int j = after.FindKernel(before.kernels[k]);
     if (j < 0) {
-      throw InputError(after.path, 0, "kernel",
-                       fmt::format("no kernel \"{}\" (it is in {})", before.kernels[k], before.path));
+      throw InputError(
+          after.path, 0, "kernel",
+          fmt::format("no kernel \"{}\" (it is in {})", before.kernels[k], before.path));
     }
     match.push_back(j);
   }

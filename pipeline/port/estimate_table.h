@@ -77,7 +77,7 @@ EstimateTable ScaleEstimates(const EstimateTable& table, const NodeScaling& scal
 struct ColumnFactor {
   std::string column;  // component name, or "static", "idle_sm", "constant", "total"
   EstimateTerm term = EstimateTerm::kDynamic;
-  int kernels = 0;     // kernels with a non-zero `before`
+  int kernels = 0;  // kernels with a non-zero `before`
   double min = 0.0;
   double max = 0.0;
   double mean = 0.0;
@@ -87,7 +87,8 @@ struct ColumnFactor {
 
 // Per column (dynamic components, then static, idle_sm, constant, total). The two tables must
 // hold the same kernels and components (InputError naming `after` otherwise).
-std::vector<ColumnFactor> DeriveColumnFactors(const EstimateTable& before, const EstimateTable& after);
+std::vector<ColumnFactor> DeriveColumnFactors(const EstimateTable& before,
+                                              const EstimateTable& after);
 
 // The factors as JSON rows.
 nlohmann::ordered_json ColumnFactorsToJson(const std::vector<ColumnFactor>& factors);

@@ -14,7 +14,8 @@ namespace {
 int FindComponent(const Layout& layout, const std::string& name) {
   const std::vector<std::string> names = layout.ComponentNames();
   for (size_t i = 0; i < names.size(); ++i) {
-    if (CanonicalComponentName(names[i]) == CanonicalComponentName(name)) return static_cast<int>(i);
+    if (CanonicalComponentName(names[i]) == CanonicalComponentName(name))
+      return static_cast<int>(i);
   }
   return -1;
 }
@@ -46,17 +47,17 @@ double CountOnGpu(const GpuDescription& gpu, const std::string& name, std::strin
       count = member_count;
       family_rule = member_rule;
     } else if (member_count != count || member_rule != family_rule) {
-      throw InputError(gpu.path, 0, "components",
-                       fmt::format("{} and {} give different counts ({} {} vs. {} {}); the "
-                                   "model's aggregate component {} has no single count",
-                                   first, c.component, count, family_rule, member_count,
-                                   member_rule, name));
+      throw InputError(
+          gpu.path, 0, "components",
+          fmt::format("{} and {} give different counts ({} {} vs. {} {}); the "
+                      "model's aggregate component {} has no single count",
+                      first, c.component, count, family_rule, member_count, member_rule, name));
     }
   }
   if (first.empty()) {
-    throw InputError(gpu.path, 0, "components",
-                     fmt::format("no component {} (nor {} <op> entries to take its count from)",
-                                 name, name));
+    throw InputError(
+        gpu.path, 0, "components",
+        fmt::format("no component {} (nor {} <op> entries to take its count from)", name, name));
   }
   *rule = family_rule;
   return count;
@@ -101,15 +102,17 @@ bool ParseConstantScaling(const std::string& text, ConstantScaling* v) {
 bool GpuPortOptions::Check(std::string* error) const {
   if (constant_scaling != ConstantScaling::kIdlePower) return true;
   if (!std::isfinite(base_idle_w) || base_idle_w <= 0.0) {
-    *error = fmt::format("base_idle_w = {} must be a measured idle power > 0 W (constant_scaling "
-                         "idle-power, TPDS Eq. 11)",
-                         base_idle_w);
+    *error = fmt::format(
+        "base_idle_w = {} must be a measured idle power > 0 W (constant_scaling "
+        "idle-power, TPDS Eq. 11)",
+        base_idle_w);
     return false;
   }
   if (!std::isfinite(target_idle_w) || target_idle_w <= 0.0) {
-    *error = fmt::format("target_idle_w = {} must be a measured idle power > 0 W "
-                         "(constant_scaling idle-power, TPDS Eq. 11)",
-                         target_idle_w);
+    *error = fmt::format(
+        "target_idle_w = {} must be a measured idle power > 0 W "
+        "(constant_scaling idle-power, TPDS Eq. 11)",
+        target_idle_w);
     return false;
   }
   return true;
@@ -135,9 +138,9 @@ double ComponentCount(const GpuDescription& gpu, const ComponentCounters& c, std
     return gpu.l2_banks;
   }
   if (gpu.memory_bus_width_bits <= 0) {
-    throw InputError(gpu.path, 0, "memory_bus_width_bits",
-                     fmt::format("missing: component {} scales with the memory bus width",
-                                 c.component));
+    throw InputError(
+        gpu.path, 0, "memory_bus_width_bits",
+        fmt::format("missing: component {} scales with the memory bus width", c.component));
   }
   return gpu.memory_bus_width_bits;
 }
@@ -167,7 +170,8 @@ PowerModel PortModelToGpu(const PowerModel& base, const GpuDescription& base_gpu
   if (!options.Check(&error)) throw OptionError(error);
   GpuPortReport r;
   const GpuDescription base_gpu = WithoutAbsentOptional(base_gpu_in, base, &r.left_out_optional);
-  const GpuDescription target_gpu = WithoutAbsentOptional(target_gpu_in, base, &r.left_out_optional);
+  const GpuDescription target_gpu =
+      WithoutAbsentOptional(target_gpu_in, base, &r.left_out_optional);
   r.base_gpu = base_gpu.name;
   r.target_gpu = target_gpu.name;
   r.constant_scaling = options.constant_scaling;
@@ -181,9 +185,9 @@ PowerModel PortModelToGpu(const PowerModel& base, const GpuDescription& base_gpu
   for (FrequencyDomain& domain : layout.domains) {
     const int d = FindDomain(base.layout, domain.name);
     if (d < 0) {
-      throw InputError(target_gpu.path, 0, "components",
-                       fmt::format("the target has a {} domain, the base model has none",
-                                   domain.name));
+      throw InputError(
+          target_gpu.path, 0, "components",
+          fmt::format("the target has a {} domain, the base model has none", domain.name));
     }
     const double base_default = base.layout.domains[d].default_freq_mhz;
     // A fixed-frequency model (one level per domain, voltage 1) carries over to another default
@@ -249,10 +253,10 @@ PowerModel PortModelToGpu(const PowerModel& base, const GpuDescription& base_gpu
     p.target_count = ComponentCount(target_gpu, c, &p.scales_with);
     p.base_count = CountOnGpu(base_gpu, c.component, &base_rule);
     if (base_rule != p.scales_with) {
-      throw InputError(base_gpu.path, 0, "components",
-                       fmt::format("component {} scales with {} on {} but with {} on {}",
-                                   c.component, base_rule, base_gpu.name, p.scales_with,
-                                   target_gpu.name));
+      throw InputError(
+          base_gpu.path, 0, "components",
+          fmt::format("component {} scales with {} on {} but with {} on {}", c.component, base_rule,
+                      base_gpu.name, p.scales_with, target_gpu.name));
     }
     p.factor = p.target_count / p.base_count;
     p.base_value = base.component_w_per_mhz[i];
@@ -287,9 +291,7 @@ PowerModel PortModelToGpu(const PowerModel& base, const GpuDescription& base_gpu
           p.target_count = DomainCount(target_gpu, domain.name, &p.scales_with);
           break;
         }
-        case ConstantScaling::kNone:
-          p.scales_with = "none";
-          break;
+        case ConstantScaling::kNone: p.scales_with = "none"; break;
       }
       p.factor = p.target_count / p.base_count;
       p.base_value = term == 0 ? base.static_w[d] : base.idle_dyn_w_per_mhz[d];
@@ -326,7 +328,8 @@ double IdlePowerAtDefaultW(const Corpus& corpus) {
   return sum / n;
 }
 
-Corpus ProjectCorpus(const Corpus& corpus, const Layout& target, std::vector<std::string>* dropped) {
+Corpus ProjectCorpus(const Corpus& corpus, const Layout& target,
+                     std::vector<std::string>* dropped) {
   if (corpus.layout.num_domains() != target.num_domains()) {
     throw InputError(corpus.path, corpus.components_line, "",
                      fmt::format("{} frequency domain(s) here, {} on the target",
@@ -336,10 +339,11 @@ Corpus ProjectCorpus(const Corpus& corpus, const Layout& target, std::vector<std
   std::vector<int> columns;
   for (int d = 0; d < target.num_domains(); ++d) {
     if (corpus.layout.domains[d].default_freq_mhz != target.domains[d].default_freq_mhz) {
-      throw InputError(corpus.path, corpus.defaults_line, "",
-                       fmt::format("default {} frequency {} MHz here, {} MHz on the target",
-                                   target.domains[d].name, corpus.layout.domains[d].default_freq_mhz,
-                                   target.domains[d].default_freq_mhz));
+      throw InputError(
+          corpus.path, corpus.defaults_line, "",
+          fmt::format("default {} frequency {} MHz here, {} MHz on the target",
+                      target.domains[d].name, corpus.layout.domains[d].default_freq_mhz,
+                      target.domains[d].default_freq_mhz));
     }
     for (const std::string& name : target.domains[d].components) {
       const int i = FindComponent(corpus.layout, name);
@@ -370,7 +374,8 @@ Corpus ProjectCorpus(const Corpus& corpus, const Layout& target, std::vector<std
     for (std::string& name : domain.components) name = names[columns[k++]];
   }
   out.util_frac.resize(corpus.rows(), static_cast<Eigen::Index>(columns.size()));
-  for (size_t j = 0; j < columns.size(); ++j) out.util_frac.col(j) = corpus.util_frac.col(columns[j]);
+  for (size_t j = 0; j < columns.size(); ++j)
+    out.util_frac.col(j) = corpus.util_frac.col(columns[j]);
   return out;
 }
 
@@ -403,7 +408,8 @@ nlohmann::ordered_json GpuPortReportToJson(const GpuPortReport& report) {
   for (const PortedCoefficient& p : report.constant_terms) constants.push_back(coefficient(p));
   j["constant_terms"] = constants;
   j["dropped_components"] = report.dropped_components;
-  if (!report.left_out_optional.empty()) j["left_out_optional_components"] = report.left_out_optional;
+  if (!report.left_out_optional.empty())
+    j["left_out_optional_components"] = report.left_out_optional;
   return j;
 }
 
@@ -423,12 +429,14 @@ std::string FormatGpuPortReport(const GpuPortReport& report) {
   }
   if (!report.dropped_components.empty()) {
     std::string list;
-    for (const std::string& name : report.dropped_components) list += (list.empty() ? "" : ", ") + name;
+    for (const std::string& name : report.dropped_components)
+      list += (list.empty() ? "" : ", ") + name;
     out += "; dropped (not on the target): " + list;
   }
   if (!report.left_out_optional.empty()) {
     std::string list;
-    for (const std::string& name : report.left_out_optional) list += (list.empty() ? "" : ", ") + name;
+    for (const std::string& name : report.left_out_optional)
+      list += (list.empty() ? "" : ", ") + name;
     out += "; left out (optional components the base model was trained without): " + list;
   }
   return out;

@@ -82,8 +82,8 @@ NodeEstimatesReport PortEstimatesToNode(const EstimateTable& input, const NodeSc
     const double mid = 0.5 * (c.reference_min + c.reference_max);
     c.reference_single_factor =
         c.columns > 0 && single && std::fabs(c.reference_max - c.reference_min) <= 1e-12 * mid;
-    c.reproduced = c.reference_single_factor &&
-                   std::fabs(c.applied_factor - mid) <= 1e-9 * std::fabs(mid);
+    c.reproduced =
+        c.reference_single_factor && std::fabs(c.applied_factor - mid) <= 1e-9 * std::fabs(mid);
     r.checks.push_back(c);
   }
   return r;
@@ -128,29 +128,28 @@ std::string FormatNodeEstimatesReport(const NodeEstimatesReport& report) {
   std::string out = fmt::format(
       "{} kernels scaled{}: dynamic x{:.6g}, static x{:.6g}, idle SMs x{:.6g}, board constant "
       "x{:.6g}",
-      report.kernels,
-      s.from_node.empty() ? "" : fmt::format(" {} -> {}", s.from_node, s.to_node),
+      report.kernels, s.from_node.empty() ? "" : fmt::format(" {} -> {}", s.from_node, s.to_node),
       s.dynamic_factor, s.static_factor, s.idle_sm_factor, s.board_constant_factor);
   if (std::isfinite(report.mape_before_pct)) {
     out += fmt::format("; MAPE {:.2f}% -> {:.2f}%", report.mape_before_pct, report.mape_after_pct);
   }
   if (report.kernels_with_remainder > 0) {
-    out += fmt::format("; {} kernels' totals hold up to {:.4f} W beyond their columns (counted as "
-                       "constant power)",
-                       report.kernels_with_remainder, report.max_remainder_w);
+    out += fmt::format(
+        "; {} kernels' totals hold up to {:.4f} W beyond their columns (counted as "
+        "constant power)",
+        report.kernels_with_remainder, report.max_remainder_w);
   }
   if (!report.reference_path.empty()) {
     out += fmt::format("\nreference {} (MAPE {:.2f}%):", report.reference_path,
                        report.mape_reference_pct);
     for (const TermCheck& c : report.checks) {
-      out += fmt::format("\n  {:<8} applied x{:.10g}; reference {} ({} column{}): {}",
-                         EstimateTermName(c.term), c.applied_factor,
-                         c.reference_single_factor
-                             ? fmt::format("x{:.10g}", c.reference_min)
-                             : fmt::format("x{:.6g} .. x{:.6g} (no single factor)",
-                                           c.reference_min, c.reference_max),
-                         c.columns, c.columns == 1 ? "" : "s",
-                         c.reproduced ? "reproduced" : "NOT reproduced");
+      out += fmt::format(
+          "\n  {:<8} applied x{:.10g}; reference {} ({} column{}): {}", EstimateTermName(c.term),
+          c.applied_factor,
+          c.reference_single_factor ? fmt::format("x{:.10g}", c.reference_min)
+                                    : fmt::format("x{:.6g} .. x{:.6g} (no single factor)",
+                                                  c.reference_min, c.reference_max),
+          c.columns, c.columns == 1 ? "" : "s", c.reproduced ? "reproduced" : "NOT reproduced");
     }
     out += fmt::format("\n  largest |total difference| {:.4g} W", report.max_abs_total_diff_w);
   }

@@ -19,7 +19,7 @@ namespace wattcal {
 struct TermCheck {
   EstimateTerm term = EstimateTerm::kDynamic;
   double applied_factor = 1.0;
-  int columns = 0;           // columns pooled (several for dynamic)
+  int columns = 0;  // columns pooled (several for dynamic)
   double reference_min = 0.0;
   double reference_max = 0.0;
   // True when the reference applied one factor to the whole term (1e-12 relative) ...

@@ -29,17 +29,19 @@ NodeTable ReadNodeTable(const std::string& path) {
   CsvReader reader(path, csv_options);
   std::vector<std::string> header;
   if (!reader.Next(&header)) throw InputError(path, 0, "", "empty file (expected a CSV header)");
-  const std::vector<std::string> known = {"node", "label", "vdd_v", "capacitance_rel",
-                                          "leakage_current_rel", "source"};
+  const std::vector<std::string> known = {
+      "node", "label", "vdd_v", "capacitance_rel", "leakage_current_rel", "source"};
   std::map<std::string, size_t> at;
   for (size_t i = 0; i < header.size(); ++i) {
     if (std::find(known.begin(), known.end(), header[i]) == known.end()) {
-      reader.Fail(header[i], "unknown column; the columns are node, label (optional), vdd_v, "
-                             "capacitance_rel, leakage_current_rel, source");
+      reader.Fail(header[i],
+                  "unknown column; the columns are node, label (optional), vdd_v, "
+                  "capacitance_rel, leakage_current_rel, source");
     }
     if (!at.emplace(header[i], i).second) reader.Fail(header[i], "column named twice");
   }
-  for (const char* required : {"node", "vdd_v", "capacitance_rel", "leakage_current_rel", "source"}) {
+  for (const char* required :
+       {"node", "vdd_v", "capacitance_rel", "leakage_current_rel", "source"}) {
     if (at.count(required) == 0) reader.Fail(required, "missing column");
   }
   NodeTable table;
@@ -84,7 +86,8 @@ bool NodePortOptions::Check(std::string* error) const {
                                                     {"idle_sm_factor", idle_sm_factor}};
   for (const auto& [name, v] : factors) {
     if (!std::isfinite(v) || v < 0.0) {
-      *error = fmt::format("{} = {} must be a finite factor > 0 (or 0: from the node table)", name, v);
+      *error =
+          fmt::format("{} = {} must be a finite factor > 0 (or 0: from the node table)", name, v);
       return false;
     }
   }
@@ -100,13 +103,14 @@ NodeScaling MakeNodeScaling(const NodeTable* table, const NodePortOptions& optio
   s.board_constant_factor = options.board_constant_factor;
   if (options.NeedsTable()) {
     if (table == nullptr || options.from_node.empty() || options.to_node.empty()) {
-      throw OptionError("a node table, from_node and to_node are needed unless dynamic_factor "
-                        "and static_factor are both given");
+      throw OptionError(
+          "a node table, from_node and to_node are needed unless dynamic_factor "
+          "and static_factor are both given");
     }
     const TechnologyNode* from = table->Find(options.from_node);
     const TechnologyNode* to = table->Find(options.to_node);
-    for (const auto& [name, node] : {std::make_pair(options.from_node, from),
-                                     std::make_pair(options.to_node, to)}) {
+    for (const auto& [name, node] :
+         {std::make_pair(options.from_node, from), std::make_pair(options.to_node, to)}) {
       if (node != nullptr) continue;
       std::string list;
       for (const TechnologyNode& n : table->nodes) list += (list.empty() ? "" : ", ") + n.node;
@@ -146,8 +150,9 @@ PowerModel ScaleModelToNode(const PowerModel& model, const NodeScaling& scaling)
   for (double& g : out.component_w_per_mhz) g *= scaling.dynamic_factor;
   for (double& a : out.idle_dyn_w_per_mhz) a *= scaling.dynamic_factor;
   for (double& a : out.static_w) a *= scaling.static_factor;
-  out.trained_on = fmt::format("{}{}: dynamic x{:.17g}, static x{:.17g})", model.trained_on,
-                               PowerModel::kScaledMarker, scaling.dynamic_factor, scaling.static_factor);
+  out.trained_on =
+      fmt::format("{}{}: dynamic x{:.17g}, static x{:.17g})", model.trained_on,
+                  PowerModel::kScaledMarker, scaling.dynamic_factor, scaling.static_factor);
   if (!scaling.from_node.empty()) {
     out.trained_on += fmt::format(", {} -> {}", scaling.from_node, scaling.to_node);
   }

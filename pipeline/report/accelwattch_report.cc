@@ -16,16 +16,16 @@ namespace {
 
 // Columns every breakdown has besides the components (AccelWattchPredictionsToCsv).
 const std::vector<std::string>& RequiredColumns() {
-  static const std::vector<std::string> columns = {
-      "kernel",      "benchmark", "f_core_mhz", "predicted_w", "measured_w",
-      "const_w",     "static_w",  "idle_w",     "dynamic_w"};
+  static const std::vector<std::string> columns = {"kernel",      "benchmark",  "f_core_mhz",
+                                                   "predicted_w", "measured_w", "const_w",
+                                                   "static_w",    "idle_w",     "dynamic_w"};
   return columns;
 }
 
 // The power columns that are not components.
 bool IsTermColumn(const std::string& name) {
-  return name == "predicted_w" || name == "measured_w" || name == "const_w" ||
-         name == "static_w" || name == "idle_w" || name == "dynamic_w";
+  return name == "predicted_w" || name == "measured_w" || name == "const_w" || name == "static_w" ||
+         name == "idle_w" || name == "dynamic_w";
 }
 
 bool IsComponentColumn(const std::string& name) {
@@ -89,8 +89,9 @@ AccelWattchBreakdownTable ReadAccelWattchBreakdownCsv(const std::string& path) {
   }
   for (const std::string& c : RequiredColumns()) {
     if (column.count(c) == 0) {
-      reader.Fail(c, "missing column (expected the header wattcal-predict --breakdown writes for "
-                     "an AccelWattch model)");
+      reader.Fail(c,
+                  "missing column (expected the header wattcal-predict --breakdown writes for "
+                  "an AccelWattch model)");
     }
   }
   if (table.components.empty()) {
@@ -137,8 +138,9 @@ std::vector<ClockSplit> SplitByCoreClock(const AccelWattchBreakdownTable& table)
   std::vector<ClockSplit> splits;
   std::vector<double> ape_sum;
   for (const AccelWattchBreakdownRow& row : table.rows) {
-    auto it = std::find_if(splits.begin(), splits.end(),
-                           [&](const ClockSplit& s) { return SameClock(s.f_core_mhz, row.f_core_mhz); });
+    auto it = std::find_if(splits.begin(), splits.end(), [&](const ClockSplit& s) {
+      return SameClock(s.f_core_mhz, row.f_core_mhz);
+    });
     if (it == splits.end()) {
       ClockSplit s;
       s.f_core_mhz = row.f_core_mhz;

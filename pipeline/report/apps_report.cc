@@ -13,10 +13,12 @@ namespace wattcal {
 
 namespace {
 
-constexpr const char* kAppsHeader = "workload,predicted_w,uncapped_w,capped,duration_s,energy_j,flags";
+constexpr const char* kAppsHeader =
+    "workload,predicted_w,uncapped_w,capped,duration_s,energy_j,flags";
 
 // Column index by name; InputError naming the file when one is missing.
-std::map<std::string, size_t> Columns(const std::vector<std::string>& header, const std::vector<std::string>& needed,
+std::map<std::string, size_t> Columns(const std::vector<std::string>& header,
+                                      const std::vector<std::string>& needed,
                                       const CsvReader& reader) {
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < header.size(); ++i) index[header[i]] = i;
@@ -26,7 +28,8 @@ std::map<std::string, size_t> Columns(const std::vector<std::string>& header, co
   return index;
 }
 
-double Optional(const CsvReader& reader, const std::vector<std::string>& f, size_t i, const std::string& field) {
+double Optional(const CsvReader& reader, const std::vector<std::string>& f, size_t i,
+                const std::string& field) {
   if (i >= f.size() || f[i].empty()) return std::numeric_limits<double>::quiet_NaN();
   return reader.ParseNumber(f[i], field);
 }
@@ -65,11 +68,14 @@ ReportApps ReadReportApps(const std::string& path, const std::string& breakdown_
   std::vector<std::string> f;
   if (!reader.Next(&f)) throw InputError(path, 1, "", "empty file");
   const std::vector<std::string> header = f;
-  const auto c = Columns(header, {"workload", "predicted_w", "uncapped_w", "capped", "duration_s", "energy_j", "flags",
-                                  "measured_w", "error_pct", "measured_flags", "f_core_mhz", "windows"},
-                         reader);
+  const auto c =
+      Columns(header,
+              {"workload", "predicted_w", "uncapped_w", "capped", "duration_s", "energy_j", "flags",
+               "measured_w", "error_pct", "measured_flags", "f_core_mhz", "windows"},
+              reader);
   while (reader.Next(&f)) {
-    if (f.size() != header.size()) reader.Fail("", fmt::format("{} fields, the header has {}", f.size(), header.size()));
+    if (f.size() != header.size())
+      reader.Fail("", fmt::format("{} fields, the header has {}", f.size(), header.size()));
     ReportApp a;
     a.workload = f[c.at("workload")];
     a.predicted_w = reader.ParseNumber(f[c.at("predicted_w")], "predicted_w");
@@ -89,12 +95,15 @@ ReportApps ReadReportApps(const std::string& path, const std::string& breakdown_
   if (breakdown_path.empty()) return apps;
 
   CsvReader b(breakdown_path);
-  if (!b.Next(&f) || f.size() < 4 || f[0] != "workload" || f[1] != "predicted_w" || f[2] != "uncapped_w") {
-    throw InputError(breakdown_path, 1, "", "expected the header workload,predicted_w,uncapped_w,<term>_w...");
+  if (!b.Next(&f) || f.size() < 4 || f[0] != "workload" || f[1] != "predicted_w" ||
+      f[2] != "uncapped_w") {
+    throw InputError(breakdown_path, 1, "",
+                     "expected the header workload,predicted_w,uncapped_w,<term>_w...");
   }
   for (size_t i = 3; i < f.size(); ++i) {
     std::string term = f[i];
-    if (term.size() > 2 && term.compare(term.size() - 2, 2, "_w") == 0) term.resize(term.size() - 2);
+    if (term.size() > 2 && term.compare(term.size() - 2, 2, "_w") == 0)
+      term.resize(term.size() - 2);
     apps.chart.terms.push_back(term);
     if (term.rfind("static_", 0) == 0 || term.rfind("idle_dyn_", 0) == 0) ++apps.chart.grey_terms;
   }
@@ -111,18 +120,21 @@ ReportApps ReadReportApps(const std::string& path, const std::string& breakdown_
     // A workload predicted beyond the model's training, or with a unit the model has no term for,
     // is marked in the figure as in the table.
     const std::string& flags = apps.rows[row].flags;
-    if (flags.find("beyond_training") != std::string::npos || flags.find("no_model_term") != std::string::npos) {
+    if (flags.find("beyond_training") != std::string::npos ||
+        flags.find("no_model_term") != std::string::npos) {
       bar.label += " †";
       apps.chart.note = "† beyond the model's\ntraining range (the\ntable's flags say\nwhich unit)";
     }
-    for (size_t i = 3; i < width; ++i) bar.term_w.push_back(b.ParseNumber(f[i], apps.chart.terms[i - 3]));
+    for (size_t i = 3; i < width; ++i)
+      bar.term_w.push_back(b.ParseNumber(f[i], apps.chart.terms[i - 3]));
     bar.measured_w = apps.rows[row].measured_w;
     apps.chart.bars.push_back(bar);
     ++row;
   }
   if (row != apps.rows.size()) {
-    throw InputError(breakdown_path, b.line(), "",
-                     fmt::format("{} workloads, the predictions {} have {}", row, path, apps.rows.size()));
+    throw InputError(
+        breakdown_path, b.line(), "",
+        fmt::format("{} workloads, the predictions {} have {}", row, path, apps.rows.size()));
   }
   apps.chart.pair_label = fmt::format("{:.0f} MHz", apps.rows.front().f_core_mhz);
   apps.chart.average_label = "mean";

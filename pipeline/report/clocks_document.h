@@ -24,7 +24,7 @@ struct ClockWorkloadError {
 std::vector<ClockWorkloadError> ClockErrorsByWorkload(const ClockCvResult& cv);
 
 struct ClocksFigure {
-  std::string stem;   // figures/<stem>.{png,svg}
+  std::string stem;  // figures/<stem>.{png,svg}
   std::string title;
 };
 

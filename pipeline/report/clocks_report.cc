@@ -31,9 +31,7 @@ std::string TwoLines(const std::string& first, const std::string& second) {
   return "\"" + escape(first) + "\\n" + escape(second) + "\"";
 }
 
-void Style(Gnuplot* gp) {
-  *gp << "set tics out nomirror\nset grid lc rgb '#d9d9d9' lw 0.5\n";
-}
+void Style(Gnuplot* gp) { *gp << "set tics out nomirror\nset grid lc rgb '#d9d9d9' lw 0.5\n"; }
 
 // Up to `n` of `sorted` (best first): the best, the worst and evenly spaced ones between.
 std::vector<std::string> Spread(const std::vector<ClockWorkloadError>& sorted, size_t n) {
@@ -64,22 +62,29 @@ void DrawVfCurve(const ClocksReportInput& in, const std::string& png, const std:
     // Relative to the reading nearest the reference clock.
     const VoltageReading* ref = &in.measured_voltages->front();
     for (const VoltageReading& r : *in.measured_voltages) {
-      if (std::abs(r.f_core_mhz - m.reference_mhz) < std::abs(ref->f_core_mhz - m.reference_mhz)) ref = &r;
+      if (std::abs(r.f_core_mhz - m.reference_mhz) < std::abs(ref->f_core_mhz - m.reference_mhz))
+        ref = &r;
     }
-    for (const VoltageReading& r : *in.measured_voltages) measured.emplace_back(r.f_core_mhz, r.voltage_mv / ref->voltage_mv);
+    for (const VoltageReading& r : *in.measured_voltages)
+      measured.emplace_back(r.f_core_mhz, r.voltage_mv / ref->voltage_mv);
   }
   auto body = [&](Gnuplot* gp) {
-    *gp << "set title " << GnuplotTitle(in.title + ": the core voltage estimated from power alone") << "\n";
-    *gp << "set xlabel 'Core clock (MHz)'\nset ylabel " << GnuplotString(fmt::format("Voltage relative to {:g} MHz", m.reference_mhz)) << "\n";
+    *gp << "set title " << GnuplotTitle(in.title + ": the core voltage estimated from power alone")
+        << "\n";
+    *gp << "set xlabel 'Core clock (MHz)'\nset ylabel "
+        << GnuplotString(fmt::format("Voltage relative to {:g} MHz", m.reference_mhz)) << "\n";
     *gp << "set key inside left top Left reverse box samplen 2\n";
     Style(gp);
     *gp << "plot ";
     for (size_t k = 0; k < in.cv->fold_models.size(); ++k) {
-      *gp << "'-' using 1:2 with lines lw 1 lc rgb '#bbbbbb' " << (k == 0 ? "title 'each CV fold'" : "notitle") << ", \\\n  ";
+      *gp << "'-' using 1:2 with lines lw 1 lc rgb '#bbbbbb' "
+          << (k == 0 ? "title 'each CV fold'" : "notitle") << ", \\\n  ";
     }
-    *gp << "'-' using 1:2 with linespoints lw 2.5 pt 7 ps 1.2 lc rgb '" << SeriesColour(0) << "' title 'estimated (all workloads)'";
+    *gp << "'-' using 1:2 with linespoints lw 2.5 pt 7 ps 1.2 lc rgb '" << SeriesColour(0)
+        << "' title 'estimated (all workloads)'";
     if (!measured.empty()) {
-      *gp << ", \\\n  '-' using 1:2 with points pt 5 ps 1.4 lc rgb '" << SeriesColour(1) << "' title " << GnuplotString("measured (" + in.measured_voltage_path + ")");
+      *gp << ", \\\n  '-' using 1:2 with points pt 5 ps 1.4 lc rgb '" << SeriesColour(1)
+          << "' title " << GnuplotString("measured (" + in.measured_voltage_path + ")");
     }
     *gp << "\n";
     for (const VfModel& f : in.cv->fold_models) {
@@ -97,7 +102,8 @@ void DrawVfCurve(const ClocksReportInput& in, const std::string& png, const std:
 void Panels(Gnuplot* gp, const std::string& title, size_t n) {
   const size_t cols = n <= 4 ? 2 : 3;
   const size_t rows = (n + cols - 1) / cols;
-  *gp << "set multiplot layout " << rows << "," << cols << " title " << GnuplotTitle(title, 90) << "\n";
+  *gp << "set multiplot layout " << rows << "," << cols << " title " << GnuplotTitle(title, 90)
+      << "\n";
   *gp << "set key inside left top Left reverse nobox samplen 1.5 font ',10'\nset tics font ',10'\n";
   Style(gp);
 }
@@ -110,14 +116,17 @@ void DrawPowerPanels(const ClocksReportInput& in, const std::vector<std::string>
   const double x_lo = clocks.front() - pad, x_hi = clocks.back() + pad;
   const double limit = in.fit->model.power_limit_w;
   auto body = [&](Gnuplot* gp) {
-    Panels(gp, fmt::format("{}: power across clocks, predicted from {:g} MHz alone (CV by workload)", in.title,
-                           in.cv->anchor_mhz), shown.size());
+    Panels(gp,
+           fmt::format("{}: power across clocks, predicted from {:g} MHz alone (CV by workload)",
+                       in.title, in.cv->anchor_mhz),
+           shown.size());
     for (const std::string& w : shown) {
       Series measured, predicted, proportional, anchor;
       for (const ClockRun& r : in.table->runs) {
         if (r.workload != w) continue;
         measured.emplace_back(r.f_core_mhz, r.power_w);
-        if (std::abs(r.f_requested_mhz - in.cv->anchor_mhz) < 1e-6) anchor.emplace_back(r.f_core_mhz, r.power_w);
+        if (std::abs(r.f_requested_mhz - in.cv->anchor_mhz) < 1e-6)
+          anchor.emplace_back(r.f_core_mhz, r.power_w);
       }
       for (const ClockCvPoint& p : in.cv->points) {
         if (p.workload != w) continue;
@@ -144,8 +153,10 @@ void DrawPowerPanels(const ClocksReportInput& in, const std::vector<std::string>
       }
       *gp << "plot '-' using 1:2 with points pt 7 ps 0.8 lc rgb '#000000' title 'measured', "
           << "'-' using 1:2 with lines lw 2 lc rgb '" << SeriesColour(0) << "' title 'model', "
-          << "'-' using 1:2 with lines lw 1.5 dt 2 lc rgb '" << SeriesColour(1) << "' title 'P ~ f', "
-          << "'-' using 1:2 with points pt 6 ps 2 lw 2 lc rgb '" << SeriesColour(2) << "' title 'anchor'\n";
+          << "'-' using 1:2 with lines lw 1.5 dt 2 lc rgb '" << SeriesColour(1)
+          << "' title 'P ~ f', "
+          << "'-' using 1:2 with points pt 6 ps 2 lw 2 lc rgb '" << SeriesColour(2)
+          << "' title 'anchor'\n";
       gp->send1d(measured);
       gp->send1d(predicted);
       gp->send1d(proportional);
@@ -170,14 +181,22 @@ void DrawErrorByClock(const ClocksReportInput& in, const std::string& png, const
     proportional.emplace_back(f, a[1] / a[2]);
   }
   auto body = [&](Gnuplot* gp) {
-    *gp << "set title " << GnuplotTitle(fmt::format("{}: CV error at each clock, predicted from {:g} MHz", in.title, in.cv->anchor_mhz)) << "\n";
-    *gp << "set xlabel 'Requested core clock (MHz)'\nset ylabel 'Mean absolute error (%)'\nset yrange [0:*]\n";
+    *gp << "set title "
+        << GnuplotTitle(fmt::format("{}: CV error at each clock, predicted from {:g} MHz", in.title,
+                                    in.cv->anchor_mhz))
+        << "\n";
+    *gp << "set xlabel 'Requested core clock (MHz)'\nset ylabel 'Mean absolute error (%)'\nset "
+           "yrange [0:*]\n";
     *gp << "set key inside center top Left reverse box samplen 2\n";
     Style(gp);
-    *gp << "set arrow from " << in.cv->anchor_mhz << ", graph 0 to " << in.cv->anchor_mhz << ", graph 1 nohead dt 3 lc rgb '#666666'\n";
+    *gp << "set arrow from " << in.cv->anchor_mhz << ", graph 0 to " << in.cv->anchor_mhz
+        << ", graph 1 nohead dt 3 lc rgb '#666666'\n";
     *gp << "plot '-' using 1:2 with linespoints lw 2 pt 7 lc rgb '" << SeriesColour(0) << "' title "
-        << GnuplotString(fmt::format("model ({:.2f}% overall)", in.cv->mape_pct)) << ", \\\n  '-' using 1:2 with linespoints lw 2 dt 2 pt 5 lc rgb '"
-        << SeriesColour(1) << "' title " << GnuplotString(fmt::format("P ~ f ({:.2f}% overall)", in.cv->proportional_mape_pct)) << "\n";
+        << GnuplotString(fmt::format("model ({:.2f}% overall)", in.cv->mape_pct))
+        << ", \\\n  '-' using 1:2 with linespoints lw 2 dt 2 pt 5 lc rgb '" << SeriesColour(1)
+        << "' title "
+        << GnuplotString(fmt::format("P ~ f ({:.2f}% overall)", in.cv->proportional_mape_pct))
+        << "\n";
     gp->send1d(model);
     gp->send1d(proportional);
   };
@@ -188,7 +207,8 @@ void DrawEnergyPanels(const ClocksReportInput& in, const std::vector<std::string
                       const std::string& png, const std::string& svg) {
   const std::map<std::string, std::string> names = ShortNameMap(*in.table);
   auto body = [&](Gnuplot* gp) {
-    Panels(gp, in.title + ": energy per run across clocks; chosen (model) and true optimum", shown.size());
+    Panels(gp, in.title + ": energy per run across clocks; chosen (model) and true optimum",
+           shown.size());
     for (const std::string& w : shown) {
       const auto it = std::find_if(in.cv->choices.begin(), in.cv->choices.end(),
                                    [&](const ClockChoice& c) { return c.workload == w; });
@@ -197,18 +217,24 @@ void DrawEnergyPanels(const ClocksReportInput& in, const std::vector<std::string
       for (const ClockCandidate& k : it->candidates) {
         measured.emplace_back(k.f_requested_mhz, k.measured_energy_j);
         predicted.emplace_back(k.f_requested_mhz, k.predicted_energy_j);
-        if (k.f_requested_mhz == it->chosen_mhz) chosen.emplace_back(k.f_requested_mhz, k.measured_energy_j);
-        if (k.f_requested_mhz == it->optimum_mhz) optimum.emplace_back(k.f_requested_mhz, k.measured_energy_j);
+        if (k.f_requested_mhz == it->chosen_mhz)
+          chosen.emplace_back(k.f_requested_mhz, k.measured_energy_j);
+        if (k.f_requested_mhz == it->optimum_mhz)
+          optimum.emplace_back(k.f_requested_mhz, k.measured_energy_j);
       }
-      *gp << "set title " << TwoLines(names.at(w), fmt::format("chosen {:g} MHz: {:.1f}% more than the optimum",
-                                                                it->chosen_mhz, it->energy_loss_pct))
+      *gp << "set title "
+          << TwoLines(names.at(w), fmt::format("chosen {:g} MHz: {:.1f}% more than the optimum",
+                                               it->chosen_mhz, it->energy_loss_pct))
           << " font ',10'\n";
       *gp << "set key inside center top Left reverse nobox samplen 1.5 font ',9'\n";
-      *gp << "set xlabel 'requested MHz' font ',10'\nset ylabel 'J per run' font ',10'\nset xtics 200\n";
+      *gp << "set xlabel 'requested MHz' font ',10'\nset ylabel 'J per run' font ',10'\nset xtics "
+             "200\n";
       *gp << "plot '-' using 1:2 with linespoints pt 7 ps 0.8 lc rgb '#000000' title 'measured', "
           << "'-' using 1:2 with lines lw 2 lc rgb '" << SeriesColour(0) << "' title 'predicted', "
-          << "'-' using 1:2 with points pt 8 ps 2.5 lw 2 lc rgb '" << SeriesColour(2) << "' title 'chosen', "
-          << "'-' using 1:2 with points pt 6 ps 3 lw 2 lc rgb '" << SeriesColour(1) << "' title 'optimum'\n";
+          << "'-' using 1:2 with points pt 8 ps 2.5 lw 2 lc rgb '" << SeriesColour(2)
+          << "' title 'chosen', "
+          << "'-' using 1:2 with points pt 6 ps 3 lw 2 lc rgb '" << SeriesColour(1)
+          << "' title 'optimum'\n";
       gp->send1d(measured);
       gp->send1d(predicted);
       gp->send1d(chosen);
@@ -229,18 +255,24 @@ void DrawIdle(const ClocksReportInput& in, const std::string& png, const std::st
   for (double x = f.f_min_mhz; x <= f.f_max_mhz + 1e-9; x += (f.f_max_mhz - f.f_min_mhz) / 100.0) {
     const double v = m.VoltageAt(x);
     with_v.emplace_back(x, f.static_w * v + f.dynamic_w_per_mhz * v * v * x + f.p_const_w);
-    cubic.emplace_back(x, f.cubic.beta_w_per_mhz3 * x * x * x + f.cubic.tau_w_per_mhz * x + f.cubic.p_const_w);
+    cubic.emplace_back(
+        x, f.cubic.beta_w_per_mhz3 * x * x * x + f.cubic.tau_w_per_mhz * x + f.cubic.p_const_w);
   }
   auto body = [&](Gnuplot* gp) {
-    *gp << "set title " << GnuplotTitle(in.title + ": idle power and the constant power under it") << "\n";
+    *gp << "set title " << GnuplotTitle(in.title + ": idle power and the constant power under it")
+        << "\n";
     *gp << "set xlabel 'Core clock (MHz)'\nset ylabel 'Idle power (W)'\n";
     *gp << "set key inside left top Left reverse box samplen 2\n";
     Style(gp);
     *gp << "plot '-' using 1:2 with points pt 7 ps 0.9 lc rgb '#000000' title 'measured idle', \\\n"
         << "  '-' using 1:2 with lines lw 2 lc rgb '" << SeriesColour(0) << "' title "
-        << GnuplotString(fmt::format("with the estimated voltages: P_const = {:.1f} W", f.p_const_w)) << ", \\\n"
+        << GnuplotString(
+               fmt::format("with the estimated voltages: P_const = {:.1f} W", f.p_const_w))
+        << ", \\\n"
         << "  '-' using 1:2 with lines lw 2 dt 2 lc rgb '" << SeriesColour(1) << "' title "
-        << GnuplotString(fmt::format("AccelWattch Eq. 3 (cubic): P_const = {:.1f} W", f.cubic.p_const_w)) << "\n";
+        << GnuplotString(
+               fmt::format("AccelWattch Eq. 3 (cubic): P_const = {:.1f} W", f.cubic.p_const_w))
+        << "\n";
     gp->send1d(points);
     gp->send1d(with_v);
     gp->send1d(cubic);
@@ -257,7 +289,8 @@ std::vector<std::string> ShortWorkloadNames(const std::vector<std::string>& name
   while (common < first.size()) {
     const char c = first[first.size() - 1 - common];
     bool all = true;
-    for (const std::string& n : names) all = all && common < n.size() && n[n.size() - 1 - common] == c;
+    for (const std::string& n : names)
+      all = all && common < n.size() && n[n.size() - 1 - common] == c;
     if (!all) break;
     ++common;
   }
@@ -301,7 +334,9 @@ std::vector<std::string> StageClocksReport(const ClocksReportInput& in, OutputSe
         }
       }
       draw(ClocksFigure{"energy_vs_clock", "Energy across clocks"},
-           [&](const std::string& p, const std::string& s) { DrawEnergyPanels(in, with_choice, p, s); });
+           [&](const std::string& p, const std::string& s) {
+             DrawEnergyPanels(in, with_choice, p, s);
+           });
     }
     if (in.idle != nullptr) {
       draw(ClocksFigure{"idle_constant", "Constant power from the idle curve"},

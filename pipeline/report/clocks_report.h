@@ -30,8 +30,8 @@ struct ClocksReportInput {
   const ClockRunTable* table = nullptr;
   const VfFitResult* fit = nullptr;
   const ClockCvResult* cv = nullptr;
-  const IdleConstantFit* idle = nullptr;     // optional
-  const IdleCurve* idle_curve = nullptr;     // with idle
+  const IdleConstantFit* idle = nullptr;                           // optional
+  const IdleCurve* idle_curve = nullptr;                           // with idle
   const std::vector<VoltageReading>* measured_voltages = nullptr;  // optional
   std::string measured_voltage_path;
   // The run's other outputs, linked from the report: (what it is, path).

@@ -211,8 +211,8 @@ bool IdentifiabilityOptions::Check(std::string* error) const {
   return true;
 }
 
-std::vector<IndistinguishableRows> FindIndistinguishableRows(const Corpus& corpus,
-                                                             const IdentifiabilityOptions& options) {
+std::vector<IndistinguishableRows> FindIndistinguishableRows(
+    const Corpus& corpus, const IdentifiabilityOptions& options) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
   std::vector<IndistinguishableRows> out;
@@ -225,7 +225,8 @@ std::vector<IndistinguishableRows> FindIndistinguishableRows(const Corpus& corpu
     }
     for (int i = 0; i < nc; ++i) {
       const double ua = corpus.util_frac(a, i), ub = corpus.util_frac(b, i);
-      const double tol = std::max(options.util_abs_tol, options.util_rel_tol * std::max(std::abs(ua), std::abs(ub)));
+      const double tol = std::max(options.util_abs_tol,
+                                  options.util_rel_tol * std::max(std::abs(ua), std::abs(ub)));
       if (std::abs(ua - ub) > tol) return false;
     }
     return true;
@@ -253,13 +254,15 @@ std::vector<IndistinguishableRows> FindIndistinguishableRows(const Corpus& corpu
   };
   auto key_less = [&](int a, int b) {
     for (int d = 0; d < corpus.freq_mhz.cols(); ++d) {
-      if (corpus.freq_mhz(a, d) != corpus.freq_mhz(b, d)) return corpus.freq_mhz(a, d) < corpus.freq_mhz(b, d);
+      if (corpus.freq_mhz(a, d) != corpus.freq_mhz(b, d))
+        return corpus.freq_mhz(a, d) < corpus.freq_mhz(b, d);
     }
     if (nc > 0 && corpus.util_frac(a, lead) != corpus.util_frac(b, lead)) {
       return corpus.util_frac(a, lead) < corpus.util_frac(b, lead);
     }
     for (int i = 0; i < nc; ++i) {
-      if (corpus.util_frac(a, i) != corpus.util_frac(b, i)) return corpus.util_frac(a, i) < corpus.util_frac(b, i);
+      if (corpus.util_frac(a, i) != corpus.util_frac(b, i))
+        return corpus.util_frac(a, i) < corpus.util_frac(b, i);
     }
     return a < b;
   };
@@ -286,7 +289,8 @@ std::vector<IndistinguishableRows> FindIndistinguishableRows(const Corpus& corpu
       if (!same_freq(first, other)) break;  // past this V-F pair
       if (nc > 0) {
         const double ua = corpus.util_frac(first, lead), ub = corpus.util_frac(other, lead);
-        const double tol = std::max(options.util_abs_tol, options.util_rel_tol * std::max(std::abs(ua), std::abs(ub)));
+        const double tol = std::max(options.util_abs_tol,
+                                    options.util_rel_tol * std::max(std::abs(ua), std::abs(ub)));
         if (ub - ua > tol && options.util_rel_tol < 1.0) break;  // every later row differs more
       }
       if (grouped[j] || !same(first, other)) continue;
@@ -310,14 +314,16 @@ std::vector<IndistinguishableRows> FindIndistinguishableRows(const Corpus& corpu
     const std::string names = members.size() == 2
                                   ? g.benchmarks.front() + " and " + g.benchmarks.back()
                                   : g.benchmarks.front() + " ... " + g.benchmarks.back();
-    g.message = fmt::format("rows {} have identical utilisations but power from {:.4g} to {:.4g} W: "
-                            "the model cannot tell them apart",
-                            names, lo, hi);
+    g.message = fmt::format(
+        "rows {} have identical utilisations but power from {:.4g} to {:.4g} W: "
+        "the model cannot tell them apart",
+        names, lo, hi);
     out.push_back(std::move(g));
   }
-  std::sort(out.begin(), out.end(), [](const IndistinguishableRows& a, const IndistinguishableRows& b) {
-    return a.rows.front() < b.rows.front();
-  });
+  std::sort(out.begin(), out.end(),
+            [](const IndistinguishableRows& a, const IndistinguishableRows& b) {
+              return a.rows.front() < b.rows.front();
+            });
   return out;
 }
 

@@ -41,7 +41,8 @@ struct ComponentDifference {
 // The components whose intervals do not overlap, in layout order of model `a`; components without
 // an interval in either model are left out.
 // `compared` (when not null) receives how many components had an interval in both.
-std::vector<ComponentDifference> DisjointComponents(const PowerModel& a, const PowerModel& b, int* compared = nullptr);
+std::vector<ComponentDifference> DisjointComponents(const PowerModel& a, const PowerModel& b,
+                                                    int* compared = nullptr);
 
 // The paragraphs: each a sentence or two, every number from `chart` (and from the models when both
 // are given: `a` of chart.gpu_a, `b` of chart.gpu_b; null pointers leave the component sentence out).

@@ -11,23 +11,12 @@ std::string Html(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
     }
   }
   return out;
@@ -66,9 +55,7 @@ std::string RenderHtml(const Document& doc, const std::string& title) {
                            b.id.empty() ? "" : " id=\"" + Html(b.id) + "\"", HtmlInline(b.text),
                            b.level);
         break;
-      case Block::Kind::kParagraph:
-        out += "<p>" + HtmlInline(b.text) + "</p>\n";
-        break;
+      case Block::Kind::kParagraph: out += "<p>" + HtmlInline(b.text) + "</p>\n"; break;
       case Block::Kind::kList:
         out += "<ul>\n";
         for (const Inline& item : b.items) out += "<li>" + HtmlInline(item) + "</li>\n";
@@ -94,9 +81,7 @@ std::string RenderHtml(const Document& doc, const std::string& title) {
                HtmlInline(b.text) + " (<a href=\"" + Html(b.svg) + "\">SVG</a>)</figcaption>\n" +
                "</figure>\n";
         break;
-      case Block::Kind::kCode:
-        out += "<pre><code>" + Html(b.code) + "</code></pre>\n";
-        break;
+      case Block::Kind::kCode: out += "<pre><code>" + Html(b.code) + "</code></pre>\n"; break;
     }
   }
   out += "</body>\n</html>\n";
@@ -152,9 +137,7 @@ std::string RenderMarkdown(const Document& doc) {
       case Block::Kind::kHeading:
         out += std::string(static_cast<size_t>(b.level), '#') + " " + MdInline(b.text) + "\n\n";
         break;
-      case Block::Kind::kParagraph:
-        out += MdInline(b.text) + "\n\n";
-        break;
+      case Block::Kind::kParagraph: out += MdInline(b.text) + "\n\n"; break;
       case Block::Kind::kList:
         for (const Inline& item : b.items) out += "- " + MdInline(item) + "\n";
         out += "\n";
@@ -177,9 +160,7 @@ std::string RenderMarkdown(const Document& doc) {
         out += "[![" + MdText(b.alt, false) + "](" + b.png + ")](" + b.svg + ")\n\n*" +
                MdInline(b.text) + "* ([SVG](" + b.svg + "))\n\n";
         break;
-      case Block::Kind::kCode:
-        out += "```json\n" + b.code + "\n```\n\n";
-        break;
+      case Block::Kind::kCode: out += "```json\n" + b.code + "\n```\n\n"; break;
     }
   }
   while (out.size() >= 2 && out[out.size() - 1] == '\n' && out[out.size() - 2] == '\n')

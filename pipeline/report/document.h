@@ -102,7 +102,10 @@ class Linker {
   std::string Href(const std::string& path) const {
     std::error_code ec;
     if (path.empty() || !std::filesystem::is_regular_file(path, ec)) return "";
-    return std::filesystem::absolute(path).lexically_normal().lexically_relative(out_dir_).generic_string();
+    return std::filesystem::absolute(path)
+        .lexically_normal()
+        .lexically_relative(out_dir_)
+        .generic_string();
   }
   Span Link(const std::string& text, const std::string& path) const {
     return {text, Href(path), false};

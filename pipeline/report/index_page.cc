@@ -83,8 +83,8 @@ void WorkloadErrorSection(Document* doc, const RunReport& r, const ReportOptions
     }
     const bool several = std::any_of(errors.begin(), errors.end(),
                                      [](const WorkloadError& e) { return e.points > 1; });
-    std::vector<std::string> header = {"Workload", "Points", "Measured (W)", "Predicted (W)",
-                                       "Error (%)", "|Error| (%)"};
+    std::vector<std::string> header = {"Workload",      "Points",    "Measured (W)",
+                                       "Predicted (W)", "Error (%)", "|Error| (%)"};
     if (several) {
       header.push_back("MAPE (%)");
       header.push_back("Max |error| (%)");
@@ -219,17 +219,21 @@ void ComponentTrustTables(Document* doc, const RunReport& r) {
     for (const ComponentTrust& t : trust) {
       std::string flags;
       for (const std::string& f : t.flags) flags += (flags.empty() ? "" : ", ") + f;
-      rows.push_back({Text(t.component), Text(t.domain), Text(fmt::format("{:.1f}", t.full_use_w)),
-                      Text(t.has_ci ? fmt::format("[{:.1f}, {:.1f}]", t.ci_low_w, t.ci_high_w) : kDash),
-                      Text(std::isfinite(t.trained_up_to) ? fmt::format("{:.3f}", t.trained_up_to) : kDash),
-                      Text(flags.empty() ? kDash : flags)});
+      rows.push_back(
+          {Text(t.component), Text(t.domain), Text(fmt::format("{:.1f}", t.full_use_w)),
+           Text(t.has_ci ? fmt::format("[{:.1f}, {:.1f}]", t.ci_low_w, t.ci_high_w) : kDash),
+           Text(std::isfinite(t.trained_up_to) ? fmt::format("{:.3f}", t.trained_up_to) : kDash),
+           Text(flags.empty() ? kDash : flags)});
     }
-    doc->Paragraph(Text(fmt::format(
-        "{}: how far to trust each component. full_use_w is its power at full use at the default V-F "
-        "pair; trained_up_to the largest utilisation among the training rows (above it, a prediction "
-        "extrapolates); flags: trained below half use, a 95% interval that holds zero, full use above "
-        "the board limit.",
-        m.label)));
+    doc->Paragraph(
+        Text(fmt::format("{}: how far to trust each component. full_use_w is its power at full use "
+                         "at the default V-F "
+                         "pair; trained_up_to the largest utilisation among the training rows "
+                         "(above it, a prediction "
+                         "extrapolates); flags: trained below half use, a 95% interval that holds "
+                         "zero, full use above "
+                         "the board limit.",
+                         m.label)));
     doc->Table({"Component", "domain", "full_use_w", "full_use_w_ci95", "trained_up_to", "flags"},
                {false, false, true, true, true, false}, rows);
     const std::vector<std::string> warnings = ComponentTrustWarnings(trust);
@@ -244,11 +248,11 @@ void ComponentTrustTables(Document* doc, const RunReport& r) {
 void ModelSection(Document* doc, const RunReport& r, const ReportOptions& o, const Linker& link) {
   doc->Heading(2, "Models", "models");
   if (r.models.empty()) {
-    doc->Paragraph(Text(
-        r.accelwattch_models.empty()
-            ? "No wattcal power model in this run (cross-validation fits one per fold "
-              "and keeps none)."
-            : "No wattcal power model in this run; its AccelWattch model is shown below."));
+    doc->Paragraph(
+        Text(r.accelwattch_models.empty()
+                 ? "No wattcal power model in this run (cross-validation fits one per fold "
+                   "and keeps none)."
+                 : "No wattcal power model in this run; its AccelWattch model is shown below."));
     return;
   }
   std::vector<std::string> header = {"Field"};
@@ -337,7 +341,8 @@ void ModelSection(Document* doc, const RunReport& r, const ReportOptions& o, con
   std::vector<std::vector<Inline>> coefficient_rows;
   for (const std::string& d : domains) {
     std::vector<Inline> row = {Text("static_w[" + d + "]")};
-    for (const ReportModel& m : r.models) row.push_back(domain_value(m, d, m.model.static_w, m.model.coefficient_ci95.static_w));
+    for (const ReportModel& m : r.models)
+      row.push_back(domain_value(m, d, m.model.static_w, m.model.coefficient_ci95.static_w));
     coefficient_rows.push_back(std::move(row));
   }
   for (const std::string& d : domains) {
@@ -356,7 +361,8 @@ void ModelSection(Document* doc, const RunReport& r, const ReportOptions& o, con
           it == names.end() ||
                   static_cast<size_t>(it - names.begin()) >= m.model.component_w_per_mhz.size()
               ? Text(kDash)
-              : Text(with_ci(m, m.model.component_w_per_mhz[static_cast<size_t>(it - names.begin())],
+              : Text(with_ci(m,
+                             m.model.component_w_per_mhz[static_cast<size_t>(it - names.begin())],
                              m.model.coefficient_ci95.component_w_per_mhz,
                              static_cast<size_t>(it - names.begin()))));
     }
@@ -464,34 +470,39 @@ void AppsSection(Document* doc, const RunReport& r, const ReportOptions& o, cons
   if (!r.has_apps) return;
   const ReportApps& a = r.apps;
   doc->Heading(2, "Applications", "apps");
-  Inline intro = {{fmt::format("{} application workload{} predicted from their counters alone at {:.0f} MHz "
-                               "(wattcal-predict --capture, ",
-                               a.rows.size(), a.rows.size() == 1 ? "" : "s", a.rows.front().f_core_mhz),
-                   "", false},
-                  link.File(a.path),
-                  {"): power, and energy over each workload's summed kernel time. ", "", false}};
+  Inline intro = {
+      {fmt::format("{} application workload{} predicted from their counters alone at {:.0f} MHz "
+                   "(wattcal-predict --capture, ",
+                   a.rows.size(), a.rows.size() == 1 ? "" : "s", a.rows.front().f_core_mhz),
+       "", false},
+      link.File(a.path),
+      {"): power, and energy over each workload's summed kernel time. ", "", false}};
   const int measured = a.measured();
-  intro.push_back({measured > 0 ? fmt::format("{} of them also have measured power: MAPE {:.2f}%.", measured,
-                                              a.mape_pct())
-                                : std::string("None was measured (no power log): these are predictions only."),
-                   "", false});
+  intro.push_back(
+      {measured > 0 ? fmt::format("{} of them also have measured power: MAPE {:.2f}%.", measured,
+                                  a.mape_pct())
+                    : std::string("None was measured (no power log): these are predictions only."),
+       "", false});
   doc->Paragraph(intro);
   std::vector<std::vector<Inline>> rows;
   for (const ReportApp& app : a.rows) {
     std::string flags = app.flags;
-    if (!app.measured_flags.empty()) flags += (flags.empty() ? "" : "; ") + std::string("measured: ") + app.measured_flags;
-    rows.push_back({Text(app.workload), Text(Watts(app.predicted_w)), Text(app.capped ? Watts(app.uncapped_w) : kDash),
-                    Text(Watts(app.measured_w)), Text(Fixed(app.error_pct, 1)), Text(Fixed(app.energy_j, 3)),
+    if (!app.measured_flags.empty())
+      flags += (flags.empty() ? "" : "; ") + std::string("measured: ") + app.measured_flags;
+    rows.push_back({Text(app.workload), Text(Watts(app.predicted_w)),
+                    Text(app.capped ? Watts(app.uncapped_w) : kDash), Text(Watts(app.measured_w)),
+                    Text(Fixed(app.error_pct, 1)), Text(Fixed(app.energy_j, 3)),
                     Text(Fixed(app.duration_s * 1e3, 2)), Text(std::to_string(app.windows)),
                     Text(flags.empty() ? kDash : flags)});
   }
-  doc->Table({"Workload", "predicted_w", "uncapped_w", "measured_w", "error_pct", "energy_j", "kernel_time_ms",
-              "windows", "flags"},
+  doc->Table({"Workload", "predicted_w", "uncapped_w", "measured_w", "error_pct", "energy_j",
+              "kernel_time_ms", "windows", "flags"},
              {false, true, true, true, true, true, true, true, false}, rows);
-  doc->Paragraph(Text("Flags: capped = the model's power exceeds the board limit and the prediction is the "
-                      "limit; util_beyond_training:<component> = the workload uses that component more than "
-                      "any training window did (an extrapolation); measured: power_cap/clock_moved = the GPU "
-                      "throttled during the measurement."));
+  doc->Paragraph(
+      Text("Flags: capped = the model's power exceeds the board limit and the prediction is the "
+           "limit; util_beyond_training:<component> = the workload uses that component more than "
+           "any training window did (an extrapolation); measured: power_cap/clock_moved = the GPU "
+           "throttled during the measurement."));
   AddFigures(doc, r, o, "apps");
 }
 
@@ -522,10 +533,10 @@ void AccelWattchModelSection(Document* doc, const RunReport& r, const Linker& li
     const ReportAccelWattchModel& rm = r.accelwattch_models[k];
     const AccelWattchModel& m = rm.model;
     const AccelWattchFitReport& f = m.fit;
-    doc->Heading(2,
-                 r.accelwattch_models.size() == 1 ? "AccelWattch model"
-                                                  : "AccelWattch model: " + rm.label,
-                 k == 0 ? "accelwattch_model" : fmt::format("accelwattch_model_{}", k + 1));
+    doc->Heading(
+        2,
+        r.accelwattch_models.size() == 1 ? "AccelWattch model" : "AccelWattch model: " + rm.label,
+        k == 0 ? "accelwattch_model" : fmt::format("accelwattch_model_{}", k + 1));
     Inline intro = {{"Scaling factors x_i of AccelWattch's dynamic power (MICRO'21 Eqs. 12-14) "
                      "from ",
                      "", false},
@@ -534,12 +545,12 @@ void AccelWattchModelSection(Document* doc, const RunReport& r, const Linker& li
       intro.push_back({fmt::format(", fitted on {} kernels of ", f.train_kernels), "", false});
       intro.push_back(link.File(rm.trained_on_path.empty() ? m.trained_on : rm.trained_on_path));
     }
-    intro.push_back(
-        {m.has_terms ? ". A whole Eq. 12 model: it carries the energy estimates the factors "
-                       "scale and the terms kept at x = 1 (constant, static and idle-SM power)."
-                     : ". It scales the columns of per-kernel component tables (no energies or "
-                       "fixed terms).",
-         "", false});
+    intro.push_back({m.has_terms
+                         ? ". A whole Eq. 12 model: it carries the energy estimates the factors "
+                           "scale and the terms kept at x = 1 (constant, static and idle-SM power)."
+                         : ". It scales the columns of per-kernel component tables (no energies or "
+                           "fixed terms).",
+                     "", false});
     doc->Paragraph(intro);
 
     // Scaling factors, with the truth when the run has one.
@@ -554,10 +565,9 @@ void AccelWattchModelSection(Document* doc, const RunReport& r, const Linker& li
     double sum_abs_error = 0.0, max_abs_error = 0.0;
     int compared = 0;
     for (size_t i = 0; i < m.components.size(); ++i) {
-      std::vector<Inline> row = {Text(m.components[i]), Text(Fixed(m.x[i], 4)),
-                                 Text(Significant(m.lower_bound[i])),
-                                 Text(Significant(m.upper_bound[i])),
-                                 Text(Significant(m.prior_x[i]))};
+      std::vector<Inline> row = {
+          Text(m.components[i]), Text(Fixed(m.x[i], 4)), Text(Significant(m.lower_bound[i])),
+          Text(Significant(m.upper_bound[i])), Text(Significant(m.prior_x[i]))};
       if (truth) {
         const auto it = rm.true_x.find(m.components[i]);
         if (it == rm.true_x.end() || !(it->second != 0.0)) {
@@ -600,9 +610,9 @@ void AccelWattchModelSection(Document* doc, const RunReport& r, const Linker& li
     if (orderings.empty()) {
       doc->Paragraph(Text("No ordering constraint between the factors."));
     } else {
-      doc->Paragraph(Text(fmt::format(
-          "Ordering constraints between the factors (Eq. 14): {} enforced, {} dropped.",
-          m.orderings.size(), m.dropped_orderings.size())));
+      doc->Paragraph(Text(
+          fmt::format("Ordering constraints between the factors (Eq. 14): {} enforced, {} dropped.",
+                      m.orderings.size(), m.dropped_orderings.size())));
       doc->List(orderings);
     }
 
@@ -610,13 +620,14 @@ void AccelWattchModelSection(Document* doc, const RunReport& r, const Linker& li
     std::vector<std::vector<Inline>> start_rows;
     for (const AccelWattchStartReport& s : f.starts) {
       const bool kept = s.name == f.kept_start;
-      start_rows.push_back(
-          {Text(s.name + (kept ? " (kept)" : "")),
-           Text(!s.run ? "not run" : s.converged ? "converged" : "NOT converged"),
-           Text(s.run ? std::to_string(s.iterations) : kDash),
-           Text(s.run ? Significant(s.initial_cost) : kDash),
-           Text(s.run ? Significant(s.final_cost) : kDash),
-           Text(s.run ? Fixed(s.train_mape_pct, 3) : kDash), Text(s.termination)});
+      start_rows.push_back({Text(s.name + (kept ? " (kept)" : "")),
+                            Text(!s.run        ? "not run"
+                                 : s.converged ? "converged"
+                                               : "NOT converged"),
+                            Text(s.run ? std::to_string(s.iterations) : kDash),
+                            Text(s.run ? Significant(s.initial_cost) : kDash),
+                            Text(s.run ? Significant(s.final_cost) : kDash),
+                            Text(s.run ? Fixed(s.train_mape_pct, 3) : kDash), Text(s.termination)});
     }
     doc->Paragraph(Text(fmt::format(
         "The fit ({} residual per kernel, prior {} with weight {:g}): each start's Ceres cost "
@@ -626,14 +637,14 @@ void AccelWattchModelSection(Document* doc, const RunReport& r, const Linker& li
     doc->Table({"Start", "Outcome", "Iterations", "Initial cost", "Final cost", "Train MAPE (%)",
                 "Termination"},
                {false, false, true, true, true, true, false}, start_rows);
-    doc->Table({"Kept start", "Converged", "Train kernels", "Train MAPE (%)",
-                "Train max APE (%)", "Train RMSE (W)", "Train Pearson r",
-                "Largest constraint violation"},
-               {false, false, true, true, true, true, true, true},
-               {{Text(f.kept_start), Text(f.converged ? "yes" : "NO"),
-                 Text(std::to_string(f.train_kernels)), Text(Fixed(f.train_mape_pct, 3)),
-                 Text(Fixed(f.train_max_ape_pct, 2)), Text(Fixed(f.train_rmse_w, 3)),
-                 Text(Fixed(f.train_pearson_r, 5)), Text(Significant(f.max_constraint_violation))}});
+    doc->Table(
+        {"Kept start", "Converged", "Train kernels", "Train MAPE (%)", "Train max APE (%)",
+         "Train RMSE (W)", "Train Pearson r", "Largest constraint violation"},
+        {false, false, true, true, true, true, true, true},
+        {{Text(f.kept_start), Text(f.converged ? "yes" : "NO"),
+          Text(std::to_string(f.train_kernels)), Text(Fixed(f.train_mape_pct, 3)),
+          Text(Fixed(f.train_max_ape_pct, 2)), Text(Fixed(f.train_rmse_w, 3)),
+          Text(Fixed(f.train_pearson_r, 5)), Text(Significant(f.max_constraint_violation))}});
     if (!m.has_terms) continue;
 
     // Energies per event.
@@ -656,9 +667,9 @@ void AccelWattchModelSection(Document* doc, const RunReport& r, const Linker& li
                      "core or the memory clock, and a voltage-scaled energy the core voltage "
                      "squared.",
                      "", false}});
-    doc->Table({"Component", "Events (summed)", "E-hat (pJ)", "x E-hat (pJ)", "Clock",
-                "Voltage-scaled"},
-               {false, false, true, true, false, false}, energy_rows);
+    doc->Table(
+        {"Component", "Events (summed)", "E-hat (pJ)", "x E-hat (pJ)", "Clock", "Voltage-scaled"},
+        {false, false, true, true, false, false}, energy_rows);
 
     // The terms kept at x = 1.
     const AccelWattchFixedTerms& t = m.fixed;
@@ -666,36 +677,37 @@ void AccelWattchModelSection(Document* doc, const RunReport& r, const Linker& li
     for (const CategoryStaticTerm& c : t.categories) {
       static_rows.push_back(
           {Text(c.category + (c.category == t.default_category ? " (default)" : "")),
-           Text(c.model == "half_warp" ? "half_warp (Eq. 5)" : c.model == "linear" ? "linear (Eq. 4)"
-                                                                                 : c.model),
+           Text(c.model == "half_warp" ? "half_warp (Eq. 5)"
+                : c.model == "linear"  ? "linear (Eq. 4)"
+                                       : c.model),
            Text(Fixed(c.p_static_first_lane_w, 3)), Text(Fixed(c.p_static_add_lane_w, 4)),
            Text(Watts(AccelWattchFixedTerms::StaticAllSmsW(c, t.warp_size, t.half_warp_lanes)))});
     }
-    doc->Paragraph({{fmt::format("Terms kept at x = 1. Constant power P_const = {} W (Eq. 3, "
-                                 "from ",
-                                 Fixed(t.p_const_w, 3)),
-                     "", false},
-                    link.File(t.constant_source),
-                    {fmt::format("). Static power of all {} SMs per category at {:g} MHz (Eqs. "
-                                 "4-5, 9; warp of {} lanes, half warp {}; from ",
-                                 t.num_sms, t.static_f_core_mhz, t.warp_size, t.half_warp_lanes),
-                     "", false},
-                    link.File(t.static_source),
-                    {"); a kernel's static power scales with its share of active SMs:", "",
-                     false}});
+    doc->Paragraph(
+        {{fmt::format("Terms kept at x = 1. Constant power P_const = {} W (Eq. 3, "
+                      "from ",
+                      Fixed(t.p_const_w, 3)),
+          "", false},
+         link.File(t.constant_source),
+         {fmt::format("). Static power of all {} SMs per category at {:g} MHz (Eqs. "
+                      "4-5, 9; warp of {} lanes, half warp {}; from ",
+                      t.num_sms, t.static_f_core_mhz, t.warp_size, t.half_warp_lanes),
+          "", false},
+         link.File(t.static_source),
+         {"); a kernel's static power scales with its share of active SMs:", "", false}});
     doc->Table({"Category", "Model", "P_first (W)", "P_add (W)",
                 fmt::format("All SMs, {} lanes (W)", t.warp_size)},
                {false, false, true, true, true}, static_rows);
-    doc->Paragraph({{fmt::format("One idle SM draws {} W at {:g} MHz (Eqs. 6-8, from ",
-                                 Fixed(t.p_idle_sm_w, 4), t.idle_f_core_mhz),
-                     "", false},
-                    link.File(t.idle_source),
-                    {"). Voltage model: " +
-                         (rm.voltage_model.empty() ? "V proportional to f_core"
-                                                   : rm.voltage_model) +
-                         ". Between core clocks static and idle power scale with f and a "
-                         "voltage-scaled event's energy with f^2.",
-                     "", false}});
+    doc->Paragraph(
+        {{fmt::format("One idle SM draws {} W at {:g} MHz (Eqs. 6-8, from ",
+                      Fixed(t.p_idle_sm_w, 4), t.idle_f_core_mhz),
+          "", false},
+         link.File(t.idle_source),
+         {"). Voltage model: " +
+              (rm.voltage_model.empty() ? "V proportional to f_core" : rm.voltage_model) +
+              ". Between core clocks static and idle power scale with f and a "
+              "voltage-scaled event's energy with f^2.",
+          "", false}});
   }
 }
 
@@ -716,12 +728,12 @@ void AccelWattchBreakdownSection(Document* doc, const RunReport& r, const Report
           "", false}});
     std::vector<std::vector<Inline>> rows;
     for (const ClockSplit& s : b.clocks) {
-      rows.push_back({Text(fmt::format("{:g}", s.f_core_mhz)), Text(std::to_string(s.kernels)),
-                      Text(Watts(s.const_w)), Text(Watts(s.static_w)), Text(Watts(s.idle_w)),
-                      Text(Watts(s.dynamic_w)), Text(Watts(s.predicted_w)),
-                      Text(s.predicted_w > 0.0 ? Fixed(100.0 * s.dynamic_w / s.predicted_w, 1)
-                                               : kDash),
-                      Text(std::to_string(s.measured_kernels)), Text(Fixed(s.mape_pct, 2))});
+      rows.push_back(
+          {Text(fmt::format("{:g}", s.f_core_mhz)), Text(std::to_string(s.kernels)),
+           Text(Watts(s.const_w)), Text(Watts(s.static_w)), Text(Watts(s.idle_w)),
+           Text(Watts(s.dynamic_w)), Text(Watts(s.predicted_w)),
+           Text(s.predicted_w > 0.0 ? Fixed(100.0 * s.dynamic_w / s.predicted_w, 1) : kDash),
+           Text(std::to_string(s.measured_kernels)), Text(Fixed(s.mape_pct, 2))});
     }
     doc->Table({"f_core_mhz", "Kernels", "const_w", "static_w", "idle_w", "dynamic_w",
                 "predicted_w", "Dynamic share (%)", "Measured kernels", "MAPE (%)"},
@@ -837,7 +849,8 @@ void CompareSection(Document* doc, const RunReport& r, const ReportOptions& o, c
     const double n = static_cast<double>(c.bars.size());
     rows.push_back({Text("average"), Text(Fixed(estimated / n, 1)), Text(Fixed(measured / n, 1)),
                     Text(Fixed((estimated - measured) / n, 1))});
-    Inline from{{"(P_B - P_A) / P_A per workload, from ", "", false}, link.File(r.compare_paths[i])};
+    Inline from{{"(P_B - P_A) / P_A per workload, from ", "", false},
+                link.File(r.compare_paths[i])};
     if (!c.estimated_a_source.empty()) {
       from.push_back({"; the estimates are " + c.gpu_a + "'s from ", "", false});
       from.push_back(link.File(c.estimated_a_source));
@@ -861,12 +874,16 @@ void CompareSection(Document* doc, const RunReport& r, const ReportOptions& o, c
 
 void ProvenanceSection(Document* doc, const RunReport& r, const Linker& link) {
   doc->Heading(2, "Provenance", "provenance");
-  doc->Paragraph(Text(fmt::format(
-      "Written by wattcal-report {} (source {}). Each stage run that made a file of a run folder left one "
-      "record in that folder's provenance/: its command line, source revision, options, and every input and "
-      "output with its SHA-256 (wattcal-check verifies them); this report found the run's files through "
-      "those records. The inputs' own records, linked below, say which data and settings produced them.",
-      WattcalVersion(), SourceRevision())));
+  doc->Paragraph(
+      Text(fmt::format("Written by wattcal-report {} (source {}). Each stage run that made a file "
+                       "of a run folder left one "
+                       "record in that folder's provenance/: its command line, source revision, "
+                       "options, and every input and "
+                       "output with its SHA-256 (wattcal-check verifies them); this report found "
+                       "the run's files through "
+                       "those records. The inputs' own records, linked below, say which data and "
+                       "settings produced them.",
+                       WattcalVersion(), SourceRevision())));
   std::vector<std::vector<Inline>> rows;
   for (const std::string& input : r.inputs) {
     std::error_code ec;
@@ -874,8 +891,9 @@ void ProvenanceSection(Document* doc, const RunReport& r, const Linker& link) {
     const std::string provenance = FindProvenanceOf(input);
     rows.push_back({Inline{link.File(input)}, Text(ec ? kDash : std::to_string(bytes)),
                     Inline{{Sha256OfFile(input), "", true}},
-                    Inline{provenance.empty() || link.Href(provenance).empty() ? Span{kDash, "", false}
-                                                                               : link.Link("provenance", provenance)}});
+                    Inline{provenance.empty() || link.Href(provenance).empty()
+                               ? Span{kDash, "", false}
+                               : link.Link("provenance", provenance)}});
   }
   doc->Table({"Input", "Bytes", "SHA-256", "Made by"}, {false, true, false, false}, rows);
   doc->Paragraph(Text("Options:"));
@@ -891,16 +909,15 @@ Document BuildDocument(const RunReport& r, const ReportOptions& o) {
     intro.push_back({"on the run folder ", "", false});
     intro.push_back({o.run_dir, "", true});
   }
-  intro.push_back({fmt::format(": {} model(s), {}{} validation(s), {} training corpus(es), {} "
-                               "figure(s).",
-                               r.models.size(),
-                               r.accelwattch_models.empty()
-                                   ? ""
-                                   : fmt::format("{} AccelWattch model(s), ",
-                                                 r.accelwattch_models.size()),
-                               r.validations.size(), r.corpora.size(),
-                               o.figures ? r.figures.size() : 0),
-                   "", false});
+  intro.push_back(
+      {fmt::format(": {} model(s), {}{} validation(s), {} training corpus(es), {} "
+                   "figure(s).",
+                   r.models.size(),
+                   r.accelwattch_models.empty()
+                       ? ""
+                       : fmt::format("{} AccelWattch model(s), ", r.accelwattch_models.size()),
+                   r.validations.size(), r.corpora.size(), o.figures ? r.figures.size() : 0),
+       "", false});
   doc.Paragraph(intro);
   for (const std::string& note : o.notes) doc.Paragraph(Text(note));
   bool warned = false;

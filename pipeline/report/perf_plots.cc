@@ -29,7 +29,8 @@ void WritePerfMapePlot(const PerfValidationReport& v, const std::string& title,
   for (const ModelValidation& m : v.models) {
     if (m.per_target.empty()) continue;
     std::vector<std::pair<double, double>> curve;
-    for (const auto& [f, s] : m.per_target) curve.emplace_back(f, std::max(kMapeFloorPct, s.mape_pct));
+    for (const auto& [f, s] : m.per_target)
+      curve.emplace_back(f, std::max(kMapeFloorPct, s.mape_pct));
     curves.push_back(std::move(curve));
     titles.push_back(fmt::format("{} ({:.2f}%)", m.model, m.overall.mape_pct));
   }
@@ -54,8 +55,9 @@ void WritePerfMapePlot(const PerfValidationReport& v, const std::string& title,
   RenderFigure("run-time MAPE figure", png_path, svg_path, body);
 }
 
-void WritePerfTimesPlot(const PerfValidationReport& v, const std::string& kernel, double base_time_s,
-                        const std::string& png_path, const std::string& svg_path) {
+void WritePerfTimesPlot(const PerfValidationReport& v, const std::string& kernel,
+                        double base_time_s, const std::string& png_path,
+                        const std::string& svg_path) {
   if (!(base_time_s > 0.0)) {
     throw std::invalid_argument(fmt::format("times plot: base time {} must be > 0", base_time_s));
   }
@@ -74,11 +76,13 @@ void WritePerfTimesPlot(const PerfValidationReport& v, const std::string& kernel
                                                                   p.predicted_time_s / base_time_s);
     if (it == models.begin()) actual.emplace_back(p.target_mhz, p.actual_time_s / base_time_s);
   }
-  if (models.empty()) throw std::invalid_argument("times plot: no points of kernel '" + kernel + "'");
+  if (models.empty())
+    throw std::invalid_argument("times plot: no points of kernel '" + kernel + "'");
   for (auto& c : curves) std::sort(c.begin(), c.end());
   std::sort(actual.begin(), actual.end());
   auto body = [&](Gnuplot* gp) {
-    *gp << "set title " << GnuplotString("Run time of " + kernel + " against core frequency") << "\n";
+    *gp << "set title " << GnuplotString("Run time of " + kernel + " against core frequency")
+        << "\n";
     *gp << "set xlabel 'Core frequency (MHz)'\n";
     *gp << "set ylabel 'Run time / run time at the base frequency'\n";
     *gp << "set key outside right top Left reverse box samplen 2 spacing 1.2\n";
@@ -116,10 +120,10 @@ void WriteDvfsPlot(const DvfsChoice& c, DvfsObjective objective, const std::stri
     optimum.emplace_back(o.f_core_mhz, o.energy_j);
   }
   auto body = [&](Gnuplot* gp) {
-    *gp << "set title " << GnuplotString(fmt::format("{}: energy and time by core frequency ({}, "
-                                                     "minimising {})",
-                                                     c.kernel, c.perf_model,
-                                                     DvfsObjectiveName(objective)))
+    *gp << "set title "
+        << GnuplotString(fmt::format("{}: energy and time by core frequency ({}, "
+                                     "minimising {})",
+                                     c.kernel, c.perf_model, DvfsObjectiveName(objective)))
         << "\n";
     *gp << "set xlabel 'Core frequency (MHz)'\n";
     *gp << "set ylabel 'Energy (J)'\n";

@@ -23,7 +23,8 @@ constexpr size_t kNamedOutliers = 6;
 
 bool SameDirection(const RelativePowerBar& bar) {
   if (bar.same_direction >= 0) return bar.same_direction == 1;
-  return (bar.estimated_pct > 0.0) - (bar.estimated_pct < 0.0) == (bar.measured_pct > 0.0) - (bar.measured_pct < 0.0);
+  return (bar.estimated_pct > 0.0) - (bar.estimated_pct < 0.0) ==
+         (bar.measured_pct > 0.0) - (bar.measured_pct < 0.0);
 }
 
 }  // namespace
@@ -39,7 +40,8 @@ void WriteRelativePowerScatter(const RelativePowerChart& chart, const std::strin
   int same_count = 0;
   for (const RelativePowerBar& bar : bars) {
     if (!std::isfinite(bar.estimated_pct) || !std::isfinite(bar.measured_pct)) {
-      throw std::invalid_argument(fmt::format("relative-power figure: workload '{}' is not finite", bar.workload));
+      throw std::invalid_argument(
+          fmt::format("relative-power figure: workload '{}' is not finite", bar.workload));
     }
     const bool s = SameDirection(bar);
     same_count += s ? 1 : 0;
@@ -55,31 +57,41 @@ void WriteRelativePowerScatter(const RelativePowerChart& chart, const std::strin
   // The workloads whose estimate is furthest from the measurement.
   std::vector<const RelativePowerBar*> worst;
   for (const RelativePowerBar& bar : bars) worst.push_back(&bar);
-  std::stable_sort(worst.begin(), worst.end(), [](const RelativePowerBar* a, const RelativePowerBar* b) {
-    return std::abs(a->estimated_pct - a->measured_pct) > std::abs(b->estimated_pct - b->measured_pct);
-  });
+  std::stable_sort(worst.begin(), worst.end(),
+                   [](const RelativePowerBar* a, const RelativePowerBar* b) {
+                     return std::abs(a->estimated_pct - a->measured_pct) >
+                            std::abs(b->estimated_pct - b->measured_pct);
+                   });
   worst.resize(std::min(worst.size(), kNamedOutliers));
   const double n = static_cast<double>(bars.size());
-  const std::string summary = fmt::format("{} workloads: averages {:+.1f}% estimated, {:+.1f}% measured", bars.size(),
-                                          estimated_sum / n, measured_sum / n);
-  const std::string direction =
-      fmt::format("the same direction in {} of {} ({:.0f}%)", same_count, bars.size(), 100.0 * same_count / n);
+  const std::string summary =
+      fmt::format("{} workloads: averages {:+.1f}% estimated, {:+.1f}% measured", bars.size(),
+                  estimated_sum / n, measured_sum / n);
+  const std::string direction = fmt::format("the same direction in {} of {} ({:.0f}%)", same_count,
+                                            bars.size(), 100.0 * same_count / n);
   auto body = [&](gnuplotio::Gnuplot* gp) {
     *gp << "reset\n";
     if (!same.empty()) *gp << "$same << EOD\n" << same << "EOD\n";
     if (!opposite.empty()) *gp << "$opposite << EOD\n" << opposite << "EOD\n";
     *gp << "set title " << GnuplotTitle(title, 60) << "\n";
-    *gp << "set xlabel " << GnuplotString(fmt::format("Measured power of {} relative to {} (%)", chart.gpu_b, chart.gpu_a))
+    *gp << "set xlabel "
+        << GnuplotString(
+               fmt::format("Measured power of {} relative to {} (%)", chart.gpu_b, chart.gpu_a))
         << "\n";
     *gp << "set ylabel 'Estimated relative power (%)'\n";
     *gp << "set size ratio -1\n";
-    *gp << fmt::format("set xrange [{:.10g}:{:.10g}]\nset yrange [{:.10g}:{:.10g}]\n", low, high, low, high);
+    *gp << fmt::format("set xrange [{:.10g}:{:.10g}]\nset yrange [{:.10g}:{:.10g}]\n", low, high,
+                       low, high);
     *gp << "set tics out nomirror\nset grid lc rgb '#e0e0e0' lw 0.5\n";
     // The quadrants where the estimate points the other way than the measurement.
-    *gp << fmt::format("set object 1 rect from 0, {:.10g} to {:.10g}, 0 fc rgb '#f6e3e3' fs solid 1.0 noborder back\n",
-                       low, high);
-    *gp << fmt::format("set object 2 rect from {:.10g}, 0 to 0, {:.10g} fc rgb '#f6e3e3' fs solid 1.0 noborder back\n",
-                       low, high);
+    *gp << fmt::format(
+        "set object 1 rect from 0, {:.10g} to {:.10g}, 0 fc rgb '#f6e3e3' fs solid 1.0 noborder "
+        "back\n",
+        low, high);
+    *gp << fmt::format(
+        "set object 2 rect from {:.10g}, 0 to 0, {:.10g} fc rgb '#f6e3e3' fs solid 1.0 noborder "
+        "back\n",
+        low, high);
     *gp << "set xzeroaxis lt -1 lw 1\nset yzeroaxis lt -1 lw 1\n";
     for (size_t k = 0; k < worst.size(); ++k) {
       *gp << "set label " << k + 10 << " " << GnuplotString(worst[k]->workload) << " at "
@@ -87,8 +99,10 @@ void WriteRelativePowerScatter(const RelativePowerChart& chart, const std::strin
           << " offset 0.6, 0.4 font ',9' tc rgb '#404040' front\n";
     }
     // In the top-left quadrant (the estimate up, the measurement down), rarely populated.
-    *gp << "set label 1 " << GnuplotString(summary) << " at graph 0.02, graph 0.96 left font ',10' front\n";
-    *gp << "set label 2 " << GnuplotString(direction) << " at graph 0.02, graph 0.92 left font ',10' front\n";
+    *gp << "set label 1 " << GnuplotString(summary)
+        << " at graph 0.02, graph 0.96 left font ',10' front\n";
+    *gp << "set label 2 " << GnuplotString(direction)
+        << " at graph 0.02, graph 0.92 left font ',10' front\n";
     *gp << "set key outside below center horizontal Left reverse nobox samplen 1.5 font ',12'\n";
     *gp << "set bmargin 6\n";
     *gp << "plot x with lines lw 1.5 lc rgb '#303030' title 'y = x'";

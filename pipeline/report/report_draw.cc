@@ -80,9 +80,7 @@ void DrawFigure(const RunReport& r, const ReportFigure& f, const std::string& pn
       WriteVoltagePlot(models, f.title, png, svg);
       return;
     }
-    case FigureKind::kBreakdown:
-      WriteBreakdownPlot(r.breakdown, f.title, png, svg);
-      return;
+    case FigureKind::kBreakdown: WriteBreakdownPlot(r.breakdown, f.title, png, svg); return;
     case FigureKind::kBenchmarkCorrelation:
       WriteBenchmarkCorrelationHeatmap(r.corpora[static_cast<size_t>(f.index)].collinearity,
                                        f.title, png, svg);
@@ -93,9 +91,7 @@ void DrawFigure(const RunReport& r, const ReportFigure& f, const std::string& pn
                                        threshold, f.title, png, svg);
       return;
     }
-    case FigureKind::kConstant:
-      WriteConstantPowerPlot(r.constant_drawn, f.title, png, svg);
-      return;
+    case FigureKind::kConstant: WriteConstantPowerPlot(r.constant_drawn, f.title, png, svg); return;
     case FigureKind::kRelative:
       WriteRelativePowerPlot(r.comparisons[static_cast<size_t>(f.index)], f.title, png, svg);
       return;
@@ -103,9 +99,7 @@ void DrawFigure(const RunReport& r, const ReportFigure& f, const std::string& pn
       WriteBreakdownPlot(r.accelwattch_breakdowns[static_cast<size_t>(f.index)].clock_chart,
                          f.title, png, svg);
       return;
-    case FigureKind::kApps:
-      WriteBreakdownPlot(r.apps.chart, f.title, png, svg);
-      return;
+    case FigureKind::kApps: WriteBreakdownPlot(r.apps.chart, f.title, png, svg); return;
     case FigureKind::kAccelWattchComponents:
       WriteBreakdownPlot(r.accelwattch_breakdowns[static_cast<size_t>(f.index)].component_chart,
                          f.title, png, svg);
@@ -169,8 +163,9 @@ std::vector<PredictionRow> ReadPredictionsCsv(const std::string& path) {
     if (fold >= 0) {
       row.fold = static_cast<int>(reader.ParseNumber(fields[static_cast<size_t>(fold)], "fold"));
     }
-    row.uncapped_w = uncapped >= 0 ? reader.ParseNumber(fields[static_cast<size_t>(uncapped)], "uncapped_w")
-                                   : row.predicted_w;
+    row.uncapped_w = uncapped >= 0
+                         ? reader.ParseNumber(fields[static_cast<size_t>(uncapped)], "uncapped_w")
+                         : row.predicted_w;
     auto flag = [&](long at, const char* name) {
       if (at < 0) return false;
       const std::string& v = fields[static_cast<size_t>(at)];

@@ -20,7 +20,10 @@ class FigurePlanner {
  public:
   FigurePlanner(const ReportOptions& options, const std::string& vf_ranking_label,
                 const std::vector<std::string>& constant_inputs, RunReport* report)
-      : o_(options), r_(*report), vf_ranking_label_(vf_ranking_label), constant_inputs_(constant_inputs) {}
+      : o_(options),
+        r_(*report),
+        vf_ranking_label_(vf_ranking_label),
+        constant_inputs_(constant_inputs) {}
 
   std::string UniqueStem(const std::string& stem) {
     std::string candidate = stem;
@@ -61,7 +64,8 @@ class FigurePlanner {
       f.kind = FigureKind::kScatter;
       f.index = static_cast<int>(i);
       // scatter_<name> after the validation's folder (validation/<name>/), or after its label.
-      const std::string stem = "scatter_" + SafeStem(!v.extra && !v.name.empty() ? v.name : v.label);
+      const std::string stem =
+          "scatter_" + SafeStem(!v.extra && !v.name.empty() ? v.name : v.label);
       f.stem = UniqueStem(stem);
       f.section = "validation";
       f.title = v.title.empty() ? prefix + v.label : v.title;
@@ -161,11 +165,15 @@ class FigurePlanner {
       f.kind = FigureKind::kApps;
       f.stem = UniqueStem("apps_breakdown");
       f.section = "apps";
-      f.title = prefix + "applications: predicted power by component at " + r_.apps.chart.pair_label;
+      f.title =
+          prefix + "applications: predicted power by component at " + r_.apps.chart.pair_label;
       f.caption = fmt::format(
-          "Each application's power predicted from its counters alone (wattcal-predict --capture), split "
+          "Each application's power predicted from its counters alone (wattcal-predict --capture), "
+          "split "
           "into the model's terms (TPDS'19 §4.5); the last bar is their mean{}.",
-          r_.apps.measured() > 0 ? "; diamonds mark the measured power where the capture had a power log" : "");
+          r_.apps.measured() > 0
+              ? "; diamonds mark the measured power where the capture had a power log"
+              : "");
       f.inputs = {r_.apps.path, r_.apps.breakdown_path};
       r_.figures.push_back(f);
     }
@@ -290,7 +298,6 @@ class FigurePlanner {
       r_.figures.push_back(f);
     }
   }
-
 
   std::vector<int> VfValidations() const { return VfValidationIndices(r_.validations); }
 

@@ -52,8 +52,9 @@ constexpr int kCurveSamples = 120;
 // Reads a JSON file; InputError naming it when it cannot be read or parsed.
 nlohmann::json ReadJson(const std::string& path, const std::string& what) {
   std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "",
-      "cannot open the " + what + " file" + ": " + std::strerror(errno));
+  if (!in)
+    throw InputError(path, 0, "",
+                     "cannot open the " + what + " file" + ": " + std::strerror(errno));
   try {
     nlohmann::json j;
     in >> j;
@@ -206,8 +207,9 @@ void WriteVoltagePlot(const std::vector<std::pair<std::string, PowerModel>>& lab
     // The title wrapped to the canvas; the panels move down one line per extra line.
     const std::string wrapped = GnuplotTitle(title, 84);
     const int extra_lines = static_cast<int>(std::count(wrapped.begin(), wrapped.end(), '\\'));
-    *gp << "set multiplot layout 1," << domains.size() << " title " << wrapped << " margins 0.14, 0.97, "
-        << Num(bottom) << ", " << Num(0.85 - 0.04 * extra_lines) << " spacing 0.1, 0.1\n";
+    *gp << "set multiplot layout 1," << domains.size() << " title " << wrapped
+        << " margins 0.14, 0.97, " << Num(bottom) << ", " << Num(0.85 - 0.04 * extra_lines)
+        << " spacing 0.1, 0.1\n";
     for (size_t d = 0; d < domains.size(); ++d) {
       *gp << "set title " << GnuplotTitle(DomainTitle(domains[d])) << "\n";
       *gp << "set xlabel " << GnuplotString(FrequencyAxisLabel(domains[d])) << "\n";
@@ -459,8 +461,9 @@ void KeepLargestBars(BreakdownChart* chart, size_t max_bars) {
   };
   std::vector<size_t> order(chart->bars.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return total(chart->bars[a]) > total(chart->bars[b]); });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return total(chart->bars[a]) > total(chart->bars[b]);
+  });
   std::vector<bool> kept(chart->bars.size(), false);
   for (size_t k = 0; k + 1 < max_bars; ++k) kept[order[k]] = true;
   std::vector<BreakdownBar> bars;
@@ -504,8 +507,9 @@ void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
   const std::vector<double> average =
       chart.average_term_w.empty() ? AverageBreakdown(chart) : chart.average_term_w;
   if (average.size() != chart.terms.size()) {
-    throw std::invalid_argument(fmt::format("breakdown figure: the average bar has {} terms, not {}",
-                                            average.size(), chart.terms.size()));
+    throw std::invalid_argument(
+        fmt::format("breakdown figure: the average bar has {} terms, not {}", average.size(),
+                    chart.terms.size()));
   }
   for (double w : average) CheckFinite(w, "a term of the average bar");
   double measured_sum = 0.0;
@@ -600,8 +604,9 @@ void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
       std::stringstream text(chart.note);
       for (std::string line; std::getline(text, line);) lines.push_back(line);
       for (size_t i = 0; i < lines.size(); ++i) {
-        *gp << "set label " << 3 + i << " " << GnuplotString(lines[i]) << " at screen 0.775, screen "
-            << 0.2 - 0.035 * static_cast<double>(i) << " left font ',10' front\n";
+        *gp << "set label " << 3 + i << " " << GnuplotString(lines[i])
+            << " at screen 0.775, screen " << 0.2 - 0.035 * static_cast<double>(i)
+            << " left font ',10' front\n";
       }
     }
     *gp << "set ytics out nomirror\n";
@@ -609,10 +614,11 @@ void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
     *gp << "set yrange [0:" << Num(y_high_w) << "]\n";
     *gp << "set xrange [-0.7:" << bar_count - 1 << ".7]\n";
     if (std::isfinite(chart.limit_w)) {
-      *gp << "set arrow 2 from graph 0, first " << Num(chart.limit_w) << " to graph 1, first " << Num(chart.limit_w)
-          << " nohead dt 2 lw 1.5 lc rgb '#b2182b' front\n";
+      *gp << "set arrow 2 from graph 0, first " << Num(chart.limit_w) << " to graph 1, first "
+          << Num(chart.limit_w) << " nohead dt 2 lw 1.5 lc rgb '#b2182b' front\n";
       *gp << "set label 2 " << GnuplotString(fmt::format("board limit {:g} W", chart.limit_w))
-          << " at graph 0.01, first " << Num(chart.limit_w) << " offset 0, 0.6 left font ',10' tc rgb '#b2182b' front\n";
+          << " at graph 0.01, first " << Num(chart.limit_w)
+          << " offset 0, 0.6 left font ',10' tc rgb '#b2182b' front\n";
     }
     *gp << "set bmargin " << bottom_chars << "\n";
     *gp << "set key outside right top Left reverse invert noautotitle samplen 1.5 spacing 1.0 "

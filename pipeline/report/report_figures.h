@@ -62,7 +62,7 @@ struct BreakdownChart {
   int grey_terms = 0;              // the first terms (static, component-independent): greys
   std::vector<BreakdownBar> bars;  // one per benchmark, in order
   std::string pair_label;          // the V-F pair the bars were predicted at ("975/3505 MHz")
-  std::string note;                // a footnote right of the plot, below the key ("" for none; '\n' breaks lines)
+  std::string note;  // a footnote right of the plot, below the key ("" for none; '\n' breaks lines)
   // Drawing. The defaults draw TPDS'19 Fig. 11's layout.
   // After a gap, a last bar with the average of the terms (and of the measured power when every
   // bar has one).

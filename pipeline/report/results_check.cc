@@ -19,8 +19,10 @@ std::vector<ExpectedFigure> ReadExpectedFigures(const std::string& path) {
   CsvReader reader(path, options);
   std::vector<std::string> fields;
   if (!reader.Next(&fields)) reader.Fail("", "the file is empty");
-  const std::vector<std::string> header = {"run", "file", "pointer", "expected", "tolerance", "reference"};
-  if (fields != header) reader.Fail("header", "expected run,file,pointer,expected,tolerance,reference");
+  const std::vector<std::string> header = {"run",      "file",      "pointer",
+                                           "expected", "tolerance", "reference"};
+  if (fields != header)
+    reader.Fail("header", "expected run,file,pointer,expected,tolerance,reference");
   std::vector<ExpectedFigure> out;
   while (reader.Next(&fields)) {
     if (fields.size() != header.size()) {
@@ -30,7 +32,8 @@ std::vector<ExpectedFigure> ReadExpectedFigures(const std::string& path) {
     e.run = fields[0];
     e.file = fields[1];
     e.pointer = fields[2];
-    if (e.pointer.empty() || e.pointer[0] != '/') reader.Fail("pointer", "a JSON pointer starts with '/'");
+    if (e.pointer.empty() || e.pointer[0] != '/')
+      reader.Fail("pointer", "a JSON pointer starts with '/'");
     e.expected = reader.ParseNumber(fields[3], "expected");
     e.tolerance = reader.ParseNumber(fields[4], "tolerance");
     if (e.tolerance < 0.0) reader.Fail("tolerance", "must be >= 0");
@@ -46,7 +49,8 @@ std::vector<CheckedFigure> CheckFigures(const std::vector<ExpectedFigure>& expec
                                         const std::vector<std::string>& only_runs) {
   std::vector<CheckedFigure> out;
   for (const ExpectedFigure& e : expected) {
-    if (!only_runs.empty() && std::find(only_runs.begin(), only_runs.end(), e.run) == only_runs.end()) {
+    if (!only_runs.empty() &&
+        std::find(only_runs.begin(), only_runs.end(), e.run) == only_runs.end()) {
       continue;
     }
     CheckedFigure c;
@@ -75,7 +79,8 @@ std::string CheckTable(const std::vector<CheckedFigure>& checked) {
   for (const CheckedFigure& c : checked) {
     const ExpectedFigure& e = c.expected;
     s += fmt::format("| {} | {}{} | {:.6g} ± {:.3g} | {} | {} | {} |\n", e.run, e.file, e.pointer,
-                     e.expected, e.tolerance, c.found ? fmt::format("{:.6g}", c.obtained) : "missing",
+                     e.expected, e.tolerance,
+                     c.found ? fmt::format("{:.6g}", c.obtained) : "missing",
                      !c.found ? "MISSING" : (c.within ? "ok" : "DIFFERS"), e.reference);
   }
   return s;

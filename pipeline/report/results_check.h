@@ -8,18 +8,18 @@
 namespace wattcal {
 
 struct ExpectedFigure {
-  std::string run;          // folder under the reports directory
-  std::string file;         // JSON file inside it
-  std::string pointer;      // JSON pointer to the number, e.g. /mape_pct
+  std::string run;      // folder under the reports directory
+  std::string file;     // JSON file inside it
+  std::string pointer;  // JSON pointer to the number, e.g. /mape_pct
   double expected = 0.0;
-  double tolerance = 0.0;   // absolute
-  std::string reference;    // what the figure is compared with (paper, gpmTOOL, truth)
-  int64_t line = 0;         // line in the expected file
+  double tolerance = 0.0;  // absolute
+  std::string reference;   // what the figure is compared with (paper, gpmTOOL, truth)
+  int64_t line = 0;        // line in the expected file
 };
 
 struct CheckedFigure {
   ExpectedFigure expected;
-  bool found = false;       // the file and the number exist
+  bool found = false;  // the file and the number exist
   double obtained = 0.0;
   bool within = false;
 };

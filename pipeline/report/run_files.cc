@@ -50,7 +50,8 @@ std::vector<std::string> NestedRunFolders(const std::string& run_dir) {
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (!it->is_directory(ec)) continue;
     const std::string name = it->path().filename().string();
-    if (name == "provenance" || (!name.empty() && name[0] == '.') || it.depth() >= kNestedProvenanceDepth) {
+    if (name == "provenance" || (!name.empty() && name[0] == '.') ||
+        it.depth() >= kNestedProvenanceDepth) {
       it.disable_recursion_pending();
       if (name == "provenance" || (!name.empty() && name[0] == '.')) continue;
     }
@@ -81,7 +82,8 @@ const RunOutput* StageRun::Output(const std::string& role) const {
                                 : role == "summary"   ? ".md"
                                                       : "";
   for (const RunOutput& o : outputs) {
-    if (o.role.empty() && !extension.empty() && fs::path(o.path).extension() == extension) return &o;
+    if (o.role.empty() && !extension.empty() && fs::path(o.path).extension() == extension)
+      return &o;
   }
   return nullptr;
 }
@@ -110,18 +112,21 @@ RunFiles ReadRunFiles(const std::string& run_dir) {
       if (record.value("stage", "") == "report") continue;  // this report's own figures and index
       files.runs.push_back(ReadStageRun(path, record, &files.notes));
     }
-    for (const std::string& u : unreadable) files.notes.push_back(u + ": not a provenance record; left out");
+    for (const std::string& u : unreadable)
+      files.notes.push_back(u + ": not a provenance record; left out");
   }
   if (records == 0) {
-    const std::string why = HasOldManifests(run_dir)
-                                ? "it was written by an older wattcal (a .manifest.json beside each file)"
-                                : "no stage of wattcal wrote into it";
-    throw InputError(run_dir, 0, "",
-                     "no provenance records (provenance/*.json): " + why +
-                         ". wattcal-report finds a run's files through the record each stage run "
-                         "leaves in the run folder; rerun the run's stages (make -f Makefile.runs RUN, "
-                         "or each stage with --run-dir " + run_dir +
-                         "), or name the files with --model and --predictions and --out-dir");
+    const std::string why =
+        HasOldManifests(run_dir)
+            ? "it was written by an older wattcal (a .manifest.json beside each file)"
+            : "no stage of wattcal wrote into it";
+    throw InputError(
+        run_dir, 0, "",
+        "no provenance records (provenance/*.json): " + why +
+            ". wattcal-report finds a run's files through the record each stage run "
+            "leaves in the run folder; rerun the run's stages (make -f Makefile.runs RUN, "
+            "or each stage with --run-dir " +
+            run_dir + "), or name the files with --model and --predictions and --out-dir");
   }
   return files;
 }
@@ -131,7 +136,8 @@ bool FindStageRunOf(const std::string& path, StageRun* run) {
   if (provenance.empty()) return false;
   std::ifstream in(provenance);
   const nlohmann::json record = nlohmann::json::parse(in, nullptr, false);
-  if (!record.is_object() || !record.contains("outputs") || !record["outputs"].is_array()) return false;
+  if (!record.is_object() || !record.contains("outputs") || !record["outputs"].is_array())
+    return false;
   *run = ReadStageRun(provenance, record, nullptr);
   return true;
 }

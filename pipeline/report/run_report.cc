@@ -41,8 +41,9 @@ bool IsFile(const std::string& path) {
 
 nlohmann::json ReadJsonFile(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "",
-      std::string("cannot open file for reading") + ": " + std::strerror(errno));
+  if (!in)
+    throw InputError(path, 0, "",
+                     std::string("cannot open file for reading") + ": " + std::strerror(errno));
   try {
     nlohmann::json j;
     in >> j;
@@ -63,20 +64,21 @@ std::string MeasurementNote(const Corpus& corpus, const std::string& path) {
       // The output's own options when it has them, else the run's.
       const nlohmann::json* options = j.contains("options") ? &j["options"] : nullptr;
       for (const nlohmann::json& o : j.value("outputs", nlohmann::json::array())) {
-        if (fs::path(o.value("path", "")).filename() == fs::path(path).filename() && o.contains("options")) {
+        if (fs::path(o.value("path", "")).filename() == fs::path(path).filename() &&
+            o.contains("options")) {
           options = &o["options"];
         }
       }
       const nlohmann::json* sources = nullptr;
-      if (options != nullptr && options->contains("power_sources")) sources = &(*options)["power_sources"];
+      if (options != nullptr && options->contains("power_sources"))
+        sources = &(*options)["power_sources"];
       if (sources != nullptr && sources->is_array() && !sources->empty()) {
         note += "Measured power: ";
         for (size_t i = 0; i < sources->size(); ++i) {
           const nlohmann::json& e = (*sources)[i];
-          note += fmt::format("{}{} from {} ({})", i > 0 ? "; " : "",
-                              e.value("power_source", std::string("?")),
-                              e.value("power_log", std::string("?")),
-                              e.value("capture", std::string("?")));
+          note += fmt::format(
+              "{}{} from {} ({})", i > 0 ? "; " : "", e.value("power_source", std::string("?")),
+              e.value("power_log", std::string("?")), e.value("capture", std::string("?")));
         }
         note += " (preference: energy counter, then instant power, then 1-s averaged power). ";
       }
@@ -97,9 +99,10 @@ std::string MeasurementNote(const Corpus& corpus, const std::string& path) {
       }
     }
     if (!flagged.empty()) {
-      note += fmt::format("{} of {} rows are flagged (left out of training unless calibrate "
-                          "--keep-flagged): ",
-                          flagged.size(), corpus.rows());
+      note += fmt::format(
+          "{} of {} rows are flagged (left out of training unless calibrate "
+          "--keep-flagged): ",
+          flagged.size(), corpus.rows());
       for (size_t i = 0; i < flagged.size(); ++i) note += (i > 0 ? ", " : "") + flagged[i];
       note += ".";
     }
@@ -206,7 +209,6 @@ std::vector<int> VfValidationIndices(const std::vector<ReportValidation>& valida
 }
 
 }  // namespace report_internal
-
 
 LabelledPath ParseLabelledPath(const std::string& text) {
   const size_t eq = text.find('=');
@@ -366,7 +368,8 @@ class Collector {
       // else the run's first.
       for (const auto& [truth, x] : truths) {
         if (!m.trained_on_path.empty() &&
-            fs::path(truth).parent_path().filename() == fs::path(m.trained_on_path).parent_path().filename()) {
+            fs::path(truth).parent_path().filename() ==
+                fs::path(m.trained_on_path).parent_path().filename()) {
           m.truth_path = truth;
           m.true_x = x;
           break;
@@ -400,9 +403,9 @@ class Collector {
                                        kMaxAccelWattchClockBars, b.clocks.size()));
       }
       b.reference_f_core_mhz = ChooseReferenceClock(b.table, reference_mhz, &b.reference_why);
-      b.component_chart = DynamicByBenchmarkChart(b.table, b.reference_f_core_mhz,
-                                                  kMaxAccelWattchBenchmarkBars,
-                                                  &b.benchmarks_at_reference);
+      b.component_chart =
+          DynamicByBenchmarkChart(b.table, b.reference_f_core_mhz, kMaxAccelWattchBenchmarkBars,
+                                  &b.benchmarks_at_reference);
       r_.accelwattch_breakdowns.push_back(std::move(b));
     }
   }
@@ -411,7 +414,8 @@ class Collector {
   // with them (none for a --predictions file that no record lists).
   struct FoundValidation {
     std::string predictions, metrics, summary;
-    std::string name;  // what its figures are named after: LABEL of validation/LABEL/, else the file's
+    std::string
+        name;  // what its figures are named after: LABEL of validation/LABEL/, else the file's
   };
 
   // The validation's name from where its predictions are: validation/LABEL/... -> LABEL; another
@@ -448,14 +452,16 @@ class Collector {
     if (v.name.empty()) v.name = v.mode;
     v.cross_validated = v.metrics.is_object() && v.metrics.contains("cv_folds");
     v.model_path = ResolveNamed(JsonString(v.metrics, "model"), o_.run_dir, KnownFiles());
-    v.measurements_path = ResolveNamed(JsonString(v.metrics, "measurements"), o_.run_dir, KnownFiles());
+    v.measurements_path =
+        ResolveNamed(JsonString(v.metrics, "measurements"), o_.run_dir, KnownFiles());
     if (!JsonString(v.metrics, "measurements").empty() && v.measurements_path.empty()) {
-      r_.notes.push_back(fmt::format("{}: the measurements it names ({}) were not found",
-                                     f.metrics, JsonString(v.metrics, "measurements")));
+      r_.notes.push_back(fmt::format("{}: the measurements it names ({}) were not found", f.metrics,
+                                     JsonString(v.metrics, "measurements")));
     }
     const ReportModel* primary =
         r_.primary_model >= 0 ? &r_.models[static_cast<size_t>(r_.primary_model)] : nullptr;
-    v.primary = !extra && (v.cross_validated || (primary != nullptr && SameFile(primary->path, v.model_path)));
+    v.primary = !extra && (v.cross_validated ||
+                           (primary != nullptr && SameFile(primary->path, v.model_path)));
     v.label = given_label;
     if (v.label.empty()) {
       std::string how;
@@ -483,13 +489,15 @@ class Collector {
       const RunOutput* predictions = run.Output("predictions");
       const RunOutput* metrics = run.Output("metrics");
       if (predictions == nullptr || metrics == nullptr) {
-        r_.notes.push_back(run.provenance + ": a validate run without its predictions and metrics; not shown");
+        r_.notes.push_back(run.provenance +
+                           ": a validate run without its predictions and metrics; not shown");
         continue;
       }
       const RunOutput* summary = run.Output("summary");
-      const std::string relative = !predictions->run_path.empty()
-                                       ? predictions->run_path
-                                       : fs::path(predictions->path).lexically_relative(o_.run_dir).generic_string();
+      const std::string relative =
+          !predictions->run_path.empty()
+              ? predictions->run_path
+              : fs::path(predictions->path).lexically_relative(o_.run_dir).generic_string();
       AddValidation({predictions->path, metrics->path, summary != nullptr ? summary->path : "",
                      ValidationName(relative)},
                     "", false);
@@ -522,7 +530,8 @@ class Collector {
   // else the first.
   void ChoosePrimaryModel() {
     for (size_t i = 0; i < r_.models.size() && r_.primary_model < 0; ++i) {
-      if (!o_.run_dir.empty() && SameFile(r_.models[i].path, JoinPath(o_.run_dir, "model/model.json"))) {
+      if (!o_.run_dir.empty() &&
+          SameFile(r_.models[i].path, JoinPath(o_.run_dir, "model/model.json"))) {
         r_.primary_model = static_cast<int>(i);
       }
     }
@@ -606,7 +615,8 @@ class Collector {
       if (run.stage != "predict" || predictions == nullptr || breakdown == nullptr) continue;
       if (!IsAppPredictionsCsv(predictions->path)) continue;
       if (r_.has_apps) {
-        r_.notes.push_back(predictions->path + ": a second prediction of applications with a breakdown; only " +
+        r_.notes.push_back(predictions->path +
+                           ": a second prediction of applications with a breakdown; only " +
                            r_.apps.path + " is shown");
         continue;
       }
@@ -614,7 +624,8 @@ class Collector {
       r_.has_apps = true;
       // The board limit of the run's model, drawn as a line over the bars.
       if (r_.primary_model >= 0) {
-        r_.apps.chart.limit_w = r_.models[static_cast<size_t>(r_.primary_model)].model.power_limit_w;
+        r_.apps.chart.limit_w =
+            r_.models[static_cast<size_t>(r_.primary_model)].model.power_limit_w;
       }
       UseInput(predictions->path);
       UseInput(breakdown->path);
@@ -661,10 +672,11 @@ class Collector {
     r_.breakdown = ComputeBreakdownChart(m.model, corpus);
     r_.breakdown.limit_w = m.model.power_limit_w;
     if (r_.breakdown.bars.size() > kMaxBreakdownBars) {
-      r_.notes.push_back(fmt::format("breakdown: the {} of {} benchmarks with the largest predicted power are "
-                                     "drawn, the other {} as one bar of their mean",
-                                     kMaxBreakdownBars - 1, r_.breakdown.bars.size(),
-                                     r_.breakdown.bars.size() - kMaxBreakdownBars + 1));
+      r_.notes.push_back(
+          fmt::format("breakdown: the {} of {} benchmarks with the largest predicted power are "
+                      "drawn, the other {} as one bar of their mean",
+                      kMaxBreakdownBars - 1, r_.breakdown.bars.size(),
+                      r_.breakdown.bars.size() - kMaxBreakdownBars + 1));
       KeepLargestBars(&r_.breakdown, kMaxBreakdownBars);
     }
     r_.has_breakdown = !r_.breakdown.bars.empty();
@@ -758,7 +770,8 @@ class Collector {
       std::map<std::string, std::set<std::pair<double, double>>> pairs;
       for (const PredictionRow& row : r_.validations[static_cast<size_t>(i)].rows)
         pairs[row.benchmark].insert({row.f_core_mhz, row.f_mem_mhz});
-      for (const auto& [b, p] : pairs) most_rows[b] = std::max(most_rows[b], static_cast<int>(p.size()));
+      for (const auto& [b, p] : pairs)
+        most_rows[b] = std::max(most_rows[b], static_cast<int>(p.size()));
     }
     if (!o_.benchmarks.empty()) {
       for (const std::string& b : o_.benchmarks) {
@@ -847,8 +860,7 @@ class Collector {
     if (!r_.accelwattch_breakdowns.empty()) {
       nlohmann::json breakdowns = nlohmann::json::array();
       for (const ReportAccelWattchBreakdown& b : r_.accelwattch_breakdowns) {
-        breakdowns.push_back(
-            {{"path", b.path}, {"reference_f_core_mhz", b.reference_f_core_mhz}});
+        breakdowns.push_back({{"path", b.path}, {"reference_f_core_mhz", b.reference_f_core_mhz}});
       }
       j["accelwattch_breakdowns"] = breakdowns;
     }

@@ -120,9 +120,9 @@ struct ReportValidation {
   std::string model_path;         // resolved; empty when unknown or cross-validated
   std::string measurements_path;  // resolved; empty when unknown
   bool cross_validated = false;
-  bool primary = false;      // validates the run's model, or cross-validates (drawn over the V-F pairs)
-  bool extra = false;        // given with --predictions (not discovered)
-  nlohmann::json metrics;    // metrics JSON as written by wattcal-validate (or computed)
+  bool primary = false;  // validates the run's model, or cross-validates (drawn over the V-F pairs)
+  bool extra = false;    // given with --predictions (not discovered)
+  nlohmann::json metrics;  // metrics JSON as written by wattcal-validate (or computed)
   std::vector<PredictionRow> rows;
 };
 
@@ -132,9 +132,9 @@ struct ReportAccelWattchModel {
   std::string label;  // its path relative to the run folder (else its file name)
   std::string path;
   AccelWattchModel model;
-  std::string voltage_model;    // fixed_terms.voltage_model as written; "" without terms
-  std::string trained_on_path;  // resolved; "" when not found
-  std::string truth_path;       // truth_accelwattch.json; "" when the run has none
+  std::string voltage_model;             // fixed_terms.voltage_model as written; "" without terms
+  std::string trained_on_path;           // resolved; "" when not found
+  std::string truth_path;                // truth_accelwattch.json; "" when the run has none
   std::map<std::string, double> true_x;  // its expected_scaling_factors
 };
 
@@ -143,9 +143,9 @@ struct ReportAccelWattchBreakdown {
   std::string path;
   AccelWattchBreakdownTable table;
   std::vector<ClockSplit> clocks;
-  BreakdownChart clock_chart;      // AccelWattch Eq. 12's terms per core clock
+  BreakdownChart clock_chart;  // AccelWattch Eq. 12's terms per core clock
   double reference_f_core_mhz = 0.0;
-  std::string reference_why;       // why that clock
+  std::string reference_why;  // why that clock
   size_t benchmarks_at_reference = 0;
   BreakdownChart component_chart;  // dynamic power per component and benchmark at the reference
 };
@@ -159,7 +159,7 @@ struct ReportCorpus {
 };
 
 enum class FigureKind {
-  kScatter,  // index = validation
+  kScatter,         // index = validation
   kWorkloadErrors,  // index = validation
   kErrorCdf,
   kVoltage,
@@ -168,7 +168,7 @@ enum class FigureKind {
   kBenchmarkCorrelation,  // index = corpus
   kComponentCorrelation,  // index = corpus
   kConstant,
-  kRelative,  // index = comparison
+  kRelative,               // index = comparison
   kAccelWattchClocks,      // index = AccelWattch breakdown
   kAccelWattchComponents,  // index = AccelWattch breakdown
   kApps,                   // the applications' predicted power by component

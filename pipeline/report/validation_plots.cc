@@ -52,8 +52,10 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
           "scatter plot: benchmark '{}' (line {}) has measured_w = {}, predicted_w = {}",
           row.benchmark, row.line, row.measured_w, row.predicted_w));
     }
-    (row.capped || row.measured_capped ? capped : points).emplace_back(row.measured_w, row.predicted_w);
-    if (row.flags.find("beyond_training") != std::string::npos) beyond.emplace_back(row.measured_w, row.predicted_w);
+    (row.capped || row.measured_capped ? capped : points)
+        .emplace_back(row.measured_w, row.predicted_w);
+    if (row.flags.find("beyond_training") != std::string::npos)
+      beyond.emplace_back(row.measured_w, row.predicted_w);
     low_w = std::min({low_w, row.measured_w, row.predicted_w});
     high_w = std::max({high_w, row.measured_w, row.predicted_w});
   }
@@ -66,10 +68,12 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
   std::vector<const PredictionRow*> worst;
   for (const PredictionRow& row : rows) worst.push_back(&row);
   auto relative = [](const PredictionRow* r) {
-    return r->measured_w != 0.0 ? std::abs(r->predicted_w - r->measured_w) / std::abs(r->measured_w) : 0.0;
+    return r->measured_w != 0.0 ? std::abs(r->predicted_w - r->measured_w) / std::abs(r->measured_w)
+                                : 0.0;
   };
-  std::stable_sort(worst.begin(), worst.end(),
-                   [&](const PredictionRow* a, const PredictionRow* b) { return relative(a) > relative(b); });
+  std::stable_sort(worst.begin(), worst.end(), [&](const PredictionRow* a, const PredictionRow* b) {
+    return relative(a) > relative(b);
+  });
   worst.resize(std::min(worst.size(), kScatterNamed));
 
   const ErrorMetrics& e = m.overall;
@@ -79,8 +83,8 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
   // the key column by column: the entries alternate between the two rows).
   const std::string stat_lines[] = {
       fmt::format("MAPE {:.2f}%", e.mape_pct),
-      fmt::format("{:g}% CI {:.2f}–{:.2f}%", 100.0 * options.confidence_level,
-                  e.mape_ci_low_pct, e.mape_ci_high_pct),
+      fmt::format("{:g}% CI {:.2f}–{:.2f}%", 100.0 * options.confidence_level, e.mape_ci_low_pct,
+                  e.mape_ci_high_pct),
       std::isfinite(e.pearson_r) ? fmt::format("Pearson r {:.4f}", e.pearson_r)
                                  : std::string("Pearson r undefined"),
   };
@@ -104,11 +108,14 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
            "spacing 1.1 font ',12'\n";
     if (!capped.empty()) {
       // Named in a corner, not in the key: a seventh entry would break the key's two rows.
-      *gp << "set label 9 " << GnuplotString(fmt::format("▲ power-capped: {} of the points", capped.size()))
+      *gp << "set label 9 "
+          << GnuplotString(fmt::format("▲ power-capped: {} of the points", capped.size()))
           << " at graph 0.03, graph 0.96 left font ',11' tc rgb '#303030' front\n";
     }
     if (!beyond.empty()) {
-      *gp << "set label 8 " << GnuplotString(fmt::format("○ beyond the training range: {} of the points", beyond.size()))
+      *gp << "set label 8 "
+          << GnuplotString(
+                 fmt::format("○ beyond the training range: {} of the points", beyond.size()))
           << " at graph 0.03, graph " << (capped.empty() ? "0.96" : "0.91")
           << " left font ',11' tc rgb '#1f4e79' front\n";
     }
@@ -125,7 +132,8 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
       }
       *gp << "set label " << k + 10 << " " << GnuplotString(worst[k]->benchmark) << " at "
           << fmt::format("{:.10g}, {:.10g}", worst[k]->measured_w, worst[k]->predicted_w)
-          << fmt::format(" offset 0.6, {:.2f}", 0.4 - 1.1 * below) << " font ',9' tc rgb '#404040' front\n";
+          << fmt::format(" offset 0.6, {:.2f}", 0.4 - 1.1 * below)
+          << " font ',9' tc rgb '#404040' front\n";
     }
     // gnuplot's own bottom margin lets the key touch the x label: tics, label, two key rows.
     *gp << "set bmargin 7\n";
@@ -133,9 +141,10 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
     // its corners onto the border, which tilts an edge that leaves the plot (the band's upper
     // edge then ran to the top-right corner). 101 samples put a corner near where it leaves.
     *gp << "set samples 101\n";
-    *gp << "plot '+' using 1:((" << 1.0 - kBandFrac << "*$1) < " << axis_low_w << " ? " << axis_low_w << " : "
-        << 1.0 - kBandFrac << "*$1):((" << 1.0 + kBandFrac << "*$1) > " << axis_high_w << " ? " << axis_high_w
-        << " : " << 1.0 + kBandFrac << "*$1) with filledcurves fc rgb '#dde8f3' fs solid 1.0 noborder title "
+    *gp << "plot '+' using 1:((" << 1.0 - kBandFrac << "*$1) < " << axis_low_w << " ? "
+        << axis_low_w << " : " << 1.0 - kBandFrac << "*$1):((" << 1.0 + kBandFrac << "*$1) > "
+        << axis_high_w << " ? " << axis_high_w << " : " << 1.0 + kBandFrac
+        << "*$1) with filledcurves fc rgb '#dde8f3' fs solid 1.0 noborder title "
         << GnuplotString(band_title) << stat_entry(0) << ", \\\n"
         << "  " << 1.0 - kBandFrac << "*x with lines dt 2 lw 1 lc rgb '#5b84b1' notitle, \\\n"
         << "  " << 1.0 + kBandFrac << "*x with lines dt 2 lw 1 lc rgb '#5b84b1' notitle, \\\n"
@@ -149,16 +158,17 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
       *gp << ", \\\n  '-' using 1:2 with points pt 6 ps 2.0 lw 1.2 lc rgb '#1f4e79' notitle";
     }
     *gp << "\n";
-    gp->send1d(points.empty() ? std::vector<std::pair<double, double>>{{std::nan(""), std::nan("")}} : points);
+    gp->send1d(points.empty() ? std::vector<std::pair<double, double>>{{std::nan(""), std::nan("")}}
+                              : points);
     if (!capped.empty()) gp->send1d(capped);
     if (!beyond.empty()) gp->send1d(beyond);
   };
   RenderFigure("measured-vs-predicted scatter", png_path, svg_path, body, ScatterFigureSize());
 }
 
-void WriteErrorCdfPlot(const std::vector<std::pair<std::string, std::vector<double>>>& series_ape_pct,
-                       const std::string& title, const std::string& png_path,
-                       const std::string& svg_path) {
+void WriteErrorCdfPlot(
+    const std::vector<std::pair<std::string, std::vector<double>>>& series_ape_pct,
+    const std::string& title, const std::string& png_path, const std::string& svg_path) {
   if (series_ape_pct.empty()) throw std::invalid_argument("error CDF plot: no series to draw");
   double max_ape_pct = 0.0;
   for (const auto& [name, ape_pct] : series_ape_pct) {
@@ -288,7 +298,8 @@ std::string ErrorHistogram(const std::vector<WorkloadError>& errors, double* wid
   std::map<long, int> counts;  // bin index -> workloads
   for (const WorkloadError& e : errors) ++counts[static_cast<long>(std::floor(e.error_pct / w))];
   std::string rows;
-  for (const auto& [bin, n] : counts) rows += fmt::format("{:.10g} {} {:.10g}\n", (bin + 0.5) * w, n, w);
+  for (const auto& [bin, n] : counts)
+    rows += fmt::format("{:.10g} {} {:.10g}\n", (bin + 0.5) * w, n, w);
   *width_pct = w;
   return rows;
 }
@@ -307,8 +318,9 @@ void WriteWorkloadErrorPlot(const std::vector<WorkloadError>& all, const std::st
   // Past kWorkloadBarsMax workloads: the largest |errors| as bars (all is sorted that way), and
   // every workload in a histogram below them.
   const bool histogram = all.size() > kWorkloadBarsMax;
-  const std::vector<WorkloadError> errors(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(
-                                                                        std::min(all.size(), kWorkloadBarsMax)));
+  const std::vector<WorkloadError> errors(
+      all.begin(),
+      all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), kWorkloadBarsMax)));
   double low_pct = 0.0, high_pct = 0.0;
   std::string over, under, tics;
   for (size_t i = 0; i < errors.size(); ++i) {
@@ -333,7 +345,8 @@ void WriteWorkloadErrorPlot(const std::vector<WorkloadError>& all, const std::st
       histogram ? fmt::format("{}: the {} largest of {} workloads", title, n, all.size()) : title;
   // The title is centred on the canvas, wrapped to its width: the long names push the plot
   // area to the right, and a title centred over the plot area would run off the canvas.
-  const std::string wrapped_title = GnuplotTitle(full_title, static_cast<size_t>(size.width_px / 11));
+  const std::string wrapped_title =
+      GnuplotTitle(full_title, static_cast<size_t>(size.width_px / 11));
   int title_lines = 1;
   for (size_t at = wrapped_title.find("\\n"); at != std::string::npos;
        at = wrapped_title.find("\\n", at + 2)) {
@@ -341,7 +354,8 @@ void WriteWorkloadErrorPlot(const std::vector<WorkloadError>& all, const std::st
   }
   const double line_px = 22.0;  // one line of the 14 pt text
   auto from_top = [&](double px) { return fmt::format("{:.6f}", 1.0 - px / size.height_px); };
-  const double histogram_frac = histogram ? static_cast<double>(kWorkloadHistogramPx) / size.height_px : 0.0;
+  const double histogram_frac =
+      histogram ? static_cast<double>(kWorkloadHistogramPx) / size.height_px : 0.0;
   double bin_pct = 1.0;
   const std::string bins = histogram ? ErrorHistogram(all, &bin_pct) : std::string();
   auto body = [&](Gnuplot* gp) {
@@ -353,7 +367,8 @@ void WriteWorkloadErrorPlot(const std::vector<WorkloadError>& all, const std::st
     *gp << "set label 1 " << wrapped_title << " at screen 0.5, screen " << from_top(0.9 * line_px)
         << " center front\n";
     if (histogram) {
-      *gp << fmt::format("set origin 0, {:.6f}\nset size 1, {:.6f}\n", histogram_frac, 1.0 - histogram_frac);
+      *gp << fmt::format("set origin 0, {:.6f}\nset size 1, {:.6f}\n", histogram_frac,
+                         1.0 - histogram_frac);
     }
     // Title, key and (tall charts) the top axis' tic labels above the plot area.
     *gp << "set tmargin " << title_lines + 2 + (top_axis ? 2 : 0) << "\n";
@@ -375,9 +390,8 @@ void WriteWorkloadErrorPlot(const std::vector<WorkloadError>& all, const std::st
           << "' title 'over-predicted (> 0)'";
     }
     if (!under.empty()) {
-      *gp << (over.empty() ? "" : ", \\\n  ")
-          << "$under using 1:2:3:4:5:6 with boxxyerror fc rgb '" << SeriesColour(0)
-          << "' title 'under-predicted (≤ 0)'";
+      *gp << (over.empty() ? "" : ", \\\n  ") << "$under using 1:2:3:4:5:6 with boxxyerror fc rgb '"
+          << SeriesColour(0) << "' title 'under-predicted (≤ 0)'";
     }
     *gp << "\n";
     if (!histogram) return;
@@ -385,7 +399,8 @@ void WriteWorkloadErrorPlot(const std::vector<WorkloadError>& all, const std::st
     *gp << "unset label 1\nunset key\nunset x2tics\nunset arrow 1\n";
     *gp << fmt::format("set origin 0, 0\nset size 1, {:.6f}\n", histogram_frac);
     *gp << "set tmargin 2\nset bmargin 3.5\n";
-    *gp << "set title " << GnuplotString(fmt::format("all {} workloads ({:g}% bins)", all.size(), bin_pct))
+    *gp << "set title "
+        << GnuplotString(fmt::format("all {} workloads ({:g}% bins)", all.size(), bin_pct))
         << " font ',12'\n";
     *gp << "set xlabel 'Prediction error (%)'\nset ylabel 'workloads'\n";
     *gp << "set autoscale x\nset yrange [0:*]\nset ytics auto font ',10'\nset xtics out nomirror\n";

@@ -42,9 +42,9 @@ FigureSize ScatterFigureSize();
 
 // Empirical CDF of the absolute percentage error, %, one step curve per named series
 // (values in any order); the key gives each series' n and MAPE.
-void WriteErrorCdfPlot(const std::vector<std::pair<std::string, std::vector<double>>>& series_ape_pct,
-                       const std::string& title, const std::string& png_path,
-                       const std::string& svg_path);
+void WriteErrorCdfPlot(
+    const std::vector<std::pair<std::string, std::vector<double>>>& series_ape_pct,
+    const std::string& title, const std::string& png_path, const std::string& svg_path);
 
 // The per-workload error (validate/workload_errors.h) as horizontal bars, one per workload in
 // the given order from the top (ComputeWorkloadErrors: the largest |error| first): the signed

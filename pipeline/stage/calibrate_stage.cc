@@ -36,8 +36,9 @@ void CalibrateStageOptions::Check() const {
   // 0 = none; 2 resamples at least (one gives a zero-width "interval"), at most 100000 (each
   // resample refits the model; the interval's percentiles are stable long before).
   if (bootstrap < 0 || bootstrap == 1 || bootstrap > kMaxBootstrap) {
-    throw OptionError(fmt::format("--bootstrap = {} must be 0 (no intervals) or in [2, {}] resamples", bootstrap,
-                                  kMaxBootstrap));
+    throw OptionError(
+        fmt::format("--bootstrap = {} must be 0 (no intervals) or in [2, {}] resamples", bootstrap,
+                    kMaxBootstrap));
   }
   if (bootstrap > 0 && calibration.method != "fixed" && calibration.method != "auto") {
     throw OptionError(fmt::format("--bootstrap {} applies to --method fixed only (got --method {})",
@@ -45,13 +46,15 @@ void CalibrateStageOptions::Check() const {
   }
   if (calibration.method == "accelwattch") {
     if (!train_path.empty() || !gpmtool_path.empty()) {
-      throw OptionError("--method accelwattch takes --components TABLE.csv, or --activity with "
-                        "--energies, --constant, --static and --idle (not --train, not --export-gpmtool)");
+      throw OptionError(
+          "--method accelwattch takes --components TABLE.csv, or --activity with "
+          "--energies, --constant, --static and --idle (not --train, not --export-gpmtool)");
     }
     if (whole_model == !components_path.empty()) {
-      throw OptionError("--method accelwattch takes either --components TABLE.csv (a per-kernel "
-                        "component table) or --activity ACT.csv --energies E.json --constant C.json "
-                        "--static S.json --idle I.json (the whole Eq. 12 model)");
+      throw OptionError(
+          "--method accelwattch takes either --components TABLE.csv (a per-kernel "
+          "component table) or --activity ACT.csv --energies E.json --constant C.json "
+          "--static S.json --idle I.json (the whole Eq. 12 model)");
     }
     if (whole_model && (activity_path.empty() || energies_path.empty() || constant_path.empty() ||
                         static_path.empty() || idle_path.empty())) {
@@ -63,9 +66,10 @@ void CalibrateStageOptions::Check() const {
     throw OptionError("--train is required (or --method accelwattch with --components)");
   }
   if (!components_path.empty() || whole_model || AccelWattchFlagsGiven(accelwattch)) {
-    throw OptionError("--components, --activity, --energies, --constant, --static, --idle, "
-                      "--default-category, --voltage-curve, --components-out, --bounds, --orderings, --prior and "
-                      "--prior-weight belong to --method accelwattch");
+    throw OptionError(
+        "--components, --activity, --energies, --constant, --static, --idle, "
+        "--default-category, --voltage-curve, --components-out, --bounds, --orderings, --prior and "
+        "--prior-weight belong to --method accelwattch");
   }
   ToCalibrationOptions(calibration);  // throws OptionError naming the flag
 }
@@ -82,16 +86,18 @@ CalibrateStageReport RunAccelWattch(const CalibrateStageOptions& o) {
   AccelWattchFixedTerms fixed;
   if (whole_model) {
     energies = ReadAccelWattchEnergies(o.energies_path);
-    fixed = ReadAccelWattchFixedTerms(o.constant_path, o.static_path, o.idle_path, o.default_category);
+    fixed =
+        ReadAccelWattchFixedTerms(o.constant_path, o.static_path, o.idle_path, o.default_category);
     if (!o.voltage_curve_path.empty()) ReadVoltageCurve(o.voltage_curve_path, &fixed);
     const ActivityTable activity = ReadActivityTable(o.activity_path);
     table = BuildComponentTable(activity, energies, fixed);
     inputs = {o.activity_path, o.energies_path, o.constant_path, o.static_path, o.idle_path};
     if (!o.voltage_curve_path.empty()) inputs.push_back(o.voltage_curve_path);
-    LogInfo(fmt::format("built the Eq. 13 table: {} kernels x {} components from {} (P_const {:.3f} W, "
-                        "{} static categories, idle SM {:.4f} W)",
-                        table.num_kernels(), table.num_components(), o.activity_path, fixed.p_const_w,
-                        fixed.categories.size(), fixed.p_idle_sm_w));
+    LogInfo(
+        fmt::format("built the Eq. 13 table: {} kernels x {} components from {} (P_const {:.3f} W, "
+                    "{} static categories, idle SM {:.4f} W)",
+                    table.num_kernels(), table.num_components(), o.activity_path, fixed.p_const_w,
+                    fixed.categories.size(), fixed.p_idle_sm_w));
   } else {
     table = ReadComponentTable(o.components_path);
     inputs = {o.components_path};
@@ -116,7 +122,8 @@ CalibrateStageReport RunAccelWattch(const CalibrateStageOptions& o) {
   report.written.push_back(o.out_path);
   if (!o.components_out_path.empty()) {
     outputs.StageText(o.components_out_path, ComponentTableToTidyCsv(table));
-    outputs.StageProvenance(o.components_out_path, "calibrate", inputs, manifest_options, "components");
+    outputs.StageProvenance(o.components_out_path, "calibrate", inputs, manifest_options,
+                            "components");
     report.written.push_back(o.components_out_path);
   }
   outputs.Commit();
@@ -142,12 +149,14 @@ CalibrateStageReport RunCalibrateStage(const CalibrateStageOptions& o) {
   if (o.calibration.method == "auto") {
     CalibrateStageOptions resolved = o;
     std::string why;
-    resolved.calibration.method = AutoFitMethod(ReadCorpus(o.train_path, ToCorpusReadOptions(o.calibration)),
-                                                o.calibration.keep_flagged, &why);
+    resolved.calibration.method =
+        AutoFitMethod(ReadCorpus(o.train_path, ToCorpusReadOptions(o.calibration)),
+                      o.calibration.keep_flagged, &why);
     LogInfo(why);
     if (resolved.bootstrap > 0 && resolved.calibration.method != "fixed") {
-      LogWarning(fmt::format("--bootstrap {} applies to the fixed method only: no intervals for this dvfs model",
-                             resolved.bootstrap));
+      LogWarning(fmt::format(
+          "--bootstrap {} applies to the fixed method only: no intervals for this dvfs model",
+          resolved.bootstrap));
       resolved.bootstrap = 0;
     }
     return RunCalibrateStage(resolved);
@@ -174,7 +183,8 @@ CalibrateStageReport RunCalibrateStage(const CalibrateStageOptions& o) {
     size_t rows = 0;
     for (size_t i = kMaxNamedGroups; i < groups.size(); ++i) rows += groups[i].rows.size();
     const std::string more = fmt::format(
-        "and {} more groups of rows ({} rows) with identical utilisations but power more than {:.0f}% apart",
+        "and {} more groups of rows ({} rows) with identical utilisations but power more than "
+        "{:.0f}% apart",
         groups.size() - kMaxNamedGroups, rows, 100.0 * IdentifiabilityOptions().power_spread_frac);
     LogWarning(more);
     identifiability.push_back(more);
@@ -200,7 +210,8 @@ CalibrateStageReport RunCalibrateStage(const CalibrateStageOptions& o) {
   report.written.push_back(o.out_path);
   if (!o.gpmtool_path.empty()) {
     outputs.StageText(o.gpmtool_path, ModelToGpmtoolCsv(model));
-    outputs.StageProvenance(o.gpmtool_path, "calibrate", {o.train_path}, manifest_options, "gpmtool_model");
+    outputs.StageProvenance(o.gpmtool_path, "calibrate", {o.train_path}, manifest_options,
+                            "gpmtool_model");
     report.written.push_back(o.gpmtool_path);
   }
   outputs.Commit();

@@ -75,7 +75,8 @@ namespace {
 bool ParseBoundPair(const std::string& text, double* lo, double* hi) {
   const size_t colon = text.find(':');
   if (colon == std::string::npos) return false;
-  return ParseFiniteDouble(text.substr(0, colon), lo) && ParseFiniteDouble(text.substr(colon + 1), hi);
+  return ParseFiniteDouble(text.substr(0, colon), lo) &&
+         ParseFiniteDouble(text.substr(colon + 1), hi);
 }
 }  // namespace
 
@@ -87,9 +88,10 @@ AccelWattchFitOptions ToAccelWattchFitOptions(const AccelWattchFlags& f, int max
     double lo = 0.0, hi = 0.0;
     if (!ParseBoundPair(eq == std::string::npos ? b : b.substr(eq + 1), &lo, &hi) ||
         (eq != std::string::npos && name.empty())) {
-      throw OptionError(fmt::format("--bounds '{}': expected LO:HI or NAME=LO:HI (e.g. 0.001:1000, "
-                                    "INTP=0.5:2)",
-                                    b));
+      throw OptionError(
+          fmt::format("--bounds '{}': expected LO:HI or NAME=LO:HI (e.g. 0.001:1000, "
+                      "INTP=0.5:2)",
+                      b));
     }
     if (name.empty()) {
       o.lower_bound = lo;
@@ -105,16 +107,21 @@ AccelWattchFitOptions ToAccelWattchFitOptions(const AccelWattchFlags& f, int max
   o.max_iterations = max_iterations;
   if (!f.prior_path.empty()) {
     const AccelWattchModel prior = ReadAccelWattchModel(f.prior_path);
-    for (size_t i = 0; i < prior.components.size(); ++i) o.prior_x[prior.components[i]] = prior.x[i];
+    for (size_t i = 0; i < prior.components.size(); ++i)
+      o.prior_x[prior.components[i]] = prior.x[i];
     o.prior_source = f.prior_path;
   }
   std::string error;
-  if (!o.Check(&error)) throw OptionError("invalid accelwattch options (--bounds, --prior-weight, "
-                                          "--max-iterations): " + error);
+  if (!o.Check(&error))
+    throw OptionError(
+        "invalid accelwattch options (--bounds, --prior-weight, "
+        "--max-iterations): " +
+        error);
   return o;
 }
 
-nlohmann::json AccelWattchFitOptionsToJson(const AccelWattchFitOptions& o, const AccelWattchFlags& f) {
+nlohmann::json AccelWattchFitOptionsToJson(const AccelWattchFitOptions& o,
+                                           const AccelWattchFlags& f) {
   nlohmann::json j;
   j["lower_bound"] = o.lower_bound;
   j["upper_bound"] = o.upper_bound;
@@ -140,7 +147,8 @@ std::vector<std::string> AccelWattchInputFiles(const AccelWattchFlags& f) {
 MetricsOptions ToMetricsOptions(const std::string& mape_ci) {
   MetricsOptions o;
   if (!ParseMapeCiMethod(mape_ci, &o.ci_method)) {
-    throw OptionError(fmt::format("--mape-ci '{}': expected student-t or normal-population-sd", mape_ci));
+    throw OptionError(
+        fmt::format("--mape-ci '{}': expected student-t or normal-population-sd", mape_ci));
   }
   return o;
 }

@@ -18,7 +18,7 @@ namespace wattcal {
 
 // The command-line form of CalibrationOptions, shared by calibrate and validate --cv-folds.
 struct CalibrationFlags {
-  std::string method = "dvfs";  // dvfs | fixed | accelwattch
+  std::string method = "dvfs";   // dvfs | fixed | accelwattch
   std::string solver = "joint";  // joint | alternating
   // l2 | huber | cauchy (ParseFitLoss); "" = DefaultLoss(method, solver).
   std::string loss;
@@ -51,7 +51,7 @@ struct AccelWattchFlags {
   std::vector<std::string> bounds;  // "LO:HI" (every component) or "NAME=LO:HI", repeatable
   std::string orderings_path;       // extra orderings, one "A <= B" per line
   bool paper_orderings = true;
-  std::string prior_path;           // a wattcal-accelwattch-model file
+  std::string prior_path;  // a wattcal-accelwattch-model file
   double prior_weight = 0.0;
   bool start_from_prior = true;
 };

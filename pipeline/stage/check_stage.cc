@@ -25,7 +25,7 @@ CheckStageReport RunCheckStage(const CheckStageOptions& o) {
     OutputSet outputs;
     outputs.StageText(o.out_path, report.table);
     outputs.StageProvenance(o.out_path, "check", {o.expected_path},
-                          {{"reports", o.reports_dir}, {"runs", o.runs}});
+                            {{"reports", o.reports_dir}, {"runs", o.runs}});
     outputs.Commit();
   }
   LogInfo(report.table);
@@ -47,22 +47,25 @@ CheckStageReport RunCheckStage(const CheckStageOptions& o) {
     // Name the runs whose outputs are missing and the command that makes them.
     std::string names;
     for (const std::string& r : report.runs_missing) names += (names.empty() ? "" : " ") + r;
-    LogError(fmt::format("{} figures are missing because {} run(s) have not been made: {}. Make "
-                         "them with: make -f Makefile.runs {} (or make -f Makefile.runs all "
-                         "check)",
-                         report.missing, report.runs_missing.size(), names, names));
+    LogError(
+        fmt::format("{} figures are missing because {} run(s) have not been made: {}. Make "
+                    "them with: make -f Makefile.runs {} (or make -f Makefile.runs all "
+                    "check)",
+                    report.missing, report.runs_missing.size(), names, names));
   }
   // The files the runs wrote are the files their provenance names, byte for byte.
   if (o.runs.empty()) VerifyProvenance(o.reports_dir, &report.provenance);
-  for (const std::string& run : o.runs) VerifyProvenance(o.reports_dir + "/" + run, &report.provenance);
+  for (const std::string& run : o.runs)
+    VerifyProvenance(o.reports_dir + "/" + run, &report.provenance);
   const ProvenanceCheck& p = report.provenance;
-  LogInfo(fmt::format("provenance: {} files, {} outputs as recorded, {} changed since, {} gone", p.files, p.verified,
-                      p.changed.size(), p.missing.size()));
+  LogInfo(fmt::format("provenance: {} files, {} outputs as recorded, {} changed since, {} gone",
+                      p.files, p.verified, p.changed.size(), p.missing.size()));
   for (const std::string& c : p.changed) LogError("changed since its stage wrote it: " + c);
   for (const std::string& m : p.missing) LogWarning("gone since its stage wrote it: " + m);
   for (const std::string& u : p.unreadable) LogWarning("not a wattcal provenance file: " + u);
-  report.exit_code = report.missing + report.differ == 0 && p.changed.empty() ? static_cast<int>(kExitOk)
-                                                                              : static_cast<int>(kExitFit);
+  report.exit_code = report.missing + report.differ == 0 && p.changed.empty()
+                         ? static_cast<int>(kExitOk)
+                         : static_cast<int>(kExitFit);
   return report;
 }
 

@@ -20,7 +20,8 @@ std::string N(double v) { return CsvNumber(v); }
 
 std::string VoltagesCsv(const VfModel& m) {
   std::string out = "f_core_mhz,v_rel\n";
-  for (size_t i = 0; i < m.clocks_mhz.size(); ++i) out += N(m.clocks_mhz[i]) + "," + N(m.v_rel[i]) + "\n";
+  for (size_t i = 0; i < m.clocks_mhz.size(); ++i)
+    out += N(m.clocks_mhz[i]) + "," + N(m.v_rel[i]) + "\n";
   return out;
 }
 
@@ -28,8 +29,8 @@ std::string TrainingFitCsv(const ClockRunTable& t, const VfFitResult& fit) {
   std::string out = "workload,f_core_requested_mhz,f_core_mhz,measured_w,fitted_w\n";
   for (size_t i = 0; i < t.runs.size(); ++i) {
     const ClockRun& r = t.runs[i];
-    out += CsvField(r.workload) + "," + N(r.f_requested_mhz) + "," + N(r.f_core_mhz) + "," + N(r.power_w) + "," +
-           N(fit.fitted_w[i]) + "\n";
+    out += CsvField(r.workload) + "," + N(r.f_requested_mhz) + "," + N(r.f_core_mhz) + "," +
+           N(r.power_w) + "," + N(fit.fitted_w[i]) + "\n";
   }
   return out;
 }
@@ -39,9 +40,10 @@ std::string CvCsv(const ClockCvResult& cv) {
       "workload,f_core_mhz,measured_w,predicted_w,f_core_requested_mhz,proportional_w,fold,"
       "predicted_held_mhz,predicted_held_w,anchor_f_core_mhz\n";
   for (const ClockCvPoint& p : cv.points) {
-    out += CsvField(p.workload) + "," + N(p.f_core_mhz) + "," + N(p.measured_w) + "," + N(p.predicted_w) + "," +
-           N(p.f_requested_mhz) + "," + N(p.proportional_w) + "," + std::to_string(p.fold + 1) + "," +
-           N(p.predicted_held_mhz) + "," + N(p.predicted_held_w) + "," + N(cv.anchor_mhz) + "\n";
+    out += CsvField(p.workload) + "," + N(p.f_core_mhz) + "," + N(p.measured_w) + "," +
+           N(p.predicted_w) + "," + N(p.f_requested_mhz) + "," + N(p.proportional_w) + "," +
+           std::to_string(p.fold + 1) + "," + N(p.predicted_held_mhz) + "," +
+           N(p.predicted_held_w) + "," + N(cv.anchor_mhz) + "\n";
   }
   return out;
 }
@@ -49,13 +51,15 @@ std::string CvCsv(const ClockCvResult& cv) {
 std::string ChoiceCsv(const ClockCvResult& cv) {
   std::string out =
       "workload,chosen_f_core_mhz,optimum_f_core_mhz,energy_loss_pct,chosen_edp_f_core_mhz,"
-      "optimum_edp_f_core_mhz,edp_loss_pct,highest_f_core_mhz,highest_loss_pct,best_fixed_f_core_mhz,"
+      "optimum_edp_f_core_mhz,edp_loss_pct,highest_f_core_mhz,highest_loss_pct,best_fixed_f_core_"
+      "mhz,"
       "best_fixed_loss_pct,t_mem_s,c_s_mhz,fold,chosen_within_f_core_mhz,within_loss_pct\n";
   for (const ClockChoice& c : cv.choices) {
-    out += CsvField(c.workload) + "," + N(c.chosen_mhz) + "," + N(c.optimum_mhz) + "," + N(c.energy_loss_pct) + "," +
-           N(c.chosen_edp_mhz) + "," + N(c.optimum_edp_mhz) + "," + N(c.edp_loss_pct) + "," + N(c.highest_mhz) + "," +
-           N(c.highest_loss_pct) + "," + N(c.best_fixed_mhz) + "," + N(c.best_fixed_loss_pct) + "," + N(c.t_mem_s) +
-           "," + N(c.c_s_mhz) + "," + std::to_string(c.fold + 1) + "," + N(c.chosen_within_mhz) + "," +
+    out += CsvField(c.workload) + "," + N(c.chosen_mhz) + "," + N(c.optimum_mhz) + "," +
+           N(c.energy_loss_pct) + "," + N(c.chosen_edp_mhz) + "," + N(c.optimum_edp_mhz) + "," +
+           N(c.edp_loss_pct) + "," + N(c.highest_mhz) + "," + N(c.highest_loss_pct) + "," +
+           N(c.best_fixed_mhz) + "," + N(c.best_fixed_loss_pct) + "," + N(c.t_mem_s) + "," +
+           N(c.c_s_mhz) + "," + std::to_string(c.fold + 1) + "," + N(c.chosen_within_mhz) + "," +
            N(c.within_loss_pct) + "\n";
   }
   return out;
@@ -65,7 +69,8 @@ std::string ChoiceCsv(const ClockCvResult& cv) {
 // calibrated clock, and the clock the power limit holds.
 std::string PredictionsCsv(const VfModel& m, const ClockRunTable& table, double anchor_mhz) {
   std::string out =
-      "workload,anchor_f_core_mhz,anchor_w,activity_w_per_mhz,f_core_requested_mhz,predicted_f_core_mhz,"
+      "workload,anchor_f_core_mhz,anchor_w,activity_w_per_mhz,f_core_requested_mhz,predicted_f_"
+      "core_mhz,"
       "predicted_w,limited\n";
   for (const std::string& w : table.Workloads()) {
     const ClockRun* anchor = nullptr;
@@ -74,15 +79,17 @@ std::string PredictionsCsv(const VfModel& m, const ClockRunTable& table, double 
       if (anchor == nullptr || std::abs(r.f_requested_mhz - anchor_mhz) < 1e-6) anchor = &r;
     }
     if (!m.WithinCalibratedClocks(anchor->f_core_mhz)) {
-      throw InputError(anchor->path, anchor->line, "f_core_mhz",
-                       fmt::format("'{}' ran at {:g} MHz, outside the calibrated clocks ({:g} .. {:g} MHz)", w,
-                                   anchor->f_core_mhz, m.clocks_mhz.front(), m.clocks_mhz.back()));
+      throw InputError(
+          anchor->path, anchor->line, "f_core_mhz",
+          fmt::format("'{}' ran at {:g} MHz, outside the calibrated clocks ({:g} .. {:g} MHz)", w,
+                      anchor->f_core_mhz, m.clocks_mhz.front(), m.clocks_mhz.back()));
     }
     const double g = m.ActivityFrom(anchor->power_w, anchor->f_core_mhz);
     for (double f : m.clocks_mhz) {
       const HeldClock h = ClockUnderLimit(m, g, f);
-      out += CsvField(w) + "," + N(anchor->f_core_mhz) + "," + N(anchor->power_w) + "," + N(g) + "," + N(f) + "," +
-             N(h.f_mhz) + "," + N(h.power_w) + "," + (h.limited ? "1" : "0") + "\n";
+      out += CsvField(w) + "," + N(anchor->f_core_mhz) + "," + N(anchor->power_w) + "," + N(g) +
+             "," + N(f) + "," + N(h.f_mhz) + "," + N(h.power_w) + "," + (h.limited ? "1" : "0") +
+             "\n";
     }
   }
   return out;
@@ -124,12 +131,15 @@ void ClocksStageOptions::Check() const {
 
 nlohmann::json ClocksStageOptions::ToJson() const {
   nlohmann::json j;
-  j["anchor_mhz"] = std::isnan(cv.anchor_mhz) ? nlohmann::json("middle") : nlohmann::json(cv.anchor_mhz);
+  j["anchor_mhz"] =
+      std::isnan(cv.anchor_mhz) ? nlohmann::json("middle") : nlohmann::json(cv.anchor_mhz);
   j["time_clocks_mhz"] = cv.time_clocks_mhz;
   j["folds"] = cv.folds;
   j["seed"] = cv.seed;
-  j["reference_mhz"] = std::isnan(cv.fit.reference_mhz) ? nlohmann::json("highest") : nlohmann::json(cv.fit.reference_mhz);
-  j["power_limit_w"] = std::isnan(cv.fit.power_limit_w) ? nlohmann::json(nullptr) : nlohmann::json(cv.fit.power_limit_w);
+  j["reference_mhz"] = std::isnan(cv.fit.reference_mhz) ? nlohmann::json("highest")
+                                                        : nlohmann::json(cv.fit.reference_mhz);
+  j["power_limit_w"] = std::isnan(cv.fit.power_limit_w) ? nlohmann::json(nullptr)
+                                                        : nlohmann::json(cv.fit.power_limit_w);
   j["voltage_min"] = cv.fit.voltage_min;
   j["voltage_max"] = cv.fit.voltage_max;
   j["figures"] = figures;
@@ -140,8 +150,9 @@ nlohmann::json ClocksStageOptions::ToJson() const {
 ClocksStageReport RunClocksStage(const ClocksStageOptions& o) {
   o.Check();
   const ClockRunTable table = ReadClockRuns(o.runs_paths);
-  LogInfo(fmt::format("{}: {} runs of {} workloads at {} clocks ({} format)", table.path, table.runs.size(),
-                      table.Workloads().size(), table.RequestedClocks().size(), table.format));
+  LogInfo(fmt::format("{}: {} runs of {} workloads at {} clocks ({} format)", table.path,
+                      table.runs.size(), table.Workloads().size(), table.RequestedClocks().size(),
+                      table.format));
   const VfFitResult fit = FitVfModel(table, o.cv.fit);
   for (const std::string& w : fit.warnings) LogWarning(w);
   ClocksStageReport report;
@@ -166,7 +177,8 @@ ClocksStageReport RunClocksStage(const ClocksStageOptions& o) {
   const std::string dir = o.out_dir;
   OutputSet outputs;
   std::vector<std::pair<std::string, std::string>> files = {
-      {"the fitted model (voltages, static and constant power, each workload's activity)", dir + "/vf_model.json"},
+      {"the fitted model (voltages, static and constant power, each workload's activity)",
+       dir + "/vf_model.json"},
       {"the estimated voltage at every calibrated clock", dir + "/voltages.csv"},
       {"every run with the fitted power", dir + "/training_fit.csv"},
       {"every held-out point of the cross-validation", dir + "/cv_predictions.csv"},
@@ -178,7 +190,8 @@ ClocksStageReport RunClocksStage(const ClocksStageOptions& o) {
   outputs.StageText(dir + "/clocks_summary.json", DumpJson(SummaryJson(fit, cv)));
   if (!cv.choices.empty()) {
     outputs.StageText(dir + "/clock_choice.csv", ChoiceCsv(cv));
-    files.push_back({"the clock chosen for each held-out workload, scored", dir + "/clock_choice.csv"});
+    files.push_back(
+        {"the clock chosen for each held-out workload, scored", dir + "/clock_choice.csv"});
   }
   if (idle) {
     outputs.StageText(dir + "/idle_constant.json", DumpJson(IdleConstantToJson(*idle)));
@@ -191,7 +204,8 @@ ClocksStageReport RunClocksStage(const ClocksStageOptions& o) {
     files.push_back({"the new workloads at every calibrated clock", dir + "/predictions.csv"});
   }
   ClocksReportInput in;
-  in.title = o.title.empty() ? std::filesystem::path(dir).lexically_normal().filename().string() : o.title;
+  in.title =
+      o.title.empty() ? std::filesystem::path(dir).lexically_normal().filename().string() : o.title;
   in.out_dir = dir;
   in.table = &table;
   in.fit = &fit;
@@ -204,22 +218,29 @@ ClocksStageReport RunClocksStage(const ClocksStageOptions& o) {
   in.figures = o.figures;
   const std::vector<std::string> report_files = StageClocksReport(in, &outputs);
   // One record for the run, listing every output (the model first: it names the record).
-  for (const auto& [what, path] : files) outputs.StageProvenance(path, "clocks", inputs, o.ToJson());
-  for (const std::string& path : report_files) outputs.StageProvenance(path, "clocks", inputs, o.ToJson());
+  for (const auto& [what, path] : files)
+    outputs.StageProvenance(path, "clocks", inputs, o.ToJson());
+  for (const std::string& path : report_files)
+    outputs.StageProvenance(path, "clocks", inputs, o.ToJson());
   outputs.Commit();
 
   report.summary = fmt::format(
-      "training MAPE {:.2f}%\nCV by workload from {:g} MHz: {:.2f}% (P ~ f {:.2f}%) over {} points\n", fit.mape_pct,
-      cv.anchor_mhz, cv.mape_pct, cv.proportional_mape_pct, cv.points.size());
+      "training MAPE {:.2f}%\nCV by workload from {:g} MHz: {:.2f}% (P ~ f {:.2f}%) over {} "
+      "points\n",
+      fit.mape_pct, cv.anchor_mhz, cv.mape_pct, cv.proportional_mape_pct, cv.points.size());
   if (!cv.choices.empty()) {
     report.summary += fmt::format(
-        "energy lost by the chosen clock: {:.2f}% ({:.2f}% chosen between the timed clocks; highest clock {:.2f}%, "
+        "energy lost by the chosen clock: {:.2f}% ({:.2f}% chosen between the timed clocks; "
+        "highest clock {:.2f}%, "
         "best fixed clock {:.2f}%) over {} workloads\n",
-        cv.mean_energy_loss_pct, cv.mean_within_loss_pct, cv.mean_highest_loss_pct, cv.mean_best_fixed_loss_pct, cv.choices.size());
+        cv.mean_energy_loss_pct, cv.mean_within_loss_pct, cv.mean_highest_loss_pct,
+        cv.mean_best_fixed_loss_pct, cv.choices.size());
   }
   if (idle) {
-    report.summary += fmt::format("constant power: {:.2f} W with the estimated voltages, {:.2f} W cubic (AccelWattch Eq. 3)\n",
-                                  idle->p_const_w, idle->cubic.p_const_w);
+    report.summary += fmt::format(
+        "constant power: {:.2f} W with the estimated voltages, {:.2f} W cubic (AccelWattch Eq. "
+        "3)\n",
+        idle->p_const_w, idle->cubic.p_const_w);
   }
   LogInfo("wrote " + dir + "/index.html");
   report.exit_code = static_cast<int>(kExitOk);

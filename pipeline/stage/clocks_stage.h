@@ -21,14 +21,14 @@ namespace wattcal {
 
 struct ClocksStageOptions {
   std::vector<std::string> runs_paths;  // --runs (required, repeatable)
-  std::string out_dir;       // --out-dir (required)
-  std::string title;         // --title ("" = the folder's name)
-  std::string idle_path;     // --idle
-  std::string measured_voltage_path;  // --measured-voltage
-  std::string predict_path;  // --predict: new workloads measured at one clock
-  bool figures = true;       // --no-figures clears it
-  ClockCvOptions cv;         // --anchor-mhz, --time-clocks, --folds, --seed, --reference-mhz,
-                             // --power-limit-w, --voltage-min, --voltage-max
+  std::string out_dir;                  // --out-dir (required)
+  std::string title;                    // --title ("" = the folder's name)
+  std::string idle_path;                // --idle
+  std::string measured_voltage_path;    // --measured-voltage
+  std::string predict_path;             // --predict: new workloads measured at one clock
+  bool figures = true;                  // --no-figures clears it
+  ClockCvOptions cv;  // --anchor-mhz, --time-clocks, --folds, --seed, --reference-mhz,
+                      // --power-limit-w, --voltage-min, --voltage-max
 
   // OptionError naming the flag.
   void Check() const;

@@ -42,7 +42,8 @@ void CompareStageOptions::Check() const {
   }
   std::string error;
   if (!ToCompareOptions(direction_deadband_pct).Check(&error)) {
-    throw OptionError(fmt::format("--direction-deadband-pct = {}: {}", direction_deadband_pct, error));
+    throw OptionError(
+        fmt::format("--direction-deadband-pct = {}: {}", direction_deadband_pct, error));
   }
 }
 
@@ -93,9 +94,10 @@ CompareStageReport RunCompareStage(const CompareStageOptions& o) {
   CompareStageReport report;
   report.diff_of_means_pp = comparison.diff_of_means_pp;
   if (o.max_diff_pp > 0.0 && std::fabs(comparison.diff_of_means_pp) > o.max_diff_pp) {
-    LogWarning(fmt::format("the difference of the averages, {:.3f} points, exceeds "
-                           "--max-diff-pp {}",
-                           std::fabs(comparison.diff_of_means_pp), o.max_diff_pp));
+    LogWarning(
+        fmt::format("the difference of the averages, {:.3f} points, exceeds "
+                    "--max-diff-pp {}",
+                    std::fabs(comparison.diff_of_means_pp), o.max_diff_pp));
     report.exit_code = static_cast<int>(kExitFit);
   }
   return report;

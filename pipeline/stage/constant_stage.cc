@@ -35,13 +35,13 @@ ConstantStageReport RunConstantStage(const ConstantStageOptions& o) {
   outputs.StageText(o.out_path, DumpJson(ConstantPowerToJson(result, sweep, options)));
   outputs.StageProvenance(o.out_path, "constant", inputs, ConstantPowerOptionsToJson(options));
   outputs.Commit();
-  LogInfo(fmt::format("P_const = {:.2f} W, {:.0f}% interval [{:.2f}, {:.2f}] W ({}), from {} "
-                      "curves ({} points), r = {:.4f}; the linear extrapolation is negative "
-                      "for {} of {} curves",
-                      result.p_const_w, 100.0 * options.confidence_level, result.p_const_ci_low_w,
-                      result.p_const_ci_high_w, ConstantCiMethodName(options.ci_method),
-                      result.curves.size(), result.points, result.pearson_r,
-                      result.negative_linear_curves, result.curves.size()));
+  LogInfo(fmt::format(
+      "P_const = {:.2f} W, {:.0f}% interval [{:.2f}, {:.2f}] W ({}), from {} "
+      "curves ({} points), r = {:.4f}; the linear extrapolation is negative "
+      "for {} of {} curves",
+      result.p_const_w, 100.0 * options.confidence_level, result.p_const_ci_low_w,
+      result.p_const_ci_high_w, ConstantCiMethodName(options.ci_method), result.curves.size(),
+      result.points, result.pearson_r, result.negative_linear_curves, result.curves.size()));
   if (!result.excluded.empty()) {
     LogWarning(fmt::format("{} curves with too few core clocks left out (listed in {})",
                            result.excluded.size(), o.out_path));

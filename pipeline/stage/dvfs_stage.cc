@@ -81,21 +81,24 @@ int RunDvfsStage(const DvfsStageOptions& o) {
   }
   if (!o.plot_prefix.empty()) {
     const std::vector<std::string> plot_models =
-        o.plot_models.empty() ? std::vector<std::string>{choices.front().perf_model} : o.plot_models;
+        o.plot_models.empty() ? std::vector<std::string>{choices.front().perf_model}
+                              : o.plot_models;
     for (const std::string& k : o.plot_kernels) {
-      if (std::none_of(choices.begin(), choices.end(), [&](const DvfsChoice& c) { return c.kernel == k; })) {
+      if (std::none_of(choices.begin(), choices.end(),
+                       [&](const DvfsChoice& c) { return c.kernel == k; })) {
         throw OptionError("plot_kernels: no kernel '" + k + "' in " + o.times_path);
       }
     }
     for (const std::string& m : plot_models) {
-      if (std::none_of(choices.begin(), choices.end(), [&](const DvfsChoice& c) { return c.perf_model == m; })) {
+      if (std::none_of(choices.begin(), choices.end(),
+                       [&](const DvfsChoice& c) { return c.perf_model == m; })) {
         throw OptionError("plot_models: no choices made with run-time model '" + m + "'");
       }
     }
     for (const DvfsChoice& c : choices) {
-      const bool kernel_drawn = o.plot_kernels.empty() ||
-                                std::find(o.plot_kernels.begin(), o.plot_kernels.end(), c.kernel) !=
-                                    o.plot_kernels.end();
+      const bool kernel_drawn =
+          o.plot_kernels.empty() ||
+          std::find(o.plot_kernels.begin(), o.plot_kernels.end(), c.kernel) != o.plot_kernels.end();
       const bool model_drawn =
           std::find(plot_models.begin(), plot_models.end(), c.perf_model) != plot_models.end();
       if (!kernel_drawn || !model_drawn) continue;

@@ -74,7 +74,8 @@ IngestStageReport RunCaptures(const IngestStageOptions& o) {
   inputs.push_back(o.inputs.gpu_description);
   nlohmann::json sources = nlohmann::json::array();
   for (size_t i = 0; i < r.power_sources.size(); ++i) {
-    sources.push_back({{"capture", o.captures[i]}, {"power_source", r.power_sources[i]},
+    sources.push_back({{"capture", o.captures[i]},
+                       {"power_source", r.power_sources[i]},
                        {"power_log", r.power_logs[i]}});
   }
   nlohmann::json manifest_options = {
@@ -85,8 +86,8 @@ IngestStageReport RunCaptures(const IngestStageOptions& o) {
       {"utc_offset_h", o.ingest.log.utc_offset_h},
       {"mixed_gpus", o.mixed_gpus},
       {"power_sources", sources},
-      {"power_limit_w", std::isfinite(r.power_limit_w) ? nlohmann::json(r.power_limit_w)
-                                                      : nlohmann::json()},
+      {"power_limit_w",
+       std::isfinite(r.power_limit_w) ? nlohmann::json(r.power_limit_w) : nlohmann::json()},
       {"settle_ms", capture_options.settle_ms},
       {"min_samples", o.ingest.energy.min_samples},
       {"max_cv", o.ingest.energy.max_cv},
@@ -142,9 +143,9 @@ IngestStageReport RunDumps(const IngestStageOptions& o) {
   const IngestReport r = Ingest(in, options);
 
   std::vector<std::string> inputs;
-  for (const std::string& p : {in.power_log, in.windows, in.counters, in.gpu_description,
-                               in.instruction_pairs, in.corpus, in.kernel_power, in.ubench,
-                               in.description}) {
+  for (const std::string& p :
+       {in.power_log, in.windows, in.counters, in.gpu_description, in.instruction_pairs, in.corpus,
+        in.kernel_power, in.ubench, in.description}) {
     if (!p.empty()) inputs.push_back(p);
   }
   IngestStageReport report;
@@ -196,14 +197,17 @@ IngestStageReport RunClockRuns(const IngestStageOptions& o) {
   for (const ClockRun& r : table.runs) held += r.HeldBelowRequest() ? 1 : 0;
   OutputSet outputs;
   outputs.StageText(o.tidy_path, WriteClockRunsCsv(table));
-  outputs.StageProvenance(o.tidy_path, "ingest", o.clock_runs, nlohmann::json{{"clock_runs", o.clock_runs}});
+  outputs.StageProvenance(o.tidy_path, "ingest", o.clock_runs,
+                          nlohmann::json{{"clock_runs", o.clock_runs}});
   outputs.Commit();
   IngestStageReport report;
   report.written = {o.tidy_path};
-  report.info = fmt::format("{}: {} runs of {} workloads at {} requested clocks ({} format); {} held below the "
-                            "requested clock; {} repeats merged; {}",
-                            table.path, table.runs.size(), table.Workloads().size(), table.RequestedClocks().size(),
-                            table.format, held, table.merged_repeats, table.has_time ? "a run time on every row" : "no run time on some rows (no clock choice)");
+  report.info = fmt::format(
+      "{}: {} runs of {} workloads at {} requested clocks ({} format); {} held below the "
+      "requested clock; {} repeats merged; {}",
+      table.path, table.runs.size(), table.Workloads().size(), table.RequestedClocks().size(),
+      table.format, held, table.merged_repeats,
+      table.has_time ? "a run time on every row" : "no run time on some rows (no clock choice)");
   LogInfo(report.info);
   LogInfo("wrote " + o.tidy_path);
   return report;
@@ -219,37 +223,43 @@ void IngestStageOptions::Check() const {
   if (!clock_runs.empty()) {
     if (!captures.empty()) throw OptionError("--clock-runs cannot be combined with --capture");
     for (const auto& [flag, given] : SeparateDumpFlags(*this)) {
-      if (given) throw OptionError(fmt::format("--clock-runs reads whole per-run tables: {} cannot be combined with it", flag));
+      if (given)
+        throw OptionError(fmt::format(
+            "--clock-runs reads whole per-run tables: {} cannot be combined with it", flag));
     }
-    if (tidy_path.empty()) throw OptionError("--clock-runs needs --tidy (the per-run table to write)");
+    if (tidy_path.empty())
+      throw OptionError("--clock-runs needs --tidy (the per-run table to write)");
     return;
   }
   if (!captures.empty()) {
     for (const auto& [flag, given] : SeparateDumpFlags(*this)) {
       if (given) {
-        throw OptionError(fmt::format("--capture reads a whole capture directory: {} cannot be "
-                                      "combined with it (a capture's clocks come from its logs; its "
-                                      "outputs are --tidy and --out)",
-                                      flag));
+        throw OptionError(
+            fmt::format("--capture reads a whole capture directory: {} cannot be "
+                        "combined with it (a capture's clocks come from its logs; its "
+                        "outputs are --tidy and --out)",
+                        flag));
       }
     }
     if (in.gpu_description.empty()) {
-      throw OptionError("--capture needs --gpu (the GPU description, e.g. "
-                        "microbench_specs/gpus/h100_sxm.json)");
+      throw OptionError(
+          "--capture needs --gpu (the GPU description, e.g. "
+          "microbench_specs/gpus/h100_sxm.json)");
     }
     if (tidy_path.empty()) throw OptionError("--capture needs --tidy (the measured table)");
     if (capture_power != "auto" && capture_power != "nvml" && capture_power != "nvidia-smi") {
-      throw OptionError("--capture-power: '" + capture_power +
-                        "' is not auto, nvml or nvidia-smi");
+      throw OptionError("--capture-power: '" + capture_power + "' is not auto, nvml or nvidia-smi");
     }
     return;
   }
   if (per_workload || mixed_gpus) {
-    throw OptionError(std::string(per_workload ? "--per-workload" : "--mixed-gpus") + " goes with --capture");
+    throw OptionError(std::string(per_workload ? "--per-workload" : "--mixed-gpus") +
+                      " goes with --capture");
   }
   if (!in.power_log.empty() && out_path.empty() && accelwattch_activity_path.empty()) {
-    throw OptionError("--power-log needs --out (or --accelwattch-activity, whose mean_power_w it "
-                      "measures)");
+    throw OptionError(
+        "--power-log needs --out (or --accelwattch-activity, whose mean_power_w it "
+        "measures)");
   }
   if (!tidy_path.empty() && (in.power_log.empty() || in.counters.empty())) {
     throw OptionError("--tidy needs --power-log, --windows, --counters and --gpu");

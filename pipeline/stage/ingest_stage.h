@@ -49,16 +49,16 @@ struct IngestStageOptions {
   // --mixed-gpus: captures of different GPUs may be combined.
   bool mixed_gpus = false;
   // Outputs (empty = not written).
-  std::string out_path;                    // --out
-  std::string tidy_path;                   // --tidy
-  std::string activity_path;               // --activity
-  std::string windows_out_path;            // --windows-out
-  std::string instructions_out_path;       // --instructions-out
-  std::string counters_table_path;         // --counters-table
-  std::string corpus_out_path;             // --corpus-out
-  std::string kernel_power_out_path;       // --kernel-power-out
-  std::string ubench_out_path;             // --ubench-out
-  std::string accelwattch_activity_path;   // --accelwattch-activity
+  std::string out_path;                   // --out
+  std::string tidy_path;                  // --tidy
+  std::string activity_path;              // --activity
+  std::string windows_out_path;           // --windows-out
+  std::string instructions_out_path;      // --instructions-out
+  std::string counters_table_path;        // --counters-table
+  std::string corpus_out_path;            // --corpus-out
+  std::string kernel_power_out_path;      // --kernel-power-out
+  std::string ubench_out_path;            // --ubench-out
+  std::string accelwattch_activity_path;  // --accelwattch-activity
 
   // Every rule between the flags (an input without the output it feeds, an output without its
   // inputs, --capture with any separate dump). OptionError naming the flags.

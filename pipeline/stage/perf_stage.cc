@@ -79,10 +79,11 @@ int RunPerfSimulation(const PerfStageOptions& o) {
     layout = gpu.layout;
     const double f0 = layout.domains[0].default_freq_mhz;
     if (o.base_mhz > 0.0 && o.base_mhz != f0) {
-      throw OptionError(fmt::format("base_mhz = {} (--base-mhz) differs from the activity spec's "
-                                    "default core frequency {} MHz: the activity must be measured "
-                                    "at the default pair",
-                                    o.base_mhz, f0));
+      throw OptionError(
+          fmt::format("base_mhz = {} (--base-mhz) differs from the activity spec's "
+                      "default core frequency {} MHz: the activity must be measured "
+                      "at the default pair",
+                      o.base_mhz, f0));
     }
     spec.base_mhz = f0;
     spec.targets_mhz = gpu.voltage[0].freq_levels_mhz;
@@ -115,11 +116,10 @@ int RunPerfSimulation(const PerfStageOptions& o) {
       spec.name, spec.kernels.size(), spec.base_mhz, spec.targets_mhz.size(), "kernel", "cycles",
       "pure_cmp", "load_stl", "ovl_cmp", "store_stl");
   for (const CrispCounters& c : campaign.counters) {
-    table += fmt::format("  {:<20} {:>10.0f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f}\n", c.kernel,
-                         c.total_cycles, c.pure_computation_cycles() / c.total_cycles,
-                         c.load_stall_cycles / c.total_cycles,
-                         c.overlapped_computation_cycles() / c.total_cycles,
-                         c.store_stall_cycles / c.total_cycles);
+    table += fmt::format(
+        "  {:<20} {:>10.0f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f}\n", c.kernel, c.total_cycles,
+        c.pure_computation_cycles() / c.total_cycles, c.load_stall_cycles / c.total_cycles,
+        c.overlapped_computation_cycles() / c.total_cycles, c.store_stall_cycles / c.total_cycles);
   }
   LogInfo(table + "wrote " + o.out_dir);
   return kExitOk;
@@ -134,8 +134,9 @@ bool PerfStageOptions::Check(std::string* error) const {
   };
   const int inputs = !counters_path.empty() + !timelines_path.empty() + !simulate_spec_path.empty();
   if (inputs != 1) {
-    return fail("give exactly one of counters_path (--counters), timelines_path (--timelines) "
-                "and simulate_spec_path (--simulate)");
+    return fail(
+        "give exactly one of counters_path (--counters), timelines_path (--timelines) "
+        "and simulate_spec_path (--simulate)");
   }
   if (!CheckFrequencies(targets_mhz, "targets_mhz", error)) return false;
   if (!(std::isfinite(base_mhz) && base_mhz >= 0.0)) {
@@ -169,16 +170,20 @@ bool PerfStageOptions::Check(std::string* error) const {
       if (!value.empty()) return fail(std::string(flag) + " is not used with --simulate");
     }
     if (!models.empty()) return fail("models (--models) is not used with --simulate");
-    if (!plot_kernels.empty()) return fail("plot_kernels (--plot-kernels) is not used with --simulate");
-    if (max_mape_pct > 0.0) return fail("max_mape_pct (--max-mape-pct) is not used with --simulate");
+    if (!plot_kernels.empty())
+      return fail("plot_kernels (--plot-kernels) is not used with --simulate");
+    if (max_mape_pct > 0.0)
+      return fail("max_mape_pct (--max-mape-pct) is not used with --simulate");
     return true;
   }
   if (out_path.empty()) return fail("out_path (--out) is required");
   if (!out_dir.empty()) return fail("out_dir (--out-dir) is only used with --simulate");
   if (targets_mhz.empty()) return fail("targets_mhz is empty: give --targets-mhz");
   if (base_mhz != 0.0) return fail("base_mhz (--base-mhz) is only used with --simulate");
-  if (!activity_spec_path.empty()) return fail("activity_spec_path (--activity-spec) is only used with --simulate");
-  if (write_timelines) return fail("write_timelines (--write-timelines) is only used with --simulate");
+  if (!activity_spec_path.empty())
+    return fail("activity_spec_path (--activity-spec) is only used with --simulate");
+  if (write_timelines)
+    return fail("write_timelines (--write-timelines) is only used with --simulate");
   if (!counters_out_path.empty() && timelines_path.empty()) {
     return fail("counters_out_path (--counters-out) is only used with --timelines");
   }
@@ -242,7 +247,8 @@ int RunPerfStage(const PerfStageOptions& o) {
   prediction.models = ModelKinds(o.models);
   prediction.targets_mhz = SortedUnique(o.targets_mhz);
   std::vector<std::string> skipped;
-  const std::vector<TimePrediction> times = PredictTimes(counters, prediction, input_path, &skipped);
+  const std::vector<TimePrediction> times =
+      PredictTimes(counters, prediction, input_path, &skipped);
   if (!skipped.empty()) {
     std::string list;
     for (const std::string& s : skipped) list += (list.empty() ? "" : ", ") + s;
@@ -283,8 +289,8 @@ int RunPerfStage(const PerfStageOptions& o) {
                                       png, svg);
                   });
       for (const CrispCounters& c : counters) {
-        if (!o.plot_kernels.empty() &&
-            std::find(o.plot_kernels.begin(), o.plot_kernels.end(), c.kernel) == o.plot_kernels.end()) {
+        if (!o.plot_kernels.empty() && std::find(o.plot_kernels.begin(), o.plot_kernels.end(),
+                                                 c.kernel) == o.plot_kernels.end()) {
           continue;
         }
         StageFigure(&outputs, o.plot_prefix + "_times_" + FileNamePart(c.kernel), "perf", inputs,
@@ -297,9 +303,10 @@ int RunPerfStage(const PerfStageOptions& o) {
     if (o.max_mape_pct > 0.0) {
       for (const ModelValidation& m : validation.models) {
         if (m.model == "crisp" && m.overall.mape_pct > o.max_mape_pct) {
-          LogError(fmt::format("crisp's run-time MAPE {:.3f}% exceeds --max-mape-pct {} (outputs "
-                               "written)",
-                               m.overall.mape_pct, o.max_mape_pct));
+          LogError(
+              fmt::format("crisp's run-time MAPE {:.3f}% exceeds --max-mape-pct {} (outputs "
+                          "written)",
+                          m.overall.mape_pct, o.max_mape_pct));
           exit_code = kExitFit;
         }
       }

@@ -27,9 +27,10 @@ void CheckIdlePower(const std::string& which, bool idle_power, double watts,
     throw OptionError(fmt::format("give --{0}-idle-w or --{0}-idle-from, not both", which));
   }
   if (corpus_path.empty() && watts == 0.0) {
-    throw OptionError(fmt::format("--constant-scaling idle-power needs --{0}-idle-w W or "
-                                  "--{0}-idle-from CORPUS (TPDS Eq. 11)",
-                                  which));
+    throw OptionError(
+        fmt::format("--constant-scaling idle-power needs --{0}-idle-w W or "
+                    "--{0}-idle-from CORPUS (TPDS Eq. 11)",
+                    which));
   }
 }
 
@@ -90,7 +91,7 @@ PortStageReport RunProject(const PortProjectStageOptions& o) {
   OutputSet outputs;
   outputs.StageText(o.out_path, CorpusToTidyCsv(projected));
   outputs.StageProvenance(o.out_path, "port", {o.corpus_path, o.target_gpu_path},
-                        {{"subcommand", "project"}, {"dropped_components", dropped}});
+                          {{"subcommand", "project"}, {"dropped_components", dropped}});
   outputs.Commit();
   std::string list;
   for (const std::string& name : dropped) list += (list.empty() ? "" : ", ") + name;
@@ -128,7 +129,8 @@ PortStageReport RunNode(const PortNodeStageOptions& o) {
     inputs.insert(inputs.begin(), o.model_path);
     const PowerModel scaled = ScaleModelToNode(ReadModel(o.model_path), scaling);
     stage(o.out_path, ModelToJson(scaled));
-    if (!o.report_path.empty()) stage(o.report_path, DumpJson(NodeScalingToJson(scaling, table.get())));
+    if (!o.report_path.empty())
+      stage(o.report_path, DumpJson(NodeScalingToJson(scaling, table.get())));
     outputs.Commit();
     LogInfo(fmt::format("scaled {}: dynamic x{:.6g}, static x{:.6g}; wrote {}", o.model_path,
                         scaling.dynamic_factor, scaling.static_factor, o.out_path));
@@ -196,8 +198,9 @@ void PortStageOptions::Check() const {
   std::string error;
   if (!node.scaling.Check(&error)) throw OptionError(error);
   if (node.node_table_path.empty() && node.scaling.NeedsTable()) {
-    throw OptionError("--node-table is needed unless --dynamic-factor and --static-factor are "
-                      "both given");
+    throw OptionError(
+        "--node-table is needed unless --dynamic-factor and --static-factor are "
+        "both given");
   }
 }
 

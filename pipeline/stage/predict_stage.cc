@@ -50,7 +50,8 @@ std::string ComponentPredictionsToCsv(const AccelWattchModel& model, const Compo
   }
   s += "\n";
   for (int k = 0; k < table.num_kernels(); ++k) {
-    s += fmt::format("{},{:.6f},{:.6f},{:.4f}", CsvField(table.kernels[k]), power_w[k], table.measured_w[k],
+    s += fmt::format("{},{:.6f},{:.6f},{:.4f}", CsvField(table.kernels[k]), power_w[k],
+                     table.measured_w[k],
                      100.0 * (power_w[k] - table.measured_w[k]) / table.measured_w[k]);
     if (breakdown) {
       double dynamic = 0.0;
@@ -60,8 +61,8 @@ std::string ComponentPredictionsToCsv(const AccelWattchModel& model, const Compo
         dynamic += p;
         parts += fmt::format(",{:.6f}", p);
       }
-      s += fmt::format(",{:.6f},{:.6f},{:.6f},{:.6f}{}", table.const_w[k], table.static_w[k], table.idle_w[k],
-                       dynamic, parts);
+      s += fmt::format(",{:.6f},{:.6f},{:.6f},{:.6f}{}", table.const_w[k], table.static_w[k],
+                       table.idle_w[k], dynamic, parts);
     }
     s += "\n";
   }
@@ -69,28 +70,38 @@ std::string ComponentPredictionsToCsv(const AccelWattchModel& model, const Compo
 }
 
 PredictStageReport RunAccelWattch(const PredictStageOptions& o) {
-  if (o.mode_given || o.default_core_mhz != 0.0 || o.default_mem_mhz != 0.0 || o.power_limit_w != 0.0) {
-    throw OptionError("--mode, --default-core-mhz, --default-mem-mhz and --power-limit-w are for dvfs and fixed models; "
-                      "an AccelWattch model evaluates Eq. 12 at each kernel's pair or --f-core-mhz/--f-mem-mhz");
+  if (o.mode_given || o.default_core_mhz != 0.0 || o.default_mem_mhz != 0.0 ||
+      o.power_limit_w != 0.0) {
+    throw OptionError(
+        "--mode, --default-core-mhz, --default-mem-mhz and --power-limit-w are for dvfs and fixed "
+        "models; "
+        "an AccelWattch model evaluates Eq. 12 at each kernel's pair or --f-core-mhz/--f-mem-mhz");
   }
   const AccelWattchModel model = ReadAccelWattchModel(o.model_path);
   OutputSet outputs;
-  nlohmann::json options = {{"model_format", kAccelWattchModelFormat}, {"breakdown", o.breakdown},
-                            {"f_core_mhz", o.f_core_mhz}, {"f_mem_mhz", o.f_mem_mhz},
-                            {"active_sms", o.active_sms}, {"lanes_per_warp", o.lanes_per_warp}};
+  nlohmann::json options = {{"model_format", kAccelWattchModelFormat},
+                            {"breakdown", o.breakdown},
+                            {"f_core_mhz", o.f_core_mhz},
+                            {"f_mem_mhz", o.f_mem_mhz},
+                            {"active_sms", o.active_sms},
+                            {"lanes_per_warp", o.lanes_per_warp}};
   PredictStageReport report;
   if (LooksLikeActivityTable(o.activity_path)) {
     const ActivityTable activity = ReadActivityTable(o.activity_path);
     const std::vector<AccelWattchPrediction> predictions = PredictAccelWattchActivity(
         model, activity, {o.f_core_mhz, o.f_mem_mhz, o.active_sms, o.lanes_per_warp});
-    outputs.StageText(o.out_path, AccelWattchPredictionsToCsv(model, activity, predictions, o.breakdown));
+    outputs.StageText(o.out_path,
+                      AccelWattchPredictionsToCsv(model, activity, predictions, o.breakdown));
     report.rows = predictions.size();
     LogInfo(fmt::format("Eq. 12 for {} kernels at {} configuration(s) each", activity.num_kernels(),
                         activity.num_kernels() ? report.rows / activity.num_kernels() : 0));
   } else {
-    if (!o.f_core_mhz.empty() || !o.f_mem_mhz.empty() || !o.active_sms.empty() || !o.lanes_per_warp.empty()) {
-      throw OptionError("--f-core-mhz, --f-mem-mhz, --active-sms and --lanes-per-warp need an activity table (a per-kernel component "
-                        "table holds power at its own clocks only)");
+    if (!o.f_core_mhz.empty() || !o.f_mem_mhz.empty() || !o.active_sms.empty() ||
+        !o.lanes_per_warp.empty()) {
+      throw OptionError(
+          "--f-core-mhz, --f-mem-mhz, --active-sms and --lanes-per-warp need an activity table (a "
+          "per-kernel component "
+          "table holds power at its own clocks only)");
     }
     const ComponentTable table = ReadComponentTable(o.activity_path);
     outputs.StageText(o.out_path, ComponentPredictionsToCsv(model, table, o.breakdown));
@@ -141,11 +152,13 @@ ModelWorkloads WorkloadsForModel(const PowerModel& model, const CaptureReport& c
       f += (f.empty() ? "" : ";") + ("no_model_term:" + name);
     }
     LogWarning(fmt::format(
-        "the model has no {} term (it was trained on a capture without the component's metric): {} left out of "
+        "the model has no {} term (it was trained on a capture without the component's metric): {} "
+        "left out of "
         "the prediction{}",
         name, name,
         users.empty() ? "; no workload uses it"
-                      : fmt::format("; {} workload(s) use it (up to utilisation {:.3f}: {}), flagged no_model_term:{}, "
+                      : fmt::format("; {} workload(s) use it (up to utilisation {:.3f}: {}), "
+                                    "flagged no_model_term:{}, "
                                     "their predictions lack its power",
                                     users.size(), max_u, fmt::join(users, ", "), name)));
   }
@@ -155,14 +168,16 @@ ModelWorkloads WorkloadsForModel(const PowerModel& model, const CaptureReport& c
     const auto it = std::find(in_capture.begin(), in_capture.end(), c.component);
     column.push_back(it == in_capture.end() ? -1 : static_cast<int>(it - in_capture.begin()));
     if (it == in_capture.end() && c.optional) {
-      LogWarning(fmt::format("the capture has no {} metric (its ncu did not collect it): {} utilisation taken as 0 "
-                             "for every workload, so their {} power is not predicted",
-                             c.component, c.component, c.component));
+      LogWarning(fmt::format(
+          "the capture has no {} metric (its ncu did not collect it): {} utilisation taken as 0 "
+          "for every workload, so their {} power is not predicted",
+          c.component, c.component, c.component));
     }
   }
   for (AppActivity& a : w.apps) {
     std::vector<double> u;
-    for (int col : column) u.push_back(col >= 0 && col < static_cast<int>(a.util_frac.size()) ? a.util_frac[col] : 0.0);
+    for (int col : column)
+      u.push_back(col >= 0 && col < static_cast<int>(a.util_frac.size()) ? a.util_frac[col] : 0.0);
     a.util_frac = u;
   }
   return w;
@@ -177,13 +192,15 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
   capture_options.require_power_log = false;
   const CaptureReport capture = IngestCaptures(o.capture_dirs, gpu, capture_options);
   for (const std::string& w : capture.warnings) LogWarning(w);
-  const double limit_w = EffectivePowerLimitW(o.power_limit_w, capture.power_limit_w, model.power_limit_w);
+  const double limit_w =
+      EffectivePowerLimitW(o.power_limit_w, capture.power_limit_w, model.power_limit_w);
   const std::string below = PowerLimitBelowIdleWarning(model, limit_w);
   if (!below.empty()) LogWarning(below);
   std::string source;
   for (const std::string& d : o.capture_dirs) source += (source.empty() ? "" : ", ") + d;
   const ModelWorkloads workloads = WorkloadsForModel(model, capture, gpu);
-  std::vector<AppPrediction> rows = PredictApps(model, workloads.apps, workloads.gpu.ToLayout(), limit_w, source);
+  std::vector<AppPrediction> rows =
+      PredictApps(model, workloads.apps, workloads.gpu.ToLayout(), limit_w, source);
   for (AppPrediction& p : rows) {
     const auto it = workloads.flags.find(p.app.workload);
     if (it == workloads.flags.end()) continue;
@@ -198,15 +215,18 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
   OutputSet outputs;
   std::vector<std::string> inputs = {o.model_path, o.gpu_description_path};
   inputs.insert(inputs.end(), capture.inputs.begin(), capture.inputs.end());
-  for (const std::string& path : capture.inputs) RegisterInputFile("--capture", path);  // at any depth
-  nlohmann::json manifest_options = {{"capture", o.capture_dirs}, {"gpu", o.gpu_description_path},
+  for (const std::string& path : capture.inputs)
+    RegisterInputFile("--capture", path);  // at any depth
+  nlohmann::json manifest_options = {{"capture", o.capture_dirs},
+                                     {"gpu", o.gpu_description_path},
                                      {"reference_f_core_mhz", rows.front().prediction.freq_mhz[0]}};
   if (std::isfinite(limit_w)) manifest_options["power_limit_w"] = limit_w;
   outputs.StageText(o.out_path, AppPredictionsToCsv(rows));
   outputs.StageProvenance(o.out_path, "predict", inputs, manifest_options, "apps_predictions");
   if (!o.breakdown_out_path.empty()) {
     outputs.StageText(o.breakdown_out_path, AppBreakdownToCsv(model, rows));
-    outputs.StageProvenance(o.breakdown_out_path, "predict", inputs, manifest_options, "apps_breakdown");
+    outputs.StageProvenance(o.breakdown_out_path, "predict", inputs, manifest_options,
+                            "apps_breakdown");
   }
   outputs.Commit();
   PredictStageReport report;
@@ -231,18 +251,23 @@ void PredictStageOptions::Check() const {
   if (!capture_dirs.empty()) {
     if (!activity_path.empty()) throw OptionError("--capture and --activity: give one of them");
     if (gpu_description_path.empty()) {
-      throw OptionError("--capture needs --gpu DESC.json (microbench_specs/gpus/*.json): it turns the counters into utilisations");
+      throw OptionError(
+          "--capture needs --gpu DESC.json (microbench_specs/gpus/*.json): it turns the counters "
+          "into utilisations");
     }
-    if (mode_given || breakdown || default_core_mhz != 0.0 || default_mem_mhz != 0.0 || !f_core_mhz.empty() ||
-        !f_mem_mhz.empty() || !active_sms.empty() || !lanes_per_warp.empty()) {
-      throw OptionError("--capture predicts every workload at the model's reference pair: --mode, --breakdown "
-                        "(use --breakdown-out FILE), --default-core-mhz, --default-mem-mhz and the AccelWattch "
-                        "what-ifs do not apply");
+    if (mode_given || breakdown || default_core_mhz != 0.0 || default_mem_mhz != 0.0 ||
+        !f_core_mhz.empty() || !f_mem_mhz.empty() || !active_sms.empty() ||
+        !lanes_per_warp.empty()) {
+      throw OptionError(
+          "--capture predicts every workload at the model's reference pair: --mode, --breakdown "
+          "(use --breakdown-out FILE), --default-core-mhz, --default-mem-mhz and the AccelWattch "
+          "what-ifs do not apply");
     }
   } else {
     if (activity_path.empty()) throw OptionError("--activity (or --capture) is required");
     if (!gpu_description_path.empty()) throw OptionError("--gpu goes with --capture");
-    if (!breakdown_out_path.empty()) throw OptionError("--breakdown-out goes with --capture (use --breakdown)");
+    if (!breakdown_out_path.empty())
+      throw OptionError("--breakdown-out goes with --capture (use --breakdown)");
   }
   if (out_path.empty()) throw OptionError("--out is required");
   if (mode != "dvfs" && mode != "fixed") {
@@ -254,8 +279,10 @@ void PredictStageOptions::Check() const {
   std::string error;
   if (!read_options.Check(&error)) throw OptionError(error);
   if (!(power_limit_w >= 0.0 && power_limit_w <= 10000.0)) {
-    throw OptionError(fmt::format("--power-limit-w = {} must lie in [0, 10000] W (0 = the "
-                                  "activity's, else the model's)", power_limit_w));
+    throw OptionError(
+        fmt::format("--power-limit-w = {} must lie in [0, 10000] W (0 = the "
+                    "activity's, else the model's)",
+                    power_limit_w));
   }
 }
 
@@ -263,30 +290,36 @@ PredictStageReport RunPredictStage(const PredictStageOptions& o) {
   o.Check();
   if (!o.capture_dirs.empty()) {
     if (IsAccelWattchModel(o.model_path)) {
-      throw OptionError("--capture takes a dvfs or fixed model (wattcal-calibrate); " + o.model_path +
-                        " is an AccelWattch model");
+      throw OptionError("--capture takes a dvfs or fixed model (wattcal-calibrate); " +
+                        o.model_path + " is an AccelWattch model");
     }
     return RunCapture(o);
   }
   if (IsAccelWattchModel(o.model_path)) return RunAccelWattch(o);
-  if (!o.f_core_mhz.empty() || !o.f_mem_mhz.empty() || !o.active_sms.empty() || !o.lanes_per_warp.empty()) {
-    throw OptionError("--f-core-mhz, --f-mem-mhz, --active-sms and --lanes-per-warp are for AccelWattch models (a dvfs model predicts at "
-                      "each row's pair, or at every pair of the model with --mode dvfs)");
+  if (!o.f_core_mhz.empty() || !o.f_mem_mhz.empty() || !o.active_sms.empty() ||
+      !o.lanes_per_warp.empty()) {
+    throw OptionError(
+        "--f-core-mhz, --f-mem-mhz, --active-sms and --lanes-per-warp are for AccelWattch models "
+        "(a dvfs model predicts at "
+        "each row's pair, or at every pair of the model with --mode dvfs)");
   }
   CorpusReadOptions read_options;
   read_options.default_core_mhz = o.default_core_mhz;
   read_options.default_mem_mhz = o.default_mem_mhz;
   const PowerModel model = ReadModel(o.model_path);
   const Corpus activity = ReadCorpus(o.activity_path, read_options);
-  const double limit_w = EffectivePowerLimitW(o.power_limit_w, activity.power_limit_w, model.power_limit_w);
+  const double limit_w =
+      EffectivePowerLimitW(o.power_limit_w, activity.power_limit_w, model.power_limit_w);
   const std::string below = PowerLimitBelowIdleWarning(model, limit_w);
   if (!below.empty()) LogWarning(below);
-  const std::vector<ActivityPrediction> rows = PredictActivity(model, activity, o.mode == "fixed", limit_w);
+  const std::vector<ActivityPrediction> rows =
+      PredictActivity(model, activity, o.mode == "fixed", limit_w);
   const std::string extrapolation = ActivityExtrapolationWarning(rows);
   if (!extrapolation.empty()) LogWarning(extrapolation);
   OutputSet outputs;
   outputs.StageText(o.out_path, ActivityPredictionsToCsv(model, rows, o.breakdown, limit_w));
-  nlohmann::json manifest_options = {{"mode", o.mode}, {"breakdown", o.breakdown},
+  nlohmann::json manifest_options = {{"mode", o.mode},
+                                     {"breakdown", o.breakdown},
                                      {"default_core_mhz", o.default_core_mhz},
                                      {"default_mem_mhz", o.default_mem_mhz}};
   if (std::isfinite(limit_w)) manifest_options["power_limit_w"] = limit_w;

@@ -33,13 +33,14 @@ StaticStageReport RunStaticStage(const StaticStageOptions& o) {
   OutputSet outputs;
   outputs.StageText(out_path, DumpJson(StaticPowerToJson(result, sweep, options)));
   outputs.StageProvenance(out_path, "static", SweepWithConstantInputs(o.files),
-                        StaticPowerOptionsToJson(options));
+                          StaticPowerOptionsToJson(options));
   outputs.Commit();
   const GatingTerms& g = result.gating;
-  LogInfo(fmt::format("gating ({}): first SM {:.3f} W = {:.1f}x each further SM; first lane "
-                      "{:.4f} W per SM = {:.1f}x each further lane [{}]",
-                      g.benchmark, g.first_sm_w, g.first_to_add_sm_ratio, g.first_lane_per_sm_w,
-                      g.first_to_add_lane_ratio, g.status));
+  LogInfo(
+      fmt::format("gating ({}): first SM {:.3f} W = {:.1f}x each further SM; first lane "
+                  "{:.4f} W per SM = {:.1f}x each further lane [{}]",
+                  g.benchmark, g.first_sm_w, g.first_to_add_sm_ratio, g.first_lane_per_sm_w,
+                  g.first_to_add_lane_ratio, g.status));
   int models = 0;
   for (const CategoryStatic& c : result.categories) {
     if (c.status != "ok") continue;

@@ -87,10 +87,11 @@ SynthStageReport RunAccelWattchSweeps(const SynthStageOptions& o) {
     report.written.push_back(o.out_dir + "/" + f);
   }
   outputs.Commit();
-  report.info = fmt::format("{}: {} kernel runs ({} sweep lines x {} core clocks), {} power-log "
-                            "samples, in {}",
-                            spec.name, summary.kernels, ubench.size(),
-                            spec.f_core_levels_mhz.size(), summary.samples, o.out_dir);
+  report.info = fmt::format(
+      "{}: {} kernel runs ({} sweep lines x {} core clocks), {} power-log "
+      "samples, in {}",
+      spec.name, summary.kernels, ubench.size(), spec.f_core_levels_mhz.size(), summary.samples,
+      o.out_dir);
   return report;
 }
 
@@ -149,11 +150,12 @@ SynthStageReport RunSynthStage(const SynthStageOptions& o) {
     report.written.push_back(path);
   }
   outputs.Commit();
-  report.info = fmt::format("{}: {} microbenchmark rows ({} benchmarks, {} corrupted), {} "
-                            "held-out rows ({} applications) in {}",
-                            spec.name, corpus.train.rows(), corpus.train.Benchmarks().size(),
-                            corpus.corrupted_train_rows.size(), corpus.heldout.rows(),
-                            corpus.heldout.Benchmarks().size(), o.out_dir);
+  report.info = fmt::format(
+      "{}: {} microbenchmark rows ({} benchmarks, {} corrupted), {} "
+      "held-out rows ({} applications) in {}",
+      spec.name, corpus.train.rows(), corpus.train.Benchmarks().size(),
+      corpus.corrupted_train_rows.size(), corpus.heldout.rows(), corpus.heldout.Benchmarks().size(),
+      o.out_dir);
   LogInfo(report.info);
   report.exit_code = static_cast<int>(kExitOk);
   return report;

@@ -47,23 +47,27 @@ void ValidateStageOptions::Check() const {
   if (!cv.empty() && cv != "loko") throw OptionError("--cv '" + cv + "': expected loko");
   if (mode == "accelwattch") {
     const bool on_components = !components_path.empty();
-    const bool inputs_ok = on_components ? model_path.empty() && heldout_path.empty()
-                                         : !model_path.empty() && !heldout_path.empty() && cv.empty();
+    const bool inputs_ok = on_components
+                               ? model_path.empty() && heldout_path.empty()
+                               : !model_path.empty() && !heldout_path.empty() && cv.empty();
     if (!inputs_ok || !train_path.empty() || cv_folds > 0) {
-      throw OptionError("--mode accelwattch takes --components TABLE.csv [--cv loko], or "
-                        "--model MODEL.json --heldout TABLE.csv (not --train, --cv-folds)");
+      throw OptionError(
+          "--mode accelwattch takes --components TABLE.csv [--cv loko], or "
+          "--model MODEL.json --heldout TABLE.csv (not --train, --cv-folds)");
     }
     if (!truth_model_path.empty() || !summary_md_path.empty() || !apps_predictions_path.empty() ||
         calibration.power_limit_w != 0.0 || calibration.keep_flagged) {
-      throw OptionError("--truth-model, --summary-md, --apps-predictions, --power-limit-w and "
-                        "--keep-flagged are not available with --mode accelwattch");
+      throw OptionError(
+          "--truth-model, --summary-md, --apps-predictions, --power-limit-w and "
+          "--keep-flagged are not available with --mode accelwattch");
     }
     if (cv != "loko" && AccelWattchFlagsGiven(accelwattch)) {
       throw OptionError("--bounds, --orderings, --prior and --prior-weight apply to --cv loko");
     }
     if (method_given) {
-      throw OptionError("--method is the calibration method of --cv-folds; --mode accelwattch "
-                        "validates AccelWattch's scaling factors (re-estimated with --cv loko)");
+      throw OptionError(
+          "--method is the calibration method of --cv-folds; --mode accelwattch "
+          "validates AccelWattch's scaling factors (re-estimated with --cv loko)");
     }
     return;
   }
@@ -78,12 +82,15 @@ void ValidateStageOptions::Check() const {
   if (!cross_validate && (model_path.empty() || heldout_path.empty())) {
     throw OptionError("give --model and --heldout, or --train with --cv-folds K");
   }
-  if (!cross_validate && !train_path.empty()) throw OptionError("--train is only used with --cv-folds");
+  if (!cross_validate && !train_path.empty())
+    throw OptionError("--train is only used with --cv-folds");
   ToCorpusReadOptions(calibration);
   if (!cross_validate) {
-    if (calibration.keep_flagged) throw OptionError("--keep-flagged applies to --cv-folds (training)");
+    if (calibration.keep_flagged)
+      throw OptionError("--keep-flagged applies to --cv-folds (training)");
     if (method_given) {
-      throw OptionError("--method " + calibration.method + " is the calibration method of "
+      throw OptionError("--method " + calibration.method +
+                        " is the calibration method of "
                         "--cv-folds; with --model the model is already calibrated (--mode " +
                         mode + " says how it predicts)");
     }
@@ -92,11 +99,13 @@ void ValidateStageOptions::Check() const {
   if (mode == "auto") return;  // checked again once the mode is chosen (RunValidateStage)
   const CalibrationFlags folds = FoldCalibration();
   if (folds.method == "accelwattch") {
-    throw OptionError("--method accelwattch cannot calibrate --cv-folds' folds: validate an "
-                      "AccelWattch model with --mode accelwattch (--cv loko re-estimates it)");
+    throw OptionError(
+        "--method accelwattch cannot calibrate --cv-folds' folds: validate an "
+        "AccelWattch model with --mode accelwattch (--cv loko re-estimates it)");
   }
   if (folds.method == "fixed" && mode != "fixed") {
-    throw OptionError("--method fixed with --mode " + mode + ": a fixed model (TPDS Eq. 9) "
+    throw OptionError("--method fixed with --mode " + mode +
+                      ": a fixed model (TPDS Eq. 9) "
                       "describes the default V-F pair only and cannot predict at other pairs; "
                       "use --mode fixed, or --method dvfs");
   }
@@ -168,11 +177,13 @@ ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
                           o.cv_folds, o.train_path, train.Benchmarks().size(), train.rows()));
       const std::string left_out = SelectTrainingRows(train, calibration.keep_flagged).message;
       if (!left_out.empty()) LogWarning("every fold's training: " + left_out);
-      for (const FrequencyDomain& d : train.layout.domains) reference_pair_mhz.push_back(d.default_freq_mhz);
+      for (const FrequencyDomain& d : train.layout.domains)
+        reference_pair_mhz.push_back(d.default_freq_mhz);
       const CrossValidationReport result = CrossValidate(train, calibration, mode, cv_options);
       if (result.unscored_rows > 0) {
-        LogWarning(fmt::format("{} rows flagged {} are neither trained on nor scored (--keep-flagged keeps them)",
-                               result.unscored_rows, kCorpusFlagDataToggle));
+        LogWarning(fmt::format(
+            "{} rows flagged {} are neither trained on nor scored (--keep-flagged keeps them)",
+            result.unscored_rows, kCorpusFlagDataToggle));
       }
       in.rows = result.rows;
       in.fold_benchmarks = result.fold_benchmarks;
@@ -190,8 +201,8 @@ ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
         CheckTwoVfPairs(SelectTrainingRows(heldout, false).rows, "scaling (TPDS Eq. 10)",
                         "use --mode fixed");
       }
-      const double limit_w = EffectivePowerLimitW(o.calibration.power_limit_w, heldout.power_limit_w,
-                                                  model.power_limit_w);
+      const double limit_w = EffectivePowerLimitW(o.calibration.power_limit_w,
+                                                  heldout.power_limit_w, model.power_limit_w);
       if (std::isfinite(limit_w)) options["power_limit_w"] = limit_w;
       const std::string below = PowerLimitBelowIdleWarning(model, limit_w);
       if (!below.empty()) LogWarning(below);
@@ -240,8 +251,9 @@ ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
   if (!o.plot_path.empty()) {
     ValidationFigureOptions figures;
     figures.workload_errors = o.workload_plot;
-    workload_plot_path = StageValidationFigures(in.rows, outcome.metrics, outcome.title, o.plot_path,
-                                                inputs, options, &outputs, figures, metrics_options);
+    workload_plot_path =
+        StageValidationFigures(in.rows, outcome.metrics, outcome.title, o.plot_path, inputs,
+                               options, &outputs, figures, metrics_options);
     for (const std::string& png : {o.plot_path, workload_plot_path}) {
       if (png.empty()) continue;
       report.written.push_back(png);

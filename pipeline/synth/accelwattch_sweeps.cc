@@ -58,7 +58,8 @@ bool VirtualVoltaSpec::Check(std::string* error) const {
   std::set<std::string> unit_names;
   for (const VoltaUnit& u : units) {
     if (!(u.lane_static_w >= 0.0) || !IsFinite(u.lane_static_w)) {
-      return fail(fmt::format("units[{}].lane_static_w = {} must be >= 0", u.unit, u.lane_static_w));
+      return fail(
+          fmt::format("units[{}].lane_static_w = {} must be >= 0", u.unit, u.lane_static_w));
     }
     if (!unit_names.insert(u.unit).second) return fail("units: '" + u.unit + "' appears twice");
   }
@@ -66,17 +67,19 @@ bool VirtualVoltaSpec::Check(std::string* error) const {
     return fail(fmt::format("issue_energy_pj = {} must be >= 0", issue_energy_pj));
   }
   if (issue_metric.empty() != (issue_energy_pj == 0.0)) {
-    return fail(fmt::format("issue_metric = '{}' and issue_energy_pj = {} go together: a metric "
-                            "needs an energy > 0 and an energy needs a metric",
-                            issue_metric, issue_energy_pj));
+    return fail(
+        fmt::format("issue_metric = '{}' and issue_energy_pj = {} go together: a metric "
+                    "needs an energy > 0 and an energy needs a metric",
+                    issue_metric, issue_energy_pj));
   }
   std::set<std::string> op_names, metrics;
   if (!issue_metric.empty()) metrics.insert(issue_metric);
   for (const VoltaOp& o : ops) {
     if (!o.metric.empty() && !metrics.insert(o.metric).second) {
-      return fail(fmt::format("ops[{}].metric = '{}' is already the metric of another op or the "
-                              "issue_metric; every counter counts one kind of event",
-                              o.op, o.metric));
+      return fail(
+          fmt::format("ops[{}].metric = '{}' is already the metric of another op or the "
+                      "issue_metric; every counter counts one kind of event",
+                      o.op, o.metric));
     }
     if (!unit_names.count(o.unit)) {
       return fail(fmt::format("ops[{}].unit = '{}' is not one of the units", o.op, o.unit));
@@ -111,8 +114,10 @@ bool VirtualVoltaSpec::Check(std::string* error) const {
     }
     for (const auto& [op, n] : b.ops_per_cycle_per_sm) {
       if (!op_names.count(op)) {
-        return fail(fmt::format("benchmarks[{}].ops_per_cycle_per_sm names '{}', not one of the "
-                                "ops", b.benchmark, op));
+        return fail(
+            fmt::format("benchmarks[{}].ops_per_cycle_per_sm names '{}', not one of the "
+                        "ops",
+                        b.benchmark, op));
       }
       if (!(n >= 0.0) || !IsFinite(n)) {
         return fail(fmt::format("benchmarks[{}].ops_per_cycle_per_sm[{}] = {} must be >= 0",
@@ -206,8 +211,8 @@ VirtualVoltaSpec ReadVirtualVoltaSpec(const std::string& path, CampaignSpec* cam
     }
     field = "categories";
     for (const auto& c : j.at("categories")) {
-      s.categories.push_back({c.at("category").get<std::string>(),
-                              c.at("half_warp_weight").get<double>()});
+      s.categories.push_back(
+          {c.at("category").get<std::string>(), c.at("half_warp_weight").get<double>()});
     }
     field = "benchmarks";
     for (const auto& b : j.at("benchmarks")) {
@@ -235,7 +240,8 @@ VirtualVoltaSpec ReadVirtualVoltaSpec(const std::string& path, CampaignSpec* cam
 VoltaPower VoltaTruthPower(const VirtualVoltaSpec& spec, const std::string& benchmark,
                            int active_sms, int lanes, double f_core_mhz) {
   const VoltaBenchmark* b = spec.FindBenchmark(benchmark);
-  if (b == nullptr) throw OptionError("the virtual Volta spec defines no benchmark '" + benchmark + "'");
+  if (b == nullptr)
+    throw OptionError("the virtual Volta spec defines no benchmark '" + benchmark + "'");
   const double s = f_core_mhz / spec.reference_f_core_mhz;
   const double n_sms = spec.sm_count, k = active_sms, w = spec.warp_size;
   const double m = spec.HalfWarpWeight(b->category);
@@ -250,7 +256,8 @@ VoltaPower VoltaTruthPower(const VirtualVoltaSpec& spec, const std::string& benc
     const auto op = std::find_if(spec.ops.begin(), spec.ops.end(),
                                  [&](const VoltaOp& o) { return o.op == op_name; });
     used_units.insert(op->unit);
-    const double at_ref_w = op->energy_pj * 1e-12 * n * spec.reference_f_core_mhz * 1e6 * lanes_eff / w;
+    const double at_ref_w =
+        op->energy_pj * 1e-12 * n * spec.reference_f_core_mhz * 1e6 * lanes_eff / w;
     dynamic_per_sm_w += at_ref_w * (op->voltage_scaled ? s * s * s : s);
   }
   for (const VoltaUnit& u : spec.units) {
@@ -260,7 +267,8 @@ VoltaPower VoltaTruthPower(const VirtualVoltaSpec& spec, const std::string& benc
   p.constant_w = spec.constant_power_w;
   if (active_sms >= 1) {
     p.static_w = (spec.chip_static_w + (n_sms - k) * spec.idle_sm_w +
-                  k * (spec.sm_static_w + lane_static_w * lanes_eff)) * s;
+                  k * (spec.sm_static_w + lane_static_w * lanes_eff)) *
+                 s;
     p.dynamic_w = k * dynamic_per_sm_w;
   }
   return p;
@@ -318,8 +326,7 @@ class EnergyEstimatesReader : public JsonFieldReader {
                                      name, true_pj, it->second));
         }
         true_pj = it->second;
-        if (c.contains("voltage_scaled") &&
-            Bool(c, at, "voltage_scaled") != scaled_of.at(event)) {
+        if (c.contains("voltage_scaled") && Bool(c, at, "voltage_scaled") != scaled_of.at(event)) {
           Fail(Join(at, "voltage_scaled"),
                fmt::format("component {}: the truth's '{}' is {}voltage-scaled", name, event,
                            scaled_of.at(event) ? "" : "not "));
@@ -357,8 +364,9 @@ class NcuRawPage {
       }
     }
     if (!spec.issue_metric.empty()) units_[spec.issue_metric] = "inst";
-    text_ = "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\","
-            "\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\"";
+    text_ =
+        "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\","
+        "\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\"";
     std::string units = "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\"";
     for (const auto& [metric, unit] : units_) {
       text_ += ",\"" + metric + "\"";
@@ -391,9 +399,10 @@ class NcuRawPage {
       value[spec_.issue_metric] =
           static_cast<double>(std::llround(spec_.IssuedPerCycle(b) * sm_cycles));
     }
-    text_ += fmt::format("\"{}\",\"1\",\"ubench\",\"virtual-gv100\",\"{}\",\"1\",\"7\","
-                         "\"({}, 1, 1)\",\"({}, 1, 1)\",\"0\",\"7.0\"",
-                         launches_++, kernel, kBlockThreads, c.active_sms);
+    text_ += fmt::format(
+        "\"{}\",\"1\",\"ubench\",\"virtual-gv100\",\"{}\",\"1\",\"7\","
+        "\"({}, 1, 1)\",\"({}, 1, 1)\",\"0\",\"7.0\"",
+        launches_++, kernel, kBlockThreads, c.active_sms);
     for (const auto& [metric, unit] : units_) text_ += ",\"" + CounterText(value.at(metric)) + "\"";
     text_ += "\n";
   }
@@ -498,14 +507,15 @@ nlohmann::json TruthJson(const VirtualVoltaSpec& spec, const std::vector<UbenchC
     const double first_sm = total(1, 1) - spec.constant_power_w;
     const double add_sm = total(2, 1) - total(1, 1);
     const double add_lane = (total(n, 2) - total(n, 1)) / n;
-    nlohmann::json gating = {{"benchmark", g},
-                             {"first_sm_w", first_sm},
-                             {"add_sm_w", add_sm},
-                             {"first_to_add_sm_ratio", first_sm / add_sm},
-                             {"first_lane_per_sm_w", add_sm},
-                             {"add_lane_per_sm_w", add_lane},
-                             {"first_to_add_lane_ratio", add_sm / add_lane},
-                             {"sm_all_vs_1_increase_pct", 100.0 * (total(n, 1) / total(1, 1) - 1.0)}};
+    nlohmann::json gating = {
+        {"benchmark", g},
+        {"first_sm_w", first_sm},
+        {"add_sm_w", add_sm},
+        {"first_to_add_sm_ratio", first_sm / add_sm},
+        {"first_lane_per_sm_w", add_sm},
+        {"add_lane_per_sm_w", add_lane},
+        {"first_to_add_lane_ratio", add_sm / add_lane},
+        {"sm_all_vs_1_increase_pct", 100.0 * (total(n, 1) / total(1, 1) - 1.0)}};
     if (8 <= spec.half_warp_lanes) {
       gating["lanes_8_vs_1_increase_pct"] = 100.0 * (total(n, 8) / total(n, 1) - 1.0);
     }
@@ -519,8 +529,10 @@ nlohmann::json TruthJson(const VirtualVoltaSpec& spec, const std::vector<UbenchC
 std::map<std::string, double> ExpectedScalingFactors(const VirtualVoltaSpec& spec,
                                                      const std::string& estimates_path) {
   std::ifstream in(estimates_path, std::ios::binary);
-  if (!in) throw InputError(estimates_path, 0, "",
-      std::string("cannot open the energy-estimate file") + ": " + std::strerror(errno));
+  if (!in)
+    throw InputError(
+        estimates_path, 0, "",
+        std::string("cannot open the energy-estimate file") + ": " + std::strerror(errno));
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const nlohmann::json j = ParseJsonText(estimates_path, text);
   return EnergyEstimatesReader(estimates_path, text).ScalingFactors(spec, j);
@@ -548,8 +560,9 @@ AccelWattchSweepSummary WriteAccelWattchSweeps(const VirtualVoltaSpec& spec,
   Rng rng(seed);
   PowerSensorSimulator sim(campaign, &rng);
   std::string windows = "kernel,start_us,end_us\n";
-  std::string sweep = "kernel,benchmark,category,active_sms,lanes_per_warp,f_core_mhz,f_mem_mhz,"
-                      "iterations\n";
+  std::string sweep =
+      "kernel,benchmark,category,active_sms,lanes_per_warp,f_core_mhz,f_mem_mhz,"
+      "iterations\n";
   std::string truth = "kernel,true_power_w,true_constant_w,true_static_w,true_dynamic_w\n";
   NcuRawPage counters(spec);
   AccelWattchSweepSummary summary;
@@ -569,8 +582,8 @@ AccelWattchSweepSummary WriteAccelWattchSweeps(const VirtualVoltaSpec& spec,
       windows += fmt::format("{},{},{}\n", kernel, start_us, end_us);
       counters.AddLaunch(kernel, c, *f, end_us - start_us);
       sweep += fmt::format("{},{},{},{},{},{:g},{:g},{}\n", kernel, c.name,
-                           spec.FindBenchmark(c.name)->category, c.active_sms, c.lanes_per_warp,
-                           *f, spec.f_mem_mhz, c.iterations);
+                           spec.FindBenchmark(c.name)->category, c.active_sms, c.lanes_per_warp, *f,
+                           spec.f_mem_mhz, c.iterations);
       truth += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g}\n", kernel, p.total_w(), p.constant_w,
                            p.static_w, p.dynamic_w);
       ++summary.kernels;

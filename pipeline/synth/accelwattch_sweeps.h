@@ -169,7 +169,7 @@ VirtualVoltaSpec ReadVirtualVoltaSpec(const std::string& path, CampaignSpec* cam
 // The truth's power split, W.
 struct VoltaPower {
   double constant_w = 0.0;
-  double static_w = 0.0;   // chip-wide + idle SMs + active SMs
+  double static_w = 0.0;  // chip-wide + idle SMs + active SMs
   double dynamic_w = 0.0;
   double total_w() const { return constant_w + static_w + dynamic_w; }
 };

@@ -39,7 +39,8 @@ void PowerSensorSimulator::Run(double duration_s, double target_w, double f_core
   }
   now_s_ = end_s;
   // Segments older than the lag are no longer needed.
-  while (segments_.size() > 2 && segments_[1].end_s < now_s_ - 1.0) segments_.erase(segments_.begin());
+  while (segments_.size() > 2 && segments_[1].end_s < now_s_ - 1.0)
+    segments_.erase(segments_.begin());
 }
 
 double PowerSensorSimulator::TargetAt(double t) const {

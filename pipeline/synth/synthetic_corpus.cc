@@ -38,7 +38,8 @@ bool SyntheticSpec::Check(std::string* error) const {
   }
   const size_t nc = 2 * nd + layout.num_components();
   if (coefficients.size() != nc) {
-    *error = fmt::format("coefficients has {} values, the layout needs {}", coefficients.size(), nc);
+    *error =
+        fmt::format("coefficients has {} values, the layout needs {}", coefficients.size(), nc);
     return false;
   }
   for (double c : coefficients) {
@@ -48,7 +49,8 @@ bool SyntheticSpec::Check(std::string* error) const {
     }
   }
   if (microbenchmarks_per_component < 1) {
-    *error = fmt::format("microbenchmarks_per_component = {} must be >= 1", microbenchmarks_per_component);
+    *error = fmt::format("microbenchmarks_per_component = {} must be >= 1",
+                         microbenchmarks_per_component);
     return false;
   }
   if (mix_microbenchmarks < 0) {
@@ -204,7 +206,8 @@ SyntheticSuite GenerateSuite(const SyntheticSpec& spec, Rng* rng) {
   // Held-out applications: a few components active at moderate levels.
   for (int a = 0; a < spec.heldout_applications; ++a) {
     std::vector<double> u(nc);
-    for (int j = 0; j < nc; ++j) u[j] = Round5(rng->Uniform() < 0.5 ? rng->Uniform(0.02, 0.6) : 0.0);
+    for (int j = 0; j < nc; ++j)
+      u[j] = Round5(rng->Uniform() < 0.5 ? rng->Uniform(0.02, 0.6) : 0.0);
     suite.app_util.push_back(u);
     suite.app_names.push_back(fmt::format("app_{:02d}", a + 1));
   }
@@ -229,8 +232,8 @@ SyntheticCorpus GenerateSyntheticCorpus(const SyntheticSpec& spec, unsigned seed
     out.train.power_w(rows[k]) *= spec.corruption_factor;
   }
   std::sort(out.corrupted_train_rows.begin(), out.corrupted_train_rows.end());
-  out.heldout = SweepAllPairs(spec, out.truth, suite.app_names, suite.app_util, &rng,
-                              CorpusKind::kMeasured);
+  out.heldout =
+      SweepAllPairs(spec, out.truth, suite.app_names, suite.app_util, &rng, CorpusKind::kMeasured);
   return out;
 }
 
@@ -238,7 +241,8 @@ std::string CorpusToGpmtoolCsv(const Corpus& c, bool with_names) {
   std::ostringstream s;
   const Layout& l = c.layout;
   s << l.num_domains() << "\n";
-  for (int d = 0; d < l.num_domains(); ++d) s << (d ? "," : "") << fmt::format("{}", l.domains[d].default_freq_mhz);
+  for (int d = 0; d < l.num_domains(); ++d)
+    s << (d ? "," : "") << fmt::format("{}", l.domains[d].default_freq_mhz);
   s << "\n";
   for (int d = 0; d < l.num_domains(); ++d) s << (d ? "," : "") << l.domains[d].components.size();
   s << "\n";

@@ -40,8 +40,9 @@ bool CampaignSpec::Check(std::string* error) const {
     return false;
   }
   if (!(sample_interval_max_ms >= sample_interval_min_ms)) {
-    *error = fmt::format("campaign.sample_interval_max_ms = {} must be >= sample_interval_min_ms = {}",
-                         sample_interval_max_ms, sample_interval_min_ms);
+    *error =
+        fmt::format("campaign.sample_interval_max_ms = {} must be >= sample_interval_min_ms = {}",
+                    sample_interval_max_ms, sample_interval_min_ms);
     return false;
   }
   return true;
@@ -65,7 +66,8 @@ CampaignSpec ReadCampaignSpec(const std::string& spec_path, std::string* gpu_des
     c.decay_tau_ms = cj.value("decay_tau_ms", c.decay_tau_ms);
     c.sensor_noise_w = cj.value("sensor_noise_w", c.sensor_noise_w);
     c.ambient_c = cj.value("ambient_c", c.ambient_c);
-    c.thermal_resistance_c_per_w = cj.value("thermal_resistance_c_per_w", c.thermal_resistance_c_per_w);
+    c.thermal_resistance_c_per_w =
+        cj.value("thermal_resistance_c_per_w", c.thermal_resistance_c_per_w);
     c.thermal_tau_s = cj.value("thermal_tau_s", c.thermal_tau_s);
     c.leakage_per_c = cj.value("leakage_per_c", c.leakage_per_c);
     c.reference_c = cj.value("reference_c", c.reference_c);
@@ -95,7 +97,8 @@ CampaignPart RunPart(const SyntheticSpec& spec, const CampaignSpec& c, const Gpu
   // V-F pairs, highest first as in gpmTOOL's files.
   std::vector<std::vector<double>> pairs;
   const auto& core = spec.voltage[0].freq_levels_mhz;
-  const std::vector<double> mem = nd > 1 ? spec.voltage[1].freq_levels_mhz : std::vector<double>{0.0};
+  const std::vector<double> mem =
+      nd > 1 ? spec.voltage[1].freq_levels_mhz : std::vector<double>{0.0};
   for (auto fm = mem.rbegin(); fm != mem.rend(); ++fm) {
     for (auto fc = core.rbegin(); fc != core.rend(); ++fc) pairs.push_back({*fc, *fm});
   }
@@ -106,17 +109,19 @@ CampaignPart RunPart(const SyntheticSpec& spec, const CampaignSpec& c, const Gpu
     const double idle_w = truth.Predict(zero.data(), pair.data());
     for (size_t b = 0; b < names.size(); ++b) {
       // Run-to-run variation of the kernel's power (the measurement noise of the spec).
-      const double kernel_w = truth.Predict(utils[b].data(), pair.data()) * (1.0 + spec.noise_rel * rng->Normal());
+      const double kernel_w =
+          truth.Predict(utils[b].data(), pair.data()) * (1.0 + spec.noise_rel * rng->Normal());
       sim.Run(c.gap_s, idle_w, pair[0], pair[1]);
       const double start_s = sim.now_s();
       sim.Run(c.kernel_duration_s, kernel_w, pair[0], pair[1]);
-      part.windows += fmt::format("{},{},{}\n", names[b],
-                                  std::llround((kCampaignEpochStartS + start_s) * 1e6),
-                                  std::llround((kCampaignEpochStartS + sim.now_s()) * 1e6));
+      part.windows +=
+          fmt::format("{},{},{}\n", names[b], std::llround((kCampaignEpochStartS + start_s) * 1e6),
+                      std::llround((kCampaignEpochStartS + sim.now_s()) * 1e6));
       ++part.kernels;
     }
   }
-  sim.Run(c.gap_s, truth.Predict(zero.data(), pairs.back().data()), pairs.back()[0], pairs.back()[1]);
+  sim.Run(c.gap_s, truth.Predict(zero.data(), pairs.back().data()), pairs.back()[0],
+          pairs.back()[1]);
   part.power_log = sim.log();
   part.samples = sim.samples();
 
@@ -148,7 +153,8 @@ CampaignSummary WriteCampaign(const SyntheticSpec& spec, const CampaignSpec& c,
   if (!mismatch.empty()) {
     throw OptionError("the GPU description " + gpu.name +
                       " does not match the spec's components (here the spec, there the "
-                      "description): " + mismatch);
+                      "description): " +
+                      mismatch);
   }
   Rng rng(seed);
   const PowerModel truth = TruthModel(spec);

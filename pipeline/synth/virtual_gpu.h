@@ -51,8 +51,8 @@ struct CampaignSpec {
 CampaignSpec ReadCampaignSpec(const std::string& spec_path, std::string* gpu_description_path);
 
 struct CampaignSummary {
-  int kernels = 0;        // kernel runs written (benchmarks x V-F pairs)
-  int64_t samples = 0;    // power-log rows written
+  int kernels = 0;      // kernel runs written (benchmarks x V-F pairs)
+  int64_t samples = 0;  // power-log rows written
 };
 
 // Writes, under `out_dir`, train/{power_log.csv,windows.csv,counters_ncu.csv} for the

@@ -25,11 +25,11 @@ const PhysicalBound& BoundOf(PhysicalQuantity quantity) {
 
 bool QuantityOfColumn(const std::string& name, PhysicalQuantity* quantity) {
   static const std::pair<const char*, PhysicalQuantity> kSuffixes[] = {
-      {"_w", PhysicalQuantity::kPower},         {"_mhz", PhysicalQuantity::kFrequency},
-      {"_s", PhysicalQuantity::kDuration},      {"_j", PhysicalQuantity::kEnergy},
-      {"_c", PhysicalQuantity::kTemperature},   {"_cycles", PhysicalQuantity::kCount},      {"_cycle", PhysicalQuantity::kCount},
-      {"_count", PhysicalQuantity::kCount},     {"_bytes", PhysicalQuantity::kCount},
-      {"_frac", PhysicalQuantity::kUtilisation},
+      {"_w", PhysicalQuantity::kPower},       {"_mhz", PhysicalQuantity::kFrequency},
+      {"_s", PhysicalQuantity::kDuration},    {"_j", PhysicalQuantity::kEnergy},
+      {"_c", PhysicalQuantity::kTemperature}, {"_cycles", PhysicalQuantity::kCount},
+      {"_cycle", PhysicalQuantity::kCount},   {"_count", PhysicalQuantity::kCount},
+      {"_bytes", PhysicalQuantity::kCount},   {"_frac", PhysicalQuantity::kUtilisation},
   };
   for (const auto& [suffix, q] : kSuffixes) {
     const size_t n = std::char_traits<char>::length(suffix);

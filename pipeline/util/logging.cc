@@ -85,8 +85,8 @@ void Progress::Draw() {
   constexpr int kWidth = 30;
   const int filled = static_cast<int>(kWidth * std::min(done_, total_) / total_);
   std::fprintf(stderr, "\r%s [%.*s%*s] %lld/%lld", label_.c_str(), filled,
-               "##############################", kWidth - filled, "",
-               static_cast<long long>(done_), static_cast<long long>(total_));
+               "##############################", kWidth - filled, "", static_cast<long long>(done_),
+               static_cast<long long>(total_));
   std::fflush(stderr);
 }
 

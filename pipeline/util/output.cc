@@ -44,7 +44,8 @@ std::vector<std::string>& CommandLineStore() {
 void SetCommandLine(int argc, char** argv) {
   CommandLineStore().assign(argv, argv + argc);
   // The program by its name: the same run from another build folder is the same run.
-  if (!CommandLineStore().empty()) CommandLineStore()[0] = fs::path(CommandLineStore()[0]).filename().string();
+  if (!CommandLineStore().empty())
+    CommandLineStore()[0] = fs::path(CommandLineStore()[0]).filename().string();
 }
 
 const std::vector<std::string>& CommandLine() { return CommandLineStore(); }
@@ -57,8 +58,10 @@ std::string& RunFolderStore() {
 
 // `path` relative to `dir`, both made absolute first ("" when `path` is not inside `dir`).
 std::string RelativeInside(const std::string& path, const std::string& dir) {
-  const fs::path rel = fs::absolute(fs::path(path)).lexically_normal().lexically_relative(
-      fs::absolute(fs::path(dir.empty() ? "." : dir)).lexically_normal());
+  const fs::path rel =
+      fs::absolute(fs::path(path))
+          .lexically_normal()
+          .lexically_relative(fs::absolute(fs::path(dir.empty() ? "." : dir)).lexically_normal());
   if (rel.empty() || *rel.begin() == "..") return "";
   return rel.generic_string();
 }
@@ -74,16 +77,18 @@ std::string ProvenancePathFor(const std::string& first_output, const std::string
   if (run.empty()) run = ".";
   const std::string relative = RelativeInside(first_output, run.string());
   if (relative.empty()) {
-    throw OptionError("output " + first_output + " is not inside the run folder --run-dir " + run_dir +
-                      " (its provenance goes to " + run_dir + "/provenance/)");
+    throw OptionError("output " + first_output + " is not inside the run folder --run-dir " +
+                      run_dir + " (its provenance goes to " + run_dir + "/provenance/)");
   }
   const fs::path sub = fs::path(relative).parent_path();
   return (run / "provenance" / sub / (stage + "-" + out.filename().string() + ".json")).string();
 }
 
 std::string RunFolderOfProvenance(const std::string& provenance_file) {
-  for (fs::path dir = fs::path(provenance_file).parent_path(); !dir.empty(); dir = dir.parent_path()) {
-    if (dir.filename() == "provenance") return dir.parent_path().empty() ? "." : dir.parent_path().string();
+  for (fs::path dir = fs::path(provenance_file).parent_path(); !dir.empty();
+       dir = dir.parent_path()) {
+    if (dir.filename() == "provenance")
+      return dir.parent_path().empty() ? "." : dir.parent_path().string();
   }
   return fs::path(provenance_file).parent_path().string();
 }
@@ -114,7 +119,8 @@ std::vector<std::pair<std::string, nlohmann::json>> ReadProvenanceRecords(
   return records;
 }
 
-std::string ResolveRecordedOutput(const std::string& provenance_file, const nlohmann::json& output) {
+std::string ResolveRecordedOutput(const std::string& provenance_file,
+                                  const nlohmann::json& output) {
   const std::string run_path = output.value("run_path", "");
   if (!run_path.empty()) {
     const fs::path in_run = fs::path(RunFolderOfProvenance(provenance_file)) / run_path;
@@ -124,7 +130,8 @@ std::string ResolveRecordedOutput(const std::string& provenance_file, const nloh
   if (!written.empty() && fs::is_regular_file(written)) return written;
   // Records from before run_path: the file name beside provenance/.
   if (run_path.empty() && !written.empty()) {
-    const fs::path beside = fs::path(RunFolderOfProvenance(provenance_file)) / fs::path(written).filename();
+    const fs::path beside =
+        fs::path(RunFolderOfProvenance(provenance_file)) / fs::path(written).filename();
     if (fs::is_regular_file(beside)) return beside.string();
   }
   return "";
@@ -164,7 +171,8 @@ void VerifyProvenance(const std::string& root, ProvenanceCheck* check) {
 }
 
 std::string FindProvenanceOf(const std::string& path) {
-  fs::path folder = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
+  fs::path folder =
+      fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
   // The output's folder first, then up to four folders above it (its run folder, from a file in
   // data/tidy/apps/).
   for (int up = 0; up < 5 && !folder.empty(); ++up, folder = folder.parent_path()) {
@@ -244,7 +252,7 @@ std::string Sha256OfFile(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
     throw InputError(path, 0, "",
-        std::string("cannot open file for reading: ") + std::strerror(errno));
+                     std::string("cannot open file for reading: ") + std::strerror(errno));
   }
   Sha256Hasher hasher;
   std::vector<unsigned char> buffer(1 << 16);
@@ -286,13 +294,14 @@ std::string OutputSet::Stage(const std::string& final_path) {
     // fails on a path ending in a dot.
     if (!fs::is_directory(target.parent_path(), ec)) {
       fs::create_directories(target.parent_path(), ec);
-      if (ec) throw OptionError("cannot create directory " + target.parent_path().string() + ": " +
-                                ec.message());
+      if (ec)
+        throw OptionError("cannot create directory " + target.parent_path().string() + ": " +
+                          ec.message());
     }
   }
   CheckNotAnInput("", final_path);
-  std::string temp = final_path + ".tmp." + std::to_string(getpid()) + "." +
-                     std::to_string(g_temp_counter++);
+  std::string temp =
+      final_path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(g_temp_counter++);
   staged_.emplace_back(final_path, temp);
   return temp;
 }
@@ -316,8 +325,8 @@ const std::string& OutputSet::TempPathOf(const std::string& final_path) const {
 }
 
 void OutputSet::StageProvenance(const std::string& final_path, const std::string& stage,
-                                const std::vector<std::string>& inputs, const nlohmann::json& options,
-                                const std::string& role) {
+                                const std::vector<std::string>& inputs,
+                                const nlohmann::json& options, const std::string& role) {
   if (provenance_.empty()) {
     provenance_["format"] = "wattcal-provenance";
     provenance_["stage"] = stage;
@@ -341,7 +350,7 @@ void OutputSet::StageProvenance(const std::string& final_path, const std::string
   nlohmann::ordered_json output = {{"path", final_path}, {"run_path", ""}};
   if (!role.empty()) output["role"] = role;
   output.update(nlohmann::ordered_json{{"sha256", Sha256OfFile(temp)},
-                                   {"bytes", static_cast<uint64_t>(fs::file_size(temp))}});
+                                       {"bytes", static_cast<uint64_t>(fs::file_size(temp))}});
   // An output made with other options than the run's first (one stage writing two kinds of
   // file) carries its own.
   if (nlohmann::ordered_json(options) != provenance_["options"]) output["options"] = options;
@@ -401,19 +410,22 @@ void OutputSet::Commit() {
         // The folders both paths share, element by element ("out/a" is no folder of "out/ab").
         const fs::path dir = fs::path(r).parent_path();
         fs::path shared;
-        for (auto a = run.begin(), b = dir.begin(); a != run.end() && b != dir.end() && *a == *b; ++a, ++b) {
+        for (auto a = run.begin(), b = dir.begin(); a != run.end() && b != dir.end() && *a == *b;
+             ++a, ++b) {
           shared /= *a;
         }
         run = shared;
       }
     }
-    const std::string path = ProvenancePathFor(recorded_.front(), provenance_["stage"].get<std::string>(),
-                                               run.empty() ? "." : run.string());
+    const std::string path =
+        ProvenancePathFor(recorded_.front(), provenance_["stage"].get<std::string>(),
+                          run.empty() ? "." : run.string());
     for (nlohmann::ordered_json& o : provenance_["outputs"]) {
       const std::string written = o["path"].get<std::string>();
       o["run_path"] = RelativeInside(written, run.empty() ? "." : run.string());
       if (o["run_path"] == "") {
-        throw OptionError("output " + written + " is not inside the run folder --run-dir " + run.string());
+        throw OptionError("output " + written + " is not inside the run folder --run-dir " +
+                          run.string());
       }
     }
     recorded_.clear();  // staged once, even when Commit is retried
@@ -453,8 +465,8 @@ void OutputSet::Commit() {
     step.final_path = final_path;
     struct stat st;
     if (::lstat(final_path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
-      step.backup = final_path + ".bak." + std::to_string(getpid()) + "." +
-                    std::to_string(g_temp_counter++);
+      step.backup =
+          final_path + ".bak." + std::to_string(getpid()) + "." + std::to_string(g_temp_counter++);
       if (::link(final_path.c_str(), step.backup.c_str()) != 0) {
         // No hard links here (e.g. some network file systems): copy instead.
         boost::system::error_code ec;
@@ -475,8 +487,8 @@ void OutputSet::Commit() {
     if (::rename(temp.c_str(), final_path.c_str()) != 0) {
       const int error = errno;
       roll_back();
-      throw OptionError("cannot write " + final_path + " (moving " + temp + " onto it): " +
-                        std::strerror(error) + "; no output was changed");
+      throw OptionError("cannot write " + final_path + " (moving " + temp +
+                        " onto it): " + std::strerror(error) + "; no output was changed");
     }
     steps[i].renamed = true;
   }

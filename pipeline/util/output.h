@@ -52,8 +52,8 @@ std::string ResolveRecordedOutput(const std::string& provenance_file, const nloh
 // Every provenance file under `root` (any depth) checked against the files it names: an output
 // whose bytes no longer have the recorded SHA-256 is `changed`, one that is gone is `missing`.
 struct ProvenanceCheck {
-  int files = 0;     // provenance files read
-  int verified = 0;  // outputs whose SHA-256 matches
+  int files = 0;                     // provenance files read
+  int verified = 0;                  // outputs whose SHA-256 matches
   std::vector<std::string> changed;  // "OUTPUT (PROVENANCE)"
   std::vector<std::string> missing;
   std::vector<std::string> unreadable;  // provenance files that do not parse

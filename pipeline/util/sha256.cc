@@ -85,8 +85,7 @@ std::string FileReadHasher::Finish(int fd) {
   struct stat st {};
   if (!have_start_ || ::fstat(fd, &st) != 0) return hex;
   const FileStamp now = StampOf(st);
-  if (now != start_ ||
-      static_cast<uint64_t>(st.st_size) != bytes_) {
+  if (now != start_ || static_cast<uint64_t>(st.st_size) != bytes_) {
     return hex;  // the file changed while it was read: Sha256OfFile reads it again
   }
   std::lock_guard<std::mutex> lock(g_mutex);

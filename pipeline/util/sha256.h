@@ -100,8 +100,8 @@ class BackgroundHasher {
     size_t size = 0;
   };
   Block queue_[kMaxQueued];  // block n at queue_[n % kMaxQueued] until hashed
-  uint64_t submitted_ = 0;    // written by the reader only (under mutex_)
-  uint64_t hashed_ = 0;       // written by the worker only (under mutex_)
+  uint64_t submitted_ = 0;   // written by the reader only (under mutex_)
+  uint64_t hashed_ = 0;      // written by the worker only (under mutex_)
   bool stop_ = false;
   std::thread worker_;
 };

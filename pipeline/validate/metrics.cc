@@ -20,8 +20,7 @@ constexpr int kWorstBenchmarksShown = 5;
 
 // Throws std::invalid_argument unless the row can enter the statistics.
 void CheckRow(const PredictionRow& row) {
-  if (!(std::isfinite(row.measured_w) && row.measured_w > 0.0) ||
-      !std::isfinite(row.predicted_w)) {
+  if (!(std::isfinite(row.measured_w) && row.measured_w > 0.0) || !std::isfinite(row.predicted_w)) {
     throw std::invalid_argument(fmt::format(
         "validation metrics: benchmark '{}' (line {}) has measured_w = {} and predicted_w = {}; "
         "measured power must be finite and > 0 and the prediction finite",
@@ -328,7 +327,8 @@ std::string FormatMetricsTable(const ValidationMetrics& m, const MetricsOptions&
   }
   if (m.has_capping) {
     auto group = [](const ErrorMetrics& g) {
-      return g.points == 0 ? std::string("none") : fmt::format("{:.2f} % ({} pts)", g.mape_pct, g.points);
+      return g.points == 0 ? std::string("none")
+                           : fmt::format("{:.2f} % ({} pts)", g.mape_pct, g.points);
     };
     out += fmt::format("  {:<18}all {} / full clock {} / capped {}\n", "MAPE by capping",
                        group(m.overall), group(m.full_clock), group(m.capped));
@@ -346,10 +346,10 @@ std::string FormatMetricsTable(const ValidationMetrics& m, const MetricsOptions&
   }
   size_t name_width = std::string("benchmark").size();
   for (const GroupMetrics* g : worst) name_width = std::max(name_width, g->key.size());
-  out += fmt::format("  worst {} of {} benchmarks by MAPE:\n", worst.size(),
-                     m.per_benchmark.size());
-  out += fmt::format("    {:<{}}  {:>6}  {:>8}  {:>11}  {:>8}\n", "benchmark", name_width,
-                     "points", "MAPE %", "max APE %", "bias %");
+  out +=
+      fmt::format("  worst {} of {} benchmarks by MAPE:\n", worst.size(), m.per_benchmark.size());
+  out += fmt::format("    {:<{}}  {:>6}  {:>8}  {:>11}  {:>8}\n", "benchmark", name_width, "points",
+                     "MAPE %", "max APE %", "bias %");
   for (const GroupMetrics* g : worst) {
     out += fmt::format("    {:<{}}  {:>6}  {:>8.2f}  {:>11.2f}  {:>+8.2f}\n", g->key, name_width,
                        g->metrics.points, g->metrics.mape_pct, g->metrics.max_ape_pct,
@@ -359,8 +359,8 @@ std::string FormatMetricsTable(const ValidationMetrics& m, const MetricsOptions&
 }
 
 std::string PredictionsToCsv(const std::vector<PredictionRow>& rows) {
-  const bool with_fold = std::any_of(rows.begin(), rows.end(),
-                                     [](const PredictionRow& row) { return row.fold >= 0; });
+  const bool with_fold =
+      std::any_of(rows.begin(), rows.end(), [](const PredictionRow& row) { return row.fold >= 0; });
   const bool with_capping = std::any_of(rows.begin(), rows.end(), [](const PredictionRow& row) {
     return row.capped || row.measured_capped;
   });

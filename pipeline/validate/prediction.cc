@@ -107,12 +107,13 @@ std::vector<PredictionRow> PredictHeldout(const PowerModel& model, const Corpus&
         if (!throttled) {
           throw InputError(
               heldout.path, heldout.line[r], fmt::format("f_{}_mhz", model.layout.domains[d].name),
-              fmt::format("'{}' at {} MHz lies outside the model's estimated {} levels ({} to {} MHz) "
-                          "and is not flagged {} or {}, so {} mode cannot predict it; use --mode "
-                          "fixed or a model calibrated over that clock",
-                          workload, f(d), model.layout.domains[d].name,
-                          model.freq_levels_mhz[d].front(), model.freq_levels_mhz[d].back(),
-                          kCorpusFlagPowerCap, kCorpusFlagClockMoved, PredictModeName(mode)));
+              fmt::format(
+                  "'{}' at {} MHz lies outside the model's estimated {} levels ({} to {} MHz) "
+                  "and is not flagged {} or {}, so {} mode cannot predict it; use --mode "
+                  "fixed or a model calibrated over that clock",
+                  workload, f(d), model.layout.domains[d].name, model.freq_levels_mhz[d].front(),
+                  model.freq_levels_mhz[d].back(), kCorpusFlagPowerCap, kCorpusFlagClockMoved,
+                  PredictModeName(mode)));
         }
         at_reference = true;  // a throttled measurement: what the board would draw at full clock
       }
@@ -155,7 +156,8 @@ std::vector<PredictionRow> PredictHeldout(const PowerModel& model, const Corpus&
       row.f_run_core_mhz = CapCoreFrequencyMhz(model, u.data(), eval.data(), power_limit_w);
       flags.insert(flags.begin(), kPredictionFlagCapped);
     }
-    for (const std::string& flag : ExtrapolationFlags(model, u.data(), uncapped)) flags.push_back(flag);
+    for (const std::string& flag : ExtrapolationFlags(model, u.data(), uncapped))
+      flags.push_back(flag);
     row.flags = JoinFlags(flags);
     row.extrapolation_note = ExtrapolationMessage(model, workload, u.data(), uncapped);
     out.push_back(row);
@@ -188,9 +190,11 @@ std::string AppsPredictionsToCsv(const std::vector<PredictionRow>& rows,
     if (at_reference(rows[k])) reference[rows[k].benchmark].push_back(k);
   }
   std::string out =
-      "workload,measured_w,predicted_w,uncapped_w,capped,error_pct,measured_capped,f_core_mhz,flags\n";
+      "workload,measured_w,predicted_w,uncapped_w,capped,error_pct,measured_capped,f_core_mhz,"
+      "flags\n";
   for (const std::string& workload : order) {
-    const std::vector<size_t>& chosen = reference.count(workload) ? reference[workload] : all[workload];
+    const std::vector<size_t>& chosen =
+        reference.count(workload) ? reference[workload] : all[workload];
     // A workload measured in several windows (repeated runs, or windows of one application
     // sharing one counters export): the mean of its windows.
     double measured = 0.0, predicted = 0.0, uncapped = 0.0;
@@ -206,8 +210,9 @@ std::string AppsPredictionsToCsv(const std::vector<PredictionRow>& rows,
     measured /= n, predicted /= n, uncapped /= n;
     const PredictionRow& first = rows[chosen.front()];
     out += CsvField(workload);
-    out += fmt::format(",{:.6f},{:.6f},{:.6f},{},{:.6f},{},", measured, predicted, uncapped, capped ? 1 : 0,
-                       100.0 * (predicted - measured) / measured, measured_capped ? 1 : 0);
+    out += fmt::format(",{:.6f},{:.6f},{:.6f},{},{:.6f},{},", measured, predicted, uncapped,
+                       capped ? 1 : 0, 100.0 * (predicted - measured) / measured,
+                       measured_capped ? 1 : 0);
     if (std::isfinite(first.f_run_core_mhz)) out += fmt::format("{:.6g}", first.f_run_core_mhz);
     out += "," + CsvField(first.flags) + "\n";
   }

@@ -26,11 +26,11 @@ bool ParsePredictMode(const std::string& text, PredictMode* mode);
 struct PredictionRow {
   std::string benchmark;
   double f_core_mhz = 0.0;
-  double f_mem_mhz = 0.0;   // 0 for single-domain GPUs
+  double f_mem_mhz = 0.0;  // 0 for single-domain GPUs
   double measured_w = 0.0;
   double predicted_w = 0.0;
-  int fold = -1;            // cross-validation fold, -1 outside CV
-  int64_t line = 0;         // line of the measurement in its file
+  int fold = -1;     // cross-validation fold, -1 outside CV
+  int64_t line = 0;  // line of the measurement in its file
   // The model's power before the board's power limit, W (= predicted_w when not capped).
   double uncapped_w = 0.0;
   // uncapped_w exceeded the power limit: predicted_w = the limit (model/power_limit.h).

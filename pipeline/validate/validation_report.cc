@@ -23,7 +23,8 @@ TruthComparison CompareWithTruth(const PowerModel& fitted, const PowerModel& tru
   const std::vector<double> b = truth.Coefficients();
   std::vector<std::string> names;
   for (const FrequencyDomain& d : fitted.layout.domains) names.push_back("static_" + d.name + "_w");
-  for (const FrequencyDomain& d : fitted.layout.domains) names.push_back("idle_dyn_" + d.name + "_w_per_mhz");
+  for (const FrequencyDomain& d : fitted.layout.domains)
+    names.push_back("idle_dyn_" + d.name + "_w_per_mhz");
   for (const std::string& c : fitted.layout.ComponentNames()) names.push_back(c + " (W/MHz)");
   const size_t nd = fitted.static_w.size();
   for (size_t d = 0; d < nd; ++d) {
@@ -46,8 +47,8 @@ TruthComparison CompareWithTruth(const PowerModel& fitted, const PowerModel& tru
         const double e = std::abs(fitted.voltage_rel[d][j] - vt);
         if (e > t.max_voltage_abs_error) {
           t.max_voltage_abs_error = e;
-          t.worst_voltage = fmt::format("{} {} MHz", fitted.layout.domains[d].name,
-                                        fitted.freq_levels_mhz[d][j]);
+          t.worst_voltage =
+              fmt::format("{} {} MHz", fitted.layout.domains[d].name, fitted.freq_levels_mhz[d][j]);
         }
       }
     }
@@ -76,12 +77,13 @@ std::string DescribeTruth(const TruthComparison& t, double mape_pct) {
 
 ValidationReport SummariseValidation(const ValidationInputs& in, const MetricsOptions& options) {
   ValidationReport out;
-  out.title = !in.title.empty()
-                  ? in.title
-                  : fmt::format("{} prediction{}", PredictModeName(in.mode),
-                                in.fold_benchmarks.empty()
-                                    ? std::string()
-                                    : fmt::format(", {}-fold CV by benchmark", in.fold_benchmarks.size()));
+  out.title =
+      !in.title.empty()
+          ? in.title
+          : fmt::format("{} prediction{}", PredictModeName(in.mode),
+                        in.fold_benchmarks.empty()
+                            ? std::string()
+                            : fmt::format(", {}-fold CV by benchmark", in.fold_benchmarks.size()));
   out.metrics = ComputeValidationMetrics(in.rows, options);
   out.json = MetricsToJson(out.metrics, options);
   out.json["mode"] = PredictModeName(in.mode);
@@ -118,16 +120,16 @@ std::string Relative(const std::string& path, const std::string& from_file) {
 }  // namespace
 
 std::string ValidationMarkdown(const ValidationInputs& in, const ValidationReport& o,
-                               const std::string& predictions_path,
-                               const std::string& metrics_path, const std::string& plot_path,
-                               const std::string& summary_path,
+                               const std::string& predictions_path, const std::string& metrics_path,
+                               const std::string& plot_path, const std::string& summary_path,
                                const std::string& workload_plot_path) {
   const ErrorMetrics& m = o.metrics.overall;
   std::string s = fmt::format("# {}\n\n", o.title);
   s += fmt::format("Measurements: `{}`", in.source);
   if (!in.model_path.empty()) s += fmt::format(" — model: `{}`", in.model_path);
   s += fmt::format(" — mode: {}\n\n", PredictModeName(in.mode));
-  s += "| points | MAPE % | 95% CI % | max APE % | bias % | RMSE W | Pearson r | ≤1% | ≤5% | ≤10% |\n";
+  s += "| points | MAPE % | 95% CI % | max APE % | bias % | RMSE W | Pearson r | ≤1% | ≤5% | ≤10% "
+       "|\n";
   s += "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n";
   s += fmt::format("| {} | {:.3f} | {:.3f}–{:.3f} | {:.2f} | {:+.3f} | {:.3f} | {:.4f} |", m.points,
                    m.mape_pct, m.mape_ci_low_pct, m.mape_ci_high_pct, m.max_ape_pct,
@@ -139,7 +141,8 @@ std::string ValidationMarkdown(const ValidationInputs& in, const ValidationRepor
     s += "By capping (a workload is capped when its measured window hit the power cap):\n\n"
          "| workloads | points | MAPE % | max APE % | bias % |\n|---|---:|---:|---:|---:|\n";
     const std::pair<const char*, const ErrorMetrics*> groups[] = {
-        {"all", &o.metrics.overall}, {"at full clock", &o.metrics.full_clock},
+        {"all", &o.metrics.overall},
+        {"at full clock", &o.metrics.full_clock},
         {"power-capped", &o.metrics.capped}};
     for (const auto& [name, g] : groups) {
       if (g->points == 0) {
@@ -174,8 +177,8 @@ std::string ValidationMarkdown(const ValidationInputs& in, const ValidationRepor
                        g.metrics.mape_pct, g.metrics.mean_error_pct);
     }
   }
-  s += fmt::format("\nFiles: [predictions]({}), [metrics]({}).\n", Relative(predictions_path, summary_path),
-                   Relative(metrics_path, summary_path));
+  s += fmt::format("\nFiles: [predictions]({}), [metrics]({}).\n",
+                   Relative(predictions_path, summary_path), Relative(metrics_path, summary_path));
   return s;
 }
 

@@ -40,8 +40,8 @@ TruthComparison CompareWithTruth(const PowerModel& fitted, const PowerModel& tru
 struct ValidationInputs {
   PredictMode mode = PredictMode::kDvfs;
   std::string title;
-  std::string source;       // held-out (or cross-validated) measurements
-  std::string model_path;   // empty under cross-validation
+  std::string source;      // held-out (or cross-validated) measurements
+  std::string model_path;  // empty under cross-validation
   std::vector<PredictionRow> rows;
   std::vector<std::vector<std::string>> fold_benchmarks;  // cross-validation only
   TruthComparison truth;
@@ -55,7 +55,7 @@ struct ValidationReport {
 };
 
 ValidationReport SummariseValidation(const ValidationInputs& in,
-                                      const MetricsOptions& options = MetricsOptions());
+                                     const MetricsOptions& options = MetricsOptions());
 
 // A Markdown page: inputs, the metrics table, the scatter, the per-workload error table
 // (validate/workload_errors.h) with its bar chart when `workload_plot_path` names one (drawn by

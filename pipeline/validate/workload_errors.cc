@@ -39,9 +39,10 @@ std::vector<WorkloadError> ComputeWorkloadErrors(const std::vector<PredictionRow
     e.mape_pct /= n;
     errors.push_back(std::move(e));
   }
-  std::stable_sort(errors.begin(), errors.end(), [](const WorkloadError& a, const WorkloadError& b) {
-    return a.abs_error_pct > b.abs_error_pct;  // map order breaks ties by name
-  });
+  std::stable_sort(errors.begin(), errors.end(),
+                   [](const WorkloadError& a, const WorkloadError& b) {
+                     return a.abs_error_pct > b.abs_error_pct;  // map order breaks ties by name
+                   });
   return errors;
 }
 
