@@ -66,10 +66,12 @@ int main(int argc, char** argv) {
                  "New workloads measured at one clock (same table shapes): their power at every "
                  "calibrated clock")
       ->check(CLI::ExistingFile);
-  app.add_flag("--no-figures{false}", o.figures, "Write the tables and the index without figures");
+  bool no_figures = false;
+  app.add_flag("--no-figures", no_figures, "Write the tables and the index without figures");
   AddLoggingOptions(&app);
 
   return RunStageMain(&app, argc, argv, [&]() {
+    o.figures = !no_figures;
     const ClocksStageReport r = RunClocksStage(o);
     std::cout << r.summary;
     return r.exit_code;
