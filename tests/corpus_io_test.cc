@@ -450,10 +450,8 @@ void ExpectInputError(const BadInput& bad, const CorpusReadOptions& options = {}
   }
 }
 
-const char kHeader2[] = "2\n975,3505\n2,1\nSP,INT,DRAM\n";
-
 TEST(CorpusIoGpmtool, BadInputsNameFileLineAndField) {
-  const std::string h = kHeader2;
+  const std::string h = ::wattcal::testing::SmallGpmtoolFixture().header;
   const std::vector<BadInput> cases = {
       {"empty", "", 1, "", "empty"},
       {"blank_only", "\n\n", 1, "", "empty"},

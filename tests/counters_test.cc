@@ -30,9 +30,7 @@ using ::wattcal::testing::Sample;
 using ::wattcal::testing::SamplesDir;
 #define REQUIRE_SAMPLES() WATTCAL_REQUIRE_SAMPLES()
 
-std::string Fixture(const std::string& name) {
-  return std::string(WATTCAL_SOURCE_DIR) + "/tests/fixtures/" + name;
-}
+std::string Fixture(const std::string& name) { return ::wattcal::testing::FixturePath("" + name); }
 
 // Relative tolerance for values averaged over launches (the hand sums: certified_values.h, recomputed
 // by scripts/certify/hand_values.py).

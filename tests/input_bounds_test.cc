@@ -36,19 +36,12 @@ using ::wattcal::testing::WriteFile;
 
 const char kBom[] = "\xEF\xBB\xBF";
 
-// The training file of stage_contracts_test.cc (2 domains, SP, INT, DRAM; rows on lines 5-12).
-const char kGpmtoolHeader[] = "2\n975,3505\n2,1\nSP,INT,DRAM\n";
-const std::vector<std::string> kGpmtoolRows = {
-    "99.114,975,3505,0.1,0.0,0.1",   "104.261,1100,3505,0.1,0.0,0.1",
-    "141.329,975,3505,0.8,0.1,0.05", "160.483,1100,3505,0.8,0.1,0.05",
-    "131.007,975,3505,0.0,0.7,0.2",  "146.033,1100,3505,0.0,0.7,0.2",
-    "155.481,975,3505,0.2,0.2,0.9",  "167.278,1100,3505,0.2,0.2,0.9",
-};
+// The small gpmTOOL training file (tests/fixtures/gpmtool; 2 domains, SP, INT, DRAM; rows on
+// lines 5-12).
+const std::vector<std::string>& kGpmtoolRows = ::wattcal::testing::SmallGpmtoolFixture().rows;
 
 std::string GpmtoolFile(const std::vector<std::string>& rows) {
-  std::string s = kGpmtoolHeader;
-  for (const std::string& r : rows) s += r + "\n";
-  return s;
+  return ::wattcal::testing::SmallGpmtoolFixture().Text(rows);
 }
 
 std::vector<std::string> WithRow(std::vector<std::string> rows, size_t index,

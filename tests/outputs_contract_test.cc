@@ -43,12 +43,13 @@ using ::wattcal::testing::WriteFile;
 
 using Utils = std::array<double, 3>;  // SP, INT (core), DRAM (mem)
 
-// A gpmTOOL training file (2 domains, default 975/3505 MHz, SP, INT, DRAM) with one row per
+// A gpmTOOL training file (the small fixture's header: 2 domains, default 975/3505 MHz, SP, INT,
+// DRAM) with one row per
 // benchmark at 975 and at 1100 MHz core, powers from TPDS Eqs. 4-6 with a0 = 20 W, a1 = 0.02,
 // g_SP = 0.06, g_INT = 0.05, a2 = 30 W, a3 = 0.005, g_DRAM = 0.015 W/MHz, v(1100) = 1.05.
 // `scale` multiplies every power (two corpora that give different models).
 std::string GpmtoolFile(const std::vector<Utils>& benchmarks, double scale = 1.0) {
-  std::string s = "2\n975,3505\n2,1\nSP,INT,DRAM\n";
+  std::string s = ::wattcal::testing::SmallGpmtoolFixture().header;
   for (const Utils& u : benchmarks) {
     for (double f : {975.0, 1100.0}) {
       const double v = f == 975.0 ? 1.0 : 1.05;

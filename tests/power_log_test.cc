@@ -31,7 +31,7 @@ std::string SampleFile(const std::string& name) {
 }
 
 std::string Fixture(const std::string& name) {
-  return std::string(WATTCAL_SOURCE_DIR) + "/tests/fixtures/power/" + name;
+  return ::wattcal::testing::FixturePath("power/" + name);
 }
 
 #define WATTCAL_REQUIRE_SAMPLE(path) \

@@ -121,24 +121,23 @@ std::vector<std::string> Lines(const std::string& text) {
 // g_DRAM=0.015 W/MHz, v(1100)=1.05, times up to +-1% noise, so that a fit succeeds
 // (CalibratesTheValidFiles checks that) and each broken variant fails for one reason only.
 
-// gpmTOOL format: the header is lines 1-4, kGpmtoolRows[i] is on line 5 + i.
-const char kGpmtoolHeader[] = "2\n975,3505\n2,1\nSP,INT,DRAM\n";
-const std::vector<std::string> kGpmtoolRows = {
-    "99.114,975,3505,0.1,0.0,0.1",   "104.261,1100,3505,0.1,0.0,0.1",
-    "141.329,975,3505,0.8,0.1,0.05", "160.483,1100,3505,0.8,0.1,0.05",
-    "131.007,975,3505,0.0,0.7,0.2",  "146.033,1100,3505,0.0,0.7,0.2",
-    "155.481,975,3505,0.2,0.2,0.9",  "167.278,1100,3505,0.2,0.2,0.9",
-};
-constexpr int kGpmtoolFirstRowLine = 5;
+// gpmTOOL format (tests/fixtures/gpmtool/train_sp_int_dram.csv): the header is lines 1-4,
+// kGpmtoolRows[i] is on line 5 + i.
+const ::wattcal::testing::GpmtoolFixture& kGpmtool = ::wattcal::testing::SmallGpmtoolFixture();
+const std::string& kGpmtoolHeader = kGpmtool.header;
+const std::vector<std::string>& kGpmtoolRows = kGpmtool.rows;
+const int kGpmtoolFirstRowLine = kGpmtool.first_row_line;
 
 // Tidy format, same data: the header is line 1, kTidyRows[i] is on line 2 + i.
 const char kTidyHeader[] = "benchmark,power_w,f_core_mhz,f_mem_mhz,SP,INT,mem:DRAM\n";
-const std::vector<std::string> kTidyRows = {
-    "b1,99.114,975,3505,0.1,0.0,0.1",   "b1,104.261,1100,3505,0.1,0.0,0.1",
-    "b2,141.329,975,3505,0.8,0.1,0.05", "b2,160.483,1100,3505,0.8,0.1,0.05",
-    "b3,131.007,975,3505,0.0,0.7,0.2",  "b3,146.033,1100,3505,0.0,0.7,0.2",
-    "b4,155.481,975,3505,0.2,0.2,0.9",  "b4,167.278,1100,3505,0.2,0.2,0.9",
-};
+// The same rows, benchmark b1 .. b4 (two clocks each).
+const std::vector<std::string> kTidyRows = [] {
+  std::vector<std::string> rows;
+  for (size_t i = 0; i < kGpmtoolRows.size(); ++i) {
+    rows.push_back("b" + std::to_string(i / 2 + 1) + "," + kGpmtoolRows[i]);
+  }
+  return rows;
+}();
 constexpr int kTidyFirstRowLine = 2;
 // The tidy file holds two core frequencies, so the default pair is given as options.
 const std::vector<std::string> kTidyDefaults = {"--default-core-mhz", "975", "--default-mem-mhz",
@@ -168,9 +167,7 @@ std::vector<std::string> Replaced(std::vector<std::string> rows, const std::stri
   return rows;
 }
 
-std::string GpmtoolFile(const std::vector<std::string>& rows) {
-  return kGpmtoolHeader + Body(rows);
-}
+std::string GpmtoolFile(const std::vector<std::string>& rows) { return kGpmtool.Text(rows); }
 std::string TidyFile(const std::vector<std::string>& rows) { return kTidyHeader + Body(rows); }
 
 // What a rejected input must produce.

@@ -79,6 +79,33 @@ std::string ReadFile(const std::string& path) {
 
 bool FileExists(const std::string& path) { return fs::exists(path); }
 
+std::string FixturePath(const std::string& relative) {
+  return (fs::path(WATTCAL_SOURCE_DIR) / "tests" / "fixtures" / relative).string();
+}
+
+std::string GpmtoolFixture::Text(const std::vector<std::string>& edited_rows) const {
+  std::string text = header;
+  for (const std::string& row : edited_rows) text += row + "\n";
+  return text;
+}
+
+const GpmtoolFixture& SmallGpmtoolFixture() {
+  static const GpmtoolFixture fixture = [] {
+    const std::string path = FixturePath("gpmtool/train_sp_int_dram.csv");
+    std::istringstream in(ReadFile(path));
+    GpmtoolFixture f;
+    std::string line;
+    for (int i = 0; i < 4 && std::getline(in, line); ++i) f.header += line + "\n";
+    while (std::getline(in, line)) {
+      if (!line.empty()) f.rows.push_back(line);
+    }
+    f.first_row_line = 5;
+    if (f.rows.empty()) ADD_FAILURE() << path << ": no rows (the fixture is missing or empty)";
+    return f;
+  }();
+  return fixture;
+}
+
 namespace {
 std::string Quote(const std::string& s) {
   std::string q = "'";

@@ -39,6 +39,20 @@ std::string WriteFile(const std::string& path, const std::string& content);
 std::string ReadFile(const std::string& path);
 bool FileExists(const std::string& path);
 
+// A file under tests/fixtures/ (the repository's own small inputs; no outside data).
+std::string FixturePath(const std::string& relative);
+
+// tests/fixtures/gpmtool/train_sp_int_dram.csv split for tests that edit it in memory: `header`
+// is its four header lines (with their newlines), `rows` its data rows (without newlines), the
+// first on line `first_row_line`. Text(rows) joins a header and rows back into a file.
+struct GpmtoolFixture {
+  std::string header;
+  std::vector<std::string> rows;
+  int first_row_line = 0;
+  std::string Text(const std::vector<std::string>& edited_rows) const;
+};
+const GpmtoolFixture& SmallGpmtoolFixture();
+
 struct CommandResult {
   int exit_code = -1;
   std::string output;  // stdout and stderr together
