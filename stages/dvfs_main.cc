@@ -16,14 +16,8 @@ using namespace wattcal;
 int main(int argc, char** argv) {
   CLI::App app{"Choose the energy-, EDP- or ED2P-optimal core V-F pair per kernel", "wattcal-dvfs"};
   DvfsStageOptions o;
-  DvfsOptionNames names;
-  AddDvfsOptions(&app, &o, &names);
+  AddDvfsOptions(&app, &o);
   AddLoggingOptions(&app);
 
-  return RunStageMain(&app, argc, argv, [&]() {
-    ParseDvfsObjective(names.objective, &o.dvfs.objective);
-    ParsePowerMode(names.power_mode, &o.dvfs.power_mode);
-    ParseActivityScaling(names.activity_scaling, &o.dvfs.activity_scaling);
-    return RunDvfsStage(o);
-  });
+  return RunStageMain(&app, argc, argv, [&]() { return RunDvfsStage(o).exit_code; });
 }

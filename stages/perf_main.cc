@@ -24,5 +24,5 @@ int main(int argc, char** argv) {
   AddPerfOptions(&app, &o);
   AddLoggingOptions(&app);
 
-  return RunStageMain(&app, argc, argv, [&]() { return RunPerfStage(o); });
+  return RunStageMain(&app, argc, argv, [&]() { return RunPerfStage(o).exit_code; });
 }

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -24,6 +25,28 @@ void AddCalibrationOptions(CLI::App* app, CalibrationFlags* flags);
 
 // Adds --bounds, --orderings, --no-paper-orderings, --prior, --prior-weight, --no-prior-start.
 void AddAccelWattchOptions(CLI::App* app, AccelWattchFlags* flags);
+
+// Binds `flag` straight to an enum field of a stage's (library) options: CLI11 accepts the names
+// name_of(v) of `values` (the library's one spelling of each, e.g. DvfsObjectiveName) and stores
+// the enum when the command line is read; --help shows the names and the field's default.
+template <typename Enum, typename NameOf>
+CLI::Option* AddEnumOption(CLI::App* app, const std::string& flag, Enum* target,
+                           const std::vector<Enum>& values, NameOf name_of,
+                           const std::string& description) {
+  std::vector<std::string> names;
+  for (Enum v : values) names.push_back(name_of(v));
+  return app
+      ->add_option_function<std::string>(
+          flag,
+          [target, values, name_of](const std::string& text) {
+            for (Enum v : values) {
+              if (text == name_of(v)) *target = v;
+            }
+          },
+          description)
+      ->check(CLI::IsMember(names))
+      ->default_str(name_of(*target));
+}
 
 // Adds --mape-ci student-t|normal-population-sd to `app` (the MAPE confidence interval).
 void AddMapeCiOption(CLI::App* app, std::string* method);

@@ -4,9 +4,11 @@
 
 namespace wattcal {
 
-void AddIngestOptions(CLI::App* app, IngestStageOptions* o) {
+namespace {
+
+// The input files (and the rewritten forms of two of them: --kernel-power-out, --ubench-out).
+void AddIngestInputOptions(CLI::App* app, IngestStageOptions* o) {
   IngestInputs& in = o->inputs;
-  IngestOptions& options = o->ingest;
   app->add_option("--power-log", in.power_log,
                   "Power log: nvidia-smi --query-gpu CSV (any shape), raw NVML samples "
                   "(timestamp_us,power_mw) or dcgmi dmon output")
@@ -43,6 +45,11 @@ void AddIngestOptions(CLI::App* app, IngestStageOptions* o) {
                   "Sweep description (wattcal-synth's sweep.csv: kernel,benchmark,category,"
                   "active_sms,lanes_per_warp,f_core_mhz,f_mem_mhz,iterations)")
       ->check(CLI::ExistingFile);
+}
+
+// The tables wattcal-ingest writes.
+void AddIngestOutputOptions(CLI::App* app, IngestStageOptions* o) {
+  IngestInputs& in = o->inputs;
   app->add_option("--accelwattch-activity", o->accelwattch_activity_path,
                   "AccelWattch's activity table (needs --counters and --description): per "
                   "description kernel its description, elapsed_s, launches, mean_power_w and every "
@@ -70,6 +77,11 @@ void AddIngestOptions(CLI::App* app, IngestStageOptions* o) {
       ->check(OutputFile());
   app->add_option("--instructions-out", o->instructions_out_path, "Energy per instruction table")
       ->check(OutputFile());
+}
+
+// How the power log is read: which GPU, field, columns, clock and dmon interval.
+void AddPowerLogOptions(CLI::App* app, IngestStageOptions* o) {
+  IngestOptions& options = o->ingest;
   app->add_option("--gpu-select", options.log.gpu,
                   "GPU of a multi-GPU log: nvidia-smi index or uuid");
   app->add_option("--power-field", options.log.power_field,
@@ -82,6 +94,11 @@ void AddIngestOptions(CLI::App* app, IngestStageOptions* o) {
       ->capture_default_str();
   app->add_option("--dmon-interval-ms", options.log.dmon_interval_ms,
                   "dcgmi dmon without timestamps: its -d interval, ms");
+}
+
+// How each launch window is measured and which windows are flagged.
+void AddWindowOptions(CLI::App* app, IngestStageOptions* o) {
+  IngestOptions& options = o->ingest;
   app->add_option("--min-samples", options.energy.min_samples,
                   "Flag windows with fewer readings inside")
       ->capture_default_str();
@@ -106,6 +123,10 @@ void AddIngestOptions(CLI::App* app, IngestStageOptions* o) {
       "Measure each window from this long after its start (steady state, AccelWattch §4.1), ms. "
       "Default: 300 ms, and the second half of a window shorter than 600 ms; a value given is "
       "applied as given");
+}
+
+// The counter-free per-run tables and the capture directories.
+void AddCaptureOptions(CLI::App* app, IngestStageOptions* o) {
   app->add_option(
          "--clock-runs", o->clock_runs,
          "A per-run table of power (and run time) at locked core clocks, no counters: "
@@ -133,6 +154,16 @@ void AddIngestOptions(CLI::App* app, IngestStageOptions* o) {
                   "instant power when present, else nvidia-smi), nvml or nvidia-smi")
       ->check(CLI::IsMember({"auto", "nvml", "nvidia-smi"}))
       ->capture_default_str();
+}
+
+}  // namespace
+
+void AddIngestOptions(CLI::App* app, IngestStageOptions* o) {
+  AddIngestInputOptions(app, o);
+  AddIngestOutputOptions(app, o);
+  AddPowerLogOptions(app, o);
+  AddWindowOptions(app, o);
+  AddCaptureOptions(app, o);
 }
 
 void AddReportOptions(CLI::App* app, ReportStageOptions* o) {
@@ -356,7 +387,7 @@ void AddPerfOptions(CLI::App* app, PerfStageOptions* o) {
   app->add_option("--threads", o->threads, "--simulate: threads")->capture_default_str();
 }
 
-void AddDvfsOptions(CLI::App* app, DvfsStageOptions* o, DvfsOptionNames* names) {
+void AddDvfsOptions(CLI::App* app, DvfsStageOptions* o) {
   app->add_option("--model", o->model_path, "Power model (wattcal JSON or gpmTOOL), method dvfs")
       ->required()
       ->check(CLI::ExistingFile);
@@ -371,20 +402,18 @@ void AddDvfsOptions(CLI::App* app, DvfsStageOptions* o, DvfsOptionNames* names) 
   app->add_option("--out", o->out_path, "Choices CSV: chosen pair, time, power, energy, savings")
       ->check(OutputFile())
       ->required();
-  app->add_option("--objective", names->objective, "What to minimise: energy, edp or ed2p")
-      ->check(CLI::IsMember({"energy", "edp", "ed2p"}))
-      ->capture_default_str();
+  AddEnumOption(app, "--objective", &o->dvfs.objective,
+                {DvfsObjective::kEnergy, DvfsObjective::kEdp, DvfsObjective::kEd2p},
+                DvfsObjectiveName, "What to minimise: energy, edp or ed2p");
   app->add_option("--max-slowdown-pct", o->dvfs.max_slowdown_pct,
                   "Slowdown budget against the default pair, % (default: none)");
-  app->add_option("--power-mode", names->power_mode,
-                  "dvfs: the model's power at each pair; scaling: TPDS Eq. 10 from the measured "
-                  "power at the default pair")
-      ->check(CLI::IsMember({"dvfs", "scaling"}))
-      ->capture_default_str();
-  app->add_option("--activity-scaling", names->activity_scaling,
-                  "events: utilisations follow the run time (events conserved); fixed: as measured")
-      ->check(CLI::IsMember({"events", "fixed"}))
-      ->capture_default_str();
+  AddEnumOption(app, "--power-mode", &o->dvfs.power_mode, {PowerMode::kDvfs, PowerMode::kScaling},
+                PowerModeName,
+                "dvfs: the model's power at each pair; scaling: TPDS Eq. 10 from the measured "
+                "power at the default pair");
+  AddEnumOption(app, "--activity-scaling", &o->dvfs.activity_scaling,
+                {ActivityScaling::kEvents, ActivityScaling::kFixed}, ActivityScalingName,
+                "events: utilisations follow the run time (events conserved); fixed: as measured");
   app->add_option("--perf-models", o->dvfs.perf_models,
                   "Run-time models to choose with (default: all)")
       ->delimiter(',');

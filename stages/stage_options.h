@@ -25,15 +25,8 @@ void AddPortOptions(CLI::App* app, PortStageOptions* options);
 // Adds every option of wattcal-perf but --quiet / --verbose.
 void AddPerfOptions(CLI::App* app, PerfStageOptions* options);
 
-// The names wattcal-dvfs takes on its command line, parsed (ParseDvfsObjective, ParsePowerMode,
-// ParseActivityScaling) once the command line is read.
-struct DvfsOptionNames {
-  std::string objective = "edp";
-  std::string power_mode = "dvfs";
-  std::string activity_scaling = "events";
-};
-
-// Adds every option of wattcal-dvfs but --quiet / --verbose; the three names go to `names`.
-void AddDvfsOptions(CLI::App* app, DvfsStageOptions* options, DvfsOptionNames* names);
+// Adds every option of wattcal-dvfs but --quiet / --verbose (--objective, --power-mode and
+// --activity-scaling straight into options->dvfs's enums: AddEnumOption).
+void AddDvfsOptions(CLI::App* app, DvfsStageOptions* options);
 
 }  // namespace wattcal

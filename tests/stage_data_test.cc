@@ -300,11 +300,11 @@ TEST_F(StageDataRun, RealCaptureIngestAsTheExecutableDoes) {
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.written, (std::vector<std::string>{o.tidy_path, o.out_path}));
   EXPECT_EQ(r.left_out_rows, 0);
-  EXPECT_NE(r.info.find("windows: 39 measured, 1 idle"), std::string::npos) << r.info;
+  EXPECT_NE(r.brief.find("windows: 39 measured, 1 idle"), std::string::npos) << r.brief;
   const auto e = RunStage("wattcal-ingest", {"--capture", capture, "--gpu", kH100Gpu, "--tidy",
                                              dir + "/exe.csv", "--out", dir + "/exe_windows.csv"});
   ASSERT_EQ(e.exit_code, 0) << e.output;
-  EXPECT_NE(e.output.find(r.info), std::string::npos) << e.output;
+  EXPECT_NE(e.output.find(r.brief), std::string::npos) << e.output;
   EXPECT_EQ(ReadFile(dir + "/lib.csv"), ReadFile(dir + "/exe.csv"));
   EXPECT_EQ(ReadFile(dir + "/lib_windows.csv"), ReadFile(dir + "/exe_windows.csv"));
 }
@@ -367,10 +367,10 @@ TEST_F(IngestSettle, ShortWindowsAreMeasuredOverTheirSecondHalf) {
   o.out_path = dir + "/k.csv";
   const IngestStageReport r = RunIngestStage(o);
   ASSERT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.info.find("windows: 1 launches shorter than twice the settle time (300 ms) "
-                        "measured over their second half"),
+  EXPECT_NE(r.brief.find("windows: 1 launches shorter than twice the settle time (300 ms) "
+                         "measured over their second half"),
             std::string::npos)
-      << r.info;
+      << r.brief;
   const std::string k = ReadFile(dir + "/k.csv");
   EXPECT_NE(k.find("\nlong,1,0.7,140,200,"), std::string::npos) << k;
   EXPECT_NE(k.find("\nshort,1,0.2,40,200,"), std::string::npos) << k;

@@ -265,11 +265,12 @@ TEST(StageCheck, PredictCompareAndPortNameTheFlags) {
 
 // Runs `program` with `args` writing `outputs` (paths relative to nothing: absolute), keeps
 // their bytes and those of their provenance, removes them, then runs `in_process` writing the
-// same paths and expects the same bytes and exit code. The provenance's command line is the one
-// thing that differs (an in-process run has no argv of its own): it is compared without it.
+// same paths and expects the same bytes and exit code, and its StageSummary to list exactly
+// `outputs` as written. The provenance's command line is the one thing that differs (an
+// in-process run has no argv of its own): it is compared without it.
 void ExpectSameAsExecutable(const std::string& program, const std::vector<std::string>& args,
                             const std::vector<std::string>& outputs,
-                            const std::function<int()>& in_process) {
+                            const std::function<StageSummary()>& in_process) {
   const CommandResult executable = RunStage(program, args);
   auto without_argv = [](const std::string& text) {
     nlohmann::json j = nlohmann::json::parse(text);
@@ -293,8 +294,12 @@ void ExpectSameAsExecutable(const std::string& program, const std::vector<std::s
                                                                       : bytes);
     std::remove(file.c_str());
   }
-  const int exit_code = in_process();
-  EXPECT_EQ(exit_code, executable.exit_code) << executable.output;
+  const StageSummary summary = in_process();
+  EXPECT_EQ(summary.exit_code, executable.exit_code) << executable.output;
+  std::vector<std::string> written = summary.written, wanted = outputs;
+  std::sort(written.begin(), written.end());
+  std::sort(wanted.begin(), wanted.end());
+  EXPECT_EQ(written, wanted) << program << ": StageSummary::written";
   for (size_t i = 0; i < files.size(); ++i) {
     ASSERT_TRUE(FileExists(files[i])) << "in-process " << program << " did not write " << files[i];
     const std::string bytes = ReadFile(files[i]);
@@ -325,7 +330,7 @@ TEST(StageInProcess, CalibrateValidatePredictWriteWhatTheExecutablesWrite) {
         EXPECT_TRUE(r.converged);
         EXPECT_EQ(r.written, (std::vector<std::string>{model, calibrate.gpmtool_path}));
         EXPECT_EQ(r.summary, "");  // the stage logs to stderr; stdout stays empty
-        return r.exit_code;
+        return r;
       });
 
   ValidateStageOptions validate;
@@ -351,7 +356,7 @@ TEST(StageInProcess, CalibrateValidatePredictWriteWhatTheExecutablesWrite) {
         EXPECT_EQ(r.exit_code, static_cast<int>(kExitFit));
         EXPECT_GT(r.mape_pct, 1.0);
         EXPECT_EQ(r.written.size(), 4u);
-        return r.exit_code;
+        return r;
       });
 
   PredictStageOptions predict;
@@ -367,7 +372,7 @@ TEST(StageInProcess, CalibrateValidatePredictWriteWhatTheExecutablesWrite) {
                          {predict.out_path}, [&] {
                            const PredictStageReport r = RunPredictStage(predict);
                            EXPECT_GT(r.rows, 0u);
-                           return r.exit_code;
+                           return r;
                          });
 }
 
@@ -392,7 +397,7 @@ TEST(StageInProcess, CompareAndPortWriteWhatTheExecutablesWrite) {
                           "pascal_titanx", "--estimated-a", volta, "--estimated-b", pascal, "--out",
                           compare.out_path, "--table", compare.table_path, "-q"},
                          {compare.out_path, compare.table_path},
-                         [&] { return RunCompareStage(compare).exit_code; });
+                         [&] { return RunCompareStage(compare); });
 
   PortStageOptions port;
   port.subcommand = "node";
@@ -413,7 +418,7 @@ TEST(StageInProcess, CompareAndPortWriteWhatTheExecutablesWrite) {
                          {port.node.out_path, port.node.report_path, port.node.totals_path}, [&] {
                            const PortStageReport r = RunPortStage(port);
                            EXPECT_EQ(r.written.size(), 3u);
-                           return r.exit_code;
+                           return r;
                          });
 }
 

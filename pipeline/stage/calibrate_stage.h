@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "stage/calibration_flags.h"
+#include "stage/stage_summary.h"
 
 namespace wattcal {
 
@@ -57,13 +58,8 @@ struct CalibrateStageOptions {
   void Check() const;
 };
 
-struct CalibrateStageReport {
-  // 0, or 3 (kExitFit) when the fit did not converge (the model is written either way).
-  int exit_code = 0;
-  // What the main prints to stdout: nothing (the stage logs to stderr).
-  std::string summary;
-  // The files written (each with its manifest beside it).
-  std::vector<std::string> written;
+// exit_code: 0, or 3 (kExitFit) when the fit did not converge (the model is written either way).
+struct CalibrateStageReport : StageSummary {
   // Whether the fit (accelwattch: the kept start) converged.
   bool converged = false;
 };

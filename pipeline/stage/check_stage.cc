@@ -20,15 +20,16 @@ CheckStageReport RunCheckStage(const CheckStageOptions& o) {
   CheckStageReport report;
   report.checked = CheckFigures(ReadExpectedFigures(o.expected_path), o.reports_dir, o.runs);
   const std::vector<CheckedFigure>& checked = report.checked;
-  report.table = CheckTable(checked);
+  report.brief = CheckTable(checked);
   if (!o.out_path.empty()) {
     OutputSet outputs;
-    outputs.StageText(o.out_path, report.table);
+    outputs.StageText(o.out_path, report.brief);
     outputs.StageProvenance(o.out_path, "check", {o.expected_path},
                             {{"reports", o.reports_dir}, {"runs", o.runs}});
     outputs.Commit();
+    report.written = outputs.Outputs();
   }
-  LogInfo(report.table);
+  LogInfo(report.brief);
   for (const CheckedFigure& c : checked) {
     report.missing += !c.found;
     report.differ += c.found && !c.within;

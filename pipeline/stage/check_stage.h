@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "report/results_check.h"
+#include "stage/stage_summary.h"
 
 namespace wattcal {
 
@@ -25,13 +26,8 @@ struct CheckStageOptions {
   void Check() const;
 };
 
-struct CheckStageReport {
-  // 0 when every figure is found and within its tolerance, else 3 (kExitFit).
-  int exit_code = 0;
-  // What the main prints to stdout: nothing (the table goes to stderr, as before).
-  std::string summary;
-  // The table logged at info level.
-  std::string table;
+// exit_code: 0 when every figure is found and within its tolerance, else 3 (kExitFit).
+struct CheckStageReport : StageSummary {
   std::vector<CheckedFigure> checked;
   int missing = 0;
   int differ = 0;

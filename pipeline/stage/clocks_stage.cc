@@ -223,6 +223,7 @@ ClocksStageReport RunClocksStage(const ClocksStageOptions& o) {
   for (const std::string& path : report_files)
     outputs.StageProvenance(path, "clocks", inputs, o.ToJson());
   outputs.Commit();
+  report.written = outputs.Outputs();
 
   report.summary = fmt::format(
       "training MAPE {:.2f}%\nCV by workload from {:g} MHz: {:.2f}% (P ~ f {:.2f}%) over {} "

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "clocks/clock_cv.h"
+#include "stage/stage_summary.h"
 
 namespace wattcal {
 
@@ -35,9 +36,8 @@ struct ClocksStageOptions {
   nlohmann::json ToJson() const;
 };
 
-struct ClocksStageReport {
-  int exit_code = 0;
-  std::string summary;  // printed to stdout: the headline figures, one per line
+// summary: the headline figures, one per line (printed to stdout).
+struct ClocksStageReport : StageSummary {
   ClockCvResult cv;
   double training_mape_pct = 0.0;
 };

@@ -92,6 +92,7 @@ CompareStageReport RunCompareStage(const CompareStageOptions& o) {
   }
   LogInfo("wrote " + o.out_path + (o.table_path.empty() ? "" : " and " + o.table_path));
   CompareStageReport report;
+  report.written = outputs.Outputs();
   report.diff_of_means_pp = comparison.diff_of_means_pp;
   if (o.max_diff_pp > 0.0 && std::fabs(comparison.diff_of_means_pp) > o.max_diff_pp) {
     LogWarning(

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "stage/stage_summary.h"
+
 namespace wattcal {
 
 struct CompareStageOptions {
@@ -40,11 +42,8 @@ struct CompareStageOptions {
   void Check() const;
 };
 
-struct CompareStageReport {
-  // 0, or 3 (kExitFit) when the difference of the averages exceeds max_diff_pp.
-  int exit_code = 0;
-  // What the main prints to stdout: nothing (the stage logs to stderr).
-  std::string summary;
+// exit_code: 0, or 3 (kExitFit) when the difference of the averages exceeds max_diff_pp.
+struct CompareStageReport : StageSummary {
   // The difference of the averages, percentage points.
   double diff_of_means_pp = 0.0;
 };

@@ -35,6 +35,7 @@ ConstantStageReport RunConstantStage(const ConstantStageOptions& o) {
   outputs.StageText(o.out_path, DumpJson(ConstantPowerToJson(result, sweep, options)));
   outputs.StageProvenance(o.out_path, "constant", inputs, ConstantPowerOptionsToJson(options));
   outputs.Commit();
+  report.written = outputs.Outputs();
   LogInfo(fmt::format(
       "P_const = {:.2f} W, {:.0f}% interval [{:.2f}, {:.2f}] W ({}), from {} "
       "curves ({} points), r = {:.4f}; the linear extrapolation is negative "

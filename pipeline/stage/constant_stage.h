@@ -6,6 +6,7 @@
 #include <string>
 
 #include "accelwattch/constant_power.h"
+#include "stage/stage_summary.h"
 
 namespace wattcal {
 
@@ -26,10 +27,7 @@ struct ConstantStageOptions {
   void Check() const;
 };
 
-struct ConstantStageReport {
-  int exit_code = 0;
-  // What the main prints to stdout: nothing (the log lines go to stderr, as before).
-  std::string summary;
+struct ConstantStageReport : StageSummary {
   ConstantPowerReport result;
 };
 

@@ -48,7 +48,7 @@ nlohmann::json DvfsStageOptions::ToJson() const {
           {"default_mem_mhz", default_mem_mhz}};
 }
 
-int RunDvfsStage(const DvfsStageOptions& o) {
+DvfsStageReport RunDvfsStage(const DvfsStageOptions& o) {
   std::string error;
   if (!o.Check(&error)) throw OptionError(error);
   CorpusReadOptions read;
@@ -112,7 +112,9 @@ int RunDvfsStage(const DvfsStageOptions& o) {
   outputs.Commit();
   LogInfo(FormatDvfsSummary(summary, o.dvfs));
   LogInfo(fmt::format("wrote {} choices to {}", choices.size(), o.out_path));
-  return kExitOk;
+  DvfsStageReport report;
+  report.written = outputs.Outputs();
+  return report;
 }
 
 }  // namespace wattcal

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "perf/dvfs_choice.h"
+#include "stage/stage_summary.h"
 
 namespace wattcal {
 
@@ -49,8 +50,10 @@ struct DvfsStageOptions {
   nlohmann::json ToJson() const;
 };
 
+struct DvfsStageReport : StageSummary {};
+
 // Runs wattcal-dvfs; returns the exit code (0). Throws OptionError / InputError as the stage
 // contract says.
-int RunDvfsStage(const DvfsStageOptions& options);
+DvfsStageReport RunDvfsStage(const DvfsStageOptions& options);
 
 }  // namespace wattcal

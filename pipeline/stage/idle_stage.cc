@@ -35,6 +35,7 @@ IdleStageReport RunIdleStage(const IdleStageOptions& o) {
   outputs.StageProvenance(out_path, "idle", SweepWithConstantInputs(o.files),
                           IdlePowerOptionsToJson(options));
   outputs.Commit();
+  report.written = outputs.Outputs();
   LogInfo("wrote " + out_path);
   if (result.status != "ok") {
     LogWarning(result.status + " (recorded in " + out_path + ")");

@@ -6,6 +6,7 @@
 
 #include "accelwattch/idle_power.h"
 #include "stage/sweep_flags.h"
+#include "stage/stage_summary.h"
 
 namespace wattcal {
 
@@ -21,11 +22,8 @@ struct IdleStageOptions {
   void Check() const;
 };
 
-struct IdleStageReport {
-  // 0, or 3 (kExitFit) when P_idleSM could not be fitted (the result is written either way).
-  int exit_code = 0;
-  // What the main prints to stdout: nothing (the log lines go to stderr, as before).
-  std::string summary;
+// exit_code: 0, or 3 (kExitFit) when P_idleSM could not be fitted (the result is written either way).
+struct IdleStageReport : StageSummary {
   IdlePowerReport result;
 };
 

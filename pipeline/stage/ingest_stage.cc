@@ -121,9 +121,9 @@ IngestStageReport RunCaptures(const IngestStageOptions& o) {
   }
   outputs.Commit();
   for (const std::string& w : r.warnings) LogWarning(w);
-  report.info = r.Summary();
-  if (o.ingest.energy.exclude_flagged) report.info += LeftOutLine(report.left_out_rows);
-  LogInfo(report.info);
+  report.brief = r.Summary();
+  if (o.ingest.energy.exclude_flagged) report.brief += LeftOutLine(report.left_out_rows);
+  LogInfo(report.brief);
   report.exit_code = static_cast<int>(kExitOk);
   return report;
 }
@@ -181,11 +181,11 @@ IngestStageReport RunDumps(const IngestStageOptions& o) {
   write(o.ubench_out_path, r.ubench_csv);
   write(o.accelwattch_activity_path, r.accelwattch_activity_csv);
   outputs.Commit();
-  report.info = r.summary;
+  report.brief = r.summary;
   if (options.energy.exclude_flagged && !o.tidy_path.empty()) {
-    report.info += LeftOutLine(report.left_out_rows);
+    report.brief += LeftOutLine(report.left_out_rows);
   }
-  LogInfo(report.info);
+  LogInfo(report.brief);
   report.exit_code = static_cast<int>(kExitOk);
   return report;
 }
@@ -202,13 +202,13 @@ IngestStageReport RunClockRuns(const IngestStageOptions& o) {
   outputs.Commit();
   IngestStageReport report;
   report.written = {o.tidy_path};
-  report.info = fmt::format(
+  report.brief = fmt::format(
       "{}: {} runs of {} workloads at {} requested clocks ({} format); {} held below the "
       "requested clock; {} repeats merged; {}",
       table.path, table.runs.size(), table.Workloads().size(), table.RequestedClocks().size(),
       table.format, held, table.merged_repeats,
       table.has_time ? "a run time on every row" : "no run time on some rows (no clock choice)");
-  LogInfo(report.info);
+  LogInfo(report.brief);
   LogInfo("wrote " + o.tidy_path);
   return report;
 }

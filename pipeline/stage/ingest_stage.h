@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ingest/ingest.h"
+#include "stage/stage_summary.h"
 
 namespace wattcal {
 
@@ -65,14 +66,7 @@ struct IngestStageOptions {
   void Check() const;
 };
 
-struct IngestStageReport {
-  int exit_code = 0;
-  // What the main prints to stdout: nothing (the summary below is logged to stderr).
-  std::string summary;
-  // The terminal summary logged at info level.
-  std::string info;
-  // The files written (without their manifests), in the order written.
-  std::vector<std::string> written;
+struct IngestStageReport : StageSummary {
   // --exclude-flagged: rows of the measured table left out because every launch they had was
   // flagged (power-log way) or their window was flagged (capture way).
   int64_t left_out_rows = 0;

@@ -69,7 +69,7 @@ std::vector<PerfModelKind> ModelKinds(const std::vector<std::string>& names) {
   return kinds;
 }
 
-int RunPerfSimulation(const PerfStageOptions& o) {
+PerfStageReport RunPerfSimulation(const PerfStageOptions& o) {
   PerfSuiteSpec spec = ReadPerfSuiteSpec(o.simulate_spec_path);
   std::vector<std::string> inputs = {o.simulate_spec_path};
   Layout layout;
@@ -122,7 +122,9 @@ int RunPerfSimulation(const PerfStageOptions& o) {
         c.overlapped_computation_cycles() / c.total_cycles, c.store_stall_cycles / c.total_cycles);
   }
   LogInfo(table + "wrote " + o.out_dir);
-  return kExitOk;
+  PerfStageReport report;
+  report.written = outputs.Outputs();
+  return report;
 }
 
 }  // namespace
@@ -224,7 +226,7 @@ nlohmann::json PerfStageOptions::ToJson() const {
   return j;
 }
 
-int RunPerfStage(const PerfStageOptions& o) {
+PerfStageReport RunPerfStage(const PerfStageOptions& o) {
   std::string error;
   if (!o.Check(&error)) throw OptionError(error);
   if (!o.simulate_spec_path.empty()) return RunPerfSimulation(o);
@@ -316,7 +318,10 @@ int RunPerfStage(const PerfStageOptions& o) {
   if (!table.empty()) LogInfo(table);
   LogInfo(fmt::format("wrote {} predictions ({} kernels) to {}", times.size(), counters.size(),
                       o.out_path));
-  return exit_code;
+  PerfStageReport report;
+  report.exit_code = exit_code;
+  report.written = outputs.Outputs();
+  return report;
 }
 
 }  // namespace wattcal

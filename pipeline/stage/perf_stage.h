@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/output.h"
+#include "stage/stage_summary.h"
 
 namespace wattcal {
 
@@ -70,9 +71,11 @@ struct PerfStageOptions {
   nlohmann::json ToJson() const;
 };
 
+struct PerfStageReport : StageSummary {};
+
 // Runs wattcal-perf; returns the exit code (0, or 3 when the MAPE gate fails — the outputs are
 // written either way). Throws OptionError / InputError as the stage contract says.
-int RunPerfStage(const PerfStageOptions& options);
+PerfStageReport RunPerfStage(const PerfStageOptions& options);
 
 // A kernel name as a file-name part: every character outside [A-Za-z0-9._-] becomes '_'.
 std::string FileNamePart(const std::string& name);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "port/technology_node.h"
+#include "stage/stage_summary.h"
 
 namespace wattcal {
 
@@ -70,13 +71,7 @@ struct PortStageOptions {
   void Check() const;
 };
 
-struct PortStageReport {
-  int exit_code = 0;
-  // What the main prints to stdout: nothing (the stage logs to stderr).
-  std::string summary;
-  // The files written (manifests beside each).
-  std::vector<std::string> written;
-};
+struct PortStageReport : StageSummary {};
 
 PortStageReport RunPortStage(const PortStageOptions& options);
 

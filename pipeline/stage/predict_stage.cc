@@ -109,6 +109,7 @@ PredictStageReport RunAccelWattch(const PredictStageOptions& o) {
   }
   outputs.StageProvenance(o.out_path, "predict", {o.model_path, o.activity_path}, options);
   outputs.Commit();
+  report.written = outputs.Outputs();
   LogInfo(fmt::format("wrote {} predictions to {}", report.rows, o.out_path));
   return report;
 }
@@ -230,6 +231,7 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
   }
   outputs.Commit();
   PredictStageReport report;
+  report.written = outputs.Outputs();
   report.rows = rows.size();
   double sum = 0.0;
   for (const AppPrediction& p : rows) {
@@ -328,6 +330,7 @@ PredictStageReport RunPredictStage(const PredictStageOptions& o) {
   LogInfo(fmt::format("wrote {} predictions for {} benchmarks to {}", rows.size(),
                       activity.Benchmarks().size(), o.out_path));
   PredictStageReport report;
+  report.written = outputs.Outputs();
   report.rows = rows.size();
   return report;
 }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "stage/stage_summary.h"
+
 namespace wattcal {
 
 struct PredictStageOptions {
@@ -47,10 +49,7 @@ struct PredictStageOptions {
   void Check() const;
 };
 
-struct PredictStageReport {
-  int exit_code = 0;
-  // What the main prints to stdout: nothing (the stage logs to stderr).
-  std::string summary;
+struct PredictStageReport : StageSummary {
   // The predictions written.
   size_t rows = 0;
   // With --capture: the workloads measured too (a power log was present), and their MAPE (%).

@@ -48,6 +48,7 @@ ReportStageReport RunReportStage(const ReportStageOptions& o) {
   StageRunReport(report, options, &outputs);
   outputs.Commit();
   ReportStageReport r;
+  r.written = outputs.Outputs();
   r.out_dir = options.EffectiveOutDir();
   r.figures = options.figures ? report.figures.size() : 0;
   LogInfo(fmt::format("wrote {}/index.html and index.md ({} figures)", r.out_dir, r.figures));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "report/run_report.h"
+#include "stage/stage_summary.h"
 
 namespace wattcal {
 
@@ -28,10 +29,7 @@ struct ReportStageOptions {
   void Check() const;
 };
 
-struct ReportStageReport {
-  int exit_code = 0;
-  // What the main prints to stdout: nothing (the log line goes to stderr, as before).
-  std::string summary;
+struct ReportStageReport : StageSummary {
   // The folder of index.html and index.md, and the figures drawn.
   std::string out_dir;
   size_t figures = 0;

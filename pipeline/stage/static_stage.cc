@@ -35,6 +35,7 @@ StaticStageReport RunStaticStage(const StaticStageOptions& o) {
   outputs.StageProvenance(out_path, "static", SweepWithConstantInputs(o.files),
                           StaticPowerOptionsToJson(options));
   outputs.Commit();
+  report.written = outputs.Outputs();
   const GatingTerms& g = result.gating;
   LogInfo(
       fmt::format("gating ({}): first SM {:.3f} W = {:.1f}x each further SM; first lane "

@@ -7,6 +7,7 @@
 
 #include "accelwattch/static_power.h"
 #include "stage/sweep_flags.h"
+#include "stage/stage_summary.h"
 
 namespace wattcal {
 
@@ -22,12 +23,8 @@ struct StaticStageOptions {
   void Check() const;
 };
 
-struct StaticStageReport {
-  // 0, or 3 (kExitFit) when neither gating terms nor any divergence model could be fitted (the
-  // result is written either way).
-  int exit_code = 0;
-  // What the main prints to stdout: nothing (the log lines go to stderr, as before).
-  std::string summary;
+// exit_code: 0, or 3 (kExitFit) when neither gating terms nor any divergence model could be fitted (the result is written either way).
+struct StaticStageReport : StageSummary {
   StaticPowerReport result;
 };
 

@@ -87,7 +87,7 @@ SynthStageReport RunAccelWattchSweeps(const SynthStageOptions& o) {
     report.written.push_back(o.out_dir + "/" + f);
   }
   outputs.Commit();
-  report.info = fmt::format(
+  report.brief = fmt::format(
       "{}: {} kernel runs ({} sweep lines x {} core clocks), {} power-log "
       "samples, in {}",
       spec.name, summary.kernels, ubench.size(), spec.f_core_levels_mhz.size(), summary.samples,
@@ -101,7 +101,7 @@ SynthStageReport RunSynthStage(const SynthStageOptions& o) {
   o.Check();
   if (o.accelwattch_sweeps) {
     SynthStageReport report = RunAccelWattchSweeps(o);
-    LogInfo(report.info);
+    LogInfo(report.brief);
     report.exit_code = static_cast<int>(kExitOk);
     return report;
   }
@@ -129,9 +129,9 @@ SynthStageReport RunSynthStage(const SynthStageOptions& o) {
       report.written.push_back(o.out_dir + "/" + f);
     }
     outputs.Commit();
-    report.info = fmt::format("{}: campaign of {} kernel runs, {} power-log samples, in {}",
-                              spec.name, summary.kernels, summary.samples, o.out_dir);
-    LogInfo(report.info);
+    report.brief = fmt::format("{}: campaign of {} kernel runs, {} power-log samples, in {}",
+                               spec.name, summary.kernels, summary.samples, o.out_dir);
+    LogInfo(report.brief);
     report.exit_code = static_cast<int>(kExitOk);
     return report;
   }
@@ -150,13 +150,13 @@ SynthStageReport RunSynthStage(const SynthStageOptions& o) {
     report.written.push_back(path);
   }
   outputs.Commit();
-  report.info = fmt::format(
+  report.brief = fmt::format(
       "{}: {} microbenchmark rows ({} benchmarks, {} corrupted), {} "
       "held-out rows ({} applications) in {}",
       spec.name, corpus.train.rows(), corpus.train.Benchmarks().size(),
       corpus.corrupted_train_rows.size(), corpus.heldout.rows(), corpus.heldout.Benchmarks().size(),
       o.out_dir);
-  LogInfo(report.info);
+  LogInfo(report.brief);
   report.exit_code = static_cast<int>(kExitOk);
   return report;
 }

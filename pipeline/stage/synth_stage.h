@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "stage/stage_summary.h"
+
 namespace wattcal {
 
 struct SynthStageOptions {
@@ -35,15 +37,7 @@ struct SynthStageOptions {
   void Check() const;
 };
 
-struct SynthStageReport {
-  int exit_code = 0;
-  // What the main prints to stdout: nothing (the log line goes to stderr, as before).
-  std::string summary;
-  // The line logged at info level.
-  std::string info;
-  // The files written (without their manifests).
-  std::vector<std::string> written;
-};
+struct SynthStageReport : StageSummary {};
 
 SynthStageReport RunSynthStage(const SynthStageOptions& options);
 

@@ -30,17 +30,17 @@ CalibrationFlags ValidateStageOptions::FoldCalibration() const {
   return flags;
 }
 
-void ValidateStageOptions::Check() const {
+ValidateCheckedOptions ValidateStageOptions::Check() const {
+  ValidateCheckedOptions checked;
   if (predictions_path.empty()) throw OptionError("--predictions is required");
   if (metrics_path.empty()) throw OptionError("--metrics is required");
-  PredictMode predict_mode;
-  if (mode != "accelwattch" && mode != "auto" && !ParsePredictMode(mode, &predict_mode)) {
+  if (mode != "accelwattch" && mode != "auto" && !ParsePredictMode(mode, &checked.predict_mode)) {
     throw OptionError("--mode '" + mode + "': expected dvfs, fixed, scaling, accelwattch or auto");
   }
   if (calibration.method == "auto" && mode != "auto") {
     throw OptionError("--method auto goes with --mode auto (the method follows the mode it picks)");
   }
-  ToMetricsOptions(mape_ci);
+  checked.metrics = ToMetricsOptions(mape_ci);
   if (!plot_path.empty() && boost::filesystem::path(plot_path).extension() != ".png") {
     throw OptionError("--plot must name a .png file (an .svg twin is written beside it)");
   }
@@ -69,7 +69,7 @@ void ValidateStageOptions::Check() const {
           "--method is the calibration method of --cv-folds; --mode accelwattch "
           "validates AccelWattch's scaling factors (re-estimated with --cv loko)");
     }
-    return;
+    return checked;
   }
   if (!components_path.empty() || !cv.empty() || AccelWattchFlagsGiven(accelwattch)) {
     throw OptionError(
@@ -84,7 +84,7 @@ void ValidateStageOptions::Check() const {
   }
   if (!cross_validate && !train_path.empty())
     throw OptionError("--train is only used with --cv-folds");
-  ToCorpusReadOptions(calibration);
+  checked.corpus = ToCorpusReadOptions(calibration);
   if (!cross_validate) {
     if (calibration.keep_flagged)
       throw OptionError("--keep-flagged applies to --cv-folds (training)");
@@ -94,9 +94,9 @@ void ValidateStageOptions::Check() const {
                         "--cv-folds; with --model the model is already calibrated (--mode " +
                         mode + " says how it predicts)");
     }
-    return;
+    return checked;
   }
-  if (mode == "auto") return;  // checked again once the mode is chosen (RunValidateStage)
+  if (mode == "auto") return checked;  // checked again once the mode is chosen (ResolveAutoMode)
   const CalibrationFlags folds = FoldCalibration();
   if (folds.method == "accelwattch") {
     throw OptionError(
@@ -109,142 +109,166 @@ void ValidateStageOptions::Check() const {
                       "describes the default V-F pair only and cannot predict at other pairs; "
                       "use --mode fixed, or --method dvfs");
   }
-  ToCalibrationOptions(folds);  // throws OptionError naming the flag
+  checked.folds = ToCalibrationOptions(folds);  // throws OptionError naming the flag
+  return checked;
 }
 
-ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
-  o.Check();
-  if (o.mode == "auto") {
-    // The model's own method, or (--cv-folds) the one its corpus supports; --method follows.
-    ValidateStageOptions resolved = o;
-    std::string why;
-    if (o.cv_folds > 0) {
-      resolved.mode = AutoFitMethod(ReadCorpus(o.train_path, ToCorpusReadOptions(o.calibration)),
-                                    o.calibration.keep_flagged, &why);
-      why = "--mode " + why.substr(why.find("auto"));
-    } else {
-      resolved.mode = ReadModel(o.model_path).method == "fixed" ? "fixed" : "dvfs";
-      why = fmt::format("--mode auto: {} (the model's method)", resolved.mode);
-    }
-    if (o.calibration.method == "auto") {
-      resolved.calibration.method = resolved.mode;
-      resolved.method_given = false;
-    }
-    LogInfo(why);
-    return RunValidateStage(resolved);
-  }
-  const MetricsOptions metrics_options = ToMetricsOptions(o.mape_ci);
+namespace {
+
+// What the validation produced, before anything is written.
+struct ValidationRun {
   ValidationInputs in;
   ValidationReport outcome;
   std::string apps_csv;
   std::vector<std::string> inputs;
-  nlohmann::json options = {{"mode", o.mode}};
-  if (o.mode == "accelwattch") {
-    const bool on_components = !o.components_path.empty();
-    AccelWattchValidationRequest request;
-    request.table_path = on_components ? o.components_path : o.heldout_path;
-    request.model_path = o.model_path;
-    request.loko = o.cv == "loko";
-    request.title = o.title;
-    if (request.loko) {
-      request.fit = ToAccelWattchFitOptions(o.accelwattch, o.calibration.max_iterations);
-      options["accelwattch"] = AccelWattchFitOptionsToJson(request.fit, o.accelwattch);
-    }
-    AccelWattchValidationReport run = RunAccelWattchValidation(request, metrics_options);
-    in.rows = std::move(run.rows);
-    outcome = std::move(run.outcome);
-    inputs = run.inputs;
-    if (request.loko) {
-      for (const std::string& f : AccelWattchInputFiles(o.accelwattch)) inputs.push_back(f);
-    }
-    options["variant"] = run.variant;
-  } else {
-    PredictMode mode;
-    ParsePredictMode(o.mode, &mode);
-    const bool cv = o.cv_folds > 0;
-    const CorpusReadOptions read_options = ToCorpusReadOptions(o.calibration);
-    in.mode = mode;
-    in.title = o.title;
-    std::vector<double> reference_pair_mhz;
-    if (cv) {
-      const CalibrationOptions calibration = ToCalibrationOptions(o.FoldCalibration());
-      CrossValidationOptions cv_options;
-      cv_options.folds = o.cv_folds;
-      cv_options.seed = o.cv_seed;
-      cv_options.num_threads = calibration.num_threads;
-      const Corpus train = ReadCorpus(o.train_path, read_options);
-      LogInfo(fmt::format("{}-fold cross-validation by benchmark on {} ({} benchmarks, {} rows)",
-                          o.cv_folds, o.train_path, train.Benchmarks().size(), train.rows()));
-      const std::string left_out = SelectTrainingRows(train, calibration.keep_flagged).message;
-      if (!left_out.empty()) LogWarning("every fold's training: " + left_out);
-      for (const FrequencyDomain& d : train.layout.domains)
-        reference_pair_mhz.push_back(d.default_freq_mhz);
-      const CrossValidationReport result = CrossValidate(train, calibration, mode, cv_options);
-      if (result.unscored_rows > 0) {
-        LogWarning(fmt::format(
-            "{} rows flagged {} are neither trained on nor scored (--keep-flagged keeps them)",
-            result.unscored_rows, kCorpusFlagDataToggle));
-      }
-      in.rows = result.rows;
-      in.fold_benchmarks = result.fold_benchmarks;
-      in.source = o.train_path;
-      inputs = {o.train_path};
-      options["calibration"] = CalibrationOptionsToJson(calibration);
-      options["cv_folds"] = o.cv_folds;
-      options["cv_seed"] = o.cv_seed;
-    } else {
-      const PowerModel model = ReadModel(o.model_path);
-      const Corpus heldout = ReadCorpus(o.heldout_path, read_options);
-      // A duplicated held-out row counts twice in the MAPE and narrows its interval.
-      for (const std::string& note : FindDuplicateRows(heldout)) LogWarning(note);
-      if (mode == PredictMode::kScaling) {
-        CheckTwoVfPairs(SelectTrainingRows(heldout, false).rows, "scaling (TPDS Eq. 10)",
-                        "use --mode fixed");
-      }
-      const double limit_w = EffectivePowerLimitW(o.calibration.power_limit_w,
-                                                  heldout.power_limit_w, model.power_limit_w);
-      if (std::isfinite(limit_w)) options["power_limit_w"] = limit_w;
-      const std::string below = PowerLimitBelowIdleWarning(model, limit_w);
-      if (!below.empty()) LogWarning(below);
-      reference_pair_mhz = model.DefaultFrequencies();
-      in.rows = PredictHeldout(model, heldout, mode, limit_w);
-      in.source = o.heldout_path;
-      in.model_path = o.model_path;
-      inputs = {o.model_path, o.heldout_path};
-      if (!o.truth_model_path.empty()) {
-        const PowerModel truth = ReadModel(o.truth_model_path);
-        in.truth = CompareWithTruth(model, truth, PredictHeldout(truth, heldout, mode, limit_w));
-        inputs.push_back(o.truth_model_path);
-      }
-    }
-    const std::string extrapolation = ExtrapolationWarning(in.rows);
-    if (!extrapolation.empty()) LogWarning(extrapolation);
-    int capped = 0;
-    for (const PredictionRow& row : in.rows) capped += row.capped ? 1 : 0;
-    if (capped > 0) {
-      LogInfo(fmt::format("{} of {} predictions capped at the board's power limit", capped,
-                          in.rows.size()));
-    }
-    if (!o.apps_predictions_path.empty()) {
-      apps_csv = AppsPredictionsToCsv(in.rows, reference_pair_mhz);
-    }
-    outcome = SummariseValidation(in, metrics_options);
-  }
-  options["max_mape_pct"] = o.max_mape_pct;
-  if (metrics_options.ci_method != MapeCiMethod::kStudentT) options["mape_ci"] = o.mape_ci;
+  nlohmann::json options;
+};
 
+// --mode auto: the model's own method, or (--cv-folds) the one its corpus supports; --method
+// follows. Returns the options with the mode resolved.
+ValidateStageOptions ResolveAutoMode(const ValidateStageOptions& o,
+                                     const ValidateCheckedOptions& checked) {
+  ValidateStageOptions resolved = o;
+  std::string why;
+  if (o.cv_folds > 0) {
+    resolved.mode =
+        AutoFitMethod(ReadCorpus(o.train_path, checked.corpus), o.calibration.keep_flagged, &why);
+    why = "--mode " + why.substr(why.find("auto"));
+  } else {
+    resolved.mode = ReadModel(o.model_path).method == "fixed" ? "fixed" : "dvfs";
+    why = fmt::format("--mode auto: {} (the model's method)", resolved.mode);
+  }
+  if (o.calibration.method == "auto") {
+    resolved.calibration.method = resolved.mode;
+    resolved.method_given = false;
+  }
+  LogInfo(why);
+  return resolved;
+}
+
+// --mode accelwattch: the published model on a component table, its leave-one-kernel-out
+// re-estimation (--cv loko), or a fitted model on a held-out table (MICRO'21 Eqs. 12-14).
+void ValidateAccelWattch(const ValidateStageOptions& o, const ValidateCheckedOptions& checked,
+                         ValidationRun* run) {
+  const bool on_components = !o.components_path.empty();
+  AccelWattchValidationRequest request;
+  request.table_path = on_components ? o.components_path : o.heldout_path;
+  request.model_path = o.model_path;
+  request.loko = o.cv == "loko";
+  request.title = o.title;
+  if (request.loko) {
+    request.fit = ToAccelWattchFitOptions(o.accelwattch, o.calibration.max_iterations);
+    run->options["accelwattch"] = AccelWattchFitOptionsToJson(request.fit, o.accelwattch);
+  }
+  AccelWattchValidationReport result = RunAccelWattchValidation(request, checked.metrics);
+  run->in.rows = std::move(result.rows);
+  run->outcome = std::move(result.outcome);
+  run->inputs = result.inputs;
+  if (request.loko) {
+    for (const std::string& f : AccelWattchInputFiles(o.accelwattch)) run->inputs.push_back(f);
+  }
+  run->options["variant"] = result.variant;
+}
+
+// --cv-folds: k-fold cross-validation by benchmark on --train; returns the default V-F pair.
+std::vector<double> CrossValidateFolds(const ValidateStageOptions& o,
+                                       const ValidateCheckedOptions& checked, ValidationRun* run) {
+  const CalibrationOptions& calibration = checked.folds;
+  CrossValidationOptions cv_options;
+  cv_options.folds = o.cv_folds;
+  cv_options.seed = o.cv_seed;
+  cv_options.num_threads = calibration.num_threads;
+  const Corpus train = ReadCorpus(o.train_path, checked.corpus);
+  LogInfo(fmt::format("{}-fold cross-validation by benchmark on {} ({} benchmarks, {} rows)",
+                      o.cv_folds, o.train_path, train.Benchmarks().size(), train.rows()));
+  const std::string left_out = SelectTrainingRows(train, calibration.keep_flagged).message;
+  if (!left_out.empty()) LogWarning("every fold's training: " + left_out);
+  std::vector<double> reference_pair_mhz;
+  for (const FrequencyDomain& d : train.layout.domains)
+    reference_pair_mhz.push_back(d.default_freq_mhz);
+  const CrossValidationReport result =
+      CrossValidate(train, calibration, checked.predict_mode, cv_options);
+  if (result.unscored_rows > 0) {
+    LogWarning(fmt::format(
+        "{} rows flagged {} are neither trained on nor scored (--keep-flagged keeps them)",
+        result.unscored_rows, kCorpusFlagDataToggle));
+  }
+  run->in.rows = result.rows;
+  run->in.fold_benchmarks = result.fold_benchmarks;
+  run->in.source = o.train_path;
+  run->inputs = {o.train_path};
+  run->options["calibration"] = CalibrationOptionsToJson(calibration);
+  run->options["cv_folds"] = o.cv_folds;
+  run->options["cv_seed"] = o.cv_seed;
+  return reference_pair_mhz;
+}
+
+// --model on --heldout (and --truth-model on the same rows); returns the model's default pair.
+std::vector<double> PredictHeldoutRows(const ValidateStageOptions& o,
+                                       const ValidateCheckedOptions& checked, ValidationRun* run) {
+  const PredictMode mode = checked.predict_mode;
+  const PowerModel model = ReadModel(o.model_path);
+  const Corpus heldout = ReadCorpus(o.heldout_path, checked.corpus);
+  // A duplicated held-out row counts twice in the MAPE and narrows its interval.
+  for (const std::string& note : FindDuplicateRows(heldout)) LogWarning(note);
+  if (mode == PredictMode::kScaling) {
+    CheckTwoVfPairs(SelectTrainingRows(heldout, false).rows, "scaling (TPDS Eq. 10)",
+                    "use --mode fixed");
+  }
+  const double limit_w =
+      EffectivePowerLimitW(o.calibration.power_limit_w, heldout.power_limit_w, model.power_limit_w);
+  if (std::isfinite(limit_w)) run->options["power_limit_w"] = limit_w;
+  const std::string below = PowerLimitBelowIdleWarning(model, limit_w);
+  if (!below.empty()) LogWarning(below);
+  run->in.rows = PredictHeldout(model, heldout, mode, limit_w);
+  run->in.source = o.heldout_path;
+  run->in.model_path = o.model_path;
+  run->inputs = {o.model_path, o.heldout_path};
+  if (!o.truth_model_path.empty()) {
+    const PowerModel truth = ReadModel(o.truth_model_path);
+    run->in.truth = CompareWithTruth(model, truth, PredictHeldout(truth, heldout, mode, limit_w));
+    run->inputs.push_back(o.truth_model_path);
+  }
+  return model.DefaultFrequencies();
+}
+
+// --mode dvfs | fixed | scaling: cross-validation or held-out prediction, then the summary.
+void ValidateTpdsModel(const ValidateStageOptions& o, const ValidateCheckedOptions& checked,
+                       ValidationRun* run) {
+  run->in.mode = checked.predict_mode;
+  run->in.title = o.title;
+  const std::vector<double> reference_pair_mhz =
+      o.cv_folds > 0 ? CrossValidateFolds(o, checked, run) : PredictHeldoutRows(o, checked, run);
+  const std::string extrapolation = ExtrapolationWarning(run->in.rows);
+  if (!extrapolation.empty()) LogWarning(extrapolation);
+  int capped = 0;
+  for (const PredictionRow& row : run->in.rows) capped += row.capped ? 1 : 0;
+  if (capped > 0) {
+    LogInfo(fmt::format("{} of {} predictions capped at the board's power limit", capped,
+                        run->in.rows.size()));
+  }
+  if (!o.apps_predictions_path.empty()) {
+    run->apps_csv = AppsPredictionsToCsv(run->in.rows, reference_pair_mhz);
+  }
+  run->outcome = SummariseValidation(run->in, checked.metrics);
+}
+
+// Stages every output of the run with its provenance, all or none, and commits them.
+ValidateStageReport WriteValidation(const ValidateStageOptions& o,
+                                    const ValidateCheckedOptions& checked,
+                                    const ValidationRun& run) {
   ValidateStageReport report;
   OutputSet outputs;
   auto stage_manifest = [&](const std::string& path, const std::string& role) {
-    outputs.StageProvenance(path, "validate", inputs, options, role);
+    outputs.StageProvenance(path, "validate", run.inputs, run.options, role);
     report.written.push_back(path);
   };
-  outputs.StageText(o.predictions_path, PredictionsToCsv(in.rows));
+  outputs.StageText(o.predictions_path, PredictionsToCsv(run.in.rows));
   stage_manifest(o.predictions_path, "predictions");
-  outputs.StageText(o.metrics_path, DumpJson(outcome.json));
+  outputs.StageText(o.metrics_path, DumpJson(run.outcome.json));
   stage_manifest(o.metrics_path, "metrics");
   if (!o.apps_predictions_path.empty()) {
-    outputs.StageText(o.apps_predictions_path, apps_csv);
+    outputs.StageText(o.apps_predictions_path, run.apps_csv);
     stage_manifest(o.apps_predictions_path, "apps_predictions");
   }
   std::string workload_plot_path;
@@ -252,8 +276,8 @@ ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
     ValidationFigureOptions figures;
     figures.workload_errors = o.workload_plot;
     workload_plot_path =
-        StageValidationFigures(in.rows, outcome.metrics, outcome.title, o.plot_path, inputs,
-                               options, &outputs, figures, metrics_options);
+        StageValidationFigures(run.in.rows, run.outcome.metrics, run.outcome.title, o.plot_path,
+                               run.inputs, run.options, &outputs, figures, checked.metrics);
     for (const std::string& png : {o.plot_path, workload_plot_path}) {
       if (png.empty()) continue;
       report.written.push_back(png);
@@ -262,16 +286,35 @@ ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
   }
   if (!o.summary_md_path.empty()) {
     outputs.StageText(o.summary_md_path,
-                      ValidationMarkdown(in, outcome, o.predictions_path, o.metrics_path,
+                      ValidationMarkdown(run.in, run.outcome, o.predictions_path, o.metrics_path,
                                          o.plot_path, o.summary_md_path, workload_plot_path));
     stage_manifest(o.summary_md_path, "summary");
   }
   outputs.Commit();
-  LogInfo(outcome.table);
-  report.mape_pct = outcome.metrics.overall.mape_pct;
-  if (o.max_mape_pct > 0.0 && outcome.metrics.overall.mape_pct > o.max_mape_pct) {
+  return report;
+}
+
+}  // namespace
+
+ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
+  const ValidateCheckedOptions checked = o.Check();
+  if (o.mode == "auto") return RunValidateStage(ResolveAutoMode(o, checked));
+  ValidationRun run;
+  run.options = {{"mode", o.mode}};
+  if (o.mode == "accelwattch") {
+    ValidateAccelWattch(o, checked, &run);
+  } else {
+    ValidateTpdsModel(o, checked, &run);
+  }
+  run.options["max_mape_pct"] = o.max_mape_pct;
+  if (checked.metrics.ci_method != MapeCiMethod::kStudentT) run.options["mape_ci"] = o.mape_ci;
+
+  ValidateStageReport report = WriteValidation(o, checked, run);
+  LogInfo(run.outcome.table);
+  report.mape_pct = run.outcome.metrics.overall.mape_pct;
+  if (o.max_mape_pct > 0.0 && run.outcome.metrics.overall.mape_pct > o.max_mape_pct) {
     LogError(fmt::format("MAPE {:.3f}% exceeds --max-mape-pct {} (outputs written)",
-                         outcome.metrics.overall.mape_pct, o.max_mape_pct));
+                         run.outcome.metrics.overall.mape_pct, o.max_mape_pct));
     report.exit_code = static_cast<int>(kExitFit);
   }
   return report;

@@ -15,8 +15,22 @@
 #include <vector>
 
 #include "stage/calibration_flags.h"
+#include "stage/stage_summary.h"
+#include "validate/prediction.h"
 
 namespace wattcal {
+
+// The library options Check() converted the flags to, once; the run converts nothing again.
+struct ValidateCheckedOptions {
+  // --mape-ci.
+  MetricsOptions metrics;
+  // --default-core/mem-mhz (every mode but accelwattch).
+  CorpusReadOptions corpus;
+  // --mode dvfs | fixed | scaling (kDvfs for accelwattch and auto, which pick their own).
+  PredictMode predict_mode = PredictMode::kDvfs;
+  // --cv-folds with the mode known: each fold's calibration (FoldCalibration() converted).
+  CalibrationOptions folds;
+};
 
 struct ValidateStageOptions {
   // --model: the model to validate (wattcal JSON, gpmTOOL model, AccelWattch model).
@@ -62,17 +76,14 @@ struct ValidateStageOptions {
   // The folds' calibration flags: `calibration` with the method --mode implies unless
   // --method was given.
   CalibrationFlags FoldCalibration() const;
-  // Every rule between the options; throws OptionError naming the flag(s).
-  void Check() const;
+  // Every rule between the options, and the conversion of the flags to the library's options
+  // (for --mode auto, what does not depend on the mode it picks); throws OptionError naming the
+  // flag(s).
+  ValidateCheckedOptions Check() const;
 };
 
-struct ValidateStageReport {
-  // 0, or 3 (kExitFit) when the MAPE exceeds max_mape_pct (the outputs are written).
-  int exit_code = 0;
-  // What the main prints to stdout: nothing (the table is logged to stderr).
-  std::string summary;
-  // The files written (manifests beside each).
-  std::vector<std::string> written;
+// exit_code: 0, or 3 (kExitFit) when the MAPE exceeds max_mape_pct (the outputs are written).
+struct ValidateStageReport : StageSummary {
   // The overall MAPE, %.
   double mape_pct = 0.0;
 };

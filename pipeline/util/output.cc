@@ -399,6 +399,14 @@ std::string DirectoryOf(const std::string& path) {
 }
 }  // namespace
 
+std::vector<std::string> OutputSet::Outputs() const {
+  std::vector<std::string> paths;
+  for (const auto& [final_path, temp_path] : staged_) {
+    if (final_path != provenance_path_) paths.push_back(final_path);
+  }
+  return paths;
+}
+
 void OutputSet::Commit() {
   if (!recorded_.empty()) {
     // In the run folder (--run-dir), else in the deepest folder that holds every output (a stage
@@ -429,6 +437,7 @@ void OutputSet::Commit() {
       }
     }
     recorded_.clear();  // staged once, even when Commit is retried
+    provenance_path_ = path;
     StageText(path, provenance_.dump(2) + "\n");
   }
   std::set<std::string> directories;

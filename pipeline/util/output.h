@@ -131,6 +131,10 @@ class OutputSet {
   // OptionError with the reason when a rename fails; the old outputs are then untouched.
   void Commit();
 
+  // The final paths staged so far, in the order staged, without the provenance record: after
+  // Commit(), the files the run wrote (a stage's StageSummary::written).
+  std::vector<std::string> Outputs() const;
+
   // The staged temporary path for `final_path` (must have been staged).
   const std::string& TempPathOf(const std::string& final_path) const;
 
@@ -139,6 +143,7 @@ class OutputSet {
   // The provenance being gathered (empty until StageProvenance) and its outputs, in order.
   nlohmann::ordered_json provenance_;
   std::vector<std::string> recorded_;
+  std::string provenance_path_;                   // the record Commit() staged, once it has
   std::vector<std::string> created_directories_;  // by Stage(), deepest first
   bool committed_ = false;
 };
