@@ -17,25 +17,23 @@
 
 namespace wattcal {
 
-bool DvfsStageOptions::Check(std::string* error) const {
-  auto fail = [error](const std::string& m) {
-    *error = m;
-    return false;
-  };
-  if (model_path.empty()) return fail("model_path (--model) is required");
-  if (activity_path.empty()) return fail("activity_path (--activity) is required");
-  if (times_path.empty()) return fail("times_path (--times) is required");
-  if (out_path.empty()) return fail("out_path (--out) is required");
+void DvfsStageOptions::Check() const {
+  auto fail = [](const std::string& m) { throw OptionError(m); };
+  if (model_path.empty()) fail("model_path (--model) is required");
+  if (activity_path.empty()) fail("activity_path (--activity) is required");
+  if (times_path.empty()) fail("times_path (--times) is required");
+  if (out_path.empty()) fail("out_path (--out) is required");
   if (!(std::isfinite(default_core_mhz) && default_core_mhz >= 0.0)) {
-    return fail(fmt::format("default_core_mhz = {} must be >= 0", default_core_mhz));
+    fail(fmt::format("default_core_mhz = {} must be >= 0", default_core_mhz));
   }
   if (!(std::isfinite(default_mem_mhz) && default_mem_mhz >= 0.0)) {
-    return fail(fmt::format("default_mem_mhz = {} must be >= 0", default_mem_mhz));
+    fail(fmt::format("default_mem_mhz = {} must be >= 0", default_mem_mhz));
   }
   if (plot_prefix.empty() && (!plot_kernels.empty() || !plot_models.empty())) {
-    return fail("plot_kernels / plot_models (--plot-kernels / --plot-models) need --plot-prefix");
+    fail("plot_kernels / plot_models (--plot-kernels / --plot-models) need --plot-prefix");
   }
-  return dvfs.Check(error);
+  std::string error;
+  if (!dvfs.Check(&error)) fail(error);
 }
 
 nlohmann::json DvfsStageOptions::ToJson() const {
@@ -49,8 +47,7 @@ nlohmann::json DvfsStageOptions::ToJson() const {
 }
 
 DvfsStageReport RunDvfsStage(const DvfsStageOptions& o) {
-  std::string error;
-  if (!o.Check(&error)) throw OptionError(error);
+  o.Check();
   CorpusReadOptions read;
   read.default_core_mhz = o.default_core_mhz;
   read.default_mem_mhz = o.default_mem_mhz;

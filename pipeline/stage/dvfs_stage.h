@@ -46,7 +46,8 @@ struct DvfsStageOptions {
   // The choice itself.
   DvfsOptions dvfs;
 
-  bool Check(std::string* error) const;
+  // Every rule between the options; throws OptionError naming the flag.
+  void Check() const;
   nlohmann::json ToJson() const;
 };
 

@@ -129,39 +129,37 @@ PerfStageReport RunPerfSimulation(const PerfStageOptions& o) {
 
 }  // namespace
 
-bool PerfStageOptions::Check(std::string* error) const {
-  auto fail = [error](const std::string& m) {
-    *error = m;
-    return false;
-  };
+void PerfStageOptions::Check() const {
+  auto fail = [](const std::string& m) { throw OptionError(m); };
   const int inputs = !counters_path.empty() + !timelines_path.empty() + !simulate_spec_path.empty();
   if (inputs != 1) {
-    return fail(
+    fail(
         "give exactly one of counters_path (--counters), timelines_path (--timelines) "
         "and simulate_spec_path (--simulate)");
   }
-  if (!CheckFrequencies(targets_mhz, "targets_mhz", error)) return false;
+  std::string error;
+  if (!CheckFrequencies(targets_mhz, "targets_mhz", &error)) fail(error);
   if (!(std::isfinite(base_mhz) && base_mhz >= 0.0)) {
-    return fail(fmt::format("base_mhz = {} must be >= 0 (0: the spec's)", base_mhz));
+    fail(fmt::format("base_mhz = {} must be >= 0 (0: the spec's)", base_mhz));
   }
   if (!(std::isfinite(miss_latency_cycles) && miss_latency_cycles >= 0.0)) {
-    return fail(fmt::format("miss_latency_cycles = {} must be >= 0", miss_latency_cycles));
+    fail(fmt::format("miss_latency_cycles = {} must be >= 0", miss_latency_cycles));
   }
-  if (threads < 1) return fail(fmt::format("threads = {} must be >= 1", threads));
+  if (threads < 1) fail(fmt::format("threads = {} must be >= 1", threads));
   if (!(std::isfinite(max_mape_pct) && max_mape_pct >= 0.0)) {
-    return fail(fmt::format("max_mape_pct = {} must be >= 0 (0: no gate)", max_mape_pct));
+    fail(fmt::format("max_mape_pct = {} must be >= 0 (0: no gate)", max_mape_pct));
   }
   std::set<std::string> seen;
   for (const std::string& m : models) {
     PerfModelKind kind;
     if (!ParsePerfModel(m, &kind)) {
-      return fail("models: unknown run-time model '" + m +
-                  "' (known: crisp, crisp_l, proportional, stall, lead, crit, miss)");
+      fail("models: unknown run-time model '" + m +
+           "' (known: crisp, crisp_l, proportional, stall, lead, crit, miss)");
     }
-    if (!seen.insert(m).second) return fail("models lists '" + m + "' twice");
+    if (!seen.insert(m).second) fail("models lists '" + m + "' twice");
   }
   if (!simulate_spec_path.empty()) {
-    if (out_dir.empty()) return fail("out_dir (--out-dir) is required with --simulate");
+    if (out_dir.empty()) fail("out_dir (--out-dir) is required with --simulate");
     for (const auto& [value, flag] : std::vector<std::pair<std::string, const char*>>{
              {out_path, "out_path (--out)"},
              {counters_out_path, "counters_out_path (--counters-out)"},
@@ -169,42 +167,38 @@ bool PerfStageOptions::Check(std::string* error) const {
              {validation_out_path, "validation_out_path (--validation-out)"},
              {errors_out_path, "errors_out_path (--errors-out)"},
              {plot_prefix, "plot_prefix (--plot-prefix)"}}) {
-      if (!value.empty()) return fail(std::string(flag) + " is not used with --simulate");
+      if (!value.empty()) fail(std::string(flag) + " is not used with --simulate");
     }
-    if (!models.empty()) return fail("models (--models) is not used with --simulate");
-    if (!plot_kernels.empty())
-      return fail("plot_kernels (--plot-kernels) is not used with --simulate");
-    if (max_mape_pct > 0.0)
-      return fail("max_mape_pct (--max-mape-pct) is not used with --simulate");
-    return true;
+    if (!models.empty()) fail("models (--models) is not used with --simulate");
+    if (!plot_kernels.empty()) fail("plot_kernels (--plot-kernels) is not used with --simulate");
+    if (max_mape_pct > 0.0) fail("max_mape_pct (--max-mape-pct) is not used with --simulate");
+    return;
   }
-  if (out_path.empty()) return fail("out_path (--out) is required");
-  if (!out_dir.empty()) return fail("out_dir (--out-dir) is only used with --simulate");
-  if (targets_mhz.empty()) return fail("targets_mhz is empty: give --targets-mhz");
-  if (base_mhz != 0.0) return fail("base_mhz (--base-mhz) is only used with --simulate");
+  if (out_path.empty()) fail("out_path (--out) is required");
+  if (!out_dir.empty()) fail("out_dir (--out-dir) is only used with --simulate");
+  if (targets_mhz.empty()) fail("targets_mhz is empty: give --targets-mhz");
+  if (base_mhz != 0.0) fail("base_mhz (--base-mhz) is only used with --simulate");
   if (!activity_spec_path.empty())
-    return fail("activity_spec_path (--activity-spec) is only used with --simulate");
-  if (write_timelines)
-    return fail("write_timelines (--write-timelines) is only used with --simulate");
+    fail("activity_spec_path (--activity-spec) is only used with --simulate");
+  if (write_timelines) fail("write_timelines (--write-timelines) is only used with --simulate");
   if (!counters_out_path.empty() && timelines_path.empty()) {
-    return fail("counters_out_path (--counters-out) is only used with --timelines");
+    fail("counters_out_path (--counters-out) is only used with --timelines");
   }
   if (actual_path.empty() != validation_out_path.empty()) {
-    return fail("actual_path (--actual) and validation_out_path (--validation-out) go together");
+    fail("actual_path (--actual) and validation_out_path (--validation-out) go together");
   }
   if (actual_path.empty()) {
-    if (!errors_out_path.empty()) return fail("errors_out_path (--errors-out) needs --actual");
-    if (!plot_prefix.empty()) return fail("plot_prefix (--plot-prefix) needs --actual");
-    if (max_mape_pct > 0.0) return fail("max_mape_pct (--max-mape-pct) needs --actual");
+    if (!errors_out_path.empty()) fail("errors_out_path (--errors-out) needs --actual");
+    if (!plot_prefix.empty()) fail("plot_prefix (--plot-prefix) needs --actual");
+    if (max_mape_pct > 0.0) fail("max_mape_pct (--max-mape-pct) needs --actual");
   }
   if (!plot_kernels.empty() && plot_prefix.empty()) {
-    return fail("plot_kernels (--plot-kernels) needs --plot-prefix");
+    fail("plot_kernels (--plot-kernels) needs --plot-prefix");
   }
   if (max_mape_pct > 0.0 && !models.empty() &&
       std::find(models.begin(), models.end(), "crisp") == models.end()) {
-    return fail("max_mape_pct gates crisp's MAPE; add crisp to models (--models)");
+    fail("max_mape_pct gates crisp's MAPE; add crisp to models (--models)");
   }
-  return true;
 }
 
 nlohmann::json PerfStageOptions::ToJson() const {
@@ -227,8 +221,7 @@ nlohmann::json PerfStageOptions::ToJson() const {
 }
 
 PerfStageReport RunPerfStage(const PerfStageOptions& o) {
-  std::string error;
-  if (!o.Check(&error)) throw OptionError(error);
+  o.Check();
   if (!o.simulate_spec_path.empty()) return RunPerfSimulation(o);
 
   std::vector<CrispCounters> counters;

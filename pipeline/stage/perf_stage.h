@@ -66,7 +66,8 @@ struct PerfStageOptions {
   // Simulating: threads (the result does not depend on it).
   int threads = 1;
 
-  bool Check(std::string* error) const;
+  // Every rule between the options; throws OptionError naming the flag.
+  void Check() const;
   // The effective options, for manifests.
   nlohmann::json ToJson() const;
 };
