@@ -27,20 +27,18 @@ void AddCalibrationOptions(CLI::App* app, CalibrationFlags* f) {
          "AccelWattch's dynamic scaling factors (MICRO'21 Eq. 14)")
       ->check(CLI::IsMember({"dvfs", "fixed", "auto", "accelwattch"}))
       ->capture_default_str();
-  app->add_option("--solver", f->solver,
-                  "joint: voltages and coefficients in one Ceres problem; alternating: "
-                  "gpmTOOL's algorithm (L2, absolute residuals)")
-      ->check(CLI::IsMember({"joint", "alternating"}))
-      ->capture_default_str();
+  AddEnumOption(app, "--solver", &f->solver, {FitSolver::kJoint, FitSolver::kAlternating},
+                FitSolverName,
+                "joint: voltages and coefficients in one Ceres problem; alternating: "
+                "gpmTOOL's algorithm (L2, absolute residuals)");
   app->add_option("--loss", f->loss,
                   "Residual loss: l2 | huber | cauchy (default: huber for dvfs with the joint "
                   "solver, l2 for fixed and for the alternating solver; chosen on real data, see "
                   "README)")
       ->check(CLI::IsMember({FitLossName(FitLoss::kL2), FitLossName(FitLoss::kHuber),
                              FitLossName(FitLoss::kCauchy)}));
-  app->add_option("--residual", f->residual,
-                  "absolute (W) or relative (fraction of the measured power); default absolute")
-      ->check(CLI::IsMember({"absolute", "relative"}));
+  AddEnumOption(app, "--residual", &f->residual, {FitResidual::kAbsolute, FitResidual::kRelative},
+                FitResidualName, "absolute (W) or relative (fraction of the measured power)");
   app->add_option("--loss-scale", f->loss_scale,
                   "Scale of the huber/cauchy loss in residual units: W for absolute residuals, a "
                   "fraction of the measured power for relative ones (0: 3 W absolute, 0.05 "

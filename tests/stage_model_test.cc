@@ -58,12 +58,12 @@ TEST(StageLoss, DefaultLossIsTheDefaultOfTheLibraryAndOfTheCommandLine) {
   const CalibrationOptions library;
   EXPECT_EQ(library.loss, DefaultLoss(library.method, library.solver));
   for (const char* method : {"dvfs", "fixed"}) {
-    for (const char* solver : {"joint", "alternating"}) {
+    for (FitSolver solver : {FitSolver::kJoint, FitSolver::kAlternating}) {
       CalibrationFlags flags;
       flags.method = method;
       flags.solver = solver;
       const CalibrationOptions o = ToCalibrationOptions(flags);
-      EXPECT_EQ(o.loss, DefaultLoss(o.method, o.solver)) << method << " " << solver;
+      EXPECT_EQ(o.loss, DefaultLoss(o.method, o.solver)) << method << " " << FitSolverName(solver);
     }
   }
 }

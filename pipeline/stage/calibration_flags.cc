@@ -17,8 +17,8 @@ CalibrationOptions ToCalibrationOptions(const CalibrationFlags& f) {
   }
   CalibrationOptions o;
   o.method = f.method == "fixed" ? FitMethod::kFixed : FitMethod::kDvfs;
-  o.solver = f.solver == "alternating" ? FitSolver::kAlternating : FitSolver::kJoint;
-  o.residual = f.residual == "relative" ? FitResidual::kRelative : FitResidual::kAbsolute;
+  o.solver = f.solver;
+  o.residual = f.residual;
   o.loss = DefaultLoss(o.method, o.solver);
   if (!f.loss.empty() && !ParseFitLoss(f.loss, &o.loss)) {
     throw OptionError("--loss '" + f.loss + "': expected l2, huber or cauchy");

@@ -18,11 +18,11 @@ namespace wattcal {
 
 // The command-line form of CalibrationOptions, shared by calibrate and validate --cv-folds.
 struct CalibrationFlags {
-  std::string method = "dvfs";   // dvfs | fixed | accelwattch
-  std::string solver = "joint";  // joint | alternating
+  std::string method = "dvfs";  // dvfs | fixed | accelwattch
+  FitSolver solver = FitSolver::kJoint;
   // l2 | huber | cauchy (ParseFitLoss); "" = DefaultLoss(method, solver).
   std::string loss;
-  std::string residual;  // "" = "absolute"
+  FitResidual residual = FitResidual::kAbsolute;
   // Scale of the huber/cauchy loss, in residual units: W for absolute residuals, a fraction
   // of the measured power for relative ones (CalibrationOptions::loss_scale; 0 = the default).
   double loss_scale = 0.0;
