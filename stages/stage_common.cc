@@ -108,13 +108,12 @@ void AddAccelWattchOptions(CLI::App* app, AccelWattchFlags* f) {
       "accelwattch: with --prior, start from the cold start only");
 }
 
-void AddMapeCiOption(CLI::App* app, std::string* method) {
-  app->add_option("--mape-ci", *method,
-                  "MAPE confidence interval: student-t (t quantile, sample sd; default) or "
-                  "normal-population-sd (normal quantile, population sd: Excel's CONFIDENCE with "
-                  "STDEV.P, what the AccelWattch paper prints)")
-      ->check(CLI::IsMember({"student-t", "normal-population-sd"}))
-      ->capture_default_str();
+void AddMapeCiOption(CLI::App* app, MapeCiMethod* method) {
+  AddEnumOption(app, "--mape-ci", method,
+                {MapeCiMethod::kStudentT, MapeCiMethod::kNormalPopulationSd}, MapeCiMethodName,
+                "MAPE confidence interval: student-t (t quantile, sample sd; default) or "
+                "normal-population-sd (normal quantile, population sd: Excel's CONFIDENCE with "
+                "STDEV.P, what the AccelWattch paper prints)");
 }
 
 namespace {

@@ -49,7 +49,7 @@ CLI::Option* AddEnumOption(CLI::App* app, const std::string& flag, Enum* target,
 }
 
 // Adds --mape-ci student-t|normal-population-sd to `app` (the MAPE confidence interval).
-void AddMapeCiOption(CLI::App* app, std::string* method);
+void AddMapeCiOption(CLI::App* app, MapeCiMethod* method);
 
 // Binds --sweep, --description, --constant or --p-const-w (excluding each other), and --out to
 // `flags` (pipeline/stage/sweep_flags.h: the inputs of wattcal-static and wattcal-idle).

@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--title", o.title, "Title of the terminal table, figure and summary");
   app.add_option("--max-mape-pct", o.max_mape_pct, "Exit with status 3 above this MAPE (0: none)");
-  AddMapeCiOption(&app, &o.mape_ci);
+  AddMapeCiOption(&app, &o.metrics.ci_method);
   AddCalibrationOptions(&app, &o.calibration);
   AddAccelWattchOptions(&app, &o.accelwattch);
   app.get_option("--method")

@@ -179,9 +179,6 @@ TEST(StageCheck, ValidateNamesTheFlags) {
   o.plot_path = "scatter.svg";
   ExpectOptionError([&] { o.Check(); }, {"--plot", ".png"});
   o.plot_path.clear();
-  o.mape_ci = "bootstrap";
-  ExpectOptionError([&] { o.Check(); }, {"--mape-ci", "bootstrap"});
-  o.mape_ci = "student-t";
   o.calibration.keep_flagged = true;
   ExpectOptionError([&] { o.Check(); }, {"--keep-flagged", "--cv-folds"});
   o.calibration.keep_flagged = false;

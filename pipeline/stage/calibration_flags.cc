@@ -144,13 +144,4 @@ std::vector<std::string> AccelWattchInputFiles(const AccelWattchFlags& f) {
   return files;
 }
 
-MetricsOptions ToMetricsOptions(const std::string& mape_ci) {
-  MetricsOptions o;
-  if (!ParseMapeCiMethod(mape_ci, &o.ci_method)) {
-    throw OptionError(
-        fmt::format("--mape-ci '{}': expected student-t or normal-population-sd", mape_ci));
-  }
-  return o;
-}
-
 }  // namespace wattcal

@@ -69,8 +69,4 @@ nlohmann::json AccelWattchFitOptionsToJson(const AccelWattchFitOptions& options,
                                            const AccelWattchFlags& flags);
 std::vector<std::string> AccelWattchInputFiles(const AccelWattchFlags& flags);
 
-// --mape-ci student-t|normal-population-sd (the MAPE confidence interval) as MetricsOptions;
-// OptionError naming --mape-ci for another value.
-MetricsOptions ToMetricsOptions(const std::string& mape_ci);
-
 }  // namespace wattcal

@@ -40,7 +40,7 @@ ValidateCheckedOptions ValidateStageOptions::Check() const {
   if (calibration.method == "auto" && mode != "auto") {
     throw OptionError("--method auto goes with --mode auto (the method follows the mode it picks)");
   }
-  checked.metrics = ToMetricsOptions(mape_ci);
+  checked.metrics = metrics;
   if (!plot_path.empty() && boost::filesystem::path(plot_path).extension() != ".png") {
     throw OptionError("--plot must name a .png file (an .svg twin is written beside it)");
   }
@@ -307,7 +307,8 @@ ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
     ValidateTpdsModel(o, checked, &run);
   }
   run.options["max_mape_pct"] = o.max_mape_pct;
-  if (checked.metrics.ci_method != MapeCiMethod::kStudentT) run.options["mape_ci"] = o.mape_ci;
+  if (checked.metrics.ci_method != MapeCiMethod::kStudentT)
+    run.options["mape_ci"] = MapeCiMethodName(checked.metrics.ci_method);
 
   ValidateStageReport report = WriteValidation(o, checked, run);
   LogInfo(run.outcome.table);

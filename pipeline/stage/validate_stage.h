@@ -22,7 +22,7 @@ namespace wattcal {
 
 // The library options Check() converted the flags to, once; the run converts nothing again.
 struct ValidateCheckedOptions {
-  // --mape-ci.
+  // --mape-ci (ValidateStageOptions::metrics, as given).
   MetricsOptions metrics;
   // --default-core/mem-mhz (every mode but accelwattch).
   CorpusReadOptions corpus;
@@ -64,8 +64,8 @@ struct ValidateStageOptions {
   std::string title;
   // --max-mape-pct: exit 3 above this MAPE (0 = no threshold).
   double max_mape_pct = 0.0;
-  // --mape-ci: student-t | normal-population-sd.
-  std::string mape_ci = "student-t";
+  // --mape-ci: the MAPE confidence interval (student-t | normal-population-sd).
+  MetricsOptions metrics;
   // --method, --solver, --loss, ... (AddCalibrationOptions): the folds' calibration.
   CalibrationFlags calibration;
   // Whether --method was given (else it follows --mode; see above).
