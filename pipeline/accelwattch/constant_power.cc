@@ -181,19 +181,22 @@ bool ConstantPowerOptions::Check(std::string* error) const {
   return true;
 }
 
-ConstantPowerReport FitConstantPower(const Sweep& sweep, const ConstantPowerOptions& options) {
-  std::string error;
-  if (!options.Check(&error)) throw OptionError(error);
+namespace {
+
+// The sweep's curves to fit: those of the chosen benchmarks (all when none is) with enough
+// distinct clocks; the others go to `excluded`. A chosen benchmark the sweep lacks, or no curve
+// left, is refused.
+std::vector<SweepCurve> CurvesToFit(const Sweep& sweep, const ConstantPowerOptions& options,
+                                    std::vector<ExcludedCurve>* excluded) {
   const std::set<std::string> wanted(options.benchmarks.begin(), options.benchmarks.end());
-  ConstantPowerReport result;
   std::vector<SweepCurve> used;
   for (SweepCurve& c : GroupCurves(sweep)) {
     if (!wanted.empty() && !wanted.count(c.benchmark)) continue;
     const int distinct = c.DistinctFrequencies();
     if (distinct < options.min_frequencies) {
-      result.excluded.push_back({c.benchmark, c.active_sms, c.lanes_per_warp,
-                                 fmt::format("{} distinct core clocks, fewer than {}", distinct,
-                                             options.min_frequencies)});
+      excluded->push_back({c.benchmark, c.active_sms, c.lanes_per_warp,
+                           fmt::format("{} distinct core clocks, fewer than {}", distinct,
+                                       options.min_frequencies)});
       continue;
     }
     used.push_back(std::move(c));
@@ -201,7 +204,7 @@ ConstantPowerReport FitConstantPower(const Sweep& sweep, const ConstantPowerOpti
   for (const std::string& b : wanted) {
     if (std::none_of(used.begin(), used.end(),
                      [&](const SweepCurve& c) { return c.benchmark == b; }) &&
-        std::none_of(result.excluded.begin(), result.excluded.end(),
+        std::none_of(excluded->begin(), excluded->end(),
                      [&](const ExcludedCurve& c) { return c.benchmark == b; })) {
       throw OptionError("benchmarks: '" + b + "' is not in the sweep " + sweep.path);
     }
@@ -212,67 +215,101 @@ ConstantPowerReport FitConstantPower(const Sweep& sweep, const ConstantPowerOpti
                                  "core clocks: Eq. 3 cannot be fitted",
                                  options.min_frequencies));
   }
+  return used;
+}
 
-  // Frisch-Waugh-Lovell: partial [x^3, x] out of the ones and the powers, curve by curve.
+// Each curve with [x^3, x] partialled out (Frisch-Waugh-Lovell): the residual ones r1 and
+// powers ry, a = |r1|^2 and b = r1 . ry; P_const = sum b / sum a.
+struct PartialledCurves {
+  std::vector<double> a, b;
+  std::vector<Eigen::VectorXd> r1, ry;
+  int points = 0;
+};
+
+PartialledCurves PartialOut(const std::vector<SweepCurve>& used) {
   const int num_curves = static_cast<int>(used.size());
-  std::vector<double> a(num_curves), b(num_curves);
-  std::vector<Eigen::VectorXd> r1(num_curves), ry(num_curves);
+  PartialledCurves p;
+  p.a.resize(num_curves);
+  p.b.resize(num_curves);
+  p.r1.resize(num_curves);
+  p.ry.resize(num_curves);
   for (int j = 0; j < num_curves; ++j) {
     const Eigen::MatrixXd x = Design(used[j], false);
     const Eigen::VectorXd ones = Eigen::VectorXd::Ones(x.rows());
     const Eigen::VectorXd y = Powers(used[j]);
-    r1[j] = ones - x * LeastSquares(x, ones);
-    ry[j] = y - x * LeastSquares(x, y);
-    a[j] = r1[j].squaredNorm();
-    b[j] = r1[j].dot(ry[j]);
-    result.points += static_cast<int>(x.rows());
+    p.r1[j] = ones - x * LeastSquares(x, ones);
+    p.ry[j] = y - x * LeastSquares(x, y);
+    p.a[j] = p.r1[j].squaredNorm();
+    p.b[j] = p.r1[j].dot(p.ry[j]);
+    p.points += static_cast<int>(x.rows());
   }
+  return p;
+}
+
+// P_const's confidence interval: from its standard error (covariance) or from resampling the
+// curves (bootstrap).
+void ConstantCi(const PartialledCurves& p, const ConstantPowerOptions& options,
+                ConstantPowerReport* result) {
+  const int num_curves = static_cast<int>(p.a.size());
+  const double alpha_half = 0.5 * (1.0 + options.confidence_level);
+  if (options.ci_method == ConstantCiMethod::kCovariance) {
+    if (result->dof > 0) {
+      const boost::math::students_t t(static_cast<double>(result->dof));
+      const double half = boost::math::quantile(t, alpha_half) * result->p_const_se_w;
+      result->p_const_ci_low_w = result->p_const_w - half;
+      result->p_const_ci_high_w = result->p_const_w + half;
+    }
+    return;
+  }
+  Rng rng(options.bootstrap_seed);
+  std::vector<double> draws;
+  draws.reserve(options.bootstrap_samples);
+  for (int s = 0; s < options.bootstrap_samples; ++s) {
+    double sa = 0.0, sb = 0.0;
+    for (int j = 0; j < num_curves; ++j) {
+      const int k = rng.Index(num_curves);
+      sa += p.a[k];
+      sb += p.b[k];
+    }
+    if (sa > 0.0) draws.push_back(sb / sa);
+  }
+  if (!draws.empty()) {
+    result->p_const_ci_low_w = Quantile(draws, 1.0 - alpha_half);
+    result->p_const_ci_high_w = Quantile(draws, alpha_half);
+  }
+}
+
+// The shared P_const of AccelWattch Eq. 3 over the curves, each with its own beta and tau,
+// with its standard error and confidence interval.
+void FitSharedConstant(const Sweep& sweep, const std::vector<SweepCurve>& used,
+                       const ConstantPowerOptions& options, ConstantPowerReport* result) {
+  const int num_curves = static_cast<int>(used.size());
+  const PartialledCurves p = PartialOut(used);
+  result->points += p.points;
   double sum_a = 0.0, sum_b = 0.0;
   for (int j = 0; j < num_curves; ++j) {
-    sum_a += a[j];
-    sum_b += b[j];
+    sum_a += p.a[j];
+    sum_b += p.b[j];
   }
   if (!(sum_a > 0.0)) {
     throw InputError(sweep.path, 0, "f_core_mhz",
                      "the curves' clocks leave P_const undetermined (each curve's powers are "
                      "explained by beta f^3 + tau f alone)");
   }
-  result.p_const_w = sum_b / sum_a;
+  result->p_const_w = sum_b / sum_a;
   double rss = 0.0;
-  for (int j = 0; j < num_curves; ++j) rss += (ry[j] - result.p_const_w * r1[j]).squaredNorm();
-  result.dof = result.points - 1 - 2 * num_curves;
-  const double alpha_half = 0.5 * (1.0 + options.confidence_level);
-  if (result.dof > 0) {
-    result.residual_sd_w = std::sqrt(rss / result.dof);
-    result.p_const_se_w = result.residual_sd_w / std::sqrt(sum_a);
+  for (int j = 0; j < num_curves; ++j) rss += (p.ry[j] - result->p_const_w * p.r1[j]).squaredNorm();
+  result->dof = result->points - 1 - 2 * num_curves;
+  if (result->dof > 0) {
+    result->residual_sd_w = std::sqrt(rss / result->dof);
+    result->p_const_se_w = result->residual_sd_w / std::sqrt(sum_a);
   }
-  if (options.ci_method == ConstantCiMethod::kCovariance) {
-    if (result.dof > 0) {
-      const boost::math::students_t t(static_cast<double>(result.dof));
-      const double half = boost::math::quantile(t, alpha_half) * result.p_const_se_w;
-      result.p_const_ci_low_w = result.p_const_w - half;
-      result.p_const_ci_high_w = result.p_const_w + half;
-    }
-  } else {
-    Rng rng(options.bootstrap_seed);
-    std::vector<double> draws;
-    draws.reserve(options.bootstrap_samples);
-    for (int s = 0; s < options.bootstrap_samples; ++s) {
-      double sa = 0.0, sb = 0.0;
-      for (int j = 0; j < num_curves; ++j) {
-        const int k = rng.Index(num_curves);
-        sa += a[k];
-        sb += b[k];
-      }
-      if (sa > 0.0) draws.push_back(sb / sa);
-    }
-    if (!draws.empty()) {
-      result.p_const_ci_low_w = Quantile(draws, 1.0 - alpha_half);
-      result.p_const_ci_high_w = Quantile(draws, alpha_half);
-    }
-  }
+  ConstantCi(p, options, result);
+}
 
-  // The shared-intercept line, by the same partialling out of [f] per curve.
+// The shared-intercept line, by the same partialling out of [f] per curve; false when the
+// clocks leave it undetermined.
+bool LinearJointIntercept(const std::vector<SweepCurve>& used, double* intercept_w) {
   double lin_a = 0.0, lin_b = 0.0;
   for (const SweepCurve& c : used) {
     Eigen::MatrixXd x(c.f_core_mhz.size(), 1);
@@ -283,35 +320,54 @@ ConstantPowerReport FitConstantPower(const Sweep& sweep, const ConstantPowerOpti
     lin_a += r1.squaredNorm();
     lin_b += r1.dot(y - x * LeastSquares(x, y));
   }
-  if (lin_a > 0.0) result.linear_joint_intercept_w = lin_b / lin_a;
+  if (!(lin_a > 0.0)) return false;
+  *intercept_w = lin_b / lin_a;
+  return true;
+}
 
+// Each curve's report (the joint, own-constant and linear fits) and the joint fit's error
+// metrics over every point; the curves move into the report.
+void ReportCurves(std::vector<SweepCurve>* used, ConstantPowerReport* result) {
   std::vector<PredictionRow> all;
-  for (SweepCurve& c : used) {
+  for (SweepCurve& c : *used) {
     CurveReport report;
     report.f_core_min_mhz = *std::min_element(c.f_core_mhz.begin(), c.f_core_mhz.end());
     report.f_core_max_mhz = *std::max_element(c.f_core_mhz.begin(), c.f_core_mhz.end());
-    report.joint = FitEq3FixedConstant(c, result.p_const_w);
+    report.joint = FitEq3FixedConstant(c, result->p_const_w);
     report.own = FitEq3FreeConstant(c);
     report.linear = FitLinear(c);
     report.linear_intercept_negative = report.linear.intercept_w < 0.0;
-    if (report.linear_intercept_negative) ++result.negative_linear_curves;
+    if (report.linear_intercept_negative) ++result->negative_linear_curves;
     for (size_t i = 0; i < c.f_core_mhz.size(); ++i) {
       const double f = c.f_core_mhz[i];
       PredictionRow r;
       r.benchmark = c.benchmark;
       r.f_core_mhz = f;
       r.measured_w = c.power_w[i];
-      r.predicted_w = result.p_const_w + report.joint.beta_w_per_mhz3 * f * f * f +
+      r.predicted_w = result->p_const_w + report.joint.beta_w_per_mhz3 * f * f * f +
                       report.joint.tau_w_per_mhz * f;
       all.push_back(r);
     }
     report.curve = std::move(c);
-    result.curves.push_back(std::move(report));
+    result->curves.push_back(std::move(report));
   }
   const ErrorMetrics m = ComputeErrorMetrics(all);
-  result.pearson_r = m.pearson_r;
-  result.rmse_w = m.rmse_w;
-  result.mape_pct = m.mape_pct;
+  result->pearson_r = m.pearson_r;
+  result->rmse_w = m.rmse_w;
+  result->mape_pct = m.mape_pct;
+}
+
+}  // namespace
+
+ConstantPowerReport FitConstantPower(const Sweep& sweep, const ConstantPowerOptions& options) {
+  std::string error;
+  if (!options.Check(&error)) throw OptionError(error);
+  ConstantPowerReport result;
+  std::vector<SweepCurve> used = CurvesToFit(sweep, options, &result.excluded);
+  FitSharedConstant(sweep, used, options, &result);
+  double intercept_w = 0.0;
+  if (LinearJointIntercept(used, &intercept_w)) result.linear_joint_intercept_w = intercept_w;
+  ReportCurves(&used, &result);
   return result;
 }
 

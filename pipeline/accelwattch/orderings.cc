@@ -109,20 +109,25 @@ std::vector<Ordering> ReadOrderingsFile(const std::string& path) {
   return out;
 }
 
-OrderingForest::OrderingForest(const std::vector<std::string>& components,
-                               const std::vector<Ordering>& orderings,
-                               const std::vector<double>& lower, const std::vector<double>& upper)
-    : lower_(lower), upper_(upper) {
-  const int n = static_cast<int>(components.size());
+namespace {
+
+// The orderings that name two distinct columns of the table, once each, with their (lower,
+// upper) column indices; the others go to `dropped` with the reason, and a name that is neither
+// a column nor an AccelWattch component is refused.
+struct OrderingCandidates {
+  std::vector<Ordering> orderings;
+  std::vector<std::pair<int, int>> edges;
+};
+
+OrderingCandidates ScreenOrderings(const std::vector<std::string>& components,
+                                   const std::vector<Ordering>& orderings,
+                                   std::vector<DroppedOrdering>* dropped) {
   const auto index_of = [&](const std::string& name) {
     const auto it = std::find(components.begin(), components.end(), name);
     return it == components.end() ? -1 : static_cast<int>(it - components.begin());
   };
   const auto& known = AccelWattchComponentNames();
-
-  // 1. Names, trivial and duplicate constraints.
-  std::vector<Ordering> candidates;
-  std::vector<std::pair<int, int>> candidate_edges;
+  OrderingCandidates c;
   std::set<std::pair<int, int>> seen;
   for (const Ordering& o : orderings) {
     const int a = index_of(o.lower), b = index_of(o.upper);
@@ -134,150 +139,215 @@ OrderingForest::OrderingForest(const std::vector<std::string>& components,
                                     "nor an AccelWattch component",
                                     name, JoinPath(components, ", ")));
       }
-      if (!absent) dropped_.push_back({o, fmt::format("the table has no {}_W column", name)});
+      if (!absent) dropped->push_back({o, fmt::format("the table has no {}_W column", name)});
       absent = true;
     }
     if (absent) continue;
     if (a == b) {
-      dropped_.push_back({o, "trivial (a component against itself)"});
+      dropped->push_back({o, "trivial (a component against itself)"});
       continue;
     }
     if (!seen.insert({a, b}).second) {
-      dropped_.push_back({o, "duplicate of an earlier constraint"});
+      dropped->push_back({o, "duplicate of an earlier constraint"});
       continue;
     }
-    candidates.push_back(o);
-    candidate_edges.push_back({a, b});
+    c.orderings.push_back(o);
+    c.edges.push_back({a, b});
   }
+  return c;
+}
 
-  // 2. Directed cycles, checked edge by edge so that the message names the closing one.
-  std::vector<std::vector<int>> succ(n);
-  // A path from `from` to `to` along `succ` skipping the direct edge `skip` (-1: none), as
-  // component indices; empty when there is none.
-  const auto find_path = [&](int from, int to, std::pair<int, int> skip) {
-    std::vector<int> prev(n, -2);
-    std::vector<int> queue = {from};
-    prev[from] = -1;
-    for (size_t q = 0; q < queue.size(); ++q) {
-      const int u = queue[q];
-      for (int v : succ[u]) {
-        if (std::make_pair(u, v) == skip || prev[v] != -2) continue;
-        prev[v] = u;
-        queue.push_back(v);
-      }
+// A path from `from` to `to` along `succ` skipping the direct edge `skip` (-1: none), as
+// component indices; empty when there is none.
+std::vector<int> FindPath(const std::vector<std::vector<int>>& succ, int from, int to,
+                          std::pair<int, int> skip) {
+  const int n = static_cast<int>(succ.size());
+  std::vector<int> prev(n, -2);
+  std::vector<int> queue = {from};
+  prev[from] = -1;
+  for (size_t q = 0; q < queue.size(); ++q) {
+    const int u = queue[q];
+    for (int v : succ[u]) {
+      if (std::make_pair(u, v) == skip || prev[v] != -2) continue;
+      prev[v] = u;
+      queue.push_back(v);
     }
-    std::vector<int> path;
-    if (prev[to] == -2) return path;
-    for (int v = to; v != -1; v = prev[v]) path.push_back(v);
-    std::reverse(path.begin(), path.end());
-    return path;
-  };
-  const auto names_of = [&](const std::vector<int>& path) {
-    std::vector<std::string> names;
-    for (int v : path) names.push_back(components[v]);
-    return names;
-  };
-  for (size_t e = 0; e < candidates.size(); ++e) {
-    const auto [a, b] = candidate_edges[e];
-    const std::vector<int> back = find_path(b, a, {-1, -1});
+  }
+  std::vector<int> path;
+  if (prev[to] == -2) return path;
+  for (int v = to; v != -1; v = prev[v]) path.push_back(v);
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+std::vector<std::string> NamesOf(const std::vector<std::string>& components,
+                                 const std::vector<int>& path) {
+  std::vector<std::string> names;
+  for (int v : path) names.push_back(components[v]);
+  return names;
+}
+
+// The candidates' directed graph (successors per component), refusing the first edge that
+// closes a directed cycle, checked edge by edge so that the message names the closing one.
+std::vector<std::vector<int>> AcyclicGraph(const std::vector<std::string>& components,
+                                           const OrderingCandidates& c) {
+  std::vector<std::vector<int>> succ(components.size());
+  for (size_t e = 0; e < c.orderings.size(); ++e) {
+    const auto [a, b] = c.edges[e];
+    const std::vector<int> back = FindPath(succ, b, a, {-1, -1});
     if (!back.empty()) {
-      FailOrdering(candidates[e],
+      FailOrdering(c.orderings[e],
                    fmt::format("closes the cycle {} <= {}, which would force these factors to be "
                                "equal; drop one constraint (or pin the factors with equal bounds)",
-                               JoinPath(names_of(back), " <= "), components[b]));
+                               JoinPath(NamesOf(components, back), " <= "), components[b]));
     }
     succ[a].push_back(b);
   }
+  return succ;
+}
 
-  // 3. Transitive reduction (unique for a DAG): drop every edge implied by a longer path.
-  std::vector<bool> implied(candidates.size(), false);
-  for (size_t e = 0; e < candidates.size(); ++e) {
-    const auto [a, b] = candidate_edges[e];
-    const std::vector<int> path = find_path(a, b, {a, b});
+// Transitive reduction (unique for a DAG): which candidates a longer path implies; each goes to
+// `dropped` with its path.
+std::vector<bool> ImpliedEdges(const std::vector<std::string>& components,
+                               const OrderingCandidates& c,
+                               const std::vector<std::vector<int>>& succ,
+                               std::vector<DroppedOrdering>* dropped) {
+  std::vector<bool> implied(c.orderings.size(), false);
+  for (size_t e = 0; e < c.orderings.size(); ++e) {
+    const auto [a, b] = c.edges[e];
+    const std::vector<int> path = FindPath(succ, a, b, {a, b});
     if (!path.empty()) {
       implied[e] = true;
-      dropped_.push_back({candidates[e], "implied by " + JoinPath(names_of(path), " <= ")});
+      dropped->push_back(
+          {c.orderings[e], "implied by " + JoinPath(NamesOf(components, path), " <= ")});
     }
   }
+  return implied;
+}
 
-  // 4. The rest must be a forest when directions are ignored.
+// Neighbours per component with directions ignored: (neighbour, neighbour is above).
+using Adjacency = std::vector<std::vector<std::pair<int, bool>>>;
+
+// The undirected path from a to b in the forest so far, as component names, for a message.
+std::vector<std::string> UndirectedPath(const std::vector<std::string>& components,
+                                        const Adjacency& adjacent, int a, int b) {
+  std::vector<int> prev(components.size(), -2);
+  std::vector<int> queue = {a};
+  prev[a] = -1;
+  for (size_t q = 0; q < queue.size(); ++q) {
+    for (const auto& [v, up] : adjacent[queue[q]]) {
+      if (prev[v] != -2) continue;
+      prev[v] = queue[q];
+      queue.push_back(v);
+    }
+  }
+  std::vector<std::string> path;
+  for (int v = b; v != -1; v = prev[v]) path.push_back(components[v]);
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+// The candidates not implied must be a forest when directions are ignored: each joins two
+// trees (a union-find), or is refused; the kept ones go to `used` and `edges`.
+Adjacency BuildForest(const std::vector<std::string>& components, const OrderingCandidates& c,
+                      const std::vector<bool>& implied, std::vector<Ordering>* used,
+                      std::vector<std::pair<int, int>>* edges) {
+  const int n = static_cast<int>(components.size());
   std::vector<int> root(n);
   std::iota(root.begin(), root.end(), 0);
   std::function<int(int)> find = [&](int v) { return root[v] == v ? v : root[v] = find(root[v]); };
-  std::vector<std::vector<std::pair<int, bool>>> adjacent(n);  // (neighbour, neighbour is above)
-  for (size_t e = 0; e < candidates.size(); ++e) {
+  Adjacency adjacent(n);
+  for (size_t e = 0; e < c.orderings.size(); ++e) {
     if (implied[e]) continue;
-    const auto [a, b] = candidate_edges[e];
+    const auto [a, b] = c.edges[e];
     if (find(a) == find(b)) {
-      // The undirected path between a and b in the forest so far, for the message.
-      std::vector<int> prev(n, -2);
-      std::vector<int> queue = {a};
-      prev[a] = -1;
-      for (size_t q = 0; q < queue.size(); ++q) {
-        for (const auto& [v, up] : adjacent[queue[q]]) {
-          if (prev[v] != -2) continue;
-          prev[v] = queue[q];
-          queue.push_back(v);
-        }
-      }
-      std::vector<std::string> path;
-      for (int v = b; v != -1; v = prev[v]) path.push_back(components[v]);
-      std::reverse(path.begin(), path.end());
-      FailOrdering(candidates[e],
+      FailOrdering(c.orderings[e],
                    fmt::format("closes a cycle with the constraints linking {} (directions "
                                "ignored); wattcal encodes orderings whose graph is a forest "
                                "(chains, trees, several lower or upper bounds on one component) "
                                "and not diamonds such as a <= b, a <= c, b <= d, c <= d",
-                               JoinPath(path, " - ")));
+                               JoinPath(UndirectedPath(components, adjacent, a, b), " - ")));
     }
     root[find(a)] = find(b);
     adjacent[a].push_back({b, true});
     adjacent[b].push_back({a, false});
-    used_.push_back(candidates[e]);
-    edges_.push_back({a, b});
+    used->push_back(c.orderings[e]);
+    edges->push_back({a, b});
   }
+  return adjacent;
+}
 
-  // 5. Tighten the bounds along the edges until nothing changes.
-  const std::vector<double> given_lower = lower_, given_upper = upper_;
+// Tightens the bounds along the edges until nothing changes; a component left with no
+// feasible value is refused.
+void TightenBounds(const std::vector<std::string>& components,
+                   const std::vector<std::pair<int, int>>& edges, std::vector<double>* lower,
+                   std::vector<double>* upper) {
+  const int n = static_cast<int>(components.size());
+  const std::vector<double> given_lower = *lower, given_upper = *upper;
   for (int pass = 0; pass <= n; ++pass) {
     bool changed = false;
-    for (const auto& [a, b] : edges_) {
-      if (lower_[a] > lower_[b]) lower_[b] = lower_[a], changed = true;
-      if (upper_[b] < upper_[a]) upper_[a] = upper_[b], changed = true;
+    for (const auto& [a, b] : edges) {
+      if ((*lower)[a] > (*lower)[b]) (*lower)[b] = (*lower)[a], changed = true;
+      if ((*upper)[b] < (*upper)[a]) (*upper)[a] = (*upper)[b], changed = true;
     }
     if (!changed) break;
   }
   for (int i = 0; i < n; ++i) {
-    if (lower_[i] > upper_[i]) {
+    if ((*lower)[i] > (*upper)[i]) {
       throw OptionError(fmt::format(
           "bounds: the orderings leave {} no feasible value: its bounds [{}, {}] become [{}, {}] "
           "through the bounds of the components ordered below and above it",
-          components[i], given_lower[i], given_upper[i], lower_[i], upper_[i]));
+          components[i], given_lower[i], given_upper[i], (*lower)[i], (*upper)[i]));
     }
   }
+}
 
-  // 6. Root every tree at its first component in table order; parents before children.
-  parent_.assign(n, -1);
-  above_.assign(n, false);
+// Roots every tree at its first component in table order: each component's parent (-1 for a
+// root) and whether it lies above it, and an order with parents before children.
+void RootTrees(const Adjacency& adjacent, std::vector<int>* parent, std::vector<bool>* above,
+               std::vector<int>* order) {
+  const int n = static_cast<int>(adjacent.size());
+  parent->assign(n, -1);
+  above->assign(n, false);
   std::vector<bool> visited(n, false);
   for (int r = 0; r < n; ++r) {
     if (visited[r]) continue;
     visited[r] = true;
-    const size_t begin = order_.size();
-    order_.push_back(r);
-    for (size_t q = begin; q < order_.size(); ++q) {
-      const int u = order_[q];
+    const size_t begin = order->size();
+    order->push_back(r);
+    for (size_t q = begin; q < order->size(); ++q) {
+      const int u = (*order)[q];
       std::vector<std::pair<int, bool>> next = adjacent[u];
       std::sort(next.begin(), next.end());
       for (const auto& [v, v_above] : next) {
         if (visited[v]) continue;
         visited[v] = true;
-        parent_[v] = u;
-        above_[v] = v_above;
-        order_.push_back(v);
+        (*parent)[v] = u;
+        (*above)[v] = v_above;
+        order->push_back(v);
       }
     }
   }
+}
+
+}  // namespace
+
+OrderingForest::OrderingForest(const std::vector<std::string>& components,
+                               const std::vector<Ordering>& orderings,
+                               const std::vector<double>& lower, const std::vector<double>& upper)
+    : lower_(lower), upper_(upper) {
+  // 1. Names, trivial and duplicate constraints.
+  const OrderingCandidates candidates = ScreenOrderings(components, orderings, &dropped_);
+  // 2. Directed cycles.
+  const std::vector<std::vector<int>> succ = AcyclicGraph(components, candidates);
+  // 3. Transitive reduction: drop every edge implied by a longer path.
+  const std::vector<bool> implied = ImpliedEdges(components, candidates, succ, &dropped_);
+  // 4. The rest must be a forest when directions are ignored.
+  const Adjacency adjacent = BuildForest(components, candidates, implied, &used_, &edges_);
+  // 5. Tighten the bounds along the edges until nothing changes.
+  TightenBounds(components, edges_, &lower_, &upper_);
+  // 6. Root every tree at its first component in table order; parents before children.
+  RootTrees(adjacent, &parent_, &above_, &order_);
 }
 
 double OrderingForest::ParameterLower(int i) const { return IsRoot(i) ? lower_[i] : 0.0; }

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <fstream>
 
+#include "ingest/capture_join.h"
 #include "ingest/counters.h"
 #include "ingest/kernel_windows.h"
 #include "ingest/power_log.h"
@@ -38,65 +39,15 @@ bool CaptureOptions::Check(std::string* error) const {
   return energy.Check(error);
 }
 
+using capture_internal::RefuseConfigMismatch;
+using capture_internal::RefuseLaunchCount;
+using capture_internal::RefuseShiftedJoin;
+using capture_internal::RefuseUnsortedWindows;
+using capture_internal::SkipSetupLaunches;
+
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::string Triple(const std::array<int64_t, 3>& t) {
-  return fmt::format("({}, {}, {})", t[0], t[1], t[2]);
-}
-
-int64_t Product(const std::array<int64_t, 3>& t) { return t[0] * t[1] * t[2]; }
-
-// Whether a profiled launch has the window's configuration (unknown parts match).
-bool ConfigMatches(const CounterLaunch& launch, const KernelWindow& w) {
-  if (!launch.has_launch_config) return true;
-  if (w.blocks > 0 && Product(launch.grid) != w.blocks) return false;
-  if (w.threads > 0 && Product(launch.block) != w.threads) return false;
-  return true;
-}
-
-bool WindowHasConfig(const KernelWindow& w) { return w.blocks > 0 || w.threads > 0; }
-
-// A kernel's name as a window would call it: "void k_fp32_fma<8>(P)" -> "fp32_fma".
-std::string WindowNameOf(const std::string& kernel) {
-  std::string k = kernel.substr(0, kernel.find_first_of("(<"));
-  const size_t space = k.rfind(' ');
-  if (space != std::string::npos) k = k.substr(space + 1);
-  if (k.rfind("k_", 0) == 0) k = k.substr(2);
-  return k;
-}
-
-// The raw page is joined to the windows by launch order; launches of one configuration cannot
-// tell a missing launch from the next. Names can: a launch named after the next window's
-// benchmark, joined to a window with another name, means the window's own launch is missing (or,
-// named after the previous one, that a launch is extra). Names that never match (an
-// application's windows) say nothing, and nothing is refused for them.
-void RefuseShiftedJoin(const std::vector<CounterLaunch>& launches, size_t first,
-                       const std::vector<KernelWindow>& windows, const std::string& windows_path,
-                       const std::string& raw_path) {
-  const size_t n = std::min(launches.size() - first, windows.size());
-  for (size_t i = 0; i < n; ++i) {
-    const std::string name = WindowNameOf(launches[first + i].kernel);
-    if (name == windows[i].kernel) continue;
-    const bool next = i + 1 < windows.size() && name == windows[i + 1].kernel;
-    const bool previous = i > 0 && name == windows[i - 1].kernel;
-    if (!next && !previous) continue;
-    const KernelWindow& w = windows[i];
-    throw InputError(
-        windows_path, w.line, "kernel",
-        fmt::format(
-            "window {} would be joined to launch {}:{} ({}), which is the {} window's kernel ({}): "
-            "{} (launches are joined to windows in order)",
-            w.kernel, raw_path, launches[first + i].line, launches[first + i].kernel,
-            next ? "next" : "previous", name,
-            next ? fmt::format(
-                       "window {} has no profiled launch in {} (profile it, or remove the window)",
-                       w.kernel, raw_path)
-                 : fmt::format("{} has an extra launch of {} (profile each window's kernel once)",
-                               raw_path, name)));
-  }
-}
 
 // The metrics the description reads (its optional components' when `optional`, else the
 // others' and the two time bases).
@@ -545,6 +496,299 @@ std::string CaptureGpuName(const CaptureFiles& f) {
   return "";
 }
 
+namespace {
+
+// The metrics a capture's counters are read for: those the description reads, its optional
+// components', the units each may carry, and the columns kept from an export.
+struct MetricSelection {
+  explicit MetricSelection(const GpuDescription& g)
+      : gpu(g),
+        needed(NeededMetrics(g)),
+        optional(NeededMetrics(g, /*optional=*/true)),
+        roles(MetricRoles(g)),
+        keep(needed.begin(), needed.end()) {
+    keep.insert(optional.begin(), optional.end());
+    keep.insert("gpu__time_duration.sum");  // the summed launches' duration weights
+    keep.insert("Duration");
+  }
+  const GpuDescription& gpu;
+  const std::vector<std::string> needed;
+  const std::vector<std::string> optional;
+  const std::map<std::string, MetricRole> roles;
+  std::set<std::string> keep;
+};
+
+// A capture's power logs: primary = the power source, secondary = throttle reasons and limit;
+// the GPU, noheader columns and clock offset are nvidia-smi's options, the power column is the
+// one of the log that gives the power.
+struct CaptureLogs {
+  std::string nvml;  // the capture's nvml_power.csv, which takes nvml_options
+  std::string primary, secondary;
+  std::pair<double, double> secondary_range;  // read once, when both logs are there
+  PowerLogOptions nvml_options, smi_options;
+  const PowerLogOptions& OptionsOf(const std::string& log) const {
+    return log == nvml ? nvml_options : smi_options;
+  }
+};
+
+// Refuses a capture measured on another GPU than the first named one (unless --mixed-gpus).
+void CheckSameGpu(const CaptureFiles& f, const CaptureOptions& options, std::string* first_gpu,
+                  std::string* first_gpu_dir) {
+  const std::string gpu_name = CaptureGpuName(f);
+  if (gpu_name.empty()) return;
+  if (first_gpu->empty()) {
+    *first_gpu = gpu_name, *first_gpu_dir = f.dir;
+  } else if (gpu_name != *first_gpu && !options.allow_mixed_gpus) {
+    throw InputError(
+        f.dir, 0, "",
+        fmt::format("measured on {}, but {} was measured on {}: captures of different GPUs share "
+                    "one description's peaks and counts, which fit one GPU only (give each GPU "
+                    "its own run, or --mixed-gpus to combine them anyway)",
+                    gpu_name, *first_gpu_dir, *first_gpu));
+  }
+}
+
+// The capture's power logs as --capture-power picks them, with their reader options.
+CaptureLogs ChooseLogs(const CaptureFiles& f, const CaptureOptions& options) {
+  CaptureLogs logs;
+  logs.nvml = f.nvml;
+  if (options.power_log == "nvml") {
+    if (f.nvml.empty()) throw InputError(f.dir, 0, "", "--capture-power nvml: no nvml_power.csv");
+    logs.primary = f.nvml, logs.secondary = f.smi;
+  } else if (options.power_log == "nvidia-smi") {
+    if (f.smi.empty()) {
+      throw InputError(f.dir, 0, "", "--capture-power nvidia-smi: no nvidia_smi_power.csv");
+    }
+    logs.primary = f.smi;
+  } else {
+    logs.primary = f.nvml.empty() ? f.smi : f.nvml;
+    logs.secondary = f.nvml.empty() ? std::string() : f.smi;
+  }
+  logs.smi_options.gpu = options.gpu_select;
+  logs.smi_options.columns = options.smi_columns;
+  logs.smi_options.utc_offset_h = options.utc_offset_h;
+  (logs.primary == f.nvml ? logs.nvml_options : logs.smi_options).power_field = options.power_field;
+  return logs;
+}
+
+// The secondary log only adds throttle reasons and the limit: when it does not cover every
+// window (started late, stopped early), it is left out with a warning rather than failing.
+// Its range is read once, for the windows and the idle windows.
+void DropUncoveredSecondary(const std::vector<KernelWindow>& windows,
+                            const std::string& windows_path, CaptureLogs* logs,
+                            std::vector<std::string>* warnings) {
+  if (logs->secondary.empty() || logs->primary.empty()) return;
+  logs->secondary_range = LogRange(logs->secondary, logs->OptionsOf(logs->secondary));
+  for (const KernelWindow& w : windows) {
+    if (Covers(logs->secondary_range, {w})) continue;
+    warnings->push_back(fmt::format(
+        "{}: it covers [{:.3f}, {:.3f}] s but the window {}:{} ({}) runs [{:.3f}, {:.3f}] s: "
+        "its throttle reasons and power limit are not used (windows are flagged by their "
+        "clocks only; give the limit to predict/validate with --power-limit-w)",
+        logs->secondary, logs->secondary_range.first, logs->secondary_range.second, windows_path,
+        w.line, w.kernel, w.start_s, w.end_s));
+    logs->secondary.clear();
+    break;
+  }
+}
+
+// Whether the counters come from ncu_raw.csv rather than ncu/'s exports. With both, the exports
+// are used when every window has one, else the raw page; the other is named.
+bool UseRawPage(const CaptureFiles& f, const std::vector<KernelWindow>& windows,
+                std::vector<std::string>* warnings) {
+  bool use_raw = !f.ncu_raw.empty();
+  if (!f.ncu_raw.empty() && !f.ncu_dir.empty()) {
+    const std::map<std::string, std::string> exports = ListExports(f.ncu_dir);
+    bool all = true;
+    for (const KernelWindow& w : windows)
+      all = all && !ExportOf(exports, w.kernel, "", nullptr).empty();
+    use_raw = !all;
+    warnings->push_back(fmt::format(
+        "{}: both ncu_raw.csv and ncu/ are present: {} is used ({}), {} is not", f.dir,
+        use_raw ? f.ncu_raw : f.ncu_dir,
+        use_raw ? "not every window has an export in ncu/" : "every window has an export",
+        use_raw ? f.ncu_dir : f.ncu_raw));
+  }
+  return use_raw;
+}
+
+// Counters per window from the raw page, one launch per window in launch order (`out` has one
+// entry per window).
+void JoinRawPage(const CaptureFiles& f, const std::vector<KernelWindow>& windows,
+                 const MetricSelection& metrics, AbsentMetrics* absent, CaptureReport* r,
+                 std::vector<CaptureWindow>* out) {
+  RefuseUnsortedWindows(windows, f.windows, f.ncu_raw);
+  r->inputs.push_back(f.ncu_raw);
+  std::vector<CounterLaunch> launches;  // with the metrics the description reads only
+  ForEachCounterLaunch(f.ncu_raw, &metrics.keep,
+                       [&](CounterLaunch&& l) { launches.push_back(std::move(l)); });
+  const size_t first = SkipSetupLaunches(launches, windows, f.windows, &r->dropped_launches);
+  const size_t n = launches.size() - first;
+  RefuseShiftedJoin(launches, first, windows, f.windows, f.ncu_raw);
+  RefuseLaunchCount(launches, first, windows, f.windows, f.ncu_raw);
+  for (size_t i = 0; i < n; ++i) {
+    const CounterLaunch& l = launches[first + i];
+    const KernelWindow& w = windows[i];
+    RefuseConfigMismatch(l, i, w, f.windows);
+    WorkloadLaunches one(w.kernel, metrics.needed, metrics.optional, metrics.roles, metrics.gpu);
+    one.Add(l);
+    one.Finish(absent, &r->warnings);
+    CaptureWindow& c = (*out)[i];
+    c.counters_path = l.path;
+    c.counters_line = l.line;
+    c.counters_kernel = l.kernel;
+    c.counters_launches = 1;
+    c.counters_time_s = one.kernel_time_s();
+    c.utilisations = Utilisations(one.Sum(), metrics.gpu);
+  }
+}
+
+// Counters per window from ncu/'s exports, one export per workload, each read once; the exports
+// no window uses are named.
+void ReadExports(const CaptureFiles& f, const std::vector<KernelWindow>& windows,
+                 const MetricSelection& metrics, AbsentMetrics* absent, CaptureReport* r,
+                 std::vector<CaptureWindow>* out) {
+  const std::map<std::string, std::string> exports = ListExports(f.ncu_dir);
+  std::map<std::string, CaptureWindow> done;  // export path -> its counters, read once
+  std::set<std::string> used;
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const KernelWindow& w = windows[i];
+    const std::string export_path =
+        ExportOf(exports, w.kernel, fmt::format("{}:{}", f.windows, w.line), &r->warnings);
+    if (export_path.empty()) {
+      throw InputError(f.windows, w.line, "kernel",
+                       fmt::format("no counters for workload '{}': expected {}/{}.csv ({} has "
+                                   "{} exports)",
+                                   w.kernel, f.ncu_dir, w.kernel, f.ncu_dir, exports.size()));
+    }
+    used.insert(export_path);
+    auto cached = done.find(export_path);
+    if (cached == done.end()) {
+      // Launch by launch, only the metrics the description reads: memory bounded by them,
+      // not by the launches.
+      WorkloadLaunches all(w.kernel, metrics.needed, metrics.optional, metrics.roles, metrics.gpu);
+      ForEachCounterLaunch(export_path, &metrics.keep, [&](CounterLaunch&& l) { all.Add(l); });
+      if (all.launches() == 0) throw InputError(export_path, 0, "", "no profiled launches");
+      all.Finish(absent, &r->warnings);
+      CaptureWindow c;
+      c.counters_path = export_path;
+      c.counters_line = all.first_line();
+      c.counters_kernel =
+          all.launches() == 1 ? all.first_kernel() : fmt::format("{} kernels", all.launches());
+      c.counters_launches = static_cast<int>(all.launches());
+      c.counters_time_s = all.kernel_time_s();
+      c.utilisations = Utilisations(all.Sum(), metrics.gpu);
+      cached = done.emplace(export_path, c).first;
+      r->inputs.push_back(export_path);
+    }
+    (*out)[i] = cached->second;
+  }
+  for (const auto& [name, path] : exports) {
+    if (!used.count(path)) r->unused_exports.push_back(path);
+  }
+}
+
+// Adds the capture's benchmark windows, their counters in `out`, with their energies; the
+// report's power limit is the highest any window saw.
+void AddBenchmarkWindows(const CaptureFiles& f, const std::vector<KernelWindow>& windows,
+                         const KernelEnergyReport& measured, std::vector<CaptureWindow>* out,
+                         CaptureReport* r) {
+  const size_t first_window = r->windows.size();
+  for (size_t i = 0; i < windows.size(); ++i) {
+    CaptureWindow& c = (*out)[i];
+    c.capture = f.dir;
+    c.workload = windows[i].kernel;
+    c.kind = "benchmark";
+    c.energy = measured.windows[i];
+    c.launches = windows[i].launches;
+    c.blocks = windows[i].blocks;
+    c.threads = windows[i].threads;
+    if (std::isfinite(c.energy.power_limit_w)) {
+      r->power_limit_w = std::isfinite(r->power_limit_w)
+                             ? std::max(r->power_limit_w, c.energy.power_limit_w)
+                             : c.energy.power_limit_w;
+    }
+    r->windows.push_back(std::move(c));
+  }
+  FlagToggleSweep(SuiteDataTogglePct(f.dir), f.windows, &r->windows, first_window, &r->warnings);
+}
+
+// Idle windows: measured the same way; those outside the log are skipped and named.
+void AddIdleWindows(const CaptureFiles& f, const CaptureLogs& logs,
+                    const KernelEnergyReport& measured, double settle_ms,
+                    const KernelEnergyOptions& energy_options, CaptureReport* r) {
+  if (f.idle_windows.empty()) return;
+  if (logs.primary.empty()) {
+    r->skipped_idle.push_back(
+        fmt::format("{}: not measured: the capture has no power log", f.idle_windows));
+    return;
+  }
+  const std::vector<KernelWindow> idle_all = ReadKernelWindows(f.idle_windows);
+  // The primary log's range, as the measurement of the windows read it.
+  const double first_s = measured.log_stats.first_time_s;
+  const double last_s = measured.log_stats.last_time_s;
+  std::vector<KernelWindow> idle;
+  for (const KernelWindow& w : idle_all) {
+    if (!Covers({first_s, last_s}, {w})) {
+      r->skipped_idle.push_back(fmt::format(
+          "{}:{}: {}: [{:.6f}, {:.6f}] s is not inside the power log's [{:.6f}, {:.6f}] s",
+          f.idle_windows, w.line, w.kernel, w.start_s, w.end_s, first_s, last_s));
+      continue;
+    }
+    idle.push_back(w);
+  }
+  if (idle.empty()) return;
+  const std::string idle_secondary = !logs.secondary.empty() && Covers(logs.secondary_range, idle)
+                                         ? logs.secondary
+                                         : std::string();
+  const KernelEnergyReport idle_measured = MeasureKernelEnergiesWithReasons(
+      logs.primary, logs.OptionsOf(logs.primary), idle_secondary, logs.OptionsOf(idle_secondary),
+      Settle(idle, settle_ms, f.idle_windows, &r->warnings), f.idle_windows, energy_options);
+  for (size_t i = 0; i < idle.size(); ++i) {
+    CaptureWindow c;
+    c.capture = f.dir;
+    c.workload = idle[i].kernel;
+    c.kind = "idle";
+    c.energy = idle_measured.windows[i];
+    r->windows.push_back(std::move(c));
+  }
+}
+
+// One capture directory: its windows' energies from the power logs, their counters, its idle
+// windows; everything goes to `r`, optional metrics no export has to `absent`.
+void IngestCapture(const CaptureFiles& f, const CaptureOptions& options,
+                   const MetricSelection& metrics, AbsentMetrics* absent, CaptureReport* r) {
+  CaptureLogs logs = ChooseLogs(f, options);
+  const std::vector<KernelWindow> windows = ReadKernelWindows(f.windows);
+  if (windows.empty()) throw InputError(f.windows, 1, "", "no windows after the header");
+  KernelEnergyOptions energy_options = options.energy;
+  energy_options.settle_ms = 0.0;  // applied here, per window
+  DropUncoveredSecondary(windows, f.windows, &logs, &r->warnings);
+  const KernelEnergyReport measured =
+      logs.primary.empty() ? Unmeasured(windows)
+                           : MeasureKernelEnergiesWithReasons(
+                                 logs.primary, logs.OptionsOf(logs.primary), logs.secondary,
+                                 logs.OptionsOf(logs.secondary),
+                                 Settle(windows, options.settle_ms, f.windows, &r->warnings),
+                                 f.windows, energy_options);
+  NameUnreliableWindows(measured, f.windows, logs.primary, &r->warnings);
+  r->power_sources.push_back(measured.power_source_name);
+  r->power_logs.push_back(logs.primary);
+  for (const std::string& p : {f.windows, logs.primary, logs.secondary, f.idle_windows}) {
+    if (!p.empty()) r->inputs.push_back(p);
+  }
+  std::vector<CaptureWindow> out(windows.size());
+  if (UseRawPage(f, windows, &r->warnings)) {
+    JoinRawPage(f, windows, metrics, absent, r, &out);
+  } else {
+    ReadExports(f, windows, metrics, absent, r, &out);
+  }
+  AddBenchmarkWindows(f, windows, measured, &out, r);
+  AddIdleWindows(f, logs, measured, options.settle_ms, energy_options, r);
+}
+
+}  // namespace
+
 CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDescription& gpu,
                              const CaptureOptions& options) {
   std::string error;
@@ -555,293 +799,17 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
   CaptureReport r;
   r.gpu = gpu;
   r.power_limit_w = kNaN;
-  const std::vector<std::string> needed = NeededMetrics(gpu);
-  const std::vector<std::string> optional = NeededMetrics(gpu, /*optional=*/true);
-  const std::map<std::string, MetricRole> roles = MetricRoles(gpu);
-  std::set<std::string> keep(needed.begin(), needed.end());
-  keep.insert(optional.begin(), optional.end());
-  keep.insert("gpu__time_duration.sum");  // the summed launches' duration weights
-  keep.insert("Duration");
+  const MetricSelection metrics(gpu);
   AbsentMetrics absent;
   std::set<std::string> seen_dirs;
   std::string first_gpu, first_gpu_dir;
-
   for (const std::string& dir_in : dirs) {
     const CaptureFiles f = FindFiles(dir_in, options.require_power_log);
     if (!seen_dirs.insert(fs::weakly_canonical(f.dir).string()).second) {
       throw OptionError(fmt::format("--capture {} is given twice", f.dir));
     }
-    const std::string gpu_name = CaptureGpuName(f);
-    if (!gpu_name.empty()) {
-      if (first_gpu.empty()) {
-        first_gpu = gpu_name, first_gpu_dir = f.dir;
-      } else if (gpu_name != first_gpu && !options.allow_mixed_gpus) {
-        throw InputError(
-            f.dir, 0, "",
-            fmt::format(
-                "measured on {}, but {} was measured on {}: captures of different GPUs share "
-                "one description's peaks and counts, which fit one GPU only (give each GPU "
-                "its own run, or --mixed-gpus to combine them anyway)",
-                gpu_name, first_gpu_dir, first_gpu));
-      }
-    }
-    // The power logs: primary = the power source, secondary = throttle reasons and limit.
-    std::string primary, secondary;
-    if (options.power_log == "nvml") {
-      if (f.nvml.empty()) throw InputError(f.dir, 0, "", "--capture-power nvml: no nvml_power.csv");
-      primary = f.nvml, secondary = f.smi;
-    } else if (options.power_log == "nvidia-smi") {
-      if (f.smi.empty()) {
-        throw InputError(f.dir, 0, "", "--capture-power nvidia-smi: no nvidia_smi_power.csv");
-      }
-      primary = f.smi;
-    } else {
-      primary = f.nvml.empty() ? f.smi : f.nvml;
-      secondary = f.nvml.empty() ? std::string() : f.smi;
-    }
-
-    const std::vector<KernelWindow> windows = ReadKernelWindows(f.windows);
-    if (windows.empty()) throw InputError(f.windows, 1, "", "no windows after the header");
-    KernelEnergyOptions energy_options = options.energy;
-    energy_options.settle_ms = 0.0;  // applied here, per window
-    // The two logs' options: the GPU, noheader columns and clock offset are nvidia-smi's; the
-    // power column is the one of the log that gives the power.
-    PowerLogOptions nvml_options, smi_options;
-    smi_options.gpu = options.gpu_select;
-    smi_options.columns = options.smi_columns;
-    smi_options.utc_offset_h = options.utc_offset_h;
-    (primary == f.nvml ? nvml_options : smi_options).power_field = options.power_field;
-    auto options_of = [&](const std::string& log) -> const PowerLogOptions& {
-      return log == f.nvml ? nvml_options : smi_options;
-    };
-    const PowerLogOptions& log_options = options_of(primary);
-    // The secondary log only adds throttle reasons and the limit: when it does not cover every
-    // window (started late, stopped early), it is left out with a warning rather than failing.
-    // Its range is read once, for the windows and the idle windows.
-    std::pair<double, double> secondary_range;
-    if (!secondary.empty() && !primary.empty()) {
-      secondary_range = LogRange(secondary, options_of(secondary));
-      for (const KernelWindow& w : windows) {
-        if (Covers(secondary_range, {w})) continue;
-        r.warnings.push_back(fmt::format(
-            "{}: it covers [{:.3f}, {:.3f}] s but the window {}:{} ({}) runs [{:.3f}, {:.3f}] s: "
-            "its throttle reasons and power limit are not used (windows are flagged by their "
-            "clocks only; give the limit to predict/validate with --power-limit-w)",
-            secondary, secondary_range.first, secondary_range.second, f.windows, w.line, w.kernel,
-            w.start_s, w.end_s));
-        secondary.clear();
-        break;
-      }
-    }
-    const KernelEnergyReport measured =
-        primary.empty() ? Unmeasured(windows)
-                        : MeasureKernelEnergiesWithReasons(
-                              primary, log_options, secondary, options_of(secondary),
-                              Settle(windows, options.settle_ms, f.windows, &r.warnings), f.windows,
-                              energy_options);
-    NameUnreliableWindows(measured, f.windows, primary, &r.warnings);
-    r.power_sources.push_back(measured.power_source_name);
-    r.power_logs.push_back(primary);
-    for (const std::string& p : {f.windows, primary, secondary, f.idle_windows}) {
-      if (!p.empty()) r.inputs.push_back(p);
-    }
-
-    // Counters per window. With both ncu_raw.csv and ncu/, the exports are used when every
-    // window has one, else the raw page; the other is named.
-    std::vector<CaptureWindow> out(windows.size());
-    bool use_raw = !f.ncu_raw.empty();
-    if (!f.ncu_raw.empty() && !f.ncu_dir.empty()) {
-      const std::map<std::string, std::string> exports = ListExports(f.ncu_dir);
-      bool all = true;
-      for (const KernelWindow& w : windows)
-        all = all && !ExportOf(exports, w.kernel, "", nullptr).empty();
-      use_raw = !all;
-      r.warnings.push_back(fmt::format(
-          "{}: both ncu_raw.csv and ncu/ are present: {} is used ({}), {} is not", f.dir,
-          use_raw ? f.ncu_raw : f.ncu_dir,
-          use_raw ? "not every window has an export in ncu/" : "every window has an export",
-          use_raw ? f.ncu_dir : f.ncu_raw));
-    }
-    if (use_raw) {
-      // The raw page is joined by launch order: the windows must be in time order.
-      for (size_t i = 1; i < windows.size(); ++i) {
-        if (windows[i].start_s < windows[i - 1].start_s) {
-          throw InputError(
-              f.windows, windows[i].line, "start_us",
-              fmt::format("{} starts at {:.6f} s, before {} on line {} ({:.6f} s): the windows "
-                          "are not in time order, and {} is joined to them in launch order (sort "
-                          "the windows by their start, as the profiled launches ran)",
-                          windows[i].kernel, windows[i].start_s, windows[i - 1].kernel,
-                          windows[i - 1].line, windows[i - 1].start_s, f.ncu_raw));
-        }
-      }
-      r.inputs.push_back(f.ncu_raw);
-      std::vector<CounterLaunch> launches;  // with the metrics the description reads only
-      ForEachCounterLaunch(f.ncu_raw, &keep,
-                           [&](CounterLaunch&& l) { launches.push_back(std::move(l)); });
-      // Set-up launches: the leading ones whose configuration is not the first window's, while
-      // at least one launch per window but one (a missing launch is named below) remains.
-      size_t first = 0;
-      if (WindowHasConfig(windows[0])) {
-        while (first < launches.size() && launches.size() - first >= windows.size() &&
-               !ConfigMatches(launches[first], windows[0])) {
-          ++first;
-        }
-      }
-      for (size_t i = 0; i < first; ++i) {
-        const CounterLaunch& l = launches[i];
-        r.dropped_launches.push_back(fmt::format(
-            "{}:{}: {} (grid {} x block {}): a set-up launch before the first window ({}:{} {})",
-            l.path, l.line, l.kernel, Triple(l.grid), Triple(l.block), f.windows, windows[0].line,
-            windows[0].kernel));
-      }
-      const size_t n = launches.size() - first;
-      RefuseShiftedJoin(launches, first, windows, f.windows, f.ncu_raw);
-      if (n + 1 == windows.size()) {
-        // One launch short: the window it belongs to is the first whose configuration the next
-        // launch does not match while the following window's does (named, not the launch after).
-        for (size_t i = 0, j = first; i < windows.size(); ++i, ++j) {
-          const bool last = j >= launches.size();
-          if (!last && ConfigMatches(launches[j], windows[i])) continue;
-          if (!last && !(i + 1 < windows.size() && ConfigMatches(launches[j], windows[i + 1])))
-            break;
-          throw InputError(
-              f.windows, windows[i].line, "kernel",
-              fmt::format("window {} ({} blocks of {} threads) has no profiled launch in {}: {} "
-                          "launches for {} windows, and {} is the first the launches' order and "
-                          "configurations leave out (profile it, or remove the window)",
-                          windows[i].kernel, windows[i].blocks, windows[i].threads, f.ncu_raw, n,
-                          windows.size(), windows[i].kernel));
-        }
-      }
-      if (n != windows.size()) {
-        throw InputError(
-            f.ncu_raw, 0, "",
-            fmt::format("{} profiled launches{} but {} has {} windows: counters are joined to "
-                        "windows one launch per window, in order (profile each window's kernel "
-                        "once, e.g. ncu --launch-count 1 per benchmark, or remove the extra rows)",
-                        n, first > 0 ? fmt::format(" (after {} set-up launches)", first) : "",
-                        f.windows, windows.size()));
-      }
-      for (size_t i = 0; i < n; ++i) {
-        const CounterLaunch& l = launches[first + i];
-        const KernelWindow& w = windows[i];
-        if (!ConfigMatches(l, w)) {
-          throw InputError(
-              l.path, l.line, "Grid Size",
-              fmt::format("launch {} of {} has grid {} x block {} ({} blocks of {} threads), but "
-                          "its window {}:{} ({}) says {} blocks of {} threads: the rows and the "
-                          "windows are not in the same order, or a launch is missing",
-                          i + 1, l.kernel, Triple(l.grid), Triple(l.block), Product(l.grid),
-                          Product(l.block), f.windows, w.line, w.kernel, w.blocks, w.threads));
-        }
-        WorkloadLaunches one(w.kernel, needed, optional, roles, gpu);
-        one.Add(l);
-        one.Finish(&absent, &r.warnings);
-        CaptureWindow& c = out[i];
-        c.counters_path = l.path;
-        c.counters_line = l.line;
-        c.counters_kernel = l.kernel;
-        c.counters_launches = 1;
-        c.counters_time_s = one.kernel_time_s();
-        c.utilisations = Utilisations(one.Sum(), gpu);
-      }
-    } else {
-      // One export per workload.
-      const std::map<std::string, std::string> exports = ListExports(f.ncu_dir);
-      std::map<std::string, CaptureWindow> done;  // export path -> its counters, read once
-      std::set<std::string> used;
-      for (size_t i = 0; i < windows.size(); ++i) {
-        const KernelWindow& w = windows[i];
-        const std::string export_path =
-            ExportOf(exports, w.kernel, fmt::format("{}:{}", f.windows, w.line), &r.warnings);
-        if (export_path.empty()) {
-          throw InputError(f.windows, w.line, "kernel",
-                           fmt::format("no counters for workload '{}': expected {}/{}.csv ({} has "
-                                       "{} exports)",
-                                       w.kernel, f.ncu_dir, w.kernel, f.ncu_dir, exports.size()));
-        }
-        used.insert(export_path);
-        auto cached = done.find(export_path);
-        if (cached == done.end()) {
-          // Launch by launch, only the metrics the description reads: memory bounded by them,
-          // not by the launches.
-          WorkloadLaunches all(w.kernel, needed, optional, roles, gpu);
-          ForEachCounterLaunch(export_path, &keep, [&](CounterLaunch&& l) { all.Add(l); });
-          if (all.launches() == 0) throw InputError(export_path, 0, "", "no profiled launches");
-          all.Finish(&absent, &r.warnings);
-          CaptureWindow c;
-          c.counters_path = export_path;
-          c.counters_line = all.first_line();
-          c.counters_kernel =
-              all.launches() == 1 ? all.first_kernel() : fmt::format("{} kernels", all.launches());
-          c.counters_launches = static_cast<int>(all.launches());
-          c.counters_time_s = all.kernel_time_s();
-          c.utilisations = Utilisations(all.Sum(), gpu);
-          cached = done.emplace(export_path, c).first;
-          r.inputs.push_back(export_path);
-        }
-        out[i] = cached->second;
-      }
-      for (const auto& [name, path] : exports) {
-        if (!used.count(path)) r.unused_exports.push_back(path);
-      }
-    }
-    const size_t first_window = r.windows.size();
-    for (size_t i = 0; i < windows.size(); ++i) {
-      CaptureWindow& c = out[i];
-      c.capture = f.dir;
-      c.workload = windows[i].kernel;
-      c.kind = "benchmark";
-      c.energy = measured.windows[i];
-      c.launches = windows[i].launches;
-      c.blocks = windows[i].blocks;
-      c.threads = windows[i].threads;
-      if (std::isfinite(c.energy.power_limit_w)) {
-        r.power_limit_w = std::isfinite(r.power_limit_w)
-                              ? std::max(r.power_limit_w, c.energy.power_limit_w)
-                              : c.energy.power_limit_w;
-      }
-      r.windows.push_back(std::move(c));
-    }
-    FlagToggleSweep(SuiteDataTogglePct(f.dir), f.windows, &r.windows, first_window, &r.warnings);
-
-    // Idle windows: measured the same way; those outside the log are skipped and named.
-    if (!f.idle_windows.empty() && primary.empty()) {
-      r.skipped_idle.push_back(
-          fmt::format("{}: not measured: the capture has no power log", f.idle_windows));
-    } else if (!f.idle_windows.empty()) {
-      const std::vector<KernelWindow> idle_all = ReadKernelWindows(f.idle_windows);
-      // The primary log's range, as the measurement of the windows read it.
-      const double first_s = measured.log_stats.first_time_s;
-      const double last_s = measured.log_stats.last_time_s;
-      std::vector<KernelWindow> idle;
-      for (const KernelWindow& w : idle_all) {
-        if (!Covers({first_s, last_s}, {w})) {
-          r.skipped_idle.push_back(fmt::format(
-              "{}:{}: {}: [{:.6f}, {:.6f}] s is not inside the power log's [{:.6f}, {:.6f}] s",
-              f.idle_windows, w.line, w.kernel, w.start_s, w.end_s, first_s, last_s));
-          continue;
-        }
-        idle.push_back(w);
-      }
-      if (!idle.empty()) {
-        const std::string idle_secondary =
-            !secondary.empty() && Covers(secondary_range, idle) ? secondary : std::string();
-        const KernelEnergyReport idle_measured = MeasureKernelEnergiesWithReasons(
-            primary, log_options, idle_secondary, options_of(idle_secondary),
-            Settle(idle, options.settle_ms, f.idle_windows, &r.warnings), f.idle_windows,
-            energy_options);
-        for (size_t i = 0; i < idle.size(); ++i) {
-          CaptureWindow c;
-          c.capture = f.dir;
-          c.workload = idle[i].kernel;
-          c.kind = "idle";
-          c.energy = idle_measured.windows[i];
-          r.windows.push_back(std::move(c));
-        }
-      }
-    }
+    CheckSameGpu(f, options, &first_gpu, &first_gpu_dir);
+    IngestCapture(f, options, metrics, &absent, &r);
   }
   LeaveOutAbsentComponents(absent, &r);
   return r;

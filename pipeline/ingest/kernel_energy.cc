@@ -279,6 +279,89 @@ bool KernelEnergyOptions::Check(std::string* error) const {
   return true;
 }
 
+namespace {
+
+// The windows' indices in start order (then end, then line).
+std::vector<size_t> StartOrder(const std::vector<KernelWindow>& windows) {
+  std::vector<size_t> order(windows.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&windows](size_t a, size_t b) {
+    return std::tie(windows[a].start_s, windows[a].end_s, windows[a].line) <
+           std::tie(windows[b].start_s, windows[b].end_s, windows[b].line);
+  });
+  return order;
+}
+
+// Window `index` (w) starts by reading `cur`, the reading `prev` before it when `have_prev`: its
+// power at the start, the part of it before the first reading (within the tolerance), and the
+// overlap flags it shares with the active windows it overlaps.
+Active OpenWindow(size_t index, const std::vector<KernelWindow>& windows, const PowerSample& prev,
+                  const PowerSample& cur, bool have_prev, std::vector<Active>* active) {
+  const KernelWindow& w = windows[index];
+  Active a;
+  a.index = index;
+  a.power_at_start_w = have_prev ? Interpolate(prev, cur, w.start_s) : cur.power_w;
+  if (!have_prev && w.start_s < cur.time_s) {  // overhangs the first reading (tolerance)
+    a.energy_j += cur.power_w * (std::min(w.end_s, cur.time_s) - w.start_s);
+    AddHeld(cur, std::min(w.end_s, cur.time_s) - w.start_s, &a);
+  }
+  if (have_prev) SetHeld(prev, &a);
+  for (Active& other : *active) {
+    if (windows[other.index].end_s > w.start_s) {
+      other.flags |= kFlagOverlap;
+      a.flags |= kFlagOverlap;
+    }
+  }
+  return a;
+}
+
+// Adds reading `cur` (`prev` before it when `have_prev`, `gap_s` apart) to active window w: the
+// largest gap, the trapezoid from prev to cur inside the window, the sample statistics and the
+// clocks held.
+void AddReading(const KernelWindow& w, const PowerSample& prev, const PowerSample& cur,
+                bool have_prev, double gap_s, Active* a) {
+  if (have_prev && gap_s > a->max_gap_s && prev.time_s < w.end_s && cur.time_s > w.start_s) {
+    a->max_gap_s = gap_s;  // a gap inside the window or across one of its edges
+    a->gap_from_line = prev.line;
+    a->gap_to_line = cur.line;
+  }
+  if (have_prev && cur.time_s > prev.time_s) {
+    const double lo = std::max(w.start_s, prev.time_s);
+    const double hi = std::min(w.end_s, cur.time_s);
+    if (hi > lo) {
+      a->energy_j += 0.5 * (Interpolate(prev, cur, lo) + Interpolate(prev, cur, hi)) * (hi - lo);
+      AddHeld(prev, hi - lo, a);  // prev's clocks hold until cur
+    }
+  }
+  if (cur.time_s >= w.start_s && cur.time_s <= w.end_s) {
+    ++a->samples;
+    const double delta = cur.power_w - a->mean_w;
+    a->mean_w += delta / static_cast<double>(a->samples);
+    a->m2 += delta * (cur.power_w - a->mean_w);
+    a->max_w = std::max(a->max_w, cur.power_w);
+    if (!std::isnan(cur.temperature_c)) {
+      if (std::isnan(a->first_temp_c)) a->first_temp_c = cur.temperature_c;
+      a->last_temp_c = cur.temperature_c;
+    }
+  }
+  if (cur.time_s <= w.end_s) SetHeld(cur, a);
+}
+
+// Flags the windows with a gap of more than a few sampling periods, the period being the
+// median of the log's first gaps.
+void FlagSampleGaps(std::vector<double> first_gaps, std::vector<WindowEnergy>* results) {
+  if (first_gaps.empty()) return;
+  std::nth_element(first_gaps.begin(), first_gaps.begin() + first_gaps.size() / 2,
+                   first_gaps.end());
+  const double period_s = first_gaps[first_gaps.size() / 2];
+  const double limit_s = std::max(kSampleGapPeriods * period_s, kSampleGapMinS);
+  for (WindowEnergy& e : *results) {
+    if (e.max_gap_s > limit_s) e.flags |= kFlagSampleGap;
+  }
+}
+
+}  // namespace
+
 std::vector<WindowEnergy> MeasureWindows(PowerLogReader* log,
                                          const std::vector<KernelWindow>& windows,
                                          const std::string& windows_path,
@@ -286,13 +369,7 @@ std::vector<WindowEnergy> MeasureWindows(PowerLogReader* log,
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
   const size_t n = windows.size();
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(), [&windows](size_t a, size_t b) {
-    return std::tie(windows[a].start_s, windows[a].end_s, windows[a].line) <
-           std::tie(windows[b].start_s, windows[b].end_s, windows[b].line);
-  });
-
+  const std::vector<size_t> order = StartOrder(windows);
   std::vector<WindowEnergy> results(n);
   std::vector<Active> active;
   // Set once the first reading has been read (the kind is known from the header).
@@ -326,54 +403,13 @@ std::vector<WindowEnergy> MeasureWindows(PowerLogReader* log,
     // Windows that start by this reading become active; the reading before is at or before
     // their start, so the trapezoid from prev to cur covers the start edge.
     while (next < n && windows[order[next]].start_s <= cur.time_s) {
-      const KernelWindow& w = windows[order[next]];
-      Active a;
-      a.index = order[next];
-      a.power_at_start_w = have_prev ? Interpolate(prev, cur, w.start_s) : cur.power_w;
-      if (!have_prev && w.start_s < cur.time_s) {  // overhangs the first reading (tolerance)
-        a.energy_j += cur.power_w * (std::min(w.end_s, cur.time_s) - w.start_s);
-        AddHeld(cur, std::min(w.end_s, cur.time_s) - w.start_s, &a);
-      }
-      if (have_prev) SetHeld(prev, &a);
-      for (Active& other : active) {
-        if (windows[other.index].end_s > w.start_s) {
-          other.flags |= kFlagOverlap;
-          a.flags |= kFlagOverlap;
-        }
-      }
+      Active a = OpenWindow(order[next], windows, prev, cur, have_prev, &active);
       active.push_back(std::move(a));
       ++next;
     }
     const double gap_s = have_prev ? cur.time_s - prev.time_s : 0.0;
     if (have_prev && first_gaps.size() < kPeriodGaps && gap_s > 0.0) first_gaps.push_back(gap_s);
-    for (Active& a : active) {
-      const KernelWindow& w = windows[a.index];
-      if (have_prev && gap_s > a.max_gap_s && prev.time_s < w.end_s && cur.time_s > w.start_s) {
-        a.max_gap_s = gap_s;  // a gap inside the window or across one of its edges
-        a.gap_from_line = prev.line;
-        a.gap_to_line = cur.line;
-      }
-      if (have_prev && cur.time_s > prev.time_s) {
-        const double lo = std::max(w.start_s, prev.time_s);
-        const double hi = std::min(w.end_s, cur.time_s);
-        if (hi > lo) {
-          a.energy_j += 0.5 * (Interpolate(prev, cur, lo) + Interpolate(prev, cur, hi)) * (hi - lo);
-          AddHeld(prev, hi - lo, &a);  // prev's clocks hold until cur
-        }
-      }
-      if (cur.time_s >= w.start_s && cur.time_s <= w.end_s) {
-        ++a.samples;
-        const double delta = cur.power_w - a.mean_w;
-        a.mean_w += delta / static_cast<double>(a.samples);
-        a.m2 += delta * (cur.power_w - a.mean_w);
-        a.max_w = std::max(a.max_w, cur.power_w);
-        if (!std::isnan(cur.temperature_c)) {
-          if (std::isnan(a.first_temp_c)) a.first_temp_c = cur.temperature_c;
-          a.last_temp_c = cur.temperature_c;
-        }
-      }
-      if (cur.time_s <= w.end_s) SetHeld(cur, &a);
-    }
+    for (Active& a : active) AddReading(windows[a.index], prev, cur, have_prev, gap_s, &a);
     // A window is complete once a reading lies beyond its end (a later reading at exactly the
     // end time still counts as inside).
     auto done = std::remove_if(active.begin(), active.end(), [&](const Active& a) {
@@ -412,15 +448,7 @@ std::vector<WindowEnergy> MeasureWindows(PowerLogReader* log,
                                  Describe(w), log_range()));
   }
   // Gaps of more than a few sampling periods.
-  if (!first_gaps.empty()) {
-    std::nth_element(first_gaps.begin(), first_gaps.begin() + first_gaps.size() / 2,
-                     first_gaps.end());
-    const double period_s = first_gaps[first_gaps.size() / 2];
-    const double limit_s = std::max(kSampleGapPeriods * period_s, kSampleGapMinS);
-    for (WindowEnergy& e : results) {
-      if (e.max_gap_s > limit_s) e.flags |= kFlagSampleGap;
-    }
-  }
+  FlagSampleGaps(std::move(first_gaps), &results);
   return results;
 }
 

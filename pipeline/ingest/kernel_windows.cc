@@ -161,6 +161,150 @@ void DelayWindowStart(KernelWindow* w, double delay_s) {
   w->start_s += delay_s;
 }
 
+namespace {
+
+// The columns of a kernel windows file (-1: absent); `end` may be a duration.
+struct WindowColumns {
+  int kernel = -1;
+  int launches = -1, blocks = -1, threads = -1;
+  TimeColumn start, end;
+};
+
+// The columns the header names; a column named twice, or a required one missing, is refused.
+WindowColumns FindWindowColumns(const CsvReader& reader, const std::vector<std::string>& header,
+                                const std::string& path, int64_t header_line) {
+  WindowColumns c;
+  for (size_t i = 0; i < header.size(); ++i) {
+    const std::string lower = LowerTrimmed(header[i]);
+    TimeColumn t;
+    t.index = static_cast<int>(i);
+    t.name = header[i];
+    if (lower == "kernel" || lower == "name" || lower == "kernel_name") {
+      if (c.kernel >= 0) reader.Fail(header[i], "a second kernel name column");
+      c.kernel = static_cast<int>(i);
+    } else if (lower == "launches" || lower == "blocks" || lower == "threads") {
+      int& column = lower == "launches" ? c.launches : lower == "blocks" ? c.blocks : c.threads;
+      if (column >= 0) reader.Fail(header[i], fmt::format("a second {} column", lower));
+      column = static_cast<int>(i);
+    } else if (MatchTime(lower, "start", &t)) {
+      if (c.start.index >= 0) {
+        reader.Fail(header[i],
+                    fmt::format("a second start column (the first is '{}')", c.start.name));
+      }
+      c.start = t;
+    } else if (MatchTime(lower, "end", &t)) {
+      if (c.end.index >= 0) {
+        reader.Fail(header[i], fmt::format("a second end column (the first is '{}')", c.end.name));
+      }
+      c.end = t;
+    } else if (MatchTime(lower, "duration", &t) && t.scale > 0.0) {
+      if (c.end.index >= 0) {
+        reader.Fail(header[i], fmt::format("both an end and a duration column (the first is '{}')",
+                                           c.end.name));
+      }
+      t.is_duration = true;
+      c.end = t;
+    }
+  }
+  std::vector<std::string> missing;
+  if (c.kernel < 0) missing.push_back("kernel");
+  if (c.start.index < 0) missing.push_back("start_us (or start_ns, start_ms, start_s, start)");
+  if (c.end.index < 0) missing.push_back("end_us (or end_*, duration_*, end)");
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
+    throw InputError(path, header_line, "",
+                     fmt::format("missing column(s) {}: expected a header like "
+                                 "kernel,start_us,end_us",
+                                 list));
+  }
+  return c;
+}
+
+// Window w's end from its end or duration column (w's start read already).
+void ReadWindowEnd(const CsvReader& reader, const std::vector<std::string>& fields,
+                   const TimeColumn& end, double utc_offset_h, KernelWindow* w) {
+  if (!end.is_duration) {
+    w->end_s = ReadTime(reader, fields, end, utc_offset_h, &w->end_ns);
+    return;
+  }
+  const double duration = ConvertUnit(reader.ParseNumber(fields[end.index], end.name), end.scale);
+  if (duration < 0.0) {
+    reader.Fail(end.name, fmt::format("negative duration {}", fields[end.index]));
+  }
+  reader.CheckBound(duration, end.name, PhysicalQuantity::kDuration);
+  int64_t duration_ns = 0;
+  if (!DecimalToNs(fields[end.index], NsPerUnit(end.scale), &duration_ns)) {
+    duration_ns = std::llround(duration * 1e9);
+  }
+  w->end_ns = w->start_ns + duration_ns;
+  w->end_s = w->start_s + duration;
+}
+
+// Window w's launch, block and thread counts, where given.
+void ReadWindowCounts(const CsvReader& reader, const std::vector<std::string>& header,
+                      const std::vector<std::string>& fields, const WindowColumns& c,
+                      KernelWindow* w) {
+  for (const auto& [column, target] : {std::pair<int, int64_t*>{c.launches, &w->launches},
+                                       std::pair<int, int64_t*>{c.blocks, &w->blocks},
+                                       std::pair<int, int64_t*>{c.threads, &w->threads}}) {
+    if (column < 0 || fields[column].empty()) continue;
+    const double value = reader.ParseNumber(fields[column], header[column]);
+    // 0 is refused: "no launches" or "a grid of no blocks" measures nothing, and a 0 used to
+    // turn the counters' launch-configuration check off. Unknown is an empty cell.
+    if (value < 1.0 || value != std::floor(value) || value > 9.0e15) {
+      reader.Fail(
+          header[column],
+          fmt::format("expected a whole number >= 1 (leave the cell empty when unknown), got '{}'",
+                      fields[column]));
+    }
+    *target = static_cast<int64_t>(value);
+  }
+}
+
+// One row's window; a window that ends before it starts, or has no length, is refused.
+KernelWindow ReadWindow(const CsvReader& reader, const std::vector<std::string>& header,
+                        const std::vector<std::string>& fields, const WindowColumns& c,
+                        double utc_offset_h) {
+  KernelWindow w;
+  w.line = reader.line();
+  w.kernel = fields[c.kernel];
+  if (w.kernel.empty()) reader.Fail(header[c.kernel], "empty kernel name");
+  w.start_s = ReadTime(reader, fields, c.start, utc_offset_h, &w.start_ns);
+  ReadWindowEnd(reader, fields, c.end, utc_offset_h, &w);
+  if (w.end_s < w.start_s) {
+    reader.Fail(c.end.name, fmt::format("the window ends before it starts ({} < {})",
+                                        fields[c.end.index], fields[c.start.index]));
+  }
+  // A window of no length has no energy to measure: its "power" would be one interpolated
+  // reading (24% off on a real log), never a kernel's.
+  if (w.end_ns == w.start_ns && w.end_s == w.start_s) {
+    reader.Fail(c.end.name, fmt::format("the window has zero length (it ends when it starts, {}): "
+                                        "nothing to measure",
+                                        fields[c.end.index]));
+  }
+  reader.CheckBound(DurationS(w), c.end.name, PhysicalQuantity::kDuration);
+  ReadWindowCounts(reader, header, fields, c, &w);
+  return w;
+}
+
+// The same window twice (a pasted block, a file concatenated with itself) would count its
+// energy twice and narrow the confidence intervals falsely: refused.
+void RefuseRepeatedWindows(const std::string& path, const std::vector<KernelWindow>& windows) {
+  std::map<std::tuple<std::string, double, double>, int64_t> seen;
+  for (const KernelWindow& w : windows) {
+    const auto [it, inserted] = seen.emplace(std::make_tuple(w.kernel, w.start_s, w.end_s), w.line);
+    if (!inserted) {
+      throw InputError(path, w.line, "",
+                       fmt::format("window of kernel '{}' repeats line {} (same kernel, start and "
+                                   "end): a duplicated window would be counted twice",
+                                   w.kernel, it->second));
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<KernelWindow> ReadKernelWindows(const std::string& path, double utc_offset_h) {
   if (!std::isfinite(utc_offset_h)) {
     throw OptionError(fmt::format("utc_offset_h = {} must be finite", utc_offset_h));
@@ -174,53 +318,7 @@ std::vector<KernelWindow> ReadKernelWindows(const std::string& path, double utc_
                      "empty kernel windows file: expected a header kernel,start_us,end_us");
   }
   const int64_t header_line = reader.line();
-  int kernel = -1;
-  int launches = -1, blocks = -1, threads = -1;
-  TimeColumn start, end;
-  for (size_t i = 0; i < header.size(); ++i) {
-    const std::string lower = LowerTrimmed(header[i]);
-    TimeColumn t;
-    t.index = static_cast<int>(i);
-    t.name = header[i];
-    if (lower == "kernel" || lower == "name" || lower == "kernel_name") {
-      if (kernel >= 0) reader.Fail(header[i], "a second kernel name column");
-      kernel = static_cast<int>(i);
-    } else if (lower == "launches" || lower == "blocks" || lower == "threads") {
-      int& column = lower == "launches" ? launches : lower == "blocks" ? blocks : threads;
-      if (column >= 0) reader.Fail(header[i], fmt::format("a second {} column", lower));
-      column = static_cast<int>(i);
-    } else if (MatchTime(lower, "start", &t)) {
-      if (start.index >= 0) {
-        reader.Fail(header[i],
-                    fmt::format("a second start column (the first is '{}')", start.name));
-      }
-      start = t;
-    } else if (MatchTime(lower, "end", &t)) {
-      if (end.index >= 0) {
-        reader.Fail(header[i], fmt::format("a second end column (the first is '{}')", end.name));
-      }
-      end = t;
-    } else if (MatchTime(lower, "duration", &t) && t.scale > 0.0) {
-      if (end.index >= 0) {
-        reader.Fail(header[i],
-                    fmt::format("both an end and a duration column (the first is '{}')", end.name));
-      }
-      t.is_duration = true;
-      end = t;
-    }
-  }
-  std::vector<std::string> missing;
-  if (kernel < 0) missing.push_back("kernel");
-  if (start.index < 0) missing.push_back("start_us (or start_ns, start_ms, start_s, start)");
-  if (end.index < 0) missing.push_back("end_us (or end_*, duration_*, end)");
-  if (!missing.empty()) {
-    std::string list;
-    for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
-    throw InputError(path, header_line, "",
-                     fmt::format("missing column(s) {}: expected a header like "
-                                 "kernel,start_us,end_us",
-                                 list));
-  }
+  const WindowColumns columns = FindWindowColumns(reader, header, path, header_line);
   std::vector<KernelWindow> windows;
   std::vector<std::string> fields;
   while (reader.Next(&fields)) {
@@ -228,72 +326,12 @@ std::vector<KernelWindow> ReadKernelWindows(const std::string& path, double utc_
       reader.Fail("", fmt::format("{} fields, but the header on line {} has {}", fields.size(),
                                   header_line, header.size()));
     }
-    KernelWindow w;
-    w.line = reader.line();
-    w.kernel = fields[kernel];
-    if (w.kernel.empty()) reader.Fail(header[kernel], "empty kernel name");
-    w.start_s = ReadTime(reader, fields, start, utc_offset_h, &w.start_ns);
-    if (end.is_duration) {
-      const double duration =
-          ConvertUnit(reader.ParseNumber(fields[end.index], end.name), end.scale);
-      if (duration < 0.0) {
-        reader.Fail(end.name, fmt::format("negative duration {}", fields[end.index]));
-      }
-      reader.CheckBound(duration, end.name, PhysicalQuantity::kDuration);
-      int64_t duration_ns = 0;
-      if (!DecimalToNs(fields[end.index], NsPerUnit(end.scale), &duration_ns)) {
-        duration_ns = std::llround(duration * 1e9);
-      }
-      w.end_ns = w.start_ns + duration_ns;
-      w.end_s = w.start_s + duration;
-    } else {
-      w.end_s = ReadTime(reader, fields, end, utc_offset_h, &w.end_ns);
-    }
-    if (w.end_s < w.start_s) {
-      reader.Fail(end.name, fmt::format("the window ends before it starts ({} < {})",
-                                        fields[end.index], fields[start.index]));
-    }
-    // A window of no length has no energy to measure: its "power" would be one interpolated
-    // reading (24% off on a real log), never a kernel's.
-    if (w.end_ns == w.start_ns && w.end_s == w.start_s) {
-      reader.Fail(end.name, fmt::format("the window has zero length (it ends when it starts, {}): "
-                                        "nothing to measure",
-                                        fields[end.index]));
-    }
-    reader.CheckBound(DurationS(w), end.name, PhysicalQuantity::kDuration);
-    for (const auto& [column, target] : {std::pair<int, int64_t*>{launches, &w.launches},
-                                         std::pair<int, int64_t*>{blocks, &w.blocks},
-                                         std::pair<int, int64_t*>{threads, &w.threads}}) {
-      if (column < 0 || fields[column].empty()) continue;
-      const double value = reader.ParseNumber(fields[column], header[column]);
-      // 0 is refused: "no launches" or "a grid of no blocks" measures nothing, and a 0 used to
-      // turn the counters' launch-configuration check off. Unknown is an empty cell.
-      if (value < 1.0 || value != std::floor(value) || value > 9.0e15) {
-        reader.Fail(
-            header[column],
-            fmt::format(
-                "expected a whole number >= 1 (leave the cell empty when unknown), got '{}'",
-                fields[column]));
-      }
-      *target = static_cast<int64_t>(value);
-    }
-    windows.push_back(std::move(w));
+    windows.push_back(ReadWindow(reader, header, fields, columns, utc_offset_h));
   }
   if (windows.empty()) {
     throw InputError(path, header_line, "", "no kernel windows after the header");
   }
-  // The same window twice (a pasted block, a file concatenated with itself) would count its
-  // energy twice and narrow the confidence intervals falsely.
-  std::map<std::tuple<std::string, double, double>, int64_t> seen;
-  for (const KernelWindow& w : windows) {
-    const auto [it, inserted] = seen.emplace(std::make_tuple(w.kernel, w.start_s, w.end_s), w.line);
-    if (!inserted) {
-      throw InputError(path, w.line, "",
-                       fmt::format("window of kernel '{}' repeats line {} (same kernel, start and "
-                                   "end): a duplicated window would be counted twice",
-                                   w.kernel, it->second));
-    }
-  }
+  RefuseRepeatedWindows(path, windows);
   return windows;
 }
 

@@ -37,136 +37,156 @@ struct Problem {
 
 std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
 
-Problem FindProblem(const GpuDescription& gpu) {
-  const auto bad = [](std::string field, std::string value, std::string rule) {
-    return Problem{std::move(field), std::move(value), std::move(rule)};
-  };
-  if (gpu.name.empty()) return bad("name", "", "must not be empty");
-  if (gpu.sm_count <= 0) return bad("sm_count", std::to_string(gpu.sm_count), "must be > 0");
-  if (gpu.warp_size <= 0) return bad("warp_size", std::to_string(gpu.warp_size), "must be > 0");
+Problem Bad(std::string field, std::string value, std::string rule) {
+  return Problem{std::move(field), std::move(value), std::move(rule)};
+}
+
+// The first problem of the description's scalar fields and its component count.
+Problem ScalarProblem(const GpuDescription& gpu) {
+  if (gpu.name.empty()) return Bad("name", "", "must not be empty");
+  if (gpu.sm_count <= 0) return Bad("sm_count", std::to_string(gpu.sm_count), "must be > 0");
+  if (gpu.warp_size <= 0) return Bad("warp_size", std::to_string(gpu.warp_size), "must be > 0");
   if (!std::isfinite(gpu.default_core_mhz) || gpu.default_core_mhz <= 0) {
-    return bad("default_core_mhz", fmt::format("{}", gpu.default_core_mhz),
+    return Bad("default_core_mhz", fmt::format("{}", gpu.default_core_mhz),
                "must be a finite frequency > 0 MHz");
   }
   if (!std::isfinite(gpu.default_mem_mhz) || gpu.default_mem_mhz < 0) {
-    return bad("default_mem_mhz", fmt::format("{}", gpu.default_mem_mhz),
+    return Bad("default_mem_mhz", fmt::format("{}", gpu.default_mem_mhz),
                "must be a finite frequency >= 0 MHz");
   }
   if (gpu.l2_banks < 0) {
-    return bad("l2_banks", std::to_string(gpu.l2_banks), "must be >= 0 (0: not given)");
+    return Bad("l2_banks", std::to_string(gpu.l2_banks), "must be >= 0 (0: not given)");
   }
   if (gpu.memory_bus_width_bits < 0) {
-    return bad("memory_bus_width_bits", std::to_string(gpu.memory_bus_width_bits),
+    return Bad("memory_bus_width_bits", std::to_string(gpu.memory_bus_width_bits),
                "must be >= 0 (0: not given)");
   }
-  if (gpu.components.empty()) return bad("components", "", "must list at least one component");
+  if (gpu.components.empty()) return Bad("components", "", "must list at least one component");
+  return {};
+}
 
-  bool any_compute = false, any_bandwidth = false, seen_mem = false;
-  std::map<std::string, std::string> owner;  // metric -> "COMPONENT/list" using it
-  std::set<std::string> names;
-  for (size_t i = 0; i < gpu.components.size(); ++i) {
-    const ComponentCounters& c = gpu.components[i];
-    const std::string at = fmt::format("components[{}]", i);
-    if (c.component.empty()) return bad(at + ".component", "", "must not be empty");
-    if (!names.insert(CanonicalComponentName(c.component)).second) {
-      return bad(at + ".component", Quoted(c.component), "appears twice");
+// The first problem of component c's name (unique among `names`), domain (core ones before
+// the mem ones: `seen_mem` says one came) and scaling.
+Problem NameDomainProblem(const ComponentCounters& c, const std::string& at,
+                          std::set<std::string>* names, bool* seen_mem) {
+  if (c.component.empty()) return Bad(at + ".component", "", "must not be empty");
+  if (!names->insert(CanonicalComponentName(c.component)).second) {
+    return Bad(at + ".component", Quoted(c.component), "appears twice");
+  }
+  if (c.domain != "core" && c.domain != "mem") {
+    return Bad(at + ".domain", Quoted(c.domain), "must be \"core\" or \"mem\"");
+  }
+  if (c.domain == "mem") {
+    *seen_mem = true;
+  } else if (*seen_mem) {
+    return Bad(at + ".domain", Quoted(c.domain),
+               fmt::format("({}) follows a mem component; list the core components first "
+                           "(model order)",
+                           c.component));
+  }
+  if (!c.scales_with.empty() && c.scales_with != "units" && c.scales_with != "sms" &&
+      c.scales_with != "l2_banks" && c.scales_with != "memory_bus") {
+    return Bad(at + ".scales_with", Quoted(c.scales_with),
+               "must be \"units\", \"sms\", \"l2_banks\" or \"memory_bus\"");
+  }
+  if (c.scales_with == "units" && c.kind != UtilisationKind::kComputeUnit) {
+    return Bad(at + ".scales_with", Quoted(c.scales_with),
+               fmt::format("needs units_per_sm, which only compute components have ({} is "
+                           "a bandwidth component)",
+                           c.component));
+  }
+  return {};
+}
+
+// The first problem of component c as its kind needs it: a compute component counts operations
+// against its units (TPDS Eq. 7), a bandwidth one bytes against its peak (TPDS Eq. 8).
+Problem KindProblem(const ComponentCounters& c, const std::string& at) {
+  const bool counts_ops = !c.thread_metrics.empty() || !c.warp_metrics.empty();
+  const bool counts_bytes = !c.byte_metrics.empty() || !c.access_metrics.empty();
+  if (c.kind == UtilisationKind::kComputeUnit) {
+    if (!std::isfinite(c.units_per_sm) || c.units_per_sm <= 0) {
+      return Bad(at + ".units_per_sm", fmt::format("{}", c.units_per_sm),
+                 fmt::format("must be > 0 for the compute component {}", c.component));
     }
-    if (c.domain != "core" && c.domain != "mem") {
-      return bad(at + ".domain", Quoted(c.domain), "must be \"core\" or \"mem\"");
-    }
-    if (c.domain == "mem") {
-      seen_mem = true;
-    } else if (seen_mem) {
-      return bad(at + ".domain", Quoted(c.domain),
-                 fmt::format("({}) follows a mem component; list the core components first "
-                             "(model order)",
+    if (!counts_ops) {
+      return Bad(at + ".thread_metrics", "",
+                 fmt::format("the compute component {} needs thread_metrics or warp_metrics",
                              c.component));
     }
-    if (!c.scales_with.empty() && c.scales_with != "units" && c.scales_with != "sms" &&
-        c.scales_with != "l2_banks" && c.scales_with != "memory_bus") {
-      return bad(at + ".scales_with", Quoted(c.scales_with),
-                 "must be \"units\", \"sms\", \"l2_banks\" or \"memory_bus\"");
-    }
-    if (c.scales_with == "units" && c.kind != UtilisationKind::kComputeUnit) {
-      return bad(at + ".scales_with", Quoted(c.scales_with),
-                 fmt::format("needs units_per_sm, which only compute components have ({} is "
-                             "a bandwidth component)",
+    if (counts_bytes) {
+      return Bad(at + ".byte_metrics", "",
+                 fmt::format("the compute component {} cannot have byte_metrics or "
+                             "access_metrics (TPDS Eq. 7 counts operations)",
                              c.component));
     }
-    const bool counts_ops = !c.thread_metrics.empty() || !c.warp_metrics.empty();
-    const bool counts_bytes = !c.byte_metrics.empty() || !c.access_metrics.empty();
-    if (c.kind == UtilisationKind::kComputeUnit) {
-      any_compute = true;
-      if (!std::isfinite(c.units_per_sm) || c.units_per_sm <= 0) {
-        return bad(at + ".units_per_sm", fmt::format("{}", c.units_per_sm),
-                   fmt::format("must be > 0 for the compute component {}", c.component));
-      }
-      if (!counts_ops) {
-        return bad(at + ".thread_metrics", "",
-                   fmt::format("the compute component {} needs thread_metrics or warp_metrics",
-                               c.component));
-      }
-      if (counts_bytes) {
-        return bad(at + ".byte_metrics", "",
-                   fmt::format("the compute component {} cannot have byte_metrics or "
-                               "access_metrics (TPDS Eq. 7 counts operations)",
-                               c.component));
-      }
-    } else {
-      any_bandwidth = true;
-      if (!std::isfinite(c.peak_bytes_per_s) || c.peak_bytes_per_s <= 0) {
-        return bad(at + ".peak_bytes_per_s", fmt::format("{}", c.peak_bytes_per_s),
-                   fmt::format("must be > 0 for the bandwidth component {}", c.component));
-      }
-      if (!counts_bytes) {
-        return bad(at + ".byte_metrics", "",
-                   fmt::format("the bandwidth component {} needs byte_metrics or "
-                               "access_metrics",
-                               c.component));
-      }
-      if (counts_ops) {
-        return bad(at + ".thread_metrics", "",
-                   fmt::format("the bandwidth component {} cannot have thread_metrics or "
-                               "warp_metrics (TPDS Eq. 8 counts bytes)",
-                               c.component));
-      }
-      if (!c.access_metrics.empty() &&
-          (!std::isfinite(c.bytes_per_access) || c.bytes_per_access <= 0)) {
-        return bad(at + ".bytes_per_access", fmt::format("{}", c.bytes_per_access),
-                   fmt::format("must be > 0 when {} lists access_metrics", c.component));
-      }
-    }
-    const std::pair<const char*, const std::vector<std::string>*> lists[] = {
-        {"thread_metrics", &c.thread_metrics},
-        {"warp_metrics", &c.warp_metrics},
-        {"byte_metrics", &c.byte_metrics},
-        {"access_metrics", &c.access_metrics}};
-    for (const auto& [list_name, list] : lists) {
-      for (size_t m = 0; m < list->size(); ++m) {
-        const std::string& metric = (*list)[m];
-        const std::string field = fmt::format("{}.{}[{}]", at, list_name, m);
-        if (metric.empty()) return bad(field, "", "empty metric name");
-        // A metric repeated in the same list of the same component is a weight (FFMA listed
-        // twice counts two FLOPs); in another list or component it is an error.
-        const std::string where = c.component + "/" + list_name;
-        const auto [it, inserted] = owner.emplace(metric, where);
-        if (!inserted && it->second == where) continue;
-        if (!inserted) {
-          return bad(field, Quoted(metric),
-                     fmt::format("is already a counter of component {}; each counter feeds "
-                                 "one component (listed twice in one list, it counts twice)",
-                                 it->second.substr(0, it->second.rfind('/'))));
-        }
+    return {};
+  }
+  if (!std::isfinite(c.peak_bytes_per_s) || c.peak_bytes_per_s <= 0) {
+    return Bad(at + ".peak_bytes_per_s", fmt::format("{}", c.peak_bytes_per_s),
+               fmt::format("must be > 0 for the bandwidth component {}", c.component));
+  }
+  if (!counts_bytes) {
+    return Bad(at + ".byte_metrics", "",
+               fmt::format("the bandwidth component {} needs byte_metrics or "
+                           "access_metrics",
+                           c.component));
+  }
+  if (counts_ops) {
+    return Bad(at + ".thread_metrics", "",
+               fmt::format("the bandwidth component {} cannot have thread_metrics or "
+                           "warp_metrics (TPDS Eq. 8 counts bytes)",
+                           c.component));
+  }
+  if (!c.access_metrics.empty() &&
+      (!std::isfinite(c.bytes_per_access) || c.bytes_per_access <= 0)) {
+    return Bad(at + ".bytes_per_access", fmt::format("{}", c.bytes_per_access),
+               fmt::format("must be > 0 when {} lists access_metrics", c.component));
+  }
+  return {};
+}
+
+// The first problem of component c's metric lists; `owner` maps each metric to the
+// "COMPONENT/list" using it.
+Problem MetricListProblem(const ComponentCounters& c, const std::string& at,
+                          std::map<std::string, std::string>* owner) {
+  const std::pair<const char*, const std::vector<std::string>*> lists[] = {
+      {"thread_metrics", &c.thread_metrics},
+      {"warp_metrics", &c.warp_metrics},
+      {"byte_metrics", &c.byte_metrics},
+      {"access_metrics", &c.access_metrics}};
+  for (const auto& [list_name, list] : lists) {
+    for (size_t m = 0; m < list->size(); ++m) {
+      const std::string& metric = (*list)[m];
+      const std::string field = fmt::format("{}.{}[{}]", at, list_name, m);
+      if (metric.empty()) return Bad(field, "", "empty metric name");
+      // A metric repeated in the same list of the same component is a weight (FFMA listed
+      // twice counts two FLOPs); in another list or component it is an error.
+      const std::string where = c.component + "/" + list_name;
+      const auto [it, inserted] = owner->emplace(metric, where);
+      if (!inserted && it->second == where) continue;
+      if (!inserted) {
+        return Bad(field, Quoted(metric),
+                   fmt::format("is already a counter of component {}; each counter feeds "
+                               "one component (listed twice in one list, it counts twice)",
+                               it->second.substr(0, it->second.rfind('/'))));
       }
     }
   }
+  return {};
+}
+
+// The first problem of the time bases the components need: TPDS Eq. 7's active cycles for
+// compute components, the kernel duration for bandwidth ones (TPDS Eq. 8); neither may be a
+// component's counter.
+Problem TimeBaseProblem(const GpuDescription& gpu, bool any_compute, bool any_bandwidth,
+                        std::map<std::string, std::string>& owner) {
   if (any_compute) {
     if (gpu.active_cycles_metric.empty()) {
-      return bad("active_cycles_metric", "",
+      return Bad("active_cycles_metric", "",
                  "must name a metric (compute components need TPDS Eq. 7's active cycles per SM)");
     }
     if (owner.count(gpu.active_cycles_metric) > 0) {
-      return bad(
+      return Bad(
           "active_cycles_metric", Quoted(gpu.active_cycles_metric),
           "is also a counter of component " + owner[gpu.active_cycles_metric].substr(
                                                   0, owner[gpu.active_cycles_metric].rfind('/')));
@@ -174,17 +194,38 @@ Problem FindProblem(const GpuDescription& gpu) {
   }
   if (any_bandwidth) {
     if (gpu.duration_metric.empty()) {
-      return bad("duration_metric", "",
+      return Bad("duration_metric", "",
                  "must name a metric (bandwidth components need the kernel duration, TPDS Eq. 8)");
     }
     if (owner.count(gpu.duration_metric) > 0) {
-      return bad("duration_metric", Quoted(gpu.duration_metric),
+      return Bad("duration_metric", Quoted(gpu.duration_metric),
                  "is also a counter of component " +
                      owner[gpu.duration_metric].substr(0, owner[gpu.duration_metric].rfind('/')));
     }
   }
+  return {};
+}
+
+Problem FindProblem(const GpuDescription& gpu) {
+  if (Problem p = ScalarProblem(gpu); !p.ok()) return p;
+  bool any_compute = false, any_bandwidth = false, seen_mem = false;
+  std::map<std::string, std::string> owner;  // metric -> "COMPONENT/list" using it
+  std::set<std::string> names;
+  for (size_t i = 0; i < gpu.components.size(); ++i) {
+    const ComponentCounters& c = gpu.components[i];
+    const std::string at = fmt::format("components[{}]", i);
+    if (Problem p = NameDomainProblem(c, at, &names, &seen_mem); !p.ok()) return p;
+    if (c.kind == UtilisationKind::kComputeUnit) {
+      any_compute = true;
+    } else {
+      any_bandwidth = true;
+    }
+    if (Problem p = KindProblem(c, at); !p.ok()) return p;
+    if (Problem p = MetricListProblem(c, at, &owner); !p.ok()) return p;
+  }
+  if (Problem p = TimeBaseProblem(gpu, any_compute, any_bandwidth, owner); !p.ok()) return p;
   if (seen_mem && gpu.default_mem_mhz <= 0) {
-    return bad("default_mem_mhz", fmt::format("{}", gpu.default_mem_mhz),
+    return Bad("default_mem_mhz", fmt::format("{}", gpu.default_mem_mhz),
                "must be > 0 MHz when there are mem components");
   }
   return {};

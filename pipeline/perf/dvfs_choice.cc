@@ -155,57 +155,56 @@ struct PowerContext {
   }
 };
 
-}  // namespace
-
-std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model,
-                                              const std::string& model_path, const Corpus& activity,
-                                              const std::vector<TimePrediction>& times,
-                                              const std::string& times_path,
-                                              const std::vector<ActualTime>& actual,
-                                              const std::string& actual_path,
-                                              const DvfsOptions& options) {
-  std::string error;
-  if (!options.Check(&error)) throw OptionError("invalid DVFS options: " + error);
+// Refuses a model that cannot choose this activity's pairs: not a DVFS model, another layout
+// (activity files without frequencies do not know the default pair, which the model's gives),
+// or the scaling mode without the measured power at the default pair.
+void CheckModelFitsActivity(const PowerModel& model, const std::string& model_path,
+                            const Corpus& activity, const DvfsOptions& options) {
   if (model.method != "dvfs") {
     throw InputError(model_path, 0, "method",
                      "a '" + model.method +
                          "' model predicts one V-F pair only; choosing a pair "
                          "needs a DVFS model (wattcal-calibrate --method dvfs)");
   }
-  // Layout (activity files without frequencies do not know the default pair).
-  {
-    Layout relaxed = activity.layout;
-    for (int d = 0; d < relaxed.num_domains() && d < model.layout.num_domains(); ++d) {
-      if (relaxed.domains[d].default_freq_mhz == 0.0) {
-        relaxed.domains[d].default_freq_mhz = model.layout.domains[d].default_freq_mhz;
-      }
-    }
-    const std::string mismatch = model.layout.Mismatch(relaxed);
-    if (!mismatch.empty()) {
-      throw InputError(activity.path, activity.components_line, "component names",
-                       model.LayoutMismatchMessage(mismatch));
+  Layout relaxed = activity.layout;
+  for (int d = 0; d < relaxed.num_domains() && d < model.layout.num_domains(); ++d) {
+    if (relaxed.domains[d].default_freq_mhz == 0.0) {
+      relaxed.domains[d].default_freq_mhz = model.layout.domains[d].default_freq_mhz;
     }
   }
-  const std::vector<double> defaults = model.DefaultFrequencies();
-  const double f0 = defaults[0];
-  const double f_mem = model.layout.num_domains() > 1 ? defaults[1] : 0.0;
+  const std::string mismatch = model.layout.Mismatch(relaxed);
+  if (!mismatch.empty()) {
+    throw InputError(activity.path, activity.components_line, "component names",
+                     model.LayoutMismatchMessage(mismatch));
+  }
   if (options.power_mode == PowerMode::kScaling && !activity.has_power()) {
     throw InputError(activity.path, activity.components_line, "power_w",
                      "power mode 'scaling' (TPDS Eq. 10) needs the measured power at the default "
                      "pair; this activity file has no power column");
   }
+}
 
-  // Kernels, models and their first lines, in order of appearance.
+// The predicted run times: the kernels in order of appearance with their first lines, the
+// run-time models to choose with (the options', else the file's: the known ones in their own
+// order, then the others as they appear), and (kernel, model) -> frequency -> time.
+struct PredictedTimes {
   std::vector<std::string> kernels;
   std::map<std::string, int64_t> kernel_line;
+  std::vector<std::string> models;
+  std::map<std::pair<std::string, std::string>, std::map<double, double>> by_frequency;
+};
+
+PredictedTimes OrganiseTimes(const std::vector<TimePrediction>& times,
+                             const std::string& times_path, const DvfsOptions& options) {
+  PredictedTimes p;
   std::vector<std::string> models_seen;
   for (const TimePrediction& t : times) {
-    if (kernel_line.emplace(t.kernel, t.line).second) kernels.push_back(t.kernel);
+    if (p.kernel_line.emplace(t.kernel, t.line).second) p.kernels.push_back(t.kernel);
     if (std::find(models_seen.begin(), models_seen.end(), t.model) == models_seen.end()) {
       models_seen.push_back(t.model);
     }
   }
-  std::vector<std::string> models;
+  std::vector<std::string>& models = p.models;
   for (PerfModelKind m : AllPerfModels()) {
     if (std::find(models_seen.begin(), models_seen.end(), PerfModelName(m)) != models_seen.end()) {
       models.push_back(PerfModelName(m));
@@ -226,10 +225,90 @@ std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model,
     }
     models = options.perf_models;
   }
-  // (kernel, model) -> frequency -> time.
-  std::map<std::pair<std::string, std::string>, std::map<double, double>> predicted;
   for (const TimePrediction& t : times)
-    predicted[{t.kernel, t.model}][t.target_mhz] = t.predicted_time_s;
+    p.by_frequency[{t.kernel, t.model}][t.target_mhz] = t.predicted_time_s;
+  return p;
+}
+
+// The kernel's one activity row at the default pair (any row when the activity has no clocks);
+// a second one, or none, is refused.
+int DefaultActivityRow(const Corpus& activity, const PowerModel& model,
+                       const std::vector<double>& defaults, const std::string& kernel,
+                       const std::string& times_path, int64_t kernel_line) {
+  int row = -1;
+  for (int r = 0; r < activity.rows(); ++r) {
+    if (activity.benchmark[static_cast<size_t>(r)] != kernel) continue;
+    if (activity.has_freq()) {
+      bool at_default = true;
+      for (int d = 0; d < model.layout.num_domains() && d < activity.freq_mhz.cols(); ++d) {
+        at_default =
+            at_default && SameFrequency(activity.freq_mhz(r, d), defaults[static_cast<size_t>(d)]);
+      }
+      if (!at_default) continue;
+    }
+    if (row >= 0) {
+      throw InputError(activity.path, activity.line[static_cast<size_t>(r)], "benchmark",
+                       fmt::format("kernel '{}' has a second activity row at the default pair "
+                                   "(the first is on line {})",
+                                   kernel, activity.line[static_cast<size_t>(row)]));
+    }
+    row = r;
+  }
+  if (row < 0) {
+    const double f0 = defaults[0];
+    const double f_mem = model.layout.num_domains() > 1 ? defaults[1] : 0.0;
+    throw InputError(
+        times_path, kernel_line, "kernel",
+        fmt::format("no activity for kernel '{}' at the default pair ({}) in {}", kernel,
+                    model.layout.num_domains() > 1 ? fmt::format("{}/{} MHz", f0, f_mem)
+                                                   : fmt::format("{} MHz", f0),
+                    activity.path));
+  }
+  return row;
+}
+
+// The kernel's actual run time at each of `freqs`; a frequency without one is refused.
+std::vector<double> TrueTimes(const std::map<std::string, std::map<double, double>>& truth,
+                              const std::string& kernel, const std::vector<double>& freqs,
+                              const std::string& actual_path) {
+  const auto tr = truth.find(kernel);
+  std::vector<double> true_times;
+  for (double f : freqs) {
+    double value = 0.0;
+    bool found = false;
+    if (tr != truth.end()) {
+      for (const auto& [tf, tt] : tr->second) {
+        if (SameFrequency(tf, f)) {
+          value = tt;
+          found = true;
+        }
+      }
+    }
+    if (!found) {
+      throw InputError(actual_path, 0, "target_mhz",
+                       fmt::format("no actual time for kernel '{}' at {} MHz", kernel, f));
+    }
+    true_times.push_back(value);
+  }
+  return true_times;
+}
+
+}  // namespace
+
+std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model,
+                                              const std::string& model_path, const Corpus& activity,
+                                              const std::vector<TimePrediction>& times,
+                                              const std::string& times_path,
+                                              const std::vector<ActualTime>& actual,
+                                              const std::string& actual_path,
+                                              const DvfsOptions& options) {
+  std::string error;
+  if (!options.Check(&error)) throw OptionError("invalid DVFS options: " + error);
+  CheckModelFitsActivity(model, model_path, activity, options);
+  const std::vector<double> defaults = model.DefaultFrequencies();
+  const double f0 = defaults[0];
+  const double f_mem = model.layout.num_domains() > 1 ? defaults[1] : 0.0;
+  PredictedTimes predicted = OrganiseTimes(times, times_path, options);
   std::map<std::string, std::map<double, double>> truth;
   for (const ActualTime& a : actual) truth[a.kernel][a.target_mhz] = a.actual_time_s;
 
@@ -242,35 +321,10 @@ std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model,
   power.f_mem_mhz = f_mem;
 
   std::vector<DvfsChoice> choices;
-  for (const std::string& kernel : kernels) {
+  for (const std::string& kernel : predicted.kernels) {
     // The kernel's activity at the default pair.
-    int row = -1;
-    for (int r = 0; r < activity.rows(); ++r) {
-      if (activity.benchmark[static_cast<size_t>(r)] != kernel) continue;
-      if (activity.has_freq()) {
-        bool at_default = true;
-        for (int d = 0; d < model.layout.num_domains() && d < activity.freq_mhz.cols(); ++d) {
-          at_default = at_default &&
-                       SameFrequency(activity.freq_mhz(r, d), defaults[static_cast<size_t>(d)]);
-        }
-        if (!at_default) continue;
-      }
-      if (row >= 0) {
-        throw InputError(activity.path, activity.line[static_cast<size_t>(r)], "benchmark",
-                         fmt::format("kernel '{}' has a second activity row at the default pair "
-                                     "(the first is on line {})",
-                                     kernel, activity.line[static_cast<size_t>(row)]));
-      }
-      row = r;
-    }
-    if (row < 0) {
-      throw InputError(
-          times_path, kernel_line[kernel], "kernel",
-          fmt::format("no activity for kernel '{}' at the default pair ({}) in {}", kernel,
-                      model.layout.num_domains() > 1 ? fmt::format("{}/{} MHz", f0, f_mem)
-                                                     : fmt::format("{} MHz", f0),
-                      activity.path));
-    }
+    const int row = DefaultActivityRow(activity, model, defaults, kernel, times_path,
+                                       predicted.kernel_line[kernel]);
     power.util0 = activity.util_frac.row(row).transpose();
     power.measured_w0 = activity.has_power() ? activity.power_w[row] : 0.0;
     if (options.power_mode == PowerMode::kScaling && !(power.measured_w0 > 0.0)) {
@@ -278,11 +332,11 @@ std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model,
                        "the scaling mode needs a measured power > 0 at the default pair");
     }
 
-    for (const std::string& m : models) {
-      const auto it = predicted.find({kernel, m});
-      if (it == predicted.end()) {
+    for (const std::string& m : predicted.models) {
+      const auto it = predicted.by_frequency.find({kernel, m});
+      if (it == predicted.by_frequency.end()) {
         throw InputError(
-            times_path, kernel_line[kernel], "model",
+            times_path, predicted.kernel_line[kernel], "model",
             fmt::format("kernel '{}' has no predictions of run-time model '{}'", kernel, m));
       }
       std::vector<double> freqs, pred_times;
@@ -302,7 +356,7 @@ std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model,
         if (SameFrequency(freqs[i], f0)) choice.default_index = static_cast<int>(i);
       }
       if (choice.default_index < 0) {
-        throw InputError(times_path, kernel_line[kernel], "target_mhz",
+        throw InputError(times_path, predicted.kernel_line[kernel], "target_mhz",
                          fmt::format("kernel '{}', model '{}' has no predicted time at the default "
                                      "core frequency {} MHz",
                                      kernel, m, f0));
@@ -310,27 +364,8 @@ std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model,
       choice.predicted =
           power.Points(freqs, pred_times, pred_times[static_cast<size_t>(choice.default_index)]);
       choice.chosen = Best(choice.predicted, options);
-
       if (!actual.empty()) {
-        const auto tr = truth.find(kernel);
-        std::vector<double> true_times;
-        for (double f : freqs) {
-          double value = 0.0;
-          bool found = false;
-          if (tr != truth.end()) {
-            for (const auto& [tf, tt] : tr->second) {
-              if (SameFrequency(tf, f)) {
-                value = tt;
-                found = true;
-              }
-            }
-          }
-          if (!found) {
-            throw InputError(actual_path, 0, "target_mhz",
-                             fmt::format("no actual time for kernel '{}' at {} MHz", kernel, f));
-          }
-          true_times.push_back(value);
-        }
+        const std::vector<double> true_times = TrueTimes(truth, kernel, freqs, actual_path);
         choice.has_truth = true;
         choice.truth =
             power.Points(freqs, true_times, true_times[static_cast<size_t>(choice.default_index)]);

@@ -113,6 +113,267 @@ struct WarpState {
 
 enum class Block { kNone, kLoadResult, kAluResult, kQueueFull, kLsuPort };
 
+// What one cycle's scan of the warps found: how many instructions issued, the hazards of the
+// warps that waited (kFlag*), and the earliest time one of them may proceed.
+struct CycleScan {
+  int issued = 0;
+  uint32_t flags = 0;
+  int64_t wake = kNever;
+};
+
+// One SimulateSm run: the warps, the memory side (loads in flight, the store queue, the one
+// channel both use) and the run with its timeline, advanced cycle by cycle.
+class SmSimulation {
+ public:
+  SmSimulation(const SmConfig& config, const SmKernel& kernel, double f_mhz, bool record_timeline)
+      : config_(config),
+        kernel_(kernel),
+        record_(record_timeline),
+        period_(std::llround(1e9 / f_mhz)),  // fs per core cycle
+        load_service_(std::llround(config.load_service_ns * kFsPerNs)),
+        store_service_(std::llround(config.store_service_ns * kFsPerNs)),
+        n_ops_(static_cast<int>(kernel.body.size())),
+        n_warps_(kernel.warps),
+        warps_(static_cast<size_t>(kernel.warps)) {
+    for (WarpState& w : warps_) {
+      w.ready.assign(n_ops_, 0);
+      w.prev_ready.assign(n_ops_, 0);
+      w.ready_is_load.assign(n_ops_, false);
+      w.prev_ready_is_load.assign(n_ops_, false);
+    }
+    run_.f_mhz = f_mhz;
+    Timeline& tl = run_.timeline;
+    tl.kernel = kernel.name;
+    tl.base_mhz = f_mhz;
+    tl.issue_width = config.issue_width;
+  }
+
+  // Runs the kernel to its end: every warp past its last iteration and every load returned.
+  SmRun Run() {
+    int64_t k = 0;
+    while (true) {
+      const int64_t t = k * period_;
+      while (!loads_out_.empty() && loads_out_.top() <= t) loads_out_.pop();
+      while (!store_queue_.empty() && store_queue_.front() <= t) store_queue_.pop_front();
+      if (finished_warps_ == n_warps_ && loads_out_.empty()) break;
+      const CycleScan scan = IssueCycle(k, t);
+      if (scan.issued > 0) {
+        // A full-issue cycle was not scanned to the end: its hazards are unknown and unneeded.
+        if (record_) {
+          run_.timeline.AppendCycles(1, scan.issued,
+                                     scan.issued == config_.issue_width ? 0u : scan.flags);
+        }
+        ++k;
+        continue;
+      }
+      k = SkipIdleCycles(k, scan);
+    }
+    Finish(k);
+    return std::move(run_);
+  }
+
+ private:
+  // Cycle k (time t, fs): the warps in round-robin order from the one after the last issuer,
+  // each issuing its next instruction unless a hazard blocks it, up to issue_width.
+  CycleScan IssueCycle(int64_t k, int64_t t) {
+    CycleScan scan;
+    bool lsu_used = false;
+    int last_issuer = -1;
+    for (int i = 0; i < n_warps_ && scan.issued < config_.issue_width; ++i) {
+      const int wi = (rr_ + i) % n_warps_;
+      WarpState& w = warps_[static_cast<size_t>(wi)];
+      if (w.finished) {
+        if (w.last_load_ready > t) {
+          scan.flags |= kFlagLsuRaw;  // exit waits for its loads
+          scan.wake = std::min(scan.wake, w.last_load_ready);
+        }
+        continue;
+      }
+      const SmOp& op = kernel_.body[static_cast<size_t>(w.pc)];
+      int64_t unblock = kNever;
+      const Block block = BlockOf(w, op, t, lsu_used, &unblock);
+      if (block != Block::kNone) {
+        if (block == Block::kLoadResult) scan.flags |= kFlagLsuRaw;
+        if (block == Block::kAluResult) scan.flags |= kFlagArith;
+        if (block == Block::kQueueFull) scan.flags |= kFlagLsqFull;
+        scan.wake = std::min(scan.wake, unblock);
+        continue;
+      }
+      Issue(wi, &w, op, k, t);
+      if (op.kind != SmOpKind::kAlu) lsu_used = true;
+      ++scan.issued;
+      last_issuer = wi;
+      NextInstruction(&w);
+    }
+    if (last_issuer >= 0) rr_ = (last_issuer + 1) % n_warps_;
+    return scan;
+  }
+
+  // What keeps warp w from issuing op at time t (kNone: nothing); `unblock` gets the time the
+  // hazard ends where it is known (a taken memory port is free next cycle).
+  Block BlockOf(const WarpState& w, const SmOp& op, int64_t t, bool lsu_used,
+                int64_t* unblock) const {
+    // Operands.
+    int64_t operands = 0;
+    bool waits_on_load = false;
+    for (int d : op.deps) {
+      const int64_t r = w.ready[static_cast<size_t>(d)];
+      if (r > t && w.ready_is_load[static_cast<size_t>(d)]) waits_on_load = true;
+      operands = std::max(operands, r);
+    }
+    if (w.iteration > 0) {
+      for (int d : op.carried_deps) {
+        const int64_t r = w.prev_ready[static_cast<size_t>(d)];
+        if (r > t && w.prev_ready_is_load[static_cast<size_t>(d)]) waits_on_load = true;
+        operands = std::max(operands, r);
+      }
+    }
+    if (operands > t) {
+      *unblock = operands;
+      return waits_on_load ? Block::kLoadResult : Block::kAluResult;
+    }
+    if (op.kind != SmOpKind::kAlu && lsu_used) {
+      return Block::kLsuPort;  // the memory port is taken this cycle; free next cycle
+    }
+    if (op.kind == SmOpKind::kLoad && static_cast<int>(loads_out_.size()) >= config_.mshr_entries) {
+      *unblock = loads_out_.top();
+      return Block::kQueueFull;
+    }
+    if (op.kind == SmOpKind::kStore &&
+        static_cast<int>(store_queue_.size()) >= config_.store_queue_entries) {
+      *unblock = store_queue_.front();
+      return Block::kQueueFull;
+    }
+    return Block::kNone;
+  }
+
+  // Issues op of warp wi at cycle k (time t): its result time, the channel, the counts.
+  void Issue(int wi, WarpState* w, const SmOp& op, int64_t k, int64_t t) {
+    const size_t pc = static_cast<size_t>(w->pc);
+    switch (op.kind) {
+      case SmOpKind::kAlu:
+        w->ready[pc] = (k + config_.alu_latency_cycles) * period_;
+        w->ready_is_load[pc] = false;
+        ++run_.alu_ops;
+        break;
+      case SmOpKind::kLoad: {
+        const int64_t start = std::max(t, channel_free_);
+        channel_free_ = start + load_service_;
+        busy_fs_ += static_cast<double>(load_service_);
+        const double latency_ns =
+            op.latency_ns > 0.0
+                ? op.latency_ns
+                : config_.mem_latency_ns +
+                      config_.mem_latency_jitter_ns * Draw(kernel_.seed, wi, w->iteration, w->pc);
+        const int64_t ready = start + std::llround(latency_ns * kFsPerNs);
+        w->ready[pc] = ready;
+        w->ready_is_load[pc] = true;
+        w->last_load_ready = std::max(w->last_load_ready, ready);
+        loads_out_.push(ready);
+        if (record_) {
+          run_.timeline.loads.push_back(
+              {MissKind::kLoad, k, std::max(k + 1, CeilDiv(ready, period_)), 0});
+        }
+        ++run_.loads;
+        break;
+      }
+      case SmOpKind::kStore: {
+        const int64_t start = std::max(t, channel_free_);
+        channel_free_ = start + store_service_;
+        busy_fs_ += static_cast<double>(store_service_);
+        store_queue_.push_back(channel_free_);
+        w->ready[pc] = t;
+        w->ready_is_load[pc] = false;
+        AddStoreInterval(k, std::max(k + 1, CeilDiv(channel_free_, period_)));
+        ++run_.stores;
+        break;
+      }
+    }
+  }
+
+  // Moves warp w past the instruction it issued; past the body's end, to its next iteration.
+  void NextInstruction(WarpState* w) {
+    if (++w->pc != n_ops_) return;
+    w->pc = 0;
+    std::swap(w->ready, w->prev_ready);
+    std::swap(w->ready_is_load, w->prev_ready_is_load);
+    if (++w->iteration == kernel_.iterations) {
+      w->finished = true;
+      ++finished_warps_;
+    }
+  }
+
+  // Nothing issued in cycle k: nothing changes until the earliest wake-up (or a load return
+  // that ends the kernel), so the idle cycles up to it are identical and skipped in one step.
+  int64_t SkipIdleCycles(int64_t k, const CycleScan& scan) {
+    int64_t wake = scan.wake;
+    if (!loads_out_.empty()) wake = std::min(wake, loads_out_.top());
+    if (wake == kNever) {
+      throw std::logic_error("SM model: kernel '" + kernel_.name + "' cannot progress at cycle " +
+                             std::to_string(k));
+    }
+    const int64_t next = std::max(k + 1, CeilDiv(wake, period_));
+    if (record_) run_.timeline.AppendCycles(next - k, 0, scan.flags);
+    return next;
+  }
+
+  // The timeline's store-busy intervals [start, end) in cycles, merged while they overlap.
+  void AddStoreInterval(int64_t start, int64_t end) {
+    if (!record_) return;
+    if (store_open_start_ >= 0 && start <= store_open_end_) {
+      store_open_end_ = std::max(store_open_end_, end);
+      return;
+    }
+    if (store_open_start_ >= 0) {
+      run_.timeline.stores.push_back({MissKind::kStore, store_open_start_, store_open_end_, 0});
+    }
+    store_open_start_ = start;
+    store_open_end_ = end;
+  }
+
+  // The run's totals once it ended after k cycles.
+  void Finish(int64_t k) {
+    Timeline& tl = run_.timeline;
+    if (record_ && store_open_start_ >= 0) {
+      tl.stores.push_back({MissKind::kStore, store_open_start_, store_open_end_, 0});
+    }
+    run_.total_cycles = k;
+    run_.time_s = static_cast<double>(k) / (run_.f_mhz * 1e6);
+    // Channel time after the kernel's end (stores still draining) is not part of the run.
+    const int64_t end_fs = k * period_;
+    for (int64_t leave : store_queue_) {
+      busy_fs_ -= static_cast<double>(leave - std::max(leave - store_service_, end_fs));
+    }
+    run_.mem_busy_s = busy_fs_ * 1e-15;
+    if (record_) {
+      // Store intervals past the end are cut at the last cycle: the kernel is over.
+      for (MemoryMiss& m : tl.stores) m.end_cycle = std::min(m.end_cycle, k);
+      tl.stores.erase(
+          std::remove_if(tl.stores.begin(), tl.stores.end(),
+                         [](const MemoryMiss& m) { return m.end_cycle <= m.start_cycle; }),
+          tl.stores.end());
+    }
+  }
+
+  const SmConfig& config_;
+  const SmKernel& kernel_;
+  const bool record_;
+  const int64_t period_;         // fs per core cycle
+  const int64_t load_service_;   // fs a load holds the channel
+  const int64_t store_service_;  // fs a store holds the channel
+  const int n_ops_;
+  const int n_warps_;
+  std::vector<WarpState> warps_;
+  std::priority_queue<int64_t, std::vector<int64_t>, std::greater<int64_t>> loads_out_;  // ready
+  std::deque<int64_t> store_queue_;  // leave times, ascending (FIFO channel)
+  int64_t channel_free_ = 0;
+  double busy_fs_ = 0.0;
+  int finished_warps_ = 0;
+  int rr_ = 0;  // the warp the next cycle's scan starts from
+  int64_t store_open_start_ = -1, store_open_end_ = -1;  // merged store-busy interval, cycles
+  SmRun run_;
+};
+
 }  // namespace
 
 SmRun SimulateSm(const SmConfig& config, const SmKernel& kernel, double f_mhz,
@@ -126,201 +387,7 @@ SmRun SimulateSm(const SmConfig& config, const SmKernel& kernel, double f_mhz,
   if (!(std::isfinite(f_mhz) && f_mhz > 0.0)) {
     throw std::invalid_argument(fmt::format("f_mhz = {} must be > 0", f_mhz));
   }
-  const int64_t period = std::llround(1e9 / f_mhz);  // fs per core cycle
-  const int64_t load_service = std::llround(config.load_service_ns * kFsPerNs);
-  const int64_t store_service = std::llround(config.store_service_ns * kFsPerNs);
-  const int n_ops = static_cast<int>(kernel.body.size());
-  const int n_warps = kernel.warps;
-
-  std::vector<WarpState> warps(static_cast<size_t>(n_warps));
-  for (WarpState& w : warps) {
-    w.ready.assign(n_ops, 0);
-    w.prev_ready.assign(n_ops, 0);
-    w.ready_is_load.assign(n_ops, false);
-    w.prev_ready_is_load.assign(n_ops, false);
-  }
-  std::priority_queue<int64_t, std::vector<int64_t>, std::greater<int64_t>> loads_out;  // ready
-  std::deque<int64_t> store_queue;  // leave times, ascending (FIFO channel)
-  int64_t channel_free = 0;
-  double busy_fs = 0.0;
-
-  SmRun run;
-  run.f_mhz = f_mhz;
-  Timeline& tl = run.timeline;
-  tl.kernel = kernel.name;
-  tl.base_mhz = f_mhz;
-  tl.issue_width = config.issue_width;
-  int64_t store_open_start = -1, store_open_end = -1;  // merged store-busy interval, cycles
-  auto add_store_interval = [&](int64_t start, int64_t end) {
-    if (!record_timeline) return;
-    if (store_open_start >= 0 && start <= store_open_end) {
-      store_open_end = std::max(store_open_end, end);
-      return;
-    }
-    if (store_open_start >= 0) {
-      tl.stores.push_back({MissKind::kStore, store_open_start, store_open_end, 0});
-    }
-    store_open_start = start;
-    store_open_end = end;
-  };
-
-  int finished_warps = 0;
-  int rr = 0;
-  int64_t k = 0;
-  while (true) {
-    const int64_t t = k * period;
-    while (!loads_out.empty() && loads_out.top() <= t) loads_out.pop();
-    while (!store_queue.empty() && store_queue.front() <= t) store_queue.pop_front();
-    if (finished_warps == n_warps && loads_out.empty()) break;
-
-    int issued = 0;
-    bool lsu_used = false;
-    uint32_t flags = 0;
-    int64_t wake = kNever;  // earliest time a blocked warp may proceed
-    int last_issuer = -1;
-    for (int i = 0; i < n_warps && issued < config.issue_width; ++i) {
-      const int wi = (rr + i) % n_warps;
-      WarpState& w = warps[static_cast<size_t>(wi)];
-      if (w.finished) {
-        if (w.last_load_ready > t) {
-          flags |= kFlagLsuRaw;  // exit waits for its loads
-          wake = std::min(wake, w.last_load_ready);
-        }
-        continue;
-      }
-      const SmOp& op = kernel.body[static_cast<size_t>(w.pc)];
-      // Operands.
-      int64_t operands = 0;
-      bool waits_on_load = false;
-      for (int d : op.deps) {
-        const int64_t r = w.ready[static_cast<size_t>(d)];
-        if (r > t && w.ready_is_load[static_cast<size_t>(d)]) waits_on_load = true;
-        operands = std::max(operands, r);
-      }
-      if (w.iteration > 0) {
-        for (int d : op.carried_deps) {
-          const int64_t r = w.prev_ready[static_cast<size_t>(d)];
-          if (r > t && w.prev_ready_is_load[static_cast<size_t>(d)]) waits_on_load = true;
-          operands = std::max(operands, r);
-        }
-      }
-      Block block = Block::kNone;
-      int64_t unblock = kNever;
-      if (operands > t) {
-        block = waits_on_load ? Block::kLoadResult : Block::kAluResult;
-        unblock = operands;
-      } else if (op.kind != SmOpKind::kAlu && lsu_used) {
-        block = Block::kLsuPort;  // the memory port is taken this cycle; free next cycle
-      } else if (op.kind == SmOpKind::kLoad &&
-                 static_cast<int>(loads_out.size()) >= config.mshr_entries) {
-        block = Block::kQueueFull;
-        unblock = loads_out.top();
-      } else if (op.kind == SmOpKind::kStore &&
-                 static_cast<int>(store_queue.size()) >= config.store_queue_entries) {
-        block = Block::kQueueFull;
-        unblock = store_queue.front();
-      }
-      if (block != Block::kNone) {
-        if (block == Block::kLoadResult) flags |= kFlagLsuRaw;
-        if (block == Block::kAluResult) flags |= kFlagArith;
-        if (block == Block::kQueueFull) flags |= kFlagLsqFull;
-        wake = std::min(wake, unblock);
-        continue;
-      }
-
-      // Issue.
-      const size_t pc = static_cast<size_t>(w.pc);
-      switch (op.kind) {
-        case SmOpKind::kAlu:
-          w.ready[pc] = (k + config.alu_latency_cycles) * period;
-          w.ready_is_load[pc] = false;
-          ++run.alu_ops;
-          break;
-        case SmOpKind::kLoad: {
-          const int64_t start = std::max(t, channel_free);
-          channel_free = start + load_service;
-          busy_fs += static_cast<double>(load_service);
-          const double latency_ns =
-              op.latency_ns > 0.0
-                  ? op.latency_ns
-                  : config.mem_latency_ns +
-                        config.mem_latency_jitter_ns * Draw(kernel.seed, wi, w.iteration, w.pc);
-          const int64_t ready = start + std::llround(latency_ns * kFsPerNs);
-          w.ready[pc] = ready;
-          w.ready_is_load[pc] = true;
-          w.last_load_ready = std::max(w.last_load_ready, ready);
-          loads_out.push(ready);
-          if (record_timeline) {
-            tl.loads.push_back({MissKind::kLoad, k, std::max(k + 1, CeilDiv(ready, period)), 0});
-          }
-          lsu_used = true;
-          ++run.loads;
-          break;
-        }
-        case SmOpKind::kStore: {
-          const int64_t start = std::max(t, channel_free);
-          channel_free = start + store_service;
-          busy_fs += static_cast<double>(store_service);
-          store_queue.push_back(channel_free);
-          w.ready[pc] = t;
-          w.ready_is_load[pc] = false;
-          add_store_interval(k, std::max(k + 1, CeilDiv(channel_free, period)));
-          lsu_used = true;
-          ++run.stores;
-          break;
-        }
-      }
-      ++issued;
-      last_issuer = wi;
-      if (++w.pc == n_ops) {
-        w.pc = 0;
-        std::swap(w.ready, w.prev_ready);
-        std::swap(w.ready_is_load, w.prev_ready_is_load);
-        if (++w.iteration == kernel.iterations) {
-          w.finished = true;
-          ++finished_warps;
-        }
-      }
-    }
-    if (last_issuer >= 0) rr = (last_issuer + 1) % n_warps;
-
-    if (issued > 0) {
-      // A full-issue cycle was not scanned to the end: its hazards are unknown and unneeded.
-      if (record_timeline) tl.AppendCycles(1, issued, issued == config.issue_width ? 0u : flags);
-      ++k;
-      continue;
-    }
-    // Nothing issued: nothing changes until the earliest wake-up (or a load return that ends
-    // the kernel), so the idle cycles up to it are identical and skipped in one step.
-    if (!loads_out.empty()) wake = std::min(wake, loads_out.top());
-    if (wake == kNever) {
-      throw std::logic_error("SM model: kernel '" + kernel.name + "' cannot progress at cycle " +
-                             std::to_string(k));
-    }
-    const int64_t next = std::max(k + 1, CeilDiv(wake, period));
-    if (record_timeline) tl.AppendCycles(next - k, 0, flags);
-    k = next;
-  }
-  if (record_timeline && store_open_start >= 0) {
-    tl.stores.push_back({MissKind::kStore, store_open_start, store_open_end, 0});
-  }
-  run.total_cycles = k;
-  run.time_s = static_cast<double>(k) / (f_mhz * 1e6);
-  // Channel time after the kernel's end (stores still draining) is not part of the run.
-  const int64_t end_fs = k * period;
-  for (int64_t leave : store_queue) {
-    busy_fs -= static_cast<double>(leave - std::max(leave - store_service, end_fs));
-  }
-  run.mem_busy_s = busy_fs * 1e-15;
-  if (record_timeline) {
-    // Store intervals past the end are cut at the last cycle: the kernel is over.
-    for (MemoryMiss& m : tl.stores) m.end_cycle = std::min(m.end_cycle, k);
-    tl.stores.erase(
-        std::remove_if(tl.stores.begin(), tl.stores.end(),
-                       [](const MemoryMiss& m) { return m.end_cycle <= m.start_cycle; }),
-        tl.stores.end());
-  }
-  return run;
+  return SmSimulation(config, kernel, f_mhz, record_timeline).Run();
 }
 
 }  // namespace wattcal

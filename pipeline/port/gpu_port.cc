@@ -161,26 +161,8 @@ GpuDescription WithoutAbsentOptional(const GpuDescription& gpu, const PowerModel
   return absent.empty() ? gpu : gpu.Without(absent);
 }
 
-}  // namespace
-
-PowerModel PortModelToGpu(const PowerModel& base, const GpuDescription& base_gpu_in,
-                          const GpuDescription& target_gpu_in, const GpuPortOptions& options,
-                          GpuPortReport* report) {
-  std::string error;
-  if (!options.Check(&error)) throw OptionError(error);
-  GpuPortReport r;
-  const GpuDescription base_gpu = WithoutAbsentOptional(base_gpu_in, base, &r.left_out_optional);
-  const GpuDescription target_gpu =
-      WithoutAbsentOptional(target_gpu_in, base, &r.left_out_optional);
-  r.base_gpu = base_gpu.name;
-  r.target_gpu = target_gpu.name;
-  r.constant_scaling = options.constant_scaling;
-  if (options.constant_scaling == ConstantScaling::kIdlePower) {
-    r.base_idle_w = options.base_idle_w;
-    r.target_idle_w = options.target_idle_w;
-  }
-
-  // The target's layout, at the base model's default pair (which the target must share).
+// The target's layout, at the base model's default pair (which the target must share).
+Layout TargetLayout(const PowerModel& base, const GpuDescription& target_gpu) {
   Layout layout = target_gpu.ToLayout();
   for (FrequencyDomain& domain : layout.domains) {
     const int d = FindDomain(base.layout, domain.name);
@@ -205,6 +187,109 @@ PowerModel PortModelToGpu(const PowerModel& base, const GpuDescription& base_gpu
                                    domain.default_freq_mhz, base_default));
     }
   }
+  return layout;
+}
+
+// The ported model's V-F levels per domain of `layout`: the base model's, but a fixed-frequency
+// domain moves to the target's default clock at voltage 1.
+void PortFrequencyLevels(const PowerModel& base, const Layout& layout, PowerModel* out) {
+  for (const FrequencyDomain& domain : layout.domains) {
+    const int d = FindDomain(base.layout, domain.name);
+    if (base.freq_levels_mhz[d].size() == 1 &&
+        domain.default_freq_mhz != base.layout.domains[d].default_freq_mhz) {
+      out->freq_levels_mhz.push_back({domain.default_freq_mhz});
+      out->voltage_rel.push_back({1.0});
+    } else {
+      out->freq_levels_mhz.push_back(base.freq_levels_mhz[d]);
+      out->voltage_rel.push_back(base.voltage_rel[d]);
+    }
+  }
+}
+
+// Component c's coefficient on the target: the base model's, scaled by the ratio of the
+// component's unit counts on the two GPUs (TPDS §4.6), which must scale by the same rule.
+PortedCoefficient PortComponent(const PowerModel& base, const GpuDescription& base_gpu,
+                                const GpuDescription& target_gpu, const ComponentCounters& c) {
+  const int i = FindComponent(base.layout, c.component);
+  if (i < 0) {
+    throw InputError(target_gpu.path, 0, "components",
+                     fmt::format("the base model (trained on {}) has no component {}; train it "
+                                 "on the target's components (wattcal-port project)",
+                                 base.trained_on, c.component));
+  }
+  const std::vector<int> base_domains = base.layout.ComponentDomains();
+  const std::string& base_domain = base.layout.domains[base_domains[i]].name;
+  if (base_domain != c.domain) {
+    throw InputError(target_gpu.path, 0, "components",
+                     fmt::format("component {} is in the {} domain here but in the {} domain "
+                                 "of the base model",
+                                 c.component, c.domain, base_domain));
+  }
+  PortedCoefficient p;
+  p.name = c.component;
+  p.domain = c.domain;
+  std::string base_rule;
+  p.target_count = ComponentCount(target_gpu, c, &p.scales_with);
+  p.base_count = CountOnGpu(base_gpu, c.component, &base_rule);
+  if (base_rule != p.scales_with) {
+    throw InputError(base_gpu.path, 0, "components",
+                     fmt::format("component {} scales with {} on {} but with {} on {}", c.component,
+                                 base_rule, base_gpu.name, p.scales_with, target_gpu.name));
+  }
+  p.factor = p.target_count / p.base_count;
+  p.base_value = base.component_w_per_mhz[i];
+  p.target_value = p.base_value * p.factor;
+  return p;
+}
+
+// alpha0 (term 0, static) or alpha1 (term 1, component-independent dynamic) of one domain on the
+// target, scaled as options.constant_scaling says.
+PortedCoefficient PortConstantTerm(int term, const FrequencyDomain& domain, const PowerModel& base,
+                                   const GpuDescription& base_gpu, const GpuDescription& target_gpu,
+                                   const GpuPortOptions& options) {
+  const int d = FindDomain(base.layout, domain.name);
+  PortedCoefficient p;
+  p.name = fmt::format("alpha{}:{}", term, domain.name);
+  p.domain = domain.name;
+  switch (options.constant_scaling) {
+    case ConstantScaling::kIdlePower:
+      p.scales_with = "idle_power";
+      p.base_count = options.base_idle_w;
+      p.target_count = options.target_idle_w;
+      break;
+    case ConstantScaling::kComponentCounts: {
+      std::string base_rule;
+      p.base_count = DomainCount(base_gpu, domain.name, &base_rule);
+      p.target_count = DomainCount(target_gpu, domain.name, &p.scales_with);
+      break;
+    }
+    case ConstantScaling::kNone: p.scales_with = "none"; break;
+  }
+  p.factor = p.target_count / p.base_count;
+  p.base_value = term == 0 ? base.static_w[d] : base.idle_dyn_w_per_mhz[d];
+  p.target_value = p.base_value * p.factor;
+  return p;
+}
+
+}  // namespace
+
+PowerModel PortModelToGpu(const PowerModel& base, const GpuDescription& base_gpu_in,
+                          const GpuDescription& target_gpu_in, const GpuPortOptions& options,
+                          GpuPortReport* report) {
+  std::string error;
+  if (!options.Check(&error)) throw OptionError(error);
+  GpuPortReport r;
+  const GpuDescription base_gpu = WithoutAbsentOptional(base_gpu_in, base, &r.left_out_optional);
+  const GpuDescription target_gpu =
+      WithoutAbsentOptional(target_gpu_in, base, &r.left_out_optional);
+  r.base_gpu = base_gpu.name;
+  r.target_gpu = target_gpu.name;
+  r.constant_scaling = options.constant_scaling;
+  if (options.constant_scaling == ConstantScaling::kIdlePower) {
+    r.base_idle_w = options.base_idle_w;
+    r.target_idle_w = options.target_idle_w;
+  }
+  const Layout layout = TargetLayout(base, target_gpu);
 
   PowerModel out;
   out.method = base.method;
@@ -217,50 +302,11 @@ PowerModel PortModelToGpu(const PowerModel& base, const GpuDescription& base_gpu
   out.trained_on = fmt::format("{}{}{} to {}, TPDS §4.6, constant terms: {})", base.trained_on,
                                PowerModel::kPortedMarker, base_gpu.name, target_gpu.name,
                                ConstantScalingName(options.constant_scaling));
-  const std::vector<int> base_domains = base.layout.ComponentDomains();
-  for (const FrequencyDomain& domain : layout.domains) {
-    const int d = FindDomain(base.layout, domain.name);
-    if (base.freq_levels_mhz[d].size() == 1 &&
-        domain.default_freq_mhz != base.layout.domains[d].default_freq_mhz) {
-      out.freq_levels_mhz.push_back({domain.default_freq_mhz});
-      out.voltage_rel.push_back({1.0});
-    } else {
-      out.freq_levels_mhz.push_back(base.freq_levels_mhz[d]);
-      out.voltage_rel.push_back(base.voltage_rel[d]);
-    }
-  }
+  PortFrequencyLevels(base, layout, &out);
 
   // Component coefficients.
   for (const ComponentCounters& c : target_gpu.components) {
-    const int i = FindComponent(base.layout, c.component);
-    if (i < 0) {
-      throw InputError(target_gpu.path, 0, "components",
-                       fmt::format("the base model (trained on {}) has no component {}; train it "
-                                   "on the target's components (wattcal-port project)",
-                                   base.trained_on, c.component));
-    }
-    const std::string& base_domain = base.layout.domains[base_domains[i]].name;
-    if (base_domain != c.domain) {
-      throw InputError(target_gpu.path, 0, "components",
-                       fmt::format("component {} is in the {} domain here but in the {} domain "
-                                   "of the base model",
-                                   c.component, c.domain, base_domain));
-    }
-    PortedCoefficient p;
-    p.name = c.component;
-    p.domain = c.domain;
-    std::string base_rule;
-    p.target_count = ComponentCount(target_gpu, c, &p.scales_with);
-    p.base_count = CountOnGpu(base_gpu, c.component, &base_rule);
-    if (base_rule != p.scales_with) {
-      throw InputError(
-          base_gpu.path, 0, "components",
-          fmt::format("component {} scales with {} on {} but with {} on {}", c.component, base_rule,
-                      base_gpu.name, p.scales_with, target_gpu.name));
-    }
-    p.factor = p.target_count / p.base_count;
-    p.base_value = base.component_w_per_mhz[i];
-    p.target_value = p.base_value * p.factor;
+    const PortedCoefficient p = PortComponent(base, base_gpu, target_gpu, c);
     out.component_w_per_mhz.push_back(p.target_value);
     r.components.push_back(p);
   }
@@ -275,27 +321,8 @@ PowerModel PortModelToGpu(const PowerModel& base, const GpuDescription& base_gpu
   // alpha0 (static) and alpha1 (component-independent dynamic) of each domain.
   for (int term = 0; term < 2; ++term) {
     for (const FrequencyDomain& domain : layout.domains) {
-      const int d = FindDomain(base.layout, domain.name);
-      PortedCoefficient p;
-      p.name = fmt::format("alpha{}:{}", term, domain.name);
-      p.domain = domain.name;
-      switch (options.constant_scaling) {
-        case ConstantScaling::kIdlePower:
-          p.scales_with = "idle_power";
-          p.base_count = options.base_idle_w;
-          p.target_count = options.target_idle_w;
-          break;
-        case ConstantScaling::kComponentCounts: {
-          std::string base_rule;
-          p.base_count = DomainCount(base_gpu, domain.name, &base_rule);
-          p.target_count = DomainCount(target_gpu, domain.name, &p.scales_with);
-          break;
-        }
-        case ConstantScaling::kNone: p.scales_with = "none"; break;
-      }
-      p.factor = p.target_count / p.base_count;
-      p.base_value = term == 0 ? base.static_w[d] : base.idle_dyn_w_per_mhz[d];
-      p.target_value = p.base_value * p.factor;
+      const PortedCoefficient p =
+          PortConstantTerm(term, domain, base, base_gpu, target_gpu, options);
       (term == 0 ? out.static_w : out.idle_dyn_w_per_mhz).push_back(p.target_value);
       r.constant_terms.push_back(p);
     }
