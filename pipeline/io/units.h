@@ -25,6 +25,9 @@
 // Conversion is exact where it can be: every factor is an integer (a power of ten, or of 1024)
 // to multiply by or to divide by, so 1693491403874000 us is exactly the seconds of the same
 // instant written as a timestamp, and 250000 mW is exactly 250 W.
+// (UnitFactor::Apply. CsvReader::ParseBounded and the readers that always multiplied by the
+// factor as one double, x * 1e-3, still do: their outputs stay byte-identical; x * 1e-3 and
+// x / 1000 differ in the last bit for some x.)
 #pragma once
 
 #include <string>
