@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -9,37 +10,35 @@
 
 #include "io/sweep.h"
 #include "io/csv_reader.h"
+#include "io/units.h"
 #include "util/errors.h"
 
 namespace wattcal {
 namespace {
 
-// The elapsed-time and power columns by unit: name -> factor to s or W.
-const std::map<std::string, double>& ElapsedColumns() {
-  static const std::map<std::string, double> columns = {
-      {"elapsed_s", 1.0}, {"elapsed_ms", 1e-3}, {"elapsed_us", 1e-6}, {"elapsed_ns", 1e-9}};
-  return columns;
+// The elapsed-time and power columns: elapsed_<time unit> and mean_power_<power unit>
+// (io/units.h); nullptr for another column.
+const Unit* ElapsedUnit(const std::string& name) {
+  return MatchUnitColumn(name, "elapsed", Dimension::kTime);
 }
-const std::map<std::string, double>& PowerColumns() {
-  static const std::map<std::string, double> columns = {{"mean_power_w", 1.0},
-                                                        {"mean_power_mw", 1e-3}};
-  return columns;
+const Unit* PowerUnit(const std::string& name) {
+  return MatchUnitColumn(name, "mean_power", Dimension::kPower);
 }
 
 bool IsDescriptiveColumn(const std::string& name) {
   static const std::set<std::string> columns = {"kernel",     "benchmark",      "category",
                                                 "active_sms", "lanes_per_warp", "f_core_mhz",
                                                 "f_mem_mhz",  "launches"};
-  return columns.count(name) || ElapsedColumns().count(name) || PowerColumns().count(name);
+  return columns.count(name) || ElapsedUnit(name) != nullptr || PowerUnit(name) != nullptr;
 }
 
-// The one column of `header` whose name is a key of `units` ("" when none); InputError when
+// The one column of `header` that `unit_of` gives a unit ("" when none); InputError when
 // there are several.
 std::string UnitColumn(const CsvReader& reader, const std::vector<std::string>& header,
-                       const std::map<std::string, double>& units) {
+                       const Unit* (*unit_of)(const std::string&)) {
   std::string found;
   for (const std::string& name : header) {
-    if (!units.count(name)) continue;
+    if (unit_of(name) == nullptr) continue;
     if (!found.empty())
       reader.Fail(name, fmt::format("the same quantity as column '{}' in another unit", found));
     found = name;
@@ -64,8 +63,8 @@ bool LooksLikeActivityTable(const std::string& path) {
   std::vector<std::string> header;
   if (!reader.Next(&header)) return false;
   const std::set<std::string> names(header.begin(), header.end());
-  bool elapsed = false;
-  for (const auto& [name, factor] : ElapsedColumns()) elapsed = elapsed || names.count(name);
+  const bool elapsed = std::any_of(header.begin(), header.end(),
+                                   [](const std::string& name) { return ElapsedUnit(name); });
   return names.count("kernel") && names.count("active_sms") && names.count("lanes_per_warp") &&
          elapsed;
 }
@@ -86,8 +85,8 @@ ActivityTable ReadActivityTable(const std::string& path) {
     }
     if (!IsDescriptiveColumn(name)) table.counters.push_back(name);
   }
-  const std::string elapsed_column = UnitColumn(reader, header, ElapsedColumns());
-  const std::string power_column = UnitColumn(reader, header, PowerColumns());
+  const std::string elapsed_column = UnitColumn(reader, header, ElapsedUnit);
+  const std::string power_column = UnitColumn(reader, header, PowerUnit);
   const char* kMissing =
       "missing column (an activity table has kernel, active_sms, lanes_per_warp, "
       "f_core_mhz, elapsed_s (or _ms, _us, _ns) and one column per counter)";
@@ -134,8 +133,10 @@ ActivityTable ReadActivityTable(const std::string& path) {
       if (k.f_mem_mhz > 0.0)
         reader.CheckBound(k.f_mem_mhz, "f_mem_mhz", PhysicalQuantity::kFrequency);
     }
+    // x the factor as one double, as CsvReader::ParseBounded (outputs stay byte-identical).
+    const UnitFactor& elapsed_unit = ElapsedUnit(elapsed_column)->to_canonical;
     k.elapsed_s = reader.ParseNumber(row[column[elapsed_column]], elapsed_column) *
-                  ElapsedColumns().at(elapsed_column);
+                  (elapsed_unit.multiply / elapsed_unit.divide);
     if (!(k.elapsed_s > 0.0))
       reader.Fail(elapsed_column, fmt::format("must be > 0, got {}", row[column[elapsed_column]]));
     reader.CheckBound(k.elapsed_s, elapsed_column, PhysicalQuantity::kDuration);
@@ -144,7 +145,9 @@ ActivityTable ReadActivityTable(const std::string& path) {
     }
     if (!power_column.empty() && !row[column[power_column]].empty()) {
       const std::string& p = row[column[power_column]];
-      k.mean_power_w = reader.ParseNumber(p, power_column) * PowerColumns().at(power_column);
+      const UnitFactor& power_unit = PowerUnit(power_column)->to_canonical;
+      k.mean_power_w =
+          reader.ParseNumber(p, power_column) * (power_unit.multiply / power_unit.divide);
       if (!(k.mean_power_w > 0.0)) {
         reader.Fail(power_column, fmt::format("a measured power must be > 0, got {}", p));
       }

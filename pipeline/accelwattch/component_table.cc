@@ -9,6 +9,7 @@
 #include <set>
 
 #include "io/csv_reader.h"
+#include "io/units.h"
 #include "util/errors.h"
 #include "util/logging.h"
 #include "util/strings.h"
@@ -16,28 +17,11 @@
 namespace wattcal {
 namespace {
 
-// A power column: its name without the unit and the factor to W. False when the name carries
-// no power unit (_W/_w or _mW/_mw).
-bool SplitPowerUnit(const std::string& name, std::string* stem, double* to_w) {
-  const std::string lower = ToLower(name);
-  if (EndsWith(lower, "_mw") && name.size() > 3) {
-    *stem = name.substr(0, name.size() - 3);
-    *to_w = 1e-3;
-    return true;
-  }
-  if (EndsWith(lower, "_w") && name.size() > 2) {
-    *stem = name.substr(0, name.size() - 2);
-    *to_w = 1.0;
-    return true;
-  }
-  return false;
-}
-
 enum class Role { kIgnored, kKernel, kComponent, kConst, kStatic, kIdle, kMeasured, kPublished };
 
 struct Column {
   Role role = Role::kIgnored;
-  double to_w = 1.0;
+  UnitFactor to_w;  // io/units.h
   int component = -1;
 };
 
@@ -60,6 +44,181 @@ std::string CsvField(const std::string& text) {
     quoted += c;
   }
   return quoted + "\"";
+}
+
+// The table's format from its header: AccelWattch's per_kernel_*.csv (kernel_id and hw_total
+// with a power unit) or the tidy form (kernel first); anything else throws.
+std::string DetectFormat(const CsvReader& reader, const std::vector<std::string>& header,
+                         const std::vector<std::string>& lower) {
+  const bool has_kernel_id = std::find(lower.begin(), lower.end(), "kernel_id") != lower.end();
+  const bool has_hw_total = std::any_of(lower.begin(), lower.end(), [](const std::string& name) {
+    return MatchUnitColumn(name, "hw_total", Dimension::kPower) != nullptr;
+  });
+  if (has_kernel_id && has_hw_total) return "accelwattch";
+  if (!lower.empty() && lower[0] == "kernel") return "tidy";
+  reader.Fail(header.empty() ? "" : header[0],
+              "unrecognised component table header: expected AccelWattch's per_kernel_*.csv "
+              "(kernel_id, <COMP>_W..., CONSTP_W, STATICP_W, IDLE_COREP_W, hw_total_W) or the "
+              "tidy form (kernel,measured_w,const_w,static_w,idle_w,<component>_w...)");
+}
+
+// The role of a power column from its name without the unit (lower case).
+Role RoleOfStem(const std::string& s, bool accelwattch) {
+  if (accelwattch) {
+    if (s == "constp") return Role::kConst;
+    if (s == "staticp") return Role::kStatic;
+    if (s == "idle_corep") return Role::kIdle;
+    if (s == "hw_total") return Role::kMeasured;
+    if (s == "sim_total") return Role::kPublished;
+    if (s == "error" || s == "abs_error") return Role::kIgnored;
+    return Role::kComponent;
+  }
+  if (s == "const") return Role::kConst;
+  if (s == "static") return Role::kStatic;
+  if (s == "idle") return Role::kIdle;
+  if (s == "measured") return Role::kMeasured;
+  return Role::kComponent;
+}
+
+// Every column's role and unit; the dynamic components go to table->components. A column
+// named twice, or one neither metadata nor a power column with its unit, throws.
+std::vector<Column> ClassifyColumns(const CsvReader& reader, const std::vector<std::string>& header,
+                                    const std::vector<std::string>& lower, ComponentTable* table) {
+  const bool accelwattch = table->format == "accelwattch";
+  std::vector<Column> columns(header.size());
+  std::set<std::string> seen;
+  for (size_t j = 0; j < header.size(); ++j) {
+    const std::string& name = header[j];
+    if (name.empty()) reader.Fail(fmt::format("column {}", j + 1), "empty column name");
+    if (!seen.insert(lower[j]).second) reader.Fail(name, "column named twice");
+    Column& col = columns[j];
+    if (lower[j] == (accelwattch ? "kernel_id" : "kernel")) {
+      col.role = Role::kKernel;
+      continue;
+    }
+    if (accelwattch && AccelWattchMetadata().count(lower[j]) > 0) continue;
+    std::string stem;
+    const Unit* unit = SplitUnitColumn(name, Dimension::kPower, &stem);
+    if (unit == nullptr) {
+      reader.Fail(name,
+                  fmt::format(accelwattch ? "neither an AccelWattch metadata column nor a power "
+                                            "column with its unit (<name>_W, or <name>_mW ...: {})"
+                                          : "not a power column with its unit (<name>_w, or "
+                                            "<name>_mw ...: {}); the tidy form is kernel,"
+                                            "measured_w,const_w,static_w,idle_w,<component>_w...",
+                              UnitWordList(Dimension::kPower)));
+    }
+    col.to_w = unit->to_canonical;
+    col.role = RoleOfStem(ToLower(stem), accelwattch);
+    if (col.role == Role::kComponent) {
+      col.component = table->num_components();
+      table->components.push_back(stem);
+    }
+  }
+  return columns;
+}
+
+// Throws unless the header has the constant, static, idle (and, tidy, measured) columns and at
+// least one dynamic component.
+void RequireColumns(const std::string& path, int64_t header_line,
+                    const std::vector<Column>& columns, const ComponentTable& table) {
+  const auto require = [&](Role role, const std::string& name) {
+    if (std::none_of(columns.begin(), columns.end(),
+                     [&](const Column& c) { return c.role == role; })) {
+      throw InputError(path, header_line, name,
+                       fmt::format("missing column {} (or its _mW form) in the {} component table",
+                                   name, table.format));
+    }
+  };
+  if (table.format == "accelwattch") {
+    require(Role::kConst, "CONSTP_W");
+    require(Role::kStatic, "STATICP_W");
+    require(Role::kIdle, "IDLE_COREP_W");
+  } else {
+    require(Role::kMeasured, "measured_w");
+    require(Role::kConst, "const_w");
+    require(Role::kStatic, "static_w");
+    require(Role::kIdle, "idle_w");
+  }
+  if (table.components.empty()) {
+    throw InputError(path, header_line, "",
+                     "no dynamic component columns (<component>_W) in the header");
+  }
+}
+
+// One kernel's row, in W: the terms by role (the published total in *published_w).
+struct KernelRow {
+  std::string kernel;
+  std::vector<double> dynamic;
+  double const_w = 0, static_w = 0, idle_w = 0, measured_w = 0, published_w = 0;
+};
+
+// Reads one row: its kernel (unique: `kernel_line` remembers where each was) and its powers,
+// each >= 0 (the measured one > 0) and within the power bound.
+KernelRow ReadKernelRow(const CsvReader& reader, const std::vector<std::string>& header,
+                        const std::vector<Column>& columns, const std::vector<std::string>& fields,
+                        size_t num_components, std::map<std::string, int64_t>* kernel_line) {
+  KernelRow row;
+  row.dynamic.assign(num_components, 0.0);
+  for (size_t j = 0; j < fields.size(); ++j) {
+    const Column& col = columns[j];
+    if (col.role == Role::kIgnored) continue;
+    if (col.role == Role::kKernel) {
+      row.kernel = fields[j];
+      if (row.kernel.empty()) reader.Fail(header[j], "empty kernel name");
+      const auto [it, inserted] = kernel_line->emplace(row.kernel, reader.line());
+      if (!inserted) {
+        reader.Fail(header[j],
+                    fmt::format("kernel '{}' already appears on line {}", row.kernel, it->second));
+      }
+      continue;
+    }
+    // x the factor as one double, as CsvReader::ParseBounded (outputs stay byte-identical).
+    const double value_w =
+        reader.ParseNumber(fields[j], header[j]) * (col.to_w.multiply / col.to_w.divide);
+    if (col.role == Role::kMeasured) {
+      if (!(value_w > 0.0)) {
+        reader.Fail(header[j], fmt::format("measured power must be > 0 W, got {}", fields[j]));
+      }
+    } else if (value_w < 0.0) {
+      reader.Fail(header[j], fmt::format("power must be >= 0 W, got {}", fields[j]));
+    }
+    reader.CheckBound(value_w, header[j], PhysicalQuantity::kPower);
+    switch (col.role) {
+      case Role::kComponent: row.dynamic[col.component] = value_w; break;
+      case Role::kConst: row.const_w = value_w; break;
+      case Role::kStatic: row.static_w = value_w; break;
+      case Role::kIdle: row.idle_w = value_w; break;
+      case Role::kMeasured: row.measured_w = value_w; break;
+      case Role::kPublished: row.published_w = value_w; break;
+      default: break;
+    }
+  }
+  return row;
+}
+
+// Appends `row` to the table; with a published total, counts the rows whose total differs from
+// the sum of their terms (the first such line in *first_mismatch_line).
+void AddKernelRow(KernelRow row, int64_t line, bool has_published, ComponentTable* table,
+                  int64_t* first_mismatch_line) {
+  table->kernels.push_back(row.kernel);
+  table->lines.push_back(line);
+  table->dynamic_w.push_back(std::move(row.dynamic));
+  table->const_w.push_back(row.const_w);
+  table->static_w.push_back(row.static_w);
+  table->idle_w.push_back(row.idle_w);
+  table->measured_w.push_back(row.measured_w);
+  if (!has_published) return;
+  table->published_total_w.push_back(row.published_w);
+  double sum_w = row.const_w + row.static_w + row.idle_w;
+  for (double d : table->dynamic_w.back()) sum_w += d;
+  const double diff_w = sum_w - row.published_w;
+  if (std::abs(diff_w) > 1e-6 * std::max(1.0, std::abs(row.published_w))) {
+    if (table->published_total_mismatches++ == 0) *first_mismatch_line = line;
+    if (std::abs(diff_w) > std::abs(table->published_total_max_abs_diff_w)) {
+      table->published_total_max_abs_diff_w = diff_w;
+    }
+  }
 }
 
 }  // namespace
@@ -96,100 +255,12 @@ ComponentTable ReadComponentTable(const std::string& path) {
   const int64_t header_line = reader.line();
   std::vector<std::string> lower;
   for (const std::string& h : header) lower.push_back(ToLower(h));
-  const auto has = [&](const std::string& name) {
-    return std::find(lower.begin(), lower.end(), name) != lower.end();
-  };
 
   ComponentTable table;
   table.path = path;
-  if (has("kernel_id") && (has("hw_total_w") || has("hw_total_mw"))) {
-    table.format = "accelwattch";
-  } else if (!lower.empty() && lower[0] == "kernel") {
-    table.format = "tidy";
-  } else {
-    reader.Fail(header.empty() ? "" : header[0],
-                "unrecognised component table header: expected AccelWattch's per_kernel_*.csv "
-                "(kernel_id, <COMP>_W..., CONSTP_W, STATICP_W, IDLE_COREP_W, hw_total_W) or the "
-                "tidy form (kernel,measured_w,const_w,static_w,idle_w,<component>_w...)");
-  }
-  const bool accelwattch = table.format == "accelwattch";
-
-  std::vector<Column> columns(header.size());
-  std::set<std::string> seen;
-  for (size_t j = 0; j < header.size(); ++j) {
-    const std::string& name = header[j];
-    if (name.empty()) reader.Fail(fmt::format("column {}", j + 1), "empty column name");
-    if (!seen.insert(lower[j]).second) reader.Fail(name, "column named twice");
-    Column& col = columns[j];
-    if (lower[j] == (accelwattch ? "kernel_id" : "kernel")) {
-      col.role = Role::kKernel;
-      continue;
-    }
-    if (accelwattch && AccelWattchMetadata().count(lower[j]) > 0) continue;
-    std::string stem;
-    if (!SplitPowerUnit(name, &stem, &col.to_w)) {
-      reader.Fail(name, accelwattch
-                            ? "neither an AccelWattch metadata column nor a power column with its "
-                              "unit (<name>_W, or <name>_mW for milliwatts)"
-                            : "not a power column with its unit (<name>_w, or <name>_mw for "
-                              "milliwatts); the tidy form is kernel,measured_w,const_w,static_w,"
-                              "idle_w,<component>_w...");
-    }
-    const std::string s = ToLower(stem);
-    if (accelwattch) {
-      if (s == "constp")
-        col.role = Role::kConst;
-      else if (s == "staticp")
-        col.role = Role::kStatic;
-      else if (s == "idle_corep")
-        col.role = Role::kIdle;
-      else if (s == "hw_total")
-        col.role = Role::kMeasured;
-      else if (s == "sim_total")
-        col.role = Role::kPublished;
-      else if (s == "error" || s == "abs_error")
-        col.role = Role::kIgnored;
-      else
-        col.role = Role::kComponent;
-    } else {
-      if (s == "const")
-        col.role = Role::kConst;
-      else if (s == "static")
-        col.role = Role::kStatic;
-      else if (s == "idle")
-        col.role = Role::kIdle;
-      else if (s == "measured")
-        col.role = Role::kMeasured;
-      else
-        col.role = Role::kComponent;
-    }
-    if (col.role == Role::kComponent) {
-      col.component = table.num_components();
-      table.components.push_back(stem);
-    }
-  }
-  const auto require = [&](Role role, const std::string& name) {
-    if (std::none_of(columns.begin(), columns.end(),
-                     [&](const Column& c) { return c.role == role; })) {
-      throw InputError(path, header_line, name,
-                       fmt::format("missing column {} (or its _mW form) in the {} component table",
-                                   name, table.format));
-    }
-  };
-  if (accelwattch) {
-    require(Role::kConst, "CONSTP_W");
-    require(Role::kStatic, "STATICP_W");
-    require(Role::kIdle, "IDLE_COREP_W");
-  } else {
-    require(Role::kMeasured, "measured_w");
-    require(Role::kConst, "const_w");
-    require(Role::kStatic, "static_w");
-    require(Role::kIdle, "idle_w");
-  }
-  if (table.components.empty()) {
-    throw InputError(path, header_line, "",
-                     "no dynamic component columns (<component>_W) in the header");
-  }
+  table.format = DetectFormat(reader, header, lower);
+  const std::vector<Column> columns = ClassifyColumns(reader, header, lower, &table);
+  RequireColumns(path, header_line, columns, table);
   const bool has_published = std::any_of(
       columns.begin(), columns.end(), [](const Column& c) { return c.role == Role::kPublished; });
 
@@ -201,60 +272,9 @@ ComponentTable ReadComponentTable(const std::string& path) {
       reader.Fail("", fmt::format("expected {} fields as in the header (line {}), got {}",
                                   header.size(), header_line, fields.size()));
     }
-    std::vector<double> dynamic(table.components.size(), 0.0);
-    double const_w = 0, static_w = 0, idle_w = 0, measured_w = 0, published_w = 0;
-    std::string kernel;
-    for (size_t j = 0; j < fields.size(); ++j) {
-      const Column& col = columns[j];
-      if (col.role == Role::kIgnored) continue;
-      if (col.role == Role::kKernel) {
-        kernel = fields[j];
-        if (kernel.empty()) reader.Fail(header[j], "empty kernel name");
-        const auto [it, inserted] = kernel_line.emplace(kernel, reader.line());
-        if (!inserted) {
-          reader.Fail(header[j],
-                      fmt::format("kernel '{}' already appears on line {}", kernel, it->second));
-        }
-        continue;
-      }
-      const double value_w = reader.ParseNumber(fields[j], header[j]) * col.to_w;
-      if (col.role == Role::kMeasured) {
-        if (!(value_w > 0.0)) {
-          reader.Fail(header[j], fmt::format("measured power must be > 0 W, got {}", fields[j]));
-        }
-      } else if (value_w < 0.0) {
-        reader.Fail(header[j], fmt::format("power must be >= 0 W, got {}", fields[j]));
-      }
-      reader.CheckBound(value_w, header[j], PhysicalQuantity::kPower);
-      switch (col.role) {
-        case Role::kComponent: dynamic[col.component] = value_w; break;
-        case Role::kConst: const_w = value_w; break;
-        case Role::kStatic: static_w = value_w; break;
-        case Role::kIdle: idle_w = value_w; break;
-        case Role::kMeasured: measured_w = value_w; break;
-        case Role::kPublished: published_w = value_w; break;
-        default: break;
-      }
-    }
-    table.kernels.push_back(kernel);
-    table.lines.push_back(reader.line());
-    table.dynamic_w.push_back(std::move(dynamic));
-    table.const_w.push_back(const_w);
-    table.static_w.push_back(static_w);
-    table.idle_w.push_back(idle_w);
-    table.measured_w.push_back(measured_w);
-    if (has_published) {
-      table.published_total_w.push_back(published_w);
-      double sum_w = const_w + static_w + idle_w;
-      for (double d : table.dynamic_w.back()) sum_w += d;
-      const double diff_w = sum_w - published_w;
-      if (std::abs(diff_w) > 1e-6 * std::max(1.0, std::abs(published_w))) {
-        if (table.published_total_mismatches++ == 0) first_mismatch_line = reader.line();
-        if (std::abs(diff_w) > std::abs(table.published_total_max_abs_diff_w)) {
-          table.published_total_max_abs_diff_w = diff_w;
-        }
-      }
-    }
+    AddKernelRow(
+        ReadKernelRow(reader, header, columns, fields, table.components.size(), &kernel_line),
+        reader.line(), has_published, &table, &first_mismatch_line);
   }
   if (table.kernels.empty()) {
     throw InputError(path, header_line, "", "no kernel rows after the header");

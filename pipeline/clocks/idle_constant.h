@@ -17,18 +17,9 @@
 
 #include "accelwattch/constant_power.h"
 #include "clocks/vf_model.h"
+#include "io/idle_curve.h"
 
 namespace wattcal {
-
-struct IdleCurve {
-  std::string path;
-  std::vector<double> f_core_mhz;  // ascending
-  std::vector<double> power_w;
-};
-
-// JSON {"<MHz>": W, ...} (EnergAIzer's idle_power.json) or CSV f_core_mhz,power_w (units by
-// suffix as in io/clock_runs.h: _ghz, _mw ...); InputError naming file, line and field.
-IdleCurve ReadIdleCurve(const std::string& path);
 
 struct IdleConstantFit {
   double static_w = 0.0;           // s

@@ -5,18 +5,17 @@
 #include <unordered_map>
 
 #include "io/csv_reader.h"
+#include "io/units.h"
 #include "util/errors.h"
 #include "util/strings.h"
 
 namespace wattcal {
 namespace {
 
-// Divisor that turns the column's values into W (1 or 1000), or 0 when the header has no
-// recognised power unit.
-double UnitDivisor(const std::string& header) {
-  if (EndsWith(header, "_mW") || EndsWith(header, "_mw")) return 1000.0;
-  if (EndsWith(header, "_W") || EndsWith(header, "_w")) return 1.0;
-  return 0.0;
+// The column's power unit (io/units.h), or nullptr when the header has none.
+const Unit* PowerUnit(const std::string& header) {
+  std::string stem;
+  return SplitUnitColumn(header, Dimension::kPower, &stem);
 }
 
 std::string JoinHeader(const std::vector<std::string>& header) {
@@ -29,23 +28,27 @@ std::string JoinHeader(const std::vector<std::string>& header) {
 size_t FindPowerColumn(const CsvReader& reader, const std::vector<std::string>& header,
                        const std::string& wanted) {
   if (wanted.empty()) {
-    for (const char* name : {"sim_total_W", "power_w", "power_mw"}) {
+    std::vector<std::string> names = {"sim_total_W"};
+    for (const Unit& unit : UnitsOf(Dimension::kPower)) {
+      if (!unit.alias) names.push_back("power_" + ToLower(unit.word));
+    }
+    for (const std::string& name : names) {
       for (size_t i = 1; i < header.size(); ++i) {
         if (header[i] == name) return i;
       }
     }
-    reader.Fail("header",
-                "no power column: expected sim_total_W, power_w or power_mw (or name "
-                "one); the header has " +
-                    JoinHeader(header));
+    reader.Fail("header", "no power column: expected sim_total_W or " +
+                              UnitColumnList("power", Dimension::kPower) +
+                              " (or name one); the header has " + JoinHeader(header));
   }
   std::vector<size_t> matches;
   for (size_t i = 1; i < header.size(); ++i) {
     if (header[i] == wanted) return i;
   }
   for (size_t i = 1; i < header.size(); ++i) {
-    for (const char* unit : {"_W", "_w", "_mW", "_mw"}) {
-      if (header[i] == wanted + unit) matches.push_back(i);
+    if (header[i].size() > wanted.size() && header[i].compare(0, wanted.size(), wanted) == 0 &&
+        MatchUnitColumn(header[i], wanted, Dimension::kPower) != nullptr) {
+      matches.push_back(i);
     }
   }
   if (matches.size() == 1) return matches.front();
@@ -81,11 +84,12 @@ WorkloadPower ReadWorkloadPower(const std::string& path, const std::string& colu
                 "benchmark");
   }
   const size_t col = FindPowerColumn(reader, header, column);
-  const double divisor = UnitDivisor(header[col]);
-  if (divisor == 0.0) {
+  const Unit* unit = PowerUnit(header[col]);
+  if (unit == nullptr) {
     reader.Fail(header[col],
                 "the column's unit is not recognised: power columns end in _W "
-                "(watts) or _mW (milliwatts)");
+                "(watts) or another power unit (" +
+                    UnitColumnList("", Dimension::kPower) + ")");
   }
 
   WorkloadPower out;
@@ -109,7 +113,7 @@ WorkloadPower ReadWorkloadPower(const std::string& path, const std::string& colu
       out.not_run.push_back(workload);
       continue;
     }
-    const double value = reader.ParseNumber(cell, header[col]) / divisor;
+    const double value = unit->to_canonical.Apply(reader.ParseNumber(cell, header[col]));
     if (!(value > 0.0)) {
       reader.Fail(header[col], fmt::format("{} must be a power > 0 (an empty cell means \"not "
                                            "run\")",

@@ -19,6 +19,7 @@
 
 #include "ingest/counters.h"
 #include "io/csv_reader.h"
+#include "io/units.h"
 #include "util/errors.h"
 #include "util/strings.h"
 
@@ -56,53 +57,26 @@ inline bool ParseUnitPart(const std::string& part, UnitPart* out) {
     out->base = "%";
     return true;
   }
-  // Bytes: SI prefixes (ncu's Kbyte = 1000 bytes, nvprof's KB/s likewise), IEC with "i".
-  static const std::pair<const char*, double> kBytePrefixes[] = {
-      {"", 1.0},
-      {"K", 1e3},
-      {"k", 1e3},
-      {"M", 1e6},
-      {"G", 1e9},
-      {"T", 1e12},
-      {"P", 1e15},
-      {"Ki", 1024.0},
-      {"Mi", 1024.0 * 1024.0},
-      {"Gi", 1024.0 * 1024.0 * 1024.0},
-      {"Ti", 1024.0 * 1024.0 * 1024.0 * 1024.0}};
-  for (const char* word : {"byte", "bytes", "B"}) {
-    if (!EndsWith(part, word)) continue;
-    const std::string prefix = part.substr(0, part.size() - std::string(word).size());
-    for (const auto& [p, factor] : kBytePrefixes) {
-      if (prefix == p) {
-        out->multiply = factor;
-        out->base = "byte";
-        return true;
-      }
-    }
+  // Bytes, times and frequencies from the unit table (io/units.h): bytes and seconds as they
+  // are, frequencies in Hz (cycles per second; the table's are in MHz). "mhz" is mega:
+  // frequencies match in any case, millihertz never occurs in these exports.
+  const auto take = [out](const UnitFactor& factor, const char* base) {
+    out->multiply = factor.multiply;
+    out->divide = factor.divide;
+    out->base = base;
+    return true;
+  };
+  if (const Unit* unit = FindUnitWord(Dimension::kData, part)) {
+    return take(unit->to_canonical, "byte");
   }
-  // Seconds.
-  static const std::pair<const char*, double> kSeconds[] = {
-      {"second", 1.0},    {"seconds", 1.0}, {"sec", 1.0},     {"s", 1.0},    {"msecond", 1e3},
-      {"msec", 1e3},      {"ms", 1e3},      {"usecond", 1e6}, {"usec", 1e6}, {"us", 1e6},
-      {"\xC2\xB5s", 1e6}, {"nsecond", 1e9}, {"nsec", 1e9},    {"ns", 1e9}};
-  for (const auto& [word, divisor] : kSeconds) {
-    if (part == word) {
-      out->divide = divisor;
-      out->base = "second";
-      return true;
-    }
+  if (const Unit* unit = FindUnitWord(Dimension::kTime, part)) {
+    return take(unit->to_canonical, "second");
   }
-  // Frequencies (per second). "mhz" is mega: millihertz never occurs in these exports.
-  static const std::pair<const char*, double> kHertz[] = {
-      {"hz", 1.0}, {"khz", 1e3}, {"mhz", 1e6}, {"ghz", 1e9}};
+  if (const Unit* unit = FindUnitWord(Dimension::kFrequency, part)) {
+    static const Unit& kHertz = *FindUnitWord(Dimension::kFrequency, "Hz");
+    return take(FactorBetween(*unit, kHertz), "cycle/second");  // a clock's frequency
+  }
   const std::string lower = ToLower(part);
-  for (const auto& [word, factor] : kHertz) {
-    if (lower == word) {
-      out->multiply = factor;
-      out->base = "cycle/second";  // a clock's frequency
-      return true;
-    }
-  }
   // Count units keep their value; plurals ("cycles", "passes") are accepted.
   // "cluster" (thread-block clusters, launch__cluster_max_active), "sm" (ncu's "SM",
   // launch__sm_count) and "block" are in ncu 2025.3 raw pages.
@@ -123,11 +97,13 @@ inline bool ParseUnitPart(const std::string& part, UnitPart* out) {
   return false;
 }
 
-inline const char* KnownUnitsText() {
-  return "bytes (byte, Kbyte, Mbyte, Gbyte, Tbyte, B, KB, MB, GB, TB, KiB, MiB, GiB), times "
-         "(nsecond, usecond, msecond, second, ns, us, ms, s), frequencies (hz, khz, mhz, "
-         "ghz), %, counts (\"\", cycle, inst, warp, thread, block, cluster, register, sector, "
-         "request, wavefront, transaction, flop, sm, pass, launch, lane, ratio) and A/B of these";
+inline std::string KnownUnitsText() {
+  return fmt::format(
+      "bytes ({}), times ({}), frequencies ({}), %, counts (\"\", cycle, inst, "
+      "warp, thread, block, cluster, register, sector, request, wavefront, "
+      "transaction, flop, sm, pass, launch, lane, ratio) and A/B of these",
+      UnitWordList(Dimension::kData), UnitWordList(Dimension::kTime, true),
+      UnitWordList(Dimension::kFrequency));
 }
 
 // ----------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 
 #include "ingest/power_log.h"
 #include "io/csv_reader.h"
+#include "io/units.h"
 #include "util/bounds.h"
 #include "util/errors.h"
 #include "util/strings.h"
@@ -23,38 +24,31 @@ std::string LowerTrimmed(const std::string& s) { return ToLower(TrimView(s)); }
 // How a time column is written.
 struct TimeColumn {
   int index = -1;
-  std::string name;          // as in the header
-  double scale = 0.0;        // seconds per unit; 0 = nvidia-smi style timestamp
-  bool is_duration = false;  // duration_<unit>
+  std::string name;            // as in the header
+  const Unit* unit = nullptr;  // io/units.h's time unit; nullptr = nvidia-smi style timestamp
+  bool is_duration = false;    // duration_<unit>
 };
 
-// Recognises `<stem>_<unit>` (unit ns/us/ms/s) or the bare `<stem>` (timestamps).
+// Recognises `<stem>_<unit>` (a time unit of io/units.h: ns, us, ms, s ...) or the bare
+// `<stem>` (timestamps).
 bool MatchTime(const std::string& lower, const std::string& stem, TimeColumn* column) {
   if (lower == stem) {
-    column->scale = 0.0;
+    column->unit = nullptr;
     return true;
   }
-  if (lower.size() <= stem.size() + 1 || lower.compare(0, stem.size() + 1, stem + "_") != 0) {
-    return false;
-  }
-  const std::string unit = lower.substr(stem.size() + 1);
-  static constexpr std::pair<const char*, double> kUnits[] = {
-      {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
-  for (const auto& [name, scale] : kUnits) {
-    if (unit == name) {
-      column->scale = scale;
-      return true;
-    }
-  }
-  return false;
+  const Unit* unit = MatchUnitColumn(lower, stem, Dimension::kTime);
+  if (unit == nullptr) return false;
+  column->unit = unit;
+  return true;
 }
 
 double ReadTimeSeconds(const CsvReader& reader, const std::vector<std::string>& fields,
                        const TimeColumn& column, double utc_offset_h);
 
-// Nanoseconds per unit of a column with `scale` seconds per unit.
-int64_t NsPerUnit(double scale) {
-  return scale == 1e-9 ? 1 : scale == 1e-6 ? 1000 : scale == 1e-3 ? 1000000 : 1000000000;
+// Nanoseconds per `unit` (a time unit no finer than a nanosecond).
+int64_t NsPerUnit(const Unit& unit) {
+  static const Unit& kNs = *FindUnitWord(Dimension::kTime, "ns");
+  return static_cast<int64_t>(FactorBetween(unit, kNs).multiply);
 }
 
 // `text` (a plain decimal: sign, digits, '.', digits) x ns_per_unit as an exact integer;
@@ -98,7 +92,7 @@ double ReadTime(const CsvReader& reader, const std::vector<std::string>& fields,
   const std::string& cell = fields[column.index];
   const double t = ReadTimeSeconds(reader, fields, column, utc_offset_h);
   reader.CheckBound(t, column.name, PhysicalQuantity::kTime);
-  if (column.scale == 0.0) {
+  if (column.unit == nullptr) {
     // Whole seconds from the timestamp, the fraction's digits exactly from the text.
     const size_t colon = cell.rfind(':');
     const size_t dot = colon == std::string::npos ? std::string::npos : cell.find('.', colon);
@@ -109,7 +103,7 @@ double ReadTime(const CsvReader& reader, const std::vector<std::string>& fields,
     const double offset_s = utc_offset_h * 3600.0;
     const int64_t whole_s = std::llround(t + offset_s - static_cast<double>(fraction_ns) * 1e-9);
     *ns = whole_s * 1000000000 + fraction_ns - std::llround(offset_s * 1e9);
-  } else if (!DecimalToNs(cell, NsPerUnit(column.scale), ns)) {
+  } else if (!DecimalToNs(cell, NsPerUnit(*column.unit), ns)) {
     *ns = std::llround(t * 1e9);  // an exponent: as exact as the double
   }
   return t;
@@ -118,7 +112,7 @@ double ReadTime(const CsvReader& reader, const std::vector<std::string>& fields,
 double ReadTimeSeconds(const CsvReader& reader, const std::vector<std::string>& fields,
                        const TimeColumn& column, double utc_offset_h) {
   const std::string& cell = fields[column.index];
-  if (column.scale == 0.0) {
+  if (column.unit == nullptr) {
     double t = 0.0;
     if (!ParseSmiTimestamp(cell.data(), cell.size(), &t)) {
       double number = 0.0;
@@ -133,7 +127,7 @@ double ReadTimeSeconds(const CsvReader& reader, const std::vector<std::string>& 
     }
     return t - utc_offset_h * 3600.0;
   }
-  return ConvertUnit(reader.ParseNumber(cell, column.name), column.scale);
+  return column.unit->to_canonical.Apply(reader.ParseNumber(cell, column.name));
 }
 
 }  // namespace
@@ -197,7 +191,7 @@ WindowColumns FindWindowColumns(const CsvReader& reader, const std::vector<std::
         reader.Fail(header[i], fmt::format("a second end column (the first is '{}')", c.end.name));
       }
       c.end = t;
-    } else if (MatchTime(lower, "duration", &t) && t.scale > 0.0) {
+    } else if (MatchTime(lower, "duration", &t) && t.unit != nullptr) {
       if (c.end.index >= 0) {
         reader.Fail(header[i], fmt::format("both an end and a duration column (the first is '{}')",
                                            c.end.name));
@@ -228,13 +222,14 @@ void ReadWindowEnd(const CsvReader& reader, const std::vector<std::string>& fiel
     w->end_s = ReadTime(reader, fields, end, utc_offset_h, &w->end_ns);
     return;
   }
-  const double duration = ConvertUnit(reader.ParseNumber(fields[end.index], end.name), end.scale);
+  const double duration =
+      end.unit->to_canonical.Apply(reader.ParseNumber(fields[end.index], end.name));
   if (duration < 0.0) {
     reader.Fail(end.name, fmt::format("negative duration {}", fields[end.index]));
   }
   reader.CheckBound(duration, end.name, PhysicalQuantity::kDuration);
   int64_t duration_ns = 0;
-  if (!DecimalToNs(fields[end.index], NsPerUnit(end.scale), &duration_ns)) {
+  if (!DecimalToNs(fields[end.index], NsPerUnit(*end.unit), &duration_ns)) {
     duration_ns = std::llround(duration * 1e9);
   }
   w->end_ns = w->start_ns + duration_ns;

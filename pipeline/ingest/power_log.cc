@@ -25,11 +25,6 @@ namespace wattcal {
 
 using namespace power_log_internal;  // NOLINT: the reader of the parsers' helpers
 
-double ConvertUnit(double value, double scale) {
-  if (scale == 1.0) return value;
-  return scale < 1.0 ? value / std::round(1.0 / scale) : value * scale;
-}
-
 bool ParseLogNumberPrefix(const char* begin, const char* end, double* value, const char** stop) {
   return ParseNumberPrefix(begin, end, value, stop);
 }

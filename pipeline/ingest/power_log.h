@@ -226,12 +226,6 @@ class PowerLogReader {
 // summary repeats it.
 std::string EmptyOrNanPowerNote(const std::string& path, const PowerLogSummary& stats);
 
-// value x scale for a unit conversion (1e-6 for us -> s, 1e-3 for mW -> W, 1e3 for GHz ->
-// MHz). Factors below 1 are applied as a division by their exact reciprocal, so the result is
-// the double nearest the true value: 1693491403874000 us gives exactly the same seconds as the
-// timestamp 2023/08/31 14:16:43.874, and kernel windows line up with log readings.
-double ConvertUnit(double value, double scale);
-
 // Parses an nvidia-smi timestamp `YYYY/MM/DD HH:MM:SS[.fff]` (also `YYYY-MM-DD`, and `T`
 // between date and time) read as UTC into seconds since the Unix epoch. Returns false when
 // `text` is not such a timestamp.

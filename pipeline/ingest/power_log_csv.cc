@@ -12,6 +12,7 @@
 
 #include "ingest/power_log_parser.h"
 #include "io/csv_reader.h"
+#include "io/units.h"
 #include "util/bounds.h"
 #include "util/errors.h"
 #include "util/logging.h"
@@ -94,14 +95,14 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
  private:
   struct Column {
     int index = -1;
-    double scale = 1.0;  // to W, MHz or C for values without their own unit
-    std::string label;   // "column 5 (power.draw [W])", for error messages
+    UnitFactor factor;  // to W, MHz or C for values without their own unit
+    std::string label;  // "column 5 (power.draw [W])", for error messages
     mutable UnitCache unit_cache;
   };
   struct Layout {
     size_t num_fields = 0;
     Column time;
-    double time_scale = 1.0;  // raw logs: to seconds
+    UnitFactor time_factor;  // raw logs: to seconds
     std::string time_expected;
     Column power;
     std::string power_name;  // canonical
@@ -130,7 +131,7 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
     }
     double v = 0.0;
     if (!ParseEpochSeconds(cell, &v)) return false;
-    *time_s = ConvertUnit(v, layout_.time_scale);
+    *time_s = layout_.time_factor.Apply(v);
     return true;
   }
 
@@ -141,7 +142,7 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
     const std::string_view cell = fields_[column.index];
     std::string_view unit;
     const ValueStatus parsed =
-        ParseQuantity(cell, q, column.scale, value, &unit, &column.unit_cache);
+        ParseQuantity(cell, q, column.factor, value, &unit, &column.unit_cache);
     if (status != nullptr) *status = parsed;
     switch (parsed) {
       case ValueStatus::kOk:
@@ -241,212 +242,253 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
     return lower;
   }
 
-  // Unit factor from a header's " [unit]" (nvidia-smi) for a column used as `q`.
-  double HeaderScale(const std::string& unit, Quantity q, const std::string& label, int64_t line,
-                     double default_scale) const {
-    if (unit.empty()) return default_scale;
-    double scale = 1.0;
-    if (!UnitScale(q, unit, &scale)) {
+  // A header being laid out: its names as written, canonical (alias rewritten, unit removed,
+  // lower case) and the units nvidia-smi printed beside them, and where it came from.
+  struct Header {
+    const std::vector<std::string>& raw;
+    std::vector<std::string> canonical;
+    std::vector<std::string> units;  // nvidia-smi: " [unit]"; raw logs: ""
+    int64_t line = 0;
+    bool from_options = false;
+
+    // The index of the column named `name` (canonical), or -1.
+    int Find(const std::string& name) const {
+      for (size_t i = 0; i < canonical.size(); ++i) {
+        if (canonical[i] == name) return static_cast<int>(i);
+      }
+      return -1;
+    }
+    // Points `column` at `index` (-1: absent) with its label for messages.
+    void Set(Column* column, int index) const {
+      column->index = index;
+      if (index >= 0) column->label = Label(index, std::string(TrimView(raw[index])));
+    }
+  };
+
+  // An InputError on the header's line; `field` is replaced by "columns" when the names came
+  // from the options.
+  [[noreturn]] void FailHeader(const Header& h, const std::string& field,
+                               const std::string& message) const {
+    throw InputError(path_, h.line, h.from_options ? "columns" : field, message);
+  }
+
+  // The factor of a header's " [unit]" (nvidia-smi) for a column used as `q`; identity for
+  // none.
+  UnitFactor HeaderFactor(const std::string& unit, Quantity q, const std::string& label,
+                          int64_t line) const {
+    if (unit.empty()) return UnitFactor();
+    const Unit* found = FindWord(q, unit);
+    if (found == nullptr) {
       throw InputError(path_, line, label,
                        fmt::format("unknown {} unit '[{}]' in the header (expected {})",
                                    QuantityName(q), unit, QuantityUnits(q)));
     }
-    return scale;
+    return found->to_canonical;
   }
 
+  // Points `column` at `index` and takes its unit from the header (nvidia-smi).
+  void SetSmi(const Header& h, Column* column, int index, Quantity q) const {
+    h.Set(column, index);
+    if (index >= 0) column->factor = HeaderFactor(h.units[index], q, column->label, h.line);
+  }
+
+  // The names of a header or of PowerLogOptions::columns, canonical; an empty one throws.
+  Header ReadHeader(const std::vector<std::string>& raw_names, int64_t line,
+                    bool from_options) const {
+    Header h{raw_names, std::vector<std::string>(raw_names.size()),
+             std::vector<std::string>(raw_names.size()), line, from_options};
+    for (size_t i = 0; i < raw_names.size(); ++i) {
+      if (format == PowerLogFormat::kNvidiaSmi) {
+        h.canonical[i] = SmiCanonical(raw_names[i], &h.units[i]);
+      } else {
+        h.canonical[i] = ToLower(TrimView(raw_names[i]));
+      }
+      if (h.canonical[i].empty()) FailHeader(h, Label(i, raw_names[i]), "empty column name");
+    }
+    return h;
+  }
+
+  // nvidia-smi's power column: PowerLogOptions::power_field, else the first of
+  // power.draw.instant, power.draw and power.draw.average.
+  int SmiPowerColumn(const Header& h, const Layout& layout) const {
+    if (!options_.power_field.empty()) {
+      std::string ignored;
+      const int power = h.Find(SmiCanonical(options_.power_field, &ignored));
+      if (power < 0) {
+        throw InputError(path_, h.line, "power_field",
+                         fmt::format("no column '{}' in {} ({})", options_.power_field,
+                                     layout.source, JoinNames(h.raw)));
+      }
+      return power;
+    }
+    for (const char* name : {"power.draw.instant", "power.draw", "power.draw.average"}) {
+      const int power = h.Find(name);
+      if (power >= 0) return power;
+    }
+    FailHeader(h, "",
+               fmt::format("no power column (power.draw.instant, power.draw or "
+                           "power.draw.average) in {} ({})",
+                           layout.source, JoinNames(h.raw)));
+  }
+
+  // The columns of an nvidia-smi --query-gpu header, with the units in its brackets.
+  void SmiLayout(const Header& h, Layout* layout) const {
+    h.Set(&layout->time, h.Find("timestamp"));
+    if (layout->time.index < 0) {
+      FailHeader(h, "",
+                 fmt::format("no timestamp column in {} ({}): add timestamp to --query-gpu; "
+                             "wattcal never assumes a sampling period",
+                             layout->source, JoinNames(h.raw)));
+    }
+    layout->time_expected = "a timestamp YYYY/MM/DD HH:MM:SS.mmm";
+    const int power = SmiPowerColumn(h, *layout);
+    SetSmi(h, &layout->power, power, Quantity::kPower);
+    layout->power_name = h.canonical[power];
+    int core = h.Find("clocks.sm");
+    if (core < 0) core = h.Find("clocks.gr");
+    SetSmi(h, &layout->core, core, Quantity::kFrequency);
+    SetSmi(h, &layout->mem, h.Find("clocks.mem"), Quantity::kFrequency);
+    SetSmi(h, &layout->temp, h.Find("temperature.gpu"), Quantity::kTemperature);
+    if (layout->power_name == "power.draw.instant") {
+      layout->power_kind = PowerKind::kInstant;
+    } else if (layout->power_name == "power.draw" || layout->power_name == "power.draw.average") {
+      layout->power_kind = PowerKind::kAveraged;  // 1-s averages on Ampere and newer
+    }
+    int limit = h.Find("enforced.power.limit");
+    if (limit < 0) limit = h.Find("power.limit");
+    SetSmi(h, &layout->limit, limit, Quantity::kPower);
+    int reasons = h.Find("clocks_event_reasons.active");
+    if (reasons < 0) reasons = h.Find("clocks_throttle_reasons.active");
+    h.Set(&layout->reasons, reasons);
+    for (const char* id : {"index", "uuid", "pci.bus_id"}) {
+      const int c = h.Find(id);
+      if (c >= 0) {
+        if (layout->id_columns.empty()) layout->id_label = Label(c, h.raw[c]);
+        layout->id_columns.push_back(c);
+      }
+    }
+  }
+
+  // A raw log's time column: the first named timestamp_<unit> or time_<unit>.
+  void RawTimeColumn(const Header& h, Layout* layout) const {
+    for (size_t i = 0; i < h.canonical.size(); ++i) {
+      const std::string& n = h.canonical[i];
+      for (const std::string stem : {"timestamp", "time"}) {
+        if (layout->time.index >= 0 || !StartsWith(n, stem + "_")) continue;
+        const Unit* unit = FindUnitSuffix(Dimension::kTime, n.substr(stem.size() + 1));
+        if (unit == nullptr) {
+          FailHeader(h, Label(i, h.raw[i]),
+                     fmt::format("unknown time unit '{}' (expected {})", n.substr(stem.size() + 1),
+                                 UnitColumnList(stem, Dimension::kTime)));
+        }
+        h.Set(&layout->time, static_cast<int>(i));
+        layout->time_factor = unit->to_canonical;
+      }
+    }
+    if (layout->time.index < 0) {
+      FailHeader(h, "",
+                 fmt::format("no time column (timestamp_us, timestamp_ms, timestamp_s, ...) "
+                             "in {} ({})",
+                             layout->source, JoinNames(h.raw)));
+    }
+    layout->time_expected = "a number (" + h.canonical[layout->time.index] + ")";
+  }
+
+  // Points `column` (if not yet set) at the first column named one of `stems` and a unit of
+  // `q` (raw logs: units from the names' suffixes).
+  static void Suffixed(const Header& h, const std::vector<std::string>& stems, Quantity q,
+                       Column* column) {
+    for (size_t i = 0; i < h.canonical.size() && column->index < 0; ++i) {
+      for (const std::string& stem : stems) {
+        if (!StartsWith(h.canonical[i], stem)) continue;
+        const Unit* unit = FindSuffix(q, h.canonical[i].substr(stem.size()));
+        if (unit == nullptr) continue;
+        h.Set(column, static_cast<int>(i));
+        column->factor = unit->to_canonical;
+        break;
+      }
+    }
+  }
+
+  // A raw log's power column: PowerLogOptions::power_field (which must end in its unit), else
+  // power_instant_<unit>, else power_<unit>; and whether it is the instant reading.
+  void RawPowerColumn(const Header& h, Layout* layout) const {
+    if (!options_.power_field.empty()) {
+      const std::string wanted = ToLower(TrimView(options_.power_field));
+      const int c = h.Find(wanted);
+      if (c < 0) {
+        throw InputError(path_, h.line, "power_field",
+                         fmt::format("no column '{}' in {} ({})", options_.power_field,
+                                     layout->source, JoinNames(h.raw)));
+      }
+      const size_t underscore = wanted.rfind('_');
+      const Unit* unit = underscore == std::string::npos
+                             ? nullptr
+                             : FindSuffix(Quantity::kPower, wanted.substr(underscore + 1));
+      if (unit == nullptr) {
+        throw InputError(path_, h.line, "power_field",
+                         fmt::format("the power column '{}' does not end in its unit ({})",
+                                     options_.power_field, UnitColumnList("", Dimension::kPower)));
+      }
+      h.Set(&layout->power, c);
+      layout->power.factor = unit->to_canonical;
+    } else {
+      Suffixed(h, {"power_instant_"}, Quantity::kPower, &layout->power);
+      if (layout->power.index < 0) Suffixed(h, {"power_"}, Quantity::kPower, &layout->power);
+      if (layout->power.index < 0) {
+        FailHeader(h, "",
+                   fmt::format("no power column (power_mw, power_w, ...) in {} ({})",
+                               layout->source, JoinNames(h.raw)));
+      }
+    }
+    layout->power_name = h.canonical[layout->power.index];
+    Column instant;
+    Suffixed(h, {"power_instant_"}, Quantity::kPower, &instant);
+    if (StartsWith(layout->power_name, "power_instant_")) {
+      layout->power_kind = PowerKind::kInstant;
+    } else if (instant.index >= 0) {
+      // nvmlDeviceGetPowerUsage beside NVML_FI_DEV_POWER_INSTANT: the averaged reading.
+      layout->power_kind = PowerKind::kAveraged;
+    }
+  }
+
+  // The columns of a raw NVML log: units from the names' suffixes.
+  void RawLayout(const Header& h, Layout* layout) const {
+    RawTimeColumn(h, layout);
+    RawPowerColumn(h, layout);
+    Suffixed(h, {"energy_", "total_energy_"}, Quantity::kEnergy, &layout->energy);
+    Suffixed(h, {"power_limit_", "enforced_power_limit_"}, Quantity::kPower, &layout->limit);
+    for (const char* name : {"clocks_event_reasons", "clocks_throttle_reasons", "clock_reasons",
+                             "clocks_event_reasons_active", "clocks_throttle_reasons_active"}) {
+      if (layout->reasons.index < 0) h.Set(&layout->reasons, h.Find(name));
+    }
+    Suffixed(h, {"f_core_", "sm_clock_", "clock_sm_", "core_clock_", "f_sm_"}, Quantity::kFrequency,
+             &layout->core);
+    Suffixed(h, {"f_mem_", "mem_clock_", "clock_mem_", "memory_clock_"}, Quantity::kFrequency,
+             &layout->mem);
+    Suffixed(h, {"temperature_", "temp_", "gpu_temp_"}, Quantity::kTemperature, &layout->temp);
+    for (const char* id : {"gpu", "index", "gpu_index", "device", "uuid"}) {
+      const int c = h.Find(id);
+      if (c >= 0) {
+        if (layout->id_columns.empty()) layout->id_label = Label(c, h.raw[c]);
+        layout->id_columns.push_back(c);
+        if (layout->id_columns.size() == 3) break;
+      }
+    }
+  }
+
+  // The layout of a header (or of PowerLogOptions::columns): which column holds what, in
+  // which unit. A repeated header may not change the power column.
   void SetLayout(const std::vector<std::string>& raw_names, int64_t line, bool from_options) {
     Layout layout;
     layout.num_fields = raw_names.size();
     layout.source = from_options ? std::string("PowerLogOptions::columns")
                                  : fmt::format("the header on line {}", line);
-    auto fail = [&](const std::string& field, const std::string& message) {
-      throw InputError(path_, line, from_options ? "columns" : field, message);
-    };
-    std::vector<std::string> canonical(raw_names.size());
-    std::vector<std::string> units(raw_names.size());
-    for (size_t i = 0; i < raw_names.size(); ++i) {
-      if (format == PowerLogFormat::kNvidiaSmi) {
-        canonical[i] = SmiCanonical(raw_names[i], &units[i]);
-      } else {
-        canonical[i] = ToLower(TrimView(raw_names[i]));
-      }
-      if (canonical[i].empty()) fail(Label(i, raw_names[i]), "empty column name");
-    }
-    auto find = [&](const std::string& name) -> int {
-      for (size_t i = 0; i < canonical.size(); ++i) {
-        if (canonical[i] == name) return static_cast<int>(i);
-      }
-      return -1;
-    };
-    auto set = [&](Column* column, int index) {
-      column->index = index;
-      if (index >= 0) column->label = Label(index, std::string(TrimView(raw_names[index])));
-    };
-
+    const Header h = ReadHeader(raw_names, line, from_options);
     if (format == PowerLogFormat::kNvidiaSmi) {
-      set(&layout.time, find("timestamp"));
-      if (layout.time.index < 0) {
-        fail("", fmt::format("no timestamp column in {} ({}): add timestamp to --query-gpu; "
-                             "wattcal never assumes a sampling period",
-                             layout.source, JoinNames(raw_names)));
-      }
-      layout.time_expected = "a timestamp YYYY/MM/DD HH:MM:SS.mmm";
-      int power = -1;
-      if (!options_.power_field.empty()) {
-        std::string ignored;
-        const std::string wanted = SmiCanonical(options_.power_field, &ignored);
-        power = find(wanted);
-        if (power < 0) {
-          throw InputError(path_, line, "power_field",
-                           fmt::format("no column '{}' in {} ({})", options_.power_field,
-                                       layout.source, JoinNames(raw_names)));
-        }
-      } else {
-        for (const char* name : {"power.draw.instant", "power.draw", "power.draw.average"}) {
-          power = find(name);
-          if (power >= 0) break;
-        }
-        if (power < 0) {
-          fail("", fmt::format("no power column (power.draw.instant, power.draw or "
-                               "power.draw.average) in {} ({})",
-                               layout.source, JoinNames(raw_names)));
-        }
-      }
-      set(&layout.power, power);
-      layout.power_name = canonical[power];
-      layout.power.scale =
-          HeaderScale(units[power], Quantity::kPower, layout.power.label, line, 1.0);
-      int core = find("clocks.sm");
-      if (core < 0) core = find("clocks.gr");
-      set(&layout.core, core);
-      if (core >= 0) {
-        layout.core.scale =
-            HeaderScale(units[core], Quantity::kFrequency, layout.core.label, line, 1.0);
-      }
-      set(&layout.mem, find("clocks.mem"));
-      if (layout.mem.index >= 0) {
-        layout.mem.scale =
-            HeaderScale(units[layout.mem.index], Quantity::kFrequency, layout.mem.label, line, 1.0);
-      }
-      set(&layout.temp, find("temperature.gpu"));
-      if (layout.temp.index >= 0) {
-        layout.temp.scale = HeaderScale(units[layout.temp.index], Quantity::kTemperature,
-                                        layout.temp.label, line, 1.0);
-      }
-      if (layout.power_name == "power.draw.instant") {
-        layout.power_kind = PowerKind::kInstant;
-      } else if (layout.power_name == "power.draw" || layout.power_name == "power.draw.average") {
-        layout.power_kind = PowerKind::kAveraged;  // 1-s averages on Ampere and newer
-      }
-      int limit = find("enforced.power.limit");
-      if (limit < 0) limit = find("power.limit");
-      set(&layout.limit, limit);
-      if (limit >= 0) {
-        layout.limit.scale =
-            HeaderScale(units[limit], Quantity::kPower, layout.limit.label, line, 1.0);
-      }
-      int reasons = find("clocks_event_reasons.active");
-      if (reasons < 0) reasons = find("clocks_throttle_reasons.active");
-      set(&layout.reasons, reasons);
-      for (const char* id : {"index", "uuid", "pci.bus_id"}) {
-        const int c = find(id);
-        if (c >= 0) {
-          if (layout.id_columns.empty()) layout.id_label = Label(c, raw_names[c]);
-          layout.id_columns.push_back(c);
-        }
-      }
+      SmiLayout(h, &layout);
     } else {
-      // Raw NVML: units from the names' suffixes.
-      for (size_t i = 0; i < canonical.size(); ++i) {
-        const std::string& n = canonical[i];
-        for (const char* prefix : {"timestamp_", "time_"}) {
-          if (layout.time.index < 0 && StartsWith(n, prefix)) {
-            const std::string suffix = n.substr(std::strlen(prefix));
-            double scale = 0.0;
-            if (!LookUpUnit(kTimeUnits, suffix, /*ignore_case=*/false, &scale)) {
-              fail(Label(i, raw_names[i]),
-                   fmt::format("unknown time unit '{}' (expected {}ns, {}us, {}ms or {}s)", suffix,
-                               prefix, prefix, prefix, prefix));
-            }
-            set(&layout.time, static_cast<int>(i));
-            layout.time_scale = scale;
-          }
-        }
-      }
-      if (layout.time.index < 0) {
-        fail("", fmt::format("no time column (timestamp_us, timestamp_ms, timestamp_s, ...) "
-                             "in {} ({})",
-                             layout.source, JoinNames(raw_names)));
-      }
-      layout.time_expected = "a number (" + canonical[layout.time.index] + ")";
-      auto suffixed = [&](const std::vector<std::string>& stems, Quantity q, Column* column) {
-        for (size_t i = 0; i < canonical.size() && column->index < 0; ++i) {
-          for (const std::string& stem : stems) {
-            if (!StartsWith(canonical[i], stem)) continue;
-            const std::string suffix = canonical[i].substr(stem.size());
-            double scale = 1.0;
-            if (!SuffixScale(q, suffix, &scale)) continue;
-            set(column, static_cast<int>(i));
-            column->scale = scale;
-            break;
-          }
-        }
-      };
-      if (!options_.power_field.empty()) {
-        const std::string wanted = ToLower(TrimView(options_.power_field));
-        const int c = find(wanted);
-        if (c < 0) {
-          throw InputError(path_, line, "power_field",
-                           fmt::format("no column '{}' in {} ({})", options_.power_field,
-                                       layout.source, JoinNames(raw_names)));
-        }
-        const size_t underscore = wanted.rfind('_');
-        double scale = 1.0;
-        if (underscore == std::string::npos ||
-            !SuffixScale(Quantity::kPower, wanted.substr(underscore + 1), &scale)) {
-          throw InputError(path_, line, "power_field",
-                           fmt::format("the power column '{}' does not end in its unit "
-                                       "(_w, _mw, _kw or _uw)",
-                                       options_.power_field));
-        }
-        set(&layout.power, c);
-        layout.power.scale = scale;
-      } else {
-        suffixed({"power_instant_"}, Quantity::kPower, &layout.power);
-        if (layout.power.index < 0) suffixed({"power_"}, Quantity::kPower, &layout.power);
-        if (layout.power.index < 0) {
-          fail("", fmt::format("no power column (power_mw, power_w, ...) in {} ({})", layout.source,
-                               JoinNames(raw_names)));
-        }
-      }
-      layout.power_name = canonical[layout.power.index];
-      Column instant;
-      suffixed({"power_instant_"}, Quantity::kPower, &instant);
-      if (StartsWith(layout.power_name, "power_instant_")) {
-        layout.power_kind = PowerKind::kInstant;
-      } else if (instant.index >= 0) {
-        // nvmlDeviceGetPowerUsage beside NVML_FI_DEV_POWER_INSTANT: the averaged reading.
-        layout.power_kind = PowerKind::kAveraged;
-      }
-      suffixed({"energy_", "total_energy_"}, Quantity::kEnergy, &layout.energy);
-      suffixed({"power_limit_", "enforced_power_limit_"}, Quantity::kPower, &layout.limit);
-      for (const char* name : {"clocks_event_reasons", "clocks_throttle_reasons", "clock_reasons",
-                               "clocks_event_reasons_active", "clocks_throttle_reasons_active"}) {
-        if (layout.reasons.index < 0) set(&layout.reasons, find(name));
-      }
-      suffixed({"f_core_", "sm_clock_", "clock_sm_", "core_clock_", "f_sm_"}, Quantity::kFrequency,
-               &layout.core);
-      suffixed({"f_mem_", "mem_clock_", "clock_mem_", "memory_clock_"}, Quantity::kFrequency,
-               &layout.mem);
-      suffixed({"temperature_", "temp_", "gpu_temp_"}, Quantity::kTemperature, &layout.temp);
-      for (const char* id : {"gpu", "index", "gpu_index", "device", "uuid"}) {
-        const int c = find(id);
-        if (c >= 0) {
-          if (layout.id_columns.empty()) layout.id_label = Label(c, raw_names[c]);
-          layout.id_columns.push_back(c);
-          if (layout.id_columns.size() == 3) break;
-        }
-      }
+      RawLayout(h, &layout);
     }
     if (layout.id_columns.size() > 3) layout.id_columns.resize(3);
     if (!options_.gpu.empty() && layout.id_columns.empty()) {
@@ -456,10 +498,10 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
                                    options_.gpu, layout.source));
     }
     if (have_layout_ && layout.power_name != layout_.power_name) {
-      fail(layout.power.label,
-           fmt::format("{} changes the power column from '{}' to '{}': averaged and instant "
-                       "readings are never mixed in one log",
-                       layout.source, layout_.power_name, layout.power_name));
+      FailHeader(h, layout.power.label,
+                 fmt::format("{} changes the power column from '{}' to '{}': averaged and "
+                             "instant readings are never mixed in one log",
+                             layout.source, layout_.power_name, layout.power_name));
     }
     layout_ = std::move(layout);
     have_layout_ = true;

@@ -193,7 +193,7 @@ class PowerLogReader::DmonParser : public PowerLogReader::Parser {
                  ValueStatus* status = nullptr) const {
     const std::string_view cell = tokens_[2 + field];
     std::string_view unit;
-    const ValueStatus parsed = ParseQuantity(cell, q, scales_[field], value, &unit);
+    const ValueStatus parsed = ParseQuantity(cell, q, factors_[field], value, &unit);
     if (status != nullptr) *status = parsed;
     switch (parsed) {
       case ValueStatus::kOk:
@@ -299,7 +299,7 @@ class PowerLogReader::DmonParser : public PowerLogReader::Parser {
     has_memory_clock = has_memory_clock || mem_ >= 0;
     has_temperature = has_temperature || temp_ >= 0;
     // DCGM's documented units until the units line says otherwise: W, MHz, C.
-    scales_.assign(names_.size(), 1.0);
+    factors_.assign(names_.size(), UnitFactor());
     have_header_ = true;
     last_header_line_ = line;
   }
@@ -321,13 +321,13 @@ class PowerLogReader::DmonParser : public PowerLogReader::Parser {
       size_t e = o;
       while (e < text.size() && text[e] != ' ' && text[e] != '\t') ++e;
       const std::string_view unit = text.substr(o, e - o);
-      double scale = 1.0;
-      if (!UnitScale(q, unit, &scale)) {
+      const Unit* found = FindWord(q, unit);
+      if (found == nullptr) {
         throw InputError(path_, line, names_[k],
                          fmt::format("unknown {} unit '{}' in the units line (expected {})",
                                      QuantityName(q), std::string(unit), QuantityUnits(q)));
       }
-      scales_[k] = scale;
+      factors_[k] = found->to_canonical;
     }
   }
 
@@ -341,7 +341,7 @@ class PowerLogReader::DmonParser : public PowerLogReader::Parser {
   std::vector<std::string_view> tokens_;
   std::vector<std::string> names_;
   std::vector<size_t> offsets_;
-  std::vector<double> scales_;
+  std::vector<UnitFactor> factors_;  // to W, MHz or C, from the units line
   int power_ = -1, core_ = -1, mem_ = -1, temp_ = -1;
   bool have_header_ = false;
   int64_t last_header_line_ = 0;

@@ -19,6 +19,7 @@
 
 #include "ingest/log_number.h"
 #include "ingest/power_log.h"
+#include "io/units.h"
 #include "util/bounds.h"
 #include "util/errors.h"
 #include "util/strings.h"
@@ -111,15 +112,19 @@ inline bool IsSmiHeaderName(std::string_view f) {
 
 enum class Quantity { kPower, kFrequency, kTemperature, kEnergy };
 
-inline const char* QuantityUnits(Quantity q) {
+// The unit table's dimension of `q` (io/units.h).
+inline Dimension UnitDimension(Quantity q) {
   switch (q) {
-    case Quantity::kPower: return "W, mW, kW or uW";
-    case Quantity::kFrequency: return "MHz, GHz, kHz or Hz";
-    case Quantity::kTemperature: return "C";
-    case Quantity::kEnergy: return "J, mJ, uJ or kJ";
+    case Quantity::kPower: return Dimension::kPower;
+    case Quantity::kFrequency: return Dimension::kFrequency;
+    case Quantity::kTemperature: return Dimension::kTemperature;
+    case Quantity::kEnergy: return Dimension::kEnergy;
   }
-  return "";
+  return Dimension::kPower;
 }
+
+// The units `q` accepts, for a message: "W, mW, kW or uW".
+inline std::string QuantityUnits(Quantity q) { return UnitWordList(UnitDimension(q)); }
 
 // The physical bound (util/bounds.h) a value of `q` must keep once in W, MHz, C or J.
 inline PhysicalQuantity BoundQuantity(Quantity q) {
@@ -162,44 +167,15 @@ inline const char* QuantityName(Quantity q) {
   return "";
 }
 
-struct UnitFactor {
-  const char* unit;
-  double scale;
-};
-inline constexpr UnitFactor kPowerUnits[] = {{"W", 1.0}, {"mW", 1e-3}, {"kW", 1e3}, {"uW", 1e-6}};
-inline constexpr UnitFactor kFrequencyUnits[] = {
-    {"MHz", 1.0}, {"GHz", 1e3}, {"kHz", 1e-3}, {"Hz", 1e-6}};
-inline constexpr UnitFactor kTemperatureUnits[] = {{"C", 1.0}};
-inline constexpr UnitFactor kEnergyUnits[] = {{"J", 1.0}, {"mJ", 1e-3}, {"uJ", 1e-6}, {"kJ", 1e3}};
-inline constexpr UnitFactor kTimeUnits[] = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
-
-template <size_t N>
-inline bool LookUpUnit(const UnitFactor (&table)[N], std::string_view unit, bool ignore_case,
-                       double* scale) {
-  for (const UnitFactor& f : table) {
-    if (ignore_case ? EqualsIgnoreCase(unit, f.unit) : unit == f.unit) {
-      *scale = f.scale;
-      return true;
-    }
-  }
-  return false;
+// The unit of a value or a header's " [unit]" (io/units.h's word rule: mW is not MW), or
+// nullptr for a unit this quantity does not know.
+inline const Unit* FindWord(Quantity q, std::string_view unit) {
+  return FindUnitWord(UnitDimension(q), unit);
 }
 
-// Factor from `unit` to W, MHz or degrees C (units as nvidia-smi and DCGM print them, case
-// matters: mW is not MW). False for a unit this quantity does not know.
-inline bool UnitScale(Quantity q, std::string_view unit, double* scale, bool ignore_case = false) {
-  switch (q) {
-    case Quantity::kPower: return LookUpUnit(kPowerUnits, unit, ignore_case, scale);
-    case Quantity::kFrequency: return LookUpUnit(kFrequencyUnits, unit, ignore_case, scale);
-    case Quantity::kTemperature: return LookUpUnit(kTemperatureUnits, unit, ignore_case, scale);
-    case Quantity::kEnergy: return LookUpUnit(kEnergyUnits, unit, ignore_case, scale);
-  }
-  return false;
-}
-
-// The same for the lower-case suffix of a raw NVML column name (`power_mw` -> "mw").
-inline bool SuffixScale(Quantity q, std::string_view suffix, double* scale) {
-  return UnitScale(q, suffix, scale, /*ignore_case=*/true);
+// The same for the suffix of a raw NVML column name (`power_mw` -> "mw"), any case.
+inline const Unit* FindSuffix(Quantity q, std::string_view suffix) {
+  return FindUnitSuffix(UnitDimension(q), suffix);
 }
 
 // kMissing: [N/A], [Not Supported], N/A; kEmpty: an empty cell; kNaN: "nan" (all three are
@@ -257,14 +233,14 @@ inline bool ParseNumberPrefix(const char* begin, const char* end, double* value,
 // The last unit seen in a column and its factor (a column's unit rarely changes).
 struct UnitCache {
   std::string unit;
-  double scale = 0.0;
+  UnitFactor factor;
 };
 
 // Parses "<number>[ <unit>]" into the quantity's unit. A value without its own unit takes
-// `default_scale` (from the header). Returns the unit it saw in `*unit`.
-inline ValueStatus ParseQuantity(std::string_view cell, Quantity q, double default_scale,
-                                 double* value, std::string_view* unit,
-                                 UnitCache* cache = nullptr) {
+// `default_factor` (from the header). Returns the unit it saw in `*unit`.
+inline ValueStatus ParseQuantity(std::string_view cell, Quantity q,
+                                 const UnitFactor& default_factor, double* value,
+                                 std::string_view* unit, UnitCache* cache = nullptr) {
   cell = TrimView(cell);
   if (cell.empty()) return ValueStatus::kEmpty;
   if (!((cell[0] >= '0' && cell[0] <= '9') || cell[0] == '-' || cell[0] == '.')) {
@@ -279,19 +255,21 @@ inline ValueStatus ParseQuantity(std::string_view cell, Quantity q, double defau
   if (!std::isfinite(v)) return ValueStatus::kNotANumber;
   while (p < end && (*p == ' ' || *p == '\t')) ++p;
   *unit = std::string_view(p, static_cast<size_t>(end - p));
-  double scale = default_scale;
+  UnitFactor factor = default_factor;
   if (!unit->empty()) {
     if (cache != nullptr && *unit == cache->unit) {
-      scale = cache->scale;
+      factor = cache->factor;
     } else {
-      if (!UnitScale(q, *unit, &scale)) return ValueStatus::kUnknownUnit;
+      const Unit* found = FindWord(q, *unit);
+      if (found == nullptr) return ValueStatus::kUnknownUnit;
+      factor = found->to_canonical;
       if (cache != nullptr) {
         cache->unit.assign(unit->data(), unit->size());
-        cache->scale = scale;
+        cache->factor = factor;
       }
     }
   }
-  *value = ConvertUnit(v, scale);
+  *value = factor.Apply(v);
   return ValueStatus::kOk;
 }
 

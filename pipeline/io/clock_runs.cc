@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "io/csv_reader.h"
+#include "io/units.h"
 #include "util/csv_field.h"
 #include "util/errors.h"
 #include "util/strings.h"
@@ -20,39 +21,38 @@ namespace {
 // A column of the header: its index and the factor to wattcal's unit.
 struct Column {
   int index = -1;
-  double scale = 1.0;
+  UnitFactor factor;
   std::string name;
   bool found() const { return index >= 0; }
 };
 
-// The column named `stem` + one of `units` (suffix -> factor), e.g. f_core + {_mhz, _ghz}.
+// The column named `stem` + "_" + a unit of `dimension` (io/units.h), e.g. f_core_ghz.
 Column FindColumn(const std::vector<std::string>& header, const std::string& stem,
-                  const std::vector<std::pair<std::string, double>>& units) {
+                  Dimension dimension) {
   Column c;
   for (size_t i = 0; i < header.size(); ++i) {
-    for (const auto& [suffix, scale] : units) {
-      if (ToLower(header[i]) == stem + suffix) {
-        c.index = static_cast<int>(i);
-        c.scale = scale;
-        c.name = header[i];
-        return c;
-      }
+    if (const Unit* unit = MatchUnitColumn(header[i], stem, dimension)) {
+      c.index = static_cast<int>(i);
+      c.factor = unit->to_canonical;
+      c.name = header[i];
+      return c;
     }
   }
   return c;
 }
 
+// The column named exactly `name` (any case), without a unit.
 Column Named(const std::vector<std::string>& header, const std::string& name) {
-  return FindColumn(header, name, {{"", 1.0}});
+  Column c;
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (ToLower(header[i]) == name) {
+      c.index = static_cast<int>(i);
+      c.name = header[i];
+      return c;
+    }
+  }
+  return c;
 }
-
-const std::vector<std::pair<std::string, double>> kClockUnits = {
-    {"_mhz", 1.0}, {"_ghz", 1e3}, {"_khz", 1e-3}};
-const std::vector<std::pair<std::string, double>> kPowerUnits = {{"_w", 1.0}, {"_mw", 1e-3}};
-const std::vector<std::pair<std::string, double>> kEnergyUnits = {
-    {"_j", 1.0}, {"_mj", 1e-3}, {"_kj", 1e3}};
-const std::vector<std::pair<std::string, double>> kTimeUnits = {
-    {"_s", 1.0}, {"_ms", 1e-3}, {"_us", 1e-6}};
 
 struct Layout {
   std::string format;
@@ -68,7 +68,7 @@ Layout DetectLayout(const CsvReader& reader, const std::vector<std::string>& hea
     l.clock = Named(header, "avg_freq");
     l.energy = Named(header, "energy");
     l.time = Named(header, "time");
-    l.time.scale = 1e-3;  // ms per iteration
+    l.time.factor = FindUnitWord(Dimension::kTime, "ms")->to_canonical;  // ms per iteration
     return l;
   }
   if (Named(header, "application").found() && Named(header, "sm_app_clock").found()) {
@@ -82,11 +82,11 @@ Layout DetectLayout(const CsvReader& reader, const std::vector<std::string>& hea
   }
   l.format = "wattcal";
   l.workload = Named(header, "workload");
-  l.clock = FindColumn(header, "f_core", kClockUnits);
-  l.requested = FindColumn(header, "f_core_requested", kClockUnits);
-  l.power = FindColumn(header, "power", kPowerUnits);
-  l.energy = FindColumn(header, "energy", kEnergyUnits);
-  l.time = FindColumn(header, "time", kTimeUnits);
+  l.clock = FindColumn(header, "f_core", Dimension::kFrequency);
+  l.requested = FindColumn(header, "f_core_requested", Dimension::kFrequency);
+  l.power = FindColumn(header, "power", Dimension::kPower);
+  l.energy = FindColumn(header, "energy", Dimension::kEnergy);
+  l.time = FindColumn(header, "time", Dimension::kTime);
   if (!l.workload.found() || !l.clock.found() ||
       !(l.power.found() || (l.energy.found() && l.time.found()))) {
     reader.Fail("header",
@@ -126,28 +126,28 @@ ClockRun ReadRow(const CsvReader& reader, const Layout& l, const std::vector<std
   r.path = reader.path();
   r.workload = cell(l.workload);
   if (r.workload.empty()) reader.Fail(l.workload.name, "empty workload name");
-  r.f_core_mhz =
-      reader.ParseBounded(cell(l.clock), l.clock.name, PhysicalQuantity::kFrequency, l.clock.scale);
+  r.f_core_mhz = reader.ParseBounded(cell(l.clock), l.clock.name, PhysicalQuantity::kFrequency,
+                                     l.clock.factor);
   r.f_requested_mhz = r.f_core_mhz;
   if (l.format == "energaizer")
     SplitEnergAIzerName(reader, r.workload, &r.workload, &r.f_requested_mhz);
   if (l.requested.found() && !cell(l.requested).empty()) {
     r.f_requested_mhz = reader.ParseBounded(cell(l.requested), l.requested.name,
-                                            PhysicalQuantity::kFrequency, l.requested.scale);
+                                            PhysicalQuantity::kFrequency, l.requested.factor);
   }
   if (l.time.found() && !cell(l.time).empty()) {
     r.time_s =
-        reader.ParseBounded(cell(l.time), l.time.name, PhysicalQuantity::kDuration, l.time.scale);
+        reader.ParseBounded(cell(l.time), l.time.name, PhysicalQuantity::kDuration, l.time.factor);
     if (!(r.time_s > 0.0)) reader.Fail(l.time.name, "a run time must be positive");
   }
   if (l.power.found()) {
     r.power_w =
-        reader.ParseBounded(cell(l.power), l.power.name, PhysicalQuantity::kPower, l.power.scale);
+        reader.ParseBounded(cell(l.power), l.power.name, PhysicalQuantity::kPower, l.power.factor);
   } else {
     if (!std::isfinite(r.time_s))
       reader.Fail(l.time.name, "energy without a run time gives no power");
     r.energy_j = reader.ParseBounded(cell(l.energy), l.energy.name, PhysicalQuantity::kEnergy,
-                                     l.energy.scale);
+                                     l.energy.factor);
     r.power_w = r.energy_j / r.time_s;
     reader.CheckBound(r.power_w, l.energy.name + " / " + l.time.name, PhysicalQuantity::kPower);
   }

@@ -13,6 +13,7 @@
 #include <numeric>
 #include <set>
 
+#include "io/units.h"
 #include "util/bounds.h"
 #include "util/errors.h"
 #include "util/row_order.h"
@@ -118,12 +119,13 @@ double ReadUtil(const CsvReader& reader, const std::string& cell, const std::str
   return u;
 }
 
-// Reads a value > 0 (x scale) within the physical bound of `quantity`.
+// Reads a value > 0 (in `unit`'s canonical unit) within the physical bound of `quantity`.
 double ReadPositive(const CsvReader& reader, const std::string& cell, const std::string& field,
-                    const char* what, PhysicalQuantity quantity, double scale = 1.0) {
+                    const char* what, PhysicalQuantity quantity,
+                    const UnitFactor& unit = UnitFactor()) {
   double value = reader.ParseNumber(cell, field);
   if (value <= 0) reader.Fail(field, fmt::format("{} must be > 0, got {}", what, cell));
-  if (scale != 1.0) value *= scale;
+  if (!unit.IsIdentity()) value *= unit.multiply / unit.divide;  // as CsvReader::ParseBounded
   reader.CheckBound(value, field, quantity);
   return value;
 }
@@ -255,8 +257,8 @@ struct TidyColumn {
   enum Role { kPower, kFreq, kComponent, kFlags } role = kComponent;
   // Header text as written (the field name in error messages).
   std::string header;
-  // Multiplier to W or MHz.
-  double scale = 1.0;
+  // To W or MHz (io/units.h).
+  UnitFactor factor;
   // kFreq: the domain; kComponent: the domain.
   int domain = 0;
   // kComponent: the component's name without its prefix.
@@ -265,51 +267,81 @@ struct TidyColumn {
   int util_index = -1;
 };
 
-// Parses "<prefix>_<unit>" where unit is one of `units` (lower case); returns its scale.
-double UnitScale(const CsvReader& reader, const std::string& header, const std::string& prefix,
-                 const std::vector<std::pair<std::string, double>>& units) {
-  const std::string unit = ToLower(header).substr(prefix.size());
-  for (const auto& [name, scale] : units) {
-    if (unit == "_" + name) return scale;
-  }
-  std::string allowed;
-  for (const auto& entry : units)
-    allowed += (allowed.empty() ? "" : ", ") + prefix + "_" + entry.first;
-  reader.Fail(header, fmt::format("unknown unit in column '{}'; use one of {}", header, allowed));
-}
-
-Corpus ReadTidyCorpus(CsvReader* reader, const std::vector<std::string>& header,
-                      const CorpusReadOptions& options) {
-  const std::string& path = reader->path();
-  Corpus corpus;
-  corpus.path = path;
-  const int64_t header_line = reader->line();
-
-  std::vector<TidyColumn> columns(header.size());
+// A tidy header, classified: every column's role and where the single ones are.
+struct TidyHeader {
+  std::vector<TidyColumn> columns;
   int power_column = -1;
   int flags_column = -1;
   int freq_column[2] = {-1, -1};
-  std::vector<std::set<std::string>> seen_components(2);
+  std::vector<std::set<std::string>> seen_components = std::vector<std::set<std::string>>(2);
+};
+
+// The factor of a column named "<stem>_<unit>" with a unit of `dimension`; an unknown unit
+// throws, naming the column and the units it may have.
+UnitFactor TidyUnit(const CsvReader& reader, const std::string& header, const std::string& stem,
+                    Dimension dimension) {
+  const Unit* unit = MatchUnitColumn(header, stem, dimension);
+  if (unit == nullptr) {
+    reader.Fail(header, fmt::format("unknown unit in column '{}'; use one of {}", header,
+                                    UnitColumnList(stem, dimension)));
+  }
+  return unit->to_canonical;
+}
+
+// A component column "core:NAME", "mem:NAME" or "NAME" (core): its domain and name; a
+// component named twice in a domain throws.
+void ClassifyTidyComponent(const CsvReader& reader, const std::string& name, TidyColumn* col,
+                           TidyHeader* h) {
+  col->role = TidyColumn::kComponent;
+  col->component = name;
+  const size_t colon = name.find(':');
+  if (colon != std::string::npos) {
+    const std::string prefix = ToLower(name.substr(0, colon));
+    if (prefix == "core") {
+      col->domain = 0;
+    } else if (prefix == "mem") {
+      col->domain = 1;
+    } else {
+      reader.Fail(name, fmt::format("unknown domain prefix '{}:'; component columns are "
+                                    "core:NAME, mem:NAME or NAME (core)",
+                                    name.substr(0, colon)));
+    }
+    col->component = name.substr(colon + 1);
+    const size_t first = col->component.find_first_not_of(" \t");
+    col->component = first == std::string::npos ? "" : col->component.substr(first);
+    if (col->component.empty()) reader.Fail(name, "empty component name after the prefix");
+  }
+  if (!h->seen_components[col->domain].insert(CanonicalComponentName(col->component)).second) {
+    reader.Fail(name, fmt::format("component '{}' appears twice in the {} domain", col->component,
+                                  kDomainNames[col->domain]));
+  }
+}
+
+// The roles of a tidy header's columns after the benchmark: flags, power_<unit>,
+// f_core_<unit> / f_mem_<unit>, components.
+TidyHeader ClassifyTidyHeader(const CsvReader& reader, const std::vector<std::string>& header) {
+  TidyHeader h;
+  h.columns.resize(header.size());
   for (size_t j = 1; j < header.size(); ++j) {
-    TidyColumn& col = columns[j];
+    TidyColumn& col = h.columns[j];
     col.header = header[j];
     const std::string lower = ToLower(header[j]);
-    if (header[j].empty()) reader->Fail(fmt::format("column {}", j + 1), "empty column name");
-    if (lower == "benchmark") reader->Fail(header[j], "a second benchmark column");
+    if (header[j].empty()) reader.Fail(fmt::format("column {}", j + 1), "empty column name");
+    if (lower == "benchmark") reader.Fail(header[j], "a second benchmark column");
     if (lower == "flags") {
       col.role = TidyColumn::kFlags;
-      if (flags_column >= 0) reader->Fail(header[j], "a second flags column");
-      flags_column = static_cast<int>(j);
+      if (h.flags_column >= 0) reader.Fail(header[j], "a second flags column");
+      h.flags_column = static_cast<int>(j);
       continue;
     }
     if (StartsWith(lower, "power")) {
       col.role = TidyColumn::kPower;
-      col.scale = UnitScale(*reader, header[j], "power", {{"w", 1.0}, {"mw", 1e-3}});
-      if (power_column >= 0) {
-        reader->Fail(header[j], fmt::format("a second power column (the first is '{}')",
-                                            header[power_column]));
+      col.factor = TidyUnit(reader, header[j], "power", Dimension::kPower);
+      if (h.power_column >= 0) {
+        reader.Fail(header[j], fmt::format("a second power column (the first is '{}')",
+                                           header[h.power_column]));
       }
-      power_column = static_cast<int>(j);
+      h.power_column = static_cast<int>(j);
       continue;
     }
     bool is_freq = false;
@@ -318,88 +350,62 @@ Corpus ReadTidyCorpus(CsvReader* reader, const std::vector<std::string>& header,
       if (!StartsWith(lower, prefix)) continue;
       col.role = TidyColumn::kFreq;
       col.domain = d;
-      col.scale =
-          UnitScale(*reader, header[j], prefix, {{"mhz", 1.0}, {"ghz", 1e3}, {"khz", 1e-3}});
-      if (freq_column[d] >= 0) {
-        reader->Fail(header[j], fmt::format("a second {} frequency column (the first is '{}')",
-                                            kDomainNames[d], header[freq_column[d]]));
+      col.factor = TidyUnit(reader, header[j], prefix, Dimension::kFrequency);
+      if (h.freq_column[d] >= 0) {
+        reader.Fail(header[j], fmt::format("a second {} frequency column (the first is '{}')",
+                                           kDomainNames[d], header[h.freq_column[d]]));
       }
-      freq_column[d] = static_cast<int>(j);
+      h.freq_column[d] = static_cast<int>(j);
       is_freq = true;
     }
-    if (is_freq) continue;
-    col.role = TidyColumn::kComponent;
-    col.component = header[j];
-    const size_t colon = header[j].find(':');
-    if (colon != std::string::npos) {
-      const std::string prefix = ToLower(header[j].substr(0, colon));
-      if (prefix == "core") {
-        col.domain = 0;
-      } else if (prefix == "mem") {
-        col.domain = 1;
-      } else {
-        reader->Fail(header[j], fmt::format("unknown domain prefix '{}:'; component columns are "
-                                            "core:NAME, mem:NAME or NAME (core)",
-                                            header[j].substr(0, colon)));
-      }
-      col.component = header[j].substr(colon + 1);
-      const size_t first = col.component.find_first_not_of(" \t");
-      col.component = first == std::string::npos ? "" : col.component.substr(first);
-      if (col.component.empty()) reader->Fail(header[j], "empty component name after the prefix");
-    }
-    if (!seen_components[col.domain].insert(CanonicalComponentName(col.component)).second) {
-      reader->Fail(header[j], fmt::format("component '{}' appears twice in the {} domain",
-                                          col.component, kDomainNames[col.domain]));
-    }
+    if (!is_freq) ClassifyTidyComponent(reader, header[j], &col, &h);
   }
+  return h;
+}
 
-  // The layout: core always, mem when the file has a memory frequency or memory components.
-  const bool has_mem = freq_column[1] >= 0 || !seen_components[1].empty();
+// The corpus's layout from the header (core always, mem when the file has a memory frequency
+// or memory components), each component column's index in it, and the frequency columns a
+// file with power or frequencies needs.
+void SetTidyLayout(const CsvReader& reader, TidyHeader* h, Corpus* corpus) {
+  const bool has_mem = h->freq_column[1] >= 0 || !h->seen_components[1].empty();
   const int num_domains = has_mem ? 2 : 1;
-  corpus.layout.domains.resize(num_domains);
-  for (int d = 0; d < num_domains; ++d) corpus.layout.domains[d].name = kDomainNames[d];
-  for (size_t j = 1; j < header.size(); ++j) {
-    if (columns[j].role == TidyColumn::kComponent) {
-      corpus.layout.domains[columns[j].domain].components.push_back(columns[j].component);
+  corpus->layout.domains.resize(num_domains);
+  for (int d = 0; d < num_domains; ++d) corpus->layout.domains[d].name = kDomainNames[d];
+  for (size_t j = 1; j < h->columns.size(); ++j) {
+    const TidyColumn& col = h->columns[j];
+    if (col.role == TidyColumn::kComponent) {
+      corpus->layout.domains[col.domain].components.push_back(col.component);
     }
   }
-  if (corpus.layout.num_components() == 0) {
-    reader->Fail("", "no component (utilisation) columns in the header");
+  if (corpus->layout.num_components() == 0) {
+    reader.Fail("", "no component (utilisation) columns in the header");
   }
-  {
-    // Index of each component column in the layout's (domain by domain) order.
-    int next_index = 0;
-    for (int d = 0; d < num_domains; ++d) {
-      for (size_t j = 1; j < header.size(); ++j) {
-        if (columns[j].role == TidyColumn::kComponent && columns[j].domain == d) {
-          columns[j].util_index = next_index++;
-        }
+  // Index of each component column in the layout's (domain by domain) order.
+  int next_index = 0;
+  for (int d = 0; d < num_domains; ++d) {
+    for (size_t j = 1; j < h->columns.size(); ++j) {
+      if (h->columns[j].role == TidyColumn::kComponent && h->columns[j].domain == d) {
+        h->columns[j].util_index = next_index++;
       }
     }
   }
-  const bool has_power = power_column >= 0;
-  const bool any_freq = freq_column[0] >= 0 || freq_column[1] >= 0;
-  if (has_power || any_freq) {
+  const bool has_power = h->power_column >= 0;
+  if (has_power || h->freq_column[0] >= 0 || h->freq_column[1] >= 0) {
     for (int d = 0; d < num_domains; ++d) {
-      if (freq_column[d] >= 0) continue;
+      if (h->freq_column[d] >= 0) continue;
       const std::string why =
           has_power ? "a file with a power column needs one frequency column per domain"
                     : "frequency columns, when present, are needed for every domain";
-      reader->Fail(FreqField(d), fmt::format("missing column {} ({}; the file has {} domain(s))",
-                                             FreqField(d), why, num_domains));
+      reader.Fail(FreqField(d), fmt::format("missing column {} ({}; the file has {} domain(s))",
+                                            FreqField(d), why, num_domains));
     }
   }
-  corpus.kind = has_power ? CorpusKind::kMeasured : CorpusKind::kActivity;
-  corpus.components_line = 1;
-  corpus.defaults_line = 0;
+}
 
-  RowBuffer rows;
-  rows.has_power = has_power;
-  rows.has_flags = flags_column >= 0;
-  rows.num_freq = any_freq ? num_domains : 0;
-  rows.num_util = corpus.layout.num_components();
-  OverOneWarning over_one;
-  std::vector<double> freq(num_domains), util(rows.num_util);
+// The rows of a tidy file into `rows` (sized by SetTidyLayout's layout).
+void ReadTidyRows(CsvReader* reader, const std::vector<std::string>& header, const TidyHeader& h,
+                  int64_t header_line, int num_domains, RowBuffer* rows, OverOneWarning* over_one) {
+  std::vector<double> freq(num_domains), util(rows->num_util);
   std::vector<std::string> fields;
   while (reader->Next(&fields)) {
     if (fields.size() != header.size()) {
@@ -411,50 +417,54 @@ Corpus ReadTidyCorpus(CsvReader* reader, const std::vector<std::string>& header,
     double power_w = 0.0;
     std::string flags;
     for (size_t j = 1; j < fields.size(); ++j) {
-      const TidyColumn& col = columns[j];
+      const TidyColumn& col = h.columns[j];
       switch (col.role) {
         case TidyColumn::kPower:
           power_w = ReadPositive(*reader, fields[j], col.header, "power", PhysicalQuantity::kPower,
-                                 col.scale);
+                                 col.factor);
           break;
         case TidyColumn::kFreq: {
           double f = ReadPositive(*reader, fields[j], col.header, "frequency",
-                                  PhysicalQuantity::kFrequency, col.scale);
+                                  PhysicalQuantity::kFrequency, col.factor);
           // Unit conversion to a 1 Hz grid, so that 1.164 GHz reads as exactly 1164 MHz.
-          if (col.scale != 1.0) f = std::round(f * 1e6) / 1e6;
+          if (!col.factor.IsIdentity()) f = std::round(f * 1e6) / 1e6;
           freq[col.domain] = f;
           break;
         }
         case TidyColumn::kComponent:
-          util[col.util_index] = ReadUtil(*reader, fields[j], col.header, col.component, &over_one);
+          util[col.util_index] = ReadUtil(*reader, fields[j], col.header, col.component, over_one);
           break;
         case TidyColumn::kFlags: flags = ReadFlags(*reader, fields[j], col.header); break;
       }
     }
-    rows.benchmark.push_back(fields[0]);
-    if (has_power) rows.power_w.push_back(power_w);
-    if (rows.has_flags) rows.flags.push_back(flags);
-    if (any_freq) rows.freq_mhz.insert(rows.freq_mhz.end(), freq.begin(), freq.end());
-    rows.util_frac.insert(rows.util_frac.end(), util.begin(), util.end());
-    rows.line.push_back(reader->line());
+    rows->benchmark.push_back(fields[0]);
+    if (rows->has_power) rows->power_w.push_back(power_w);
+    if (rows->has_flags) rows->flags.push_back(flags);
+    if (rows->num_freq > 0) rows->freq_mhz.insert(rows->freq_mhz.end(), freq.begin(), freq.end());
+    rows->util_frac.insert(rows->util_frac.end(), util.begin(), util.end());
+    rows->line.push_back(reader->line());
   }
-  if (rows.rows() == 0) throw InputError(path, header_line, "", "no data rows after the header");
+}
 
-  // Default frequencies: the options', else the file's single frequency of the domain.
+// Default frequencies: the options', else the file's single frequency of the domain (more
+// than one throws: the reference V-F pair cannot be inferred).
+void SetTidyDefaults(const std::string& path, const TidyHeader& h, const RowBuffer& rows,
+                     const CorpusReadOptions& options, Corpus* corpus) {
+  const int num_domains = corpus->layout.num_domains();
   const double option_default[2] = {options.default_core_mhz, options.default_mem_mhz};
   for (int d = 0; d < num_domains; ++d) {
-    double& default_mhz = corpus.layout.domains[d].default_freq_mhz;
+    double& default_mhz = corpus->layout.domains[d].default_freq_mhz;
     if (option_default[d] > 0) {
       default_mhz = option_default[d];
       continue;
     }
-    if (!any_freq) continue;  // activity without frequencies: unknown (0)
+    if (rows.num_freq == 0) continue;  // activity without frequencies: unknown (0)
     default_mhz = rows.freq_mhz[d];
     for (int r = 1; r < rows.rows(); ++r) {
       const double f = rows.freq_mhz[static_cast<size_t>(r) * num_domains + d];
       if (f == default_mhz) continue;
       throw InputError(
-          path, rows.line[r], columns[freq_column[d]].header,
+          path, rows.line[r], h.columns[h.freq_column[d]].header,
           fmt::format("the file holds more than one {} frequency ({} MHz on line {}, {} MHz "
                       "here), so the default (reference) V-F pair cannot be inferred; pass {}",
                       kDomainNames[d], default_mhz, rows.line[0], f,
@@ -462,6 +472,33 @@ Corpus ReadTidyCorpus(CsvReader* reader, const std::vector<std::string>& header,
                                        : "--default-core-mhz"));
     }
   }
+}
+
+Corpus ReadTidyCorpus(CsvReader* reader, const std::vector<std::string>& header,
+                      const CorpusReadOptions& options) {
+  Corpus corpus;
+  corpus.path = reader->path();
+  const int64_t header_line = reader->line();
+  TidyHeader h = ClassifyTidyHeader(*reader, header);
+  SetTidyLayout(*reader, &h, &corpus);
+  const int num_domains = corpus.layout.num_domains();
+  const bool has_power = h.power_column >= 0;
+  const bool any_freq = h.freq_column[0] >= 0 || h.freq_column[1] >= 0;
+  corpus.kind = has_power ? CorpusKind::kMeasured : CorpusKind::kActivity;
+  corpus.components_line = 1;
+  corpus.defaults_line = 0;
+
+  RowBuffer rows;
+  rows.has_power = has_power;
+  rows.has_flags = h.flags_column >= 0;
+  rows.num_freq = any_freq ? num_domains : 0;
+  rows.num_util = corpus.layout.num_components();
+  OverOneWarning over_one;
+  ReadTidyRows(reader, header, h, header_line, num_domains, &rows, &over_one);
+  if (rows.rows() == 0) {
+    throw InputError(corpus.path, header_line, "", "no data rows after the header");
+  }
+  SetTidyDefaults(corpus.path, h, rows, options, &corpus);
   rows.MoveInto(&corpus);
   over_one.Emit();
   return corpus;

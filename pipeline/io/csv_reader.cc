@@ -327,9 +327,12 @@ double CsvReader::ParseNumber(const std::string& cell, const std::string& field)
 }
 
 double CsvReader::ParseBounded(const std::string& cell, const std::string& field,
-                               PhysicalQuantity quantity, double scale) const {
+                               PhysicalQuantity quantity, const UnitFactor& unit) const {
+  // value x the factor as one double (1e-3 for mW), as this reader has always converted; not
+  // UnitFactor::Apply's exact division, which may differ in the last bit (outputs stay
+  // byte-identical).
   double value = ParseNumber(cell, field);
-  if (scale != 1.0) value *= scale;
+  if (!unit.IsIdentity()) value *= unit.multiply / unit.divide;
   CheckBound(value, field, quantity);
   return value;
 }

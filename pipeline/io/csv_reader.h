@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "io/units.h"
 #include "util/bounds.h"
 
 struct csv_parser;
@@ -83,11 +84,12 @@ class CsvReader {
   // `field` when the cell is empty, not a number, NaN or infinite.
   double ParseNumber(const std::string& cell, const std::string& field) const;
 
-  // ParseNumber(cell, field) x scale (a unit conversion to the canonical unit), checked against
-  // the physical bound of `quantity` (util/bounds.h); throws InputError naming this file, line()
-  // and `field`, the value and the bound when it is outside.
+  // ParseNumber(cell, field) in the canonical unit (`unit`: the column's factor from the unit
+  // table, io/units.h), checked against the physical bound of `quantity` (util/bounds.h);
+  // throws InputError naming this file, line() and `field`, the value and the bound when it is
+  // outside.
   double ParseBounded(const std::string& cell, const std::string& field, PhysicalQuantity quantity,
-                      double scale = 1.0) const;
+                      const UnitFactor& unit = UnitFactor()) const;
 
   // Throws InputError naming this file, line() and `field` when `value` is outside the
   // physical bound of `quantity`.

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "io/csv_reader.h"
+#include "io/units.h"
 #include "util/bounds.h"
 #include "util/errors.h"
 #include "util/strings.h"
@@ -14,26 +15,35 @@
 namespace wattcal {
 namespace {
 
+// Millivolts, the unit VoltageReading keeps (io/units.h's canonical voltage is V).
+const Unit& Millivolt() { return *FindUnitWord(Dimension::kVoltage, "mV"); }
+
 std::vector<VoltageReading> ReadCsv(const std::string& path) {
   CsvReader reader(path);
   std::vector<std::string> header, fields;
   reader.Next(&header);
   int fi = -1, vi = -1;
-  double fs = 1.0, vs = 1.0;
+  UnitFactor fs, vs;  // to MHz, to mV
   for (size_t i = 0; i < header.size(); ++i) {
-    if (header[i] == "f_core_mhz") fi = static_cast<int>(i);
-    if (header[i] == "f_core_ghz") fi = static_cast<int>(i), fs = 1e3;
-    if (header[i] == "voltage_mv") vi = static_cast<int>(i);
-    if (header[i] == "voltage_v") vi = static_cast<int>(i), vs = 1e3;
+    if (const Unit* unit = MatchUnitColumn(header[i], "f_core", Dimension::kFrequency)) {
+      fi = static_cast<int>(i), fs = unit->to_canonical;
+    }
+    if (const Unit* unit = MatchUnitColumn(header[i], "voltage", Dimension::kVoltage)) {
+      vi = static_cast<int>(i), vs = FactorBetween(*unit, Millivolt());
+    }
   }
-  if (fi < 0 || vi < 0) reader.Fail("header", "expected f_core_mhz,voltage_mv (or _ghz, _v)");
+  if (fi < 0 || vi < 0) {
+    reader.Fail("header", fmt::format("expected f_core_mhz,voltage_mv (or another unit: {}; {})",
+                                      UnitColumnList("f_core", Dimension::kFrequency),
+                                      UnitColumnList("voltage", Dimension::kVoltage)));
+  }
   std::vector<VoltageReading> out;
   while (reader.Next(&fields)) {
     if (fields.size() <= static_cast<size_t>(std::max(fi, vi))) reader.Fail("", "too few fields");
     VoltageReading r;
     r.line = reader.line();
     r.f_core_mhz = reader.ParseBounded(fields[fi], header[fi], PhysicalQuantity::kFrequency, fs);
-    r.voltage_mv = reader.ParseNumber(fields[vi], header[vi]) * vs;
+    r.voltage_mv = reader.ParseNumber(fields[vi], header[vi]) * (vs.multiply / vs.divide);
     if (!(r.voltage_mv > 0.0 && r.voltage_mv < 5000.0))
       reader.Fail(header[vi], "a core voltage within (0, 5000) mV");
     out.push_back(r);
@@ -42,7 +52,8 @@ std::vector<VoltageReading> ReadCsv(const std::string& path) {
 }
 
 std::vector<VoltageReading> ReadSmiText(const std::string& path, std::ifstream& in) {
-  static const std::regex kValue(R"(^\s*([A-Za-z ]+?)\s*:\s*([0-9]+(?:\.[0-9]+)?)\s*(MHz|mV)\s*$)");
+  static const std::regex kValue(
+      R"(^\s*([A-Za-z ]+?)\s*:\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+)\s*$)");
   std::vector<VoltageReading> out;
   std::string line, section;
   int64_t n = 0, block_line = 0;
@@ -78,11 +89,15 @@ std::vector<VoltageReading> ReadSmiText(const std::string& path, std::ifstream& 
     std::smatch m;
     if (block_line == 0 || !std::regex_match(line, m, kValue)) continue;
     const double value = std::stod(m[2].str());
-    if (section == "Clocks" && m[3] == "MHz") {
-      if (m[1] == "SM") sm = value;
-      if (m[1] == "Graphics") graphics = value;
-    } else if (section == "Voltage" && m[3] == "mV" && m[1] == "Graphics") {
-      mv = value;
+    const std::string unit = m[3].str();
+    if (section == "Clocks") {
+      const Unit* clock = FindUnitWord(Dimension::kFrequency, unit);
+      if (clock == nullptr) continue;
+      if (m[1] == "SM") sm = clock->to_canonical.Apply(value);
+      if (m[1] == "Graphics") graphics = clock->to_canonical.Apply(value);
+    } else if (section == "Voltage" && m[1] == "Graphics") {
+      const Unit* voltage = FindUnitWord(Dimension::kVoltage, unit);
+      if (voltage != nullptr) mv = FactorBetween(*voltage, Millivolt()).Apply(value);
     }
   }
   finish();

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/csv_reader.h"
+#include "io/units.h"
 #include "io/json_lines.h"
 #include "util/errors.h"
 #include "util/logging.h"
@@ -36,7 +37,7 @@ namespace {
 // A column of the header and the factor to base units.
 struct Column {
   int index = -1;
-  double scale = 1.0;
+  UnitFactor factor;
   std::string name;
   bool found() const { return index >= 0; }
 };
@@ -54,18 +55,19 @@ class Header {
   Column Find(const std::vector<std::string>& names) const {
     for (const std::string& n : names) {
       auto it = index_.find(n);
-      if (it != index_.end()) return {it->second, 1.0, n};
+      if (it != index_.end()) return {it->second, UnitFactor(), n};
     }
     return {};
   }
 
-  // The first of `bases` x unit suffixes present, with its factor to the base unit.
-  Column FindWithUnit(const std::vector<std::string>& bases,
-                      const std::vector<std::pair<std::string, double>>& units) const {
+  // The first of `bases` x units of `dimension` (io/units.h) present, with its factor to the
+  // canonical unit.
+  Column FindWithUnit(const std::vector<std::string>& bases, Dimension dimension) const {
     for (const std::string& base : bases) {
-      for (const auto& [suffix, scale] : units) {
-        auto it = index_.find(base + "_" + suffix);
-        if (it != index_.end()) return {it->second, scale, base + "_" + suffix};
+      for (const Unit& unit : UnitsOf(dimension)) {
+        const std::string name = base + "_" + ToLower(unit.word);
+        auto it = index_.find(name);
+        if (it != index_.end()) return {it->second, unit.to_canonical, name};
       }
     }
     return {};
@@ -84,11 +86,6 @@ class Header {
   const CsvReader& reader_;
   std::map<std::string, int> index_;
 };
-
-const std::vector<std::pair<std::string, double>> kPowerUnits = {
-    {"w", 1.0}, {"mw", 1e-3}, {"kw", 1e3}};
-const std::vector<std::pair<std::string, double>> kFreqUnits = {
-    {"mhz", 1.0}, {"ghz", 1e3}, {"khz", 1e-3}};
 
 const std::string& Cell(const std::vector<std::string>& row, const Column& c) {
   static const std::string empty;
@@ -155,9 +152,9 @@ std::vector<SweepDescriptionRow> ReadSweepDescription(const std::string& path) {
   const Column category = header.Find({"category"});
   const Column sms = header.Find({"active_sms"});
   const Column lanes = header.Find({"lanes_per_warp"});
-  const Column freq = header.FindWithUnit({"f_core"}, kFreqUnits);
+  const Column freq = header.FindWithUnit({"f_core"}, Dimension::kFrequency);
   if (!freq.found()) header.RejectUnitless({"f_core"}, "f_core_mhz");
-  const Column mem_freq = header.FindWithUnit({"f_mem"}, kFreqUnits);
+  const Column mem_freq = header.FindWithUnit({"f_mem"}, Dimension::kFrequency);
   std::vector<SweepDescriptionRow> rows;
   std::set<std::string> names;
   while (reader.Next(&row)) {
@@ -173,13 +170,13 @@ std::vector<SweepDescriptionRow> ReadSweepDescription(const std::string& path) {
     d.lanes_per_warp = ParseCount(reader, Cell(row, lanes), "lanes_per_warp");
     d.f_core_mhz = NAN;
     if (freq.found() && !Cell(row, freq).empty()) {
-      d.f_core_mhz =
-          reader.ParseBounded(Cell(row, freq), freq.name, PhysicalQuantity::kFrequency, freq.scale);
+      d.f_core_mhz = reader.ParseBounded(Cell(row, freq), freq.name, PhysicalQuantity::kFrequency,
+                                         freq.factor);
     }
     d.f_mem_mhz = NAN;
     if (mem_freq.found() && !Cell(row, mem_freq).empty()) {
       d.f_mem_mhz = reader.ParseBounded(Cell(row, mem_freq), mem_freq.name,
-                                        PhysicalQuantity::kFrequency, mem_freq.scale);
+                                        PhysicalQuantity::kFrequency, mem_freq.factor);
     }
     if (!names.insert(name).second) reader.Fail(key.name, "'" + name + "' is described twice");
     rows.push_back(d);
@@ -201,12 +198,12 @@ Sweep ReadSweep(const std::string& path, const std::string& description_path) {
   const Header header(reader, row);
   const Column name = header.Find({"benchmark", "kernel"});
   if (!name.found()) reader.Fail("benchmark", "the sweep needs a benchmark (or kernel) column");
-  const Column power = header.FindWithUnit({"power", "mean_power"}, kPowerUnits);
+  const Column power = header.FindWithUnit({"power", "mean_power"}, Dimension::kPower);
   if (!power.found()) {
     header.RejectUnitless({"power", "mean_power"}, "power_w or power_mw");
     reader.Fail("power_w", "the sweep needs a power column (power_w, power_mw, mean_power_w)");
   }
-  const Column freq = header.FindWithUnit({"f_core"}, kFreqUnits);
+  const Column freq = header.FindWithUnit({"f_core"}, Dimension::kFrequency);
   if (!freq.found()) header.RejectUnitless({"f_core"}, "f_core_mhz");
   const Column category = header.Find({"category"});
   const Column sms = header.Find({"active_sms"});
@@ -225,7 +222,8 @@ Sweep ReadSweep(const std::string& path, const std::string& description_path) {
       continue;
     }
     p.benchmark = p.kernel;
-    p.power_w = reader.ParseNumber(Cell(row, power), power.name) * power.scale;
+    p.power_w = reader.ParseNumber(Cell(row, power), power.name) *
+                (power.factor.multiply / power.factor.divide);  // as CsvReader::ParseBounded
     if (!(p.power_w > 0.0))
       reader.Fail(power.name, fmt::format("power {} W must be > 0", p.power_w));
     reader.CheckBound(p.power_w, power.name, PhysicalQuantity::kPower);
@@ -234,8 +232,8 @@ Sweep ReadSweep(const std::string& path, const std::string& description_path) {
     p.lanes_per_warp = ParseCount(reader, Cell(row, lanes), "lanes_per_warp");
     double f_core_mhz = NAN;
     if (freq.found() && !Cell(row, freq).empty()) {
-      f_core_mhz =
-          reader.ParseBounded(Cell(row, freq), freq.name, PhysicalQuantity::kFrequency, freq.scale);
+      f_core_mhz = reader.ParseBounded(Cell(row, freq), freq.name, PhysicalQuantity::kFrequency,
+                                       freq.factor);
     }
     if (!description_path.empty()) {
       auto it = described.find(p.kernel);

@@ -15,14 +15,16 @@ namespace {}  // namespace
 PerfCsvColumns::PerfCsvColumns(const CsvReader& reader, const std::vector<std::string>& header,
                                const std::vector<std::string>& required,
                                const std::vector<std::string>& optional) {
-  // Every accepted spelling -> (canonical name, factor to MHz).
-  std::map<std::string, std::pair<std::string, double>> accepted;
+  // Every accepted spelling -> (canonical name, factor to MHz): a *_mhz name in any frequency
+  // unit of io/units.h (f_core_ghz, f_core_khz ...).
+  std::map<std::string, std::pair<std::string, UnitFactor>> accepted;
   auto accept = [&accepted](const std::string& name) {
-    accepted[name] = {name, 1.0};
+    accepted[name] = {name, UnitFactor()};
     if (EndsWith(name, "_mhz")) {
       const std::string stem = name.substr(0, name.size() - 4);
-      accepted[stem + "_ghz"] = {name, 1000.0};
-      accepted[stem + "_khz"] = {name, 0.001};
+      for (const Unit& unit : UnitsOf(Dimension::kFrequency)) {
+        accepted[stem + "_" + ToLower(unit.word)] = {name, unit.to_canonical};
+      }
     }
   };
   for (const std::string& name : required) accept(name);
@@ -93,7 +95,8 @@ double PerfCsvColumns::FrequencyMhz(const CsvReader& reader, const std::vector<s
   if (!(value > 0.0)) {
     reader.Fail(Spelling(mhz_name), fmt::format("expected a frequency > 0, got {}", value));
   }
-  const double mhz = value * to_mhz_.at(mhz_name);
+  const UnitFactor& unit = to_mhz_.at(mhz_name);
+  const double mhz = value * (unit.multiply / unit.divide);  // as CsvReader::ParseBounded
   reader.CheckBound(mhz, Spelling(mhz_name), PhysicalQuantity::kFrequency);
   return mhz;
 }

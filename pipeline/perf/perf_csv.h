@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "io/csv_reader.h"
+#include "io/units.h"
 
 namespace wattcal {
 
@@ -43,7 +44,7 @@ class PerfCsvColumns {
  private:
   std::map<std::string, int> index_;             // canonical name -> column
   std::map<std::string, std::string> spelling_;  // canonical name -> as written
-  std::map<std::string, double> to_mhz_;         // canonical frequency name -> factor
+  std::map<std::string, UnitFactor> to_mhz_;     // canonical frequency name -> io/units.h factor
   size_t width_ = 0;
 };
 

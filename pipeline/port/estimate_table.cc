@@ -7,6 +7,7 @@
 #include <map>
 
 #include "io/csv_reader.h"
+#include "io/units.h"
 #include "util/csv_field.h"
 #include "util/errors.h"
 #include "util/strings.h"
@@ -19,33 +20,22 @@ enum class ColumnRole { kIgnored, kDynamic, kStatic, kIdleSm, kConstant, kTotal,
 
 struct Column {
   ColumnRole role = ColumnRole::kIgnored;
-  std::string name;      // component name for kDynamic
-  double divisor = 1.0;  // to W
+  std::string name;  // component name for kDynamic
+  UnitFactor to_w;   // io/units.h
 };
 
-// The column's unit divisor (1 for _W/_w, 1000 for _mW/_mw) and its name without the unit,
-// or divisor 0 when the header has no power unit.
-double SplitUnit(const std::string& header, std::string* stem) {
-  for (const char* unit : {"_mW", "_mw"}) {
-    if (EndsWith(header, unit)) {
-      *stem = header.substr(0, header.size() - 3);
-      return 1000.0;
-    }
-  }
-  for (const char* unit : {"_W", "_w"}) {
-    if (EndsWith(header, unit)) {
-      *stem = header.substr(0, header.size() - 2);
-      return 1.0;
-    }
-  }
-  return 0.0;
+// The column's power unit (io/units.h) and its name without the unit, or nullptr when the
+// header has no power unit.
+const Unit* SplitUnit(const std::string& header, std::string* stem) {
+  return SplitUnitColumn(header, Dimension::kPower, stem);
 }
 
 Column ClassifyAccelWattch(const std::string& header) {
   Column c;
   std::string stem;
-  c.divisor = SplitUnit(header, &stem);
-  if (c.divisor == 0.0 || stem == "error" || stem == "abs_error") return c;  // metadata
+  const Unit* unit = SplitUnit(header, &stem);
+  if (unit == nullptr || stem == "error" || stem == "abs_error") return c;  // metadata
+  c.to_w = unit->to_canonical;
   if (stem == "CONSTP")
     c.role = ColumnRole::kConstant;
   else if (stem == "STATICP")
@@ -65,12 +55,14 @@ Column ClassifyAccelWattch(const std::string& header) {
 Column ClassifyTidy(const CsvReader& reader, const std::string& header) {
   Column c;
   std::string stem;
-  c.divisor = SplitUnit(header, &stem);
-  if (c.divisor == 0.0) {
+  const Unit* unit = SplitUnit(header, &stem);
+  if (unit == nullptr) {
     reader.Fail(header,
-                "no power unit: tidy estimate columns end in _w (watts) or _mw "
-                "(milliwatts)");
+                "no power unit: tidy estimate columns end in _w (watts) or another "
+                "power unit (" +
+                    UnitColumnList("", Dimension::kPower) + ")");
   }
+  c.to_w = unit->to_canonical;
   if (stem == "const")
     c.role = ColumnRole::kConstant;
   else if (stem == "static")
@@ -169,7 +161,7 @@ EstimateTable ReadEstimateTable(const std::string& path) {
     double static_w = 0.0, idle_w = 0.0, const_w = 0.0, total_w = 0.0, measured_w = 0.0;
     for (size_t i = 1; i < header.size(); ++i) {
       if (columns[i].role == ColumnRole::kIgnored) continue;
-      const double v = reader.ParseNumber(fields[i], header[i]) / columns[i].divisor;
+      const double v = columns[i].to_w.Apply(reader.ParseNumber(fields[i], header[i]));
       if (columns[i].role == ColumnRole::kMeasured) {
         if (!(v > 0.0)) reader.Fail(header[i], fmt::format("{} must be a measured power > 0", v));
         measured_w = v;
