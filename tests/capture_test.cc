@@ -9,11 +9,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "fit/identifiability.h"
 #include "ingest/capture.h"
 #include "ingest/counters.h"
 #include "io/corpus_io.h"
 #include "io/gpu_description.h"
-#include "report/collinearity.h"
 #include "test_support.h"
 #include "util/errors.h"
 

@@ -15,12 +15,12 @@
 #include <nlohmann/json.hpp>
 
 #include "fit/calibrate.h"
+#include "fit/identifiability.h"
 #include "fit/training_rows.h"
 #include "io/corpus_io.h"
 #include "model/activity_prediction.h"
 #include "model/model_io.h"
 #include "model/power_limit.h"
-#include "report/collinearity.h"
 #include "test_support.h"
 #include "util/errors.h"
 #include "crossval/cross_validation.h"

@@ -1,5 +1,6 @@
 #include "fit/bootstrap.h"
 #include "fit/calibrate.h"
+#include "fit/identifiability.h"
 #include "fit/training_rows.h"
 
 #include <ceres/ceres.h>

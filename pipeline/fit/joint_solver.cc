@@ -220,6 +220,34 @@ ceres::Solver::Summary SolveWithActiveSet(ceres::Problem* problem,
   return summary;
 }
 
+// Ceres's options for the joint fit over `num_rows` rows: tolerances, iterations and threads
+// (the reference solver's tight ones, or the active-set rounds' or Ceres's own bounds handling).
+ceres::Solver::Options JointSolverOptions(const CalibrationOptions& options, int num_rows) {
+  ceres::Solver::Options solver_options;
+  // The normal equations are np x np (np ~ 40 parameters), and Jacobi scaling keeps them well
+  // conditioned despite MHz-scaled columns (FORMATS.md §6.1).
+  solver_options.linear_solver_type = ceres::DENSE_NORMAL_CHOLESKY;
+  solver_options.max_num_iterations = options.max_solver_iterations;
+  if (options.internal.reference_solver) {
+    solver_options.function_tolerance = 1e-12;  // as kJoint*Tolerance
+    solver_options.gradient_tolerance = 1e-12;
+    solver_options.parameter_tolerance = 1e-12;
+    solver_options.num_threads = options.num_threads;
+  } else {
+    // Without the active-set rounds, Ceres's own bounds handling: a line search along each
+    // projected step (Armijo, cubic interpolation, evaluating the gradient at every trial
+    // point) unless joint_bounds_line_search is off.
+    if (!options.internal.joint_bounds_line_search)
+      solver_options.max_num_line_search_step_size_iterations = 0;
+    solver_options.function_tolerance =
+        options.internal.joint_active_set ? kActiveSetFunctionTolerance : kJointFunctionTolerance;
+    solver_options.gradient_tolerance = kJointGradientTolerance;
+    solver_options.parameter_tolerance = kJointParameterTolerance;
+    solver_options.num_threads = JointSolverThreads(options.num_threads, num_rows);
+  }
+  return solver_options;
+}
+
 // `moments`: PairMoments(data, options.residual) (read by the compressed problem only).
 }  // namespace
 
@@ -291,29 +319,8 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
     if (std::isfinite(v.upper)) problem.SetParameterUpperBound(blocks[v.block], v.index, v.upper);
   }
 
-  ceres::Solver::Options solver_options;
-  // The normal equations are np x np (np ~ 40 parameters), and Jacobi scaling keeps them well
-  // conditioned despite MHz-scaled columns (FORMATS.md §6.1).
-  solver_options.linear_solver_type = ceres::DENSE_NORMAL_CHOLESKY;
-  solver_options.max_num_iterations = options.max_solver_iterations;
+  ceres::Solver::Options solver_options = JointSolverOptions(options, c.rows());
   const bool active_set = options.internal.joint_active_set && !options.internal.reference_solver;
-  if (options.internal.reference_solver) {
-    solver_options.function_tolerance = 1e-12;  // as kJoint*Tolerance
-    solver_options.gradient_tolerance = 1e-12;
-    solver_options.parameter_tolerance = 1e-12;
-    solver_options.num_threads = options.num_threads;
-  } else {
-    // Without the active-set rounds, Ceres's own bounds handling: a line search along each
-    // projected step (Armijo, cubic interpolation, evaluating the gradient at every trial
-    // point) unless joint_bounds_line_search is off.
-    if (!options.internal.joint_bounds_line_search)
-      solver_options.max_num_line_search_step_size_iterations = 0;
-    solver_options.function_tolerance =
-        options.internal.joint_active_set ? kActiveSetFunctionTolerance : kJointFunctionTolerance;
-    solver_options.gradient_tolerance = kJointGradientTolerance;
-    solver_options.parameter_tolerance = kJointParameterTolerance;
-    solver_options.num_threads = JointSolverThreads(options.num_threads, c.rows());
-  }
   solver_options.logging_type = ceres::SILENT;
   Progress progress("joint fit (iterations)",
                     options.show_progress ? options.max_solver_iterations : 0);

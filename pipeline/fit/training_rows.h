@@ -1,5 +1,5 @@
-// The rows a calibration trains on, the method they support and what they can identify
-// (SPEC: unidentifiable components are refused or named), before any solve.
+// The rows a calibration trains on and the method they support, before any solve (what they can
+// identify: fit/identifiability.h).
 #pragma once
 
 #include <string>
@@ -37,21 +37,5 @@ std::string AutoFitMethod(const Corpus& corpus, bool keep_flagged, std::string* 
 // (`what` replaces "DVFS", `fix` the advice).
 void CheckTwoVfPairs(const Corpus& corpus, const std::string& what = "DVFS",
                      const std::string& fix = "use --method fixed");
-
-// What the training rows can identify (SPEC: unidentifiable components are refused or named).
-struct IdentifiabilityReport {
-  // Components whose coefficient is fixed at 0: all zero, constant (indistinguishable from
-  // static power), or a column identical to an earlier component's.
-  std::vector<int> fixed_at_zero;
-  // One warning per such component, naming it, the corpus and why.
-  std::vector<std::string> notes;
-};
-
-// Checks the rank of the fit before the solve, on the rows `method` trains on (the default pair
-// for fixed). InputError naming the corpus, the number of independent rows and of parameters
-// when the fit is underdetermined (fewer distinct utilisation vectors than static power plus the
-// non-zero components; any other exact linear dependency; DVFS: fewer distinct rows than
-// coefficients plus voltages).
-IdentifiabilityReport CheckIdentifiability(const Corpus& train, FitMethod method);
 
 }  // namespace wattcal

@@ -213,20 +213,10 @@ void ComponentTrustTables(Document* doc, const RunReport& r) {
   }
 }
 
-void ModelSection(Document* doc, const RunReport& r, const ReportOptions& o, const Linker& link) {
-  doc->Heading(2, "Models", "models");
-  if (r.models.empty()) {
-    doc->Paragraph(
-        Text(r.accelwattch_models.empty()
-                 ? "No wattcal power model in this run (cross-validation fits one per fold "
-                   "and keeps none)."
-                 : "No wattcal power model in this run; its AccelWattch model is shown below."));
-    return;
-  }
-  std::vector<std::string> header = {"Field"};
-  for (const ReportModel& m : r.models) header.push_back(m.label);
-  std::vector<bool> numeric(header.size(), true);
-  numeric.front() = false;
+// What each fit reported about itself (from the model files): one column per model under
+// `header`.
+void FitSummaryTable(Document* doc, const RunReport& r, const Linker& link,
+                     const std::vector<std::string>& header, const std::vector<bool>& numeric) {
   std::vector<std::vector<Inline>> fit_rows;
   auto fit_row = [&](const std::string& field, auto value) {
     std::vector<Inline> row = {Text(field)};
@@ -274,19 +264,28 @@ void ModelSection(Document* doc, const RunReport& r, const ReportOptions& o, con
           [&](const ReportModel& m) { return Inline{link.File(m.model.trained_on)}; });
   doc->Paragraph(Text("What each fit reported about itself (from the model files):"));
   doc->Table(header, numeric, fit_rows);
+}
 
-  // Coefficients, by name (the JSON keys), units in the names.
-  std::vector<std::string> domains, components;
+// The frequency domains and the components of all the models, in first-seen order.
+void DomainsAndComponents(const RunReport& r, std::vector<std::string>* domains,
+                          std::vector<std::string>* components) {
   for (const ReportModel& m : r.models) {
     for (const FrequencyDomain& d : m.model.layout.domains) {
-      if (std::find(domains.begin(), domains.end(), d.name) == domains.end())
-        domains.push_back(d.name);
+      if (std::find(domains->begin(), domains->end(), d.name) == domains->end())
+        domains->push_back(d.name);
     }
     for (const std::string& c : m.model.layout.ComponentNames()) {
-      if (std::find(components.begin(), components.end(), c) == components.end())
-        components.push_back(c);
+      if (std::find(components->begin(), components->end(), c) == components->end())
+        components->push_back(c);
     }
   }
+}
+
+// The coefficients by name (the JSON keys, units in the names), with their bootstrap intervals
+// when a model has them: one column per model under `header`.
+void CoefficientTable(Document* doc, const RunReport& r, const std::vector<std::string>& header,
+                      const std::vector<bool>& numeric, const std::vector<std::string>& domains,
+                      const std::vector<std::string>& components) {
   // "0.1234 [0.1100, 0.1400]" when the model has bootstrap intervals (--bootstrap N).
   bool any_ci = false;
   for (const ReportModel& m : r.models) any_ci = any_ci || m.model.coefficient_ci95.known();
@@ -349,9 +348,11 @@ void ModelSection(Document* doc, const RunReport& r, const ReportOptions& o, con
                               : "") +
            ":"));
   doc->Table(coefficient_header, numeric, coefficient_rows);
-  ComponentTrustTables(doc, r);
+}
 
-  // Voltages per domain.
+// The estimated voltage of each domain (voltage_rel) per frequency level, one column per model
+// with two levels or more there.
+void VoltageTables(Document* doc, const RunReport& r, const std::vector<std::string>& domains) {
   for (const std::string& d : domains) {
     std::vector<const ReportModel*> with_levels;
     std::set<double> levels;
@@ -387,6 +388,28 @@ void ModelSection(Document* doc, const RunReport& r, const ReportOptions& o, con
         d)));
     doc->Table(vheader, std::vector<bool>(vheader.size(), true), vrows);
   }
+}
+
+void ModelSection(Document* doc, const RunReport& r, const ReportOptions& o, const Linker& link) {
+  doc->Heading(2, "Models", "models");
+  if (r.models.empty()) {
+    doc->Paragraph(
+        Text(r.accelwattch_models.empty()
+                 ? "No wattcal power model in this run (cross-validation fits one per fold "
+                   "and keeps none)."
+                 : "No wattcal power model in this run; its AccelWattch model is shown below."));
+    return;
+  }
+  std::vector<std::string> header = {"Field"};
+  for (const ReportModel& m : r.models) header.push_back(m.label);
+  std::vector<bool> numeric(header.size(), true);
+  numeric.front() = false;
+  FitSummaryTable(doc, r, link, header, numeric);
+  std::vector<std::string> domains, components;
+  DomainsAndComponents(r, &domains, &components);
+  CoefficientTable(doc, r, header, numeric, domains, components);
+  ComponentTrustTables(doc, r);
+  VoltageTables(doc, r, domains);
   AddFigures(doc, r, o, "models");
 }
 

@@ -363,8 +363,11 @@ void KeepLargestBars(BreakdownChart* chart, size_t max_bars) {
   chart->bars = std::move(bars);
 }
 
-void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
-                        const std::string& png_path, const std::string& svg_path) {
+namespace {
+
+// Throws std::invalid_argument unless every bar has one finite value per term; returns the
+// average bar's terms (given, or averaged over the bars).
+std::vector<double> CheckedBreakdownAverage(const BreakdownChart& chart) {
   if (chart.bars.empty() || chart.terms.empty()) {
     throw std::invalid_argument("breakdown figure: no bars or no terms to draw");
   }
@@ -375,7 +378,7 @@ void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
     }
     for (double w : bar.term_w) CheckFinite(w, "a term of bar '" + bar.label + "'");
   }
-  const std::vector<double> average =
+  std::vector<double> average =
       chart.average_term_w.empty() ? AverageBreakdown(chart) : chart.average_term_w;
   if (average.size() != chart.terms.size()) {
     throw std::invalid_argument(
@@ -383,6 +386,13 @@ void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
                     chart.terms.size()));
   }
   for (double w : average) CheckFinite(w, "a term of the average bar");
+  return average;
+}
+
+// The gnuplot data blocks: `table` one row per bar (a gap row and the average bar after them
+// when drawn), `measured` one "index power" line per measured bar (and the average's).
+void BreakdownData(const BreakdownChart& chart, const std::vector<double>& average,
+                   std::string* table, std::string* measured) {
   double measured_sum = 0.0;
   bool all_measured = true;
   for (const BreakdownBar& bar : chart.bars) {
@@ -391,28 +401,29 @@ void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
   }
 
   // Rows: every bar, an empty row (the gap), the average.
-  std::string table;
   auto row = [&](const std::string& label, const std::vector<double>& terms) {
-    table += DataString(label);
-    for (double w : terms) table += " " + Num(std::max(0.0, w));
-    table += "\n";
+    *table += DataString(label);
+    for (double w : terms) *table += " " + Num(std::max(0.0, w));
+    *table += "\n";
   };
   for (const BreakdownBar& bar : chart.bars) row(bar.label, bar.term_w);
   if (chart.average_bar) {
     row("", std::vector<double>(chart.terms.size(), 0.0));
     row(chart.average_label, average);
   }
-  std::string measured;
   for (size_t i = 0; i < chart.bars.size(); ++i) {
     if (std::isfinite(chart.bars[i].measured_w)) {
-      measured += fmt::format("{} {}\n", i, Num(chart.bars[i].measured_w));
+      *measured += fmt::format("{} {}\n", i, Num(chart.bars[i].measured_w));
     }
   }
   if (all_measured && chart.average_bar) {
-    measured += fmt::format("{} {}\n", chart.bars.size() + 1,
-                            Num(measured_sum / static_cast<double>(chart.bars.size())));
+    *measured += fmt::format("{} {}\n", chart.bars.size() + 1,
+                             Num(measured_sum / static_cast<double>(chart.bars.size())));
   }
-  // The y axis covers every bar, every measured point and the board limit.
+}
+
+// The y axis's top: it covers every bar, every measured point and the board limit.
+double BreakdownTopW(const BreakdownChart& chart, const std::vector<double>& average) {
   double top_w = 0.0;
   auto stack = [](const std::vector<double>& terms) {
     double w = 0.0;
@@ -425,7 +436,17 @@ void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
   }
   if (chart.average_bar) top_w = std::max(top_w, stack(average));
   if (std::isfinite(chart.limit_w)) top_w = std::max(top_w, chart.limit_w);
-  const double y_high_w = top_w > 0.0 ? 1.06 * top_w : 1.0;
+  return top_w > 0.0 ? 1.06 * top_w : 1.0;
+}
+
+}  // namespace
+
+void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
+                        const std::string& png_path, const std::string& svg_path) {
+  const std::vector<double> average = CheckedBreakdownAverage(chart);
+  std::string table, measured;
+  BreakdownData(chart, average, &table, &measured);
+  const double y_high_w = BreakdownTopW(chart, average);
   const int bar_count = static_cast<int>(chart.bars.size()) + (chart.average_bar ? 2 : 0);
   // Many bars with long names: a larger canvas, so the bars stay wide and the names whole.
   const FigureSize size = bar_count > 20 ? BreakdownFigureSize(bar_count) : FigureSize();

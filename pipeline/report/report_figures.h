@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "fit/identifiability.h"
 #include "io/corpus.h"
 #include "model/power_model.h"
-#include "report/collinearity.h"
 #include "report/gnuplot_figure.h"
 #include "validate/prediction.h"
 

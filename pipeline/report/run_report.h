@@ -21,11 +21,11 @@
 #include <nlohmann/json.hpp>
 
 #include "accelwattch/scaling_model.h"
+#include "fit/identifiability.h"
 #include "io/corpus_io.h"
 #include "model/power_model.h"
 #include "report/accelwattch_report.h"
 #include "report/apps_report.h"
-#include "report/collinearity.h"
 #include "report/report_figures.h"
 #include "util/output.h"
 #include "validate/prediction.h"

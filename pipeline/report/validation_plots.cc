@@ -34,15 +34,27 @@ constexpr int kWorkloadHistogramPx = 300;
 
 FigureSize ScatterFigureSize() { return {720, 760}; }
 
-void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMetrics& m,
-                      const std::string& title, const std::string& png_path,
-                      const std::string& svg_path, const MetricsOptions& options) {
-  if (rows.empty()) throw std::invalid_argument("scatter plot: no prediction rows to draw");
+namespace {
+
+// The scatter's points by series, and its axes' range (the same on both: y = x is diagonal).
+struct ScatterPoints {
   std::vector<std::pair<double, double>> points;  // (measured_w, predicted_w)
   std::vector<std::pair<double, double>> capped;  // the same, power-capped (measured or predicted)
   // The same, whose utilisation or power lies beyond the model's training (util_beyond_training,
   // power_beyond_training): ringed, as extrapolations.
   std::vector<std::pair<double, double>> beyond;
+  double axis_low_w = 0.0;
+  double axis_high_w = 0.0;
+};
+
+// Sorts `rows` into the scatter's series; throws std::invalid_argument when there are none or
+// a power is not finite.
+ScatterPoints ScatterSeries(const std::vector<PredictionRow>& rows) {
+  if (rows.empty()) throw std::invalid_argument("scatter plot: no prediction rows to draw");
+  ScatterPoints out;
+  std::vector<std::pair<double, double>>& points = out.points;
+  std::vector<std::pair<double, double>>& capped = out.capped;
+  std::vector<std::pair<double, double>>& beyond = out.beyond;
   points.reserve(rows.size());
   double low_w = rows.front().measured_w;
   double high_w = low_w;
@@ -61,10 +73,14 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
   }
   const double pad_w = high_w > low_w ? kAxisPadFrac * (high_w - low_w)
                                       : std::max(1.0, kAxisPadFrac * std::abs(high_w));
-  const double axis_low_w = low_w >= 0.0 ? std::max(0.0, low_w - pad_w) : low_w - pad_w;
-  const double axis_high_w = high_w + pad_w;
+  out.axis_low_w = low_w >= 0.0 ? std::max(0.0, low_w - pad_w) : low_w - pad_w;
+  out.axis_high_w = high_w + pad_w;
 
-  // The kScatterNamed largest relative errors are named beside their points.
+  return out;
+}
+
+// The kScatterNamed rows of largest relative error, largest first: named beside their points.
+std::vector<const PredictionRow*> WorstRows(const std::vector<PredictionRow>& rows) {
   std::vector<const PredictionRow*> worst;
   for (const PredictionRow& row : rows) worst.push_back(&row);
   auto relative = [](const PredictionRow* r) {
@@ -75,6 +91,43 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
     return relative(a) > relative(b);
   });
   worst.resize(std::min(worst.size(), kScatterNamed));
+  return worst;
+}
+
+// The labels naming the `worst` points between `axis_low_w` and `axis_high_w`.
+void WriteWorstLabels(Gnuplot* gp, const std::vector<const PredictionRow*>& worst,
+                      double axis_low_w, double axis_high_w) {
+  // A name whose point lies close to an earlier named point's goes one line lower for each
+  // (close: within 15% of the axis across and 4% up or down), so that no two names overprint.
+  const double span_w = axis_high_w - axis_low_w;
+  for (size_t k = 0; k < worst.size(); ++k) {
+    int below = 0;
+    for (size_t j = 0; j < k; ++j) {
+      if (std::abs(worst[j]->measured_w - worst[k]->measured_w) < 0.15 * span_w &&
+          std::abs(worst[j]->predicted_w - worst[k]->predicted_w) < 0.04 * span_w) {
+        ++below;
+      }
+    }
+    *gp << "set label " << k + 10 << " " << GnuplotString(worst[k]->benchmark) << " at "
+        << fmt::format("{:.10g}, {:.10g}", worst[k]->measured_w, worst[k]->predicted_w)
+        << fmt::format(" offset 0.6, {:.2f}", 0.4 - 1.1 * below)
+        << " font ',9' tc rgb '#404040' front\n";
+  }
+}
+
+}  // namespace
+
+void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMetrics& m,
+                      const std::string& title, const std::string& png_path,
+                      const std::string& svg_path, const MetricsOptions& options) {
+  const ScatterPoints series = ScatterSeries(rows);
+  const std::vector<std::pair<double, double>>& points = series.points;
+  const std::vector<std::pair<double, double>>& capped = series.capped;
+  const std::vector<std::pair<double, double>>& beyond = series.beyond;
+  const double axis_low_w = series.axis_low_w, axis_high_w = series.axis_high_w;
+
+  // The kScatterNamed largest relative errors are named beside their points.
+  const std::vector<const PredictionRow*> worst = WorstRows(rows);
 
   const ErrorMetrics& e = m.overall;
   const std::string points_title = fmt::format("points (n = {})", e.points);
@@ -119,22 +172,7 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
           << " at graph 0.03, graph " << (capped.empty() ? "0.96" : "0.91")
           << " left font ',11' tc rgb '#1f4e79' front\n";
     }
-    // A name whose point lies close to an earlier named point's goes one line lower for each
-    // (close: within 15% of the axis across and 4% up or down), so that no two names overprint.
-    const double span_w = axis_high_w - axis_low_w;
-    for (size_t k = 0; k < worst.size(); ++k) {
-      int below = 0;
-      for (size_t j = 0; j < k; ++j) {
-        if (std::abs(worst[j]->measured_w - worst[k]->measured_w) < 0.15 * span_w &&
-            std::abs(worst[j]->predicted_w - worst[k]->predicted_w) < 0.04 * span_w) {
-          ++below;
-        }
-      }
-      *gp << "set label " << k + 10 << " " << GnuplotString(worst[k]->benchmark) << " at "
-          << fmt::format("{:.10g}, {:.10g}", worst[k]->measured_w, worst[k]->predicted_w)
-          << fmt::format(" offset 0.6, {:.2f}", 0.4 - 1.1 * below)
-          << " font ',9' tc rgb '#404040' front\n";
-    }
+    WriteWorstLabels(gp, worst, axis_low_w, axis_high_w);
     // gnuplot's own bottom margin lets the key touch the x label: tics, label, two key rows.
     *gp << "set bmargin 7\n";
     // The band's edges are clamped to the axes here: gnuplot clips a filled polygon by moving

@@ -1,7 +1,16 @@
-// How much the utilisations of a training corpus tell the model's components apart: the
-// correlation of the microbenchmarks' utilisation vectors (TPDS'19 Fig. 3b) and of the
-// components' utilisations across microbenchmarks (Fig. 13a), with a multicollinearity
-// warning.
+// What a training corpus can identify, analysed once beside the fit (SPEC: unidentifiable
+// components are refused or named). Three views of one question share one definition of a
+// constant component (SplitConstantComponents):
+//   * CheckIdentifiability: the fit's refusal and warnings, on the rows it trains on (rank of
+//     the design, components fixed at 0, enough distinct rows for the parameters);
+//   * AnalyseCollinearity: the correlations and condition number the report renders (below);
+//   * FindIndistinguishableRows: rows with one utilisation vector but different powers, which
+//     the calibrate stage names in the model's training notes.
+//
+// The collinearity analysis: how much the utilisations of a training corpus tell the model's
+// components apart: the correlation of the microbenchmarks' utilisation vectors (TPDS'19 Fig. 3b)
+// and of the components' utilisations across microbenchmarks (Fig. 13a), with a
+// multicollinearity warning.
 //
 // Why it matters (TPDS'19 §5.1): the model is a regression on the utilisations; when two
 // components' utilisations move together across the training suite (LDST and shared memory at
@@ -25,9 +34,41 @@
 
 #include <Eigen/Core>
 
+#include "fit/calibrate.h"
 #include "io/corpus.h"
 
 namespace wattcal {
+
+// A component whose utilisation spans at most this (max - min) over the rows analysed is
+// constant: the fit fixes its coefficient at 0 and the correlations leave it out.
+constexpr double kConstantUtilTolerance = 1e-12;
+
+// The columns of a rows x components utilisation matrix, split by whether they vary.
+struct ComponentSpread {
+  // Columns whose max - min exceeds kConstantUtilTolerance, ascending.
+  std::vector<int> varying;
+  // The other columns, ascending.
+  std::vector<int> constant;
+};
+
+// Splits the columns of `util_frac` (no rows: every column is constant).
+ComponentSpread SplitConstantComponents(const Eigen::MatrixXd& util_frac);
+
+// What the training rows can identify (SPEC: unidentifiable components are refused or named).
+struct IdentifiabilityReport {
+  // Components whose coefficient is fixed at 0: all zero, constant (indistinguishable from
+  // static power), or a column identical to an earlier component's.
+  std::vector<int> fixed_at_zero;
+  // One warning per such component, naming it, the corpus and why.
+  std::vector<std::string> notes;
+};
+
+// Checks the rank of the fit before the solve, on the rows `method` trains on (the default pair
+// for fixed). InputError naming the corpus, the number of independent rows and of parameters
+// when the fit is underdetermined (fewer distinct utilisation vectors than static power plus the
+// non-zero components; any other exact linear dependency; DVFS: fewer distinct rows than
+// coefficients plus voltages).
+IdentifiabilityReport CheckIdentifiability(const Corpus& train, FitMethod method);
 
 struct CollinearityOptions {
   // Pairs of components with |r| at or above this are reported as collinear; in (0, 1].
@@ -57,7 +98,8 @@ struct CollinearityReport {
   // benchmarks x benchmarks Pearson r of the utilisation vectors (across components); NaN for
   // a benchmark whose utilisations are all equal.
   Eigen::MatrixXd benchmark_r;
-  // Components with the same utilisation in every benchmark (no information to fit them).
+  // Components with the same utilisation in every benchmark (no information to fit them):
+  // SplitConstantComponents' constant columns.
   std::vector<std::string> constant_components;
   // sigma_max / sigma_min of the standardised matrix of the non-constant components; infinite
   // when it is rank-deficient (fewer benchmarks than components, or an exact dependency); NaN
