@@ -32,8 +32,10 @@ struct ClocksStageOptions {
 
   // OptionError naming the flag.
   void Check() const;
-  nlohmann::json ToJson() const;
 };
+
+// The effective options, for manifests.
+void to_json(nlohmann::json& j, const ClocksStageOptions& options);
 
 struct ClocksStageReport {
   int exit_code = 0;

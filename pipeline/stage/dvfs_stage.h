@@ -46,8 +46,10 @@ struct DvfsStageOptions {
   DvfsOptions dvfs;
 
   bool Check(std::string* error) const;
-  nlohmann::json ToJson() const;
 };
+
+// The effective options, for manifests.
+void to_json(nlohmann::json& j, const DvfsStageOptions& options);
 
 // Runs wattcal-dvfs; returns the exit code (0). Throws OptionError / InputError as the stage
 // contract says.

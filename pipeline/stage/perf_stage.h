@@ -66,9 +66,10 @@ struct PerfStageOptions {
   int threads = 1;
 
   bool Check(std::string* error) const;
-  // The effective options, for manifests.
-  nlohmann::json ToJson() const;
 };
+
+// The effective options, for manifests.
+void to_json(nlohmann::json& j, const PerfStageOptions& options);
 
 // Runs wattcal-perf; returns the exit code (0, or 3 when the MAPE gate fails — the outputs are
 // written either way). Throws OptionError / InputError as the stage contract says.

@@ -189,7 +189,7 @@ ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
       in.fold_benchmarks = result.fold_benchmarks;
       in.source = o.train_path;
       inputs = {o.train_path};
-      options["calibration"] = CalibrationOptionsToJson(calibration);
+      options["calibration"] = calibration;
       options["cv_folds"] = o.cv_folds;
       options["cv_seed"] = o.cv_seed;
     } else {
