@@ -86,7 +86,7 @@ TEST(StageLoss, ParseAndNameAreInverses) {
   const CalibrationOptions o = ToCalibrationOptions(flags);
   EXPECT_EQ(o.loss, FitLoss::kCauchy);
   EXPECT_EQ(o.loss_scale, 2.5);
-  EXPECT_EQ(CalibrationOptionsToJson(o)["loss_scale"], 2.5);
+  EXPECT_EQ(nlohmann::json(o)["loss_scale"], 2.5);
 }
 
 TEST(StageCheck, CalibrateNamesTheFlags) {

@@ -371,16 +371,15 @@ ConstantPowerReport FitConstantPower(const Sweep& sweep, const ConstantPowerOpti
   return result;
 }
 
-nlohmann::json ConstantPowerOptionsToJson(const ConstantPowerOptions& options) {
-  nlohmann::json j = {{"confidence_level", options.confidence_level},
-                      {"ci_method", ConstantCiMethodName(options.ci_method)},
-                      {"min_frequencies", options.min_frequencies},
-                      {"benchmarks", options.benchmarks}};
+void to_json(nlohmann::json& j, const ConstantPowerOptions& options) {
+  j = {{"confidence_level", options.confidence_level},
+       {"ci_method", ConstantCiMethodName(options.ci_method)},
+       {"min_frequencies", options.min_frequencies},
+       {"benchmarks", options.benchmarks}};
   if (options.ci_method == ConstantCiMethod::kBootstrap) {
     j["bootstrap_samples"] = options.bootstrap_samples;
     j["bootstrap_seed"] = options.bootstrap_seed;
   }
-  return j;
 }
 
 nlohmann::json ConstantPowerToJson(const ConstantPowerReport& r, const Sweep& sweep,
@@ -448,7 +447,7 @@ nlohmann::json ConstantPowerToJson(const ConstantPowerReport& r, const Sweep& sw
                         {"reason", e.reason}});
   }
   j["excluded_curves"] = excluded;
-  j["sweep"] = SweepToJson(sweep);
+  j["sweep"] = sweep;
   return j;
 }
 

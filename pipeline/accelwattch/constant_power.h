@@ -143,6 +143,6 @@ nlohmann::json ConstantPowerToJson(const ConstantPowerReport& result, const Swee
                                    const ConstantPowerOptions& options);
 
 // The effective options, for manifests.
-nlohmann::json ConstantPowerOptionsToJson(const ConstantPowerOptions& options);
+void to_json(nlohmann::json& j, const ConstantPowerOptions& options);
 
 }  // namespace wattcal

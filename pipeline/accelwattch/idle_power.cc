@@ -125,13 +125,13 @@ IdlePowerReport FitIdlePower(const Sweep& sweep, const IdlePowerOptions& options
   return result;
 }
 
-nlohmann::json IdlePowerOptionsToJson(const IdlePowerOptions& o) {
-  return {{"p_const_w", o.p_const_w},
-          {"f_core_mhz", o.f_core_mhz},
-          {"f_tolerance_mhz", o.f_tolerance_mhz},
-          {"num_sms", o.num_sms},
-          {"lanes_per_warp", o.lanes_per_warp},
-          {"benchmarks", o.benchmarks}};
+void to_json(nlohmann::json& j, const IdlePowerOptions& o) {
+  j = {{"p_const_w", o.p_const_w},
+       {"f_core_mhz", o.f_core_mhz},
+       {"f_tolerance_mhz", o.f_tolerance_mhz},
+       {"num_sms", o.num_sms},
+       {"lanes_per_warp", o.lanes_per_warp},
+       {"benchmarks", o.benchmarks}};
 }
 
 nlohmann::json IdlePowerToJson(const IdlePowerReport& r, const Sweep& sweep,
@@ -166,7 +166,7 @@ nlohmann::json IdlePowerToJson(const IdlePowerReport& r, const Sweep& sweep,
                           {"configs", configs}});
   }
   j["benchmarks"] = benchmarks;
-  j["sweep"] = SweepToJson(sweep);
+  j["sweep"] = sweep;
   return j;
 }
 

@@ -82,6 +82,7 @@ IdlePowerReport FitIdlePower(const Sweep& sweep, const IdlePowerOptions& options
 
 nlohmann::json IdlePowerToJson(const IdlePowerReport& result, const Sweep& sweep,
                                const IdlePowerOptions& options);
-nlohmann::json IdlePowerOptionsToJson(const IdlePowerOptions& options);
+// The effective options, for manifests.
+void to_json(nlohmann::json& j, const IdlePowerOptions& options);
 
 }  // namespace wattcal

@@ -396,8 +396,8 @@ AccelWattchFixedTerms ReadAccelWattchFixedTerms(const std::string& constant_path
   return t;
 }
 
-nlohmann::ordered_json EnergiesToJson(const AccelWattchEnergies& e) {
-  OrderedJson j;
+void to_json(nlohmann::ordered_json& j, const AccelWattchEnergies& e) {
+  j = OrderedJson::object();
   j["source"] = e.source;
   j["reference_f_core_mhz"] = e.reference_f_core_mhz;
   OrderedJson components = OrderedJson::array();
@@ -411,11 +411,10 @@ nlohmann::ordered_json EnergiesToJson(const AccelWattchEnergies& e) {
     components.push_back(o);
   }
   j["components"] = components;
-  return j;
 }
 
-nlohmann::ordered_json FixedTermsToJson(const AccelWattchFixedTerms& t) {
-  OrderedJson j;
+void to_json(nlohmann::ordered_json& j, const AccelWattchFixedTerms& t) {
+  j = OrderedJson::object();
   j["voltage_model"] = t.VoltageModelName();
   if (!t.voltage_v.empty()) {
     OrderedJson curve;
@@ -451,7 +450,6 @@ nlohmann::ordered_json FixedTermsToJson(const AccelWattchFixedTerms& t) {
   idle["f_core_mhz"] = t.idle_f_core_mhz;
   idle["p_idle_sm_w"] = t.p_idle_sm_w;
   j["idle"] = idle;
-  return j;
 }
 
 AccelWattchEnergies EnergiesFromJson(const std::string& path, const std::string& text,

@@ -121,9 +121,10 @@ AccelWattchFixedTerms ReadAccelWattchFixedTerms(const std::string& constant_path
 // outside the curve.
 void ReadVoltageCurve(const std::string& path, AccelWattchFixedTerms* fixed);
 
-// The JSON objects embedded in a wattcal-accelwattch-model file ("energies", "fixed_terms").
-nlohmann::ordered_json EnergiesToJson(const AccelWattchEnergies& energies);
-nlohmann::ordered_json FixedTermsToJson(const AccelWattchFixedTerms& fixed);
+// The JSON objects embedded in a wattcal-accelwattch-model file ("energies", "fixed_terms"),
+// keys in the order written (nlohmann's per-type conversion: `ordered_json j = energies;`).
+void to_json(nlohmann::ordered_json& j, const AccelWattchEnergies& energies);
+void to_json(nlohmann::ordered_json& j, const AccelWattchFixedTerms& fixed);
 
 // Reads them back from a model file's parsed JSON (`text` is the file's bytes, for lines;
 // `key` the object's key at the top level). Throws InputError naming FILE:LINE and the key.

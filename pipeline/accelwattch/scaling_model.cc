@@ -305,8 +305,8 @@ std::string FormatAccelWattchModelSummary(const AccelWattchModel& m) {
   return out;
 }
 
-std::string AccelWattchModelToJson(const AccelWattchModel& m) {
-  OrderedJson j;
+void to_json(nlohmann::ordered_json& j, const AccelWattchModel& m) {
+  j = OrderedJson::object();
   j["format"] = kAccelWattchModelFormat;
   j["version"] = AccelWattchModel::kFormatVersion;
   j["wattcal_version"] = WattcalVersion();
@@ -365,10 +365,13 @@ std::string AccelWattchModelToJson(const AccelWattchModel& m) {
   fit["starts"] = starts;
   j["fit"] = fit;
   if (m.has_terms) {
-    j["energies"] = EnergiesToJson(m.energies);
-    j["fixed_terms"] = FixedTermsToJson(m.fixed);
+    j["energies"] = m.energies;
+    j["fixed_terms"] = m.fixed;
   }
-  return j.dump(2) + "\n";
+}
+
+std::string AccelWattchModelToJson(const AccelWattchModel& m) {
+  return OrderedJson(m).dump(2) + "\n";
 }
 
 AccelWattchModel ReadAccelWattchModel(const std::string& path) {

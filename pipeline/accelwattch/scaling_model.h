@@ -110,6 +110,8 @@ std::string FormatAccelWattchModelSummary(const AccelWattchModel& model);
 //   and fixed_terms: {voltage_model, constant: {...}, static: {...}, idle: {...}}
 //   (model_terms.h).
 // Numbers round-trip exactly; non-finite ones are written as null.
+void to_json(nlohmann::ordered_json& j, const AccelWattchModel& model);
+// The file's text: the JSON above, indented by 2, with a final newline.
 std::string AccelWattchModelToJson(const AccelWattchModel& model);
 
 // Reads a model file. Throws InputError naming FILE:LINE and the key on a wrong format or

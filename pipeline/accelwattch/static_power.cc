@@ -341,15 +341,15 @@ StaticPowerReport FitStaticPower(const Sweep& sweep, const StaticPowerOptions& o
   return result;
 }
 
-nlohmann::json StaticPowerOptionsToJson(const StaticPowerOptions& o) {
-  return {{"p_const_w", o.p_const_w},
-          {"reference_f_core_mhz", o.reference_f_core_mhz},
-          {"f_tolerance_mhz", o.f_tolerance_mhz},
-          {"num_sms", o.num_sms},
-          {"warp_size", o.warp_size},
-          {"half_warp_lanes", o.half_warp_lanes},
-          {"gating_benchmark", o.gating_benchmark},
-          {"min_frequencies", o.min_frequencies}};
+void to_json(nlohmann::json& j, const StaticPowerOptions& o) {
+  j = {{"p_const_w", o.p_const_w},
+       {"reference_f_core_mhz", o.reference_f_core_mhz},
+       {"f_tolerance_mhz", o.f_tolerance_mhz},
+       {"num_sms", o.num_sms},
+       {"warp_size", o.warp_size},
+       {"half_warp_lanes", o.half_warp_lanes},
+       {"gating_benchmark", o.gating_benchmark},
+       {"min_frequencies", o.min_frequencies}};
 }
 
 namespace {
@@ -427,7 +427,7 @@ nlohmann::json StaticPowerToJson(const StaticPowerReport& r, const Sweep& sweep,
                         {"reason", e.reason}});
   }
   j["excluded_curves"] = excluded;
-  j["sweep"] = SweepToJson(sweep);
+  j["sweep"] = sweep;
   return j;
 }
 

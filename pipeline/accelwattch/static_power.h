@@ -125,6 +125,7 @@ StaticPowerReport FitStaticPower(const Sweep& sweep, const StaticPowerOptions& o
 
 nlohmann::json StaticPowerToJson(const StaticPowerReport& result, const Sweep& sweep,
                                  const StaticPowerOptions& options);
-nlohmann::json StaticPowerOptionsToJson(const StaticPowerOptions& options);
+// The effective options, for manifests.
+void to_json(nlohmann::json& j, const StaticPowerOptions& options);
 
 }  // namespace wattcal

@@ -9,6 +9,7 @@
 
 #include "fit/nnls.h"
 #include "util/errors.h"
+#include "util/json_check.h"
 
 namespace wattcal {
 
@@ -59,25 +60,24 @@ IdleConstantFit FitIdleConstant(const VfModel& model, const IdleCurve& idle) {
   return fit;
 }
 
-nlohmann::json IdleConstantToJson(const IdleConstantFit& f) {
-  nlohmann::ordered_json j;
+void to_json(nlohmann::json& j, const IdleConstantFit& f) {
+  j = nlohmann::json::object();
   j["points"] = f.points;
   j["points_outside_calibrated_clocks"] = f.points_outside;
-  j["f_core_min_mhz"] = f.f_min_mhz;
-  j["f_core_max_mhz"] = f.f_max_mhz;
+  j["f_core_min_mhz"] = FiniteOrNull(f.f_min_mhz);
+  j["f_core_max_mhz"] = FiniteOrNull(f.f_max_mhz);
   j["with_voltages"] = {{"equation", "P = s*v(f) + d*v(f)^2*f + P_const"},
-                        {"s_w", f.static_w},
-                        {"d_w_per_mhz", f.dynamic_w_per_mhz},
-                        {"p_const_w", f.p_const_w},
-                        {"rmse_w", f.rmse_w},
-                        {"v_min", f.v_min},
-                        {"v_max", f.v_max}};
+                        {"s_w", FiniteOrNull(f.static_w)},
+                        {"d_w_per_mhz", FiniteOrNull(f.dynamic_w_per_mhz)},
+                        {"p_const_w", FiniteOrNull(f.p_const_w)},
+                        {"rmse_w", FiniteOrNull(f.rmse_w)},
+                        {"v_min", FiniteOrNull(f.v_min)},
+                        {"v_max", FiniteOrNull(f.v_max)}};
   j["accelwattch_eq3"] = {{"equation", "P = beta*f^3 + tau*f + P_const"},
-                          {"beta_w_per_mhz3", f.cubic.beta_w_per_mhz3},
-                          {"tau_w_per_mhz", f.cubic.tau_w_per_mhz},
-                          {"p_const_w", f.cubic.p_const_w},
-                          {"rmse_w", f.cubic.rmse_w}};
-  return nlohmann::json::parse(j.dump());
+                          {"beta_w_per_mhz3", FiniteOrNull(f.cubic.beta_w_per_mhz3)},
+                          {"tau_w_per_mhz", FiniteOrNull(f.cubic.tau_w_per_mhz)},
+                          {"p_const_w", FiniteOrNull(f.cubic.p_const_w)},
+                          {"rmse_w", FiniteOrNull(f.cubic.rmse_w)}};
 }
 
 }  // namespace wattcal

@@ -38,6 +38,7 @@ struct IdleConstantFit {
 // InputError when fewer than four idle points lie within the calibrated clocks.
 IdleConstantFit FitIdleConstant(const VfModel& model, const IdleCurve& idle);
 
-nlohmann::json IdleConstantToJson(const IdleConstantFit& fit);
+// The fit as JSON (keys sorted, as nlohmann::json writes them; a non-finite number as null).
+void to_json(nlohmann::json& j, const IdleConstantFit& fit);
 
 }  // namespace wattcal

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "util/errors.h"
+#include "util/json_check.h"
 
 namespace wattcal {
 
@@ -56,23 +57,23 @@ HeldClock ClockUnderLimit(const VfModel& model, double g, double requested_mhz) 
   return h;
 }
 
-nlohmann::json VfModelToJson(const VfModel& m) {
-  nlohmann::ordered_json j;
+void to_json(nlohmann::json& j, const VfModel& m) {
+  j = nlohmann::json::object();
   j["format"] = "wattcal-vf-model";
   j["equation"] = "P = static_w * v(f) + constant_w + v(f)^2 * f_core_mhz * activity_w_per_mhz";
-  j["reference_mhz"] = m.reference_mhz;
-  j["static_w"] = m.static_w;
-  j["constant_w"] = m.constant_w;
+  j["reference_mhz"] = FiniteOrNull(m.reference_mhz);
+  j["static_w"] = FiniteOrNull(m.static_w);
+  j["constant_w"] = FiniteOrNull(m.constant_w);
   if (std::isfinite(m.power_limit_w)) j["power_limit_w"] = m.power_limit_w;
-  nlohmann::ordered_json v = nlohmann::ordered_json::array();
+  nlohmann::json v = nlohmann::json::array();
   for (size_t i = 0; i < m.clocks_mhz.size(); ++i) {
-    v.push_back({{"f_core_mhz", m.clocks_mhz[i]}, {"v_rel", m.v_rel[i]}});
+    v.push_back(
+        {{"f_core_mhz", FiniteOrNull(m.clocks_mhz[i])}, {"v_rel", FiniteOrNull(m.v_rel[i])}});
   }
   j["voltages"] = v;
-  nlohmann::ordered_json a = nlohmann::ordered_json::object();
-  for (const auto& [w, g] : m.activity_w_per_mhz) a[w] = g;
+  nlohmann::json a = nlohmann::json::object();
+  for (const auto& [w, g] : m.activity_w_per_mhz) a[w] = FiniteOrNull(g);
   j["activity_w_per_mhz"] = a;
-  return nlohmann::json::parse(j.dump());
 }
 
 VfModel VfModelFromJson(const nlohmann::json& j, const std::string& path) {

@@ -52,7 +52,9 @@ struct HeldClock {
 };
 HeldClock ClockUnderLimit(const VfModel& model, double activity_w_per_mhz, double requested_mhz);
 
-nlohmann::json VfModelToJson(const VfModel& model);
+// The wattcal-vf-model file (keys sorted, as nlohmann::json writes them; a non-finite number
+// as null).
+void to_json(nlohmann::json& j, const VfModel& model);
 // InputError naming `path` and the field when a field is missing or out of range.
 VfModel VfModelFromJson(const nlohmann::json& j, const std::string& path);
 

@@ -116,8 +116,8 @@ RelativePowerComparison CompareRelativePower(const std::string& arch_a, const st
   return c;
 }
 
-nlohmann::ordered_json ComparisonToJson(const RelativePowerComparison& c) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+void to_json(nlohmann::ordered_json& j, const RelativePowerComparison& c) {
+  j = nlohmann::ordered_json::object();
   j["definition"] = "rel = (P_B - P_A) / P_A per workload; A = arch_a is the denominator";
   j["arch_a"] = c.arch_a;
   j["arch_b"] = c.arch_b;
@@ -141,22 +141,20 @@ nlohmann::ordered_json ComparisonToJson(const RelativePowerComparison& c) {
     skipped.push_back(entry);
   }
   j["skipped"] = skipped;
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const WorkloadRelativePower& r : c.workloads) {
-    nlohmann::ordered_json row = nlohmann::ordered_json::object();
-    row["workload"] = r.workload;
-    row["measured_a_w"] = r.measured_a_w;
-    row["measured_b_w"] = r.measured_b_w;
-    row["estimated_a_w"] = r.estimated_a_w;
-    row["estimated_b_w"] = r.estimated_b_w;
-    row["measured_rel_pct"] = 100.0 * r.measured_rel_frac;
-    row["estimated_rel_pct"] = 100.0 * r.estimated_rel_frac;
-    row["abs_diff_pp"] = r.abs_diff_pp();
-    row["same_direction"] = r.same_direction();
-    rows.push_back(row);
-  }
-  j["per_workload"] = rows;
-  return j;
+  j["per_workload"] = c.workloads;
+}
+
+void to_json(nlohmann::ordered_json& row, const WorkloadRelativePower& r) {
+  row = nlohmann::ordered_json::object();
+  row["workload"] = r.workload;
+  row["measured_a_w"] = r.measured_a_w;
+  row["measured_b_w"] = r.measured_b_w;
+  row["estimated_a_w"] = r.estimated_a_w;
+  row["estimated_b_w"] = r.estimated_b_w;
+  row["measured_rel_pct"] = 100.0 * r.measured_rel_frac;
+  row["estimated_rel_pct"] = 100.0 * r.estimated_rel_frac;
+  row["abs_diff_pp"] = r.abs_diff_pp();
+  row["same_direction"] = r.same_direction();
 }
 
 std::string ComparisonToCsv(const RelativePowerComparison& c) {

@@ -92,7 +92,9 @@ RelativePowerComparison CompareRelativePower(const std::string& arch_a, const st
 // same_direction_count, same_direction_pct, opposite_direction), skipped, and per_workload
 // rows (workload, the four powers in W, measured_rel_pct, estimated_rel_pct, abs_diff_pp,
 // same_direction), keys in this order. Doubles in shortest round-trip form.
-nlohmann::ordered_json ComparisonToJson(const RelativePowerComparison& c);
+void to_json(nlohmann::ordered_json& j, const RelativePowerComparison& c);
+// One per_workload row.
+void to_json(nlohmann::ordered_json& j, const WorkloadRelativePower& r);
 
 // One row per workload:
 //   workload,measured_a_w,measured_b_w,estimated_a_w,estimated_b_w,measured_rel_pct,

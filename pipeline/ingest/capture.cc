@@ -21,6 +21,7 @@
 #include "ingest/utilisation.h"
 #include "util/csv_field.h"
 #include "util/errors.h"
+#include "util/json_file.h"
 #include "util/logging.h"
 
 namespace wattcal {
@@ -418,9 +419,7 @@ std::vector<KernelWindow> Settle(std::vector<KernelWindow> windows, double settl
 // a wattcal-capture suite run (capture.json: format wattcal-capture, no "kind" of recording);
 // -1 for any other capture.
 int SuiteDataTogglePct(const std::string& dir) {
-  std::ifstream in(fs::path(dir) / "capture.json");
-  if (!in) return -1;
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  const nlohmann::json j = ReadJsonFileOrDiscarded((fs::path(dir) / "capture.json").string());
   if (!j.is_object() || j.value("format", "") != "wattcal-capture" || j.contains("kind")) return -1;
   const nlohmann::json options = j.value("options", nlohmann::json::object());
   return options.is_object() && options.value("data", "random") == "zeros" ? 0 : 50;
@@ -459,8 +458,7 @@ void FlagToggleSweep(int suite_pct, const std::string& windows_path,
 std::string CaptureGpuName(const CaptureFiles& f) {
   const fs::path dir(f.dir);
   if (fs::is_regular_file(dir / "capture.json")) {
-    std::ifstream in(dir / "capture.json");
-    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    const nlohmann::json j = ReadJsonFileOrDiscarded((dir / "capture.json").string());
     if (j.is_object() && j.contains("gpu") && j["gpu"].is_object() &&
         j["gpu"].value("name", "") != "") {
       return j["gpu"]["name"].get<std::string>();

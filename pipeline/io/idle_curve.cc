@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "io/csv_reader.h"
-#include "io/json_lines.h"
+#include "util/json_file.h"
 #include "io/units.h"
 #include "util/bounds.h"
 #include "util/errors.h"

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <cctype>
 #include <cmath>
 #include <cstring>
@@ -85,16 +84,6 @@ nlohmann::json ParseJsonText(const std::string& path, const std::string& text) {
     const size_t detail = what.find("parse error");
     throw InputError(path, line, "",
                      "invalid JSON: " + (detail == std::string::npos ? what : what.substr(detail)));
-  }
-}
-
-nlohmann::json ReadJsonFile(const std::string& path, const std::string& what) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", "cannot open " + what + ": " + std::strerror(errno));
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
   }
 }
 

@@ -36,10 +36,6 @@ class JsonLineIndex {
 // the offending byte: "invalid JSON: parse error at line ...".
 nlohmann::json ParseJsonText(const std::string& path, const std::string& text);
 
-// Reads and parses a JSON file whose errors need no line (specs, stage outputs): InputError
-// at line 0, "cannot open WHAT" or "not valid JSON: <the parser's message>".
-nlohmann::json ReadJsonFile(const std::string& path, const std::string& what);
-
 // Typed access to the values of a parsed JSON file, every error an InputError naming
 // FILE:LINE and the value's path. The base of wattcal's JSON file readers.
 class JsonFieldReader {

@@ -13,7 +13,7 @@
 
 #include "io/csv_reader.h"
 #include "io/units.h"
-#include "io/json_lines.h"
+#include "util/json_file.h"
 #include "util/errors.h"
 #include "util/logging.h"
 #include "util/strings.h"
@@ -280,11 +280,11 @@ Sweep ReadSweep(const std::string& path, const std::string& description_path) {
   return sweep;
 }
 
-nlohmann::json SweepToJson(const Sweep& sweep) {
-  return {{"path", sweep.path},
-          {"description_path", sweep.description_path},
-          {"rows", static_cast<int64_t>(sweep.points.size())},
-          {"skipped_rows", sweep.skipped_rows}};
+void to_json(nlohmann::json& j, const Sweep& sweep) {
+  j = {{"path", sweep.path},
+       {"description_path", sweep.description_path},
+       {"rows", static_cast<int64_t>(sweep.points.size())},
+       {"skipped_rows", sweep.skipped_rows}};
 }
 
 double ReadConstantPowerW(const std::string& path) {

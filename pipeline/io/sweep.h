@@ -91,7 +91,7 @@ Sweep ReadSweep(const std::string& path, const std::string& description_path = "
 
 // What the stages' JSON outputs record of their sweep: {path, description_path, rows,
 // skipped_rows}.
-nlohmann::json SweepToJson(const Sweep& sweep);
+void to_json(nlohmann::json& j, const Sweep& sweep);
 
 // The `p_const_w` of a wattcal-constant output (throws InputError naming the file and field).
 double ReadConstantPowerW(const std::string& constant_json_path);

@@ -400,8 +400,41 @@ PowerModel ReadJsonModel(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-std::string ModelToJson(const PowerModel& model) {
-  OrderedJson j;
+void to_json(nlohmann::ordered_json& c, const CoefficientCi& ci) {
+  c = OrderedJson::object();
+  c["bootstrap_replicates"] = ci.bootstrap_replicates;
+  c["seed"] = ci.seed;
+  auto pairs = [](const std::vector<std::pair<double, double>>& v) {
+    OrderedJson a = OrderedJson::array();
+    for (const auto& p : v) a.push_back(OrderedJson::array({p.first, p.second}));
+    return a;
+  };
+  c["static_w"] = pairs(ci.static_w);
+  c["idle_dyn_w_per_mhz"] = pairs(ci.idle_dyn_w_per_mhz);
+  c["component_w_per_mhz"] = pairs(ci.component_w_per_mhz);
+}
+
+void to_json(nlohmann::ordered_json& fit, const FitReport& f) {
+  fit = OrderedJson::object();
+  fit["solver"] = f.solver;
+  fit["loss"] = f.loss;
+  fit["loss_scale"] = f.loss_scale;
+  fit["residual"] = f.residual;
+  fit["converged"] = f.converged;
+  fit["iterations"] = f.iterations;
+  fit["initial_cost"] = f.initial_cost;
+  fit["final_cost"] = f.final_cost;
+  fit["termination"] = f.termination;
+  fit["train_rows"] = f.train_rows;
+  fit["train_benchmarks"] = f.train_benchmarks;
+  fit["train_rmse_w"] = f.train_rmse_w;
+  fit["train_mape_pct"] = f.train_mape_pct;
+  fit["train_max_ape_pct"] = f.train_max_ape_pct;
+  fit["train_r2"] = f.train_r2;
+}
+
+void to_json(nlohmann::ordered_json& j, const PowerModel& model) {
+  j = OrderedJson::object();
   j["format"] = kModelJsonFormat;
   j["version"] = PowerModel::kFormatVersion;
   j["wattcal_version"] = WattcalVersion();
@@ -446,19 +479,7 @@ std::string ModelToJson(const PowerModel& model) {
   if (model.coefficient_ci95.known()) {
     // Each interval is [lo, hi] (2.5% and 97.5% bootstrap percentiles), in the coefficients'
     // order and units; component_w_per_mhz in layout order.
-    const CoefficientCi& ci = model.coefficient_ci95;
-    OrderedJson c;
-    c["bootstrap_replicates"] = ci.bootstrap_replicates;
-    c["seed"] = ci.seed;
-    auto pairs = [](const std::vector<std::pair<double, double>>& v) {
-      OrderedJson a = OrderedJson::array();
-      for (const auto& p : v) a.push_back(OrderedJson::array({p.first, p.second}));
-      return a;
-    };
-    c["static_w"] = pairs(ci.static_w);
-    c["idle_dyn_w_per_mhz"] = pairs(ci.idle_dyn_w_per_mhz);
-    c["component_w_per_mhz"] = pairs(ci.component_w_per_mhz);
-    j["coefficient_ci95"] = c;
+    j["coefficient_ci95"] = model.coefficient_ci95;
   }
   // Derived from the fields above, for readers of the file (never read back): per component,
   // W at full use at the default pair, its interval, how far training reached, and flags.
@@ -475,26 +496,10 @@ std::string ModelToJson(const PowerModel& model) {
     trust.push_back(row);
   }
   j["component_trust"] = trust;
-  const FitReport& f = model.fit;
-  OrderedJson fit;
-  fit["solver"] = f.solver;
-  fit["loss"] = f.loss;
-  fit["loss_scale"] = f.loss_scale;
-  fit["residual"] = f.residual;
-  fit["converged"] = f.converged;
-  fit["iterations"] = f.iterations;
-  fit["initial_cost"] = f.initial_cost;
-  fit["final_cost"] = f.final_cost;
-  fit["termination"] = f.termination;
-  fit["train_rows"] = f.train_rows;
-  fit["train_benchmarks"] = f.train_benchmarks;
-  fit["train_rmse_w"] = f.train_rmse_w;
-  fit["train_mape_pct"] = f.train_mape_pct;
-  fit["train_max_ape_pct"] = f.train_max_ape_pct;
-  fit["train_r2"] = f.train_r2;
-  j["fit"] = fit;
-  return j.dump(2) + "\n";
+  j["fit"] = model.fit;
 }
+
+std::string ModelToJson(const PowerModel& model) { return OrderedJson(model).dump(2) + "\n"; }
 
 std::string ModelToGpmtoolCsv(const PowerModel& model) {
   const Layout& layout = model.layout;

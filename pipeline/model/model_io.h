@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "model/power_model.h"
 
 namespace wattcal {
@@ -27,7 +29,12 @@ inline constexpr const char* kModelJsonFormat = "wattcal-power-model";
 //   fit: {every FitReport field under its own name}.
 // power_limit_w, training_range and training_notes are optional when read (older files).
 // Keys are written in this order; numbers round-trip exactly.
+void to_json(nlohmann::ordered_json& j, const PowerModel& model);
+// The file's text: the JSON above, indented by 2, with a final newline.
 std::string ModelToJson(const PowerModel& model);
+// The model file's "fit" and "coefficient_ci95" objects.
+void to_json(nlohmann::ordered_json& j, const FitReport& fit);
+void to_json(nlohmann::ordered_json& j, const CoefficientCi& ci);
 
 // The model in gpmTOOL's model-file format: the 4 header lines, one frequency-level line per
 // domain, the coefficient line [alpha0_k..., alpha1_k..., gamma_i...] (gpmTOOL's beta0..beta3,

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "io/json_lines.h"
+#include "util/json_file.h"
 #include "perf/perf_csv.h"
 #include "util/errors.h"
 

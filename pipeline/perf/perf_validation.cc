@@ -28,13 +28,6 @@ TimeErrorSummary Stats(const std::vector<const TimeErrorPoint*>& points) {
   return s;
 }
 
-nlohmann::json StatsToJson(const TimeErrorSummary& s) {
-  return {{"points", s.points},
-          {"mape_pct", s.mape_pct},
-          {"max_ape_pct", s.max_ape_pct},
-          {"mean_error_pct", s.mean_error_pct}};
-}
-
 }  // namespace
 
 PerfValidationReport ValidateTimes(const std::vector<TimePrediction>& predictions,
@@ -94,32 +87,37 @@ PerfValidationReport ValidateTimes(const std::vector<TimePrediction>& prediction
   return v;
 }
 
-nlohmann::json PerfValidationToJson(const PerfValidationReport& v) {
-  nlohmann::json j;
+void to_json(nlohmann::json& j, const TimeErrorSummary& s) {
+  j = {{"points", s.points},
+       {"mape_pct", s.mape_pct},
+       {"max_ape_pct", s.max_ape_pct},
+       {"mean_error_pct", s.mean_error_pct}};
+}
+
+void to_json(nlohmann::json& mj, const ModelValidation& m) {
+  mj = m.overall;
+  mj["model"] = m.model;
+  nlohmann::json per_target = nlohmann::json::array();
+  for (const auto& [f, s] : m.per_target) {
+    nlohmann::json t = s;
+    t["target_mhz"] = f;
+    per_target.push_back(t);
+  }
+  nlohmann::json per_kernel = nlohmann::json::array();
+  for (const auto& [k, s] : m.per_kernel) {
+    nlohmann::json t = s;
+    t["kernel"] = k;
+    per_kernel.push_back(t);
+  }
+  mj["per_target"] = per_target;
+  mj["per_kernel"] = per_kernel;
+}
+
+void to_json(nlohmann::json& j, const PerfValidationReport& v) {
+  j = nlohmann::json::object();
   j["excluded"] =
       "points at each kernel's base frequency (every model returns the measured time there)";
-  nlohmann::json models = nlohmann::json::array();
-  for (const ModelValidation& m : v.models) {
-    nlohmann::json mj = StatsToJson(m.overall);
-    mj["model"] = m.model;
-    nlohmann::json per_target = nlohmann::json::array();
-    for (const auto& [f, s] : m.per_target) {
-      nlohmann::json t = StatsToJson(s);
-      t["target_mhz"] = f;
-      per_target.push_back(t);
-    }
-    nlohmann::json per_kernel = nlohmann::json::array();
-    for (const auto& [k, s] : m.per_kernel) {
-      nlohmann::json t = StatsToJson(s);
-      t["kernel"] = k;
-      per_kernel.push_back(t);
-    }
-    mj["per_target"] = per_target;
-    mj["per_kernel"] = per_kernel;
-    models.push_back(mj);
-  }
-  j["models"] = models;
-  return j;
+  j["models"] = v.models;
 }
 
 std::string TimeErrorsToCsv(const PerfValidationReport& v) {

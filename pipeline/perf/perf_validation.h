@@ -58,7 +58,11 @@ PerfValidationReport ValidateTimes(const std::vector<TimePrediction>& prediction
 
 // {"excluded": "...", "models": [{"model", "points", "mape_pct", "max_ape_pct",
 //   "mean_error_pct", "per_target": [{"target_mhz", ...}], "per_kernel": [{"kernel", ...}]}]}
-nlohmann::json PerfValidationToJson(const PerfValidationReport& v);
+void to_json(nlohmann::json& j, const PerfValidationReport& v);
+// One model's errors: its overall summary's keys, model, per_target and per_kernel rows.
+void to_json(nlohmann::json& j, const ModelValidation& m);
+// points, mape_pct, max_ape_pct, mean_error_pct.
+void to_json(nlohmann::json& j, const TimeErrorSummary& s);
 
 // kernel,model,target_mhz,predicted_time_s,actual_time_s,error_pct,at_base
 std::string TimeErrorsToCsv(const PerfValidationReport& v);

@@ -294,20 +294,15 @@ std::vector<ColumnFactor> DeriveColumnFactors(const EstimateTable& before,
   return out;
 }
 
-nlohmann::ordered_json ColumnFactorsToJson(const std::vector<ColumnFactor>& factors) {
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const ColumnFactor& f : factors) {
-    nlohmann::ordered_json row = nlohmann::ordered_json::object();
-    row["column"] = f.column;
-    row["term"] = EstimateTermName(f.term);
-    row["kernels"] = f.kernels;
-    row["min"] = f.min;
-    row["max"] = f.max;
-    row["mean"] = f.mean;
-    row["single_factor"] = f.single_factor();
-    rows.push_back(row);
-  }
-  return rows;
+void to_json(nlohmann::ordered_json& row, const ColumnFactor& f) {
+  row = nlohmann::ordered_json::object();
+  row["column"] = f.column;
+  row["term"] = EstimateTermName(f.term);
+  row["kernels"] = f.kernels;
+  row["min"] = f.min;
+  row["max"] = f.max;
+  row["mean"] = f.mean;
+  row["single_factor"] = f.single_factor();
 }
 
 }  // namespace wattcal

@@ -90,7 +90,7 @@ struct ColumnFactor {
 std::vector<ColumnFactor> DeriveColumnFactors(const EstimateTable& before,
                                               const EstimateTable& after);
 
-// The factors as JSON rows.
-nlohmann::ordered_json ColumnFactorsToJson(const std::vector<ColumnFactor>& factors);
+// One factor as a JSON row (a std::vector<ColumnFactor> converts to an array of them).
+void to_json(nlohmann::ordered_json& j, const ColumnFactor& f);
 
 }  // namespace wattcal

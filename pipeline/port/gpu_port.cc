@@ -406,21 +406,20 @@ Corpus ProjectCorpus(const Corpus& corpus, const Layout& target,
   return out;
 }
 
-nlohmann::ordered_json GpuPortReportToJson(const GpuPortReport& report) {
-  using J = nlohmann::ordered_json;
-  const auto coefficient = [](const PortedCoefficient& p) {
-    J j = J::object();
-    j["name"] = p.name;
-    j["domain"] = p.domain;
-    j["scales_with"] = p.scales_with;
-    j["base_count"] = p.base_count;
-    j["target_count"] = p.target_count;
-    j["factor"] = p.factor;
-    j["base_value"] = p.base_value;
-    j["target_value"] = p.target_value;
-    return j;
-  };
-  J j = J::object();
+void to_json(nlohmann::ordered_json& j, const PortedCoefficient& p) {
+  j = nlohmann::ordered_json::object();
+  j["name"] = p.name;
+  j["domain"] = p.domain;
+  j["scales_with"] = p.scales_with;
+  j["base_count"] = p.base_count;
+  j["target_count"] = p.target_count;
+  j["factor"] = p.factor;
+  j["base_value"] = p.base_value;
+  j["target_value"] = p.target_value;
+}
+
+void to_json(nlohmann::ordered_json& j, const GpuPortReport& report) {
+  j = nlohmann::ordered_json::object();
   j["base_gpu"] = report.base_gpu;
   j["target_gpu"] = report.target_gpu;
   j["constant_scaling"] = ConstantScalingName(report.constant_scaling);
@@ -428,16 +427,11 @@ nlohmann::ordered_json GpuPortReportToJson(const GpuPortReport& report) {
     j["base_idle_w"] = report.base_idle_w;
     j["target_idle_w"] = report.target_idle_w;
   }
-  J components = J::array();
-  for (const PortedCoefficient& p : report.components) components.push_back(coefficient(p));
-  j["components_w_per_mhz"] = components;
-  J constants = J::array();
-  for (const PortedCoefficient& p : report.constant_terms) constants.push_back(coefficient(p));
-  j["constant_terms"] = constants;
+  j["components_w_per_mhz"] = report.components;
+  j["constant_terms"] = report.constant_terms;
   j["dropped_components"] = report.dropped_components;
   if (!report.left_out_optional.empty())
     j["left_out_optional_components"] = report.left_out_optional;
-  return j;
 }
 
 std::string FormatGpuPortReport(const GpuPortReport& report) {

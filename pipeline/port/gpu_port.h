@@ -117,7 +117,9 @@ double IdlePowerAtDefaultW(const Corpus& corpus);
 Corpus ProjectCorpus(const Corpus& corpus, const Layout& target, std::vector<std::string>* dropped);
 
 // The report as JSON (keys in a fixed order).
-nlohmann::ordered_json GpuPortReportToJson(const GpuPortReport& report);
+void to_json(nlohmann::ordered_json& j, const GpuPortReport& report);
+// One coefficient of the report: name, domain, scales_with, counts, factor, values.
+void to_json(nlohmann::ordered_json& j, const PortedCoefficient& p);
 
 // A few lines for the terminal.
 std::string FormatGpuPortReport(const GpuPortReport& report);

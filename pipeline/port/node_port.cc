@@ -89,6 +89,17 @@ NodeEstimatesReport PortEstimatesToNode(const EstimateTable& input, const NodeSc
   return r;
 }
 
+void to_json(nlohmann::ordered_json& row, const TermCheck& c) {
+  row = nlohmann::ordered_json::object();
+  row["term"] = EstimateTermName(c.term);
+  row["applied_factor"] = c.applied_factor;
+  row["columns"] = c.columns;
+  row["reference_min"] = c.reference_min;
+  row["reference_max"] = c.reference_max;
+  row["reference_single_factor"] = c.reference_single_factor;
+  row["reproduced"] = c.reproduced;
+}
+
 nlohmann::ordered_json NodeEstimatesReportToJson(const NodeEstimatesReport& report,
                                                  const NodeTable* table) {
   using J = nlohmann::ordered_json;
@@ -104,20 +115,8 @@ nlohmann::ordered_json NodeEstimatesReportToJson(const NodeEstimatesReport& repo
     ref["path"] = report.reference_path;
     ref["mape_pct"] = NumberOrNull(report.mape_reference_pct);
     ref["max_abs_total_diff_w"] = report.max_abs_total_diff_w;
-    J checks = J::array();
-    for (const TermCheck& c : report.checks) {
-      J row = J::object();
-      row["term"] = EstimateTermName(c.term);
-      row["applied_factor"] = c.applied_factor;
-      row["columns"] = c.columns;
-      row["reference_min"] = c.reference_min;
-      row["reference_max"] = c.reference_max;
-      row["reference_single_factor"] = c.reference_single_factor;
-      row["reproduced"] = c.reproduced;
-      checks.push_back(row);
-    }
-    ref["terms"] = checks;
-    ref["columns"] = ColumnFactorsToJson(report.reference_factors);
+    ref["terms"] = report.checks;
+    ref["columns"] = report.reference_factors;
     j["reference"] = ref;
   }
   return j;

@@ -51,6 +51,9 @@ struct NodeEstimatesReport {
 NodeEstimatesReport PortEstimatesToNode(const EstimateTable& input, const NodeScaling& scaling,
                                         const EstimateTable* reference, EstimateTable* scaled);
 
+// One reference check as a JSON row.
+void to_json(nlohmann::ordered_json& j, const TermCheck& check);
+// The report as JSON, with the node table's rows when `table` is given (NodeScalingToJson).
 nlohmann::ordered_json NodeEstimatesReportToJson(const NodeEstimatesReport& report,
                                                  const NodeTable* table);
 

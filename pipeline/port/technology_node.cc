@@ -159,9 +159,8 @@ PowerModel ScaleModelToNode(const PowerModel& model, const NodeScaling& scaling)
   return out;
 }
 
-nlohmann::ordered_json NodeScalingToJson(const NodeScaling& scaling, const NodeTable* table) {
-  using J = nlohmann::ordered_json;
-  J j = J::object();
+void to_json(nlohmann::ordered_json& j, const NodeScaling& scaling) {
+  j = nlohmann::ordered_json::object();
   j["from_node"] = scaling.from_node;
   j["to_node"] = scaling.to_node;
   j["dynamic_factor"] = scaling.dynamic_factor;
@@ -171,20 +170,26 @@ nlohmann::ordered_json NodeScalingToJson(const NodeScaling& scaling, const NodeT
   j["idle_sm_factor"] = scaling.idle_sm_factor;
   j["idle_sm_factor_from"] = scaling.idle_sm_source;
   j["board_constant_factor"] = scaling.board_constant_factor;
+}
+
+void to_json(nlohmann::ordered_json& row, const TechnologyNode& n) {
+  row = nlohmann::ordered_json::object();
+  row["node"] = n.node;
+  row["label"] = n.label;
+  row["vdd_v"] = n.vdd_v;
+  row["capacitance_rel"] = n.capacitance_rel;
+  row["leakage_current_rel"] = n.leakage_current_rel;
+  row["source"] = n.source;
+  row["line"] = n.line;
+}
+
+nlohmann::ordered_json NodeScalingToJson(const NodeScaling& scaling, const NodeTable* table) {
+  nlohmann::ordered_json j = scaling;
   if (table != nullptr) {
-    J rows = J::array();
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const std::string& name : {scaling.from_node, scaling.to_node}) {
       const TechnologyNode* n = table->Find(name);
-      if (n == nullptr) continue;
-      J row = J::object();
-      row["node"] = n->node;
-      row["label"] = n->label;
-      row["vdd_v"] = n->vdd_v;
-      row["capacitance_rel"] = n->capacitance_rel;
-      row["leakage_current_rel"] = n->leakage_current_rel;
-      row["source"] = n->source;
-      row["line"] = n->line;
-      rows.push_back(row);
+      if (n != nullptr) rows.push_back(nlohmann::ordered_json(*n));
     }
     j["node_table"] = table->path;
     j["nodes"] = rows;

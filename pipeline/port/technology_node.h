@@ -92,7 +92,12 @@ NodeScaling MakeNodeScaling(const NodeTable* table, const NodePortOptions& optio
 // than 1 is refused (OptionError).
 PowerModel ScaleModelToNode(const PowerModel& model, const NodeScaling& scaling);
 
-// The factors and the two nodes' rows as JSON.
+// The factors as JSON (from_node, to_node, each factor and where it came from).
+void to_json(nlohmann::ordered_json& j, const NodeScaling& scaling);
+// One row of the node table (node, label, vdd_v, capacitance_rel, leakage_current_rel, source,
+// line).
+void to_json(nlohmann::ordered_json& j, const TechnologyNode& node);
+// The factors and, when `table` is given, its path and the two nodes' rows.
 nlohmann::ordered_json NodeScalingToJson(const NodeScaling& scaling, const NodeTable* table);
 
 }  // namespace wattcal

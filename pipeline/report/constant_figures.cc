@@ -2,15 +2,11 @@
 // architectures (AccelWattch Fig. 12), with the readers of their JSON.
 #include "report/report_figures.h"
 
-#include <cerrno>
-#include <cstring>
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -107,7 +103,7 @@ void WriteConstantPowerPlot(const ConstantFitChart& chart, const std::string& ti
 }
 
 ConstantFitChart ReadConstantFitChart(const std::string& path) {
-  const nlohmann::json j = ReadJson(path, "constant-power result");
+  const nlohmann::json j = ReadJsonFile(path, "the constant-power result file");
   auto number = [&](const nlohmann::json& object, const std::string& key, const std::string& where,
                     bool required) { return JsonNumber(path, object, key, where, required); };
   ConstantFitChart chart;
@@ -155,7 +151,7 @@ ConstantFitChart ReadConstantFitChart(const std::string& path) {
 
 bool AddSweepPoints(const std::string& constant_json_path, ConstantFitChart* chart,
                     std::vector<std::string>* files_read) {
-  const nlohmann::json j = ReadJson(constant_json_path, "constant-power result");
+  const nlohmann::json j = ReadJsonFile(constant_json_path, "the constant-power result file");
   if (!j.contains("sweep") || !j["sweep"].is_object() || !j["sweep"].contains("path") ||
       !j["sweep"]["path"].is_string()) {
     return false;
@@ -262,7 +258,7 @@ void WriteRelativePowerPlot(const RelativePowerChart& chart, const std::string& 
 }
 
 RelativePowerChart ReadRelativePowerChart(const std::string& path) {
-  const nlohmann::json j = ReadJson(path, "comparison");
+  const nlohmann::json j = ReadJsonFile(path, "the comparison file");
   RelativePowerChart chart;
   auto text = [&](const nlohmann::json& object, const std::string& key, const std::string& where) {
     if (!object.is_object() || !object.contains(key) || !object[key].is_string()) {

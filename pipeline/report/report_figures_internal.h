@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/errors.h"
+#include "util/json_file.h"
 
 namespace wattcal {
 namespace figures_internal {
@@ -40,21 +41,6 @@ inline constexpr int kHeatmapCellPx = 13;
 inline constexpr int kHeatmapLargeFontPt = 9;
 // Samples of each fitted curve of the constant-power figure.
 inline constexpr int kCurveSamples = 120;
-
-// Reads a JSON file; InputError naming it when it cannot be read or parsed.
-inline nlohmann::json ReadJson(const std::string& path, const std::string& what) {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError(path, 0, "",
-                     "cannot open the " + what + " file" + ": " + std::strerror(errno));
-  try {
-    nlohmann::json j;
-    in >> j;
-    return j;
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
-  }
-}
 
 // object[key] as a number: NaN when absent or null and not required; InputError naming
 // `where` + key when required and absent, or when not a number.

@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "io/csv_reader.h"
 #include "util/errors.h"
+#include "util/json_file.h"
 
 namespace wattcal {
 
@@ -55,10 +55,9 @@ std::vector<CheckedFigure> CheckFigures(const std::vector<ExpectedFigure>& expec
     }
     CheckedFigure c;
     c.expected = e;
-    std::ifstream in(reports_dir + "/" + e.run + "/" + e.file);
-    if (in) {
+    const nlohmann::json j = ReadJsonFileOrDiscarded(reports_dir + "/" + e.run + "/" + e.file);
+    if (!j.is_discarded()) {
       try {
-        const nlohmann::json j = nlohmann::json::parse(in);
         const nlohmann::json::json_pointer pointer(e.pointer);
         if (j.contains(pointer) && j.at(pointer).is_number()) {
           c.found = true;

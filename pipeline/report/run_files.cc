@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "util/errors.h"
+#include "util/json_file.h"
 #include "util/output.h"
 #include "util/strings.h"
 
@@ -134,8 +134,7 @@ RunFiles ReadRunFiles(const std::string& run_dir) {
 bool FindStageRunOf(const std::string& path, StageRun* run) {
   const std::string provenance = FindProvenanceOf(path);
   if (provenance.empty()) return false;
-  std::ifstream in(provenance);
-  const nlohmann::json record = nlohmann::json::parse(in, nullptr, false);
+  const nlohmann::json record = ReadJsonFileOrDiscarded(provenance);
   if (!record.is_object() || !record.contains("outputs") || !record["outputs"].is_array())
     return false;
   *run = ReadStageRun(provenance, record, nullptr);

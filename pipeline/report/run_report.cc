@@ -1,12 +1,9 @@
 #include "report/run_report.h"
 
-#include <cerrno>
-#include <cstring>
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -20,6 +17,7 @@
 #include "report/run_report_internal.h"
 #include "report/validation_plots.h"
 #include "util/errors.h"
+#include "util/json_file.h"
 #include "util/logging.h"
 #include "util/strings.h"
 #include "validate/metrics.h"
@@ -39,20 +37,6 @@ bool IsFile(const std::string& path) {
   return !path.empty() && fs::is_regular_file(path, ec);
 }
 
-nlohmann::json ReadJsonFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError(path, 0, "",
-                     std::string("cannot open file for reading") + ": " + std::strerror(errno));
-  try {
-    nlohmann::json j;
-    in >> j;
-    return j;
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
-  }
-}
-
 // What the ingest run's provenance says about a measured table's power (wattcal-ingest
 // --capture records options.power_sources), with the table's board limit and flagged rows.
 std::string MeasurementNote(const Corpus& corpus, const std::string& path) {
@@ -60,7 +44,7 @@ std::string MeasurementNote(const Corpus& corpus, const std::string& path) {
   const std::string provenance = FindProvenanceOf(path);
   if (!provenance.empty()) {
     try {
-      const nlohmann::json j = ReadJsonFile(provenance);
+      const nlohmann::json j = ReadJsonFile(provenance, "file for reading");
       // The output's own options when it has them, else the run's.
       const nlohmann::json* options = j.contains("options") ? &j["options"] : nullptr;
       for (const nlohmann::json& o : j.value("outputs", nlohmann::json::array())) {
@@ -308,7 +292,7 @@ class Collector {
     for (const std::string& path : files_) {
       if (!EndsWith(ToLower(path), ".json")) continue;
       try {
-        json_files_.emplace_back(path, ReadJsonFile(path));
+        json_files_.emplace_back(path, ReadJsonFile(path, "file for reading"));
       } catch (const InputError& e) {
         r_.notes.push_back(std::string(e.what()) + "; left out");
       }
@@ -442,7 +426,7 @@ class Collector {
     v.rows = ReadPredictionsCsv(f.predictions);
     UseInput(f.predictions);
     if (!f.metrics.empty()) {
-      v.metrics = ReadJsonFile(f.metrics);
+      v.metrics = ReadJsonFile(f.metrics, "file for reading");
       UseInput(f.metrics);
     } else {
       v.metrics = MetricsToJson(ComputeValidationMetrics(v.rows), MetricsOptions());

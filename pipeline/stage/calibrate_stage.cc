@@ -195,7 +195,7 @@ CalibrateStageReport RunCalibrateStage(const CalibrateStageOptions& o) {
 
   CalibrateStageReport report;
   OutputSet outputs;
-  nlohmann::json manifest_options = CalibrationOptionsToJson(options);
+  nlohmann::json manifest_options = options;
   manifest_options["threads"] = options.num_threads;
   if (o.bootstrap > 0) {
     manifest_options["bootstrap_replicates"] = o.bootstrap;

@@ -46,8 +46,8 @@ CorpusReadOptions ToCorpusReadOptions(const CalibrationFlags& f) {
   return o;
 }
 
-nlohmann::json CalibrationOptionsToJson(const CalibrationOptions& o) {
-  nlohmann::json j;
+void to_json(nlohmann::json& j, const CalibrationOptions& o) {
+  j = nlohmann::json::object();
   j["method"] = FitMethodName(o.method);
   // The solver actually used: the fixed method is one NNLS solve, whatever --solver says.
   j["solver"] = o.method == FitMethod::kFixed ? "nnls" : FitSolverName(o.solver);
@@ -63,7 +63,6 @@ nlohmann::json CalibrationOptionsToJson(const CalibrationOptions& o) {
   j["joint_start_from_alternating"] = o.joint_start_from_alternating;
   j["keep_flagged"] = o.keep_flagged;
   if (o.power_limit_w > 0.0) j["power_limit_w"] = o.power_limit_w;
-  return j;
 }
 bool AccelWattchFlagsGiven(const AccelWattchFlags& f) {
   return !f.bounds.empty() || !f.orderings_path.empty() || !f.paper_orderings ||

@@ -43,7 +43,7 @@ CalibrationOptions ToCalibrationOptions(const CalibrationFlags& flags);
 CorpusReadOptions ToCorpusReadOptions(const CalibrationFlags& flags);
 
 // The effective options, for manifests and model files.
-nlohmann::json CalibrationOptionsToJson(const CalibrationOptions& options);
+void to_json(nlohmann::json& j, const CalibrationOptions& options);
 
 // The command-line form of AccelWattchFitOptions (calibrate --method accelwattch, validate
 // --mode accelwattch --cv loko).

@@ -10,6 +10,7 @@
 #include "report/clocks_report.h"
 #include "util/csv_field.h"
 #include "util/errors.h"
+#include "util/json_check.h"
 #include "util/logging.h"
 #include "util/output.h"
 
@@ -96,25 +97,25 @@ std::string PredictionsCsv(const VfModel& m, const ClockRunTable& table, double 
 }
 
 nlohmann::json SummaryJson(const VfFitResult& fit, const ClockCvResult& cv) {
-  nlohmann::ordered_json j;
-  j["training_mape_pct"] = fit.mape_pct;
+  nlohmann::json j = nlohmann::json::object();
+  j["training_mape_pct"] = FiniteOrNull(fit.mape_pct);
   j["training_converged"] = fit.converged;
-  j["anchor_f_core_mhz"] = cv.anchor_mhz;
+  j["anchor_f_core_mhz"] = FiniteOrNull(cv.anchor_mhz);
   j["folds"] = cv.fold_workloads.size();
   j["cv_points"] = cv.points.size();
-  j["cv_mape_pct"] = cv.mape_pct;
-  j["cv_proportional_mape_pct"] = cv.proportional_mape_pct;
+  j["cv_mape_pct"] = FiniteOrNull(cv.mape_pct);
+  j["cv_proportional_mape_pct"] = FiniteOrNull(cv.proportional_mape_pct);
   if (!cv.choices.empty()) {
     j["choices"] = cv.choices.size();
-    j["mean_energy_loss_pct"] = cv.mean_energy_loss_pct;
-    j["mean_within_timed_clocks_loss_pct"] = cv.mean_within_loss_pct;
-    j["mean_edp_loss_pct"] = cv.mean_edp_loss_pct;
-    j["mean_highest_clock_loss_pct"] = cv.mean_highest_loss_pct;
-    j["mean_best_fixed_clock_loss_pct"] = cv.mean_best_fixed_loss_pct;
+    j["mean_energy_loss_pct"] = FiniteOrNull(cv.mean_energy_loss_pct);
+    j["mean_within_timed_clocks_loss_pct"] = FiniteOrNull(cv.mean_within_loss_pct);
+    j["mean_edp_loss_pct"] = FiniteOrNull(cv.mean_edp_loss_pct);
+    j["mean_highest_clock_loss_pct"] = FiniteOrNull(cv.mean_highest_loss_pct);
+    j["mean_best_fixed_clock_loss_pct"] = FiniteOrNull(cv.mean_best_fixed_loss_pct);
   }
   j["notes"] = cv.notes;
   j["warnings"] = fit.warnings;
-  return nlohmann::json::parse(j.dump());
+  return j;
 }
 
 }  // namespace
@@ -129,22 +130,21 @@ void ClocksStageOptions::Check() const {
   }
 }
 
-nlohmann::json ClocksStageOptions::ToJson() const {
-  nlohmann::json j;
+void to_json(nlohmann::json& j, const ClocksStageOptions& o) {
+  j = nlohmann::json::object();
   j["anchor_mhz"] =
-      std::isnan(cv.anchor_mhz) ? nlohmann::json("middle") : nlohmann::json(cv.anchor_mhz);
-  j["time_clocks_mhz"] = cv.time_clocks_mhz;
-  j["folds"] = cv.folds;
-  j["seed"] = cv.seed;
-  j["reference_mhz"] = std::isnan(cv.fit.reference_mhz) ? nlohmann::json("highest")
-                                                        : nlohmann::json(cv.fit.reference_mhz);
-  j["power_limit_w"] = std::isnan(cv.fit.power_limit_w) ? nlohmann::json(nullptr)
-                                                        : nlohmann::json(cv.fit.power_limit_w);
-  j["voltage_min"] = cv.fit.voltage_min;
-  j["voltage_max"] = cv.fit.voltage_max;
-  j["figures"] = figures;
-  j["title"] = title;
-  return j;
+      std::isnan(o.cv.anchor_mhz) ? nlohmann::json("middle") : nlohmann::json(o.cv.anchor_mhz);
+  j["time_clocks_mhz"] = o.cv.time_clocks_mhz;
+  j["folds"] = o.cv.folds;
+  j["seed"] = o.cv.seed;
+  j["reference_mhz"] = std::isnan(o.cv.fit.reference_mhz) ? nlohmann::json("highest")
+                                                          : nlohmann::json(o.cv.fit.reference_mhz);
+  j["power_limit_w"] = std::isnan(o.cv.fit.power_limit_w) ? nlohmann::json(nullptr)
+                                                          : nlohmann::json(o.cv.fit.power_limit_w);
+  j["voltage_min"] = o.cv.fit.voltage_min;
+  j["voltage_max"] = o.cv.fit.voltage_max;
+  j["figures"] = o.figures;
+  j["title"] = o.title;
 }
 
 ClocksStageReport RunClocksStage(const ClocksStageOptions& o) {
@@ -183,7 +183,7 @@ ClocksStageReport RunClocksStage(const ClocksStageOptions& o) {
       {"every run with the fitted power", dir + "/training_fit.csv"},
       {"every held-out point of the cross-validation", dir + "/cv_predictions.csv"},
       {"the headline figures", dir + "/clocks_summary.json"}};
-  outputs.StageText(dir + "/vf_model.json", DumpJson(VfModelToJson(fit.model)));
+  outputs.StageText(dir + "/vf_model.json", DumpJson(nlohmann::json(fit.model)));
   outputs.StageText(dir + "/voltages.csv", VoltagesCsv(fit.model));
   outputs.StageText(dir + "/training_fit.csv", TrainingFitCsv(table, fit));
   outputs.StageText(dir + "/cv_predictions.csv", CvCsv(cv));
@@ -194,7 +194,7 @@ ClocksStageReport RunClocksStage(const ClocksStageOptions& o) {
         {"the clock chosen for each held-out workload, scored", dir + "/clock_choice.csv"});
   }
   if (idle) {
-    outputs.StageText(dir + "/idle_constant.json", DumpJson(IdleConstantToJson(*idle)));
+    outputs.StageText(dir + "/idle_constant.json", DumpJson(nlohmann::json(*idle)));
     files.push_back({"the constant power from the idle curve", dir + "/idle_constant.json"});
   }
   if (!o.predict_path.empty()) {
@@ -219,9 +219,9 @@ ClocksStageReport RunClocksStage(const ClocksStageOptions& o) {
   const std::vector<std::string> report_files = StageClocksReport(in, &outputs);
   // One record for the run, listing every output (the model first: it names the record).
   for (const auto& [what, path] : files)
-    outputs.StageProvenance(path, "clocks", inputs, o.ToJson());
+    outputs.StageProvenance(path, "clocks", inputs, nlohmann::json(o));
   for (const std::string& path : report_files)
-    outputs.StageProvenance(path, "clocks", inputs, o.ToJson());
+    outputs.StageProvenance(path, "clocks", inputs, nlohmann::json(o));
   outputs.Commit();
   report.written = outputs.Outputs();
 

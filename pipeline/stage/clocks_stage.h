@@ -33,8 +33,10 @@ struct ClocksStageOptions {
 
   // OptionError naming the flag.
   void Check() const;
-  nlohmann::json ToJson() const;
 };
+
+// The effective options, for manifests.
+void to_json(nlohmann::json& j, const ClocksStageOptions& options);
 
 // summary: the headline figures, one per line (printed to stdout).
 struct ClocksStageReport : StageSummary {

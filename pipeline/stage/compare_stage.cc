@@ -73,7 +73,7 @@ CompareStageReport RunCompareStage(const CompareStageOptions& o) {
       {"direction_deadband_frac", options.direction_deadband_frac},
       {"max_diff_pp", o.max_diff_pp}};
   OutputSet outputs;
-  nlohmann::ordered_json result = ComparisonToJson(comparison);
+  nlohmann::ordered_json result = comparison;
   // Where each side's numbers came from, for the report to say which model each figure belongs to.
   result["sources"] = {{"measured_a", measured_a_path},
                        {"measured_b", measured_b_path},

@@ -33,7 +33,7 @@ ConstantStageReport RunConstantStage(const ConstantStageOptions& o) {
   std::vector<std::string> inputs = {o.sweep_path};
   if (!o.description_path.empty()) inputs.push_back(o.description_path);
   outputs.StageText(o.out_path, DumpJson(ConstantPowerToJson(result, sweep, options)));
-  outputs.StageProvenance(o.out_path, "constant", inputs, ConstantPowerOptionsToJson(options));
+  outputs.StageProvenance(o.out_path, "constant", inputs, nlohmann::json(options));
   outputs.Commit();
   report.written = outputs.Outputs();
   LogInfo(fmt::format(

@@ -36,14 +36,14 @@ void DvfsStageOptions::Check() const {
   if (!dvfs.Check(&error)) fail(error);
 }
 
-nlohmann::json DvfsStageOptions::ToJson() const {
-  return {{"objective", DvfsObjectiveName(dvfs.objective)},
-          {"max_slowdown_pct", dvfs.max_slowdown_pct},
-          {"power_mode", PowerModeName(dvfs.power_mode)},
-          {"activity_scaling", ActivityScalingName(dvfs.activity_scaling)},
-          {"perf_models", dvfs.perf_models},
-          {"default_core_mhz", default_core_mhz},
-          {"default_mem_mhz", default_mem_mhz}};
+void to_json(nlohmann::json& j, const DvfsStageOptions& o) {
+  j = {{"objective", DvfsObjectiveName(o.dvfs.objective)},
+       {"max_slowdown_pct", o.dvfs.max_slowdown_pct},
+       {"power_mode", PowerModeName(o.dvfs.power_mode)},
+       {"activity_scaling", ActivityScalingName(o.dvfs.activity_scaling)},
+       {"perf_models", o.dvfs.perf_models},
+       {"default_core_mhz", o.default_core_mhz},
+       {"default_mem_mhz", o.default_mem_mhz}};
 }
 
 DvfsStageReport RunDvfsStage(const DvfsStageOptions& o) {
@@ -64,7 +64,7 @@ DvfsStageReport RunDvfsStage(const DvfsStageOptions& o) {
       model, o.model_path, activity, times, o.times_path, actual, o.actual_path, o.dvfs);
   const std::vector<DvfsModelSummary> summary = SummariseDvfs(choices, o.dvfs);
 
-  const nlohmann::json options = o.ToJson();
+  const nlohmann::json options = o;
   OutputSet outputs;
   outputs.StageText(o.out_path, DvfsChoicesToCsv(choices, o.dvfs));
   outputs.StageProvenance(o.out_path, "dvfs", inputs, options);

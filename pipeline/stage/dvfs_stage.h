@@ -48,8 +48,10 @@ struct DvfsStageOptions {
 
   // Every rule between the options; throws OptionError naming the flag.
   void Check() const;
-  nlohmann::json ToJson() const;
 };
+
+// The effective options, for manifests.
+void to_json(nlohmann::json& j, const DvfsStageOptions& options);
 
 struct DvfsStageReport : StageSummary {};
 

@@ -33,7 +33,7 @@ IdleStageReport RunIdleStage(const IdleStageOptions& o) {
   OutputSet outputs;
   outputs.StageText(out_path, DumpJson(IdlePowerToJson(result, sweep, options)));
   outputs.StageProvenance(out_path, "idle", SweepWithConstantInputs(o.files),
-                          IdlePowerOptionsToJson(options));
+                          nlohmann::json(options));
   outputs.Commit();
   report.written = outputs.Outputs();
   LogInfo("wrote " + out_path);

@@ -96,7 +96,7 @@ PerfStageReport RunPerfSimulation(const PerfStageOptions& o) {
   classifier.miss_latency_cycles = o.miss_latency_cycles;
 
   const PerfCampaignReport campaign = RunPerfCampaign(spec, classifier, o.threads);
-  const nlohmann::json options = o.ToJson();
+  const nlohmann::json options = o;
   OutputSet outputs;
   auto stage = [&](const std::string& name, const std::string& content) {
     const std::string path = o.out_dir + "/" + name;
@@ -201,23 +201,22 @@ void PerfStageOptions::Check() const {
   }
 }
 
-nlohmann::json PerfStageOptions::ToJson() const {
-  nlohmann::json j;
-  if (!simulate_spec_path.empty()) {
+void to_json(nlohmann::json& j, const PerfStageOptions& o) {
+  j = nlohmann::json::object();
+  if (!o.simulate_spec_path.empty()) {
     j["mode"] = "simulate";
-    j["base_mhz"] = base_mhz;
-    j["targets_mhz"] = SortedUnique(targets_mhz);
-    j["activity_spec"] = activity_spec_path;
-    j["write_timelines"] = write_timelines;
-    j["miss_latency_cycles"] = miss_latency_cycles;
-    return j;
+    j["base_mhz"] = o.base_mhz;
+    j["targets_mhz"] = SortedUnique(o.targets_mhz);
+    j["activity_spec"] = o.activity_spec_path;
+    j["write_timelines"] = o.write_timelines;
+    j["miss_latency_cycles"] = o.miss_latency_cycles;
+    return;
   }
-  j["mode"] = counters_path.empty() ? "timelines" : "counters";
-  j["targets_mhz"] = SortedUnique(targets_mhz);
-  j["models"] = models;
-  if (!timelines_path.empty()) j["miss_latency_cycles"] = miss_latency_cycles;
-  if (!actual_path.empty()) j["max_mape_pct"] = max_mape_pct;
-  return j;
+  j["mode"] = o.counters_path.empty() ? "timelines" : "counters";
+  j["targets_mhz"] = SortedUnique(o.targets_mhz);
+  j["models"] = o.models;
+  if (!o.timelines_path.empty()) j["miss_latency_cycles"] = o.miss_latency_cycles;
+  if (!o.actual_path.empty()) j["max_mape_pct"] = o.max_mape_pct;
 }
 
 PerfStageReport RunPerfStage(const PerfStageOptions& o) {
@@ -251,7 +250,7 @@ PerfStageReport RunPerfStage(const PerfStageOptions& o) {
   }
 
   std::vector<std::string> inputs = {input_path};
-  const nlohmann::json options = o.ToJson();
+  const nlohmann::json options = o;
   OutputSet outputs;
   outputs.StageText(o.out_path, TimesToCsv(times));
   outputs.StageProvenance(o.out_path, "perf", inputs, options);
@@ -265,7 +264,7 @@ PerfStageReport RunPerfStage(const PerfStageOptions& o) {
     const std::vector<ActualTime> actual = ReadActualTimes(o.actual_path);
     inputs.push_back(o.actual_path);
     const PerfValidationReport validation = ValidateTimes(times, counters, actual, o.actual_path);
-    outputs.StageText(o.validation_out_path, DumpJson(PerfValidationToJson(validation)));
+    outputs.StageText(o.validation_out_path, DumpJson(nlohmann::json(validation)));
     outputs.StageProvenance(o.validation_out_path, "perf", inputs, options);
     if (!o.errors_out_path.empty()) {
       outputs.StageText(o.errors_out_path, TimeErrorsToCsv(validation));

@@ -68,9 +68,10 @@ struct PerfStageOptions {
 
   // Every rule between the options; throws OptionError naming the flag.
   void Check() const;
-  // The effective options, for manifests.
-  nlohmann::json ToJson() const;
 };
+
+// The effective options, for manifests.
+void to_json(nlohmann::json& j, const PerfStageOptions& options);
 
 struct PerfStageReport : StageSummary {};
 

@@ -74,7 +74,7 @@ PortStageReport RunGpu(const PortGpuStageOptions& o) {
   outputs.StageProvenance(o.out_path, "port", inputs, manifest_options, "model");
   report.written.push_back(o.out_path);
   if (!o.report_path.empty()) {
-    outputs.StageText(o.report_path, DumpJson(GpuPortReportToJson(port)));
+    outputs.StageText(o.report_path, DumpJson(nlohmann::ordered_json(port)));
     outputs.StageProvenance(o.report_path, "port", inputs, manifest_options, "port_report");
     report.written.push_back(o.report_path);
   }

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -23,6 +21,7 @@
 #include "model/power_limit.h"
 #include "util/csv_field.h"
 #include "util/errors.h"
+#include "util/json_file.h"
 #include "util/logging.h"
 #include "util/output.h"
 
@@ -32,10 +31,7 @@ namespace {
 
 // True when `path` is a wattcal-accelwattch-model file (its "format" key says so).
 bool IsAccelWattchModel(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const nlohmann::json j = nlohmann::json::parse(buffer.str(), nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json j = ReadJsonFileOrDiscarded(path);
   return j.is_object() && j.contains("format") && j["format"] == kAccelWattchModelFormat;
 }
 

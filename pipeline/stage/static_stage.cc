@@ -33,7 +33,7 @@ StaticStageReport RunStaticStage(const StaticStageOptions& o) {
   OutputSet outputs;
   outputs.StageText(out_path, DumpJson(StaticPowerToJson(result, sweep, options)));
   outputs.StageProvenance(out_path, "static", SweepWithConstantInputs(o.files),
-                          StaticPowerOptionsToJson(options));
+                          nlohmann::json(options));
   outputs.Commit();
   report.written = outputs.Outputs();
   const GatingTerms& g = result.gating;

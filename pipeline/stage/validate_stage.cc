@@ -197,7 +197,7 @@ std::vector<double> CrossValidateFolds(const ValidateStageOptions& o,
   run->in.fold_benchmarks = result.fold_benchmarks;
   run->in.source = o.train_path;
   run->inputs = {o.train_path};
-  run->options["calibration"] = CalibrationOptionsToJson(calibration);
+  run->options["calibration"] = calibration;
   run->options["cv_folds"] = o.cv_folds;
   run->options["cv_seed"] = o.cv_seed;
   return reference_pair_mhz;

@@ -14,6 +14,7 @@
 
 #include "accelwattch/static_power.h"
 #include "io/json_lines.h"
+#include "util/json_file.h"
 #include "synth/power_sensor.h"
 #include "util/errors.h"
 #include "util/rng.h"

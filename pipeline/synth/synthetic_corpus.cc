@@ -8,7 +8,7 @@
 #include <random>
 #include <sstream>
 
-#include "io/json_lines.h"
+#include "util/json_file.h"
 #include "util/errors.h"
 #include "util/rng.h"
 

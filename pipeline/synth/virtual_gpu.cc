@@ -10,7 +10,7 @@
 
 #include "ingest/counters.h"
 #include "ingest/utilisation.h"
-#include "io/json_lines.h"
+#include "util/json_file.h"
 #include "model/model_io.h"
 #include "synth/power_sensor.h"
 #include "util/errors.h"

@@ -13,6 +13,10 @@ namespace wattcal {
 // every number is finite.
 std::string FirstNonFiniteNumber(const nlohmann::json& value);
 
+// `value` as a JSON number, or null when it is NaN or infinite: what a non-finite number
+// becomes when written and read back, stated where an output means "no value" by it.
+nlohmann::json FiniteOrNull(double value);
+
 // Throws std::logic_error (an internal error, exit 4) naming the path of the first non-finite
 // number in `value`.
 void CheckJsonNumbersFinite(const nlohmann::json& value);

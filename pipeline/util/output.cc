@@ -11,13 +11,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <set>
 #include <stdexcept>
 
 #include "util/errors.h"
 #include "util/json_check.h"
+#include "util/json_file.h"
 #include "util/sha256.h"
 
 namespace fs = boost::filesystem;
@@ -107,8 +107,7 @@ std::vector<std::pair<std::string, nlohmann::json>> ReadProvenanceRecords(
   std::sort(files.begin(), files.end());
   std::vector<std::pair<std::string, nlohmann::json>> records;
   for (const std::string& f : files) {
-    std::ifstream in(f);
-    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    nlohmann::json j = ReadJsonFileOrDiscarded(f);
     if (!j.is_object() || j.value("format", "") != "wattcal-provenance" || !j.contains("outputs") ||
         !j["outputs"].is_array()) {
       if (unreadable != nullptr) unreadable->push_back(f);
