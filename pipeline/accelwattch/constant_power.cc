@@ -12,6 +12,7 @@
 #include <Eigen/Dense>
 
 #include "util/errors.h"
+#include "util/json_check.h"
 #include "util/rng.h"
 #include "validate/metrics.h"
 
@@ -100,7 +101,6 @@ double Quantile(std::vector<double> v, double q) {  // linear interpolation (Hyn
   return v[lo] + (h - lo) * (v[hi] - v[lo]);
 }
 
-nlohmann::json Num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
 nlohmann::json Count(int v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(); }
 
 }  // namespace
@@ -388,10 +388,10 @@ nlohmann::json ConstantPowerToJson(const ConstantPowerReport& r, const Sweep& sw
   j["model"] =
       "AccelWattch MICRO'21 Eq. 3: P = beta f^3 + tau f + p_const, one p_const shared by "
       "all curves, beta and tau per curve (closed-form joint least squares)";
-  j["p_const_w"] = Num(r.p_const_w);
-  j["p_const_se_w"] = Num(r.p_const_se_w);
-  j["p_const_ci_low_w"] = Num(r.p_const_ci_low_w);
-  j["p_const_ci_high_w"] = Num(r.p_const_ci_high_w);
+  j["p_const_w"] = FiniteOrNull(r.p_const_w);
+  j["p_const_se_w"] = FiniteOrNull(r.p_const_se_w);
+  j["p_const_ci_low_w"] = FiniteOrNull(r.p_const_ci_low_w);
+  j["p_const_ci_high_w"] = FiniteOrNull(r.p_const_ci_high_w);
   j["ci_method"] =
       options.ci_method == ConstantCiMethod::kCovariance
           ? "covariance: Student t (dof = points - 1 - 2 curves) on the joint least-squares "
@@ -404,15 +404,15 @@ nlohmann::json ConstantPowerToJson(const ConstantPowerReport& r, const Sweep& sw
   j["fit"] = {{"points", r.points},
               {"curves", static_cast<int>(r.curves.size())},
               {"dof", r.dof},
-              {"residual_sd_w", Num(r.residual_sd_w)},
-              {"pearson_r", Num(r.pearson_r)},
-              {"rmse_w", Num(r.rmse_w)},
-              {"mape_pct", Num(r.mape_pct)}};
+              {"residual_sd_w", FiniteOrNull(r.residual_sd_w)},
+              {"pearson_r", FiniteOrNull(r.pearson_r)},
+              {"rmse_w", FiniteOrNull(r.rmse_w)},
+              {"mape_pct", FiniteOrNull(r.mape_pct)}};
   j["linear_extrapolation"] = {
       {"model", "GPUWattch: P = intercept + slope f per curve, extrapolated to f = 0"},
       {"curves", static_cast<int>(r.curves.size())},
       {"negative_intercept_curves", r.negative_linear_curves},
-      {"joint_intercept_w", Num(r.linear_joint_intercept_w)}};
+      {"joint_intercept_w", FiniteOrNull(r.linear_joint_intercept_w)}};
   nlohmann::json curves = nlohmann::json::array();
   for (const CurveReport& c : r.curves) {
     curves.push_back({{"benchmark", c.curve.benchmark},
@@ -422,20 +422,20 @@ nlohmann::json ConstantPowerToJson(const ConstantPowerReport& r, const Sweep& sw
                       {"points", static_cast<int>(c.curve.f_core_mhz.size())},
                       {"f_core_min_mhz", c.f_core_min_mhz},
                       {"f_core_max_mhz", c.f_core_max_mhz},
-                      {"beta_w_per_mhz3", Num(c.joint.beta_w_per_mhz3)},
-                      {"tau_w_per_mhz", Num(c.joint.tau_w_per_mhz)},
-                      {"pearson_r", Num(c.joint.pearson_r)},
-                      {"rmse_w", Num(c.joint.rmse_w)},
-                      {"mape_pct", Num(c.joint.mape_pct)},
-                      {"own_p_const_w", Num(c.own.p_const_w)},
-                      {"own_beta_w_per_mhz3", Num(c.own.beta_w_per_mhz3)},
-                      {"own_tau_w_per_mhz", Num(c.own.tau_w_per_mhz)},
-                      {"own_pearson_r", Num(c.own.pearson_r)},
-                      {"own_rmse_w", Num(c.own.rmse_w)},
-                      {"linear_intercept_w", Num(c.linear.intercept_w)},
-                      {"linear_slope_w_per_mhz", Num(c.linear.slope_w_per_mhz)},
-                      {"linear_pearson_r", Num(c.linear.pearson_r)},
-                      {"linear_rmse_w", Num(c.linear.rmse_w)},
+                      {"beta_w_per_mhz3", FiniteOrNull(c.joint.beta_w_per_mhz3)},
+                      {"tau_w_per_mhz", FiniteOrNull(c.joint.tau_w_per_mhz)},
+                      {"pearson_r", FiniteOrNull(c.joint.pearson_r)},
+                      {"rmse_w", FiniteOrNull(c.joint.rmse_w)},
+                      {"mape_pct", FiniteOrNull(c.joint.mape_pct)},
+                      {"own_p_const_w", FiniteOrNull(c.own.p_const_w)},
+                      {"own_beta_w_per_mhz3", FiniteOrNull(c.own.beta_w_per_mhz3)},
+                      {"own_tau_w_per_mhz", FiniteOrNull(c.own.tau_w_per_mhz)},
+                      {"own_pearson_r", FiniteOrNull(c.own.pearson_r)},
+                      {"own_rmse_w", FiniteOrNull(c.own.rmse_w)},
+                      {"linear_intercept_w", FiniteOrNull(c.linear.intercept_w)},
+                      {"linear_slope_w_per_mhz", FiniteOrNull(c.linear.slope_w_per_mhz)},
+                      {"linear_pearson_r", FiniteOrNull(c.linear.pearson_r)},
+                      {"linear_rmse_w", FiniteOrNull(c.linear.rmse_w)},
                       {"linear_intercept_negative", c.linear_intercept_negative}});
   }
   j["curves"] = curves;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "util/errors.h"
+#include "util/json_check.h"
 
 namespace wattcal {
 
@@ -36,9 +37,7 @@ bool IdlePowerOptions::Check(std::string* error) const {
   return true;
 }
 
-namespace {
-nlohmann::json Num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
-}  // namespace
+namespace {}  // namespace
 
 IdlePowerReport FitIdlePower(const Sweep& sweep, const IdlePowerOptions& options) {
   std::string error;
@@ -140,8 +139,8 @@ nlohmann::json IdlePowerToJson(const IdlePowerReport& r, const Sweep& sweep,
   j["model"] =
       "AccelWattch MICRO'21 Eqs. 6-8: per-active-SM power from the all-SM run, idle SMs "
       "as the remainder at fewer SMs, geometric mean over microbenchmarks";
-  j["p_idle_sm_w"] = Num(r.per_idle_sm_w);
-  j["arithmetic_mean_idle_sm_w"] = Num(r.arithmetic_mean_w);
+  j["p_idle_sm_w"] = FiniteOrNull(r.per_idle_sm_w);
+  j["arithmetic_mean_idle_sm_w"] = FiniteOrNull(r.arithmetic_mean_w);
   j["status"] = r.status;
   j["p_const_w"] = r.p_const_w;
   j["f_core_mhz"] = r.f_core_mhz;
@@ -160,7 +159,7 @@ nlohmann::json IdlePowerToJson(const IdlePowerReport& r, const Sweep& sweep,
     benchmarks.push_back({{"benchmark", b.benchmark},
                           {"power_all_sms_w", b.power_all_sms_w},
                           {"per_active_sm_w", b.per_active_sm_w},
-                          {"per_idle_sm_w", Num(b.per_idle_sm_w)},
+                          {"per_idle_sm_w", FiniteOrNull(b.per_idle_sm_w)},
                           {"used", b.used},
                           {"note", b.note},
                           {"configs", configs}});

@@ -14,6 +14,7 @@
 
 #include "io/json_lines.h"
 #include "util/errors.h"
+#include "util/json_check.h"
 #include "util/output.h"
 
 namespace wattcal {
@@ -24,14 +25,9 @@ using OrderedJson = nlohmann::ordered_json;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-OrderedJson Number(double v) {
-  if (!std::isfinite(v)) return nullptr;
-  return v;
-}
-
 OrderedJson Numbers(const std::vector<double>& values) {
   OrderedJson a = OrderedJson::array();
-  for (double v : values) a.push_back(Number(v));
+  for (double v : values) a.push_back(FiniteOrNull<OrderedJson>(v));
   return a;
 }
 
@@ -316,10 +312,10 @@ void to_json(nlohmann::ordered_json& j, const AccelWattchModel& m) {
   for (size_t i = 0; i < m.components.size(); ++i) {
     OrderedJson c;
     c["component"] = m.components[i];
-    c["x"] = Number(m.x[i]);
-    c["lower_bound"] = Number(m.lower_bound[i]);
-    c["upper_bound"] = Number(m.upper_bound[i]);
-    c["prior_x"] = Number(m.prior_x[i]);
+    c["x"] = FiniteOrNull<OrderedJson>(m.x[i]);
+    c["lower_bound"] = FiniteOrNull<OrderedJson>(m.lower_bound[i]);
+    c["upper_bound"] = FiniteOrNull<OrderedJson>(m.upper_bound[i]);
+    c["prior_x"] = FiniteOrNull<OrderedJson>(m.prior_x[i]);
     components.push_back(c);
   }
   j["components"] = components;
@@ -336,17 +332,17 @@ void to_json(nlohmann::ordered_json& j, const AccelWattchModel& m) {
   const AccelWattchFitReport& f = m.fit;
   OrderedJson fit;
   fit["residual"] = f.residual;
-  fit["prior_weight"] = Number(f.prior_weight);
+  fit["prior_weight"] = FiniteOrNull<OrderedJson>(f.prior_weight);
   fit["prior_source"] = f.prior_source;
   fit["kept_start"] = f.kept_start;
   fit["converged"] = f.converged;
-  fit["final_cost"] = Number(f.final_cost);
+  fit["final_cost"] = FiniteOrNull<OrderedJson>(f.final_cost);
   fit["train_kernels"] = f.train_kernels;
-  fit["train_mape_pct"] = Number(f.train_mape_pct);
-  fit["train_max_ape_pct"] = Number(f.train_max_ape_pct);
-  fit["train_rmse_w"] = Number(f.train_rmse_w);
-  fit["train_pearson_r"] = Number(f.train_pearson_r);
-  fit["max_constraint_violation"] = Number(f.max_constraint_violation);
+  fit["train_mape_pct"] = FiniteOrNull<OrderedJson>(f.train_mape_pct);
+  fit["train_max_ape_pct"] = FiniteOrNull<OrderedJson>(f.train_max_ape_pct);
+  fit["train_rmse_w"] = FiniteOrNull<OrderedJson>(f.train_rmse_w);
+  fit["train_pearson_r"] = FiniteOrNull<OrderedJson>(f.train_pearson_r);
+  fit["max_constraint_violation"] = FiniteOrNull<OrderedJson>(f.max_constraint_violation);
   OrderedJson starts = OrderedJson::array();
   for (const AccelWattchStartReport& s : f.starts) {
     OrderedJson r;
@@ -354,9 +350,9 @@ void to_json(nlohmann::ordered_json& j, const AccelWattchModel& m) {
     r["run"] = s.run;
     r["converged"] = s.converged;
     r["iterations"] = s.iterations;
-    r["initial_cost"] = Number(s.initial_cost);
-    r["final_cost"] = Number(s.final_cost);
-    r["train_mape_pct"] = Number(s.train_mape_pct);
+    r["initial_cost"] = FiniteOrNull<OrderedJson>(s.initial_cost);
+    r["final_cost"] = FiniteOrNull<OrderedJson>(s.final_cost);
+    r["train_mape_pct"] = FiniteOrNull<OrderedJson>(s.train_mape_pct);
     r["termination"] = s.termination;
     r["x_start"] = Numbers(s.x_start);
     r["x"] = Numbers(s.x);

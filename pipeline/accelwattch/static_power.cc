@@ -9,6 +9,7 @@
 #include <set>
 
 #include "util/errors.h"
+#include "util/json_check.h"
 
 namespace wattcal {
 
@@ -53,8 +54,6 @@ bool StaticPowerOptions::Check(std::string* error) const {
 }
 
 namespace {
-
-nlohmann::json Num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
 
 // Least-squares line y = c0 + c1 x (needs two distinct x).
 void FitLine(const std::vector<double>& x, const std::vector<double>& y, double* c0, double* c1) {
@@ -355,13 +354,13 @@ void to_json(nlohmann::json& j, const StaticPowerOptions& o) {
 namespace {
 
 nlohmann::json ModelJson(const DivergenceModel& m, int n) {
-  return {{"p_static_first_lane_w", Num(m.p_static_first_lane_w)},
-          {"p_static_add_lane_w", Num(m.p_static_add_lane_w)},
-          {"p_static_full_warp_w", Num(m.p_static_full_warp_w)},
-          {"p_static_first_lane_per_active_sm_w", Num(m.p_static_first_lane_w / n)},
-          {"p_static_add_lane_per_active_sm_w", Num(m.p_static_add_lane_w / n)},
-          {"rmse_w", Num(m.rmse_w)},
-          {"max_abs_error_w", Num(m.max_abs_error_w)}};
+  return {{"p_static_first_lane_w", FiniteOrNull(m.p_static_first_lane_w)},
+          {"p_static_add_lane_w", FiniteOrNull(m.p_static_add_lane_w)},
+          {"p_static_full_warp_w", FiniteOrNull(m.p_static_full_warp_w)},
+          {"p_static_first_lane_per_active_sm_w", FiniteOrNull(m.p_static_first_lane_w / n)},
+          {"p_static_add_lane_per_active_sm_w", FiniteOrNull(m.p_static_add_lane_w / n)},
+          {"rmse_w", FiniteOrNull(m.rmse_w)},
+          {"max_abs_error_w", FiniteOrNull(m.max_abs_error_w)}};
 }
 
 }  // namespace
@@ -385,14 +384,14 @@ nlohmann::json StaticPowerToJson(const StaticPowerReport& r, const Sweep& sweep,
                  {"basis", "total power at reference_f_core_mhz"},
                  {"sm_counts", g.sm_counts},
                  {"lane_counts", g.lane_counts},
-                 {"first_sm_w", Num(g.first_sm_w)},
-                 {"add_sm_w", Num(g.add_sm_w)},
-                 {"first_to_add_sm_ratio", Num(g.first_to_add_sm_ratio)},
-                 {"first_lane_per_sm_w", Num(g.first_lane_per_sm_w)},
-                 {"add_lane_per_sm_w", Num(g.add_lane_per_sm_w)},
-                 {"first_to_add_lane_ratio", Num(g.first_to_add_lane_ratio)},
-                 {"sm_all_vs_1_increase_pct", Num(g.sm_all_vs_1_increase_pct)},
-                 {"lanes_8_vs_1_increase_pct", Num(g.lanes_8_vs_1_increase_pct)}};
+                 {"first_sm_w", FiniteOrNull(g.first_sm_w)},
+                 {"add_sm_w", FiniteOrNull(g.add_sm_w)},
+                 {"first_to_add_sm_ratio", FiniteOrNull(g.first_to_add_sm_ratio)},
+                 {"first_lane_per_sm_w", FiniteOrNull(g.first_lane_per_sm_w)},
+                 {"add_lane_per_sm_w", FiniteOrNull(g.add_lane_per_sm_w)},
+                 {"first_to_add_lane_ratio", FiniteOrNull(g.first_to_add_lane_ratio)},
+                 {"sm_all_vs_1_increase_pct", FiniteOrNull(g.sm_all_vs_1_increase_pct)},
+                 {"lanes_8_vs_1_increase_pct", FiniteOrNull(g.lanes_8_vs_1_increase_pct)}};
   nlohmann::json categories = nlohmann::json::object();
   for (const CategoryStatic& c : r.categories) {
     nlohmann::json cj = {{"status", c.status}, {"benchmarks", c.benchmarks}};
@@ -401,15 +400,15 @@ nlohmann::json StaticPowerToJson(const StaticPowerReport& r, const Sweep& sweep,
       cj["distinguishable"] = c.distinguishable;
       cj["linear"] = ModelJson(c.linear, r.num_sms);
       cj["half_warp"] = ModelJson(c.half_warp, r.num_sms);
-      cj["eq3_mape_pct"] = Num(c.eq3_mape_pct);
+      cj["eq3_mape_pct"] = FiniteOrNull(c.eq3_mape_pct);
       nlohmann::json points = nlohmann::json::array();
       for (const DivergencePoint& p : c.points) {
         points.push_back({{"benchmark", p.benchmark},
                           {"lanes_per_warp", p.lanes_per_warp},
-                          {"static_w", Num(p.static_w)},
-                          {"beta_w_per_mhz3", Num(p.beta_w_per_mhz3)},
-                          {"tau_w_per_mhz", Num(p.tau_w_per_mhz)},
-                          {"eq3_mape_pct", Num(p.eq3_mape_pct)},
+                          {"static_w", FiniteOrNull(p.static_w)},
+                          {"beta_w_per_mhz3", FiniteOrNull(p.beta_w_per_mhz3)},
+                          {"tau_w_per_mhz", FiniteOrNull(p.tau_w_per_mhz)},
+                          {"eq3_mape_pct", FiniteOrNull(p.eq3_mape_pct)},
                           {"points", p.points}});
       }
       cj["lanes"] = points;

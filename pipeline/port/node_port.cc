@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "util/errors.h"
+#include "util/json_check.h"
 #include "validate/metrics.h"
 
 namespace wattcal {
@@ -36,10 +37,6 @@ double AppliedFactor(const NodeScaling& s, EstimateTerm term) {
     case EstimateTerm::kTotal: break;
   }
   return 1.0;
-}
-
-nlohmann::ordered_json NumberOrNull(double v) {
-  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
 }
 
 }  // namespace
@@ -106,14 +103,14 @@ nlohmann::ordered_json NodeEstimatesReportToJson(const NodeEstimatesReport& repo
   J j = J::object();
   j["scaling"] = NodeScalingToJson(report.scaling, table);
   j["kernels"] = report.kernels;
-  j["mape_before_pct"] = NumberOrNull(report.mape_before_pct);
-  j["mape_after_pct"] = NumberOrNull(report.mape_after_pct);
+  j["mape_before_pct"] = FiniteOrNull<nlohmann::ordered_json>(report.mape_before_pct);
+  j["mape_after_pct"] = FiniteOrNull<nlohmann::ordered_json>(report.mape_after_pct);
   j["kernels_with_remainder"] = report.kernels_with_remainder;
   j["max_remainder_w"] = report.max_remainder_w;
   if (!report.reference_path.empty()) {
     J ref = J::object();
     ref["path"] = report.reference_path;
-    ref["mape_pct"] = NumberOrNull(report.mape_reference_pct);
+    ref["mape_pct"] = FiniteOrNull<nlohmann::ordered_json>(report.mape_reference_pct);
     ref["max_abs_total_diff_w"] = report.max_abs_total_diff_w;
     ref["terms"] = report.checks;
     ref["columns"] = report.reference_factors;

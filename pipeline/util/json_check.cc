@@ -5,10 +5,6 @@
 
 namespace wattcal {
 
-nlohmann::json FiniteOrNull(double value) {
-  return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json();
-}
-
 namespace {
 
 bool Find(const nlohmann::json& value, const std::string& path, std::string* found) {

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <string>
 
 namespace wattcal {
@@ -13,9 +14,13 @@ namespace wattcal {
 // every number is finite.
 std::string FirstNonFiniteNumber(const nlohmann::json& value);
 
-// `value` as a JSON number, or null when it is NaN or infinite: what a non-finite number
-// becomes when written and read back, stated where an output means "no value" by it.
-nlohmann::json FiniteOrNull(double value);
+// `value` as a JSON number (nlohmann::json or nlohmann::ordered_json), or null when it is NaN or
+// infinite: what a non-finite number becomes when written and read back, stated where an output
+// means "no value" by it.
+template <typename Json = nlohmann::json>
+Json FiniteOrNull(double value) {
+  return std::isfinite(value) ? Json(value) : Json(nullptr);
+}
 
 // Throws std::logic_error (an internal error, exit 4) naming the path of the first non-finite
 // number in `value`.

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "util/csv_field.h"
+#include "util/json_check.h"
 
 namespace wattcal {
 namespace {
@@ -67,27 +68,21 @@ double PearsonR(const std::vector<double>& x, const std::vector<double>& y) {
   return std::clamp(sxy / std::sqrt(sxx * syy), -1.0, 1.0);
 }
 
-// A JSON number, or null when not finite.
-nlohmann::json JsonNumber(double value) {
-  if (!std::isfinite(value)) return nullptr;
-  return value;
-}
-
 // Writes the statistics of `e` into `out` under their unit-carrying keys.
 void AddErrorMetrics(const ErrorMetrics& e, const MetricsOptions& options, nlohmann::json* out) {
   const std::string ci_label = PercentKeyLabel(100.0 * options.confidence_level);
   nlohmann::json& j = *out;
   j["points"] = e.points;
-  j["mape_pct"] = JsonNumber(e.mape_pct);
-  j["mape_ci" + ci_label + "_low_pct"] = JsonNumber(e.mape_ci_low_pct);
-  j["mape_ci" + ci_label + "_high_pct"] = JsonNumber(e.mape_ci_high_pct);
-  j["max_ape_pct"] = JsonNumber(e.max_ape_pct);
-  j["mean_error_pct"] = JsonNumber(e.mean_error_pct);
-  j["rmse_w"] = JsonNumber(e.rmse_w);
-  j["pearson_r"] = JsonNumber(e.pearson_r);
+  j["mape_pct"] = FiniteOrNull(e.mape_pct);
+  j["mape_ci" + ci_label + "_low_pct"] = FiniteOrNull(e.mape_ci_low_pct);
+  j["mape_ci" + ci_label + "_high_pct"] = FiniteOrNull(e.mape_ci_high_pct);
+  j["max_ape_pct"] = FiniteOrNull(e.max_ape_pct);
+  j["mean_error_pct"] = FiniteOrNull(e.mean_error_pct);
+  j["rmse_w"] = FiniteOrNull(e.rmse_w);
+  j["pearson_r"] = FiniteOrNull(e.pearson_r);
   for (size_t i = 0; i < options.within_pct.size(); ++i) {
     const double frac = i < e.within_frac.size() ? e.within_frac[i] : ErrorMetrics::kNaN;
-    j["within_" + PercentKeyLabel(options.within_pct[i]) + "_pct_frac"] = JsonNumber(frac);
+    j["within_" + PercentKeyLabel(options.within_pct[i]) + "_pct_frac"] = FiniteOrNull(frac);
   }
 }
 
