@@ -261,7 +261,6 @@ ValidateStageReport WriteValidation(const ValidateStageOptions& o,
   OutputSet outputs;
   auto stage_manifest = [&](const std::string& path, const std::string& role) {
     outputs.StageProvenance(path, "validate", run.inputs, run.options, role);
-    report.written.push_back(path);
   };
   outputs.StageText(o.predictions_path, PredictionsToCsv(run.in.rows));
   stage_manifest(o.predictions_path, "predictions");
@@ -278,11 +277,6 @@ ValidateStageReport WriteValidation(const ValidateStageOptions& o,
     workload_plot_path =
         StageValidationFigures(run.in.rows, run.outcome.metrics, run.outcome.title, o.plot_path,
                                run.inputs, run.options, &outputs, figures, checked.metrics);
-    for (const std::string& png : {o.plot_path, workload_plot_path}) {
-      if (png.empty()) continue;
-      report.written.push_back(png);
-      report.written.push_back(boost::filesystem::path(png).replace_extension(".svg").string());
-    }
   }
   if (!o.summary_md_path.empty()) {
     outputs.StageText(o.summary_md_path,
@@ -291,6 +285,7 @@ ValidateStageReport WriteValidation(const ValidateStageOptions& o,
     stage_manifest(o.summary_md_path, "summary");
   }
   outputs.Commit();
+  report.written = outputs.Outputs();
   return report;
 }
 
