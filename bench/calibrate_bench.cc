@@ -37,7 +37,7 @@ void Run(benchmark::State& state, CalibrationOptions options, int threads = 1) {
     return;
   }
   const Corpus train = ReadCorpus(path);
-  options.num_threads = threads;
+  options.threads = threads;
   int iterations = 0;
   for (auto _ : state) {
     const PowerModel model = Calibrate(train, options);
@@ -79,7 +79,7 @@ void BM_CalibrateJointL2(benchmark::State& state) {
 
 void BM_CalibrateJointColdStartOnly(benchmark::State& state) {
   CalibrationOptions o;
-  o.joint_start_from_alternating = false;
+  o.start_from_alternating = false;
   Run(state, o);
 }
 

@@ -28,16 +28,26 @@ double Mape(const std::vector<PredictionRow>& rows) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string root = argc > 1 ? argv[1] : std::string(WATTCAL_SOURCE_DIR) + "/../shared/datasets";
-  struct Pair { std::string name, train, heldout; };
+  const std::string root =
+      argc > 1 ? argv[1] : std::string(WATTCAL_SOURCE_DIR) + "/../shared/datasets";
+  struct Pair {
+    std::string name, train, heldout;
+  };
   const std::vector<Pair> pairs = {
       {"titanx-11comp", root + "/gpmtool_tpds2019/gtx_titan_x/train_micro_dvfs_11comp.csv",
        root + "/gpmtool_tpds2019/gtx_titan_x/DERIVED_real_power_allF_11comp.csv"},
       {"titanx-7comp", root + "/gpmtool_tpds2019/gtx_titan_x/train_micro_dvfs_7comp.csv",
        root + "/gpmtool_tpds2019/gtx_titan_x/real_power_allF_7comp.csv"},
   };
-  struct Variant { FitSolver solver; FitResidual residual; FitLoss loss; double scale; bool from_alt = false; };
-  std::vector<Variant> variants = {{FitSolver::kAlternating, FitResidual::kAbsolute, FitLoss::kL2, 0}};
+  struct Variant {
+    FitSolver solver;
+    FitResidual residual;
+    FitLoss loss;
+    double scale;
+    bool from_alt = false;
+  };
+  std::vector<Variant> variants = {
+      {FitSolver::kAlternating, FitResidual::kAbsolute, FitLoss::kL2, 0}};
   for (FitResidual res : {FitResidual::kAbsolute, FitResidual::kRelative}) {
     for (FitLoss loss : {FitLoss::kL2, FitLoss::kHuber, FitLoss::kCauchy}) {
       variants.push_back({FitSolver::kJoint, res, loss, 0});
@@ -54,8 +64,8 @@ int main(int argc, char** argv) {
   variants.push_back({FitSolver::kJoint, FitResidual::kAbsolute, FitLoss::kL2, 0, true});
   variants.push_back({FitSolver::kJoint, FitResidual::kRelative, FitLoss::kL2, 0, true});
   std::printf("%-14s %-11s %-9s %-7s %5s %6s %9s %9s %9s %9s %12s\n", "corpus", "solver",
-              "residual", "loss", "scale", "time_s", "train_pct", "cv5_pct", "dvfs_pct",
-              "scal_pct", "l2cost_w2");
+              "residual", "loss", "scale", "time_s", "train_pct", "cv5_pct", "dvfs_pct", "scal_pct",
+              "l2cost_w2");
   for (const Pair& p : pairs) {
     const Corpus train = ReadCorpus(p.train);
     const Corpus heldout = ReadCorpus(p.heldout);
@@ -65,13 +75,13 @@ int main(int argc, char** argv) {
       o.residual = v.residual;
       o.loss = v.loss;
       o.loss_scale = v.scale;
-      o.joint_start_from_alternating = v.from_alt;
+      o.start_from_alternating = v.from_alt;
       const auto t0 = std::chrono::steady_clock::now();
       const PowerModel m = Calibrate(train, o);
       const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       CrossValidationOptions cv;
       cv.folds = 5;
-      cv.num_threads = 2;
+      cv.threads = 2;
       const double cv_mape = Mape(CrossValidate(train, o, PredictMode::kDvfs, cv).rows);
       double l2 = 0.0;
       for (int r = 0; r < train.rows(); ++r) {
@@ -81,9 +91,10 @@ int main(int argc, char** argv) {
         l2 += 0.5 * e * e;
       }
       std::printf("%-14s %-11s %-9s %-7s %5.1f %6.3f %9.3f %9.3f %9.3f %9.3f %12.3f\n",
-                  p.name.c_str(), v.from_alt ? "joint+alt" : FitSolverName(v.solver), FitResidualName(v.residual),
-                  FitLossName(v.loss), o.EffectiveLossScale(), t,
-                  m.fit.train_mape_pct, cv_mape, Mape(PredictHeldout(m, heldout, PredictMode::kDvfs)),
+                  p.name.c_str(), v.from_alt ? "joint+alt" : FitSolverName(v.solver),
+                  FitResidualName(v.residual), FitLossName(v.loss), o.EffectiveLossScale(), t,
+                  m.fit.train_mape_pct, cv_mape,
+                  Mape(PredictHeldout(m, heldout, PredictMode::kDvfs)),
                   Mape(PredictHeldout(m, heldout, PredictMode::kScaling)), l2);
       std::fflush(stdout);
     }

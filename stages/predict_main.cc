@@ -49,11 +49,9 @@ int main(int argc, char** argv) {
                  "per term and component (TPDS §4.5)")
       ->check(OutputFile());
   app.add_option("--out", o.out_path, "Predictions CSV to write")->check(OutputFile())->required();
-  app.add_option("--mode", o.mode,
-                 "dvfs: at each row's V-F pair, or at every pair of the model when the "
-                 "activity has no frequencies; fixed: at the model's reference pair")
-      ->check(CLI::IsMember({"dvfs", "fixed"}))
-      ->capture_default_str()
+  AddEnumOption(&app, "--mode", &o.mode, {PredictMode::kDvfs, PredictMode::kFixed}, PredictModeName,
+                "dvfs: at each row's V-F pair, or at every pair of the model when the "
+                "activity has no frequencies; fixed: at the model's reference pair")
       ->each([&](const std::string&) { o.mode_given = true; });
   app.add_flag("--breakdown", o.breakdown, "Add per-component power columns (TPDS §4.5)");
   app.add_option(

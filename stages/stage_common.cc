@@ -19,58 +19,55 @@
 namespace wattcal {
 
 void AddCalibrationOptions(CLI::App* app, CalibrationFlags* f) {
-  app->add_option(
-         "--method", f->method,
-         "dvfs: cross-domain model with unknown voltages (TPDS Eqs. 4-6); fixed: "
-         "linear model at the default V-F pair (Eq. 9); auto: fixed when the training rows "
-         "hold one V-F pair, else dvfs; accelwattch (calibrate only, with --components): "
-         "AccelWattch's dynamic scaling factors (MICRO'21 Eq. 14)")
-      ->check(CLI::IsMember({"dvfs", "fixed", "auto", "accelwattch"}))
-      ->capture_default_str();
-  AddEnumOption(app, "--solver", &f->solver, {FitSolver::kJoint, FitSolver::kAlternating},
+  CalibrationOptions* o = &f->options;
+  AddEnumOption(app, "--method", &f->method, CalibrationMethods(), CalibrationMethodName,
+                "dvfs: cross-domain model with unknown voltages (TPDS Eqs. 4-6); fixed: "
+                "linear model at the default V-F pair (Eq. 9); auto: fixed when the training rows "
+                "hold one V-F pair, else dvfs; accelwattch (calibrate only, with --components): "
+                "AccelWattch's dynamic scaling factors (MICRO'21 Eq. 14)");
+  AddEnumOption(app, "--solver", &o->solver, {FitSolver::kJoint, FitSolver::kAlternating},
                 FitSolverName,
                 "joint: voltages and coefficients in one Ceres problem; alternating: "
                 "gpmTOOL's algorithm (L2, absolute residuals)");
-  app->add_option("--loss", f->loss,
-                  "Residual loss: l2 | huber | cauchy (default: huber for dvfs with the joint "
-                  "solver, l2 for fixed and for the alternating solver; chosen on real data, see "
-                  "README)")
-      ->check(CLI::IsMember({FitLossName(FitLoss::kL2), FitLossName(FitLoss::kHuber),
-                             FitLossName(FitLoss::kCauchy)}));
-  AddEnumOption(app, "--residual", &f->residual, {FitResidual::kAbsolute, FitResidual::kRelative},
+  AddOptionalEnumOption(
+      app, "--loss", &f->loss, {FitLoss::kL2, FitLoss::kHuber, FitLoss::kCauchy}, FitLossName,
+      "Residual loss: l2 | huber | cauchy (default: huber for dvfs with the joint "
+      "solver, l2 for fixed and for the alternating solver; chosen on real data, see "
+      "README)");
+  AddEnumOption(app, "--residual", &o->residual, {FitResidual::kAbsolute, FitResidual::kRelative},
                 FitResidualName, "absolute (W) or relative (fraction of the measured power)");
-  app->add_option("--loss-scale", f->loss_scale,
+  app->add_option("--loss-scale", o->loss_scale,
                   "Scale of the huber/cauchy loss in residual units: W for absolute residuals, a "
                   "fraction of the measured power for relative ones (0: 3 W absolute, 0.05 "
                   "relative)")
       ->check(CLI::NonNegativeNumber);
-  app->add_option("--voltage-min", f->voltage_min, "Lower bound of every normalised voltage")
+  app->add_option("--voltage-min", o->voltage_min, "Lower bound of every normalised voltage")
       ->capture_default_str();
-  app->add_option("--voltage-max", f->voltage_max, "Upper bound of every normalised voltage")
+  app->add_option("--voltage-max", o->voltage_max, "Upper bound of every normalised voltage")
       ->capture_default_str();
-  app->add_option("--max-iterations", f->max_iterations,
+  app->add_option("--max-iterations", o->max_iterations,
                   "Iterations of the joint solver, of the alternating solver and of each start "
                   "of the accelwattch fit")
       ->capture_default_str();
   // Two separate flags (not CLI11's "--a,!--b" pair, whose help shows "{false}" for an option
   // that is on by default).
-  app->add_flag("--start-from-alternating", f->start_from_alternating,
+  app->add_flag("--start-from-alternating", o->start_from_alternating,
                 "Joint solver: besides the cold start, also start from gpmTOOL's alternating "
                 "solution and keep the lower-cost optimum (on by default)");
   app->add_flag_callback(
-      "--cold-start-only", [f]() { f->start_from_alternating = false; },
+      "--cold-start-only", [o]() { o->start_from_alternating = false; },
       "Joint solver: the cold start only (turns --start-from-alternating off)");
-  app->add_option("--threads", f->threads, "Threads (Ceres evaluation, OpenMP loops)")
+  app->add_option("--threads", o->threads, "Threads (Ceres evaluation, OpenMP loops)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app->add_option("--default-core-mhz", f->default_core_mhz,
+  app->add_option("--default-core-mhz", f->corpus.default_core_mhz,
                   "Tidy inputs: the default (reference) core frequency, MHz");
-  app->add_option("--default-mem-mhz", f->default_mem_mhz,
+  app->add_option("--default-mem-mhz", f->corpus.default_mem_mhz,
                   "Tidy inputs: the default (reference) memory frequency, MHz");
-  app->add_flag("--keep-flagged", f->keep_flagged,
+  app->add_flag("--keep-flagged", o->keep_flagged,
                 "Train on rows flagged power_cap or clock_moved too (by default they are left out "
                 "and named)");
-  app->add_option("--power-limit-w", f->power_limit_w,
+  app->add_option("--power-limit-w", o->power_limit_w,
                   "The board's power limit, W (default: the corpus's power_limit_w, else the "
                   "model's); predictions above it are capped");
 }

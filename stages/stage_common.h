@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,13 +27,12 @@ void AddCalibrationOptions(CLI::App* app, CalibrationFlags* flags);
 // Adds --bounds, --orderings, --no-paper-orderings, --prior, --prior-weight, --no-prior-start.
 void AddAccelWattchOptions(CLI::App* app, AccelWattchFlags* flags);
 
-// Binds `flag` straight to an enum field of a stage's (library) options: CLI11 accepts the names
-// name_of(v) of `values` (the library's one spelling of each, e.g. DvfsObjectiveName) and stores
-// the enum when the command line is read; --help shows the names and the field's default.
-template <typename Enum, typename NameOf>
-CLI::Option* AddEnumOption(CLI::App* app, const std::string& flag, Enum* target,
-                           const std::vector<Enum>& values, NameOf name_of,
-                           const std::string& description) {
+// Binds `flag` to `target`, an enum (or optional enum) field: CLI11 accepts the names name_of(v)
+// of `values` and stores the enum when the command line is read.
+template <typename Enum, typename Target, typename NameOf>
+CLI::Option* BindEnumOption(CLI::App* app, const std::string& flag, Target* target,
+                            const std::vector<Enum>& values, NameOf name_of,
+                            const std::string& description) {
   std::vector<std::string> names;
   for (Enum v : values) names.push_back(name_of(v));
   return app
@@ -44,8 +44,27 @@ CLI::Option* AddEnumOption(CLI::App* app, const std::string& flag, Enum* target,
             }
           },
           description)
-      ->check(CLI::IsMember(names))
+      ->check(CLI::IsMember(names));
+}
+
+// Binds `flag` straight to an enum field of a stage's (library) options: CLI11 accepts the names
+// name_of(v) of `values` (the library's one spelling of each, e.g. DvfsObjectiveName) and stores
+// the enum when the command line is read; --help shows the names and the field's default.
+template <typename Enum, typename NameOf>
+CLI::Option* AddEnumOption(CLI::App* app, const std::string& flag, Enum* target,
+                           const std::vector<Enum>& values, NameOf name_of,
+                           const std::string& description) {
+  return BindEnumOption(app, flag, target, values, name_of, description)
       ->default_str(name_of(*target));
+}
+
+// The same for a std::optional<Enum> field, which stays unset (the library's default for the
+// other options applies) unless the flag is given.
+template <typename Enum, typename NameOf>
+CLI::Option* AddOptionalEnumOption(CLI::App* app, const std::string& flag,
+                                   std::optional<Enum>* target, const std::vector<Enum>& values,
+                                   NameOf name_of, const std::string& description) {
+  return BindEnumOption(app, flag, target, values, name_of, description);
 }
 
 // Adds --mape-ci student-t|normal-population-sd to `app` (the MAPE confidence interval).

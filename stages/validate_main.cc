@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   app.add_option("--cv-seed", o.cv_seed, "Cross-validation: seed of the fold assignment")
       ->capture_default_str()
       ->check(Seed());
-  app.add_option("--mode", o.mode,
+  BindEnumOption(&app, "--mode", &o.mode, ValidateModes(), ValidateModeName,
                  "What is validated, i.e. how held-out rows are predicted: dvfs (TPDS "
                  "§4.3), fixed (default pair only, §4.2), scaling (Eq. 10, anchored at each "
                  "benchmark's measured "
@@ -44,8 +44,7 @@ int main(int argc, char** argv) {
                  "it also sets --method's default; auto: fixed when the model is fixed or the "
                  "--cv-folds corpus has one "
                  "V-F pair among its training rows, else dvfs")
-      ->required()
-      ->check(CLI::IsMember({"dvfs", "fixed", "scaling", "accelwattch", "auto"}));
+      ->required();
   app.add_option("--predictions", o.predictions_path, "Per-point predictions CSV to write")
       ->check(OutputFile())
       ->required();

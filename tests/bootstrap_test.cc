@@ -160,7 +160,7 @@ TEST(Bootstrap, IndependentOfThreadCountAndRepeatable) {
   const Corpus corpus = SyntheticCorpus(20, 3);
   CalibrationOptions one = FixedOptions(60);
   CalibrationOptions two = one;
-  two.num_threads = 2;
+  two.threads = 2;
   const std::string a = ModelToJson(Calibrate(corpus, one));
   EXPECT_EQ(a, ModelToJson(Calibrate(corpus, one)));
   EXPECT_EQ(a, ModelToJson(Calibrate(corpus, two)));

@@ -380,7 +380,7 @@ TEST(CalibrateSpeedEquivalence, ActiveSetRoundsOutOfIterationsAreNotConverged) {
   for (int iterations : {1, 2, 3}) {
     CalibrationOptions options;
     options.show_progress = false;
-    options.max_solver_iterations = iterations;
+    options.max_iterations = iterations;
     const PowerModel m = Calibrate(c.train, options);
     EXPECT_FALSE(m.fit.converged) << iterations << ": " << m.fit.termination;
     EXPECT_NE(m.fit.termination.find("Maximum number of iterations"), std::string::npos)
@@ -423,7 +423,7 @@ TEST(CalibrateSpeedEquivalence, StartsSideBySideGiveTheSameModel) {
     one.show_progress = false;
     one.loss = loss;
     CalibrationOptions two = one;
-    two.num_threads = 2;
+    two.threads = 2;
     const PowerModel a = Calibrate(c.train, one);
     const PowerModel b = Calibrate(c.train, two);
     EXPECT_EQ(a.Coefficients(), b.Coefficients()) << FitLossName(loss);

@@ -312,7 +312,7 @@ TEST(CrossValidation, WholeBenchmarksPerFoldAndEveryRowOnce) {
   const SyntheticCorpus c = GenerateSyntheticCorpus(spec, SeedFromTestName());
   CrossValidationOptions cv;
   cv.folds = 4;
-  cv.num_threads = 2;
+  cv.threads = 2;
   const CrossValidationReport result =
       CrossValidate(c.train, CalibrationOptions(), PredictMode::kDvfs, cv);
   ASSERT_EQ(static_cast<int>(result.rows.size()), c.train.rows());
@@ -324,7 +324,7 @@ TEST(CrossValidation, WholeBenchmarksPerFoldAndEveryRowOnce) {
   EXPECT_EQ(listed.size(), c.train.Benchmarks().size());
 
   // Folds in parallel give exactly what they give one by one.
-  cv.num_threads = 1;
+  cv.threads = 1;
   const CrossValidationReport serial =
       CrossValidate(c.train, CalibrationOptions(), PredictMode::kDvfs, cv);
   ASSERT_EQ(serial.rows.size(), result.rows.size());

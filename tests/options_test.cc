@@ -66,12 +66,12 @@ TEST(OptionsCheckCalibration, EachRuleNamesFieldAndValue) {
   ExpectInvalid(o, {"voltage_max", "nan"});
 
   o = {};
-  o.max_solver_iterations = 0;
-  ExpectInvalid(o, {"max_solver_iterations", "0"});
+  o.max_iterations = 0;
+  ExpectInvalid(o, {"max_iterations", "0"});
 
   o = {};
-  o.max_alternating_iterations = -3;
-  ExpectInvalid(o, {"max_alternating_iterations", "-3"});
+  o.max_iterations = -3;
+  ExpectInvalid(o, {"max_iterations", "-3"});
 
   o = {};
   o.alternating_tolerance_pct = 0.0;
@@ -82,8 +82,8 @@ TEST(OptionsCheckCalibration, EachRuleNamesFieldAndValue) {
   ExpectInvalid(o, {"alternating_patience", "0"});
 
   o = {};
-  o.num_threads = 0;
-  ExpectInvalid(o, {"num_threads", "0"});
+  o.threads = 0;
+  ExpectInvalid(o, {"threads", "0"});
 }
 
 TEST(OptionsCheckCalibration, AlternatingSolverIsL2AbsoluteOnly) {
@@ -109,7 +109,7 @@ TEST(OptionsCheckCalibration, BoundaryValuesPass) {
   o.voltage_min = 1.0;
   o.voltage_max = 1.0;
   o.loss_scale = 0.0;
-  o.max_solver_iterations = 1;
+  o.max_iterations = 1;
   ExpectValid(o);
 }
 
@@ -150,8 +150,8 @@ TEST(OptionsCheckCrossValidation, EachRuleNamesFieldAndValue) {
   o.folds = -2;
   ExpectInvalid(o, {"folds", "-2"});
   o = {};
-  o.num_threads = 0;
-  ExpectInvalid(o, {"num_threads", "0"});
+  o.threads = 0;
+  ExpectInvalid(o, {"threads", "0"});
   o = {};
   o.folds = 2;
   ExpectValid(o);

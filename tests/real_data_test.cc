@@ -162,7 +162,7 @@ TEST(OtherGpus, CrossValidatedByBenchmark) {
                                    {"gtx_980/micro_dvfs_6comp.csv", 3.7, 2.3}};
   CrossValidationOptions cv;
   cv.folds = 5;
-  cv.num_threads = 2;
+  cv.threads = 2;
   for (const Case& c : cases) {
     SCOPED_TRACE(c.file);
     const Corpus corpus = ReadCorpus(Gpmtool(c.file));

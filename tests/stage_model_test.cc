@@ -57,13 +57,14 @@ TEST(StageLoss, DefaultLossIsTheDefaultOfTheLibraryAndOfTheCommandLine) {
   EXPECT_EQ(DefaultLoss(FitMethod::kFixed, FitSolver::kAlternating), FitLoss::kL2);
   const CalibrationOptions library;
   EXPECT_EQ(library.loss, DefaultLoss(library.method, library.solver));
-  for (const char* method : {"dvfs", "fixed"}) {
+  for (CalibrationMethod method : {CalibrationMethod::kDvfs, CalibrationMethod::kFixed}) {
     for (FitSolver solver : {FitSolver::kJoint, FitSolver::kAlternating}) {
       CalibrationFlags flags;
       flags.method = method;
-      flags.solver = solver;
+      flags.options.solver = solver;
       const CalibrationOptions o = ToCalibrationOptions(flags);
-      EXPECT_EQ(o.loss, DefaultLoss(o.method, o.solver)) << method << " " << FitSolverName(solver);
+      EXPECT_EQ(o.loss, DefaultLoss(o.method, o.solver))
+          << CalibrationMethodName(method) << " " << FitSolverName(solver);
     }
   }
 }
@@ -79,10 +80,8 @@ TEST(StageLoss, ParseAndNameAreInverses) {
   EXPECT_FALSE(ParseFitLoss("", &untouched));
   EXPECT_EQ(untouched, FitLoss::kCauchy);
   CalibrationFlags flags;
-  flags.loss = "tukey";
-  ExpectOptionError([&] { ToCalibrationOptions(flags); }, {"--loss", "tukey"});
-  flags.loss = "cauchy";
-  flags.loss_scale = 2.5;
+  flags.loss = FitLoss::kCauchy;
+  flags.options.loss_scale = 2.5;
   const CalibrationOptions o = ToCalibrationOptions(flags);
   EXPECT_EQ(o.loss, FitLoss::kCauchy);
   EXPECT_EQ(o.loss_scale, 2.5);
@@ -97,16 +96,16 @@ TEST(StageCheck, CalibrateNamesTheFlags) {
   o.Check();  // the defaults with --train and --out pass
   o.bootstrap = 10;
   ExpectOptionError([&] { o.Check(); }, {"--bootstrap", "--method fixed", "dvfs"});
-  o.calibration.method = "fixed";
+  o.calibration.method = CalibrationMethod::kFixed;
   o.Check();
   o.bootstrap = 0;
   o.accelwattch.prior_weight = 0.5;
   ExpectOptionError([&] { o.Check(); }, {"--prior-weight", "--method accelwattch"});
   o.accelwattch.prior_weight = 0.0;
-  o.calibration.voltage_min = 3.0;
+  o.calibration.options.voltage_min = 3.0;
   ExpectOptionError([&] { o.Check(); }, {"voltage_min", "3"});
-  o.calibration.voltage_min = 0.5;
-  o.calibration.method = "accelwattch";
+  o.calibration.options.voltage_min = 0.5;
+  o.calibration.method = CalibrationMethod::kAccelWattch;
   ExpectOptionError([&] { o.Check(); }, {"--method accelwattch", "not --train"});
   o.train_path.clear();
   ExpectOptionError([&] { o.Check(); }, {"--components", "--activity"});
@@ -136,7 +135,7 @@ TEST(StageCheck, ValidateModeAndMethod) {
   ValidateStageOptions o = HeldoutValidation();
   o.Check();
   // --method is the folds' calibration method: without --cv-folds it has nothing to pick.
-  o.calibration.method = "fixed";
+  o.calibration.method = CalibrationMethod::kFixed;
   o.method_given = true;
   ExpectOptionError([&] { o.Check(); }, {"--method fixed", "--cv-folds"});
   // With --cv-folds, --method follows --mode unless given.
@@ -145,27 +144,27 @@ TEST(StageCheck, ValidateModeAndMethod) {
   cv.heldout_path.clear();
   cv.train_path = "train.csv";
   cv.cv_folds = 5;
-  cv.mode = "fixed";
-  EXPECT_EQ(cv.FoldCalibration().method, "fixed");
+  cv.mode = ValidateMode::kFixed;
+  EXPECT_EQ(cv.FoldCalibration().method, CalibrationMethod::kFixed);
   cv.Check();
-  cv.mode = "scaling";
-  EXPECT_EQ(cv.FoldCalibration().method, "dvfs");
+  cv.mode = ValidateMode::kScaling;
+  EXPECT_EQ(cv.FoldCalibration().method, CalibrationMethod::kDvfs);
   cv.Check();
   // A fixed model cannot predict other V-F pairs: refused before any fold is fitted.
-  cv.calibration.method = "fixed";
+  cv.calibration.method = CalibrationMethod::kFixed;
   cv.method_given = true;
   ExpectOptionError([&] { cv.Check(); }, {"--method fixed", "--mode scaling"});
-  cv.mode = "dvfs";
+  cv.mode = ValidateMode::kDvfs;
   ExpectOptionError([&] { cv.Check(); }, {"--method fixed", "--mode dvfs"});
-  cv.mode = "fixed";
+  cv.mode = ValidateMode::kFixed;
   cv.Check();
-  cv.calibration.method = "dvfs";
+  cv.calibration.method = CalibrationMethod::kDvfs;
   cv.Check();  // a DVFS model predicting at the default pair is a real comparison
-  cv.calibration.method = "accelwattch";
+  cv.calibration.method = CalibrationMethod::kAccelWattch;
   ExpectOptionError([&] { cv.Check(); }, {"--method accelwattch", "--mode accelwattch"});
   // --mode accelwattch takes no --method.
   ValidateStageOptions aw;
-  aw.mode = "accelwattch";
+  aw.mode = ValidateMode::kAccelWattch;
   aw.components_path = "table.csv";
   aw.predictions_path = "p.csv";
   aw.metrics_path = "metrics.json";
@@ -179,9 +178,9 @@ TEST(StageCheck, ValidateNamesTheFlags) {
   o.plot_path = "scatter.svg";
   ExpectOptionError([&] { o.Check(); }, {"--plot", ".png"});
   o.plot_path.clear();
-  o.calibration.keep_flagged = true;
+  o.calibration.options.keep_flagged = true;
   ExpectOptionError([&] { o.Check(); }, {"--keep-flagged", "--cv-folds"});
-  o.calibration.keep_flagged = false;
+  o.calibration.options.keep_flagged = false;
   o.train_path = "train.csv";
   ExpectOptionError([&] { o.Check(); }, {"--train", "--cv-folds"});
   o.train_path.clear();
@@ -190,7 +189,7 @@ TEST(StageCheck, ValidateNamesTheFlags) {
   o.components_path.clear();
   o.accelwattch.prior_weight = 0.1;
   ExpectOptionError([&] { o.Check(); }, {"accelwattch fit options"});
-  o.mode = "accelwattch";
+  o.mode = ValidateMode::kAccelWattch;
   ExpectOptionError([&] { o.Check(); }, {"--prior-weight", "--cv loko"});
   o.metrics_path.clear();
   ExpectOptionError([&] { o.Check(); }, {"--metrics"});
@@ -205,7 +204,7 @@ TEST(StageCheck, PredictCompareAndPortNameTheFlags) {
   p.power_limit_w = 20000.0;
   ExpectOptionError([&] { p.Check(); }, {"--power-limit-w", "20000"});
   p.power_limit_w = 0.0;
-  p.mode = "scaling";
+  p.mode = PredictMode::kScaling;
   ExpectOptionError([&] { p.Check(); }, {"--mode", "scaling"});
 
   CompareStageOptions c;
@@ -317,7 +316,7 @@ TEST(StageInProcess, CalibrateValidatePredictWriteWhatTheExecutablesWrite) {
   calibrate.train_path = train;
   calibrate.out_path = model;
   calibrate.gpmtool_path = dir + "/model_fixed.csv";
-  calibrate.calibration.method = "fixed";
+  calibrate.calibration.method = CalibrationMethod::kFixed;
   ExpectSameAsExecutable(
       "wattcal-calibrate",
       {"--train", train, "--method", "fixed", "--out", model, "--export-gpmtool",
@@ -333,7 +332,7 @@ TEST(StageInProcess, CalibrateValidatePredictWriteWhatTheExecutablesWrite) {
   ValidateStageOptions validate;
   validate.model_path = model;
   validate.heldout_path = heldout;
-  validate.mode = "fixed";
+  validate.mode = ValidateMode::kFixed;
   validate.title = "Titan X, fixed";
   validate.predictions_path = dir + "/predictions.csv";
   validate.metrics_path = dir + "/metrics.json";
@@ -360,7 +359,7 @@ TEST(StageInProcess, CalibrateValidatePredictWriteWhatTheExecutablesWrite) {
   predict.model_path = model;
   predict.activity_path = heldout;
   predict.out_path = dir + "/power.csv";
-  predict.mode = "fixed";
+  predict.mode = PredictMode::kFixed;
   predict.mode_given = true;
   predict.breakdown = true;
   ExpectSameAsExecutable("wattcal-predict",

@@ -19,8 +19,8 @@ bool CrossValidationOptions::Check(std::string* error) const {
     *error = fmt::format("folds = {} must be >= 2", folds);
     return false;
   }
-  if (num_threads < 1) {
-    *error = fmt::format("num_threads = {} must be >= 1", num_threads);
+  if (threads < 1) {
+    *error = fmt::format("threads = {} must be >= 1", threads);
     return false;
   }
   return true;
@@ -80,10 +80,10 @@ CrossValidationReport CrossValidate(const Corpus& given, const CalibrationOption
   std::vector<int> fold_error_kind(options.folds, 0);
 
   CalibrationOptions fold_calibration = calibration;
-  fold_calibration.num_threads = 1;
+  fold_calibration.threads = 1;
   fold_calibration.show_progress = false;  // one progress line for the folds instead
   Progress progress(fmt::format("cross-validation ({} folds)", options.folds), options.folds);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(options.num_threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(options.threads)
   for (int k = 0; k < options.folds; ++k) {
     try {
       std::vector<int> train_rows, test_rows;

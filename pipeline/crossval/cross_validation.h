@@ -17,7 +17,7 @@ struct CrossValidationOptions {
   // Seed of the benchmark shuffle that assigns folds.
   unsigned seed = 1;
   // OpenMP threads over folds (each fold's solver runs single-threaded).
-  int num_threads = 1;
+  int threads = 1;
   bool Check(std::string* error) const;
 };
 

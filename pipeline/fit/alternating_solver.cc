@@ -177,9 +177,8 @@ SolveResult SolveAlternating(const FitData& data, const CalibrationOptions& opti
   double last_change_pct = 0.0;
   const std::vector<Eigen::MatrixXd> moments =
       options.internal.reference_solver ? std::vector<Eigen::MatrixXd>() : PairMoments(data);
-  Progress progress("alternating fit",
-                    options.show_progress ? options.max_alternating_iterations : 0);
-  for (; iteration < options.max_alternating_iterations; ++iteration) {
+  Progress progress("alternating fit", options.show_progress ? options.max_iterations : 0);
+  for (; iteration < options.max_iterations; ++iteration) {
     // Phase 1: voltage of each level, domain by domain, bounded by its neighbours.
     for (int d = 0; d < nd; ++d) {
       const int m = static_cast<int>(data.levels[d].size());
@@ -229,7 +228,7 @@ SolveResult SolveAlternating(const FitData& data, const CalibrationOptions& opti
       converged ? fmt::format("coefficients changed < {}% in {} consecutive iterations",
                               options.alternating_tolerance_pct, options.alternating_patience)
                 : fmt::format("maximum of {} iterations reached; last change {:.4f}%",
-                              options.max_alternating_iterations, last_change_pct);
+                              options.max_iterations, last_change_pct);
   return result;
 }
 

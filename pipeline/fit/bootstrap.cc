@@ -72,7 +72,7 @@ CoefficientCi BootstrapFixedCoefficients(const Corpus& train, const CalibrationO
   CalibrationOptions refit = options;
   refit.bootstrap_replicates = 0;
   refit.show_progress = false;
-#pragma omp parallel for schedule(dynamic) num_threads(options.num_threads)
+#pragma omp parallel for schedule(dynamic) num_threads(options.threads)
   for (int b = 0; b < replicates; ++b) {
     try {
       std::mt19937_64 gen(BootstrapReplicateSeed(options.bootstrap_seed, b));

@@ -16,7 +16,7 @@ namespace wattcal {
 // components zeroed). Its benchmarks with rows at the default pair are resampled with
 // replacement (all rows of a drawn benchmark together, a benchmark drawn twice counted
 // twice), the fixed-path solve is refitted on each resample, and the 2.5%/97.5% percentiles
-// of every coefficient are returned. Replicates run on options.num_threads OpenMP threads;
+// of every coefficient are returned. Replicates run on options.threads OpenMP threads;
 // the result is identical for any thread count and standard library. A replicate whose
 // refit fails (e.g. the resample cannot reach the default pair) is a FitError naming it.
 CoefficientCi BootstrapFixedCoefficients(const Corpus& train, const CalibrationOptions& options);

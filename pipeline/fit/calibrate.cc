@@ -59,12 +59,8 @@ bool CalibrationOptions::Check(std::string* error) const {
     return fail(fmt::format("voltage_min = {} must lie in (0, 1]", voltage_min));
   }
   if (!(voltage_max >= 1.0)) return fail(fmt::format("voltage_max = {} must be >= 1", voltage_max));
-  if (max_solver_iterations < 1) {
-    return fail(fmt::format("max_solver_iterations = {} must be >= 1", max_solver_iterations));
-  }
-  if (max_alternating_iterations < 1) {
-    return fail(
-        fmt::format("max_alternating_iterations = {} must be >= 1", max_alternating_iterations));
+  if (max_iterations < 1) {
+    return fail(fmt::format("max_iterations = {} must be >= 1", max_iterations));
   }
   if (!(alternating_tolerance_pct > 0.0)) {
     return fail(
@@ -73,7 +69,7 @@ bool CalibrationOptions::Check(std::string* error) const {
   if (alternating_patience < 1) {
     return fail(fmt::format("alternating_patience = {} must be >= 1", alternating_patience));
   }
-  if (num_threads < 1) return fail(fmt::format("num_threads = {} must be >= 1", num_threads));
+  if (threads < 1) return fail(fmt::format("threads = {} must be >= 1", threads));
   if (!(power_limit_w >= 0.0 && power_limit_w <= 10000.0)) {
     return fail(fmt::format("power_limit_w = {} must lie in [0, 10000] W (0 = the corpus's)",
                             power_limit_w));
@@ -185,7 +181,7 @@ PowerModel CalibrateFixed(const Corpus& train, const CalibrationOptions& options
     ceres::Solver::Options solver_options;
     solver_options.linear_solver_type = ceres::DENSE_QR;
     solver_options.logging_type = ceres::SILENT;
-    solver_options.max_num_iterations = options.max_solver_iterations;
+    solver_options.max_num_iterations = options.max_iterations;
     ceres::Solver::Summary summary;
     ceres::Solve(solver_options, &problem, &summary);
     if (!summary.IsSolutionUsable())
@@ -227,7 +223,7 @@ PowerModel CalibrateDvfs(const Corpus& train, const CalibrationOptions& options)
     // cold start on one, gpmTOOL's alternating solution and the start from it on the other.
     // Each is deterministic, so the model does not depend on the thread count; only the cold
     // start draws a progress line then.
-    const bool side_by_side = options.joint_start_from_alternating && options.num_threads >= 2;
+    const bool side_by_side = options.start_from_alternating && options.threads >= 2;
     SolveResult second;
     auto cold_start = [&]() {
       const std::vector<double> cold =
@@ -271,9 +267,9 @@ PowerModel CalibrateDvfs(const Corpus& train, const CalibrationOptions& options)
       }
     } else {
       cold_start();
-      if (options.joint_start_from_alternating) alternating_start();
+      if (options.start_from_alternating) alternating_start();
     }
-    if (options.joint_start_from_alternating) {
+    if (options.start_from_alternating) {
       const bool keep_second = second.report.final_cost < result.report.final_cost;
       const std::string note = fmt::format(
           " [two starts: cold start cost {:.6g}, from the alternating solution {:.6g}; kept the "

@@ -70,18 +70,17 @@ struct CalibrationOptions {
   // Bounds of every normalised voltage.
   double voltage_min = 0.5;
   double voltage_max = 2.0;
-  // Ceres iterations of the joint solve.
-  int max_solver_iterations = 500;
-  // Outer iterations of the alternating solver (gpmTOOL: 500).
-  int max_alternating_iterations = 500;
+  // Iterations of each solve: Ceres's of the joint and fixed solves, the alternating solver's
+  // outer ones (gpmTOOL: 500).
+  int max_iterations = 500;
   // The alternating solver stops when no coefficient changes by more than this, in percent ...
   double alternating_tolerance_pct = 0.05;
   // ... this many iterations running.
   int alternating_patience = 5;
   // Joint solver: also start from the alternating solution and keep the lower cost.
-  bool joint_start_from_alternating = true;
+  bool start_from_alternating = true;
   // Threads (2 or more run the joint solver's two starts side by side, same result).
-  int num_threads = 1;
+  int threads = 1;
   // Draw progress lines on a terminal (cross-validation turns this off inside its folds).
   bool show_progress = true;
   // Train on rows flagged power_cap, clock_moved, sample_gap or data_toggle too.

@@ -227,12 +227,12 @@ ceres::Solver::Options JointSolverOptions(const CalibrationOptions& options, int
   // The normal equations are np x np (np ~ 40 parameters), and Jacobi scaling keeps them well
   // conditioned despite MHz-scaled columns (FORMATS.md §6.1).
   solver_options.linear_solver_type = ceres::DENSE_NORMAL_CHOLESKY;
-  solver_options.max_num_iterations = options.max_solver_iterations;
+  solver_options.max_num_iterations = options.max_iterations;
   if (options.internal.reference_solver) {
     solver_options.function_tolerance = 1e-12;  // as kJoint*Tolerance
     solver_options.gradient_tolerance = 1e-12;
     solver_options.parameter_tolerance = 1e-12;
-    solver_options.num_threads = options.num_threads;
+    solver_options.num_threads = options.threads;
   } else {
     // Without the active-set rounds, Ceres's own bounds handling: a line search along each
     // projected step (Armijo, cubic interpolation, evaluating the gradient at every trial
@@ -243,7 +243,7 @@ ceres::Solver::Options JointSolverOptions(const CalibrationOptions& options, int
         options.internal.joint_active_set ? kActiveSetFunctionTolerance : kJointFunctionTolerance;
     solver_options.gradient_tolerance = kJointGradientTolerance;
     solver_options.parameter_tolerance = kJointParameterTolerance;
-    solver_options.num_threads = JointSolverThreads(options.num_threads, num_rows);
+    solver_options.num_threads = JointSolverThreads(options.threads, num_rows);
   }
   return solver_options;
 }
@@ -322,8 +322,7 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
   ceres::Solver::Options solver_options = JointSolverOptions(options, c.rows());
   const bool active_set = options.internal.joint_active_set && !options.internal.reference_solver;
   solver_options.logging_type = ceres::SILENT;
-  Progress progress("joint fit (iterations)",
-                    options.show_progress ? options.max_solver_iterations : 0);
+  Progress progress("joint fit (iterations)", options.show_progress ? options.max_iterations : 0);
   ProgressCallback callback(&progress);
   solver_options.callbacks.push_back(&callback);
   ceres::Solver::Summary summary;

@@ -92,7 +92,7 @@ std::vector<std::vector<double>> VfPairs(const Corpus& corpus) {
   return pairs;
 }
 
-std::string AutoFitMethod(const Corpus& corpus, bool keep_flagged, std::string* why) {
+FitMethod AutoFitMethod(const Corpus& corpus, bool keep_flagged, std::string* why) {
   const TrainingSelection selection = SelectTrainingRows(corpus, keep_flagged);
   const std::vector<std::vector<double>> pairs =
       selection.rows.has_freq() ? VfPairs(selection.rows) : std::vector<std::vector<double>>();
@@ -104,11 +104,11 @@ std::string AutoFitMethod(const Corpus& corpus, bool keep_flagged, std::string* 
                      "--method auto: fixed (TPDS Eq. 9): one V-F pair ({}) among the {} "
                      "training rows",
                      FreqPairText(corpus.layout, pairs[0]), selection.rows.rows());
-    return "fixed";
+    return FitMethod::kFixed;
   }
   *why = fmt::format("--method auto: dvfs (TPDS Eqs. 4-6): {} V-F pairs among the {} training rows",
                      pairs.size(), selection.rows.rows());
-  return "dvfs";
+  return FitMethod::kDvfs;
 }
 
 void CheckTwoVfPairs(const Corpus& corpus, const std::string& what, const std::string& fix) {

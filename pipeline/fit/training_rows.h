@@ -27,10 +27,10 @@ TrainingSelection SelectTrainingRows(const Corpus& corpus, bool keep_flagged);
 // The distinct V-F pairs (one frequency per domain) of `corpus`'s rows, ascending.
 std::vector<std::vector<double>> VfPairs(const Corpus& corpus);
 
-// --method auto: "fixed" (TPDS Eq. 9) when the rows `SelectTrainingRows(corpus, keep_flagged)`
-// trains on hold one V-F pair (a capture at the GPU's own clocks), else "dvfs" (TPDS Eqs. 4-6);
+// --method auto: kFixed (TPDS Eq. 9) when the rows `SelectTrainingRows(corpus, keep_flagged)`
+// trains on hold one V-F pair (a capture at the GPU's own clocks), else kDvfs (TPDS Eqs. 4-6);
 // `why` gets the sentence that says so ("one V-F pair (1980 MHz core, ...) among 130 rows").
-std::string AutoFitMethod(const Corpus& corpus, bool keep_flagged, std::string* why);
+FitMethod AutoFitMethod(const Corpus& corpus, bool keep_flagged, std::string* why);
 
 // Throws OptionError when `corpus` has fewer than two V-F pairs: "DVFS needs at least two V-F
 // pairs; this corpus has one (1980 MHz core, 2619 MHz memory): use --method fixed"

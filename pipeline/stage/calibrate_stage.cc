@@ -30,7 +30,8 @@ bool CalibrateStageOptions::WholeModel() const {
          !components_out_path.empty() || !voltage_curve_path.empty();
 }
 
-void CalibrateStageOptions::Check() const {
+CalibrateCheckedOptions CalibrateStageOptions::Check() const {
+  CalibrateCheckedOptions checked;
   if (out_path.empty()) throw OptionError("--out is required");
   const bool whole_model = WholeModel();
   // 0 = none; 2 resamples at least (one gives a zero-width "interval"), at most 100000 (each
@@ -40,11 +41,12 @@ void CalibrateStageOptions::Check() const {
         fmt::format("--bootstrap = {} must be 0 (no intervals) or in [2, {}] resamples", bootstrap,
                     kMaxBootstrap));
   }
-  if (bootstrap > 0 && calibration.method != "fixed" && calibration.method != "auto") {
+  const CalibrationMethod method = calibration.method;
+  if (bootstrap > 0 && method != CalibrationMethod::kFixed && method != CalibrationMethod::kAuto) {
     throw OptionError(fmt::format("--bootstrap {} applies to --method fixed only (got --method {})",
-                                  bootstrap, calibration.method));
+                                  bootstrap, CalibrationMethodName(method)));
   }
-  if (calibration.method == "accelwattch") {
+  if (method == CalibrationMethod::kAccelWattch) {
     if (!train_path.empty() || !gpmtool_path.empty()) {
       throw OptionError(
           "--method accelwattch takes --components TABLE.csv, or --activity with "
@@ -60,7 +62,8 @@ void CalibrateStageOptions::Check() const {
                         static_path.empty() || idle_path.empty())) {
       throw OptionError("--activity needs all of --energies, --constant, --static and --idle");
     }
-    return;
+    checked.accelwattch = ToAccelWattchFitOptions(accelwattch, calibration.options.max_iterations);
+    return checked;
   }
   if (train_path.empty()) {
     throw OptionError("--train is required (or --method accelwattch with --components)");
@@ -71,15 +74,18 @@ void CalibrateStageOptions::Check() const {
         "--default-category, --voltage-curve, --components-out, --bounds, --orderings, --prior and "
         "--prior-weight belong to --method accelwattch");
   }
-  ToCalibrationOptions(calibration);  // throws OptionError naming the flag
+  checked.calibration = ToCalibrationOptions(calibration);  // throws OptionError naming the flag
+  checked.calibration.bootstrap_replicates = bootstrap;
+  checked.calibration.bootstrap_seed = seed;
+  checked.corpus = ToCorpusReadOptions(calibration);
+  return checked;
 }
 
 namespace {
 
-CalibrateStageReport RunAccelWattch(const CalibrateStageOptions& o) {
+CalibrateStageReport RunAccelWattch(const CalibrateStageOptions& o,
+                                    const AccelWattchFitOptions& options) {
   const bool whole_model = o.WholeModel();
-  const AccelWattchFitOptions options =
-      ToAccelWattchFitOptions(o.accelwattch, o.calibration.max_iterations);
   std::vector<std::string> inputs;
   ComponentTable table;
   AccelWattchEnergies energies;
@@ -144,27 +150,24 @@ CalibrateStageReport RunAccelWattch(const CalibrateStageOptions& o) {
 }  // namespace
 
 CalibrateStageReport RunCalibrateStage(const CalibrateStageOptions& o) {
-  o.Check();
-  if (o.calibration.method == "accelwattch") return RunAccelWattch(o);
-  if (o.calibration.method == "auto") {
-    CalibrateStageOptions resolved = o;
+  const CalibrateCheckedOptions checked = o.Check();
+  if (o.calibration.method == CalibrationMethod::kAccelWattch) {
+    return RunAccelWattch(o, checked.accelwattch);
+  }
+  CalibrationOptions options = checked.calibration;
+  const Corpus train = ReadCorpus(o.train_path, checked.corpus);
+  if (o.calibration.method == CalibrationMethod::kAuto) {
     std::string why;
-    resolved.calibration.method =
-        AutoFitMethod(ReadCorpus(o.train_path, ToCorpusReadOptions(o.calibration)),
-                      o.calibration.keep_flagged, &why);
+    options.method = AutoFitMethod(train, options.keep_flagged, &why);
+    options.loss = o.calibration.loss.value_or(DefaultLoss(options.method, options.solver));
     LogInfo(why);
-    if (resolved.bootstrap > 0 && resolved.calibration.method != "fixed") {
+    if (options.bootstrap_replicates > 0 && options.method != FitMethod::kFixed) {
       LogWarning(fmt::format(
           "--bootstrap {} applies to the fixed method only: no intervals for this dvfs model",
-          resolved.bootstrap));
-      resolved.bootstrap = 0;
+          options.bootstrap_replicates));
+      options.bootstrap_replicates = 0;
     }
-    return RunCalibrateStage(resolved);
   }
-  CalibrationOptions options = ToCalibrationOptions(o.calibration);
-  options.bootstrap_replicates = o.bootstrap;
-  options.bootstrap_seed = o.seed;
-  const Corpus train = ReadCorpus(o.train_path, ToCorpusReadOptions(o.calibration));
   LogInfo(fmt::format("read {} rows ({} benchmarks) from {}", train.rows(),
                       train.Benchmarks().size(), o.train_path));
   // Flagged rows (power cap, clock moved) and rows the model cannot tell apart are named
@@ -196,10 +199,10 @@ CalibrateStageReport RunCalibrateStage(const CalibrateStageOptions& o) {
   CalibrateStageReport report;
   OutputSet outputs;
   nlohmann::json manifest_options = options;
-  manifest_options["threads"] = options.num_threads;
-  if (o.bootstrap > 0) {
-    manifest_options["bootstrap_replicates"] = o.bootstrap;
-    manifest_options["seed"] = o.seed;
+  manifest_options["threads"] = options.threads;
+  if (options.bootstrap_replicates > 0) {
+    manifest_options["bootstrap_replicates"] = options.bootstrap_replicates;
+    manifest_options["seed"] = options.bootstrap_seed;
   }
   std::vector<std::string> left_out;
   for (int r : selection.left_out) left_out.push_back(train.benchmark[r]);

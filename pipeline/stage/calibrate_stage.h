@@ -20,6 +20,16 @@
 
 namespace wattcal {
 
+// The library options Check() converted the flags to, once; the run converts nothing again.
+struct CalibrateCheckedOptions {
+  // dvfs, fixed and auto (checked as dvfs; the run sets the method auto picks and its loss).
+  CalibrationOptions calibration;
+  // --default-core-mhz, --default-mem-mhz.
+  CorpusReadOptions corpus;
+  // accelwattch: --bounds, --orderings, --prior (read), --max-iterations.
+  AccelWattchFitOptions accelwattch;
+};
+
 struct CalibrateStageOptions {
   // --train: training measurements (gpmTOOL training/real file or tidy CSV); dvfs and fixed.
   std::string train_path;
@@ -54,8 +64,9 @@ struct CalibrateStageOptions {
   bool WholeModel() const;
   // The rules between the options (--method accelwattch takes --components or the whole
   // model; --bootstrap needs --method fixed; --train is required otherwise; ...) and the
-  // calibration options' own ranges. Throws OptionError naming the flag(s).
-  void Check() const;
+  // conversion of the flags to the library's checked options. Throws OptionError naming the
+  // flag(s), or InputError for an unreadable --orderings / --prior.
+  CalibrateCheckedOptions Check() const;
 };
 
 // exit_code: 0, or 3 (kExitFit) when the fit did not converge (the model is written either way).
@@ -64,7 +75,7 @@ struct CalibrateStageReport : StageSummary {
   bool converged = false;
 };
 
-// Runs wattcal-calibrate: options.Check(), read, fit, write every output with its manifest
+// Runs wattcal-calibrate: options.Check() (once), read, fit, write every output with its manifest
 // (all or none). Throws OptionError / InputError / FitError as the stage contract says.
 CalibrateStageReport RunCalibrateStage(const CalibrateStageOptions& options);
 

@@ -9,41 +9,50 @@
 
 namespace wattcal {
 
-CalibrationOptions ToCalibrationOptions(const CalibrationFlags& f) {
-  if (f.method == "accelwattch") {
-    throw OptionError(
-        "--method accelwattch fits scaling factors to a per-kernel table: wattcal-calibrate "
-        "--method accelwattch --components TABLE.csv (validate it with --mode accelwattch)");
+const char* CalibrationMethodName(CalibrationMethod method) {
+  switch (method) {
+    case CalibrationMethod::kDvfs: return "dvfs";
+    case CalibrationMethod::kFixed: return "fixed";
+    case CalibrationMethod::kAuto: return "auto";
+    case CalibrationMethod::kAccelWattch: return "accelwattch";
   }
-  CalibrationOptions o;
-  o.method = f.method == "fixed" ? FitMethod::kFixed : FitMethod::kDvfs;
-  o.solver = f.solver;
-  o.residual = f.residual;
-  o.loss = DefaultLoss(o.method, o.solver);
-  if (!f.loss.empty() && !ParseFitLoss(f.loss, &o.loss)) {
-    throw OptionError("--loss '" + f.loss + "': expected l2, huber or cauchy");
-  }
-  o.loss_scale = f.loss_scale;
-  o.voltage_min = f.voltage_min;
-  o.voltage_max = f.voltage_max;
-  o.max_solver_iterations = f.max_iterations;
-  o.max_alternating_iterations = f.max_iterations;
-  o.joint_start_from_alternating = f.start_from_alternating;
-  o.num_threads = f.threads;
-  o.keep_flagged = f.keep_flagged;
-  o.power_limit_w = f.power_limit_w;
+  return "dvfs";
+}
+
+const std::vector<CalibrationMethod>& CalibrationMethods() {
+  static const std::vector<CalibrationMethod> kAll = {
+      CalibrationMethod::kDvfs, CalibrationMethod::kFixed, CalibrationMethod::kAuto,
+      CalibrationMethod::kAccelWattch};
+  return kAll;
+}
+
+CalibrationMethod ToCalibrationMethod(FitMethod method) {
+  return method == FitMethod::kFixed ? CalibrationMethod::kFixed : CalibrationMethod::kDvfs;
+}
+
+CalibrationOptions ToCalibrationOptions(const CalibrationFlags& f, FitMethod method) {
+  CalibrationOptions o = f.options;
+  o.method = method;
+  o.loss = f.loss.value_or(DefaultLoss(o.method, o.solver));
   std::string error;
   if (!o.Check(&error)) throw OptionError("invalid calibration options: " + error);
   return o;
 }
 
+CalibrationOptions ToCalibrationOptions(const CalibrationFlags& f) {
+  if (f.method == CalibrationMethod::kAccelWattch) {
+    throw OptionError(
+        "--method accelwattch fits scaling factors to a per-kernel table: wattcal-calibrate "
+        "--method accelwattch --components TABLE.csv (validate it with --mode accelwattch)");
+  }
+  return ToCalibrationOptions(
+      f, f.method == CalibrationMethod::kFixed ? FitMethod::kFixed : FitMethod::kDvfs);
+}
+
 CorpusReadOptions ToCorpusReadOptions(const CalibrationFlags& f) {
-  CorpusReadOptions o;
-  o.default_core_mhz = f.default_core_mhz;
-  o.default_mem_mhz = f.default_mem_mhz;
   std::string error;
-  if (!o.Check(&error)) throw OptionError(error);
-  return o;
+  if (!f.corpus.Check(&error)) throw OptionError(error);
+  return f.corpus;
 }
 
 void to_json(nlohmann::json& j, const CalibrationOptions& o) {
@@ -56,11 +65,11 @@ void to_json(nlohmann::json& j, const CalibrationOptions& o) {
   j["loss_scale"] = o.loss == FitLoss::kL2 ? 0.0 : o.EffectiveLossScale();
   j["voltage_min"] = o.voltage_min;
   j["voltage_max"] = o.voltage_max;
-  j["max_solver_iterations"] = o.max_solver_iterations;
-  j["max_alternating_iterations"] = o.max_alternating_iterations;
+  j["max_solver_iterations"] = o.max_iterations;
+  j["max_alternating_iterations"] = o.max_iterations;
   j["alternating_tolerance_pct"] = o.alternating_tolerance_pct;
   j["alternating_patience"] = o.alternating_patience;
-  j["joint_start_from_alternating"] = o.joint_start_from_alternating;
+  j["joint_start_from_alternating"] = o.start_from_alternating;
   j["keep_flagged"] = o.keep_flagged;
   if (o.power_limit_w > 0.0) j["power_limit_w"] = o.power_limit_w;
 }

@@ -4,6 +4,7 @@
 // stages/stage_common.h).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,30 +17,40 @@
 
 namespace wattcal {
 
-// The command-line form of CalibrationOptions, shared by calibrate and validate --cv-folds.
+// --method of calibrate (and of validate's --cv-folds folds): the library's two methods, auto
+// (fixed when the training rows hold one V-F pair, else dvfs: AutoFitMethod) and accelwattch
+// (calibrate only: AccelWattch's scaling factors, MICRO'21 Eq. 14).
+enum class CalibrationMethod { kDvfs, kFixed, kAuto, kAccelWattch };
+// "dvfs" | "fixed" | "auto" | "accelwattch", the names --method takes.
+const char* CalibrationMethodName(CalibrationMethod method);
+// Every method, in the order --help lists them.
+const std::vector<CalibrationMethod>& CalibrationMethods();
+// The --method naming a library method.
+CalibrationMethod ToCalibrationMethod(FitMethod method);
+
+// The calibration options of the command line, shared by calibrate and validate --cv-folds:
+// the library's options themselves, each flag bound to its field, and the two choices that
+// are resolved later (the method, which may be auto; the loss, whose default follows it).
 struct CalibrationFlags {
-  std::string method = "dvfs";  // dvfs | fixed | accelwattch
-  FitSolver solver = FitSolver::kJoint;
-  // l2 | huber | cauchy (ParseFitLoss); "" = DefaultLoss(method, solver).
-  std::string loss;
-  FitResidual residual = FitResidual::kAbsolute;
-  // Scale of the huber/cauchy loss, in residual units: W for absolute residuals, a fraction
-  // of the measured power for relative ones (CalibrationOptions::loss_scale; 0 = the default).
-  double loss_scale = 0.0;
-  double voltage_min = 0.5;
-  double voltage_max = 2.0;
-  int max_iterations = 500;
-  bool start_from_alternating = true;
-  int threads = 1;
-  double default_core_mhz = 0.0;
-  double default_mem_mhz = 0.0;
-  bool keep_flagged = false;
-  double power_limit_w = 0.0;
+  // --method.
+  CalibrationMethod method = CalibrationMethod::kDvfs;
+  // --loss; unset: DefaultLoss(method, solver).
+  std::optional<FitLoss> loss;
+  // --solver, --residual, --loss-scale, --voltage-min, --voltage-max, --max-iterations,
+  // --start-from-alternating (--cold-start-only), --threads, --keep-flagged, --power-limit-w;
+  // `method` and `loss` are set from the fields above by ToCalibrationOptions.
+  CalibrationOptions options;
+  // --default-core-mhz, --default-mem-mhz (tidy inputs).
+  CorpusReadOptions corpus;
 };
 
-// Turns the flags into checked CalibrationOptions (OptionError names the flag). The loss is
-// --loss when given, else DefaultLoss(method, solver).
+// The checked CalibrationOptions of `flags` for the library method `method` (OptionError names
+// the field): the loss is --loss when given, else DefaultLoss(method, solver).
+CalibrationOptions ToCalibrationOptions(const CalibrationFlags& flags, FitMethod method);
+// The same for flags.method: fixed, else dvfs (auto is checked as dvfs until it is resolved);
+// --method accelwattch is refused (OptionError: it takes a component table).
 CalibrationOptions ToCalibrationOptions(const CalibrationFlags& flags);
+// flags.corpus, checked (OptionError).
 CorpusReadOptions ToCorpusReadOptions(const CalibrationFlags& flags);
 
 // The effective options, for manifests and model files.

@@ -13,14 +13,6 @@
 
 namespace wattcal {
 
-namespace {
-CompareOptions ToCompareOptions(double deadband_pct) {
-  CompareOptions options;
-  options.direction_deadband_frac = deadband_pct / 100.0;
-  return options;
-}
-}  // namespace
-
 std::string CompareStageOptions::MeasuredAPath() const {
   return measured_a_path.empty() ? measured_path : measured_a_path;
 }
@@ -28,7 +20,7 @@ std::string CompareStageOptions::MeasuredBPath() const {
   return measured_b_path.empty() ? measured_path : measured_b_path;
 }
 
-void CompareStageOptions::Check() const {
+CompareOptions CompareStageOptions::Check() const {
   if (arch_a.empty()) throw OptionError("--arch-a is required");
   if (arch_b.empty()) throw OptionError("--arch-b is required");
   if (estimated_a_path.empty()) throw OptionError("--estimated-a is required");
@@ -40,16 +32,18 @@ void CompareStageOptions::Check() const {
   if (!std::isfinite(max_diff_pp) || max_diff_pp < 0.0) {
     throw OptionError(fmt::format("--max-diff-pp = {} must be >= 0", max_diff_pp));
   }
+  CompareOptions options;
+  options.direction_deadband_frac = direction_deadband_pct / 100.0;
   std::string error;
-  if (!ToCompareOptions(direction_deadband_pct).Check(&error)) {
+  if (!options.Check(&error)) {
     throw OptionError(
         fmt::format("--direction-deadband-pct = {}: {}", direction_deadband_pct, error));
   }
+  return options;
 }
 
 CompareStageReport RunCompareStage(const CompareStageOptions& o) {
-  o.Check();
-  const CompareOptions options = ToCompareOptions(o.direction_deadband_pct);
+  const CompareOptions options = o.Check();
   const std::string measured_a_path = o.MeasuredAPath();
   const std::string measured_b_path = o.MeasuredBPath();
   const WorkloadPower measured_a =

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compare/relative_power.h"
 #include "stage/stage_summary.h"
 
 namespace wattcal {
@@ -38,8 +39,9 @@ struct CompareStageOptions {
   // The measured files each GPU is read from: --measured-a/-b, else --measured.
   std::string MeasuredAPath() const;
   std::string MeasuredBPath() const;
-  // Throws OptionError naming the flag.
-  void Check() const;
+  // Every rule between the options, and their conversion to the library's (the deadband as a
+  // fraction), once; throws OptionError naming the flag.
+  CompareOptions Check() const;
 };
 
 // exit_code: 0, or 3 (kExitFit) when the difference of the averages exceeds max_diff_pp.

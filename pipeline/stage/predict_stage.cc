@@ -268,8 +268,9 @@ void PredictStageOptions::Check() const {
       throw OptionError("--breakdown-out goes with --capture (use --breakdown)");
   }
   if (out_path.empty()) throw OptionError("--out is required");
-  if (mode != "dvfs" && mode != "fixed") {
-    throw OptionError("--mode '" + mode + "': expected dvfs or fixed");
+  if (mode != PredictMode::kDvfs && mode != PredictMode::kFixed) {
+    throw OptionError(std::string("--mode '") + PredictModeName(mode) +
+                      "': expected dvfs or fixed");
   }
   CorpusReadOptions read_options;
   read_options.default_core_mhz = default_core_mhz;
@@ -311,12 +312,12 @@ PredictStageReport RunPredictStage(const PredictStageOptions& o) {
   const std::string below = PowerLimitBelowIdleWarning(model, limit_w);
   if (!below.empty()) LogWarning(below);
   const std::vector<ActivityPrediction> rows =
-      PredictActivity(model, activity, o.mode == "fixed", limit_w);
+      PredictActivity(model, activity, o.mode == PredictMode::kFixed, limit_w);
   const std::string extrapolation = ActivityExtrapolationWarning(rows);
   if (!extrapolation.empty()) LogWarning(extrapolation);
   OutputSet outputs;
   outputs.StageText(o.out_path, ActivityPredictionsToCsv(model, rows, o.breakdown, limit_w));
-  nlohmann::json manifest_options = {{"mode", o.mode},
+  nlohmann::json manifest_options = {{"mode", PredictModeName(o.mode)},
                                      {"breakdown", o.breakdown},
                                      {"default_core_mhz", o.default_core_mhz},
                                      {"default_mem_mhz", o.default_mem_mhz}};

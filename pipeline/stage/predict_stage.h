@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "stage/stage_summary.h"
+#include "validate/prediction.h"
 
 namespace wattcal {
 
@@ -28,7 +29,7 @@ struct PredictStageOptions {
   // --out: predictions CSV; required.
   std::string out_path;
   // --mode dvfs | fixed (dvfs and fixed models only).
-  std::string mode = "dvfs";
+  PredictMode mode = PredictMode::kDvfs;
   // Whether --mode was given (an AccelWattch model refuses it).
   bool mode_given = false;
   // --breakdown: per-component power columns (TPDS §4.5).

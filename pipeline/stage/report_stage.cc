@@ -12,15 +12,10 @@
 
 namespace wattcal {
 
-ReportOptions ReportStageOptions::Effective() const {
+ReportOptions ReportStageOptions::Check() const {
   ReportOptions options = report;
   for (const std::string& m : models) options.models.push_back(ParseLabelledPath(m));
   options.figures = !no_figures;
-  return options;
-}
-
-void ReportStageOptions::Check() const {
-  const ReportOptions options = Effective();
   std::vector<std::pair<std::string, std::string>> named;  // (flag, file)
   for (const LabelledPath& m : options.models) named.emplace_back("--model", m.path);
   for (const std::string& p : options.predictions) {
@@ -38,11 +33,11 @@ void ReportStageOptions::Check() const {
         "gnuplot is not available to draw the figures: install gnuplot (e.g. "
         "apt-get install gnuplot-nox) and re-run cmake, or pass --no-figures");
   }
+  return options;
 }
 
 ReportStageReport RunReportStage(const ReportStageOptions& o) {
-  o.Check();
-  const ReportOptions options = o.Effective();
+  const ReportOptions options = o.Check();
   const RunReport report = CollectRunReport(options);
   OutputSet outputs;
   StageRunReport(report, options, &outputs);

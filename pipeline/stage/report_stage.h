@@ -22,11 +22,10 @@ struct ReportStageOptions {
   // --no-figures: the index without figures (no gnuplot needed).
   bool no_figures = false;
 
-  // The report options with `models` parsed and `figures` set.
-  ReportOptions Effective() const;
-  // OptionError naming the flag: a --model or --predictions file that does not exist, a report
-  // option out of range (ReportOptions::Check), or figures asked for without gnuplot.
-  void Check() const;
+  // The report options with `models` parsed and `figures` set, checked once: OptionError naming
+  // the flag for a --model or --predictions file that does not exist, a report option out of
+  // range (ReportOptions::Check), or figures asked for without gnuplot.
+  ReportOptions Check() const;
 };
 
 struct ReportStageReport : StageSummary {

@@ -22,11 +22,58 @@
 
 namespace wattcal {
 
+const char* ValidateModeName(ValidateMode mode) {
+  switch (mode) {
+    case ValidateMode::kDvfs: return "dvfs";
+    case ValidateMode::kFixed: return "fixed";
+    case ValidateMode::kScaling: return "scaling";
+    case ValidateMode::kAccelWattch: return "accelwattch";
+    case ValidateMode::kAuto: return "auto";
+  }
+  return "dvfs";
+}
+
+const std::vector<ValidateMode>& ValidateModes() {
+  static const std::vector<ValidateMode> kAll = {ValidateMode::kDvfs, ValidateMode::kFixed,
+                                                 ValidateMode::kScaling, ValidateMode::kAccelWattch,
+                                                 ValidateMode::kAuto};
+  return kAll;
+}
+
+namespace {
+
+// The PredictMode of --mode dvfs | fixed | scaling (kDvfs for accelwattch and auto).
+PredictMode ToPredictMode(ValidateMode mode) {
+  if (mode == ValidateMode::kFixed) return PredictMode::kFixed;
+  if (mode == ValidateMode::kScaling) return PredictMode::kScaling;
+  return PredictMode::kDvfs;
+}
+
+// --cv-folds with the mode known (given, or picked by auto): each fold's calibration method
+// against the mode, and its options converted into checked->folds.
+void CheckFolds(const ValidateStageOptions& o, ValidateCheckedOptions* checked) {
+  const CalibrationFlags folds = o.FoldCalibration();
+  if (folds.method == CalibrationMethod::kAccelWattch) {
+    throw OptionError(
+        "--method accelwattch cannot calibrate --cv-folds' folds: validate an "
+        "AccelWattch model with --mode accelwattch (--cv loko re-estimates it)");
+  }
+  if (folds.method == CalibrationMethod::kFixed && o.mode != ValidateMode::kFixed) {
+    throw OptionError(std::string("--method fixed with --mode ") + ValidateModeName(o.mode) +
+                      ": a fixed model (TPDS Eq. 9) "
+                      "describes the default V-F pair only and cannot predict at other pairs; "
+                      "use --mode fixed, or --method dvfs");
+  }
+  checked->folds = ToCalibrationOptions(folds);  // throws OptionError naming the flag
+}
+
+}  // namespace
+
 CalibrationFlags ValidateStageOptions::FoldCalibration() const {
   CalibrationFlags flags = calibration;
   // --mode says how held-out rows are predicted, --method how each fold is fitted: a
   // fixed-mode validation fits the fixed model unless --method says otherwise.
-  if (mode == "fixed" && !method_given) flags.method = "fixed";
+  if (mode == ValidateMode::kFixed && !method_given) flags.method = CalibrationMethod::kFixed;
   return flags;
 }
 
@@ -34,10 +81,8 @@ ValidateCheckedOptions ValidateStageOptions::Check() const {
   ValidateCheckedOptions checked;
   if (predictions_path.empty()) throw OptionError("--predictions is required");
   if (metrics_path.empty()) throw OptionError("--metrics is required");
-  if (mode != "accelwattch" && mode != "auto" && !ParsePredictMode(mode, &checked.predict_mode)) {
-    throw OptionError("--mode '" + mode + "': expected dvfs, fixed, scaling, accelwattch or auto");
-  }
-  if (calibration.method == "auto" && mode != "auto") {
+  checked.predict_mode = ToPredictMode(mode);
+  if (calibration.method == CalibrationMethod::kAuto && mode != ValidateMode::kAuto) {
     throw OptionError("--method auto goes with --mode auto (the method follows the mode it picks)");
   }
   checked.metrics = metrics;
@@ -45,7 +90,7 @@ ValidateCheckedOptions ValidateStageOptions::Check() const {
     throw OptionError("--plot must name a .png file (an .svg twin is written beside it)");
   }
   if (!cv.empty() && cv != "loko") throw OptionError("--cv '" + cv + "': expected loko");
-  if (mode == "accelwattch") {
+  if (mode == ValidateMode::kAccelWattch) {
     const bool on_components = !components_path.empty();
     const bool inputs_ok = on_components
                                ? model_path.empty() && heldout_path.empty()
@@ -56,7 +101,7 @@ ValidateCheckedOptions ValidateStageOptions::Check() const {
           "--model MODEL.json --heldout TABLE.csv (not --train, --cv-folds)");
     }
     if (!truth_model_path.empty() || !summary_md_path.empty() || !apps_predictions_path.empty() ||
-        calibration.power_limit_w != 0.0 || calibration.keep_flagged) {
+        calibration.options.power_limit_w != 0.0 || calibration.options.keep_flagged) {
       throw OptionError(
           "--truth-model, --summary-md, --apps-predictions, --power-limit-w and "
           "--keep-flagged are not available with --mode accelwattch");
@@ -68,6 +113,10 @@ ValidateCheckedOptions ValidateStageOptions::Check() const {
       throw OptionError(
           "--method is the calibration method of --cv-folds; --mode accelwattch "
           "validates AccelWattch's scaling factors (re-estimated with --cv loko)");
+    }
+    if (cv == "loko") {
+      checked.accelwattch =
+          ToAccelWattchFitOptions(accelwattch, calibration.options.max_iterations);
     }
     return checked;
   }
@@ -86,30 +135,17 @@ ValidateCheckedOptions ValidateStageOptions::Check() const {
     throw OptionError("--train is only used with --cv-folds");
   checked.corpus = ToCorpusReadOptions(calibration);
   if (!cross_validate) {
-    if (calibration.keep_flagged)
+    if (calibration.options.keep_flagged)
       throw OptionError("--keep-flagged applies to --cv-folds (training)");
     if (method_given) {
-      throw OptionError("--method " + calibration.method +
-                        " is the calibration method of "
-                        "--cv-folds; with --model the model is already calibrated (--mode " +
-                        mode + " says how it predicts)");
+      throw OptionError(fmt::format(
+          "--method {} is the calibration method of --cv-folds; with --model the model is "
+          "already calibrated (--mode {} says how it predicts)",
+          CalibrationMethodName(calibration.method), ValidateModeName(mode)));
     }
     return checked;
   }
-  if (mode == "auto") return checked;  // checked again once the mode is chosen (ResolveAutoMode)
-  const CalibrationFlags folds = FoldCalibration();
-  if (folds.method == "accelwattch") {
-    throw OptionError(
-        "--method accelwattch cannot calibrate --cv-folds' folds: validate an "
-        "AccelWattch model with --mode accelwattch (--cv loko re-estimates it)");
-  }
-  if (folds.method == "fixed" && mode != "fixed") {
-    throw OptionError("--method fixed with --mode " + mode +
-                      ": a fixed model (TPDS Eq. 9) "
-                      "describes the default V-F pair only and cannot predict at other pairs; "
-                      "use --mode fixed, or --method dvfs");
-  }
-  checked.folds = ToCalibrationOptions(folds);  // throws OptionError naming the flag
+  if (mode != ValidateMode::kAuto) CheckFolds(*this, &checked);  // auto: once it is picked
   return checked;
 }
 
@@ -125,23 +161,27 @@ struct ValidationRun {
 };
 
 // --mode auto: the model's own method, or (--cv-folds) the one its corpus supports; --method
-// follows. Returns the options with the mode resolved.
+// follows. Returns the options with the mode resolved, and completes `checked` for it.
 ValidateStageOptions ResolveAutoMode(const ValidateStageOptions& o,
-                                     const ValidateCheckedOptions& checked) {
+                                     ValidateCheckedOptions* checked) {
   ValidateStageOptions resolved = o;
   std::string why;
+  FitMethod method = FitMethod::kDvfs;
   if (o.cv_folds > 0) {
-    resolved.mode =
-        AutoFitMethod(ReadCorpus(o.train_path, checked.corpus), o.calibration.keep_flagged, &why);
+    method = AutoFitMethod(ReadCorpus(o.train_path, checked->corpus),
+                           o.calibration.options.keep_flagged, &why);
     why = "--mode " + why.substr(why.find("auto"));
   } else {
-    resolved.mode = ReadModel(o.model_path).method == "fixed" ? "fixed" : "dvfs";
-    why = fmt::format("--mode auto: {} (the model's method)", resolved.mode);
+    method = ReadModel(o.model_path).method == "fixed" ? FitMethod::kFixed : FitMethod::kDvfs;
+    why = fmt::format("--mode auto: {} (the model's method)", FitMethodName(method));
   }
-  if (o.calibration.method == "auto") {
-    resolved.calibration.method = resolved.mode;
+  resolved.mode = method == FitMethod::kFixed ? ValidateMode::kFixed : ValidateMode::kDvfs;
+  if (o.calibration.method == CalibrationMethod::kAuto) {
+    resolved.calibration.method = ToCalibrationMethod(method);
     resolved.method_given = false;
   }
+  checked->predict_mode = ToPredictMode(resolved.mode);
+  if (o.cv_folds > 0) CheckFolds(resolved, checked);
   LogInfo(why);
   return resolved;
 }
@@ -157,7 +197,7 @@ void ValidateAccelWattch(const ValidateStageOptions& o, const ValidateCheckedOpt
   request.loko = o.cv == "loko";
   request.title = o.title;
   if (request.loko) {
-    request.fit = ToAccelWattchFitOptions(o.accelwattch, o.calibration.max_iterations);
+    request.fit = checked.accelwattch;
     run->options["accelwattch"] = AccelWattchFitOptionsToJson(request.fit, o.accelwattch);
   }
   AccelWattchValidationReport result = RunAccelWattchValidation(request, checked.metrics);
@@ -177,7 +217,7 @@ std::vector<double> CrossValidateFolds(const ValidateStageOptions& o,
   CrossValidationOptions cv_options;
   cv_options.folds = o.cv_folds;
   cv_options.seed = o.cv_seed;
-  cv_options.num_threads = calibration.num_threads;
+  cv_options.threads = calibration.threads;
   const Corpus train = ReadCorpus(o.train_path, checked.corpus);
   LogInfo(fmt::format("{}-fold cross-validation by benchmark on {} ({} benchmarks, {} rows)",
                       o.cv_folds, o.train_path, train.Benchmarks().size(), train.rows()));
@@ -215,8 +255,8 @@ std::vector<double> PredictHeldoutRows(const ValidateStageOptions& o,
     CheckTwoVfPairs(SelectTrainingRows(heldout, false).rows, "scaling (TPDS Eq. 10)",
                     "use --mode fixed");
   }
-  const double limit_w =
-      EffectivePowerLimitW(o.calibration.power_limit_w, heldout.power_limit_w, model.power_limit_w);
+  const double limit_w = EffectivePowerLimitW(o.calibration.options.power_limit_w,
+                                              heldout.power_limit_w, model.power_limit_w);
   if (std::isfinite(limit_w)) run->options["power_limit_w"] = limit_w;
   const std::string below = PowerLimitBelowIdleWarning(model, limit_w);
   if (!below.empty()) LogWarning(below);
@@ -291,12 +331,13 @@ ValidateStageReport WriteValidation(const ValidateStageOptions& o,
 
 }  // namespace
 
-ValidateStageReport RunValidateStage(const ValidateStageOptions& o) {
-  const ValidateCheckedOptions checked = o.Check();
-  if (o.mode == "auto") return RunValidateStage(ResolveAutoMode(o, checked));
+ValidateStageReport RunValidateStage(const ValidateStageOptions& options) {
+  ValidateCheckedOptions checked = options.Check();
+  const ValidateStageOptions o =
+      options.mode == ValidateMode::kAuto ? ResolveAutoMode(options, &checked) : options;
   ValidationRun run;
-  run.options = {{"mode", o.mode}};
-  if (o.mode == "accelwattch") {
+  run.options = {{"mode", ValidateModeName(o.mode)}};
+  if (o.mode == ValidateMode::kAccelWattch) {
     ValidateAccelWattch(o, checked, &run);
   } else {
     ValidateTpdsModel(o, checked, &run);

@@ -20,6 +20,15 @@
 
 namespace wattcal {
 
+// --mode: what is validated, i.e. how the held-out rows are predicted (the first three are
+// PredictMode's), accelwattch (per-kernel tables) or auto (fixed for a fixed model or a
+// one-pair --cv-folds corpus, else dvfs).
+enum class ValidateMode { kDvfs, kFixed, kScaling, kAccelWattch, kAuto };
+// "dvfs" | "fixed" | "scaling" | "accelwattch" | "auto", the names --mode takes.
+const char* ValidateModeName(ValidateMode mode);
+// Every mode, in the order --help lists them.
+const std::vector<ValidateMode>& ValidateModes();
+
 // The library options Check() converted the flags to, once; the run converts nothing again.
 struct ValidateCheckedOptions {
   // --mape-ci (ValidateStageOptions::metrics, as given).
@@ -30,6 +39,8 @@ struct ValidateCheckedOptions {
   PredictMode predict_mode = PredictMode::kDvfs;
   // --cv-folds with the mode known: each fold's calibration (FoldCalibration() converted).
   CalibrationOptions folds;
+  // --mode accelwattch --cv loko: the re-estimation's fit (--bounds, --orderings, --prior read).
+  AccelWattchFitOptions accelwattch;
 };
 
 struct ValidateStageOptions {
@@ -47,8 +58,8 @@ struct ValidateStageOptions {
   int cv_folds = 0;
   // --cv-seed: seed of the fold assignment.
   unsigned cv_seed = 1;
-  // --mode: dvfs | fixed | scaling | accelwattch; required on the command line.
-  std::string mode = "dvfs";
+  // --mode; required on the command line.
+  ValidateMode mode = ValidateMode::kDvfs;
   // --predictions, --metrics: required outputs.
   std::string predictions_path;
   std::string metrics_path;
@@ -77,8 +88,8 @@ struct ValidateStageOptions {
   // --method was given.
   CalibrationFlags FoldCalibration() const;
   // Every rule between the options, and the conversion of the flags to the library's options
-  // (for --mode auto, what does not depend on the mode it picks); throws OptionError naming the
-  // flag(s).
+  // (for --mode auto, what does not depend on the mode it picks: the run checks the folds' once
+  // it is picked); throws OptionError naming the flag(s).
   ValidateCheckedOptions Check() const;
 };
 
