@@ -1,29 +1,5 @@
 // wattcal-check: every run's headline figures against the values kept in the repository.
-//
-//   wattcal-check --expected expected/results.csv --reports reports [--run titanx ...] [--out CHECK.md]
-#include <iostream>
+// The command itself (its options and what it runs) is check_command.cc.
+#include "commands.h"
 
-#include "stage/check_stage.h"
-#include "stage_common.h"
-
-using namespace wattcal;
-
-int main(int argc, char** argv) {
-  CLI::App app{
-      "Compare runs' headline figures with the expected values (a table of expected vs. obtained)",
-      "wattcal-check"};
-  CheckStageOptions o;
-  app.add_option("--expected", o.expected_path,
-                 "Expected figures: run,file,pointer,expected,tolerance,reference")
-      ->check(CLI::ExistingFile)
-      ->capture_default_str();
-  app.add_option("--reports", o.reports_dir, "Folder holding the runs")->capture_default_str();
-  app.add_option("--run", o.runs, "Only these runs (default: all in the expected file)");
-  app.add_option("--out", o.out_path, "Also write the table (Markdown)")->check(OutputFile());
-  AddLoggingOptions(&app);
-  return RunStageMain(&app, argc, argv, [&]() {
-    const CheckStageReport r = RunCheckStage(o);
-    std::cout << r.summary;
-    return r.exit_code;
-  });
-}
+int main(int argc, char** argv) { return wattcal::CheckCommand(argc, argv); }

@@ -15,6 +15,7 @@
 #include "util/errors.h"
 #include "util/logging.h"
 #include "util/output.h"
+#include "util/sha256.h"
 
 namespace wattcal {
 
@@ -137,6 +138,8 @@ void AddSweepWithConstantOptions(CLI::App* app, SweepWithConstantFlags* f) {
 }
 
 void AddLoggingOptions(CLI::App* app) {
+  g_quiet = false;  // a command run again in the same process starts from the defaults
+  g_verbose = false;
   app->add_flag("-q,--quiet", g_quiet, "Only print warnings and errors");
   app->add_flag("-v,--verbose", g_verbose, "Print debugging detail");
 }
@@ -278,6 +281,23 @@ void CheckOutputsAgainstInputs(CLI::App* app) {
 }
 
 int RunStageMain(CLI::App* app, int argc, char** argv, const std::function<int()>& body) {
+  // What one run leaves in the process (its command line and run folder, the inputs it
+  // registered, the checksums it remembered, its log level) is not the next one's: the tests run several
+  // commands, and library calls, in one process.
+  struct ForgetTheRun {
+    const LogLevel log_level = GetLogLevel();
+    ForgetTheRun() { Forget(); }
+    ~ForgetTheRun() {
+      Forget();
+      SetLogLevel(log_level);
+    }
+    static void Forget() {
+      SetCommandLine(0, nullptr);
+      SetRunFolder("");
+      ClearRegisteredInputs();
+      ForgetFileSha256s();
+    }
+  } forget_the_run;
   SetCommandLine(argc, argv);  // for the provenance file of this run
   // Every stage but wattcal-report (whose --run-dir is the folder it reports on) takes the run
   // folder its provenance record goes to.
@@ -299,7 +319,7 @@ int RunStageMain(CLI::App* app, int argc, char** argv, const std::function<int()
   SetLogLevel(g_quiet ? LogLevel::kWarning : (g_verbose ? LogLevel::kDebug : LogLevel::kInfo));
   // Ceres reports through glog; its internal warnings (e.g. a Cholesky step it retries) are
   // solver detail, shown with --verbose only. Our own logging goes through util/logging.h.
-  google::InitGoogleLogging(argv[0]);
+  if (!google::IsGoogleLoggingInitialized()) google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;
   FLAGS_minloglevel = g_verbose ? google::GLOG_INFO : google::GLOG_ERROR;
   SetRunFolder(run_dir);

@@ -34,7 +34,7 @@ using ::wattcal::testing::CommandResult;
 using ::wattcal::testing::Dataset;
 using ::wattcal::testing::FileExists;
 using ::wattcal::testing::ReadFile;
-using ::wattcal::testing::RunStage;
+using ::wattcal::testing::RunExecutable;
 using ::wattcal::testing::ScratchDir;
 
 // Expects `body` to throw OptionError whose message holds every one of `parts`.
@@ -267,7 +267,7 @@ TEST(StageCheck, PredictCompareAndPortNameTheFlags) {
 void ExpectSameAsExecutable(const std::string& program, const std::vector<std::string>& args,
                             const std::vector<std::string>& outputs,
                             const std::function<StageSummary()>& in_process) {
-  const CommandResult executable = RunStage(program, args);
+  const CommandResult executable = RunExecutable(program, args);
   auto without_argv = [](const std::string& text) {
     nlohmann::json j = nlohmann::json::parse(text);
     j.erase("argv");

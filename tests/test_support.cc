@@ -10,10 +10,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <iostream>
+#include <stdexcept>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "commands.h"
 #include "util/errors.h"
 
 namespace fs = boost::filesystem;
@@ -120,7 +123,7 @@ std::string Quote(const std::string& s) {
 }
 }  // namespace
 
-CommandResult RunStage(const std::string& program, const std::vector<std::string>& args) {
+CommandResult RunExecutable(const std::string& program, const std::vector<std::string>& args) {
   const std::string binary = std::string(WATTCAL_BIN_DIR) + "/" + program;
   // A missing binary would exit 127 through the shell, which an assertion on "non-zero" takes
   // for a refusal: it is a failure of its own.
@@ -138,6 +141,78 @@ CommandResult RunStage(const std::string& program, const std::vector<std::string
                   << r.exit_code << "):\n"
                   << r.output;
   }
+  return r;
+}
+
+namespace {
+
+// Sends this process's stdout and stderr (file descriptors 1 and 2, so that iostreams, stdio and
+// the programs a stage starts write there too) to an unlinked temporary file while it lives.
+class CapturedOutput {
+ public:
+  CapturedOutput() {
+    char path[] = "/tmp/wattcal_stage_output_XXXXXX";
+    fd_ = ::mkstemp(path);
+    if (fd_ < 0) throw std::runtime_error("cannot create a file for the stage's output");
+    ::unlink(path);
+    Flush();
+    saved_out_ = ::dup(1);
+    saved_err_ = ::dup(2);
+    ::dup2(fd_, 1);
+    ::dup2(fd_, 2);
+  }
+  CapturedOutput(const CapturedOutput&) = delete;
+  CapturedOutput& operator=(const CapturedOutput&) = delete;
+  ~CapturedOutput() {
+    Restore();
+    ::close(fd_);
+  }
+  // Puts stdout and stderr back and returns what was written meanwhile.
+  std::string Finish() {
+    Restore();
+    std::string text;
+    ::lseek(fd_, 0, SEEK_SET);
+    char buffer[4096];
+    ssize_t n;
+    while ((n = ::read(fd_, buffer, sizeof(buffer))) > 0) text.append(buffer, n);
+    return text;
+  }
+
+ private:
+  static void Flush() {
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(stdout);
+    std::fflush(stderr);
+  }
+  void Restore() {
+    if (saved_out_ < 0) return;
+    Flush();
+    ::dup2(saved_out_, 1);
+    ::dup2(saved_err_, 2);
+    ::close(saved_out_);
+    ::close(saved_err_);
+    saved_out_ = saved_err_ = -1;
+  }
+  int fd_ = -1;
+  int saved_out_ = -1;
+  int saved_err_ = -1;
+};
+
+}  // namespace
+
+CommandResult RunStage(const std::string& program, const std::vector<std::string>& args) {
+  const StageCommand command = FindStageCommand(program);
+  if (command == nullptr) return RunExecutable(program, args);
+  std::vector<std::string> words = {program};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  CapturedOutput captured;
+  CommandResult r;
+  r.exit_code = command(static_cast<int>(words.size()), argv.data());
+  r.output = captured.Finish();
   return r;
 }
 

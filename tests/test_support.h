@@ -57,9 +57,16 @@ struct CommandResult {
   int exit_code = -1;
   std::string output;  // stdout and stderr together
 };
-// Runs build/bin/<program> with `args` (each shell-quoted) and captures its output. A program
-// that is not built, or that a signal killed (exit 128 + N), fails the calling test.
+// Runs the stage `program` ("wattcal-calibrate") with `args` as a user would, and captures its
+// stdout and stderr together: in this process, through the same command its executable's main
+// calls (stages/commands.h: parsing, checks, exit status), with file descriptors 1 and 2 sent
+// to a file meanwhile. A program that is not a stage command (wattcal, wattcal-capture) runs as
+// RunExecutable.
 CommandResult RunStage(const std::string& program, const std::vector<std::string>& args);
+// Runs the executable build/bin/<program> with `args` (each shell-quoted) and captures its
+// output. A program that is not built, or that a signal killed (exit 128 + N), fails the
+// calling test.
+CommandResult RunExecutable(const std::string& program, const std::vector<std::string>& args);
 // Runs a /bin/sh command line and captures its stdout and stderr together.
 CommandResult RunShell(const std::string& command);
 // `s` quoted for /bin/sh.
