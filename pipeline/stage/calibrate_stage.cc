@@ -125,14 +125,13 @@ CalibrateStageReport RunAccelWattch(const CalibrateStageOptions& o,
   if (whole_model) manifest_options["default_category"] = o.default_category;
   outputs.StageText(o.out_path, AccelWattchModelToJson(model));
   outputs.StageProvenance(o.out_path, "calibrate", inputs, manifest_options, "model");
-  report.written.push_back(o.out_path);
   if (!o.components_out_path.empty()) {
     outputs.StageText(o.components_out_path, ComponentTableToTidyCsv(table));
     outputs.StageProvenance(o.components_out_path, "calibrate", inputs, manifest_options,
                             "components");
-    report.written.push_back(o.components_out_path);
   }
   outputs.Commit();
+  report.written = outputs.Outputs();
   LogInfo(FormatAccelWattchModelSummary(model));
   LogInfo("wrote " + o.out_path);
   report.converged = model.fit.converged;
@@ -210,14 +209,13 @@ CalibrateStageReport RunCalibrateStage(const CalibrateStageOptions& o) {
   manifest_options["training_notes"] = model.training_notes;
   outputs.StageText(o.out_path, ModelToJson(model));
   outputs.StageProvenance(o.out_path, "calibrate", {o.train_path}, manifest_options, "model");
-  report.written.push_back(o.out_path);
   if (!o.gpmtool_path.empty()) {
     outputs.StageText(o.gpmtool_path, ModelToGpmtoolCsv(model));
     outputs.StageProvenance(o.gpmtool_path, "calibrate", {o.train_path}, manifest_options,
                             "gpmtool_model");
-    report.written.push_back(o.gpmtool_path);
   }
   outputs.Commit();
+  report.written = outputs.Outputs();
   LogInfo(FormatModelSummary(model));
   LogInfo("wrote " + o.out_path + (o.gpmtool_path.empty() ? "" : " and " + o.gpmtool_path));
   report.converged = model.fit.converged;

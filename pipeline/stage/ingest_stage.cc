@@ -113,13 +113,12 @@ IngestStageReport RunCaptures(const IngestStageOptions& o) {
   OutputSet outputs;
   outputs.StageText(o.tidy_path, CorpusToTidyCsv(corpus));
   outputs.StageProvenance(o.tidy_path, "ingest", inputs, manifest_options);
-  report.written.push_back(o.tidy_path);
   if (!o.out_path.empty()) {
     outputs.StageText(o.out_path, r.WindowsCsv());
     outputs.StageProvenance(o.out_path, "ingest", inputs, manifest_options);
-    report.written.push_back(o.out_path);
   }
   outputs.Commit();
+  report.written = outputs.Outputs();
   for (const std::string& w : r.warnings) LogWarning(w);
   report.brief = r.Summary();
   if (o.ingest.energy.exclude_flagged) report.brief += LeftOutLine(report.left_out_rows);
@@ -168,7 +167,6 @@ IngestStageReport RunDumps(const IngestStageOptions& o) {
     if (path.empty()) return;
     outputs.StageText(path, content);
     outputs.StageProvenance(path, "ingest", inputs, manifest_options);
-    report.written.push_back(path);
   };
   write(o.out_path, r.kernels_csv);
   write(o.windows_out_path, r.windows_csv);
@@ -181,6 +179,7 @@ IngestStageReport RunDumps(const IngestStageOptions& o) {
   write(o.ubench_out_path, r.ubench_csv);
   write(o.accelwattch_activity_path, r.accelwattch_activity_csv);
   outputs.Commit();
+  report.written = outputs.Outputs();
   report.brief = r.summary;
   if (options.energy.exclude_flagged && !o.tidy_path.empty()) {
     report.brief += LeftOutLine(report.left_out_rows);
@@ -201,7 +200,7 @@ IngestStageReport RunClockRuns(const IngestStageOptions& o) {
                           nlohmann::json{{"clock_runs", o.clock_runs}});
   outputs.Commit();
   IngestStageReport report;
-  report.written = {o.tidy_path};
+  report.written = outputs.Outputs();
   report.brief = fmt::format(
       "{}: {} runs of {} workloads at {} requested clocks ({} format); {} held below the "
       "requested clock; {} repeats merged; {}",

@@ -72,13 +72,12 @@ PortStageReport RunGpu(const PortGpuStageOptions& o) {
   OutputSet outputs;
   outputs.StageText(o.out_path, ModelToJson(ported));
   outputs.StageProvenance(o.out_path, "port", inputs, manifest_options, "model");
-  report.written.push_back(o.out_path);
   if (!o.report_path.empty()) {
     outputs.StageText(o.report_path, DumpJson(nlohmann::ordered_json(port)));
     outputs.StageProvenance(o.report_path, "port", inputs, manifest_options, "port_report");
-    report.written.push_back(o.report_path);
   }
   outputs.Commit();
+  report.written = outputs.Outputs();
   LogInfo(FormatGpuPortReport(port));
   LogInfo("wrote " + o.out_path + (o.report_path.empty() ? "" : " and " + o.report_path));
   return report;
@@ -98,7 +97,7 @@ PortStageReport RunProject(const PortProjectStageOptions& o) {
   LogInfo(fmt::format("wrote {} rows to {}; dropped: {}", projected.rows(), o.out_path,
                       list.empty() ? "none" : list));
   PortStageReport report;
-  report.written.push_back(o.out_path);
+  report.written = outputs.Outputs();
   return report;
 }
 
@@ -123,7 +122,6 @@ PortStageReport RunNode(const PortNodeStageOptions& o) {
   auto stage = [&](const std::string& path, const std::string& text) {
     outputs.StageText(path, text);
     outputs.StageProvenance(path, "port", inputs, manifest_options);
-    report.written.push_back(path);
   };
   if (!o.model_path.empty()) {
     inputs.insert(inputs.begin(), o.model_path);
@@ -132,6 +130,7 @@ PortStageReport RunNode(const PortNodeStageOptions& o) {
     if (!o.report_path.empty())
       stage(o.report_path, DumpJson(NodeScalingToJson(scaling, table.get())));
     outputs.Commit();
+    report.written = outputs.Outputs();
     LogInfo(fmt::format("scaled {}: dynamic x{:.6g}, static x{:.6g}; wrote {}", o.model_path,
                         scaling.dynamic_factor, scaling.static_factor, o.out_path));
     return report;
@@ -152,6 +151,7 @@ PortStageReport RunNode(const PortNodeStageOptions& o) {
   }
   if (!o.totals_path.empty()) stage(o.totals_path, EstimateTotalsToCsv(scaled));
   outputs.Commit();
+  report.written = outputs.Outputs();
   LogInfo(FormatNodeEstimatesReport(node_report));
   LogInfo("wrote " + o.out_path + (o.report_path.empty() ? "" : " and " + o.report_path));
   return report;

@@ -84,9 +84,9 @@ SynthStageReport RunAccelWattchSweeps(const SynthStageOptions& o) {
   SynthStageReport report;
   for (const std::string& f : AccelWattchSweepFiles()) {
     outputs.StageProvenance(o.out_dir + "/" + f, "synth", inputs, options);
-    report.written.push_back(o.out_dir + "/" + f);
   }
   outputs.Commit();
+  report.written = outputs.Outputs();
   report.brief = fmt::format(
       "{}: {} kernel runs ({} sweep lines x {} core clocks), {} power-log "
       "samples, in {}",
@@ -126,9 +126,9 @@ SynthStageReport RunSynthStage(const SynthStageOptions& o) {
                           "heldout/power_log.csv", "heldout/windows.csv",
                           "heldout/counters_ncu.csv", "truth_model.json"}) {
       outputs.StageProvenance(o.out_dir + "/" + f, "synth", {o.spec_path, gpu_path}, options);
-      report.written.push_back(o.out_dir + "/" + f);
     }
     outputs.Commit();
+    report.written = outputs.Outputs();
     report.brief = fmt::format("{}: campaign of {} kernel runs, {} power-log samples, in {}",
                                spec.name, summary.kernels, summary.samples, o.out_dir);
     LogInfo(report.brief);
@@ -147,9 +147,9 @@ SynthStageReport RunSynthStage(const SynthStageOptions& o) {
   outputs.StageText(truth, ModelToJson(corpus.truth));
   for (const std::string& path : {train, fixed, heldout, truth}) {
     outputs.StageProvenance(path, "synth", {o.spec_path}, options);
-    report.written.push_back(path);
   }
   outputs.Commit();
+  report.written = outputs.Outputs();
   report.brief = fmt::format(
       "{}: {} microbenchmark rows ({} benchmarks, {} corrupted), {} "
       "held-out rows ({} applications) in {}",
