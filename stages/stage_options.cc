@@ -149,11 +149,11 @@ void AddCaptureOptions(CLI::App* app, IngestStageOptions* o) {
       "With --capture: one row per workload in --tidy (its windows' summed energy over their "
       "summed duration, flags of any window) instead of one per window: for applications, "
       "whose windows share one counters export");
-  app->add_option("--capture-power", o->capture_power,
-                  "With --capture: which log gives the power: auto (NVML's energy counter or "
-                  "instant power when present, else nvidia-smi), nvml or nvidia-smi")
-      ->check(CLI::IsMember({"auto", "nvml", "nvidia-smi"}))
-      ->capture_default_str();
+  AddEnumOption(app, "--capture-power", &o->capture_power,
+                {CapturePowerLog::kAuto, CapturePowerLog::kNvml, CapturePowerLog::kNvidiaSmi},
+                CapturePowerLogName,
+                "With --capture: which log gives the power: auto (NVML's energy counter or "
+                "instant power when present, else nvidia-smi), nvml or nvidia-smi");
 }
 
 }  // namespace
@@ -253,12 +253,13 @@ void AddPortOptions(CLI::App* app, PortStageOptions* o) {
   gpu->add_option("--target-gpu", o->gpu.target_gpu_path, "Description of the target GPU")
       ->required()
       ->check(CLI::ExistingFile);
-  gpu->add_option("--constant-scaling", o->gpu.constant_scaling,
-                  "alpha0/alpha1: components (domain count "
-                  "ratio), idle-power (Eq. 11, needs the measured idle powers; the paper's better "
-                  "choice) or none")
-      ->check(CLI::IsMember({"idle-power", "components", "none"}))
-      ->capture_default_str();
+  AddEnumOption(
+      gpu, "--constant-scaling", &o->gpu.constant_scaling,
+      {ConstantScaling::kIdlePower, ConstantScaling::kComponentCounts, ConstantScaling::kNone},
+      ConstantScalingName,
+      "alpha0/alpha1: components (domain count "
+      "ratio), idle-power (Eq. 11, needs the measured idle powers; the paper's better "
+      "choice) or none");
   gpu->add_option("--base-idle-w", o->gpu.base_idle_w, "Measured idle power of the base GPU, W");
   gpu->add_option("--base-idle-from", o->gpu.base_idle_from,
                   "Take the base idle power from this corpus's "

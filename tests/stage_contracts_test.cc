@@ -358,6 +358,20 @@ TEST(StageErrorsOptions, UnknownLoss) {
                        {"--loss", "foo"});
 }
 
+// Every enum flag takes its library's names only, and names the flag and the value it refuses.
+TEST(StageErrorsOptions, UnknownNamesOfEnumFlags) {
+  ExpectOptionRejected("wattcal-calibrate",
+                       {"--train", "@train.csv", "--out", "@model.json", "--method", "linear"},
+                       {"--method", "linear"});
+  ExpectOptionRejected("wattcal-ingest",
+                       {"--capture", "@.", "--tidy", "@t.csv", "--capture-power", "smi"},
+                       {"--capture-power", "smi"});
+  ExpectOptionRejected("wattcal-port",
+                       {"gpu", "--model", "@train.csv", "--base-gpu", "@train.csv", "--target-gpu",
+                        "@train.csv", "--out", "@m.json", "--constant-scaling", "voltage"},
+                       {"--constant-scaling", "voltage"});
+}
+
 TEST(StageErrorsOptions, UnknownModeOfValidate) {
   // --model and --heldout only need to exist for the parser; it stops at --mode.
   ExpectOptionRejected("wattcal-validate",

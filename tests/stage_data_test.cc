@@ -123,8 +123,6 @@ TEST(StageDataCheck, IngestNamesItsFlags) {
   o.accelwattch_activity_path = "a.csv";
   ExpectOptionError([&] { o.Check(); }, {"--capture", "--accelwattch-activity"});
   o.accelwattch_activity_path.clear();
-  o.capture_power = "smi";
-  ExpectOptionError([&] { o.Check(); }, {"--capture-power", "'smi'"});
 
   IngestStageOptions d;
   d.inputs.power_log = "log.csv";

@@ -237,13 +237,11 @@ TEST(StageCheck, PredictCompareAndPortNameTheFlags) {
   port.gpu.base_idle_w = 4.0;
   ExpectOptionError([&] { port.Check(); },
                     {"--base/target-idle-w", "--constant-scaling idle-power"});
-  port.gpu.constant_scaling = "idle-power";
+  port.gpu.constant_scaling = ConstantScaling::kIdlePower;
   ExpectOptionError([&] { port.Check(); }, {"--target-idle-w", "--target-idle-from"});
   port.gpu.base_idle_from = "corpus.csv";
   port.gpu.target_idle_w = 65.0;
   ExpectOptionError([&] { port.Check(); }, {"--base-idle-w or --base-idle-from, not both"});
-  port.gpu.constant_scaling = "voltage";
-  ExpectOptionError([&] { port.Check(); }, {"--constant-scaling", "voltage"});
   port.subcommand = "node";
   port.node.out_path = "o.csv";
   ExpectOptionError([&] { port.Check(); }, {"--estimates", "--model"});

@@ -28,13 +28,18 @@ namespace wattcal {
 
 namespace fs = std::filesystem;
 
+const char* CapturePowerLogName(CapturePowerLog log) {
+  switch (log) {
+    case CapturePowerLog::kAuto: return "auto";
+    case CapturePowerLog::kNvml: return "nvml";
+    case CapturePowerLog::kNvidiaSmi: return "nvidia-smi";
+  }
+  return "auto";
+}
+
 bool CaptureOptions::Check(std::string* error) const {
   if (!(std::isfinite(settle_ms) && settle_ms >= 0.0)) {
     *error = fmt::format("--settle-ms: {} is not a time >= 0 ms", settle_ms);
-    return false;
-  }
-  if (power_log != "auto" && power_log != "nvml" && power_log != "nvidia-smi") {
-    *error = fmt::format("--capture-power: '{}' is not auto, nvml or nvidia-smi", power_log);
     return false;
   }
   return energy.Check(error);
@@ -550,10 +555,10 @@ void CheckSameGpu(const CaptureFiles& f, const CaptureOptions& options, std::str
 CaptureLogs ChooseLogs(const CaptureFiles& f, const CaptureOptions& options) {
   CaptureLogs logs;
   logs.nvml = f.nvml;
-  if (options.power_log == "nvml") {
+  if (options.power_log == CapturePowerLog::kNvml) {
     if (f.nvml.empty()) throw InputError(f.dir, 0, "", "--capture-power nvml: no nvml_power.csv");
     logs.primary = f.nvml, logs.secondary = f.smi;
-  } else if (options.power_log == "nvidia-smi") {
+  } else if (options.power_log == CapturePowerLog::kNvidiaSmi) {
     if (f.smi.empty()) {
       throw InputError(f.dir, 0, "", "--capture-power nvidia-smi: no nvidia_smi_power.csv");
     }

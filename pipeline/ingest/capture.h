@@ -51,13 +51,18 @@
 
 namespace wattcal {
 
+// Which of a capture's power logs gives the power: kAuto (NVML's when present, else
+// nvidia-smi's), kNvml or kNvidiaSmi.
+enum class CapturePowerLog { kAuto, kNvml, kNvidiaSmi };
+// "auto" | "nvml" | "nvidia-smi", the names --capture-power takes.
+const char* CapturePowerLogName(CapturePowerLog log);
+
 struct CaptureOptions {
   // Each window is measured from this long after its start, ms; a window shorter than
   // 2 x settle_ms is measured from its middle instead (and named in the warnings).
   double settle_ms = 300.0;
-  // Which log gives the power: "auto" (NVML's when present, else nvidia-smi's), "nvml" or
-  // "nvidia-smi".
-  std::string power_log = "auto";
+  // Which log gives the power.
+  CapturePowerLog power_log = CapturePowerLog::kAuto;
   // Flagging thresholds (clock range, samples, CV, temperature drift). Its settle_ms is not
   // used: settle_ms above applies, per window.
   KernelEnergyOptions energy;

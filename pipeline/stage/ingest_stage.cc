@@ -80,7 +80,7 @@ IngestStageReport RunCaptures(const IngestStageOptions& o) {
   }
   nlohmann::json manifest_options = {
       {"capture", o.captures},
-      {"capture_power", o.capture_power},
+      {"capture_power", CapturePowerLogName(o.capture_power)},
       {"gpu_select", o.ingest.log.gpu},
       {"power_field", o.ingest.log.power_field},
       {"utc_offset_h", o.ingest.log.utc_offset_h},
@@ -246,9 +246,6 @@ void IngestStageOptions::Check() const {
           "microbench_specs/gpus/h100_sxm.json)");
     }
     if (tidy_path.empty()) throw OptionError("--capture needs --tidy (the measured table)");
-    if (capture_power != "auto" && capture_power != "nvml" && capture_power != "nvidia-smi") {
-      throw OptionError("--capture-power: '" + capture_power + "' is not auto, nvml or nvidia-smi");
-    }
     return;
   }
   if (per_workload || mixed_gpus) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ingest/capture.h"
 #include "ingest/ingest.h"
 #include "stage/stage_summary.h"
 
@@ -42,7 +43,7 @@ struct IngestStageOptions {
   std::vector<std::string> clock_runs;
   // --capture (repeatable) and --capture-power (auto, nvml or nvidia-smi).
   std::vector<std::string> captures;
-  std::string capture_power = "auto";
+  CapturePowerLog capture_power = CapturePowerLog::kAuto;
   // --per-workload: with --capture, one row per workload in the measured table (its windows'
   // summed energy over their summed duration) instead of one per window: for applications whose
   // windows share one counters export.

@@ -51,7 +51,7 @@ void Require(const std::string& value, const std::string& flag, const std::strin
 
 PortStageReport RunGpu(const PortGpuStageOptions& o) {
   GpuPortOptions options;
-  ParseConstantScaling(o.constant_scaling, &options.constant_scaling);
+  options.constant_scaling = o.constant_scaling;
   std::vector<std::string> inputs = {o.model_path, o.base_gpu_path, o.target_gpu_path};
   if (options.constant_scaling == ConstantScaling::kIdlePower) {
     options.base_idle_w = IdlePowerW("base", o.base_idle_w, o.base_idle_from, &inputs);
@@ -165,11 +165,7 @@ void PortStageOptions::Check() const {
     Require(gpu.base_gpu_path, "--base-gpu", subcommand);
     Require(gpu.target_gpu_path, "--target-gpu", subcommand);
     Require(gpu.out_path, "--out", subcommand);
-    ConstantScaling scaling;
-    if (!ParseConstantScaling(gpu.constant_scaling, &scaling)) {
-      throw OptionError("--constant-scaling: unknown value " + gpu.constant_scaling);
-    }
-    const bool idle_power = scaling == ConstantScaling::kIdlePower;
+    const bool idle_power = gpu.constant_scaling == ConstantScaling::kIdlePower;
     CheckIdlePower("base", idle_power, gpu.base_idle_w, gpu.base_idle_from);
     CheckIdlePower("target", idle_power, gpu.target_idle_w, gpu.target_idle_from);
     if (!idle_power && (gpu.base_idle_w != 0.0 || gpu.target_idle_w != 0.0 ||

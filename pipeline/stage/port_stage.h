@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "port/gpu_port.h"
 #include "port/technology_node.h"
 #include "stage/stage_summary.h"
 
@@ -20,7 +21,7 @@ struct PortGpuStageOptions {
   std::string base_gpu_path;
   std::string target_gpu_path;
   // --constant-scaling components | idle-power | none (alpha0/alpha1, TPDS Eq. 11).
-  std::string constant_scaling = "components";
+  ConstantScaling constant_scaling = ConstantScaling::kComponentCounts;
   // --base-idle-w / --base-idle-from, --target-idle-w / --target-idle-from (idle-power only):
   // the measured idle power in W, or a corpus whose idle benchmark gives it.
   double base_idle_w = 0.0;
