@@ -31,7 +31,7 @@ std::string TwoLines(const std::string& first, const std::string& second) {
   return "\"" + escape(first) + "\\n" + escape(second) + "\"";
 }
 
-void Style(Gnuplot* gp) { *gp << "set tics out nomirror\nset grid lc rgb '#d9d9d9' lw 0.5\n"; }
+void Style(Gnuplot* gp) { *gp << AxisStyle(); }
 
 // Up to `n` of `sorted` (best first): the best, the worst and evenly spaced ones between.
 std::vector<std::string> Spread(const std::vector<ClockWorkloadError>& sorted, size_t n) {

@@ -70,7 +70,7 @@ void WriteConstantPowerPlot(const ConstantFitChart& chart, const std::string& ti
     *gp << "set title " << GnuplotTitle(title) << "\n";
     *gp << "set xlabel 'Core frequency (MHz)'\n";
     *gp << "set ylabel 'Power (W)'\n";
-    *gp << "set tics out nomirror\n" << kGridStyle;
+    *gp << AxisStyle();
     *gp << "set xrange [0:" << Num(1.02 * f_max) << "]\n";
     *gp << "set yrange [0:*]\n";
     *gp << "set key inside left top Left reverse box opaque samplen 2 spacing 1.1 font ',11'\n";
@@ -239,8 +239,7 @@ void WriteRelativePowerPlot(const RelativePowerChart& chart, const std::string& 
     *gp << "set style histogram clustered gap 1\n";
     *gp << "set style fill solid 1.0 noborder\n";
     *gp << "set xtics rotate by 90 right scale 0 font '," << tic_pt << "'\n";
-    *gp << "set ytics out nomirror\n";
-    *gp << "set grid ytics lc rgb '#d9d9d9' lw 0.5\n";
+    *gp << AxisStyle("y");
     *gp << "set xzeroaxis lt -1 lw 1\n";
     *gp << "set xrange [-0.7:" << bar_count - 1 << ".7]\n";
     *gp << "set bmargin " << bottom_chars << "\n";

@@ -156,6 +156,15 @@ std::string GnuplotString(const std::string& text) {
   return quoted + "'";
 }
 
+std::string TicsStyle(const std::string& axis) { return "set " + axis + "tics out nomirror\n"; }
+
+std::string GridStyle(const std::string& axis) {
+  return "set grid " + (axis.empty() ? std::string() : axis + "tics ") +
+         "lc rgb '#d9d9d9' lw 0.5\n";
+}
+
+std::string AxisStyle(const std::string& axis) { return TicsStyle(axis) + GridStyle(axis); }
+
 const char* SeriesColour(int index) {
   return kSeriesColours[(index % kSeriesColourCount + kSeriesColourCount) % kSeriesColourCount];
 }

@@ -47,6 +47,13 @@ std::string GnuplotString(const std::string& text);
 const char* SeriesColour(int index);
 int SeriesDashType(int index);
 
+// The figures' one axis style: tics outside the plot and not mirrored, a light grey grid at
+// them. An axis "x" or "y" styles that axis's tics and grid only; "" both axes. AxisStyle is the
+// two together; TicsStyle and GridStyle are its halves, for figures that set something between.
+std::string TicsStyle(const std::string& axis = "");
+std::string GridStyle(const std::string& axis = "");
+std::string AxisStyle(const std::string& axis = "");
+
 // Renders one figure to `png_path` and `svg_path` (written exactly there: callers pass
 // OutputSet temporaries): sets the encoding, the terminal (noenhanced text, Sans 14, line
 // width 1.5) and the output, then calls `body` to write the plot commands and their inline data,

@@ -15,10 +15,7 @@ namespace {
 // Smallest MAPE drawn on the logarithmic axis (an exact model would otherwise vanish).
 constexpr double kMapeFloorPct = 0.01;
 
-void CommonStyle(Gnuplot* gp) {
-  *gp << "set tics out nomirror\n";
-  *gp << "set grid lc rgb '#d9d9d9' lw 0.5\n";
-}
+void CommonStyle(Gnuplot* gp) { *gp << AxisStyle(); }
 
 }  // namespace
 

@@ -82,7 +82,7 @@ void WriteRelativePowerScatter(const RelativePowerChart& chart, const std::strin
     *gp << "set size ratio -1\n";
     *gp << fmt::format("set xrange [{:.10g}:{:.10g}]\nset yrange [{:.10g}:{:.10g}]\n", low, high,
                        low, high);
-    *gp << "set tics out nomirror\nset grid lc rgb '#e0e0e0' lw 0.5\n";
+    *gp << TicsStyle() << "set grid lc rgb '#e0e0e0' lw 0.5\n";
     // The quadrants where the estimate points the other way than the measurement.
     *gp << fmt::format(
         "set object 1 rect from 0, {:.10g} to {:.10g}, 0 fc rgb '#f6e3e3' fs solid 1.0 noborder "

@@ -90,7 +90,7 @@ void WriteVoltagePlot(const std::vector<std::pair<std::string, PowerModel>>& lab
         *gp << "unset ylabel\n";
       }
       *gp << "set border 31\nset ytics autofreq\nset autoscale y\n";
-      *gp << "set tics out nomirror\n" << kGridStyle;
+      *gp << AxisStyle();
       *gp << "set xtics " << Num(NiceStep(curves[d])) << "\n";
       *gp << "set offsets graph 0.04, graph 0.04, graph 0.06, graph 0.06\n";
       // A domain whose voltage never changes (every level at 1): a range around it, not the
@@ -198,7 +198,7 @@ void WriteBenchmarkVfPlot(const std::string& benchmark, const std::vector<Benchm
     *gp << "set title " << GnuplotTitle(title) << "\n";
     *gp << "set xlabel 'Core frequency (MHz)'\n";
     *gp << "set ylabel 'Power (W)'\n";
-    *gp << "set tics out nomirror\n" << kGridStyle;
+    *gp << AxisStyle();
     *gp << "set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05\n";
     *gp << "set xtics " << Num(NiceStep(points)) << "\n";
     // Below the axes in two columns: the memory frequencies' colours, then what the points
@@ -501,8 +501,7 @@ void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
             << " left font ',10' front\n";
       }
     }
-    *gp << "set ytics out nomirror\n";
-    *gp << "set grid ytics lc rgb '#d9d9d9' lw 0.5\n";
+    *gp << AxisStyle("y");
     *gp << "set yrange [0:" << Num(y_high_w) << "]\n";
     *gp << "set xrange [-0.7:" << bar_count - 1 << ".7]\n";
     if (std::isfinite(chart.limit_w)) {

@@ -16,8 +16,6 @@
 namespace wattcal {
 namespace figures_internal {
 
-// Light grid and outward tics, as in the validation figures.
-inline constexpr const char* kGridStyle = "set grid lc rgb '#d9d9d9' lw 0.5\n";
 // Colour of cells and curves that carry no value.
 inline constexpr const char* kMissingColour = "#bdbdbd";
 // Diverging palette of the correlation heat-maps (ColorBrewer RdBu, blue = -1, red = +1).

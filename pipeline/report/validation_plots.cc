@@ -153,8 +153,7 @@ void WriteScatterPlot(const std::vector<PredictionRow>& rows, const ValidationMe
     *gp << "set size ratio -1\n";
     *gp << "set xrange [" << axis_low_w << ":" << axis_high_w << "]\n";
     *gp << "set yrange [" << axis_low_w << ":" << axis_high_w << "]\n";
-    *gp << "set tics out nomirror\n";
-    *gp << "set grid lc rgb '#d9d9d9' lw 0.5\n";
+    *gp << AxisStyle();
     // Below the axes, in two compact rows (the series, then the statistics): inside, any
     // corner can hide points, and beside the square axes the key took a third of the width.
     *gp << "set key outside below center horizontal Left reverse nobox maxcols 3 samplen 1.5 "
@@ -250,8 +249,7 @@ void WriteErrorCdfPlot(
     *gp << "set xrange [0:" << (max_ape_pct > 0.0 ? "*" : "1") << "]\n";
     *gp << "set yrange [0:1.02]\n";
     *gp << "set ytics 0, 0.2, 1\n";
-    *gp << "set tics out nomirror\n";
-    *gp << "set grid lc rgb '#d9d9d9' lw 0.5\n";
+    *gp << AxisStyle();
     // Below the axes, one entry per line: inside, a series with large errors runs through
     // any corner, and long series names would not fit. gnuplot's own bottom margin lets
     // the key overlap the x label, so the margin is set to tics + label + key lines.
@@ -416,9 +414,9 @@ void WriteWorkloadErrorPlot(const std::vector<WorkloadError>& all, const std::st
     *gp << "set xrange [" << fmt::format("{:.10g}:{:.10g}", axis_low_pct, axis_high_pct) << "]\n";
     *gp << "set yrange [" << n - 0.5 << ":-0.5]\n";  // the first (worst) workload at the top
     *gp << "set ytics (" << tics << ") scale 0 font '," << kWorkloadTicPt << "'\n";
-    *gp << "set xtics out nomirror\n";
+    *gp << TicsStyle("x");
     if (top_axis) *gp << "set x2tics out\nset link x2\n";
-    *gp << "set grid xtics lc rgb '#d9d9d9' lw 0.5\n";
+    *gp << GridStyle("x");
     *gp << "set arrow 1 from first 0, graph 0 to first 0, graph 1 nohead lw 1.5 lc rgb '#303030' "
            "front\n";
     *gp << "set style fill solid 1.0 noborder\n";
@@ -441,8 +439,8 @@ void WriteWorkloadErrorPlot(const std::vector<WorkloadError>& all, const std::st
         << GnuplotString(fmt::format("all {} workloads ({:g}% bins)", all.size(), bin_pct))
         << " font ',12'\n";
     *gp << "set xlabel 'Prediction error (%)'\nset ylabel 'workloads'\n";
-    *gp << "set autoscale x\nset yrange [0:*]\nset ytics auto font ',10'\nset xtics out nomirror\n";
-    *gp << "set grid ytics lc rgb '#d9d9d9' lw 0.5\n";
+    *gp << "set autoscale x\nset yrange [0:*]\nset ytics auto font ',10'\n"
+        << TicsStyle("x") << GridStyle("y");
     *gp << "set style fill solid 0.8 border rgb '#404040'\n";
     *gp << "plot $bins using 1:2:3 with boxes lc rgb '#7f7f7f' notitle\n";
     *gp << "unset multiplot\n";
