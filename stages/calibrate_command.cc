@@ -67,7 +67,8 @@ int CalibrateCommand(int argc, char** argv) {
   app.add_option("--out", o.out_path, "Model file to write (JSON)")
       ->check(OutputFile())
       ->required();
-  app.add_option("--export-gpmtool", o.gpmtool_path, "Also write the model in gpmTOOL's format")
+  app.add_option("--export-gpmtool", o.export_gpmtool_path,
+                 "Also write the model in gpmTOOL's format")
       ->check(OutputFile());
   app.add_option("--bootstrap", o.bootstrap,
                  "--method fixed: bootstrap 95% confidence intervals of the "

@@ -34,7 +34,7 @@ int PredictCommand(int argc, char** argv) {
                  "--accelwattch-activity) or a "
                  "component table")
       ->check(CLI::ExistingFile);
-  app.add_option("--capture", o.capture_dirs,
+  app.add_option("--capture", o.captures,
                  "Instead of --activity: capture directories of applications "
                  "(wattcal-capture --app; windows.csv with ncu/<workload>.csv or ncu_raw.csv), a "
                  "power log optional: "
@@ -42,7 +42,7 @@ int PredictCommand(int argc, char** argv) {
                  "summed kernel time, "
                  "and measured_w/error_pct where the capture has a power log")
       ->check(CLI::ExistingDirectory);
-  app.add_option("--gpu", o.gpu_description_path,
+  app.add_option("--gpu", o.gpu_path,
                  "With --capture: the GPU description whose counters give "
                  "the utilisations (microbench_specs/gpus/*.json)")
       ->check(CLI::ExistingFile);

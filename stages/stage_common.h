@@ -67,6 +67,30 @@ CLI::Option* AddOptionalEnumOption(CLI::App* app, const std::string& flag,
   return BindEnumOption(app, flag, target, values, name_of, description);
 }
 
+// The same for a std::vector<Enum> field: a comma-separated list of the names (or the flag
+// repeated), stored in the order given.
+template <typename Enum, typename NameOf>
+CLI::Option* AddEnumListOption(CLI::App* app, const std::string& flag, std::vector<Enum>* target,
+                               const std::vector<Enum>& values, NameOf name_of,
+                               const std::string& description) {
+  std::vector<std::string> names;
+  for (Enum v : values) names.push_back(name_of(v));
+  return app
+      ->add_option_function<std::vector<std::string>>(
+          flag,
+          [target, values, name_of](const std::vector<std::string>& texts) {
+            target->clear();
+            for (const std::string& text : texts) {
+              for (Enum v : values) {
+                if (text == name_of(v)) target->push_back(v);
+              }
+            }
+          },
+          description)
+      ->delimiter(',')
+      ->check(CLI::IsMember(names));
+}
+
 // Adds --mape-ci student-t|normal-population-sd to `app` (the MAPE confidence interval).
 void AddMapeCiOption(CLI::App* app, MapeCiMethod* method);
 

@@ -329,7 +329,7 @@ void AddPortOptions(CLI::App* app, PortStageOptions* o) {
       ->required();
   node->add_option("--report", o->node.report_path, "Also write the factors and checks (JSON)")
       ->check(OutputFile());
-  node->add_option("--totals-out", o->node.totals_path,
+  node->add_option("--totals-out", o->node.totals_out_path,
                    "--estimates: also write a table of each kernel's "
                    "scaled total power, columns kernel,power_w (input of wattcal-compare)")
       ->check(OutputFile());
@@ -358,10 +358,9 @@ void AddPerfOptions(CLI::App* app, PerfStageOptions* o) {
       ->delimiter(',');
   app->add_option("--base-mhz", o->base_mhz,
                   "--simulate: base core frequency, MHz (default: the spec's)");
-  app->add_option("--models", o->models,
-                  "Run-time models: crisp, crisp_l, proportional, stall, lead, crit, miss "
-                  "(default: every model the counters allow)")
-      ->delimiter(',');
+  AddEnumListOption(app, "--models", &o->models, AllPerfModels(), PerfModelName,
+                    "Run-time models: crisp, crisp_l, proportional, stall, lead, crit, miss "
+                    "(default: every model the counters allow)");
   app->add_option("--miss-latency-cycles", o->miss_latency_cycles,
                   "MISS's fixed latency per contributor miss, base cycles (0: mean load latency)");
   app->add_option("--counters-out", o->counters_out_path, "--timelines: write the derived counters")

@@ -162,7 +162,7 @@ TEST(PerfStage, BadOptionsExit1NamingTheField) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--counters", counters, "--targets-mhz", "350", "--out", dir + "/t.csv", "--models",
         "crisp,oracle"},
-       "models: unknown run-time model 'oracle'"},
+       "--models: oracle not in {crisp,crisp_l,proportional,stall,lead,crit,miss}"},
       {{"--counters", counters, "--out", dir + "/t.csv"}, "targets_mhz is empty"},
       {{"--counters", counters, "--targets-mhz", "350,-2", "--out", dir + "/t.csv"},
        "targets_mhz[1] = -2"},

@@ -246,9 +246,9 @@ TEST(StageCheck, PredictCompareAndPortNameTheFlags) {
   port.node.out_path = "o.csv";
   ExpectOptionError([&] { port.Check(); }, {"--estimates", "--model"});
   port.node.model_path = "m.json";
-  port.node.totals_path = "t.csv";
+  port.node.totals_out_path = "t.csv";
   ExpectOptionError([&] { port.Check(); }, {"--totals-out", "--estimates"});
-  port.node.totals_path.clear();
+  port.node.totals_out_path.clear();
   ExpectOptionError([&] { port.Check(); }, {"--node-table"});
   port.node.scaling.dynamic_factor = 0.9;
   port.node.scaling.static_factor = 0.8;
@@ -313,16 +313,16 @@ TEST(StageInProcess, CalibrateValidatePredictWriteWhatTheExecutablesWrite) {
   CalibrateStageOptions calibrate;
   calibrate.train_path = train;
   calibrate.out_path = model;
-  calibrate.gpmtool_path = dir + "/model_fixed.csv";
+  calibrate.export_gpmtool_path = dir + "/model_fixed.csv";
   calibrate.calibration.method = CalibrationMethod::kFixed;
   ExpectSameAsExecutable(
       "wattcal-calibrate",
       {"--train", train, "--method", "fixed", "--out", model, "--export-gpmtool",
-       calibrate.gpmtool_path, "-q"},
-      {model, calibrate.gpmtool_path}, [&] {
+       calibrate.export_gpmtool_path, "-q"},
+      {model, calibrate.export_gpmtool_path}, [&] {
         const CalibrateStageReport r = RunCalibrateStage(calibrate);
         EXPECT_TRUE(r.converged);
-        EXPECT_EQ(r.written, (std::vector<std::string>{model, calibrate.gpmtool_path}));
+        EXPECT_EQ(r.written, (std::vector<std::string>{model, calibrate.export_gpmtool_path}));
         EXPECT_EQ(r.summary, "");  // the stage logs to stderr; stdout stays empty
         return r;
       });
@@ -403,13 +403,14 @@ TEST(StageInProcess, CompareAndPortWriteWhatTheExecutablesWrite) {
   port.node.scaling.to_node = "16nm";
   port.node.out_path = dir + "/scaled.csv";
   port.node.report_path = dir + "/node.json";
-  port.node.totals_path = dir + "/totals.csv";
+  port.node.totals_out_path = dir + "/totals.csv";
   ExpectSameAsExecutable("wattcal-port",
                          {"node", "--estimates", pascal_raw, "--reference", pascal, "--node-table",
                           port.node.node_table_path, "--from-node", "12nm", "--to-node", "16nm",
                           "--out", port.node.out_path, "--report", port.node.report_path,
-                          "--totals-out", port.node.totals_path, "-q"},
-                         {port.node.out_path, port.node.report_path, port.node.totals_path}, [&] {
+                          "--totals-out", port.node.totals_out_path, "-q"},
+                         {port.node.out_path, port.node.report_path, port.node.totals_out_path},
+                         [&] {
                            const PortStageReport r = RunPortStage(port);
                            EXPECT_EQ(r.written.size(), 3u);
                            return r;

@@ -47,7 +47,7 @@ CalibrateCheckedOptions CalibrateStageOptions::Check() const {
                                   bootstrap, CalibrationMethodName(method)));
   }
   if (method == CalibrationMethod::kAccelWattch) {
-    if (!train_path.empty() || !gpmtool_path.empty()) {
+    if (!train_path.empty() || !export_gpmtool_path.empty()) {
       throw OptionError(
           "--method accelwattch takes --components TABLE.csv, or --activity with "
           "--energies, --constant, --static and --idle (not --train, not --export-gpmtool)");
@@ -209,15 +209,16 @@ CalibrateStageReport RunCalibrateStage(const CalibrateStageOptions& o) {
   manifest_options["training_notes"] = model.training_notes;
   outputs.StageText(o.out_path, ModelToJson(model));
   outputs.StageProvenance(o.out_path, "calibrate", {o.train_path}, manifest_options, "model");
-  if (!o.gpmtool_path.empty()) {
-    outputs.StageText(o.gpmtool_path, ModelToGpmtoolCsv(model));
-    outputs.StageProvenance(o.gpmtool_path, "calibrate", {o.train_path}, manifest_options,
+  if (!o.export_gpmtool_path.empty()) {
+    outputs.StageText(o.export_gpmtool_path, ModelToGpmtoolCsv(model));
+    outputs.StageProvenance(o.export_gpmtool_path, "calibrate", {o.train_path}, manifest_options,
                             "gpmtool_model");
   }
   outputs.Commit();
   report.written = outputs.Outputs();
   LogInfo(FormatModelSummary(model));
-  LogInfo("wrote " + o.out_path + (o.gpmtool_path.empty() ? "" : " and " + o.gpmtool_path));
+  LogInfo("wrote " + o.out_path +
+          (o.export_gpmtool_path.empty() ? "" : " and " + o.export_gpmtool_path));
   report.converged = model.fit.converged;
   if (!model.fit.converged) {
     LogWarning("the fit did not converge: " + model.fit.termination +

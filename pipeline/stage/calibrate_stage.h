@@ -50,7 +50,7 @@ struct CalibrateStageOptions {
   // --out: the model file to write (JSON); required.
   std::string out_path;
   // --export-gpmtool: also write the model in gpmTOOL's format (dvfs and fixed).
-  std::string gpmtool_path;
+  std::string export_gpmtool_path;
   // --bootstrap: fixed method, 95% intervals of the coefficients from this many resamples.
   int bootstrap = 0;
   // --seed: seed of the bootstrap resampling.

@@ -59,16 +59,6 @@ std::vector<double> SortedUnique(std::vector<double> v) {
   return v;
 }
 
-std::vector<PerfModelKind> ModelKinds(const std::vector<std::string>& names) {
-  std::vector<PerfModelKind> kinds;
-  for (const std::string& n : names) {
-    PerfModelKind k;
-    if (!ParsePerfModel(n, &k)) throw OptionError("unknown run-time model '" + n + "'");
-    kinds.push_back(k);
-  }
-  return kinds;
-}
-
 PerfStageReport RunPerfSimulation(const PerfStageOptions& o) {
   PerfSuiteSpec spec = ReadPerfSuiteSpec(o.simulate_spec_path);
   std::vector<std::string> inputs = {o.simulate_spec_path};
@@ -149,14 +139,9 @@ void PerfStageOptions::Check() const {
   if (!(std::isfinite(max_mape_pct) && max_mape_pct >= 0.0)) {
     fail(fmt::format("max_mape_pct = {} must be >= 0 (0: no gate)", max_mape_pct));
   }
-  std::set<std::string> seen;
-  for (const std::string& m : models) {
-    PerfModelKind kind;
-    if (!ParsePerfModel(m, &kind)) {
-      fail("models: unknown run-time model '" + m +
-           "' (known: crisp, crisp_l, proportional, stall, lead, crit, miss)");
-    }
-    if (!seen.insert(m).second) fail("models lists '" + m + "' twice");
+  std::set<PerfModelKind> seen;
+  for (PerfModelKind m : models) {
+    if (!seen.insert(m).second) fail(std::string("models lists '") + PerfModelName(m) + "' twice");
   }
   if (!simulate_spec_path.empty()) {
     if (out_dir.empty()) fail("out_dir (--out-dir) is required with --simulate");
@@ -196,7 +181,7 @@ void PerfStageOptions::Check() const {
     fail("plot_kernels (--plot-kernels) needs --plot-prefix");
   }
   if (max_mape_pct > 0.0 && !models.empty() &&
-      std::find(models.begin(), models.end(), "crisp") == models.end()) {
+      std::find(models.begin(), models.end(), PerfModelKind::kCrisp) == models.end()) {
     fail("max_mape_pct gates crisp's MAPE; add crisp to models (--models)");
   }
 }
@@ -214,7 +199,9 @@ void to_json(nlohmann::json& j, const PerfStageOptions& o) {
   }
   j["mode"] = o.counters_path.empty() ? "timelines" : "counters";
   j["targets_mhz"] = SortedUnique(o.targets_mhz);
-  j["models"] = o.models;
+  std::vector<std::string> models;
+  for (PerfModelKind m : o.models) models.push_back(PerfModelName(m));
+  j["models"] = models;
   if (!o.timelines_path.empty()) j["miss_latency_cycles"] = o.miss_latency_cycles;
   if (!o.actual_path.empty()) j["max_mape_pct"] = o.max_mape_pct;
 }
@@ -238,7 +225,7 @@ PerfStageReport RunPerfStage(const PerfStageOptions& o) {
     }
   }
   TimePredictionOptions prediction;
-  prediction.models = ModelKinds(o.models);
+  prediction.models = o.models;
   prediction.targets_mhz = SortedUnique(o.targets_mhz);
   std::vector<std::string> skipped;
   const std::vector<TimePrediction> times =

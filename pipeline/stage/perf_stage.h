@@ -14,8 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "util/output.h"
+#include "perf/perf_models.h"
 #include "stage/stage_summary.h"
+#include "util/output.h"
 
 namespace wattcal {
 
@@ -39,8 +40,8 @@ struct PerfStageOptions {
   std::vector<double> targets_mhz;
   // Simulating: base core frequency, MHz (0 = the spec's, or the activity spec's default).
   double base_mhz = 0.0;
-  // Run-time models by name (perf_models.h); empty = every model the counters allow.
-  std::vector<std::string> models;
+  // Run-time models (perf_models.h); empty = every model the counters allow.
+  std::vector<PerfModelKind> models;
   // Timelines / simulation: MISS's fixed latency, base cycles (0 = mean load latency).
   double miss_latency_cycles = 0.0;
   // Timelines: also write the classifier's counters here.

@@ -149,7 +149,7 @@ PortStageReport RunNode(const PortNodeStageOptions& o) {
   if (!o.report_path.empty()) {
     stage(o.report_path, DumpJson(NodeEstimatesReportToJson(node_report, table.get())));
   }
-  if (!o.totals_path.empty()) stage(o.totals_path, EstimateTotalsToCsv(scaled));
+  if (!o.totals_out_path.empty()) stage(o.totals_out_path, EstimateTotalsToCsv(scaled));
   outputs.Commit();
   report.written = outputs.Outputs();
   LogInfo(FormatNodeEstimatesReport(node_report));
@@ -188,7 +188,8 @@ void PortStageOptions::Check() const {
   if (node.estimates_path.empty() == node.model_path.empty()) {
     throw OptionError("node takes --estimates FILE or --model FILE (one of them)");
   }
-  if ((!node.reference_path.empty() || !node.totals_path.empty()) && node.estimates_path.empty()) {
+  if ((!node.reference_path.empty() || !node.totals_out_path.empty()) &&
+      node.estimates_path.empty()) {
     throw OptionError("--reference and --totals-out go with --estimates");
   }
   std::string error;

@@ -57,7 +57,7 @@ struct PortNodeStageOptions {
   // (JSON). --totals-out: with --estimates, each kernel's scaled total (kernel,power_w).
   std::string out_path;
   std::string report_path;
-  std::string totals_path;
+  std::string totals_out_path;
 };
 
 struct PortStageOptions {

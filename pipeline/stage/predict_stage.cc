@@ -184,17 +184,17 @@ ModelWorkloads WorkloadsForModel(const PowerModel& model, const CaptureReport& c
 // reference pair, with their measured power where the capture has a log.
 PredictStageReport RunCapture(const PredictStageOptions& o) {
   const PowerModel model = ReadModel(o.model_path);
-  const GpuDescription gpu = ReadGpuDescription(o.gpu_description_path);
+  const GpuDescription gpu = ReadGpuDescription(o.gpu_path);
   CaptureOptions capture_options;
   capture_options.require_power_log = false;
-  const CaptureReport capture = IngestCaptures(o.capture_dirs, gpu, capture_options);
+  const CaptureReport capture = IngestCaptures(o.captures, gpu, capture_options);
   for (const std::string& w : capture.warnings) LogWarning(w);
   const double limit_w =
       EffectivePowerLimitW(o.power_limit_w, capture.power_limit_w, model.power_limit_w);
   const std::string below = PowerLimitBelowIdleWarning(model, limit_w);
   if (!below.empty()) LogWarning(below);
   std::string source;
-  for (const std::string& d : o.capture_dirs) source += (source.empty() ? "" : ", ") + d;
+  for (const std::string& d : o.captures) source += (source.empty() ? "" : ", ") + d;
   const ModelWorkloads workloads = WorkloadsForModel(model, capture, gpu);
   std::vector<AppPrediction> rows =
       PredictApps(model, workloads.apps, workloads.gpu.ToLayout(), limit_w, source);
@@ -210,12 +210,12 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
   if (!extrapolation.empty()) LogWarning(extrapolation);
 
   OutputSet outputs;
-  std::vector<std::string> inputs = {o.model_path, o.gpu_description_path};
+  std::vector<std::string> inputs = {o.model_path, o.gpu_path};
   inputs.insert(inputs.end(), capture.inputs.begin(), capture.inputs.end());
   for (const std::string& path : capture.inputs)
     RegisterInputFile("--capture", path);  // at any depth
-  nlohmann::json manifest_options = {{"capture", o.capture_dirs},
-                                     {"gpu", o.gpu_description_path},
+  nlohmann::json manifest_options = {{"capture", o.captures},
+                                     {"gpu", o.gpu_path},
                                      {"reference_f_core_mhz", rows.front().prediction.freq_mhz[0]}};
   if (std::isfinite(limit_w)) manifest_options["power_limit_w"] = limit_w;
   outputs.StageText(o.out_path, AppPredictionsToCsv(rows));
@@ -246,9 +246,9 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
 
 void PredictStageOptions::Check() const {
   if (model_path.empty()) throw OptionError("--model is required");
-  if (!capture_dirs.empty()) {
+  if (!captures.empty()) {
     if (!activity_path.empty()) throw OptionError("--capture and --activity: give one of them");
-    if (gpu_description_path.empty()) {
+    if (gpu_path.empty()) {
       throw OptionError(
           "--capture needs --gpu DESC.json (microbench_specs/gpus/*.json): it turns the counters "
           "into utilisations");
@@ -263,7 +263,7 @@ void PredictStageOptions::Check() const {
     }
   } else {
     if (activity_path.empty()) throw OptionError("--activity (or --capture) is required");
-    if (!gpu_description_path.empty()) throw OptionError("--gpu goes with --capture");
+    if (!gpu_path.empty()) throw OptionError("--gpu goes with --capture");
     if (!breakdown_out_path.empty())
       throw OptionError("--breakdown-out goes with --capture (use --breakdown)");
   }
@@ -287,7 +287,7 @@ void PredictStageOptions::Check() const {
 
 PredictStageReport RunPredictStage(const PredictStageOptions& o) {
   o.Check();
-  if (!o.capture_dirs.empty()) {
+  if (!o.captures.empty()) {
     if (IsAccelWattchModel(o.model_path)) {
       throw OptionError("--capture takes a dvfs or fixed model (wattcal-calibrate); " +
                         o.model_path + " is an AccelWattch model");

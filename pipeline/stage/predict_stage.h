@@ -20,10 +20,10 @@ struct PredictStageOptions {
   std::string activity_path;
   // --capture: capture directories of applications (wattcal-capture --app: windows.csv and
   // ncu/<workload>.csv, or ncu_raw.csv), with or without a power log; one row per workload.
-  std::vector<std::string> capture_dirs;
+  std::vector<std::string> captures;
   // --gpu: the GPU description (microbench_specs/gpus/*.json) that turns the captures'
   // counters into utilisations; required with --capture.
-  std::string gpu_description_path;
+  std::string gpu_path;
   // --breakdown-out: with --capture, each workload's watts per term and component.
   std::string breakdown_out_path;
   // --out: predictions CSV; required.
