@@ -394,7 +394,7 @@ TEST(AccelWattchModelFile, ErrorsNameLineAndKey) {
   const int64_t line = 1 + std::count(text.begin(), text.begin() + at, '\n');
   ExpectInputError([&] { ReadAccelWattchModel(p); }, {fmt::format("{}:{}", p, line), "prior_x"});
   const std::string broken = WriteFile(dir + "/broken.json", "{\n  \"format\": \n");
-  ExpectInputError([&] { ReadAccelWattchModel(broken); }, {broken + ":", "not valid JSON"});
+  ExpectInputError([&] { ReadAccelWattchModel(broken); }, {broken + ":", "invalid JSON"});
 }
 
 TEST(AccelWattchModelFile, PredictionNeedsTheSameComponents) {

@@ -23,14 +23,6 @@ namespace {
 using Json = nlohmann::json;
 using OrderedJson = nlohmann::ordered_json;
 
-std::string ReadText(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot open the " + what + ": " + std::strerror(errno));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 // Typed reads of the energies and fixed-term objects, errors naming FILE:LINE.
 class TermsReader : public JsonFieldReader {
  public:
@@ -315,7 +307,7 @@ double AccelWattchFixedTerms::StaticAllSmsW(const CategoryStaticTerm& term, int 
 }
 
 AccelWattchEnergies ReadAccelWattchEnergies(const std::string& path) {
-  const std::string text = ReadText(path, "energy-estimate file");
+  const std::string text = ReadFileText(path, "the energy-estimate file");
   const Json root = ParseJsonText(path, text);
   TermsReader reader(path, text);
   reader.CheckFormatAndVersion(root, kAccelWattchEnergiesFormat, 1);
@@ -331,7 +323,7 @@ AccelWattchFixedTerms ReadAccelWattchFixedTerms(const std::string& constant_path
   AccelWattchFixedTerms t;
   {
     const std::string text =
-        ReadText(constant_path, "constant-power file (wattcal-constant's output)");
+        ReadFileText(constant_path, "the constant-power file (wattcal-constant's output)");
     const Json root = ParseJsonText(constant_path, text);
     TermsReader r(constant_path, text);
     t.constant_source = constant_path;
@@ -339,7 +331,8 @@ AccelWattchFixedTerms ReadAccelWattchFixedTerms(const std::string& constant_path
     if (t.p_const_w < 0.0) r.Fail("p_const_w", fmt::format("must be >= 0, got {}", t.p_const_w));
   }
   {
-    const std::string text = ReadText(static_path, "static-power file (wattcal-static's output)");
+    const std::string text =
+        ReadFileText(static_path, "the static-power file (wattcal-static's output)");
     const Json root = ParseJsonText(static_path, text);
     TermsReader r(static_path, text);
     t.static_source = static_path;
@@ -375,7 +368,7 @@ AccelWattchFixedTerms ReadAccelWattchFixedTerms(const std::string& constant_path
     }
   }
   {
-    const std::string text = ReadText(idle_path, "idle-power file (wattcal-idle's output)");
+    const std::string text = ReadFileText(idle_path, "the idle-power file (wattcal-idle's output)");
     const Json root = ParseJsonText(idle_path, text);
     TermsReader r(idle_path, text);
     t.idle_source = idle_path;

@@ -371,23 +371,8 @@ std::string AccelWattchModelToJson(const AccelWattchModel& m) {
 }
 
 AccelWattchModel ReadAccelWattchModel(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(path, 0, "",
-                     std::string("cannot open the model file") + ": " + std::strerror(errno));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  Json root;
-  try {
-    root = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    // nlohmann reports a byte offset: turn it into a line.
-    const size_t offset = std::min<size_t>(e.byte, text.size());
-    const int64_t line = 1 + std::count(text.begin(), text.begin() + offset, '\n');
-    throw InputError(path, line, "", std::string("not valid JSON: ") + e.what());
-  }
-  return Reader(path, text, root).Read();
+  const std::string text = ReadFileText(path, "the model file");
+  return Reader(path, text, ParseJsonText(path, text)).Read();
 }
 
 }  // namespace wattcal

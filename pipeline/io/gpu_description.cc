@@ -411,14 +411,7 @@ bool GpuDescription::Check(std::string* error) const {
 }
 
 GpuDescription ReadGpuDescription(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(path, 0, "",
-                     std::string("cannot open GPU description") + ": " + std::strerror(errno));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  const Json root = ParseJsonText(path, text);
+  const Json root = ParseJsonText(path, ReadFileText(path, "GPU description"));
   GpuDescription gpu = DescriptionReader(path).Read(root);
   gpu.path = path;
   return gpu;

@@ -73,20 +73,6 @@ void JsonLineIndex::Value(const std::string& path) {
   }
 }
 
-nlohmann::json ParseJsonText(const std::string& path, const std::string& text) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    const size_t end = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
-    const int64_t line =
-        1 + std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(end), '\n');
-    std::string what = e.what();
-    const size_t detail = what.find("parse error");
-    throw InputError(path, line, "",
-                     "invalid JSON: " + (detail == std::string::npos ? what : what.substr(detail)));
-  }
-}
-
 void JsonFieldReader::Fail(const std::string& field, const std::string& message) const {
   throw InputError(path_, lines_.LineOf(field), field, message);
 }

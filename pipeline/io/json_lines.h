@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/json_file.h"  // ParseJsonText
+
 namespace wattcal {
 
 // Line of every value of a (valid) JSON text, by path: "fit.iterations",
@@ -31,10 +33,6 @@ class JsonLineIndex {
   int64_t line_ = 1;
   std::map<std::string, int64_t> lines_;
 };
-
-// Parses `text` (the bytes of `path`); a syntax error is an InputError naming the line of
-// the offending byte: "invalid JSON: parse error at line ...".
-nlohmann::json ParseJsonText(const std::string& path, const std::string& text);
 
 // Typed access to the values of a parsed JSON file, every error an InputError naming
 // FILE:LINE and the value's path. The base of wattcal's JSON file readers.

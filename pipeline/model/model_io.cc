@@ -521,11 +521,7 @@ std::string ModelToGpmtoolCsv(const PowerModel& model) {
 }
 
 PowerModel ReadModel(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", std::string("cannot open file: ") + std::strerror(errno));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::string text = ReadFileText(path, "file");
   size_t first = 0;
   if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) first = 3;
   while (first < text.size() && std::isspace(static_cast<unsigned char>(text[first]))) ++first;

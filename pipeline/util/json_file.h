@@ -1,5 +1,6 @@
-// Reading a whole JSON file, the one way every layer does it: strict (an InputError naming the
-// file) or tolerant (a discarded value for a file that is absent or not JSON).
+// Reading a whole file, and a whole JSON file, the one way every layer does it: strict (an
+// InputError naming the file, and the line of a syntax error) or tolerant (a discarded value for
+// a file that is absent or not JSON).
 #pragma once
 
 #include <string>
@@ -8,8 +9,17 @@
 
 namespace wattcal {
 
-// Reads and parses a JSON file whose errors need no line (specs, stage outputs): InputError
-// at line 0, "cannot open WHAT: <reason>" or "not valid JSON: <the parser's message>".
+// The bytes of `path`; InputError at line 0, "cannot open WHAT: <reason>", when it cannot be
+// opened.
+std::string ReadFileText(const std::string& path, const std::string& what);
+
+// Parses `text` (the bytes of `path`); a syntax error is an InputError naming the line of
+// the offending byte: "invalid JSON: parse error at line ...".
+nlohmann::json ParseJsonText(const std::string& path, const std::string& text);
+
+// ParseJsonText(path, ReadFileText(path, what)), for JSON files read as a whole (specs, stage
+// outputs); the readers that name the line of a field after parsing keep the text themselves
+// (io/json_lines.h JsonFieldReader).
 nlohmann::json ReadJsonFile(const std::string& path, const std::string& what);
 
 // Reads and parses a JSON file that may be absent or not JSON (a capture's capture.json, a
