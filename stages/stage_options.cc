@@ -22,7 +22,7 @@ void AddIngestInputOptions(CLI::App* app, IngestStageOptions* o) {
       ->check(CLI::ExistingFile);
   app->add_option("--gpu", in.gpu_description, "GPU description (microbench_specs/gpus/*.json)")
       ->check(CLI::ExistingFile);
-  app->add_option("--instructions", in.instruction_pairs,
+  app->add_option("--instructions", in.instructions,
                   "Per-instruction energy (Arafa Eq. 1): CSV kernel,overhead_kernel,instructions")
       ->check(CLI::ExistingFile);
   app->add_option("--corpus", in.corpus,
@@ -111,12 +111,12 @@ void AddWindowOptions(CLI::App* app, IngestStageOptions* o) {
   app->add_flag("--exclude-flagged", options.energy.exclude_flagged,
                 "Leave flagged windows out of the per-kernel aggregates and the measured table "
                 "(rows left with no window are dropped; the summary and manifest say how many)");
-  app->add_option("--f-core-mhz", options.stated_core_mhz,
+  app->add_option("--f-core-mhz", options.f_core_mhz,
                   "For a power log without clock columns: the core clock the whole log ran at, MHz "
                   "(without it, a kernel launched in several windows is an error: its launches "
                   "could come from several V-F pairs)");
   app->add_option(
-      "--f-mem-mhz", options.stated_mem_mhz,
+      "--f-mem-mhz", options.f_mem_mhz,
       "For a power log without clock columns: the memory clock the whole log ran at, MHz");
   app->add_option_function<double>(
       "--settle-ms", [o](const double& ms) { o->settle_ms = ms; },

@@ -138,9 +138,9 @@ TEST(StageDataCheck, IngestNamesItsFlags) {
   d.inputs.description = "sweep.csv";
   ExpectOptionError([&] { d.Check(); }, {"--description needs --accelwattch-activity"});
   d.inputs.description.clear();
-  d.inputs.instruction_pairs = "pairs.csv";
+  d.inputs.instructions = "pairs.csv";
   ExpectOptionError([&] { d.Check(); }, {"--instructions needs --instructions-out"});
-  d.inputs.instruction_pairs.clear();
+  d.inputs.instructions.clear();
   d.inputs.counters = "ncu.csv";
   ExpectOptionError([&] { d.Check(); }, {"--counters needs --gpu"});
 }

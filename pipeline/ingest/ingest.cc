@@ -18,15 +18,14 @@
 namespace wattcal {
 
 bool IngestOptions::Check(std::string* error) const {
-  for (const auto& [name, value] :
-       {std::pair<const char*, double>{"--f-core-mhz", stated_core_mhz},
-        std::pair<const char*, double>{"--f-mem-mhz", stated_mem_mhz}}) {
+  for (const auto& [name, value] : {std::pair<const char*, double>{"--f-core-mhz", f_core_mhz},
+                                    std::pair<const char*, double>{"--f-mem-mhz", f_mem_mhz}}) {
     if (!std::isnan(value) && !(value >= 1.0 && value <= 1e5)) {
       *error = fmt::format("{}: {} is not a clock in MHz (1 to 100000)", name, value);
       return false;
     }
   }
-  if (std::isnan(stated_core_mhz) && !std::isnan(stated_mem_mhz)) {
+  if (std::isnan(f_core_mhz) && !std::isnan(f_mem_mhz)) {
     *error = "--f-mem-mhz needs --f-core-mhz (the pair the whole log ran at)";
     return false;
   }
@@ -73,7 +72,7 @@ std::string MeasuredTidyCsv(const std::vector<KernelEnergy>& kernels, const GpuD
 
 std::string InstructionEnergiesCsv(const IngestInputs& in,
                                    const std::vector<KernelEnergy>& kernels) {
-  CsvReader reader(in.instruction_pairs);
+  CsvReader reader(in.instructions);
   std::vector<std::string> header, fields;
   if (!reader.Next(&header)) reader.Fail("", "the file is empty");
   if (header.size() != 3 || header[0] != "kernel" || header[1] != "overhead_kernel" ||
@@ -160,7 +159,7 @@ void CheckIngestInputs(const IngestInputs& in, const IngestOptions& options) {
   if (!in.power_log.empty() && in.windows.empty()) {
     throw OptionError("--power-log needs --windows (the kernel launch windows)");
   }
-  if (!in.instruction_pairs.empty() && in.power_log.empty()) {
+  if (!in.instructions.empty() && in.power_log.empty()) {
     throw OptionError("--instructions needs --power-log and --windows");
   }
   if (!in.description.empty() && in.counters.empty()) {
@@ -201,12 +200,12 @@ std::string MeasurePowerLog(const IngestInputs& in, const IngestOptions& options
   r->energy = MeasureKernelEnergies(in.power_log, options.log, in.windows, options.energy);
   bool clocks = false;
   for (const WindowEnergy& w : r->energy.windows) clocks = clocks || std::isfinite(w.f_core_mhz);
-  if (!clocks && std::isfinite(options.stated_core_mhz)) {
+  if (!clocks && std::isfinite(options.f_core_mhz)) {
     // The user states the pair the whole log ran at.
     for (WindowEnergy& w : r->energy.windows) {
-      w.f_core_mhz = w.f_core_min_mhz = w.f_core_max_mhz = options.stated_core_mhz;
-      if (std::isfinite(options.stated_mem_mhz)) {
-        w.f_mem_mhz = w.f_mem_min_mhz = w.f_mem_max_mhz = options.stated_mem_mhz;
+      w.f_core_mhz = w.f_core_min_mhz = w.f_core_max_mhz = options.f_core_mhz;
+      if (std::isfinite(options.f_mem_mhz)) {
+        w.f_mem_mhz = w.f_mem_min_mhz = w.f_mem_max_mhz = options.f_mem_mhz;
       }
     }
     r->energy.kernels = AggregateKernelEnergies(r->energy.windows, options.energy);
@@ -378,8 +377,7 @@ IngestReport Ingest(const IngestInputs& in, const IngestOptions& options) {
                                         in.power_log.empty() ? nullptr : &r.energy, in.windows);
     r.accelwattch_activity_csv = activity.csv;
   }
-  if (!in.instruction_pairs.empty())
-    r.instructions_csv = InstructionEnergiesCsv(in, r.energy.kernels);
+  if (!in.instructions.empty()) r.instructions_csv = InstructionEnergiesCsv(in, r.energy.kernels);
   if (!in.kernel_power.empty()) r.kernel_power_csv = KernelPowerTableCsv(in.kernel_power);
   if (!in.ubench.empty()) r.ubench_csv = UbenchCsv(in);
   if (!in.corpus.empty()) {

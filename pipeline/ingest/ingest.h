@@ -29,7 +29,7 @@ struct IngestInputs {
   // GPU description for the utilisations; required with counters.
   std::string gpu_description;
   // Pairs of kernels for per-instruction energy (kernel,overhead_kernel,instructions).
-  std::string instruction_pairs;
+  std::string instructions;
   // An already tabular corpus (gpmTOOL training/real/prediction file or tidy CSV) to convert
   // to the tidy form.
   std::string corpus;
@@ -54,8 +54,8 @@ struct IngestOptions {
   // The V-F pair the whole log ran at, MHz, for a log without clock columns (NaN = not stated).
   // Without clocks and without a stated pair, a kernel launched in several windows is an
   // InputError: its launches may come from several V-F pairs, and averaging them would be wrong.
-  double stated_core_mhz = std::numeric_limits<double>::quiet_NaN();
-  double stated_mem_mhz = std::numeric_limits<double>::quiet_NaN();
+  double f_core_mhz = std::numeric_limits<double>::quiet_NaN();
+  double f_mem_mhz = std::numeric_limits<double>::quiet_NaN();
   // Build IngestReport::windows_csv (the per-launch table). False leaves it empty: formatting
   // one row per launch costs time that is wasted when nobody writes the table (--windows-out).
   bool windows_table = true;

@@ -25,7 +25,7 @@ std::vector<std::pair<const char*, bool>> SeparateDumpFlags(const IngestStageOpt
           {"--kernel-power", !in.kernel_power.empty()},
           {"--ubench", !in.ubench.empty()},
           {"--description", !in.description.empty()},
-          {"--instructions", !in.instruction_pairs.empty()},
+          {"--instructions", !in.instructions.empty()},
           {"--activity", !o.activity_path.empty()},
           {"--windows-out", !o.windows_out_path.empty()},
           {"--counters-table", !o.counters_table_path.empty()},
@@ -35,8 +35,8 @@ std::vector<std::pair<const char*, bool>> SeparateDumpFlags(const IngestStageOpt
           {"--kernel-power-out", !o.kernel_power_out_path.empty()},
           {"--ubench-out", !o.ubench_out_path.empty()},
           {"--dmon-interval-ms", o.ingest.log.dmon_interval_ms != 0.0},
-          {"--f-core-mhz", std::isfinite(o.ingest.stated_core_mhz)},
-          {"--f-mem-mhz", std::isfinite(o.ingest.stated_mem_mhz)}};
+          {"--f-core-mhz", std::isfinite(o.ingest.f_core_mhz)},
+          {"--f-mem-mhz", std::isfinite(o.ingest.f_mem_mhz)}};
 }
 
 std::vector<std::string> SplitColumns(const std::string& columns) {
@@ -143,7 +143,7 @@ IngestStageReport RunDumps(const IngestStageOptions& o) {
 
   std::vector<std::string> inputs;
   for (const std::string& p :
-       {in.power_log, in.windows, in.counters, in.gpu_description, in.instruction_pairs, in.corpus,
+       {in.power_log, in.windows, in.counters, in.gpu_description, in.instructions, in.corpus,
         in.kernel_power, in.ubench, in.description}) {
     if (!p.empty()) inputs.push_back(p);
   }
@@ -286,10 +286,10 @@ void IngestStageOptions::Check() const {
     throw OptionError(
         "--counters needs --gpu (for utilisations), --counters-table or --accelwattch-activity");
   }
-  if (!instructions_out_path.empty() && in.instruction_pairs.empty()) {
+  if (!instructions_out_path.empty() && in.instructions.empty()) {
     throw OptionError("--instructions-out needs --instructions");
   }
-  if (!in.instruction_pairs.empty() && instructions_out_path.empty()) {
+  if (!in.instructions.empty() && instructions_out_path.empty()) {
     throw OptionError("--instructions needs --instructions-out");
   }
 }
