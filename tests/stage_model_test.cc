@@ -26,6 +26,8 @@
 #include "stage/validate_stage.h"
 #include "test_support.h"
 #include "util/errors.h"
+#include "util/logging.h"
+#include "util/output.h"
 
 namespace wattcal {
 namespace {
@@ -301,6 +303,43 @@ void ExpectSameAsExecutable(const std::string& program, const std::vector<std::s
               expected[i])
         << files[i];
   }
+}
+
+// testing::RunStage runs a stage's command in this process: it answers as the executable does
+// (exit status and output, for --help, a refusal and a run), and a run leaves nothing behind for
+// the next one (log level, command line).
+TEST(StageInProcess, RunStageAnswersAsTheExecutableAndLeavesNothingBehind) {
+  const std::string dir = ScratchDir();
+  const std::string train = testing::FixturePath("gpmtool/train_sp_int_dram.csv");
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--help"},
+           {"--train", train, "--out", dir + "/refused.json", "--loss", "tukey"},
+           {"--train", dir + "/missing.csv", "--out", dir + "/refused.json"},
+           {"--train", train, "--method", "fixed", "--out", train}}) {
+    const CommandResult in_process = testing::RunStage("wattcal-calibrate", args);
+    const CommandResult executable = RunExecutable("wattcal-calibrate", args);
+    EXPECT_EQ(in_process.exit_code, executable.exit_code) << args.back();
+    EXPECT_EQ(in_process.output, executable.output) << args.back();
+    EXPECT_NE(in_process.output, "") << args.back();
+  }
+  EXPECT_FALSE(FileExists(dir + "/refused.json"));
+
+  const LogLevel level = GetLogLevel();
+  const CommandResult quiet = testing::RunStage(
+      "wattcal-calibrate", {"--train", train, "--method", "fixed", "--out", dir + "/a.json", "-q"});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.output;
+  EXPECT_EQ(quiet.output, "");
+  EXPECT_EQ(GetLogLevel(), level) << "-q outlived its run";
+  const CommandResult loud = testing::RunStage(
+      "wattcal-calibrate", {"--train", train, "--method", "fixed", "--out", dir + "/b.json"});
+  ASSERT_EQ(loud.exit_code, 0) << loud.output;
+  EXPECT_NE(loud.output.find("wrote " + dir + "/b.json"), std::string::npos) << loud.output;
+  EXPECT_EQ(ReadFile(dir + "/a.json"), ReadFile(dir + "/b.json"));
+  const CommandResult executable = RunExecutable(
+      "wattcal-calibrate", {"--train", train, "--method", "fixed", "--out", dir + "/c.json"});
+  ASSERT_EQ(executable.exit_code, 0) << executable.output;
+  EXPECT_EQ(ReadFile(dir + "/a.json"), ReadFile(dir + "/c.json"));
+  EXPECT_TRUE(CommandLine().empty()) << "a run's command line outlived it";
 }
 
 TEST(StageInProcess, CalibrateValidatePredictWriteWhatTheExecutablesWrite) {
