@@ -27,24 +27,37 @@ void AddCalibrationOptions(CLI::App* app, CalibrationFlags* flags);
 // Adds --bounds, --orderings, --no-paper-orderings, --prior, --prior-weight, --no-prior-start.
 void AddAccelWattchOptions(CLI::App* app, AccelWattchFlags* flags);
 
+// The names name_of(v) of `values`, what an enum flag accepts (CLI::IsMember).
+template <typename Enum, typename NameOf>
+std::vector<std::string> EnumNames(const std::vector<Enum>& values, NameOf name_of) {
+  std::vector<std::string> names;
+  for (Enum v : values) names.push_back(name_of(v));
+  return names;
+}
+
+// The value of `values` named `text` (one of EnumNames: CLI::IsMember has checked it).
+template <typename Enum, typename NameOf>
+Enum EnumNamed(const std::string& text, const std::vector<Enum>& values, NameOf name_of) {
+  for (Enum v : values) {
+    if (text == name_of(v)) return v;
+  }
+  return values.front();
+}
+
 // Binds `flag` to `target`, an enum (or optional enum) field: CLI11 accepts the names name_of(v)
 // of `values` and stores the enum when the command line is read.
 template <typename Enum, typename Target, typename NameOf>
 CLI::Option* BindEnumOption(CLI::App* app, const std::string& flag, Target* target,
                             const std::vector<Enum>& values, NameOf name_of,
                             const std::string& description) {
-  std::vector<std::string> names;
-  for (Enum v : values) names.push_back(name_of(v));
   return app
       ->add_option_function<std::string>(
           flag,
           [target, values, name_of](const std::string& text) {
-            for (Enum v : values) {
-              if (text == name_of(v)) *target = v;
-            }
+            *target = EnumNamed(text, values, name_of);
           },
           description)
-      ->check(CLI::IsMember(names));
+      ->check(CLI::IsMember(EnumNames(values, name_of)));
 }
 
 // Binds `flag` straight to an enum field of a stage's (library) options: CLI11 accepts the names
@@ -73,22 +86,18 @@ template <typename Enum, typename NameOf>
 CLI::Option* AddEnumListOption(CLI::App* app, const std::string& flag, std::vector<Enum>* target,
                                const std::vector<Enum>& values, NameOf name_of,
                                const std::string& description) {
-  std::vector<std::string> names;
-  for (Enum v : values) names.push_back(name_of(v));
   return app
       ->add_option_function<std::vector<std::string>>(
           flag,
           [target, values, name_of](const std::vector<std::string>& texts) {
             target->clear();
             for (const std::string& text : texts) {
-              for (Enum v : values) {
-                if (text == name_of(v)) target->push_back(v);
-              }
+              target->push_back(EnumNamed(text, values, name_of));
             }
           },
           description)
       ->delimiter(',')
-      ->check(CLI::IsMember(names));
+      ->check(CLI::IsMember(EnumNames(values, name_of)));
 }
 
 // Adds --mape-ci student-t|normal-population-sd to `app` (the MAPE confidence interval).

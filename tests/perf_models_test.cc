@@ -15,6 +15,7 @@
 #include "perf/crisp_counters.h"
 #include "perf/perf_models.h"
 #include "util/rng.h"
+#include "stage_options.h"
 #include "test_support.h"
 #include "util/errors.h"
 
@@ -107,14 +108,20 @@ TEST(PerfBaselines, LinearModelsAndProportional) {
                std::invalid_argument);
 }
 
+// wattcal-perf --models takes exactly the names PerfModelName gives.
 TEST(PerfBaselines, NamesRoundTrip) {
   for (PerfModelKind m : AllPerfModels()) {
-    PerfModelKind parsed;
-    ASSERT_TRUE(ParsePerfModel(PerfModelName(m), &parsed));
-    EXPECT_EQ(parsed, m);
+    PerfStageOptions parsed;
+    CLI::App app;
+    AddPerfOptions(&app, &parsed);
+    testing::ParseCommandLine(&app, {"--models", PerfModelName(m)});
+    EXPECT_EQ(parsed.models, std::vector<PerfModelKind>{m}) << PerfModelName(m);
   }
-  PerfModelKind unused;
-  EXPECT_FALSE(ParsePerfModel("CRISP", &unused));
+  PerfStageOptions unused;
+  CLI::App app;
+  AddPerfOptions(&app, &unused);
+  EXPECT_THROW(testing::ParseCommandLine(&app, {"--models", "CRISP"}), CLI::ParseError);
+  EXPECT_TRUE(unused.models.empty());
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 // The stage layer of calibrate, validate, predict, port and compare (pipeline/stage/, issue 12
 // step 1) driven in-process, and the one loss default (issue 12 step 3):
 //
-//   StageLoss*      DefaultLoss is the default of the library and of --loss; ParseFitLoss and
-//                   FitLossName are inverses; a bad --loss names the flag.
+//   StageLoss*      DefaultLoss is the default of the library and of --loss; --loss takes
+//                   exactly the names FitLossName gives; a bad --loss names the flag.
 //   StageCheck*     each <Stage>StageOptions::Check() refuses what the main used to refuse,
 //                   with an OptionError naming the flag(s); --mode/--method of validate.
 //   StageInProcess* Run<Stage>Stage on the real datasets writes byte for byte what the
@@ -24,6 +24,7 @@
 #include "stage/port_stage.h"
 #include "stage/predict_stage.h"
 #include "stage/validate_stage.h"
+#include "stage_common.h"
 #include "test_support.h"
 #include "util/errors.h"
 #include "util/logging.h"
@@ -71,16 +72,22 @@ TEST(StageLoss, DefaultLossIsTheDefaultOfTheLibraryAndOfTheCommandLine) {
   }
 }
 
-TEST(StageLoss, ParseAndNameAreInverses) {
+TEST(StageLoss, FlagAndNameAreInverses) {
   for (FitLoss v : {FitLoss::kL2, FitLoss::kHuber, FitLoss::kCauchy}) {
-    FitLoss parsed = v == FitLoss::kL2 ? FitLoss::kCauchy : FitLoss::kL2;
-    EXPECT_TRUE(ParseFitLoss(FitLossName(v), &parsed));
-    EXPECT_EQ(parsed, v);
+    CalibrationFlags parsed;
+    CLI::App app;
+    AddCalibrationOptions(&app, &parsed);
+    testing::ParseCommandLine(&app, {"--loss", FitLossName(v)});
+    ASSERT_TRUE(parsed.loss.has_value()) << FitLossName(v);
+    EXPECT_EQ(*parsed.loss, v);
   }
-  FitLoss untouched = FitLoss::kCauchy;
-  EXPECT_FALSE(ParseFitLoss("L2", &untouched));
-  EXPECT_FALSE(ParseFitLoss("", &untouched));
-  EXPECT_EQ(untouched, FitLoss::kCauchy);
+  for (const char* other : {"L2", ""}) {
+    CalibrationFlags untouched;
+    CLI::App app;
+    AddCalibrationOptions(&app, &untouched);
+    EXPECT_THROW(testing::ParseCommandLine(&app, {"--loss", other}), CLI::ParseError) << other;
+    EXPECT_FALSE(untouched.loss.has_value()) << other;
+  }
   CalibrationFlags flags;
   flags.loss = FitLoss::kCauchy;
   flags.options.loss_scale = 2.5;

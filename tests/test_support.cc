@@ -16,6 +16,8 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.h"
 #include "util/errors.h"
 
@@ -214,6 +216,11 @@ CommandResult RunStage(const std::string& program, const std::vector<std::string
   r.exit_code = command(static_cast<int>(words.size()), argv.data());
   r.output = captured.Finish();
   return r;
+}
+
+void ParseCommandLine(CLI::App* app, const std::vector<std::string>& args) {
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
+  app->parse(reversed);
 }
 
 std::string ShellQuote(const std::string& s) { return Quote(s); }

@@ -12,6 +12,10 @@
 
 #include "report/gnuplot_figure.h"  // GnuplotAvailable()
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace wattcal::testing {
 
 // The one way of finding the shared data. ../shared/datasets beside the checkout (or
@@ -67,6 +71,9 @@ CommandResult RunStage(const std::string& program, const std::vector<std::string
 // output. A program that is not built, or that a signal killed (exit 128 + N), fails the
 // calling test.
 CommandResult RunExecutable(const std::string& program, const std::vector<std::string>& args);
+// Parses `args` (without the program's name) with `app`, as a stage's command does; CLI11's
+// errors (CLI::ParseError: an unknown name, a failed check) propagate.
+void ParseCommandLine(CLI::App* app, const std::vector<std::string>& args);
 // Runs a /bin/sh command line and captures its stdout and stderr together.
 CommandResult RunShell(const std::string& command);
 // `s` quoted for /bin/sh.

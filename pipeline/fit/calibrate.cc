@@ -36,15 +36,6 @@ const char* FitLossName(FitLoss v) {
   }
   return "?";
 }
-bool ParseFitLoss(const std::string& name, FitLoss* loss) {
-  for (FitLoss v : {FitLoss::kL2, FitLoss::kHuber, FitLoss::kCauchy}) {
-    if (name == FitLossName(v)) {
-      *loss = v;
-      return true;
-    }
-  }
-  return false;
-}
 const char* FitResidualName(FitResidual v) {
   return v == FitResidual::kAbsolute ? "absolute" : "relative";
 }

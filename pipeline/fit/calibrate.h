@@ -28,8 +28,6 @@ const char* FitMethodName(FitMethod v);
 const char* FitSolverName(FitSolver v);
 const char* FitLossName(FitLoss v);  // "l2" | "huber" | "cauchy" (the names --loss takes)
 const char* FitResidualName(FitResidual v);
-// The inverse of FitLossName; false (and *loss untouched) for any other text.
-bool ParseFitLoss(const std::string& name, FitLoss* loss);
 
 // The loss a fit uses unless told otherwise, the one source of that default for the library
 // (CalibrationOptions::loss) and the command line (--loss): Huber for the joint DVFS solve,

@@ -21,16 +21,6 @@ const char* DvfsObjectiveName(DvfsObjective objective) {
   return "?";
 }
 
-bool ParseDvfsObjective(const std::string& text, DvfsObjective* objective) {
-  for (DvfsObjective o : {DvfsObjective::kEnergy, DvfsObjective::kEdp, DvfsObjective::kEd2p}) {
-    if (text == DvfsObjectiveName(o)) {
-      *objective = o;
-      return true;
-    }
-  }
-  return false;
-}
-
 const char* PowerModeName(PowerMode mode) { return mode == PowerMode::kDvfs ? "dvfs" : "scaling"; }
 
 bool ParsePowerMode(const std::string& text, PowerMode* mode) {

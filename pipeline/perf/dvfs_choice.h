@@ -36,7 +36,6 @@ namespace wattcal {
 
 enum class DvfsObjective { kEnergy, kEdp, kEd2p };
 const char* DvfsObjectiveName(DvfsObjective objective);  // "energy", "edp", "ed2p"
-bool ParseDvfsObjective(const std::string& text, DvfsObjective* objective);
 
 enum class PowerMode { kDvfs, kScaling };
 const char* PowerModeName(PowerMode mode);  // "dvfs", "scaling"

@@ -35,16 +35,6 @@ const char* PerfModelName(PerfModelKind model) {
   return "?";
 }
 
-bool ParsePerfModel(const std::string& name, PerfModelKind* model) {
-  for (PerfModelKind m : AllPerfModels()) {
-    if (name == PerfModelName(m)) {
-      *model = m;
-      return true;
-    }
-  }
-  return false;
-}
-
 const char* PerfModelCounterColumn(PerfModelKind model) {
   switch (model) {
     case PerfModelKind::kCrisp:

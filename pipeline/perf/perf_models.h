@@ -34,8 +34,6 @@ enum class PerfModelKind { kCrisp, kCrispL, kProportional, kStall, kLead, kCrit,
 const std::vector<PerfModelKind>& AllPerfModels();
 // "crisp", "crisp_l", "proportional", "stall", "lead", "crit", "miss".
 const char* PerfModelName(PerfModelKind model);
-// Parses a name above; false otherwise.
-bool ParsePerfModel(const std::string& name, PerfModelKind* model);
 // The optional counter column a model needs ("" for crisp and proportional).
 const char* PerfModelCounterColumn(PerfModelKind model);
 // True when `counters` has what `model` needs.

@@ -88,17 +88,6 @@ const char* ConstantScalingName(ConstantScaling v) {
   return "?";
 }
 
-bool ParseConstantScaling(const std::string& text, ConstantScaling* v) {
-  for (ConstantScaling c :
-       {ConstantScaling::kIdlePower, ConstantScaling::kComponentCounts, ConstantScaling::kNone}) {
-    if (text == ConstantScalingName(c)) {
-      *v = c;
-      return true;
-    }
-  }
-  return false;
-}
-
 bool GpuPortOptions::Check(std::string* error) const {
   if (constant_scaling != ConstantScaling::kIdlePower) return true;
   if (!std::isfinite(base_idle_w) || base_idle_w <= 0.0) {

@@ -41,8 +41,6 @@ namespace wattcal {
 enum class ConstantScaling { kIdlePower, kComponentCounts, kNone };
 
 const char* ConstantScalingName(ConstantScaling v);  // "idle-power" | "components" | "none"
-// Parses the names above; false otherwise.
-bool ParseConstantScaling(const std::string& text, ConstantScaling* v);
 
 struct GpuPortOptions {
   // How alpha0 and alpha1 of every domain are carried over (see above). The default needs no

@@ -98,17 +98,6 @@ const char* MapeCiMethodName(MapeCiMethod method) {
   return method == MapeCiMethod::kStudentT ? "student-t" : "normal-population-sd";
 }
 
-bool ParseMapeCiMethod(const std::string& text, MapeCiMethod* method) {
-  if (text == "student-t") {
-    *method = MapeCiMethod::kStudentT;
-  } else if (text == "normal-population-sd") {
-    *method = MapeCiMethod::kNormalPopulationSd;
-  } else {
-    return false;
-  }
-  return true;
-}
-
 bool MetricsOptions::Check(std::string* error) const {
   if (!(std::isfinite(confidence_level) && confidence_level > 0.0 && confidence_level < 1.0)) {
     *error = fmt::format("MetricsOptions.confidence_level = {} must lie strictly between 0 and 1",

@@ -37,8 +37,6 @@ enum class MapeCiMethod {
 };
 
 const char* MapeCiMethodName(MapeCiMethod method);  // "student-t" | "normal-population-sd"
-// Parses the names above; false otherwise.
-bool ParseMapeCiMethod(const std::string& text, MapeCiMethod* method);
 
 struct MetricsOptions {
   // Two-sided confidence level of the MAPE confidence interval, in (0, 1).

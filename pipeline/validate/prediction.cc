@@ -21,19 +21,6 @@ const char* PredictModeName(PredictMode mode) {
   return "?";
 }
 
-bool ParsePredictMode(const std::string& text, PredictMode* mode) {
-  if (text == "dvfs") {
-    *mode = PredictMode::kDvfs;
-  } else if (text == "fixed") {
-    *mode = PredictMode::kFixed;
-  } else if (text == "scaling") {
-    *mode = PredictMode::kScaling;
-  } else {
-    return false;
-  }
-  return true;
-}
-
 namespace {
 
 bool AtPair(const Corpus& c, int r, const std::vector<double>& pair) {

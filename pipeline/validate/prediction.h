@@ -19,8 +19,6 @@ enum class PredictMode {
 };
 
 const char* PredictModeName(PredictMode mode);
-// Parses "dvfs" | "fixed" | "scaling"; false otherwise.
-bool ParsePredictMode(const std::string& text, PredictMode* mode);
 
 // One held-out point, measured vs. predicted.
 struct PredictionRow {
