@@ -282,8 +282,8 @@ void CheckOutputsAgainstInputs(CLI::App* app) {
 
 int RunStageMain(CLI::App* app, int argc, char** argv, const std::function<int()>& body) {
   // What one run leaves in the process (its command line and run folder, the inputs it
-  // registered, the checksums it remembered, its log level) is not the next one's: the tests run several
-  // commands, and library calls, in one process.
+  // registered, the checksums it remembered, its log level) is not the next one's: the tests
+  // run several commands, and library calls, in one process.
   struct ForgetTheRun {
     const LogLevel log_level = GetLogLevel();
     ForgetTheRun() { Forget(); }

@@ -1,15 +1,10 @@
 #include "accelwattch/model_terms.h"
 
-#include <cerrno>
-#include <cstring>
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "accelwattch/static_power.h"
 #include "io/sweep.h"

@@ -1,16 +1,12 @@
 #include "accelwattch/scaling_model.h"
 
-#include <cerrno>
-#include <cstring>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "io/json_lines.h"
 #include "util/errors.h"

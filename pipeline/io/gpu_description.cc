@@ -1,16 +1,12 @@
 #include "io/gpu_description.h"
 
-#include <cerrno>
-#include <cstring>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "io/json_lines.h"
 #include "util/errors.h"

@@ -157,8 +157,7 @@ CalibrateStageReport RunCalibrateStage(const CalibrateStageOptions& o) {
   const Corpus train = ReadCorpus(o.train_path, checked.corpus);
   if (o.calibration.method == CalibrationMethod::kAuto) {
     std::string why;
-    options.method = AutoFitMethod(train, options.keep_flagged, &why);
-    options.loss = o.calibration.loss.value_or(DefaultLoss(options.method, options.solver));
+    SetFitMethod(o.calibration, AutoFitMethod(train, options.keep_flagged, &why), &options);
     LogInfo(why);
     if (options.bootstrap_replicates > 0 && options.method != FitMethod::kFixed) {
       LogWarning(fmt::format(

@@ -30,10 +30,14 @@ CalibrationMethod ToCalibrationMethod(FitMethod method) {
   return method == FitMethod::kFixed ? CalibrationMethod::kFixed : CalibrationMethod::kDvfs;
 }
 
+void SetFitMethod(const CalibrationFlags& f, FitMethod method, CalibrationOptions* o) {
+  o->method = method;
+  o->loss = f.loss.value_or(DefaultLoss(method, o->solver));
+}
+
 CalibrationOptions ToCalibrationOptions(const CalibrationFlags& f, FitMethod method) {
   CalibrationOptions o = f.options;
-  o.method = method;
-  o.loss = f.loss.value_or(DefaultLoss(o.method, o.solver));
+  SetFitMethod(f, method, &o);
   std::string error;
   if (!o.Check(&error)) throw OptionError("invalid calibration options: " + error);
   return o;
