@@ -20,6 +20,7 @@ namespace {
 
 using ::wattcal::testing::ExpectInputError;
 using ::wattcal::testing::SeedFromTestName;
+using ::wattcal::testing::Uniform;
 
 // Benchmarks in the synthetic designs: more than enough rows for three components.
 constexpr int kBenchmarks = 24;
@@ -28,27 +29,7 @@ constexpr int kBenchmarks = 24;
 // and the given utilisation columns.
 Corpus Design(const std::vector<std::string>& names,
               const std::vector<std::vector<double>>& columns) {
-  Corpus c;
-  c.path = "design.csv";
-  c.layout.domains.push_back({"core", 1000.0, names});
-  const int n = static_cast<int>(columns.front().size());
-  c.util_frac.resize(n, static_cast<int>(columns.size()));
-  c.power_w.resize(n);
-  for (int i = 0; i < n; ++i) {
-    c.benchmark.push_back("b" + std::to_string(i));
-    c.line.push_back(i + 2);
-    c.power_w(i) = 100.0 + i;
-    for (size_t j = 0; j < columns.size(); ++j)
-      c.util_frac(i, static_cast<int>(j)) = columns[j][static_cast<size_t>(i)];
-  }
-  return c;
-}
-
-std::vector<double> Uniform(std::mt19937* rng, int n) {
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  std::vector<double> v(static_cast<size_t>(n));
-  for (double& x : v) x = u(*rng);
-  return v;
+  return testing::CorpusFromColumns(names, columns, "design.csv", /*measured=*/true);
 }
 
 TEST(Identifiability, WellPosedDesignIsAcceptedByTheFitAndUnflaggedByTheReport) {

@@ -81,31 +81,8 @@ std::string ExpectDeterministicFigure(const Draw& draw, const FigureSize& size =
   return ReadFile(dir + "/a.svg");
 }
 
-// A corpus of `benchmarks` benchmarks (one row each at the default pair) with the given
-// utilisation columns.
-Corpus CorpusFromColumns(const std::vector<std::string>& names,
-                         const std::vector<std::vector<double>>& columns) {
-  Corpus c;
-  c.path = "synthetic.csv";
-  c.kind = CorpusKind::kActivity;
-  c.layout.domains.push_back({"core", 1000.0, names});
-  const int n = static_cast<int>(columns.front().size());
-  c.util_frac.resize(n, static_cast<int>(columns.size()));
-  for (int i = 0; i < n; ++i) {
-    c.benchmark.push_back("b" + std::to_string(i));
-    c.line.push_back(i + 2);
-    for (size_t j = 0; j < columns.size(); ++j)
-      c.util_frac(i, static_cast<int>(j)) = columns[j][static_cast<size_t>(i)];
-  }
-  return c;
-}
-
-std::vector<double> Uniform(std::mt19937* rng, int n) {
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  std::vector<double> v(static_cast<size_t>(n));
-  for (double& x : v) x = u(*rng);
-  return v;
-}
+using ::wattcal::testing::CorpusFromColumns;
+using ::wattcal::testing::Uniform;
 
 // ---- Multicollinearity -----------------------------------------------------------------------
 

@@ -250,6 +250,33 @@ void ExpectRefused(const CommandResult& r, int code, const std::vector<std::stri
   }
 }
 
+Corpus CorpusFromColumns(const std::vector<std::string>& names,
+                         const std::vector<std::vector<double>>& columns, const std::string& path,
+                         bool measured) {
+  Corpus c;
+  c.path = path;
+  if (!measured) c.kind = CorpusKind::kActivity;
+  c.layout.domains.push_back({"core", 1000.0, names});
+  const int n = static_cast<int>(columns.front().size());
+  c.util_frac.resize(n, static_cast<int>(columns.size()));
+  if (measured) c.power_w.resize(n);
+  for (int i = 0; i < n; ++i) {
+    c.benchmark.push_back("b" + std::to_string(i));
+    c.line.push_back(i + 2);
+    if (measured) c.power_w(i) = 100.0 + i;
+    for (size_t j = 0; j < columns.size(); ++j)
+      c.util_frac(i, static_cast<int>(j)) = columns[j][static_cast<size_t>(i)];
+  }
+  return c;
+}
+
+std::vector<double> Uniform(std::mt19937* rng, int n) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (double& x : v) x = u(*rng);
+  return v;
+}
+
 unsigned SeedFromTestName() {
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "";

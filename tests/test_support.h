@@ -4,12 +4,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "io/corpus.h"
 #include "report/gnuplot_figure.h"  // GnuplotAvailable()
 
 namespace CLI {
@@ -96,6 +98,15 @@ void ExpectRefused(const CommandResult& r, int code, const std::vector<std::stri
 // run_dir/provenance/ (what wattcal-report finds a run's files through). The files keep their bytes.
 void RecordStageRun(const std::string& run_dir, const std::string& stage,
                     const std::vector<std::pair<std::string, std::string>>& outputs);
+
+// A one-domain corpus ("core", default 1000 MHz) read from `path`, one benchmark per row ("b0",
+// "b1", ... on lines 2, 3, ...) with the given utilisation columns: an activity corpus, or with
+// `measured` a training corpus whose row i drew 100 + i W.
+Corpus CorpusFromColumns(const std::vector<std::string>& names,
+                         const std::vector<std::vector<double>>& columns,
+                         const std::string& path = "synthetic.csv", bool measured = false);
+// `n` utilisations drawn uniformly from [0, 1).
+std::vector<double> Uniform(std::mt19937* rng, int n);
 
 // A test seed derived from the running test's name (STYLE.md rule 4).
 unsigned SeedFromTestName();
