@@ -153,12 +153,7 @@ TEST(Marks, CppHelperWritesWhatTheReaderReads) {
   EXPECT_EQ(testing::ReadFile(path), before);
 }
 
-std::string Python() {
-  for (const char* p : {"/usr/bin/python3", "/usr/local/bin/python3"}) {
-    if (testing::FileExists(p)) return p;
-  }
-  return FindProgram("python3");
-}
+std::string Python() { return testing::Python3(); }
 
 TEST(Marks, PythonHelperWritesWhatTheReaderReads) {
   const std::string python = Python();

@@ -3,7 +3,8 @@
 // recomputed from the shared files by scripts/certify/hand_values.py (Python's csv and
 // statistics modules, scipy's t quantile; no wattcal code), and
 // CertifiedValues.HandValuesAreRecomputedIndependently checks every constant here against the
-// script's output, so a constant cannot drift from the files it claims to come from.
+// script's output, within twice the rounding-error bound the script prints for it, so a constant
+// cannot drift from the files it claims to come from.
 #pragma once
 
 namespace wattcal {

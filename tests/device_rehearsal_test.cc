@@ -131,9 +131,10 @@ TEST(DeviceRehearsal, TheApplicationsScriptRecordsAndTheCapturePredicts) {
   // GPU): two applications, each its runs, its marked windows and its counters run.
   const std::string dir = testing::ScratchDir();
   const std::string script = std::string(WATTCAL_SOURCE_DIR) + "/scripts/device_apps.sh";
-  const std::string env =
-      RehearsalEnvironment(dir) + "APP_SECONDS=0.5 APP_PROGRAM=" +
-      ShellQuote("python3 " + std::string(WATTCAL_SOURCE_DIR) + "/tests/stand_in_app.py") + " ";
+  const std::string env = RehearsalEnvironment(dir) + "APP_SECONDS=0.5 APP_PROGRAM=" +
+                          ShellQuote(testing::Python3() + " " + std::string(WATTCAL_SOURCE_DIR) +
+                                     "/tests/stand_in_app.py") +
+                          " ";
   const testing::CommandResult r =
       testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/out"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -166,9 +167,11 @@ TEST(DeviceRehearsal, TheCampaignRunsBothPhasesInItsLimitAndResumes) {
   // not run a finished suite or a recorded application again.
   const std::string dir = testing::ScratchDir();
   const std::string script = std::string(WATTCAL_SOURCE_DIR) + "/scripts/device_campaign.sh";
-  const std::string env =
-      RehearsalEnvironment(dir) + "APPS_RESERVE_S=30 APP_MIN_S=5 APP_SECONDS=0.5 APP_PROGRAM=" +
-      ShellQuote("python3 " + std::string(WATTCAL_SOURCE_DIR) + "/tests/stand_in_app.py") + " ";
+  const std::string env = RehearsalEnvironment(dir) +
+                          "APPS_RESERVE_S=30 APP_MIN_S=5 APP_SECONDS=0.5 APP_PROGRAM=" +
+                          ShellQuote(testing::Python3() + " " + std::string(WATTCAL_SOURCE_DIR) +
+                                     "/tests/stand_in_app.py") +
+                          " ";
   const testing::CommandResult r =
       testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/work") + " " +
                         ShellQuote(dir + "/out") + " 120");
@@ -204,10 +207,11 @@ TEST(DeviceRehearsal, WhenNcuFailsTheApplicationsAreRecordedPowerOnly) {
                                                  "the profiler: LibraryNotLoaded' >&2\nexit 1\n");
   fs::permissions(bad_ncu, fs::perms::owner_all);
   const std::string script = std::string(WATTCAL_SOURCE_DIR) + "/scripts/device_apps.sh";
-  const std::string env =
-      RehearsalEnvironment(dir) + "NCU=" + ShellQuote(bad_ncu) +
-      " REPEAT=1 APP_SECONDS=0.5 APP_PROGRAM=" +
-      ShellQuote("python3 " + std::string(WATTCAL_SOURCE_DIR) + "/tests/stand_in_app.py") + " ";
+  const std::string env = RehearsalEnvironment(dir) + "NCU=" + ShellQuote(bad_ncu) +
+                          " REPEAT=1 APP_SECONDS=0.5 APP_PROGRAM=" +
+                          ShellQuote(testing::Python3() + " " + std::string(WATTCAL_SOURCE_DIR) +
+                                     "/tests/stand_in_app.py") +
+                          " ";
   const testing::CommandResult r =
       testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/out"));
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -76,12 +76,13 @@ TEST(GpuRun, FromCapturesToReportWithApplicationsMeasuredAndNot) {
   const std::string dir = ScratchDir();
   const std::string captures =
       Dataset("h100_capture/ubench_random") + " " + Dataset("h100_capture/mix_random");
-  Shell s = RunInSource("python3 scripts/apps_from_suite.py '" +
+  Shell s = RunInSource(testing::ShellQuote(testing::Python3()) + " scripts/apps_from_suite.py '" +
                         Dataset("h100_capture/mix_random") + "' '" + dir + "/apps' --group 4");
   ASSERT_EQ(s.exit_code, 0) << s.output;
   EXPECT_NE(s.output.find("25 applications of 4 benchmarks"), std::string::npos) << s.output;
-  s = RunInSource("python3 scripts/apps_from_suite.py '" + Dataset("h100_capture/mix_random") +
-                  "' '" + dir + "/apps_np' --group 4 --no-power");
+  s = RunInSource(testing::ShellQuote(testing::Python3()) + " scripts/apps_from_suite.py '" +
+                  Dataset("h100_capture/mix_random") + "' '" + dir +
+                  "/apps_np' --group 4 --no-power");
   ASSERT_EQ(s.exit_code, 0) << s.output;
 
   s = RunInSource(MakeGpu(captures, dir + "/apps", dir + "/run"));

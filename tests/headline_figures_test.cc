@@ -8,12 +8,29 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <sstream>
 #include <string>
+#include <vector>
+
+#include <boost/filesystem.hpp>
+#include <fmt/format.h>
 
 #include "test_support.h"
 
 namespace wattcal {
 namespace {
+
+// scripts/certify/fixed_cv.py on the run folder `run_dir`, made from `captures` and `gpu`.
+testing::CommandResult CertifyFixedCv(const std::string& run_dir,
+                                      const std::vector<std::string>& captures,
+                                      const std::string& gpu) {
+  std::string command =
+      testing::ShellQuote(testing::Python3()) + " " +
+      testing::ShellQuote(std::string(WATTCAL_SOURCE_DIR) + "/scripts/certify/fixed_cv.py") + " " +
+      testing::ShellQuote(run_dir) + " --gpu " + testing::ShellQuote(gpu);
+  for (const std::string& c : captures) command += " --capture " + testing::ShellQuote(c);
+  return testing::RunShell(command);
+}
 
 TEST(HeadlineFigures, EveryRecordedFigureIsWhatTheRunsGiveNow) {
   WATTCAL_REQUIRE_DATASETS();
@@ -36,25 +53,37 @@ TEST(HeadlineFigures, EveryRecordedFigureIsWhatTheRunsGiveNow) {
   // And every file the runs wrote is the one its provenance names.
   EXPECT_NE(check.output.find(" changed since, 0 gone"), std::string::npos) << check.output;
 
-  // Certified independently (scripts/certify/fixed_cv.py: scipy's NNLS on the same folds): the
-  // H100, H200 and own-capture cross-validations, row by row and in their MAPE.
-  const bool scipy = testing::RunShell("python3 -c 'import numpy, scipy'").exit_code == 0;
-  WATTCAL_NEED(scipy,
-               "python3 with numpy and scipy not found (scripts/install_deps.sh installs them): "
-               "the CV figures are not certified independently");
-  for (const char* run : {"h100", "h200", "h100-own"}) {
-    const testing::CommandResult c = testing::RunShell(
-        "python3 " + testing::ShellQuote(source + "/scripts/certify/fixed_cv.py") + " " +
-        testing::ShellQuote(dir + "/reports/" + run));
+  // Certified independently (scripts/certify/fixed_cv.py: the measured table rebuilt from the
+  // captures' raw files, then scipy's NNLS on the same folds): the H100, H200 and own-capture
+  // cross-validations, row by row and in their MAPE.
+  WATTCAL_REQUIRE_PYTHON("numpy, scipy", "the CV figures are not certified independently");
+  const std::string gpus = source + "/microbench_specs/gpus/";
+  const struct {
+    const char* run;
+    std::vector<std::string> captures;
+    std::string gpu;
+  } runs[] = {{"h100",
+               {testing::Dataset("h100_capture/ubench_random"),
+                testing::Dataset("h100_capture/mix_random")},
+               gpus + "h100_sxm.json"},
+              {"h200",
+               {testing::Dataset("h200_capture/ubench_random"),
+                testing::Dataset("h200_capture/mix_random")},
+               gpus + "h200_sxm.json"},
+              {"h100-own", {source + "/datasets/captures/h100/suite"}, gpus + "h100_sxm.json"}};
+  for (const auto& run : runs) {
+    const testing::CommandResult c =
+        CertifyFixedCv(dir + "/reports/" + run.run, run.captures, run.gpu);
     EXPECT_EQ(c.exit_code, 0) << c.output;
     EXPECT_NE(c.output.find("\ncertified"), std::string::npos) << c.output;
   }
   // And the Titan X joint DVFS optima (scripts/certify/dvfs_joint.py: scipy's least_squares from
   // the cold start, wattcal's optimum and random starts; the 11- and 7-component runs).
   for (const char* run : {"titanx", "titanx-7comp"}) {
-    const testing::CommandResult c = testing::RunShell(
-        "python3 " + testing::ShellQuote(source + "/scripts/certify/dvfs_joint.py") + " " +
-        testing::ShellQuote(dir + "/reports/" + run));
+    const testing::CommandResult c =
+        testing::RunShell(testing::ShellQuote(testing::Python3()) + " " +
+                          testing::ShellQuote(source + "/scripts/certify/dvfs_joint.py") + " " +
+                          testing::ShellQuote(dir + "/reports/" + run));
     EXPECT_EQ(c.exit_code, 0) << c.output;
     EXPECT_NE(c.output.find("\ncertified"), std::string::npos) << c.output;
   }
@@ -65,9 +94,7 @@ TEST(HeadlineFigures, EveryRecordedFigureIsWhatTheRunsGiveNow) {
 // naming the lower objective scipy found.
 TEST(HeadlineFigures, DvfsCertificateRefusesAFitStoppedShort) {
   WATTCAL_REQUIRE_DATASETS();
-  const bool scipy = testing::RunShell("python3 -c 'import numpy, scipy'").exit_code == 0;
-  WATTCAL_NEED(scipy,
-               "python3 with numpy and scipy not found (scripts/install_deps.sh installs them)");
+  WATTCAL_REQUIRE_PYTHON("numpy, scipy", "the DVFS certificate is not run");
   const std::string dir = testing::ScratchDir();
   const std::string titanx = testing::Dataset("gpmtool_tpds2019/gtx_titan_x");
   const testing::CommandResult fit =
@@ -84,13 +111,78 @@ TEST(HeadlineFigures, DvfsCertificateRefusesAFitStoppedShort) {
                            dir + "/validation/dvfs/predictions.csv", "-q"});
   ASSERT_EQ(validate.exit_code, 0) << validate.output;
   const testing::CommandResult c = testing::RunShell(
-      "python3 " +
+      testing::ShellQuote(testing::Python3()) + " " +
       testing::ShellQuote(std::string(WATTCAL_SOURCE_DIR) + "/scripts/certify/dvfs_joint.py") +
       " " + testing::ShellQuote(dir) + " --starts 2");
   EXPECT_EQ(c.exit_code, 1) << c.output;
   EXPECT_NE(c.output.find("scipy found a LOWER objective than wattcal's"), std::string::npos)
       << c.output;
   EXPECT_NE(c.output.find("\nNOT certified"), std::string::npos) << c.output;
+}
+
+// The CV certificate reads the capture's raw files, not wattcal's measured table (issue 35: read
+// from the table, it certified five planted ingest defects). A run made from a table that a faulty
+// ingest wrote (one window's power 2% high, another's L2 utilisation 10% high) is consistent with
+// that table: the certificate refuses it, naming both rows (the one that read the table certified
+// it); the run from the true table is certified.
+TEST(HeadlineFigures, CvCertificateRebuildsTheTableFromTheRawFiles) {
+  WATTCAL_REQUIRE_DATASETS();
+  WATTCAL_REQUIRE_PYTHON("numpy, scipy", "the CV certificate is not run");
+  const std::string dir = testing::ScratchDir();
+  const std::string capture = testing::Dataset("h100_capture/mix_random");
+  const std::string gpu = std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/h100_sxm.json";
+  const std::string table = dir + "/true/data/tidy/measured.csv";
+  const testing::CommandResult ingest = testing::RunStage(
+      "wattcal-ingest", {"--capture", capture, "--gpu", gpu, "--tidy", table, "-q"});
+  ASSERT_EQ(ingest.exit_code, 0) << ingest.output;
+  // The CV of a run folder from a measured table, as Makefile.runs' gpu run makes it.
+  auto cross_validate = [&](const std::string& run, const std::string& measured) {
+    const testing::CommandResult v = testing::RunStage(
+        "wattcal-validate", {"--train", measured, "--cv-folds", "5", "--mode", "auto",
+                             "--predictions", run + "/validation/cv/predictions.csv", "--metrics",
+                             run + "/validation/cv/metrics.json", "-q"});
+    ASSERT_EQ(v.exit_code, 0) << v.output;
+  };
+  cross_validate(dir + "/true", table);
+  testing::CommandResult c = CertifyFixedCv(dir + "/true", {capture}, gpu);
+  EXPECT_EQ(c.exit_code, 0) << c.output;
+  EXPECT_NE(c.output.find("\ncertified"), std::string::npos) << c.output;
+
+  // The same table as a faulty ingest would write it.
+  std::istringstream in(testing::ReadFile(table));
+  std::string doctored, line;
+  int l2 = -1, changed = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, ',');) f.push_back(cell);
+    for (size_t i = 0; i < f.size() && f[0] == "benchmark"; ++i) {
+      if (f[i] == "core:L2") l2 = static_cast<int>(i);
+    }
+    if (f[0].rfind("mix001_", 0) == 0) {
+      f[1] = fmt::format("{}", std::stod(f[1]) * 1.02);
+      ++changed;
+    }
+    if (f[0].rfind("mix002_", 0) == 0 && l2 > 0) {
+      f[static_cast<size_t>(l2)] = fmt::format("{}", std::stod(f[static_cast<size_t>(l2)]) * 1.1);
+      ++changed;
+    }
+    std::string joined;
+    for (size_t i = 0; i < f.size(); ++i) joined += (i ? "," : "") + f[i];
+    doctored += joined + "\n";
+  }
+  ASSERT_EQ(changed, 2) << "no mix001_ or mix002_ row (or no core:L2 column) in " << table;
+  boost::filesystem::create_directories(dir + "/faulty/data/tidy");
+  cross_validate(dir + "/faulty",
+                 testing::WriteFile(dir + "/faulty/data/tidy/measured.csv", doctored));
+  c = CertifyFixedCv(dir + "/faulty", {capture}, gpu);
+  EXPECT_EQ(c.exit_code, 1) << c.output;
+  EXPECT_NE(c.output.find("\nNOT certified"), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("  mix001_f13_i7_d0_s0_h2_l0_m2_t0_b4 ("), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("W from the raw files (energy_counter), "), std::string::npos)
+      << c.output;
+  EXPECT_NE(c.output.find("  mix002_f0_i7_d0_s4_h5_l0_m2_t2_b4 ("), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("U[L2] 0.368908016 from the raw files"), std::string::npos) << c.output;
 }
 
 }  // namespace

@@ -578,10 +578,9 @@ TEST(KernelEnergy, RealH100WindowMatchesAnIndependentComputation) {
 
   // The independent computation the expected values come from is in the repository
   // (scripts/certify/kernel_energy.py, numpy): run it, and it must print wattcal's values.
-  const bool numpy = ::wattcal::testing::RunShell("python3 -c 'import numpy'").exit_code == 0;
-  WATTCAL_NEED(numpy, "python3 with numpy not found: the independent computation is not rerun");
+  WATTCAL_REQUIRE_PYTHON("numpy", "the independent computation is not rerun");
   const auto py = ::wattcal::testing::RunShell(
-      "python3 " +
+      ::wattcal::testing::ShellQuote(::wattcal::testing::Python3()) + " " +
       ::wattcal::testing::ShellQuote(std::string(WATTCAL_SOURCE_DIR) +
                                      "/scripts/certify/kernel_energy.py") +
       " " + ::wattcal::testing::ShellQuote(sample) +

@@ -291,5 +291,30 @@ TEST(DvfsStage, KernelWithoutActivityExit2AndBadObjectiveExit1) {
   testing::ExpectRefused(r, 1, {"need --plot-prefix"}, {dir + "/c.csv"});
 }
 
+// Issue 35: a kernel of --activity without predicted times in --times was dropped from the
+// choices without a word; it is refused, naming the activity's file, line and kernel.
+TEST(DvfsStage, ActivityKernelWithoutTimesIsRefused) {
+  WATTCAL_REQUIRE_STAGE("wattcal-dvfs");
+  const std::string dir = ScratchDir();
+  const std::string model =
+      WriteFile(dir + "/truth_model.json",
+                ModelToJson(TruthModel(ReadSyntheticSpec(kSpecs + "virtual_gpu.json"))));
+  const std::string activity = WriteFile(
+      dir + "/act.csv",
+      "# wattcal-tidy default_f_core_mhz=975 default_f_mem_mhz=3505\n"
+      "benchmark,f_core_mhz,f_mem_mhz,core:SP ADD,core:SP MUL,core:SP FMA,core:INT,core:DP ADD,"
+      "core:DP MUL,core:DP FMA,core:SFU,core:CF,core:L2,core:Shared,mem:DRAM\n"
+      "a,975,3505,0,0,0.5,0,0,0,0,0,0,0.1,0,0.3\n"
+      "c,975,3505,0,0,0.2,0,0,0,0,0,0,0.1,0,0.6\n");
+  const std::string times = WriteFile(dir + "/times.csv",
+                                      "kernel,model,target_mhz,predicted_time_s\n"
+                                      "a,crisp,975,1e-3\na,crisp,595,1.2e-3\n");
+  const CommandResult r = RunStage("wattcal-dvfs", {"--model", model, "--activity", activity,
+                                                    "--times", times, "--out", dir + "/c.csv"});
+  testing::ExpectRefused(
+      r, 2, {activity + ":4: benchmark: kernel 'c' has no predicted run time in " + times},
+      {dir + "/c.csv"});
+}
+
 }  // namespace
 }  // namespace wattcal

@@ -10,7 +10,6 @@
 //   FrontDoor*     `wattcal --help`, `wattcal <stage> --help`, an unknown stage.
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <boost/filesystem.hpp>
@@ -85,16 +84,6 @@ CommandResult RunStageIn(const std::string& dir, const std::string& program,
   CommandResult result = RunStage(program, args);
   fs::current_path(saved);
   return result;
-}
-
-// A directory for a fixture's shared outputs (ScratchDir needs a running test). The process
-// id keeps test binaries of different build folders, run at the same time, apart.
-std::string SuiteDir(const std::string& suite) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("wattcal_test_suite_" + suite + "_" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
 }
 
 std::vector<std::string> SplitCsvLine(const std::string& line) {
@@ -427,16 +416,14 @@ class StageErrorsLayout : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (DatasetsDir().empty()) return;
-    dir_ = new std::string(SuiteDir("StageErrorsLayout"));
+    dir_ = new std::string(testing::SuiteScratchDir("StageErrorsLayout"));
     model_ = new std::string(*dir_ + "/model_7comp.json");
     calibrate_ = new CommandResult(
         RunStage("wattcal-calibrate",
                  {"--train", Dataset(std::string(kTitanX) + "train_micro_dvfs_7comp.csv"), "--out",
                   *model_, "-q"}));
   }
-  static void TearDownTestSuite() {
-    boost::system::error_code ec;
-    if (dir_ != nullptr) fs::remove_all(*dir_, ec);
+  static void TearDownTestSuite() {  // the folder: SuiteScratchDir's
     delete dir_;
     delete model_;
     delete calibrate_;
@@ -531,7 +518,7 @@ class StageReruns : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (DatasetsDir().empty()) return;
-    root_ = new std::string(SuiteDir("StageReruns"));
+    root_ = new std::string(testing::SuiteScratchDir("StageReruns"));
     for (const char* run : {"run_a", "run_b"}) {
       fs::create_directories(*root_ + "/" + run);
       results_.push_back(RunStageIn(*root_ + "/" + run, "wattcal-calibrate",
@@ -539,9 +526,7 @@ class StageReruns : public ::testing::Test {
                                      "--export-gpmtool", "out/model_gpmtool.csv", "-q"}));
     }
   }
-  static void TearDownTestSuite() {
-    boost::system::error_code ec;
-    if (root_ != nullptr) fs::remove_all(*root_, ec);
+  static void TearDownTestSuite() {  // the folder: SuiteScratchDir's
     delete root_;
     root_ = nullptr;
     results_.clear();

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/filesystem.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -56,16 +57,85 @@ bool DataRequired() {
   return v != nullptr && std::string(v) == "1";
 }
 
+namespace {
+
+bool KeepTestDirs() {
+  const char* v = std::getenv("WATTCAL_KEEP_TEST_DIRS");
+  return v != nullptr && std::string(v) == "1";
+}
+
+// The scratch folders made since the last test (or suite, or the program) ended.
+struct ScratchFolders {
+  std::vector<fs::path> test, suite, program;
+};
+ScratchFolders& Made() {
+  static ScratchFolders folders;
+  return folders;
+}
+
+void Remember(std::vector<fs::path>* list, const fs::path& dir) {
+  if (std::find(list->begin(), list->end(), dir) == list->end()) list->push_back(dir);
+}
+
+// Removes `dirs` when `passed` (and WATTCAL_KEEP_TEST_DIRS is not 1), else names each one kept.
+void Release(std::vector<fs::path>* dirs, bool passed, const std::string& whose) {
+  for (const fs::path& dir : *dirs) {
+    if (passed && !KeepTestDirs()) {
+      boost::system::error_code ec;
+      fs::remove_all(dir, ec);
+    } else {
+      std::cout << "scratch folder kept: " << dir.string() << " ("
+                << (passed ? "WATTCAL_KEEP_TEST_DIRS=1" : whose + " failed") << ")\n";
+    }
+  }
+  dirs->clear();
+}
+
+// Removes each test's scratch folders when it ends, and the suites' and the program's when they
+// do (kept when they failed, or with WATTCAL_KEEP_TEST_DIRS=1). Listeners hear a test's end
+// before the result printer, so the kept folder is named above "[  FAILED  ]".
+class ScratchCleaner : public ::testing::EmptyTestEventListener {
+  void OnTestEnd(const ::testing::TestInfo& info) override {
+    Release(&Made().test, !info.result()->Failed(), "the test");
+  }
+  void OnTestSuiteEnd(const ::testing::TestSuite& suite) override {
+    Release(&Made().suite, !suite.Failed(), "a test of the suite");
+  }
+  void OnTestProgramEnd(const ::testing::UnitTest& unit) override {
+    Release(&Made().program, !unit.Failed(), "a test");
+  }
+};
+
+const bool kScratchCleanerInstalled = [] {
+  ::testing::UnitTest::GetInstance()->listeners().Append(new ScratchCleaner);
+  return true;
+}();
+
+fs::path FreshDir(const std::string& name) {
+  std::string safe = name;
+  for (char& c : safe) {
+    if (c == '/') c = '_';
+  }
+  const fs::path dir = fs::temp_directory_path() / safe;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+}  // namespace
+
 std::string ScratchDir() {
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string name = "wattcal_test_" + std::to_string(getpid());
   if (info != nullptr) name += std::string("_") + info->test_suite_name() + "_" + info->name();
-  for (char& c : name) {
-    if (c == '/') c = '_';
-  }
-  const fs::path dir = fs::temp_directory_path() / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const fs::path dir = FreshDir(name);
+  Remember(info != nullptr ? &Made().test : &Made().program, dir);
+  return dir.string();
+}
+
+std::string SuiteScratchDir(const std::string& suite) {
+  const fs::path dir = FreshDir("wattcal_test_suite_" + suite + "_" + std::to_string(getpid()));
+  Remember(&Made().suite, dir);
   return dir.string();
 }
 
@@ -236,6 +306,14 @@ CommandResult RunShell(const std::string& shell_command) {
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+std::string Python3() { return WATTCAL_PYTHON3; }
+
+bool PythonHas(const std::string& modules) {
+  if (Python3().empty()) return false;
+  return RunShell(Quote(Python3()) + " -c " + Quote("import " + modules) + " >/dev/null 2>&1")
+             .exit_code == 0;
 }
 
 void ExpectRefused(const CommandResult& r, int code, const std::vector<std::string>& mentions,

@@ -37,8 +37,21 @@ std::string Sample(const std::string& relative);
 // the test instead of skipping it.
 bool DataRequired();
 
-// A fresh empty directory for the running test (removed and recreated on each call).
+// A fresh empty directory for the running test (removed and recreated on each call), under the
+// system's temporary folder. It is removed when the test ends, unless the test failed (then the
+// test's output names it: "scratch folder kept: DIR") or WATTCAL_KEEP_TEST_DIRS=1 is set.
 std::string ScratchDir();
+// The same for the outputs a test suite's SetUpTestSuite shares with its tests (ScratchDir needs a
+// running test): removed when the suite ends unless one of its tests failed, or
+// WATTCAL_KEEP_TEST_DIRS=1. The process id keeps test binaries of different build folders, run at
+// the same time, apart.
+std::string SuiteScratchDir(const std::string& suite);
+
+// The Python interpreter the build found (CMake: the first python3 on PATH that imports numpy and
+// scipy, else the first python3), for every script a test runs; "" when none was found.
+std::string Python3();
+// Whether Python3() imports each of `modules` ("numpy, scipy").
+bool PythonHas(const std::string& modules);
 
 // Writes `content` to `path` and returns `path`.
 std::string WriteFile(const std::string& path, const std::string& content);
@@ -144,6 +157,13 @@ FigureSize PngSize(const std::string& path);
   WATTCAL_NEED(::wattcal::GnuplotAvailable(),                              \
                "gnuplot not found: install gnuplot (e.g. apt-get install " \
                "gnuplot-nox) and re-run cmake to test the " figures)
+
+// Python3() with `modules` ("numpy, scipy") importable, for what `what` names.
+#define WATTCAL_REQUIRE_PYTHON(modules, what)                          \
+  WATTCAL_NEED(::wattcal::testing::PythonHas(modules),                 \
+               "python3 with " modules " not found (the build found '" \
+                   << ::wattcal::testing::Python3()                    \
+                   << "'; scripts/install_deps.sh installs them, then re-run cmake): " what)
 
 // ../shared/datasets.
 #define WATTCAL_REQUIRE_DATASETS()                                                                 \

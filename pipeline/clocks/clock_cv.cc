@@ -175,7 +175,13 @@ ClockCvResult CrossValidateClocks(const ClockRunTable& table, const ClockCvOptio
         SameClock(options.time_clocks_mhz[0], options.time_clocks_mhz[1])) {
       throw OptionError("--time-clocks: two different requested clocks");
     }
-    if (!table.has_time) throw OptionError("--time-clocks: the table has no run time on every row");
+    for (const ClockRun& r : table.runs) {
+      if (std::isfinite(r.time_s)) continue;
+      throw InputError(r.path, r.line, "time",
+                       fmt::format("'{}' at {:g} MHz has no run time: --time-clocks (the clock "
+                                   "choice) needs one on every row",
+                                   r.workload, r.f_requested_mhz));
+    }
     for (double f : options.time_clocks_mhz)
       time_clocks.push_back(RequireClock(clocks, f, "time clock"));
   }

@@ -97,7 +97,8 @@ struct ClockCvResult {
 };
 
 // OptionError when the anchor or a time clock is not a requested clock, or folds are out of
-// range; InputError from the fits.
+// range; InputError from the fits, and naming the first row without a run time when time clocks
+// are given.
 ClockCvResult CrossValidateClocks(const ClockRunTable& table, const ClockCvOptions& options);
 
 // The requested clock nearest the middle of the table's range (the default anchor).

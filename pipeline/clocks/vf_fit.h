@@ -11,9 +11,11 @@
 // What the data must give (InputError naming file and line otherwise): two workloads or more,
 // each at two clocks or more (one clock says nothing about the voltage: predict such a workload
 // from a calibrated model instead), each requested clock with two workloads or more (one
-// workload's run would fit its clock's voltage exactly), and no workload whose power falls from
-// its lowest clock to its highest (columns swapped or mislabelled). A workload whose power drops
-// between neighbouring clocks by more than 10% is fitted, and listed in the result's warnings.
+// workload's run would fit its clock's voltage exactly), and not most workloads' power falling
+// from their lowest clock to their highest (columns swapped or mislabelled). A workload whose
+// power falls so (a light one within the sensor's noise, or two runs the power limit held near one
+// clock: on the A100 reduced to 510 and 600 MHz, 2 of 20), or drops between neighbouring clocks by
+// more than 10%, is fitted as measured, and listed in the result's warnings.
 #pragma once
 
 #include <limits>

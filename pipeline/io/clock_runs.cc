@@ -13,6 +13,7 @@
 #include "io/units.h"
 #include "util/csv_field.h"
 #include "util/errors.h"
+#include "util/logging.h"
 #include "util/strings.h"
 
 namespace wattcal {
@@ -23,6 +24,8 @@ struct Column {
   int index = -1;
   UnitFactor factor;
   std::string name;
+  std::string stem;            // the name without its unit suffix (f_core of f_core_ghz)
+  const Unit* unit = nullptr;  // the unit its name gives; nullptr: fixed by the format
   bool found() const { return index >= 0; }
 };
 
@@ -35,6 +38,8 @@ Column FindColumn(const std::vector<std::string>& header, const std::string& ste
       c.index = static_cast<int>(i);
       c.factor = unit->to_canonical;
       c.name = header[i];
+      c.stem = stem;
+      c.unit = unit;
       return c;
     }
   }
@@ -98,6 +103,30 @@ Layout DetectLayout(const CsvReader& reader, const std::vector<std::string>& hea
   return l;
 }
 
+// The clock in `cell`, MHz, refused unless it lies in a GPU core clock's range: a value that
+// would lie there in another unit of the column's suffix is named with the column to write.
+double ParseClock(const CsvReader& reader, const std::string& cell, const Column& c,
+                  const std::string& field) {
+  const double written = reader.ParseNumber(cell, field);
+  const double mhz = c.factor.Apply(written);
+  if (mhz >= kCoreClockMinMhz && mhz <= kCoreClockMaxMhz) {
+    return reader.ParseBounded(cell, field, PhysicalQuantity::kFrequency, c.factor);
+  }
+  std::string hint;
+  if (c.unit != nullptr) {
+    for (const Unit& u : UnitsOf(Dimension::kFrequency)) {
+      const double v = u.to_canonical.Apply(written);
+      if (u.alias || &u == c.unit || v < kCoreClockMinMhz || v > kCoreClockMaxMhz) continue;
+      hint = fmt::format(": in {} it would be {:g} MHz; if that is its unit, name the column {}_{}",
+                         u.word, v, c.stem, ToLower(u.word));
+      break;
+    }
+  }
+  reader.Fail(field, fmt::format("{:g} MHz is not a GPU core clock (they lie between {:g} and {:g} "
+                                 "MHz){}",
+                                 mhz, kCoreClockMinMhz, kCoreClockMaxMhz, hint));
+}
+
 // EnergAIzer's workload cell: <name>_freq<MHz>_iter<N>.csv -> name, MHz.
 void SplitEnergAIzerName(const CsvReader& reader, const std::string& cell, std::string* name,
                          double* requested_mhz) {
@@ -109,8 +138,7 @@ void SplitEnergAIzerName(const CsvReader& reader, const std::string& cell, std::
                                 "name of a run at a locked clock)");
   }
   *name = m[1].str();
-  *requested_mhz =
-      reader.ParseBounded(m[2].str(), "workload (_freq)", PhysicalQuantity::kFrequency);
+  *requested_mhz = ParseClock(reader, m[2].str(), Column(), "workload (_freq)");
 }
 
 ClockRun ReadRow(const CsvReader& reader, const Layout& l, const std::vector<std::string>& f) {
@@ -126,14 +154,12 @@ ClockRun ReadRow(const CsvReader& reader, const Layout& l, const std::vector<std
   r.path = reader.path();
   r.workload = cell(l.workload);
   if (r.workload.empty()) reader.Fail(l.workload.name, "empty workload name");
-  r.f_core_mhz = reader.ParseBounded(cell(l.clock), l.clock.name, PhysicalQuantity::kFrequency,
-                                     l.clock.factor);
+  r.f_core_mhz = ParseClock(reader, cell(l.clock), l.clock, l.clock.name);
   r.f_requested_mhz = r.f_core_mhz;
   if (l.format == "energaizer")
     SplitEnergAIzerName(reader, r.workload, &r.workload, &r.f_requested_mhz);
   if (l.requested.found() && !cell(l.requested).empty()) {
-    r.f_requested_mhz = reader.ParseBounded(cell(l.requested), l.requested.name,
-                                            PhysicalQuantity::kFrequency, l.requested.factor);
+    r.f_requested_mhz = ParseClock(reader, cell(l.requested), l.requested, l.requested.name);
   }
   if (l.time.found() && !cell(l.time).empty()) {
     r.time_s =
@@ -214,6 +240,11 @@ ClockRunTable ReadClockRuns(const std::string& path) {
     }
     ++m.repeats;
     ++table.merged_repeats;
+    table.warnings.push_back(fmt::format(
+        "{}:{}: '{}' at {:g} MHz repeats line {}: the runs are averaged ({:.1f} W here, {:.1f} W "
+        "there)",
+        path, r.line, r.workload, r.f_requested_mhz, m.line, r.power_w, m.power_w));
+    LogWarning(table.warnings.back());
     auto& s = sums[it->second];
     s[0] += r.power_w;
     s[1] += r.time_s;
@@ -257,6 +288,7 @@ ClockRunTable ReadClockRuns(const std::vector<std::string>& paths) {
     all.runs.insert(all.runs.end(), next.runs.begin(), next.runs.end());
     all.has_time = all.has_time && next.has_time;
     all.merged_repeats += next.merged_repeats;
+    all.warnings.insert(all.warnings.end(), next.warnings.begin(), next.warnings.end());
   }
   return all;
 }

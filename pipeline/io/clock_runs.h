@@ -14,8 +14,10 @@
 //     application clock; its total_energy_consumption is not used (it disagrees with
 //     power x time by up to 10x on some rows), energy is power x time.
 // Several rows of one workload at one requested clock (repeats) are merged: their mean power,
-// time and clock. Every value is checked against its physical bound (util/bounds.h); errors name
-// file, line and column.
+// time and clock, with a warning naming both lines (ClockRunTable::warnings, also logged). Every
+// value is checked against its physical bound (util/bounds.h), and every clock against what a GPU
+// core clock can be (kCoreClockMinMhz .. kCoreClockMaxMhz: 1.05 under f_core_mhz is a clock in
+// GHz, and the error says to name the column f_core_ghz); errors name file, line and column.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,11 @@
 #include <vector>
 
 namespace wattcal {
+
+// The range of a GPU core clock, MHz: what any GPU locks or boosts to (the A100 idles at 210 MHz,
+// the fastest boost clocks are under 3 GHz), far inside the physical bound of a frequency.
+constexpr double kCoreClockMinMhz = 50.0;
+constexpr double kCoreClockMaxMhz = 5000.0;
 
 struct ClockRun {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -48,6 +55,8 @@ struct ClockRunTable {
   std::vector<ClockRun> runs;
   bool has_time = false;   // every row has a run time
   int merged_repeats = 0;  // rows merged into an earlier one
+  // "FILE:LINE: ..." for every repeat merged, naming the line it repeats.
+  std::vector<std::string> warnings;
 
   std::vector<std::string> Workloads() const;
   // The distinct requested clocks, ascending.

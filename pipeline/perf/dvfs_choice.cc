@@ -257,6 +257,21 @@ int DefaultActivityRow(const Corpus& activity, const PowerModel& model,
   return row;
 }
 
+// Every kernel of the activity has predicted run times: one without would be left out of the
+// choices without a word (the first such row is refused, naming the times file).
+void CheckEveryKernelTimed(const Corpus& activity, const PredictedTimes& predicted,
+                           const std::string& times_path) {
+  for (size_t r = 0; r < activity.benchmark.size(); ++r) {
+    const std::string& kernel = activity.benchmark[r];
+    if (predicted.kernel_line.count(kernel) > 0) continue;
+    throw InputError(activity.path, activity.line[r], "benchmark",
+                     fmt::format("kernel '{}' has no predicted run time in {}: every kernel of the "
+                                 "activity needs its times (wattcal-perf --counters with it), or "
+                                 "leave it out of the activity",
+                                 kernel, times_path));
+  }
+}
+
 // The kernel's actual run time at each of `freqs`; a frequency without one is refused.
 std::vector<double> TrueTimes(const std::map<std::string, std::map<double, double>>& truth,
                               const std::string& kernel, const std::vector<double>& freqs,
@@ -299,6 +314,7 @@ std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model,
   const double f0 = defaults[0];
   const double f_mem = model.layout.num_domains() > 1 ? defaults[1] : 0.0;
   PredictedTimes predicted = OrganiseTimes(times, times_path, options);
+  CheckEveryKernelTimed(activity, predicted, times_path);
   std::map<std::string, std::map<double, double>> truth;
   for (const ActualTime& a : actual) truth[a.kernel][a.target_mhz] = a.actual_time_s;
 

@@ -94,7 +94,8 @@ struct DvfsChoice {
 // model (AllPerfModels order for known names, then the others by first appearance). `actual`
 // may be empty (no truth). Throws OptionError when `options` fails Check(), and InputError
 // naming the offending file, line and field when the model is not a DVFS model, the layouts
-// differ, a kernel has no (or two) activity rows at the default pair, a model lacks the default
+// differ, a kernel has no (or two) activity rows at the default pair, a kernel of the activity
+// has no predicted times (it would be dropped from the choices), a model lacks the default
 // pair, the scaling mode finds no measured power, a requested run-time model is absent, or a
 // true time is missing for a candidate.
 std::vector<DvfsChoice> ChooseOperatingPoints(const PowerModel& model,
