@@ -427,6 +427,10 @@ TEST(ClocksStage, FitsTheRealA100ReducedToTwoOrThreeClocks) {
               std::string::npos)
         << r.output;
     EXPECT_NE(r.output.find("fitted as measured"), std::string::npos) << r.output;
+    // Two clocks: the voltage, but not a0 apart from c.
+    EXPECT_EQ(r.output.find("two clocks (510 and 600 MHz) give the voltage") != std::string::npos,
+              clocks.size() == 2)
+        << r.output;
     const nlohmann::json s = nlohmann::json::parse(ReadFile(out + "/clocks_summary.json"));
     EXPECT_TRUE(s["training_converged"].get<bool>());
     EXPECT_LE(s["cv_mape_pct"].get<double>(), 10.0) << s.dump();
@@ -471,7 +475,8 @@ TEST(ClockRuns, RepeatsAreAveragedWithAWarningNamingBothLines) {
   const std::string dir = ScratchDir();
   const std::string runs = WriteFile(
       dir + "/runs.csv",
-      "workload,f_core_mhz,power_w\na,600,100\nb,600,80\na,900,150\nb,900,120\na,600,110\n");
+      "workload,f_core_mhz,power_w\na,600,100\nb,600,80\na,900,150\nb,900,120\na,600,110\nc,600,"
+      "90\nc,900,140\nd,600,70\nd,900,95\n");
   const ClockRunTable t = ReadClockRuns(runs);
   ASSERT_EQ(t.warnings.size(), 1u);
   EXPECT_EQ(t.warnings[0], runs +

@@ -264,6 +264,17 @@ VfFitResult FitVfModel(const ClockRunTable& table, const VfFitOptions& options) 
     result.iterations += static_cast<int>(p.summary.iterations.size());
     if (p.cost < best.cost * (1.0 - 1e-9)) best = p;
   }
+  if (num_levels == 2) {
+    // Two clocks give each workload's power at the reference as a line of its power at the other
+    // (slope v^2 f / f_ref, intercept a0 (v - slope) + c (1 - slope)): the voltage follows, but
+    // every split of that intercept between a0 and c fits alike.
+    result.warnings.push_back(fmt::format(
+        "{}: two clocks ({:g} and {:g} MHz) give the voltage and each workload's power at both, "
+        "but not the static power (a0) apart from the constant power (c): the split in the model "
+        "is one of many that fit alike, and so is power between the two clocks; measure a third "
+        "clock to tell them apart",
+        table.path, clocks.front(), clocks.back()));
+  }
   result.converged = best.summary.termination_type == ceres::CONVERGENCE;
   if (!result.converged)
     result.warnings.push_back("the fit stopped without converging: " + best.summary.message);

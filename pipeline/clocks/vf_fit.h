@@ -15,7 +15,8 @@
 // from their lowest clock to their highest (columns swapped or mislabelled). A workload whose
 // power falls so (a light one within the sensor's noise, or two runs the power limit held near one
 // clock: on the A100 reduced to 510 and 600 MHz, 2 of 20), or drops between neighbouring clocks by
-// more than 10%, is fitted as measured, and listed in the result's warnings.
+// more than 10%, is fitted as measured, and listed in the result's warnings; so are two clocks
+// only, which give the voltages but not the static power apart from the constant power.
 #pragma once
 
 #include <limits>

@@ -117,12 +117,12 @@ double ParseClock(const CsvReader& reader, const std::string& cell, const Column
     for (const Unit& u : UnitsOf(Dimension::kFrequency)) {
       const double v = u.to_canonical.Apply(written);
       if (u.alias || &u == c.unit || v < kCoreClockMinMhz || v > kCoreClockMaxMhz) continue;
-      hint = fmt::format(": in {} it would be {:g} MHz; if that is its unit, name the column {}_{}",
+      hint = fmt::format(": in {} it would be {} MHz; if that is its unit, name the column {}_{}",
                          u.word, v, c.stem, ToLower(u.word));
       break;
     }
   }
-  reader.Fail(field, fmt::format("{:g} MHz is not a GPU core clock (they lie between {:g} and {:g} "
+  reader.Fail(field, fmt::format("{} MHz is not a GPU core clock (they lie between {} and {} "
                                  "MHz){}",
                                  mhz, kCoreClockMinMhz, kCoreClockMaxMhz, hint));
 }

@@ -25,23 +25,25 @@ tools wrote (docs/ingest.md, "Capture directories"), then the cross-validation i
               50 ms) apart inside the window or across an edge (the period: the median of the
               log's first 64 gaps); data_toggle: a toggle sweep window of a wattcal-capture suite
               whose share of toggling bits (toggle_<unit>_<pct>) is not the suite's (50% random,
-              0% zeros; capture.json).
+              0% zeros; capture.json, random without one); metric_absent: a window whose export
+              lacks an optional component's metric that other exports have (counted 0).
   counters    ncu_raw.csv, one launch per window in order after the leading set-up launches (the
               launch configurations must match: Grid Size x Block Size against blocks, threads);
               utilisations by TPDS Eqs. 7-8 from the description (compute: thread counts + warp
               size x warp counts over active cycles per SM x SMs x units per SM; bandwidth: bytes
               + bytes per access x accesses over the duration and the peak), units from the
-              export's unit row. An optional component whose metric the export lacks is left out.
+              export's unit row (a negative count is an error). An optional component whose metric
+              no export has is left out.
 
 For every fold of RUN_DIR/validation/cv/predictions.csv (wattcal-validate --cv-folds 5: each
 row's fold) TPDS Eq. 9, P = beta0 + sum_i omega_i U_i, is refitted by scipy.optimize.nnls on the
-fold's training rows (not flagged power_cap, clock_moved, sample_gap or data_toggle; data_toggle
-rows are neither trained on nor scored), the held-out rows are predicted and capped at the lowest
-power limit in force (power.limit / power_limit_mw). Certified when every row's uncapped prediction
-agrees with wattcal's to --tolerance-w and the MAPE with validation/cv/metrics.json's to 1e-5
-points. Where they do not, the rows of RUN_DIR/data/tidy/measured.csv that differ from the table
-rebuilt here are named (read only to explain a difference). Exits 0 when certified, 1 when not, 2
-on bad input.
+fold's training rows (not flagged power_cap, clock_moved, sample_gap, data_toggle or
+metric_absent; data_toggle rows are neither trained on nor scored), the held-out rows are
+predicted and capped at the lowest power limit in force (power.limit / power_limit_mw).
+Certified when every row's uncapped prediction agrees with wattcal's to --tolerance-w and the MAPE
+with validation/cv/metrics.json's to 1e-5 points. Where they do not, the rows of
+RUN_DIR/data/tidy/measured.csv that differ from the table rebuilt here are named (read only to
+explain a difference). Exits 0 when certified, 1 when not, 2 on bad input.
 """
 import argparse
 import calendar
@@ -56,7 +58,7 @@ import time
 import numpy as np
 from scipy.optimize import nnls
 
-LEFT_OUT = {"power_cap", "clock_moved", "sample_gap", "data_toggle"}
+LEFT_OUT = {"power_cap", "clock_moved", "sample_gap", "data_toggle", "metric_absent"}
 REASON_SW_POWER_CAP = 0x4
 CLOCK_RANGE_FRAC = 0.01
 MISMATCH_FRAC = 0.10
@@ -273,11 +275,16 @@ def read_windows(path, settle_s):
 
 
 def suite_toggle_pct(directory):
+    """50 (random data) or 0 (zeros) for a wattcal-capture suite, -1 for another capture. Without
+    capture.json, wattcal-capture's default: random data."""
+    path = os.path.join(directory, "capture.json")
+    if not os.path.exists(path):
+        return 50
     try:
-        with open(os.path.join(directory, "capture.json")) as f:
+        with open(path) as f:
             meta = json.load(f)
-    except (OSError, ValueError):
-        return -1
+    except ValueError as e:
+        raise BadInput("%s: not JSON (%s)" % (path, e))
     if not isinstance(meta, dict) or meta.get("format") != "wattcal-capture" or "kind" in meta:
         return -1
     return 0 if meta.get("options", {}).get("data", "random") == "zeros" else 50
@@ -336,21 +343,21 @@ def join_counters(directory, windows, gpu, roles):
         launches.pop(0)  # a set-up kernel (k_fill_random) before the first benchmark
     if len(launches) != len(windows):
         raise BadInput("%s: %d launches for %d windows" % (path, len(launches), len(windows)))
-    absent = set()
     for w, launch in zip(windows, launches):
         config = (dims(launch["Grid Size"]), dims(launch["Block Size"]))
         if w["blocks"] and config != (w["blocks"], w["threads"]):
             raise BadInput("%s: launch of %s has grid x block %s, window %s (line %d) %s"
                            % (path, launch["Kernel Name"], config, w["name"], w["line"], (w["blocks"], w["threads"])))
-        values = {}
+        values, absent = {}, set()
         for metric, role in roles.items():
             cell = launch.get(metric, "n/a").strip()
             if cell in ("n/a", ""):
                 absent.add(metric)
                 continue
             values[metric] = float(cell.replace(",", "")) * unit_scale(units[metric], role, "%s: %s" % (path, metric))
-        w["counters"] = values
-    return absent
+            if values[metric] < 0.0:
+                raise BadInput("%s: %s of %s is negative" % (path, metric, w["name"]))
+        w["counters"], w["absent"] = values, absent
 
 
 def capture_rows(directory, gpu, roles, settle_s):
@@ -361,25 +368,28 @@ def capture_rows(directory, gpu, roles, settle_s):
         m = re.fullmatch(r"toggle_.+_([0-9]{3})(_b[0-9]+)?", w["name"])
         if pct >= 0 and m and int(m.group(1)) != pct:
             w["flags"].add("data_toggle")
-    return windows, join_counters(directory, windows, gpu, roles)
+    join_counters(directory, windows, gpu, roles)
+    return windows
 
 
 def rebuild_table(captures, gpu, settle_s):
     roles = metric_roles(gpu)
-    rows, absent = [], set()
+    rows = []
     for directory in captures:
-        windows, missing = capture_rows(directory, gpu, roles, settle_s)
-        rows += windows
-        absent |= missing
+        rows += capture_rows(directory, gpu, roles, settle_s)
     components = []
     for c in gpu["components"]:
         metrics = [m for key in ("thread_metrics", "warp_metrics", "byte_metrics", "access_metrics")
                    for m in c.get(key, [])]
-        if any(m in absent for m in metrics):
-            if not c.get("optional"):
-                raise BadInput("component %s: metric %s absent from the counters"
-                               % (c["component"], next(m for m in metrics if m in absent)))
-            continue  # an optional component the export lacks is left out
+        lacking = [w for w in rows if any(m in w["absent"] for m in metrics)]
+        if lacking and not c.get("optional"):
+            raise BadInput("component %s: a metric is absent from the counters of %s"
+                           % (c["component"], lacking[0]["name"]))
+        if len(lacking) == len(rows):
+            continue  # an optional component no export has is left out
+        for w in lacking:  # counted 0 where an export lacks it, and not trained on
+            w["flags"].add("metric_absent")
+            w["counters"].update({m: 0.0 for m in metrics if m in w["absent"]})
         components.append(c)
     for w in rows:
         w["util"] = {c["component"]: utilisation(c, gpu, w["counters"]) for c in components}
