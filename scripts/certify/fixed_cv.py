@@ -111,6 +111,7 @@ def smi_log(path):
         lines = [line for line in f.read().splitlines() if line.strip()]
     header = [h.strip() for h in lines[0].split(",")]
     col = {h.split(" [")[0]: i for i, h in enumerate(header)}
+    power_key = "power.draw.instant" if "power.draw.instant" in col else "power.draw"
     t, power, core, mem, reasons, limit = [], [], [], [], [], []
     for line in lines[1:]:
         cells = [c.strip() for c in line.split(",")]
@@ -118,13 +119,13 @@ def smi_log(path):
             continue  # a header repeated by an appended run
         stamp, _, frac = cells[col["timestamp"]].partition(".")
         t.append(calendar.timegm(time.strptime(stamp, "%Y/%m/%d %H:%M:%S")) + float("0." + (frac or "0")))
-        power.append(smi_number(cells[col["power.draw.instant"]]) if "power.draw.instant" in col else np.nan)
+        power.append(smi_number(cells[col[power_key]]) if power_key in col else np.nan)
         core.append(smi_number(cells[col["clocks.current.sm"]]) if "clocks.current.sm" in col else np.nan)
         mem.append(smi_number(cells[col["clocks.current.memory"]]) if "clocks.current.memory" in col else np.nan)
         limit.append(smi_number(cells[col["power.limit"]]) if "power.limit" in col else np.nan)
         key = "clocks_event_reasons.active"
         reasons.append(int(cells[col[key]], 16) if key in col and cells[col[key]].startswith("0x") else 0)
-    return {"path": path, "t": np.array(t), "power_w": np.array(power), "instant": True,
+    return {"path": path, "t": np.array(t), "power_w": np.array(power), "instant": power_key == "power.draw.instant",
             "energy_j": np.full(len(t), np.nan), "core_mhz": np.array(core), "mem_mhz": np.array(mem),
             "reasons": np.array(reasons, dtype=np.int64) if "clocks_event_reasons.active" in col else None,
             "limit_w": np.array(limit)}
