@@ -127,7 +127,9 @@ double ParseClock(const CsvReader& reader, const std::string& cell, const Column
                                  mhz, kCoreClockMinMhz, kCoreClockMaxMhz, hint));
 }
 
-// EnergAIzer's workload cell: <name>_freq<MHz>_iter<N>.csv -> name, MHz.
+// EnergAIzer's workload cell: <name>_freq<MHz>_iter<N>.csv -> name, MHz. `name` may be `cell`
+// itself: the match is read whole before it is written (assigning the name first freed the cell
+// the match points into; fuzz_clock_runs found it).
 void SplitEnergAIzerName(const CsvReader& reader, const std::string& cell, std::string* name,
                          double* requested_mhz) {
   static const std::regex kName(R"(^(.+)_freq([0-9]+(?:\.[0-9]+)?)_iter[0-9]+(?:\.csv)?$)");
@@ -137,8 +139,9 @@ void SplitEnergAIzerName(const CsvReader& reader, const std::string& cell, std::
                                 "' does not end in _freq<MHz>_iter<N>.csv (EnergAIzer's "
                                 "name of a run at a locked clock)");
   }
-  *name = m[1].str();
+  std::string base = m[1].str();
   *requested_mhz = ParseClock(reader, m[2].str(), Column(), "workload (_freq)");
+  *name = std::move(base);
 }
 
 ClockRun ReadRow(const CsvReader& reader, const Layout& l, const std::vector<std::string>& f) {
