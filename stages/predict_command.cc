@@ -4,6 +4,7 @@
 //                   [--mode dvfs|fixed] [--breakdown]
 //   wattcal-predict --model MODEL.json --capture DIR [--capture DIR ...] --gpu DESC.json
 //                   --out APPS.csv [--breakdown-out BREAKDOWN.csv] [--power-limit-w W]
+//                   [--allow-other-gpu]
 //   wattcal-predict --model ACCELWATTCH.json --activity ACT.csv --out PRED.csv
 //                   [--f-core-mhz F,...] [--f-mem-mhz F,...] [--active-sms K,...]
 //                   [--lanes-per-warp Y,...] [--breakdown]
@@ -50,6 +51,10 @@ int PredictCommand(int argc, char** argv) {
                  "With --capture: also write each workload's watts "
                  "per term and component (TPDS §4.5)")
       ->check(OutputFile());
+  app.add_flag("--allow-other-gpu", o.allow_other_gpu,
+               "With --capture: predict although the model or --gpu is of another GPU than the "
+               "one the capture was recorded on (refused by default); every row is then flagged "
+               "other_gpu");
   app.add_option("--out", o.out_path, "Predictions CSV to write")->check(OutputFile())->required();
   AddEnumOption(&app, "--mode", &o.mode, {PredictMode::kDvfs, PredictMode::kFixed}, PredictModeName,
                 "dvfs: at each row's V-F pair, or at every pair of the model when the "

@@ -145,6 +145,11 @@ void AddCaptureOptions(CLI::App* app, IngestStageOptions* o) {
                 "by default: "
                 "one description's peaks fit one GPU)");
   app->add_flag(
+      "--allow-other-gpu", o->allow_other_gpu,
+      "With --capture: use the --gpu description although the capture was recorded on "
+      "another GPU (capture.json, the nvidia-smi log; refused by default: a description's "
+      "counters and peaks fit one GPU); the provenance records it");
+  app->add_flag(
       "--per-workload", o->per_workload,
       "With --capture: one row per workload in --tidy (its windows' summed energy over their "
       "summed duration, flags of any window) instead of one per window: for applications, "

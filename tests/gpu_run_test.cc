@@ -169,6 +169,135 @@ TEST(GpuRun, MissingInputsAreClearErrors) {
   EXPECT_FALSE(fs::exists(dir + "/x/data/tidy/measured.csv"));
 }
 
+// Stand-ins for the stage executables (BIN=...): each logs its command line to LOG and writes each
+// output it is given (--tidy, --out, ...) as that command line; the report writes
+// RUN/index.html from the run's measured table and application predictions. Makefile.runs' own
+// logic (what is remade, what is refused) is then tested in a second, without data.
+std::string StandInBin(const std::string& dir) {
+  const std::string bin = dir + "/bin";
+  fs::create_directories(bin);
+  const std::string log = dir + "/stages.log";
+  const std::string stage =
+      "#!/bin/sh\n"
+      "all=\"$(basename \"$0\") $*\"\n"
+      "echo \"$all\" >> '" +
+      log +
+      "'\n"
+      "run=\n"
+      "while [ $# -gt 1 ]; do\n"
+      "  case $1 in\n"
+      "    --tidy|--out|--predictions|--metrics|--summary-md|--breakdown-out)\n"
+      "      mkdir -p \"$(dirname \"$2\")\" && echo \"$all\" > \"$2\";;\n"
+      "    --run-dir) run=$2;;\n"
+      "  esac\n"
+      "  shift\n"
+      "done\n"
+      "case $all in wattcal-report*)\n"
+      "  cat \"$run/data/tidy/measured.csv\" \"$run/predictions/apps.csv\" > \"$run/index.html\" "
+      "2>/dev/null; mkdir -p \"$run/provenance\" && : > "
+      "\"$run/provenance/report-index.html.json\";;\n"
+      "esac\n";
+  for (const char* name : {"wattcal-ingest", "wattcal-calibrate", "wattcal-validate",
+                           "wattcal-predict", "wattcal-report"}) {
+    testing::WriteFile(bin + "/" + name, stage);
+    fs::permissions(bin + "/" + name, fs::perms::owner_all);
+  }
+  return bin;
+}
+
+// A capture directory as far as make looks (windows.csv; a power log when `measured`).
+std::string FakeCapture(const std::string& dir, bool measured = false) {
+  fs::create_directories(dir);
+  testing::WriteFile(dir + "/windows.csv", "kernel,start_us,end_us\n");
+  if (measured) testing::WriteFile(dir + "/nvml_power.csv", "timestamp_us,power_mw\n");
+  return dir;
+}
+
+std::string MakeGpuWith(const std::string& bin, const std::string& captures, const std::string& gpu,
+                        const std::string& apps, const std::string& out) {
+  return "make -f Makefile.runs gpu BIN=" + testing::ShellQuote(bin) +
+         " CAPTURES=" + testing::ShellQuote(captures) + " GPU=" + testing::ShellQuote(gpu) +
+         (apps.empty() ? std::string() : " APPS=" + testing::ShellQuote(apps)) +
+         " OUT=" + testing::ShellQuote(out);
+}
+
+// make compares times only: another CAPTURES, GPU or APPS into an existing OUT rebuilt nothing and
+// left the old GPU's report in place. The settings are now part of what decides a rebuild.
+TEST(GpuRun, OtherSettingsIntoAnExistingRunFolderRemakeIt) {
+  const std::string dir = ScratchDir();
+  const std::string bin = StandInBin(dir);
+  const std::string a = FakeCapture(dir + "/caps_a"), b = FakeCapture(dir + "/caps_b");
+  const std::string apps = FakeCapture(dir + "/apps", /*measured=*/true);
+  const std::string h100 = testing::WriteFile(dir + "/h100.json", "{}\n");
+  const std::string h200 = testing::WriteFile(dir + "/h200.json", "{}\n");
+  const std::string out = dir + "/run";
+  Shell s = RunInSource(MakeGpuWith(bin, a, h100, apps, out));
+  ASSERT_EQ(s.exit_code, 0) << s.output;
+  EXPECT_NE(ReadFile(out + "/index.html").find("--capture " + a), std::string::npos);
+  EXPECT_TRUE(fs::exists(out + "/validation/apps/summary.md"));
+  const std::string log = dir + "/stages.log";
+  auto ingests = [&log]() {
+    std::ifstream in(log);
+    int n = 0;
+    for (std::string line; std::getline(in, line);) n += line.rfind("wattcal-ingest", 0) == 0;
+    return n;
+  };
+  // The same settings: the suite is not ingested again.
+  const int first = ingests();
+  s = RunInSource(MakeGpuWith(bin, a, h100, apps, out));
+  ASSERT_EQ(s.exit_code, 0) << s.output;
+  EXPECT_EQ(ingests(), first + 1) << "only the applications' ingest (FORCE) reruns";
+  // Other captures: remade, and the report shows them.
+  s = RunInSource(MakeGpuWith(bin, b, h100, apps, out));
+  ASSERT_EQ(s.exit_code, 0) << s.output;
+  EXPECT_NE(s.output.find(out + ": made with other settings"), std::string::npos) << s.output;
+  std::string index = ReadFile(out + "/index.html");
+  EXPECT_NE(index.find("--capture " + b), std::string::npos) << index;
+  EXPECT_EQ(index.find("--capture " + a), std::string::npos) << index;
+  // Another GPU description: remade with it.
+  s = RunInSource(MakeGpuWith(bin, b, h200, apps, out));
+  ASSERT_EQ(s.exit_code, 0) << s.output;
+  EXPECT_NE(ReadFile(out + "/data/tidy/measured.csv").find("--gpu " + h200), std::string::npos);
+  EXPECT_NE(ReadFile(out + "/model/model.json").find("--train " + out), std::string::npos);
+  // Without the applications: none of the old ones is left for the report to show.
+  s = RunInSource(MakeGpuWith(bin, b, h200, "", out));
+  ASSERT_EQ(s.exit_code, 0) << s.output;
+  EXPECT_FALSE(fs::exists(out + "/predictions/apps.csv"));
+  EXPECT_FALSE(fs::exists(out + "/validation/apps"));
+  EXPECT_FALSE(fs::exists(out + "/data/tidy/apps"));
+  EXPECT_EQ(ReadFile(out + "/index.html").find(apps), std::string::npos);
+}
+
+// The run folder is never written into a capture, and paths make cannot take are refused by name.
+TEST(GpuRun, ARunFolderInACaptureOrAPathWithSpacesIsRefused) {
+  const std::string dir = ScratchDir();
+  const std::string bin = StandInBin(dir);
+  const std::string caps = FakeCapture(dir + "/caps");
+  const std::string gpu = testing::WriteFile(dir + "/gpu.json", "{}\n");
+  Shell s = RunInSource(MakeGpuWith(bin, caps, gpu, "", caps));
+  EXPECT_EQ(s.exit_code, 2) << s.output;
+  EXPECT_NE(s.output.find("error: OUT=" + caps + " is a capture directory"), std::string::npos)
+      << s.output;
+  s = RunInSource(MakeGpuWith(bin, caps, gpu, "", caps + "/report"));
+  EXPECT_EQ(s.exit_code, 2) << s.output;
+  EXPECT_NE(s.output.find("is inside the capture directory " + caps), std::string::npos)
+      << s.output;
+  EXPECT_FALSE(fs::exists(caps + "/report"));
+  EXPECT_FALSE(fs::exists(caps + "/.run-settings"));
+  EXPECT_FALSE(fs::exists(dir + "/stages.log"));  // no stage ran
+  // Paths with spaces.
+  const std::string spaced = FakeCapture(dir + "/my caps");
+  s = RunInSource(MakeGpuWith(bin, spaced, gpu, "", dir + "/run"));
+  EXPECT_EQ(s.exit_code, 2) << s.output;
+  EXPECT_NE(s.output.find(dir + "/my is not a directory (make splits CAPTURES and APPS at spaces"),
+            std::string::npos)
+      << s.output;
+  s = RunInSource(MakeGpuWith(bin, caps, gpu, "", dir + "/my run"));
+  EXPECT_EQ(s.exit_code, 2) << s.output;
+  EXPECT_NE(s.output.find("OUT=" + dir + "/my run holds a space"), std::string::npos) << s.output;
+  EXPECT_FALSE(fs::exists(dir + "/stages.log"));
+}
+
 TEST(AutoMethod, FixedForOneVfPairDvfsForSeveral) {
   WATTCAL_REQUIRE_DATASETS();
   const std::string dir = ScratchDir();

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -144,7 +145,13 @@ TEST(Provenance, TheReportFindsTheRunsFilesThroughTheirRecordsOnly) {
   const std::string md = ReadFile(moved + "/index.md");
   EXPECT_NE(md.find(moved + "/validation/heldout/predictions.csv"), std::string::npos) << md;
   EXPECT_NE(md.find(moved + "/model/model.json"), std::string::npos) << md;
-  EXPECT_EQ(md.find("validation/stray"), std::string::npos) << md;
+  // Not shown; named in the notes only (a file no record lists: put there by hand, or its record
+  // deleted).
+  const size_t notes = md.find("## Notes");
+  ASSERT_NE(notes, std::string::npos) << md;
+  EXPECT_EQ(md.substr(0, notes).find("validation/stray"), std::string::npos) << md;
+  EXPECT_NE(md.find("no provenance record of the run folder lists it", notes), std::string::npos)
+      << md;
   EXPECT_EQ(md.find(first + "/"), std::string::npos) << md;
   // The report's own record joins the run's; a second report does not read the first one's files.
   EXPECT_EQ(testing::ProvenancePath(moved + "/index.html"),
@@ -153,6 +160,111 @@ TEST(Provenance, TheReportFindsTheRunsFilesThroughTheirRecordsOnly) {
       RunStage("wattcal-report", {"--run-dir", moved, "--no-figures"});
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_EQ(ReadFile(moved + "/index.md"), md);
+}
+
+// A run folder of two stage runs (calibrate, validate) made with --run-dir.
+std::string MadeRun(const std::string& dir, const std::string& name) {
+  const std::string train = dir + "/train.csv";
+  if (!fs::exists(train)) Train(dir);
+  const std::string run = dir + "/" + name;
+  EXPECT_EQ(RunStage("wattcal-calibrate", {"--train", train, "--method", "fixed", "--out",
+                                           run + "/model/model.json", "--run-dir", run})
+                .exit_code,
+            0);
+  EXPECT_EQ(RunStage("wattcal-validate",
+                     {"--model", run + "/model/model.json", "--heldout", train, "--mode", "fixed",
+                      "--predictions", run + "/validation/heldout/predictions.csv", "--metrics",
+                      run + "/validation/heldout/metrics.json", "--run-dir", run})
+                .exit_code,
+            0);
+  return run;
+}
+
+// The record of the model's calibrate run, parsed, and a way to write it back edited.
+const char* const kModelRecord = "/provenance/model/calibrate-model.json.json";
+
+void EditModelRecord(const std::string& run, const std::function<void(nlohmann::json*)>& edit) {
+  nlohmann::json j = nlohmann::json::parse(ReadFile(run + kModelRecord));
+  edit(&j);
+  WriteFile(run + kModelRecord, j.dump(2) + "\n");
+}
+
+// wattcal-report trusted what a record said: it followed a run_path of ../ or an absolute path to
+// a model outside the run folder, read another folder's copy of a missing file through the
+// recorded path, showed outputs edited since their stage wrote them, failed with an internal error
+// (exit 4) on a run_path given as a number, and dropped the model of a damaged or deleted record
+// with exit 0 and nothing on stderr. Each is now refused, or warned about where the run can still
+// be shown, naming the record or the file.
+TEST(Provenance, TheReportRefusesRecordsItCannotTrust) {
+  const std::string dir = ScratchDir();
+  const std::string outside = MadeRun(dir, "outside");
+  const std::string model_record_text = ReadFile(MadeRun(dir, "run") + kModelRecord);
+  const std::string run = dir + "/run";
+  auto restore = [&]() { WriteFile(run + kModelRecord, model_record_text); };
+  auto report = [&]() { return RunStage("wattcal-report", {"--run-dir", run, "--no-figures"}); };
+  ASSERT_EQ(report().exit_code, 0);
+
+  // A run_path leading out of the run folder, relative or absolute.
+  for (const std::string& escape :
+       {std::string("../outside/model/model.json"), outside + "/model/model.json"}) {
+    EditModelRecord(run, [&](nlohmann::json* j) { (*j)["outputs"][0]["run_path"] = escape; });
+    testing::ExpectRefused(report(), 2,
+                           {run + kModelRecord, "outputs[0].run_path", "'" + escape + "'",
+                            "leads outside the run folder"},
+                           {});
+    // wattcal-check fails on it too, naming it.
+    const testing::CommandResult c =
+        RunStage("wattcal-check", {"--expected",
+                                   WriteFile(dir + "/expected.csv",
+                                             "run,file,pointer,expected,"
+                                             "tolerance,reference\n"),
+                                   "--reports", run});
+    EXPECT_EQ(c.exit_code, 3) << c.output;
+    EXPECT_NE(c.output.find("a provenance record that does not read: " + run + kModelRecord),
+              std::string::npos)
+        << c.output;
+    restore();
+  }
+  // A run_path that is not a string: a refusal naming the field, not an internal error.
+  EditModelRecord(run, [](nlohmann::json* j) { (*j)["outputs"][0]["run_path"] = 7; });
+  testing::ExpectRefused(report(), 2,
+                         {run + kModelRecord, "outputs[0].run_path", "expected a string"}, {});
+  restore();
+  // A damaged record: refused, naming it and the line.
+  WriteFile(run + kModelRecord, model_record_text.substr(0, model_record_text.size() / 2));
+  testing::ExpectRefused(report(), 2, {run + kModelRecord + ":", "invalid JSON"}, {});
+  restore();
+  // An output edited since its stage wrote it.
+  const std::string metrics = run + "/validation/heldout/metrics.json";
+  const std::string metrics_text = ReadFile(metrics);
+  WriteFile(metrics, metrics_text + " ");
+  testing::ExpectRefused(report(), 2, {metrics, "changed since its stage wrote it", "SHA-256"}, {});
+  WriteFile(metrics, metrics_text);
+  ASSERT_EQ(report().exit_code, 0);
+
+  // A copy of the run whose model is gone: the original's model (the path the record wrote) is
+  // not read in its place; the report says the model is gone.
+  const std::string copy = dir + "/copy";
+  fs::copy(run, copy, fs::copy_options::recursive);
+  fs::remove(copy + "/index.md");
+  fs::remove(copy + "/model/model.json");
+  testing::CommandResult r = RunStage("wattcal-report", {"--run-dir", copy, "--no-figures"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(copy + kModelRecord + " lists model/model.json, which is gone"),
+            std::string::npos)
+      << r.output;
+  std::string md = ReadFile(copy + "/index.md");
+  EXPECT_NE(md.find(": 0 model(s), 1 validation(s)"), std::string::npos) << md;
+
+  // A deleted record: its model is not shown, and stderr and the report say why.
+  fs::remove(run + kModelRecord);
+  r = report();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string warning = run +
+                              "/model/model.json: no provenance record of the run folder "
+                              "lists it";
+  EXPECT_NE(r.output.find("warning: " + warning), std::string::npos) << r.output;
+  EXPECT_NE(ReadFile(run + "/index.html").find(warning), std::string::npos);
 }
 
 // A folder without provenance records (written by an older wattcal, a .manifest.json beside each

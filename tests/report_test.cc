@@ -645,6 +645,69 @@ TEST(ReportStage, PredictionsOfOtherRunsJoinTheErrorCdfUnderTheirLabels) {
   EXPECT_EQ(html.find("util_corr_"), std::string::npos);
 }
 
+// The cells of the report's validation table in index.md, by column name, one map per row.
+std::vector<std::map<std::string, std::string>> ValidationTable(const std::string& md) {
+  std::vector<std::map<std::string, std::string>> rows;
+  std::istringstream in(md);
+  std::vector<std::string> header;
+  auto cells = [](const std::string& line) {
+    std::vector<std::string> out;
+    std::string cell;
+    for (size_t i = 1; i < line.size(); ++i) {
+      if (line[i] == '|' && line[i - 1] != '\\') {
+        const size_t a = cell.find_first_not_of(' '), b = cell.find_last_not_of(' ');
+        out.push_back(a == std::string::npos ? "" : cell.substr(a, b - a + 1));
+        cell.clear();
+      } else {
+        cell += line[i];
+      }
+    }
+    return out;
+  };
+  for (std::string line; std::getline(in, line);) {
+    if (header.empty()) {
+      if (line.rfind("| Validation | Points | MAPE (%) |", 0) == 0) header = cells(line);
+      continue;
+    }
+    if (line.rfind("|---", 0) == 0) continue;
+    if (line.empty() || line[0] != '|') break;
+    const std::vector<std::string> c = cells(line);
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < header.size() && i < c.size(); ++i) row[header[i]] = c[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// The report's validation table shows each validation's own metrics.json, column by column (a
+// MAPE column showing the maximum error went unnoticed: no test read a report's content).
+TEST(ReportStage, ValidationTableCellsAreThoseOfEachMetricsFile) {
+  const std::string root = ScratchDir();
+  const RunFolder run = MakeRunFolder(root, SeedFromTestName());
+  const CommandResult result = RunStage("wattcal-report", {"--run-dir", run.dir, "--no-figures"});
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const std::vector<std::map<std::string, std::string>> rows =
+      ValidationTable(ReadFile(run.dir + "/index.md"));
+  ASSERT_EQ(rows.size(), 4u);
+  const std::regex metrics_link("\\[metrics\\]\\(([^)]*)\\)");
+  for (const auto& row : rows) {
+    std::smatch m;
+    const std::string files = row.at("Files");
+    ASSERT_TRUE(std::regex_search(files, m, metrics_link)) << files;
+    const nlohmann::json metrics = nlohmann::json::parse(ReadFile(run.dir + "/" + m[1].str()));
+    auto fixed = [&](const char* key, int digits) {
+      return fmt::format("{:.{}f}", metrics[key].get<double>(), digits);
+    };
+    ASSERT_NE(metrics["mape_pct"], metrics["max_ape_pct"]);  // the columns can be told apart
+    EXPECT_EQ(row.at("MAPE (%)"), fixed("mape_pct", 2)) << m[1];
+    EXPECT_EQ(row.at("Max APE (%)"), fixed("max_ape_pct", 2)) << m[1];
+    EXPECT_EQ(row.at("Bias (%)"), fixed("mean_error_pct", 2)) << m[1];
+    EXPECT_EQ(row.at("RMSE (W)"), fixed("rmse_w", 2)) << m[1];
+    EXPECT_EQ(row.at("Pearson r"), fixed("pearson_r", 4)) << m[1];
+    EXPECT_EQ(row.at("Points"), std::to_string(metrics["points"].get<int>())) << m[1];
+  }
+}
+
 TEST(ReportStage, RerunsAreByteIdentical) {
   WATTCAL_REQUIRE_GNUPLOT("report figures");
   const std::string root = ScratchDir();

@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <algorithm>
 #include <map>
+#include <regex>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -105,6 +107,67 @@ TEST(ValidationPlots, ScatterMarksCappedPointsAndNamesTheFiveLargestErrors) {
   WriteScatterPlot(rows, ComputeValidationMetrics(rows), "beyond", dir + "/b.png", dir + "/b.svg");
   EXPECT_NE(ReadFile(dir + "/b.svg").find("beyond the training range: 2 of the points"),
             std::string::npos);
+}
+
+// The points a gnuplot SVG draws with marker `marker` (pt 7 is '#gpPt6'): their translations.
+std::vector<std::pair<double, double>> SvgPoints(const std::string& svg,
+                                                 const std::string& marker) {
+  std::vector<std::pair<double, double>> points;
+  const std::regex use("<use xlink:href='#" + marker +
+                       "' transform='translate\\(([-0-9.]+),([-0-9.]+)\\)");
+  for (std::sregex_iterator it(svg.begin(), svg.end(), use), end; it != end; ++it) {
+    points.emplace_back(std::stod((*it)[1]), std::stod((*it)[2]));
+  }
+  return points;
+}
+
+// The scatter draws measured power across and predicted power up (swapped axes went unnoticed: no
+// test read where a figure puts its points). Three rows measured at the same power and predicted
+// at three: their points share one x and climb in y.
+TEST(ValidationPlots, ScatterPutsMeasuredAcrossAndPredictedUp) {
+  WATTCAL_REQUIRE_GNUPLOT("validation figures");
+  const std::string dir = ScratchDir();
+  std::vector<PredictionRow> rows;
+  for (int i = 0; i < 3; ++i) {
+    PredictionRow row;
+    row.benchmark = "w" + std::to_string(i);
+    row.f_core_mhz = 1000;
+    row.f_mem_mhz = 3505;
+    row.measured_w = 100.0;
+    row.predicted_w = 100.0 + 100.0 * i;
+    row.line = 2 + i;
+    rows.push_back(row);
+  }
+  WriteScatterPlot(rows, ComputeValidationMetrics(rows), "axes", dir + "/s.png", dir + "/s.svg");
+  const std::string svg = ReadFile(dir + "/s.svg");
+  const std::vector<std::pair<double, double>> points = SvgPoints(svg, "gpPt6");
+  std::map<double, int> same_x, same_y;
+  for (const auto& [x, y] : points) ++same_x[x], ++same_y[y];
+  double x_of_three = std::nan("");
+  for (const auto& [x, n] : same_x) {
+    if (n == 3) x_of_three = x;
+  }
+  ASSERT_FALSE(std::isnan(x_of_three)) << "the three points do not share one x: " << svg;
+  for (const auto& [y, n] : same_y) EXPECT_LT(n, 3) << "three points share y = " << y;
+  // Higher predicted power is higher on the page (smaller SVG y): each row's name sits beside its
+  // point, w2 (300 W predicted) at the top, w0 (100 W) at the bottom.
+  std::map<std::string, std::pair<double, double>> named;
+  const std::regex label(
+      "<g transform=\"translate\\(([-0-9.]+),([-0-9.]+)\\)\"[^>]*>\\s*<text>(w[0-9])</text>");
+  for (std::sregex_iterator it(svg.begin(), svg.end(), label), end; it != end; ++it) {
+    named[(*it)[3]] = {std::stod((*it)[1]), std::stod((*it)[2])};
+  }
+  ASSERT_EQ(named.size(), 3u) << svg;
+  EXPECT_LT(named["w2"].second, named["w1"].second);
+  EXPECT_LT(named["w1"].second, named["w0"].second);
+  EXPECT_EQ(named["w0"].first, named["w2"].first);
+  for (const auto& [name, at] : named) {
+    bool beside = false;
+    for (const auto& [x, y] : points)
+      beside = beside || (x == x_of_three && std::abs(y - at.second) < 10.0);
+    EXPECT_TRUE(beside) << name << " is named away from every point";
+  }
+  EXPECT_NE(svg.find(">Measured power (W)<"), std::string::npos);
 }
 
 TEST(ValidationPlots, ErrorCdfWritesCompletePngAndSvgIdenticalAcrossRuns) {

@@ -335,6 +335,7 @@ PowerModel Calibrate(const Corpus& corpus, const CalibrationOptions& options) {
     model.training_range = RangeOf(train);
   }
   model.trained_on = corpus.path;
+  model.gpu = corpus.gpu;
   model.power_limit_w = options.power_limit_w > 0.0 ? options.power_limit_w : corpus.power_limit_w;
   if (!selection.message.empty()) model.training_notes.push_back(selection.message);
   if (!identifiability.fixed_at_zero.empty()) {

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <fstream>
 
+#include "ingest/capture_gpu.h"
 #include "ingest/capture_join.h"
 #include "ingest/counters.h"
 #include "ingest/kernel_windows.h"
@@ -458,47 +459,6 @@ void FlagToggleSweep(int suite_pct, const std::string& windows_path,
 
 }  // namespace
 
-// The GPU a capture was measured on, by name: capture.json's gpu.name, else the name column of
-// nvidia_smi_power.csv's first row, else nvidia_smi_q.txt's Product Name; "" when none says.
-std::string CaptureGpuName(const CaptureFiles& f) {
-  const fs::path dir(f.dir);
-  if (fs::is_regular_file(dir / "capture.json")) {
-    const nlohmann::json j = ReadJsonFileOrDiscarded((dir / "capture.json").string());
-    if (j.is_object() && j.contains("gpu") && j["gpu"].is_object() &&
-        j["gpu"].value("name", "") != "") {
-      return j["gpu"]["name"].get<std::string>();
-    }
-  }
-  auto trim = [](std::string s) {
-    const size_t a = s.find_first_not_of(" \t\r\"");
-    const size_t b = s.find_last_not_of(" \t\r\"");
-    return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
-  };
-  if (!f.smi.empty()) {
-    std::ifstream in(f.smi);
-    std::string header, row;
-    if (std::getline(in, header) && std::getline(in, row)) {
-      std::vector<std::string> h, v;
-      std::stringstream hs(header), rs(row);
-      for (std::string c; std::getline(hs, c, ',');) h.push_back(trim(c));
-      for (std::string c; std::getline(rs, c, ',');) v.push_back(trim(c));
-      for (size_t i = 0; i < h.size() && i < v.size(); ++i) {
-        if (h[i] == "name") return v[i];
-      }
-    }
-  }
-  if (fs::is_regular_file(dir / "nvidia_smi_q.txt")) {
-    std::ifstream in(dir / "nvidia_smi_q.txt");
-    for (std::string line; std::getline(in, line);) {
-      const size_t at = line.find("Product Name");
-      const size_t colon = line.find(':');
-      if (at != std::string::npos && colon != std::string::npos)
-        return trim(line.substr(colon + 1));
-    }
-  }
-  return "";
-}
-
 namespace {
 
 // The metrics a capture's counters are read for: those the description reads, its optional
@@ -535,20 +495,42 @@ struct CaptureLogs {
 };
 
 // Refuses a capture measured on another GPU than the first named one (unless --mixed-gpus).
-void CheckSameGpu(const CaptureFiles& f, const CaptureOptions& options, std::string* first_gpu,
+void CheckSameGpu(const CaptureFiles& f, const CaptureOptions& options, CaptureGpu* first_gpu,
                   std::string* first_gpu_dir) {
-  const std::string gpu_name = CaptureGpuName(f);
-  if (gpu_name.empty()) return;
-  if (first_gpu->empty()) {
-    *first_gpu = gpu_name, *first_gpu_dir = f.dir;
-  } else if (gpu_name != *first_gpu && !options.allow_mixed_gpus) {
+  const CaptureGpu gpu = ReadCaptureGpu(f.dir);  // ingest/capture_gpu.h
+  if (gpu.name.empty()) return;
+  if (first_gpu->name.empty()) {
+    *first_gpu = gpu, *first_gpu_dir = f.dir;
+  } else if (gpu.name != first_gpu->name && !options.allow_mixed_gpus) {
     throw InputError(
         f.dir, 0, "",
         fmt::format("measured on {}, but {} was measured on {}: captures of different GPUs share "
                     "one description's peaks and counts, which fit one GPU only (give each GPU "
                     "its own run, or --mixed-gpus to combine them anyway)",
-                    gpu_name, *first_gpu_dir, *first_gpu));
+                    gpu.name, *first_gpu_dir, first_gpu->name));
   }
+}
+
+// Refuses a description (--gpu) of another GPU than the one the captures were recorded on, unless
+// CaptureOptions::allow_other_gpu (then the report says so). Nothing to compare when no file of
+// the captures names their GPU.
+void CheckDescriptionFits(const GpuDescription& gpu, const CaptureOptions& options,
+                          const std::string& dir, CaptureReport* r) {
+  const CaptureGpu& on = r->recorded_on;
+  if (on.name.empty() || DescriptionDescribes(gpu, on.name)) return;
+  const std::string what = fmt::format(
+      "{} was recorded on {}, but the GPU description {} is of another GPU ('{}')", dir,
+      DescribeCaptureGpu(on), gpu.path.empty() ? std::string("given") : gpu.path, gpu.name);
+  if (!options.allow_other_gpu) {
+    throw InputError(on.source, 0, "",
+                     what +
+                         ": its counters, units and peaks turn counts into utilisations for "
+                         "that GPU only. Give the description of " +
+                         on.name +
+                         " (microbench_specs/gpus/), or --allow-other-gpu to use this one anyway");
+  }
+  r->other_gpu = what + ": used anyway (--allow-other-gpu)";
+  r->warnings.push_back(r->other_gpu);
 }
 
 // The capture's power logs as --capture-power picks them, with their reader options.
@@ -805,15 +787,16 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
   const MetricSelection metrics(gpu);
   AbsentMetrics absent;
   std::set<std::string> seen_dirs;
-  std::string first_gpu, first_gpu_dir;
+  std::string first_gpu_dir;
   for (const std::string& dir_in : dirs) {
     const CaptureFiles f = FindFiles(dir_in, options.require_power_log);
     if (!seen_dirs.insert(fs::weakly_canonical(f.dir).string()).second) {
       throw OptionError(fmt::format("--capture {} is given twice", f.dir));
     }
-    CheckSameGpu(f, options, &first_gpu, &first_gpu_dir);
+    CheckSameGpu(f, options, &r.recorded_on, &first_gpu_dir);
     IngestCapture(f, options, metrics, &absent, &r);
   }
+  CheckDescriptionFits(gpu, options, first_gpu_dir, &r);
   LeaveOutAbsentComponents(absent, &r);
   return r;
 }

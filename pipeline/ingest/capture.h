@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "ingest/capture_gpu.h"
 #include "ingest/kernel_energy.h"
 #include "io/corpus.h"
 #include "io/gpu_description.h"
@@ -82,6 +83,10 @@ struct CaptureOptions {
   // nvidia_smi_q.txt) are refused unless this is set: their utilisations share one
   // description's peaks, which fit one GPU only.
   bool allow_mixed_gpus = false;
+  // A GPU description of another GPU than the one the captures name (capture.json, the
+  // nvidia-smi log or nvidia_smi_q.txt; io/gpu_description.h DescriptionDescribes) is refused
+  // unless this is set; then CaptureReport::other_gpu says so.
+  bool allow_other_gpu = false;
 
   bool Check(std::string* error) const;
 };
@@ -113,6 +118,11 @@ struct CaptureWindow {
 
 struct CaptureReport {
   GpuDescription gpu;
+  // The GPU the captures were recorded on (the first that names one; ingest/capture_gpu.h).
+  CaptureGpu recorded_on;
+  // When the description is of another GPU and allow_other_gpu let it be used: the sentence
+  // saying so (also among the warnings); "" otherwise.
+  std::string other_gpu;
   // Every window of every capture, in capture order, benchmarks then idle windows.
   std::vector<CaptureWindow> windows;
   // "FILE:LINE: KERNEL (grid (..) x block (..))" of each profiled launch that belongs to no

@@ -64,6 +64,7 @@ Corpus CaptureReport::ToCorpus() const {
     c.flags.push_back(WindowFlagsToString(w.energy.flags));
   }
   c.power_limit_w = power_limit_w;
+  c.gpu = recorded_on.name;
   return c;
 }
 

@@ -86,6 +86,9 @@ struct Corpus {
   // capture without their metric has no term for them); the tidy preamble's line
   // "# optional components: A; B". Empty when none or unknown.
   std::vector<std::string> optional_components;
+  // The GPU the rows were measured on, its product name as the capture names it ("NVIDIA H100
+  // 80GB HBM3"); the tidy preamble's line "# gpu: NAME". "" when unknown.
+  std::string gpu;
   // Per row: 1-based line in `path` (for error messages).
   std::vector<int64_t> line;
   // Line of the component names (4 in gpmTOOL files, 1 in tidy CSVs).

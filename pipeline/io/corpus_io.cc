@@ -601,7 +601,7 @@ namespace {
 // The board's power limit is stated as power_limit_w=W (0 < W <= kMaxPowerLimitW).
 // Returns the number of leading comment lines; fills the defaults the options leave at 0.
 int ReadTidyPreamble(const std::string& path, CorpusReadOptions* options, double* power_limit_w,
-                     std::vector<std::string>* optional_components) {
+                     std::vector<std::string>* optional_components, std::string* gpu) {
   std::ifstream in(path, std::ios::binary);
   std::string line;
   int lines = 0;
@@ -609,6 +609,13 @@ int ReadTidyPreamble(const std::string& path, CorpusReadOptions* options, double
     if (lines == 0) StripUtf8ByteOrderMark(&line);
     if (line.empty() || line[0] != '#') break;
     ++lines;
+    static const std::string kGpu = "# gpu:";
+    if (line.rfind(kGpu, 0) == 0) {
+      const size_t a = line.find_first_not_of(" \t", kGpu.size());
+      const size_t b = line.find_last_not_of(" \t\r");
+      *gpu = a == std::string::npos ? "" : line.substr(a, b - a + 1);
+      continue;
+    }
     static const std::string kOptional = "# optional components:";
     if (line.rfind(kOptional, 0) == 0) {
       std::istringstream names(line.substr(kOptional.size()));
@@ -660,7 +667,9 @@ Corpus ReadCorpus(const std::string& path, const CorpusReadOptions& given_option
   CorpusReadOptions options = given_options;
   double power_limit_w = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::string> optional_components;
-  const int preamble_lines = ReadTidyPreamble(path, &options, &power_limit_w, &optional_components);
+  std::string gpu;
+  const int preamble_lines =
+      ReadTidyPreamble(path, &options, &power_limit_w, &optional_components, &gpu);
   std::vector<std::string> first;
   {
     CsvReader::Options csv_options;
@@ -673,6 +682,7 @@ Corpus ReadCorpus(const std::string& path, const CorpusReadOptions& given_option
       corpus.components_line = header_line;
       corpus.power_limit_w = power_limit_w;
       corpus.optional_components = optional_components;
+      corpus.gpu = gpu;
       return corpus;
     }
     if (preamble_lines > 0) {
@@ -706,6 +716,11 @@ std::string CorpusToTidyCsv(const Corpus& c) {
     for (size_t i = 0; i < c.optional_components.size(); ++i)
       s += (i > 0 ? "; " : " ") + c.optional_components[i];
     s += "\n";
+  }
+  if (!c.gpu.empty()) {
+    std::string name = c.gpu;  // one line, whatever the capture said
+    for (char& ch : name) ch = static_cast<unsigned char>(ch) < 0x20 ? ' ' : ch;
+    s += "# gpu: " + name + "\n";
   }
   auto field = [](const std::string& v) {
     if (v.find_first_of(",\"\n\r") == std::string::npos) return v;

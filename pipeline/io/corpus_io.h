@@ -39,14 +39,16 @@ struct CorpusReadOptions {
 //   or, when 0, from the file's single frequency of that domain. An activity file without
 //   frequency columns and without option defaults has default frequencies 0 (unknown).
 //
-// The preamble "# wattcal-tidy ... power_limit_w=W" gives Corpus::power_limit_w (0 < W <= 10000).
+// The preamble "# wattcal-tidy ... power_limit_w=W" gives Corpus::power_limit_w (0 < W <= 10000),
+// and a line "# gpu: NAME" Corpus::gpu (the GPU the rows were measured on).
 // Files without a flags column or a power limit (older corpora) read as before.
 // Utilisations above 1 are kept as read and reported in one LogWarning.
 // Throws InputError for bad data, OptionError when `options` fails Check().
 Corpus ReadCorpus(const std::string& path, const CorpusReadOptions& options = {});
 
 // Writes any corpus as wattcal's tidy CSV: a "# wattcal-tidy default_f_core_mhz=..." preamble
-// (when the defaults are known; with power_limit_w=W when the limit is known), then benchmark[,power_w][,f_core_mhz[,f_mem_mhz]] and one
+// (when the defaults are known; with power_limit_w=W when the limit is known), "# optional
+// components: ..." and "# gpu: NAME" lines when known, then benchmark[,power_w][,f_core_mhz[,f_mem_mhz]] and one
 // core:/mem: column per component (flags after the frequencies when the corpus has them); numbers in shortest round-trip form.
 std::string CorpusToTidyCsv(const Corpus& corpus);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -437,6 +438,54 @@ GpuDescription GpuDescription::Without(const std::vector<std::string>& left_out)
       reduced.components.push_back(c);
   }
   return reduced;
+}
+
+std::vector<std::string> GpuNameWords(const std::string& name) {
+  std::vector<std::string> words(1);
+  for (char c : name) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (std::isalnum(u)) {
+      words.back() += static_cast<char>(std::tolower(u));
+    } else if (!words.back().empty()) {
+      words.emplace_back();
+    }
+  }
+  if (words.back().empty()) words.pop_back();
+  return words;
+}
+
+namespace {
+
+std::set<std::string> WordsBut(const std::string& name, const std::string& left_out) {
+  std::set<std::string> words;
+  for (const std::string& w : GpuNameWords(name)) {
+    if (w != left_out) words.insert(w);
+  }
+  return words;
+}
+
+bool IsFormFactor(const std::string& word) {
+  static const std::set<std::string> kForms = {"sxm",  "sxm2", "sxm3", "sxm4",
+                                               "sxm5", "pcie", "nvl"};
+  return kForms.count(word) > 0;
+}
+
+}  // namespace
+
+bool SameGpuProduct(const std::string& a, const std::string& b) {
+  return WordsBut(a, "nvidia") == WordsBut(b, "nvidia");
+}
+
+bool DescriptionDescribes(const GpuDescription& description, const std::string& product) {
+  const std::set<std::string> words = WordsBut(product, "nvidia");
+  const bool product_states_form = std::any_of(words.begin(), words.end(), IsFormFactor);
+  const std::vector<std::string> described = GpuNameWords(description.name);
+  if (described.empty()) return false;
+  for (const std::string& w : described) {
+    if (words.count(w) > 0 || (IsFormFactor(w) && !product_states_form)) continue;
+    return false;
+  }
+  return true;
 }
 
 }  // namespace wattcal

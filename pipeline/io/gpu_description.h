@@ -93,4 +93,18 @@ struct GpuDescription {
 // Reads a description (throws InputError naming the file and the JSON field).
 GpuDescription ReadGpuDescription(const std::string& path);
 
+// GPU names compared: a product name as NVML and nvidia-smi give it ("NVIDIA H100 80GB HBM3") and a
+// description's name ("h100-sxm"). Words: the lower-case runs of letters and digits of a name
+// ("NVIDIA A100-PCIE-40GB" -> nvidia, a100, pcie, 40gb).
+std::vector<std::string> GpuNameWords(const std::string& name);
+
+// Whether two product names name the same GPU: the same words, the maker's ("nvidia") aside.
+bool SameGpuProduct(const std::string& a, const std::string& b);
+
+// Whether `description` describes the GPU named `product`: every word of the description's name is
+// one of the product name's, except a board form factor (sxm, sxm2-5, pcie, nvl) when the product
+// name states none (NVML names the H100 SXM "NVIDIA H100 80GB HBM3"). "h100-sxm" describes "NVIDIA
+// H100 80GB HBM3" but not "NVIDIA H200" nor "NVIDIA H100 PCIe".
+bool DescriptionDescribes(const GpuDescription& description, const std::string& product);
+
 }  // namespace wattcal

@@ -83,6 +83,14 @@ std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const C
     } else {
       pairs = all_pairs;
     }
+    // At the reference pair, a row whose own clock the model's levels do not cover is flagged.
+    std::vector<std::string> clock_flags;
+    for (int d = 0; fixed && activity.has_freq() && d < nd; ++d) {
+      if (!model.Covers(d, activity.freq_mhz(r, d))) {
+        clock_flags.push_back(std::string(kPredictionFlagClockBeyondModel) + ":" +
+                              model.layout.domains[d].name);
+      }
+    }
     for (const std::vector<double>& f : pairs) {
       ActivityPrediction p;
       p.benchmark = activity.benchmark[r];
@@ -94,6 +102,7 @@ std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const C
       p.capped = capped.capped;
       p.capped_f_core_mhz = capped.f_core_mhz;
       std::vector<std::string> flags = ExtrapolationFlags(model, u.data(), p.uncapped_w);
+      flags.insert(flags.begin(), clock_flags.begin(), clock_flags.end());
       if (p.capped) flags.insert(flags.begin(), kPredictionFlagCapped);
       p.flags = JoinFlags(flags);
       p.extrapolation_note = ExtrapolationMessage(model, p.benchmark, u.data(), p.uncapped_w);

@@ -23,7 +23,8 @@ struct ActivityPrediction {
   // When capped: the core clock on the model's V-F curve where P meets the limit, MHz (NaN for
   // a fixed model or when no estimated clock meets it).
   double capped_f_core_mhz = std::numeric_limits<double>::quiet_NaN();
-  // capped;util_beyond_training:<component>;power_beyond_training (model/power_limit.h).
+  // capped;clock_beyond_model:<domain>;util_beyond_training:<component>;power_beyond_training
+  // (model/power_limit.h).
   std::string flags;
   // The extrapolation warning of this row; "" when within the training range.
   std::string extrapolation_note;
@@ -32,7 +33,8 @@ struct ActivityPrediction {
 
 // Predicts every row of `activity`:
 //  * fixed = true: at the model's reference pair (its single level for a fixed model, the
-//    default pair for a DVFS model);
+//    default pair for a DVFS model); a row whose own clock lies outside the model's levels is
+//    flagged clock_beyond_model:<domain>;
 //  * fixed = false and the file has frequencies: at each row's own V-F pair;
 //  * fixed = false and no frequencies (a gpmTOOL prediction file: utilisations measured at the
 //    default pair): at every V-F pair of the model, highest frequencies first.

@@ -190,6 +190,7 @@ class JsonModelReader : public JsonFieldReader {
       Fail("method", fmt::format("expected \"dvfs\" or \"fixed\", got \"{}\"", model.method));
     }
     model.trained_on = String(root_, "", "trained_on");
+    if (root_.contains("gpu")) model.gpu = String(root_, "", "gpu");
     ReadLayout(&model.layout);
     const int num_domains = model.layout.num_domains();
 
@@ -320,8 +321,12 @@ class JsonModelReader : public JsonFieldReader {
   void ReadTraining(PowerModel* model) const {
     if (root_.contains("power_limit_w")) {
       model->power_limit_w = Number(root_, "", "power_limit_w", /*allow_null=*/true);
-      if (std::isfinite(model->power_limit_w) && !(model->power_limit_w > 0.0)) {
-        Fail("power_limit_w", fmt::format("must be > 0 W or null, got {}", model->power_limit_w));
+      if (std::isfinite(model->power_limit_w) &&
+          !(model->power_limit_w > 0.0 && model->power_limit_w <= kMaxPowerW)) {
+        Fail("power_limit_w",
+             fmt::format("must lie in (0, {}] W, or be null (unknown), got {}: no GPU board draws "
+                         "that (a limit in mW or another unit?)",
+                         kMaxPowerW, model->power_limit_w));
       }
     }
     if (root_.contains("training_range")) {
@@ -436,6 +441,7 @@ void to_json(nlohmann::ordered_json& j, const PowerModel& model) {
   j["wattcal_version"] = WattcalVersion();
   j["method"] = model.method;
   j["trained_on"] = model.trained_on;
+  if (!model.gpu.empty()) j["gpu"] = model.gpu;
   OrderedJson domains = OrderedJson::array();
   for (const FrequencyDomain& d : model.layout.domains) {
     OrderedJson domain;

@@ -15,11 +15,12 @@ inline constexpr const char* kModelJsonFormat = "wattcal-power-model";
 
 // The model as versioned JSON (format kModelJsonFormat, version PowerModel::kFormatVersion):
 //   format, version, wattcal_version, method, trained_on,
+//   gpu: the product name of the GPU the training data came from (only when known),
 //   layout: {domains: [{name, default_freq_mhz, components: [...]}, ...]},
 //   freq_levels_mhz: [[...] per domain], voltage_rel: [[...] per domain],
 //   static_w: [per domain], idle_dyn_w_per_mhz: [per domain],
 //   component_w_per_mhz: [{component, w_per_mhz}, ...] in layout order,
-//   power_limit_w: W or null (unknown),
+//   power_limit_w: W in (0, 10000] or null (unknown),
 //   training_range: {max_power_w, max_util_frac: [{component, max_util_frac}, ...]} (only
 //     when known),
 //   training_notes: [sentences: flagged rows left out, unidentifiable rows],
@@ -27,7 +28,7 @@ inline constexpr const char* kModelJsonFormat = "wattcal-power-model";
 //   component_trust: [{component, full_use_w, full_use_w_ci95, trained_up_to_frac, flags}, ...]
 //     (model/component_trust.h; derived, written for readers, never read back),
 //   fit: {every FitReport field under its own name}.
-// power_limit_w, training_range and training_notes are optional when read (older files).
+// gpu, power_limit_w, training_range and training_notes are optional when read (older files).
 // Keys are written in this order; numbers round-trip exactly.
 void to_json(nlohmann::ordered_json& j, const PowerModel& model);
 // The file's text: the JSON above, indented by 2, with a final newline.

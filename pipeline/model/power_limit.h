@@ -30,6 +30,12 @@ inline constexpr const char* kPredictionFlagPowerBeyondTraining = "power_beyond_
 // The row was measured off the reference clock (power cap / clock moved) and predicted at
 // the reference clock instead.
 inline constexpr const char* kPredictionFlagAtReferenceClock = "predicted_at_reference_clock";
+// The model or the GPU description is of another GPU than the one the data was recorded on
+// (wattcal-predict --capture --allow-other-gpu).
+inline constexpr const char* kPredictionFlagOtherGpu = "other_gpu";
+// "clock_beyond_model:<domain>": the row's own clock lies outside the model's frequency levels,
+// and it was predicted at the model's reference clock instead (wattcal-predict --mode fixed).
+inline constexpr const char* kPredictionFlagClockBeyondModel = "clock_beyond_model";
 
 // A utilisation U_i is beyond training when U_i > kUtilBeyondTrainingFactor * max_train_i +
 // kUtilBeyondTrainingMargin; a power P is when P > kPowerBeyondTrainingFactor * max_train_P.

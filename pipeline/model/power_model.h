@@ -104,6 +104,11 @@ struct PowerModel {
   // (port/) appends kPortedMarker or kScaledMarker and keeps its base fit's FitReport: its
   // training statistics are the base model's, not its own (Derived()).
   std::string trained_on;
+  // The GPU the training rows were measured on, its product name (the training corpus's, from
+  // the capture: "NVIDIA H100 80GB HBM3"); "" when unknown (gpmTOOL data, a ported model). A
+  // capture of another GPU is refused by wattcal-predict --capture (io/gpu_description.h
+  // SameGpuProduct).
+  std::string gpu;
   static constexpr const char* kPortedMarker = " (ported from ";
   static constexpr const char* kScaledMarker = " (scaled to another node";
   bool Derived() const {

@@ -150,6 +150,7 @@ PowerModel ScaleModelToNode(const PowerModel& model, const NodeScaling& scaling)
   for (double& g : out.component_w_per_mhz) g *= scaling.dynamic_factor;
   for (double& a : out.idle_dyn_w_per_mhz) a *= scaling.dynamic_factor;
   for (double& a : out.static_w) a *= scaling.static_factor;
+  out.gpu.clear();  // a GPU of another node: not the one the data came from
   out.trained_on =
       fmt::format("{}{}: dynamic x{:.17g}, static x{:.17g})", model.trained_on,
                   PowerModel::kScaledMarker, scaling.dynamic_factor, scaling.static_factor);

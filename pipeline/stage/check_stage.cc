@@ -63,10 +63,13 @@ CheckStageReport RunCheckStage(const CheckStageOptions& o) {
                       p.files, p.verified, p.changed.size(), p.missing.size()));
   for (const std::string& c : p.changed) LogError("changed since its stage wrote it: " + c);
   for (const std::string& m : p.missing) LogWarning("gone since its stage wrote it: " + m);
-  for (const std::string& u : p.unreadable) LogWarning("not a wattcal provenance file: " + u);
-  report.exit_code = report.missing + report.differ == 0 && p.changed.empty()
-                         ? static_cast<int>(kExitOk)
-                         : static_cast<int>(kExitFit);
+  // A record that does not read may list any file: what it made can no longer be verified.
+  for (const std::string& u : p.unreadable)
+    LogError("a provenance record that does not read: " + u);
+  report.exit_code =
+      report.missing + report.differ == 0 && p.changed.empty() && p.unreadable.empty()
+          ? static_cast<int>(kExitOk)
+          : static_cast<int>(kExitFit);
   return report;
 }
 

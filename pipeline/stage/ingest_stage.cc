@@ -67,6 +67,7 @@ IngestStageReport RunCaptures(const IngestStageOptions& o) {
   capture_options.smi_columns = SplitColumns(o.columns);
   capture_options.utc_offset_h = o.ingest.log.utc_offset_h;
   capture_options.allow_mixed_gpus = o.mixed_gpus;
+  capture_options.allow_other_gpu = o.allow_other_gpu;
   const CaptureReport r =
       IngestCaptures(o.captures, ReadGpuDescription(o.inputs.gpu_description), capture_options);
   std::vector<std::string> inputs = r.inputs;
@@ -98,6 +99,7 @@ IngestStageReport RunCaptures(const IngestStageOptions& o) {
   IngestStageReport report;
   Corpus corpus = o.per_workload ? r.ToWorkloadCorpus() : r.ToCorpus();
   if (o.per_workload) manifest_options["per_workload"] = true;
+  if (!r.other_gpu.empty()) manifest_options["other_gpu"] = r.other_gpu;
   if (o.ingest.energy.exclude_flagged) {
     // A flagged window is left out of the measured table (the windows table keeps it).
     std::vector<int> kept;
@@ -248,8 +250,10 @@ void IngestStageOptions::Check() const {
     if (tidy_path.empty()) throw OptionError("--capture needs --tidy (the measured table)");
     return;
   }
-  if (per_workload || mixed_gpus) {
-    throw OptionError(std::string(per_workload ? "--per-workload" : "--mixed-gpus") +
+  if (per_workload || mixed_gpus || allow_other_gpu) {
+    throw OptionError(std::string(per_workload ? "--per-workload"
+                                  : mixed_gpus ? "--mixed-gpus"
+                                               : "--allow-other-gpu") +
                       " goes with --capture");
   }
   if (!in.power_log.empty() && out_path.empty() && accelwattch_activity_path.empty()) {

@@ -50,6 +50,8 @@ struct IngestStageOptions {
   bool per_workload = false;
   // --mixed-gpus: captures of different GPUs may be combined.
   bool mixed_gpus = false;
+  // --allow-other-gpu: a --gpu description of another GPU than the captures' may be used.
+  bool allow_other_gpu = false;
   // Outputs (empty = not written).
   std::string out_path;                   // --out
   std::string tidy_path;                  // --tidy

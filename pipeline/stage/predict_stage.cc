@@ -13,6 +13,7 @@
 #include "accelwattch/power_model.h"
 #include "accelwattch/scaling_model.h"
 #include "ingest/capture.h"
+#include "ingest/capture_gpu.h"
 #include "io/gpu_description.h"
 #include "io/corpus_io.h"
 #include "model/activity_prediction.h"
@@ -180,6 +181,26 @@ ModelWorkloads WorkloadsForModel(const PowerModel& model, const CaptureReport& c
   return w;
 }
 
+// The model's GPU against the captures' and the description's: "" when they agree (or either is
+// unknown), else the sentence naming both. A model of one GPU predicts another's data wrongly
+// (other static power, other peaks), so this is refused unless --allow-other-gpu.
+std::string ModelGpuMismatch(const PowerModel& model, const PredictStageOptions& o,
+                             const CaptureReport& capture, const GpuDescription& gpu) {
+  if (model.gpu.empty()) return "";
+  const CaptureGpu& on = capture.recorded_on;
+  if (!on.name.empty() && !SameGpuProduct(model.gpu, on.name)) {
+    return fmt::format(
+        "the model {} was trained on data of {}, but the capture {} was recorded on {}",
+        o.model_path, model.gpu, o.captures.front(), DescribeCaptureGpu(on));
+  }
+  if (!DescriptionDescribes(gpu, model.gpu)) {
+    return fmt::format(
+        "the model {} was trained on data of {}, but the GPU description {} is of '{}'",
+        o.model_path, model.gpu, o.gpu_path, gpu.name);
+  }
+  return "";
+}
+
 // --capture: the applications' workloads from their counters, predicted at the model's
 // reference pair, with their measured power where the capture has a log.
 PredictStageReport RunCapture(const PredictStageOptions& o) {
@@ -187,8 +208,20 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
   const GpuDescription gpu = ReadGpuDescription(o.gpu_path);
   CaptureOptions capture_options;
   capture_options.require_power_log = false;
+  capture_options.allow_other_gpu = o.allow_other_gpu;
   const CaptureReport capture = IngestCaptures(o.captures, gpu, capture_options);
   for (const std::string& w : capture.warnings) LogWarning(w);
+  std::string other_gpu = ModelGpuMismatch(model, o, capture, gpu);
+  if (!other_gpu.empty() && !o.allow_other_gpu) {
+    throw InputError(o.model_path, 0, "gpu",
+                     other_gpu +
+                         ": a model predicts the GPU it was trained on only. Use that "
+                         "GPU's model, or --allow-other-gpu to predict anyway (every row "
+                         "then flagged " +
+                         std::string(kPredictionFlagOtherGpu) + ")");
+  }
+  if (!other_gpu.empty()) LogWarning(other_gpu + ": predicted anyway (--allow-other-gpu)");
+  if (other_gpu.empty()) other_gpu = capture.other_gpu;
   const double limit_w =
       EffectivePowerLimitW(o.power_limit_w, capture.power_limit_w, model.power_limit_w);
   const std::string below = PowerLimitBelowIdleWarning(model, limit_w);
@@ -199,10 +232,10 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
   std::vector<AppPrediction> rows =
       PredictApps(model, workloads.apps, workloads.gpu.ToLayout(), limit_w, source);
   for (AppPrediction& p : rows) {
-    const auto it = workloads.flags.find(p.app.workload);
-    if (it == workloads.flags.end()) continue;
     std::string& f = p.prediction.flags;
-    f += (f.empty() ? "" : ";") + it->second;
+    const auto it = workloads.flags.find(p.app.workload);
+    if (it != workloads.flags.end()) f += (f.empty() ? "" : ";") + it->second;
+    if (!other_gpu.empty()) f += (f.empty() ? "" : ";") + std::string(kPredictionFlagOtherGpu);
   }
   std::vector<std::string> notes;
   for (const AppPrediction& p : rows) notes.push_back(p.prediction.extrapolation_note);
@@ -218,6 +251,7 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
                                      {"gpu", o.gpu_path},
                                      {"reference_f_core_mhz", rows.front().prediction.freq_mhz[0]}};
   if (std::isfinite(limit_w)) manifest_options["power_limit_w"] = limit_w;
+  if (!other_gpu.empty()) manifest_options["other_gpu"] = other_gpu;
   outputs.StageText(o.out_path, AppPredictionsToCsv(rows));
   outputs.StageProvenance(o.out_path, "predict", inputs, manifest_options, "apps_predictions");
   if (!o.breakdown_out_path.empty()) {
@@ -242,6 +276,30 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
   return report;
 }
 
+// One warning naming the rows predicted at the reference pair although their own clock lies
+// outside the model's levels (flagged clock_beyond_model); "" when none is.
+std::string ClockBeyondModelWarning(const PowerModel& model, const Corpus& activity,
+                                    const std::vector<ActivityPrediction>& rows) {
+  std::vector<std::string> named;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].flags.find(kPredictionFlagClockBeyondModel) == std::string::npos) continue;
+    const int r = static_cast<int>(i);  // --mode fixed: one prediction per row
+    named.push_back(fmt::format("{} (line {}, {} MHz)", rows[i].benchmark, activity.line[i],
+                                activity.freq_mhz(r, 0)));
+  }
+  if (named.empty()) return "";
+  std::string levels;
+  for (size_t d = 0; d < model.freq_levels_mhz.size(); ++d) {
+    levels += fmt::format("{}{} {}-{} MHz", d > 0 ? ", " : "", model.layout.domains[d].name,
+                          model.freq_levels_mhz[d].front(), model.freq_levels_mhz[d].back());
+  }
+  return fmt::format(
+      "{}: {} row(s) ran at a clock outside the model's levels ({}) and are predicted at its "
+      "reference pair ({} MHz) instead, flagged {}: {}",
+      activity.path, named.size(), levels, rows.front().freq_mhz[0],
+      kPredictionFlagClockBeyondModel, fmt::join(named, ", "));
+}
+
 }  // namespace
 
 void PredictStageOptions::Check() const {
@@ -264,6 +322,7 @@ void PredictStageOptions::Check() const {
   } else {
     if (activity_path.empty()) throw OptionError("--activity (or --capture) is required");
     if (!gpu_path.empty()) throw OptionError("--gpu goes with --capture");
+    if (allow_other_gpu) throw OptionError("--allow-other-gpu goes with --capture");
     if (!breakdown_out_path.empty())
       throw OptionError("--breakdown-out goes with --capture (use --breakdown)");
   }
@@ -315,6 +374,8 @@ PredictStageReport RunPredictStage(const PredictStageOptions& o) {
       PredictActivity(model, activity, o.mode == PredictMode::kFixed, limit_w);
   const std::string extrapolation = ActivityExtrapolationWarning(rows);
   if (!extrapolation.empty()) LogWarning(extrapolation);
+  const std::string off_clock = ClockBeyondModelWarning(model, activity, rows);
+  if (!off_clock.empty()) LogWarning(off_clock);
   OutputSet outputs;
   outputs.StageText(o.out_path, ActivityPredictionsToCsv(model, rows, o.breakdown, limit_w));
   nlohmann::json manifest_options = {{"mode", PredictModeName(o.mode)},

@@ -26,6 +26,10 @@ struct PredictStageOptions {
   std::string gpu_path;
   // --breakdown-out: with --capture, each workload's watts per term and component.
   std::string breakdown_out_path;
+  // --allow-other-gpu: with --capture, predict although the model or the description is of
+  // another GPU than the one the capture was recorded on (refused by default); every row is then
+  // flagged other_gpu.
+  bool allow_other_gpu = false;
   // --out: predictions CSV; required.
   std::string out_path;
   // --mode dvfs | fixed (dvfs and fixed models only).

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <boost/filesystem.hpp>
+#include <fmt/format.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -93,6 +95,84 @@ std::string RunFolderOfProvenance(const std::string& provenance_file) {
   return fs::path(provenance_file).parent_path().string();
 }
 
+namespace {
+
+bool IsHexSha256(const std::string& s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return std::isxdigit(static_cast<unsigned char>(c));
+         });
+}
+
+// The optional member `key` of `object` when it is a string ("" when absent); InputError naming
+// `field` when it is there with another type.
+std::string OptionalString(const std::string& file, const nlohmann::json& object,
+                           const std::string& key, const std::string& field) {
+  if (!object.contains(key)) return "";
+  if (!object[key].is_string()) {
+    throw InputError(file, 0, field,
+                     "expected a string, got " + std::string(object[key].type_name()) +
+                         ": not a valid provenance record");
+  }
+  return object[key].get<std::string>();
+}
+
+}  // namespace
+
+void CheckProvenanceRecord(const std::string& file, const nlohmann::json& record) {
+  if (!record.is_object() || !record.contains("format") ||
+      record["format"] != "wattcal-provenance") {
+    throw InputError(file, 0, "format",
+                     "not a wattcal provenance record (expected an object with \"format\": "
+                     "\"wattcal-provenance\")");
+  }
+  OptionalString(file, record, "stage", "stage");
+  if (!record.contains("outputs") || !record["outputs"].is_array()) {
+    throw InputError(file, 0, "outputs", "expected an array of the stage run's outputs");
+  }
+  if (record.contains("inputs")) {
+    if (!record["inputs"].is_array())
+      throw InputError(file, 0, "inputs", "expected an array of the stage run's inputs");
+    for (size_t i = 0; i < record["inputs"].size(); ++i) {
+      const nlohmann::json& in = record["inputs"][i];
+      const std::string field = fmt::format("inputs[{}]", i);
+      if (!in.is_object()) throw InputError(file, 0, field, "expected an object");
+      OptionalString(file, in, "path", field + ".path");
+    }
+  }
+  for (size_t i = 0; i < record["outputs"].size(); ++i) {
+    const nlohmann::json& o = record["outputs"][i];
+    const std::string field = fmt::format("outputs[{}]", i);
+    if (!o.is_object()) throw InputError(file, 0, field, "expected an object");
+    if (OptionalString(file, o, "path", field + ".path").empty())
+      throw InputError(file, 0, field + ".path", "missing: every output names its file");
+    OptionalString(file, o, "role", field + ".role");
+    const std::string sha = OptionalString(file, o, "sha256", field + ".sha256");
+    if (o.contains("sha256") && !IsHexSha256(sha)) {
+      throw InputError(file, 0, field + ".sha256",
+                       "'" + sha + "' is not a SHA-256 (64 hexadecimal digits)");
+    }
+    if (o.contains("bytes") && !o["bytes"].is_number_unsigned())
+      throw InputError(file, 0, field + ".bytes", "expected a whole number of bytes");
+    const std::string run_path = OptionalString(file, o, "run_path", field + ".run_path");
+    if (run_path.empty()) continue;
+    const fs::path p(run_path);
+    bool up = false;
+    for (const fs::path& part : p) up = up || part == "..";
+    if (p.is_absolute() || p.has_root_name() || p.has_root_directory() || up) {
+      throw InputError(file, 0, field + ".run_path",
+                       "'" + run_path +
+                           "' leads outside the run folder (a run_path is relative to the run "
+                           "folder, without '..'): refusing to follow it");
+    }
+  }
+}
+
+nlohmann::json ParseProvenanceRecord(const std::string& file, const std::string& text) {
+  nlohmann::json j = ParseJsonText(file, text);
+  CheckProvenanceRecord(file, j);
+  return j;
+}
+
 std::vector<std::pair<std::string, nlohmann::json>> ReadProvenanceRecords(
     const std::string& dir, std::vector<std::string>* unreadable) {
   std::vector<std::string> files;
@@ -107,33 +187,30 @@ std::vector<std::pair<std::string, nlohmann::json>> ReadProvenanceRecords(
   std::sort(files.begin(), files.end());
   std::vector<std::pair<std::string, nlohmann::json>> records;
   for (const std::string& f : files) {
-    nlohmann::json j = ReadJsonFileOrDiscarded(f);
-    if (!j.is_object() || j.value("format", "") != "wattcal-provenance" || !j.contains("outputs") ||
-        !j["outputs"].is_array()) {
-      if (unreadable != nullptr) unreadable->push_back(f);
-      continue;
+    try {
+      records.emplace_back(f, ParseProvenanceRecord(f, ReadFileText(f, "provenance record")));
+    } catch (const InputError& e) {
+      if (unreadable != nullptr) unreadable->push_back(e.what());
     }
-    records.emplace_back(f, std::move(j));
   }
   return records;
 }
 
 std::string ResolveRecordedOutput(const std::string& provenance_file,
                                   const nlohmann::json& output) {
+  const std::string run = RunFolderOfProvenance(provenance_file);
   const std::string run_path = output.value("run_path", "");
   if (!run_path.empty()) {
-    const fs::path in_run = fs::path(RunFolderOfProvenance(provenance_file)) / run_path;
-    if (fs::is_regular_file(in_run)) return in_run.string();
+    const fs::path in_run = fs::path(run) / run_path;
+    return fs::is_regular_file(in_run) ? in_run.string() : "";
   }
+  // Records from before run_path: the path as written when it lies in the run folder, else the
+  // file name beside provenance/.
   const std::string written = output.value("path", "");
-  if (!written.empty() && fs::is_regular_file(written)) return written;
-  // Records from before run_path: the file name beside provenance/.
-  if (run_path.empty() && !written.empty()) {
-    const fs::path beside =
-        fs::path(RunFolderOfProvenance(provenance_file)) / fs::path(written).filename();
-    if (fs::is_regular_file(beside)) return beside.string();
-  }
-  return "";
+  if (written.empty()) return "";
+  if (!RelativeInside(written, run).empty() && fs::is_regular_file(written)) return written;
+  const fs::path beside = fs::path(run) / fs::path(written).filename();
+  return fs::is_regular_file(beside) ? beside.string() : "";
 }
 
 void VerifyProvenance(const std::string& root, ProvenanceCheck* check) {

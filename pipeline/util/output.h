@@ -40,13 +40,28 @@ std::string ProvenancePathFor(const std::string& first_output, const std::string
 // The run folder a provenance file belongs to: the parent of the `provenance` folder above it.
 std::string RunFolderOfProvenance(const std::string& provenance_file);
 
-// Every provenance record under `dir`/provenance/ (any depth), sorted by path: (file, content);
-// a file that is not a provenance record is left out (listed in `unreadable` when given).
+// Checks the parsed provenance record `record` read from `file`: format "wattcal-provenance", a
+// string stage, an outputs array of objects, each with a non-empty string path, a string run_path
+// (absent or "" only in records from before it) that names a file inside the run folder (relative,
+// no "..", no absolute path), and string role and sha256 (64 hex digits) and a whole bytes count
+// when present; inputs, when present, an array of objects with a string path. InputError naming
+// `file` and the field ("outputs[2].run_path") otherwise.
+void CheckProvenanceRecord(const std::string& file, const nlohmann::json& record);
+
+// Parses `text`, the bytes of the provenance record `file`, and checks it (CheckProvenanceRecord):
+// InputError naming the file, and the line of a JSON syntax error.
+nlohmann::json ParseProvenanceRecord(const std::string& file, const std::string& text);
+
+// Every provenance record under `dir`/provenance/ (any depth), sorted by path: (file, content).
+// A file there that does not read as one (ParseProvenanceRecord) is left out; its error
+// ("FILE:LINE: why") is listed in `unreadable` when given.
 std::vector<std::pair<std::string, nlohmann::json>> ReadProvenanceRecords(
     const std::string& dir, std::vector<std::string>* unreadable = nullptr);
 
-// Where an output listed in a provenance record is now: its run_path below the record's run
-// folder, else its path as written; "" when neither is a file.
+// Where an output listed in a (checked) provenance record is now: its run_path below the record's
+// run folder; in records from before run_path, its path as written when that lies inside the run
+// folder, else its file name beside provenance/. Never a file outside the record's run folder (a
+// copy elsewhere is not the output); "" when there is no such file.
 std::string ResolveRecordedOutput(const std::string& provenance_file, const nlohmann::json& output);
 
 // Every provenance file under `root` (any depth) checked against the files it names: an output
