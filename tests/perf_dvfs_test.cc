@@ -193,8 +193,12 @@ TEST(DvfsErrors, NameFileLineAndField) {
                     "benchmark,f_core_mhz,SP\nmem,1000,0.5\ncmp,1000,1\nmem,1000,0.4\n",
                     HandTimes(), "act", 4, "benchmark");
   // No prediction at the default pair.
-  ExpectChoiceError(HandModel(), kActivity, {{"mem", "crisp", 500, 1.0, 9}}, "t.csv", 9,
-                    "target_mhz");
+  ExpectChoiceError(HandModel(), "benchmark,f_core_mhz,SP\nmem,1000,0.5\n",
+                    {{"mem", "crisp", 500, 1.0, 9}}, "t.csv", 9, "target_mhz");
+  // A kernel of the activity without predicted times (issue 35: once dropped without a word):
+  // the activity's row.
+  ExpectChoiceError(HandModel(), kActivity, {{"mem", "crisp", 1000, 1.0, 9}}, "act", 3,
+                    "benchmark");
   // Scaling without measured power.
   DvfsOptions scaling;
   scaling.power_mode = PowerMode::kScaling;
