@@ -207,7 +207,8 @@ TEST(IngestStage, RawNvmlLogAndRepeatedKernelWindows) {
   // h: one launch of 0.8 s at 200 W.
   EXPECT_NE(kernels.find("\nh,1,0.8,160,200,"), std::string::npos) << kernels;
   // Without --settle-ms: 300 ms settle, and launches shorter than 600 ms (k's) measured over
-  // their second half: k (0.1 s + 0.25 s) / 2 = 0.175 s, h from 2.4 s, 0.5 s at 200 W.
+  // their second half: the same steady powers, and each launch's energy and duration are still
+  // the whole launch's (they were once the settled part's: k 0.175 s, h 0.5 s and 100 J).
   const auto settled = RunStage("wattcal-ingest",
                                 {"--power-log", dir + "/log.csv", "--windows", dir + "/windows.csv",
                                  "--out", dir + "/settled.csv", "--f-core-mhz", "1000"});
@@ -216,8 +217,8 @@ TEST(IngestStage, RawNvmlLogAndRepeatedKernelWindows) {
             std::string::npos)
       << settled.output;
   const std::string s = ReadFile(dir + "/settled.csv");
-  EXPECT_NE(s.find("\nk,2,0.175,17.5,100,"), std::string::npos) << s;
-  EXPECT_NE(s.find("\nh,1,0.5,100,200,"), std::string::npos) << s;
+  EXPECT_NE(s.find("\nk,2,0.35,35,100,"), std::string::npos) << s;
+  EXPECT_NE(s.find("\nh,1,0.8,160,200,"), std::string::npos) << s;
 }
 
 struct BadCase {

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "ingest/capture.h"
+#include "ingest/kernel_energy.h"
 #include "io/gpu_description.h"
 #include "port/gpu_port.h"
 #include "test_support.h"
@@ -15,6 +16,8 @@
 
 namespace wattcal {
 namespace {
+
+namespace fs = std::filesystem;
 
 const std::string kGpus = std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/";
 
@@ -90,6 +93,51 @@ TEST(OptionalComponents, AnExportWithoutTheMetricIngestsWithoutTheComponent) {
   testing::ExpectInputError(
       [&] { IngestCaptures({H100("ubench_random")}, strict, CaptureOptions()); }, 8,
       {"sm__inst_executed_pipe_tensor_op_dmma.sum"});
+}
+
+// The committed H100 applications with one export (random) made without the DMMA metric: the
+// component once went from every workload (gemm_fp64's prediction 580 -> 466 W, unflagged); now
+// only random counts it 0, flagged metric_absent, and gemm_fp64 keeps its 0.237.
+TEST(OptionalComponents, OneExportWithoutTheMetricTouchesOnlyItsWorkload) {
+  const std::string apps = std::string(WATTCAL_SOURCE_DIR) + "/datasets/captures/h100/apps";
+  const std::string dir = testing::ScratchDir() + "/apps";
+  fs::create_directories(dir + "/ncu");
+  for (const char* f : {"windows.csv", "nvml_power.csv", "capture.json"})
+    fs::create_symlink(apps + "/" + f, dir + "/" + f);
+  const std::string dmma = "sm__inst_executed_pipe_tensor_op_dmma.sum";
+  for (const fs::directory_entry& e : fs::directory_iterator(apps + "/ncu")) {
+    const std::string name = e.path().filename().string();
+    if (name != "random.csv") {
+      fs::create_symlink(e.path(), dir + "/ncu/" + name);
+      continue;
+    }
+    std::string text = testing::ReadFile(e.path().string());
+    const size_t at = text.find("\"" + dmma + "\"");
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at + 1, dmma.size(), "sm__not_collected.sum");
+    testing::WriteFile(dir + "/ncu/random.csv", text);
+  }
+  const GpuDescription gpu = ReadGpuDescription(kGpus + "h100_sxm.json");
+  const CaptureReport r = IngestCaptures({dir}, gpu, CaptureOptions());
+  const int j = Index(r.gpu, "DMMA");
+  ASSERT_GE(j, 0);
+  bool warned = false;
+  for (const std::string& w : r.warnings) {
+    warned = warned || (w.find("component DMMA: its metric " + dmma) != std::string::npos &&
+                        w.find(dir + "/ncu/random.csv") != std::string::npos &&
+                        w.find("of random count DMMA as 0") != std::string::npos);
+  }
+  EXPECT_TRUE(warned);
+  for (const CaptureWindow& w : r.windows) {
+    const double u = w.utilisations[static_cast<size_t>(j)];
+    EXPECT_EQ((w.energy.flags & kFlagMetricAbsent) != 0, w.workload == "random") << w.workload;
+    if (w.workload == "random") {
+      EXPECT_EQ(u, 0.0);
+    }
+    if (w.workload == "gemm_fp64") {
+      EXPECT_NEAR(u, 0.237, 0.001);
+    }
+  }
 }
 
 TEST(OptionalComponents, AModelWithoutThemPortsToADescriptionWithThem) {

@@ -378,6 +378,15 @@ void ExpectInputError(const std::function<void()>& body, int64_t line,
   }
 }
 
+bool Warned(const std::vector<std::string>& warnings, const std::vector<std::string>& parts) {
+  for (const std::string& w : warnings) {
+    bool all = true;
+    for (const std::string& p : parts) all = all && w.find(p) != std::string::npos;
+    if (all) return true;
+  }
+  return false;
+}
+
 namespace {
 
 uint32_t BigEndian32(const std::string& bytes, size_t offset) {

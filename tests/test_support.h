@@ -128,6 +128,9 @@ unsigned SeedFromTestName();
 void ExpectInputError(const std::function<void()>& body, int64_t line,
                       const std::vector<std::string>& parts);
 
+// Whether one of `warnings` holds every one of `parts`.
+bool Warned(const std::vector<std::string>& warnings, const std::vector<std::string>& parts);
+
 // Figures are sized for one paper column (report/gnuplot_figure.h): 800 x 600 unless the figure
 // says otherwise (the square scatter, charts that grow with their workloads or benchmarks).
 // A complete PNG of that size: signature, IHDR first with width and height, IEND last.

@@ -81,7 +81,7 @@ struct CalibrationOptions {
   int threads = 1;
   // Draw progress lines on a terminal (cross-validation turns this off inside its folds).
   bool show_progress = true;
-  // Train on rows flagged power_cap, clock_moved, sample_gap or data_toggle too.
+  // Train on rows flagged power_cap, clock_moved, sample_gap, data_toggle or metric_absent too.
   bool keep_flagged = false;
   // The board's power limit recorded in the model, W; 0 = the training corpus's (if any).
   double power_limit_w = 0.0;

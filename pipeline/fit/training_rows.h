@@ -20,8 +20,8 @@ struct TrainingSelection {
   std::string message;
 };
 
-// Leaves out the rows flagged power_cap or clock_moved unless `keep_flagged`. Throws
-// InputError naming the corpus when every row is flagged.
+// Leaves out the rows flagged power_cap, clock_moved, sample_gap, data_toggle or metric_absent
+// unless `keep_flagged`. Throws InputError naming the corpus when every row is flagged.
 TrainingSelection SelectTrainingRows(const Corpus& corpus, bool keep_flagged);
 
 // The distinct V-F pairs (one frequency per domain) of `corpus`'s rows, ascending.

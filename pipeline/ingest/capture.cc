@@ -6,15 +6,14 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
-#include <regex>
 #include <set>
-#include <nlohmann/json.hpp>
 #include <sstream>
-#include <fstream>
 
 #include "ingest/capture_gpu.h"
+#include "ingest/capture_flags.h"
 #include "ingest/capture_join.h"
 #include "ingest/counters.h"
 #include "ingest/kernel_windows.h"
@@ -22,7 +21,6 @@
 #include "ingest/utilisation.h"
 #include "util/csv_field.h"
 #include "util/errors.h"
-#include "util/json_file.h"
 #include "util/logging.h"
 
 namespace wattcal {
@@ -46,10 +44,15 @@ bool CaptureOptions::Check(std::string* error) const {
   return energy.Check(error);
 }
 
+using capture_internal::FlagIdleOverBenchmarks;
+using capture_internal::FlagToggleSweep;
+using capture_internal::OptionalMetrics;
 using capture_internal::RefuseConfigMismatch;
 using capture_internal::RefuseLaunchCount;
+using capture_internal::RefuseMixedMarks;
 using capture_internal::RefuseShiftedJoin;
 using capture_internal::RefuseUnsortedWindows;
+using capture_internal::ResolveOptionalMetrics;
 using capture_internal::SkipSetupLaunches;
 
 namespace {
@@ -87,16 +90,14 @@ std::map<std::string, MetricRole> MetricRoles(const GpuDescription& gpu) {
   return roles;
 }
 
-// Optional metrics absent from every launch of a workload: metric -> the first export lacking it.
-using AbsentMetrics = std::map<std::string, std::string>;
-
 // A workload's launches, read one at a time (an export of a whole training step has 10^5):
 // every used metric's unit against its role (a duration must be a time, a byte count bytes, a
 // count a count: a duration in cycles read as seconds once made every bandwidth utilisation 1e-9
 // of itself); a metric with an unknown unit is an error; a required metric absent ("n/a") from
 // some launches counts 0 there, with a warning, and absent from every launch, or a time base
-// absent from any, is an error; an optional one absent from every launch is recorded (its
-// component will be left out). The launches are summed (SumCounterLaunches) as they come.
+// absent from any or 0 in any, is an error; an optional one absent from every launch is recorded
+// (ResolveOptionalMetrics decides). The launches are summed (SumCounterLaunches, which refuses a
+// negative count in any launch) as they come.
 class WorkloadLaunches {
  public:
   WorkloadLaunches(const std::string& name, const std::vector<std::string>& needed,
@@ -106,6 +107,7 @@ class WorkloadLaunches {
 
   void Add(const CounterLaunch& l) {
     CheckUnits(l);
+    RefuseZeroTimeBase(l);
     if (count_ == 0) first_ = Brief(l);
     ++count_;
     for (const std::vector<std::string>* list : {&needed_, &optional_}) {
@@ -122,8 +124,9 @@ class WorkloadLaunches {
     sum_.Add(l);
   }
 
-  // The checks that need every launch; fills `absent` with optional metrics no launch has.
-  void Finish(AbsentMetrics* absent, std::vector<std::string>* warnings) const {
+  // The checks that need every launch; records in `optional` the optional metrics no launch has
+  // and those some launch has.
+  void Finish(OptionalMetrics* optional, std::vector<std::string>* warnings) const {
     for (const std::string& m : needed_) {
       const auto it = lacking_.find(m);
       if (it == lacking_.end()) continue;
@@ -141,9 +144,12 @@ class WorkloadLaunches {
     }
     for (const std::string& m : optional_) {
       const auto it = lacking_.find(m);
+      if (it == lacking_.end() || it->second.count < count_) optional->present.insert(m);
       if (it == lacking_.end()) continue;
       if (it->second.count == count_) {
-        absent->emplace(m, it->second.first.path);
+        std::vector<std::string>& exports = optional->absent[m];
+        if (exports.empty() || exports.back() != it->second.first.path)
+          exports.push_back(it->second.first.path);
       } else {
         Warn(m, it->second, warnings);
       }
@@ -173,6 +179,20 @@ class WorkloadLaunches {
     warnings->push_back(fmt::format(
         "{}:{}: {}: {} of {} launches of this workload have no value (n/a), first {}: counted as 0",
         lack.first.path, lack.first.line, m, lack.count, count_, lack.first.kernel));
+  }
+
+  // A time base of 0 in a launch that ran (a corrupt export): its counts would divide by the
+  // other launches' time, or, alone, give utilisations of 0.
+  void RefuseZeroTimeBase(const CounterLaunch& l) const {
+    for (const std::string* m : {&gpu_.active_cycles_metric, &gpu_.duration_metric}) {
+      const auto it = l.metrics.find(*m);
+      if (it == l.metrics.end() || it->second != 0.0) continue;
+      throw InputError(l.path, l.line, *m,
+                       fmt::format("the time base is 0 in this launch (launch ID {}, {}): a "
+                                   "launch that ran has elapsed cycles and a duration (a corrupt "
+                                   "export?)",
+                                   l.id, l.kernel));
+    }
   }
 
   void CheckUnits(const CounterLaunch& l) const {
@@ -209,48 +229,11 @@ class WorkloadLaunches {
   double time_s_ = 0.0;
 };
 
-// Utilisations of summed counters; an absent optional metric gives NaN (its component is
-// left out later), an absent required one was refused before.
+// Utilisations of summed counters; an absent optional metric gives NaN (ResolveOptionalMetrics
+// leaves its component out, or counts it 0 with a flag), an absent required one was refused.
 std::vector<double> Utilisations(const KernelCounters& k, const GpuDescription& gpu) {
   std::vector<std::string> missing;
   return ComputeUtilisations(k, gpu, &missing);
-}
-
-// Leaves out the optional components whose metrics some export lacks: their columns go from
-// every window, the description loses them, and a warning names each with the metric and file.
-void LeaveOutAbsentComponents(const AbsentMetrics& absent, CaptureReport* r) {
-  if (absent.empty()) return;
-  std::vector<std::string> left_out;
-  std::vector<size_t> keep;
-  for (size_t j = 0; j < r->gpu.components.size(); ++j) {
-    const ComponentCounters& c = r->gpu.components[j];
-    std::string reason;
-    for (const auto* list :
-         {&c.thread_metrics, &c.warp_metrics, &c.byte_metrics, &c.access_metrics}) {
-      for (const std::string& m : *list) {
-        const auto it = absent.find(m);
-        if (c.optional && it != absent.end() && reason.empty())
-          reason = fmt::format("{} (first absent from {})", m, it->second);
-      }
-    }
-    if (reason.empty()) {
-      keep.push_back(j);
-      continue;
-    }
-    left_out.push_back(c.component);
-    r->warnings.push_back(
-        fmt::format("component {} left out: its metric {} was not collected (an export made before "
-                    "the component was "
-                    "added, or a metric this GPU or ncu lacks); the model will have no {} term",
-                    c.component, reason, c.component));
-  }
-  for (CaptureWindow& w : r->windows) {
-    if (w.utilisations.empty()) continue;
-    std::vector<double> kept;
-    for (size_t j : keep) kept.push_back(w.utilisations[j]);
-    w.utilisations = kept;
-  }
-  r->gpu = r->gpu.Without(left_out);
 }
 
 // The time range [first, last] of a power log, seconds (one pass).
@@ -312,7 +295,8 @@ std::map<std::string, std::string> ListExports(const std::string& ncu_dir) {
   std::map<std::string, std::string> exports;
   for (const auto& entry : fs::recursive_directory_iterator(ncu_dir)) {
     if (!entry.is_regular_file() || entry.path().extension() != ".csv") continue;
-    std::string key = fs::relative(entry.path(), ncu_dir).generic_string();
+    // Lexically: fs::relative resolves a linked export to its target's path.
+    std::string key = entry.path().lexically_relative(ncu_dir).generic_string();
     key.resize(key.size() - 4);
     exports[key] = entry.path().string();
   }
@@ -364,7 +348,15 @@ void NameUnreliableWindows(const KernelEnergyReport& measured, const std::string
           "gap)",
           windows_path, w.line, w.kernel, w.max_gap_s, log, w.gap_from_line, w.gap_to_line));
     }
-    if (w.flags & kFlagCounterMismatch) {
+    if ((w.flags & kFlagCounterMismatch) && w.counter_freeze.held_s > 0.0) {
+      warnings->push_back(fmt::format(
+          "{}:{}: {}: the energy counter did not advance for {:.1f} s ({}, lines {}-{}) while "
+          "the power read {:.0f} W: it was frozen, its {:.1f} W is not believed and the window is "
+          "measured from the {} ({:.1f} W; flagged counter_mismatch)",
+          windows_path, w.line, w.kernel, w.counter_freeze.held_s, log, w.counter_freeze.from_line,
+          w.counter_freeze.to_line, w.counter_freeze.power_w, w.counter_energy_j / w.duration_s,
+          w.power_source == "instant_power" ? "instant power" : "averaged power", w.mean_power_w));
+    } else if (w.flags & kFlagCounterMismatch) {
       warnings->push_back(
           fmt::format("{}:{}: {}: the energy counter gives {:.1f} W but the instant power {:.1f} W "
                       "({:+.1f}%; {}): the "
@@ -419,42 +411,6 @@ std::vector<KernelWindow> Settle(std::vector<KernelWindow> windows, double settl
     }
   }
   return windows;
-}
-
-// The share of bits the suite's data toggle, %: 50 for random data, 0 for zeros, when `dir` holds
-// a wattcal-capture suite run (capture.json: format wattcal-capture, no "kind" of recording);
-// -1 for any other capture.
-int SuiteDataTogglePct(const std::string& dir) {
-  const nlohmann::json j = ReadJsonFileOrDiscarded((fs::path(dir) / "capture.json").string());
-  if (!j.is_object() || j.value("format", "") != "wattcal-capture" || j.contains("kind")) return -1;
-  const nlohmann::json options = j.value("options", nlohmann::json::object());
-  return options.is_object() && options.value("data", "random") == "zeros" ? 0 : 50;
-}
-
-// The toggle sweep's windows (microbench/suite_plan.cc names them toggle_<unit>_<pct, 3 digits>
-// with an optional _b<blocks per SM>) whose share differs from the suite's data: flagged
-// data_toggle, with one warning naming them.
-void FlagToggleSweep(int suite_pct, const std::string& windows_path,
-                     std::vector<CaptureWindow>* windows, size_t first,
-                     std::vector<std::string>* warnings) {
-  if (suite_pct < 0) return;
-  static const std::regex kToggle("toggle_.+_([0-9]{3})(_b[0-9]+)?");
-  std::vector<std::string> names;
-  for (size_t i = first; i < windows->size(); ++i) {
-    CaptureWindow& w = (*windows)[i];
-    std::smatch m;
-    if (!std::regex_match(w.workload, m, kToggle) || std::stoi(m[1].str()) == suite_pct) continue;
-    w.energy.flags |= kFlagDataToggle;
-    names.push_back(w.workload);
-  }
-  if (names.empty()) return;
-  warnings->push_back(
-      fmt::format("{}: {} windows of the toggle sweep run data that toggle another share of bits "
-                  "than the suite's "
-                  "other benchmarks ({}%): flagged data_toggle (left out of training; no counter "
-                  "sees data toggling, so "
-                  "the same utilisations come with different power): {}",
-                  windows_path, names.size(), suite_pct, fmt::join(names, ", ")));
 }
 
 }  // namespace
@@ -600,7 +556,7 @@ bool UseRawPage(const CaptureFiles& f, const std::vector<KernelWindow>& windows,
 // Counters per window from the raw page, one launch per window in launch order (`out` has one
 // entry per window).
 void JoinRawPage(const CaptureFiles& f, const std::vector<KernelWindow>& windows,
-                 const MetricSelection& metrics, AbsentMetrics* absent, CaptureReport* r,
+                 const MetricSelection& metrics, OptionalMetrics* optional, CaptureReport* r,
                  std::vector<CaptureWindow>* out) {
   RefuseUnsortedWindows(windows, f.windows, f.ncu_raw);
   r->inputs.push_back(f.ncu_raw);
@@ -617,7 +573,7 @@ void JoinRawPage(const CaptureFiles& f, const std::vector<KernelWindow>& windows
     RefuseConfigMismatch(l, i, w, f.windows);
     WorkloadLaunches one(w.kernel, metrics.needed, metrics.optional, metrics.roles, metrics.gpu);
     one.Add(l);
-    one.Finish(absent, &r->warnings);
+    one.Finish(optional, &r->warnings);
     CaptureWindow& c = (*out)[i];
     c.counters_path = l.path;
     c.counters_line = l.line;
@@ -631,7 +587,7 @@ void JoinRawPage(const CaptureFiles& f, const std::vector<KernelWindow>& windows
 // Counters per window from ncu/'s exports, one export per workload, each read once; the exports
 // no window uses are named.
 void ReadExports(const CaptureFiles& f, const std::vector<KernelWindow>& windows,
-                 const MetricSelection& metrics, AbsentMetrics* absent, CaptureReport* r,
+                 const MetricSelection& metrics, OptionalMetrics* optional, CaptureReport* r,
                  std::vector<CaptureWindow>* out) {
   const std::map<std::string, std::string> exports = ListExports(f.ncu_dir);
   std::map<std::string, CaptureWindow> done;  // export path -> its counters, read once
@@ -654,7 +610,7 @@ void ReadExports(const CaptureFiles& f, const std::vector<KernelWindow>& windows
       WorkloadLaunches all(w.kernel, metrics.needed, metrics.optional, metrics.roles, metrics.gpu);
       ForEachCounterLaunch(export_path, &metrics.keep, [&](CounterLaunch&& l) { all.Add(l); });
       if (all.launches() == 0) throw InputError(export_path, 0, "", "no profiled launches");
-      all.Finish(absent, &r->warnings);
+      all.Finish(optional, &r->warnings);
       CaptureWindow c;
       c.counters_path = export_path;
       c.counters_line = all.first_line();
@@ -695,13 +651,14 @@ void AddBenchmarkWindows(const CaptureFiles& f, const std::vector<KernelWindow>&
     }
     r->windows.push_back(std::move(c));
   }
-  FlagToggleSweep(SuiteDataTogglePct(f.dir), f.windows, &r->windows, first_window, &r->warnings);
+  FlagToggleSweep(f.dir, f.windows, &r->windows, first_window, &r->warnings);
 }
 
-// Idle windows: measured the same way; those outside the log are skipped and named.
+// Idle windows: measured the same way; those outside the log are skipped and named, those over
+// a benchmark window (`benchmarks`) flagged overlap.
 void AddIdleWindows(const CaptureFiles& f, const CaptureLogs& logs,
-                    const KernelEnergyReport& measured, double settle_ms,
-                    const KernelEnergyOptions& energy_options, CaptureReport* r) {
+                    const KernelEnergyReport& measured, const std::vector<KernelWindow>& benchmarks,
+                    double settle_ms, const KernelEnergyOptions& energy_options, CaptureReport* r) {
   if (f.idle_windows.empty()) return;
   if (logs.primary.empty()) {
     r->skipped_idle.push_back(
@@ -729,6 +686,7 @@ void AddIdleWindows(const CaptureFiles& f, const CaptureLogs& logs,
   const KernelEnergyReport idle_measured = MeasureKernelEnergiesWithReasons(
       logs.primary, logs.OptionsOf(logs.primary), idle_secondary, logs.OptionsOf(idle_secondary),
       Settle(idle, settle_ms, f.idle_windows, &r->warnings), f.idle_windows, energy_options);
+  const size_t first = r->windows.size();
   for (size_t i = 0; i < idle.size(); ++i) {
     CaptureWindow c;
     c.capture = f.dir;
@@ -737,15 +695,18 @@ void AddIdleWindows(const CaptureFiles& f, const CaptureLogs& logs,
     c.energy = idle_measured.windows[i];
     r->windows.push_back(std::move(c));
   }
+  FlagIdleOverBenchmarks(benchmarks, f.windows, f.idle_windows, idle, &r->windows, first,
+                         &r->warnings);
 }
 
 // One capture directory: its windows' energies from the power logs, their counters, its idle
-// windows; everything goes to `r`, optional metrics no export has to `absent`.
+// windows; everything goes to `r`, the optional metrics some export lacks to `optional`.
 void IngestCapture(const CaptureFiles& f, const CaptureOptions& options,
-                   const MetricSelection& metrics, AbsentMetrics* absent, CaptureReport* r) {
+                   const MetricSelection& metrics, OptionalMetrics* optional, CaptureReport* r) {
   CaptureLogs logs = ChooseLogs(f, options);
   const std::vector<KernelWindow> windows = ReadKernelWindows(f.windows);
   if (windows.empty()) throw InputError(f.windows, 1, "", "no windows after the header");
+  RefuseMixedMarks(windows, f.windows);
   KernelEnergyOptions energy_options = options.energy;
   energy_options.settle_ms = 0.0;  // applied here, per window
   DropUncoveredSecondary(windows, f.windows, &logs, &r->warnings);
@@ -764,12 +725,12 @@ void IngestCapture(const CaptureFiles& f, const CaptureOptions& options,
   }
   std::vector<CaptureWindow> out(windows.size());
   if (UseRawPage(f, windows, &r->warnings)) {
-    JoinRawPage(f, windows, metrics, absent, r, &out);
+    JoinRawPage(f, windows, metrics, optional, r, &out);
   } else {
-    ReadExports(f, windows, metrics, absent, r, &out);
+    ReadExports(f, windows, metrics, optional, r, &out);
   }
   AddBenchmarkWindows(f, windows, measured, &out, r);
-  AddIdleWindows(f, logs, measured, options.settle_ms, energy_options, r);
+  AddIdleWindows(f, logs, measured, windows, options.settle_ms, energy_options, r);
 }
 
 }  // namespace
@@ -785,7 +746,7 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
   r.gpu = gpu;
   r.power_limit_w = kNaN;
   const MetricSelection metrics(gpu);
-  AbsentMetrics absent;
+  OptionalMetrics optional;
   std::set<std::string> seen_dirs;
   std::string first_gpu_dir;
   for (const std::string& dir_in : dirs) {
@@ -794,10 +755,10 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
       throw OptionError(fmt::format("--capture {} is given twice", f.dir));
     }
     CheckSameGpu(f, options, &r.recorded_on, &first_gpu_dir);
-    IngestCapture(f, options, metrics, &absent, &r);
+    IngestCapture(f, options, metrics, &optional, &r);
   }
   CheckDescriptionFits(gpu, options, first_gpu_dir, &r);
-  LeaveOutAbsentComponents(absent, &r);
+  ResolveOptionalMetrics(optional, &r);
   return r;
 }
 

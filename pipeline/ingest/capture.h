@@ -34,10 +34,15 @@
 // used when every window has one, else the raw page (a warning names the one left out). Units
 // are checked for the metrics the GPU description uses only; a metric absent ("n/a") from some
 // kernels of a workload counts 0 there, with a warning, and absent from all, or a time base
-// absent from any, is an error.
+// absent from any or 0 in any, or a negative count in any launch, is an error. An optional
+// component's metric that no export has leaves the component out (warned); one that some
+// exports lack counts 0 for their windows, flagged metric_absent (capture_flags.h).
 //
 // The secondary (nvidia-smi) log is left out, with a warning, when it does not cover every
-// window; idle windows outside the primary log are skipped and named.
+// window; idle windows outside the primary log are skipped and named, those over a benchmark
+// window flagged overlap. The toggle sweep's windows are flagged data_toggle (capture.json
+// gives the suite's data; a capture.json that is not JSON is an error). One workload's windows
+// from a marked and an unmarked recording (an applications capture's mark column) are refused.
 #pragma once
 
 #include <cstdint>

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ingest/capture_flags.h"
 #include "util/errors.h"
-#include "util/json_file.h"
 
 namespace fs = std::filesystem;
 
@@ -22,13 +22,13 @@ std::string Trim(const std::string& s) {
   return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
 }
 
-// capture.json's gpu object, checked; false when it names no GPU.
-bool FromCaptureJson(const std::string& path, CaptureGpu* gpu) {
-  const nlohmann::json j = ParseJsonText(path, ReadFileText(path, "capture.json"));
-  if (!j.is_object()) {
-    throw InputError(path, 1, "", "expected a JSON object (wattcal-capture's capture.json)");
-  }
-  if (!j.contains("gpu")) return false;
+// capture.json's gpu object, checked; false when the directory has no capture.json or it names
+// no GPU. The file is read strictly (capture_flags.h ReadCaptureJson: not JSON, or not an object,
+// is an InputError naming it).
+bool FromCaptureJson(const std::string& dir, CaptureGpu* gpu) {
+  const nlohmann::json j = capture_internal::ReadCaptureJson(dir);
+  if (j.is_null() || !j.contains("gpu")) return false;
+  const std::string path = (fs::path(dir) / "capture.json").string();
   if (!j["gpu"].is_object()) throw InputError(path, 0, "gpu", "expected an object");
   for (const char* key : {"name", "uuid"}) {
     const nlohmann::json& gpu_json = j["gpu"];
@@ -84,9 +84,7 @@ CaptureGpu ReadCaptureGpu(const std::string& dir) {
   const fs::path d(dir);
   std::error_code ec;
   CaptureGpu gpu;
-  if (fs::is_regular_file(d / "capture.json", ec) &&
-      FromCaptureJson((d / "capture.json").string(), &gpu))
-    return gpu;
+  if (FromCaptureJson(dir, &gpu)) return gpu;
   gpu = CaptureGpu();
   if (fs::is_regular_file(d / "nvidia_smi_power.csv", ec) &&
       FromSmiLog((d / "nvidia_smi_power.csv").string(), &gpu))

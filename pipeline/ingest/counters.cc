@@ -271,6 +271,16 @@ void CounterLaunchSum::Add(const CounterLaunch& launch) {
                                    t.base.empty() ? "a plain count" : t.base, t.first_line, name_));
     }
     if (t.summed) {
+      // A count, byte count or time below zero in one launch (a corrupt export) would be summed
+      // into the others' without a trace: only a negative total was refused before.
+      if (value < 0.0) {
+        throw InputError(
+            launch.path, launch.line, metric,
+            fmt::format("negative value {} in this launch (launch ID {}, {}): a count, byte count "
+                        "or time is never negative, and summed into '{}' it would hide in the "
+                        "total (a corrupt export?)",
+                        value, launch.id, launch.kernel, name_));
+      }
       t.sum += value * static_cast<double>(times);
       continue;
     }

@@ -194,7 +194,8 @@ bool IsSummedCounter(const std::string& metric, const std::string& base);
 // "Duration", times launch.launches; equal weights when a launch lacks it). Returns kernel =
 // `name`, launches = the launches summed, path/line of the first launch; metrics with an
 // unknown unit in any launch go to unknown_units. Throws InputError when a metric's kind
-// differs between two launches, std::invalid_argument when `launches` is empty.
+// differs between two launches or a summed metric is negative in a launch (naming its line),
+// std::invalid_argument when `launches` is empty.
 KernelCounters SumCounterLaunches(const std::string& name,
                                   const std::vector<CounterLaunch>& launches);
 
@@ -203,7 +204,8 @@ KernelCounters SumCounterLaunches(const std::string& name,
 class CounterLaunchSum {
  public:
   explicit CounterLaunchSum(std::string name);
-  // Throws InputError when a metric's kind differs from an earlier launch's.
+  // Throws InputError when a metric's kind differs from an earlier launch's, or a summed
+  // metric (a count, byte count or time) is negative in this launch.
   void Add(const CounterLaunch& launch);
   int64_t launches() const { return count_; }
   // As SumCounterLaunches; std::invalid_argument when nothing was added.

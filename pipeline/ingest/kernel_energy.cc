@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "ingest/energy_counter.h"
 #include "util/errors.h"
 #include "util/logging.h"
 
@@ -33,6 +34,7 @@ constexpr std::pair<uint32_t, const char*> kFlagNames[] = {
     {kFlagSampleGap, "sample_gap"},
     {kFlagCounterMismatch, "counter_mismatch"},
     {kFlagDataToggle, "data_toggle"},
+    {kFlagMetricAbsent, "metric_absent"},
 };
 
 // A step function's value over a window: time-weighted mean, smallest and largest value held
@@ -577,12 +579,12 @@ std::string WindowEnergiesToCsv(const std::vector<WindowEnergy>& windows) {
 
 namespace {
 
-// The windows file with each start moved settle_ms later (with settle_short_windows_by_half,
-// a window shorter than twice that by half its length; counted in *half_settled).
-std::vector<KernelWindow> ReadSettledWindows(const std::string& windows_path, double utc_offset_h,
-                                             const KernelEnergyOptions& options,
-                                             int64_t* half_settled = nullptr) {
-  std::vector<KernelWindow> windows = ReadKernelWindows(windows_path, utc_offset_h);
+// `windows` with each start moved settle_ms later (with settle_short_windows_by_half, a window
+// shorter than twice that by half its length; counted in *half_settled).
+std::vector<KernelWindow> SettleWindows(std::vector<KernelWindow> windows,
+                                        const std::string& windows_path,
+                                        const KernelEnergyOptions& options,
+                                        int64_t* half_settled = nullptr) {
   if (options.settle_ms > 0.0) {
     const double settle_s = options.settle_ms * 1e-3;
     for (KernelWindow& w : windows) {
@@ -604,81 +606,22 @@ std::vector<KernelWindow> ReadSettledWindows(const std::string& windows_path, do
   return windows;
 }
 
-// One change point of the energy counter: the counter reads `energy_j` from `time_s` on.
-struct Knot {
-  double time_s = 0.0;
-  double energy_j = 0.0;
-};
-
-double CounterAt(const Knot& a, const Knot& b, double t) {
-  return a.energy_j + (b.energy_j - a.energy_j) * (t - a.time_s) / (b.time_s - a.time_s);
-}
-
-// Energy of every window from the log's cumulative energy counter, in one streaming pass: the
-// counter is linear between its change points (each placed midway between the last reading of
-// the old value and the first of the new), extrapolated from the nearest segment before the
-// first and after the last change. Returns false when the counter changes fewer than twice
-// (no segment to interpolate on). A counter that goes backwards is an InputError.
-bool CounterEnergies(PowerLogReader* log, const std::vector<KernelWindow>& windows,
-                     std::vector<double>* energy_j) {
-  // Edges: 2i = start of window i, 2i + 1 = its end, in time order.
-  const size_t n = windows.size();
-  std::vector<double> edge_time(2 * n);
-  for (size_t i = 0; i < n; ++i) {
-    edge_time[2 * i] = windows[i].start_s;
-    edge_time[2 * i + 1] = windows[i].end_s;
+// A launch as MeasureKernelEnergies reports it: `w`, its settled part, keeps the steady-state
+// mean power (what training reads), its readings, CV, temperature drift, clocks and their flags;
+// the whole launch gives the start, duration and energies (MTSM, PAPI-style, trapezoid), and a
+// sample gap or an overlap anywhere in it.
+void ReportWholeLaunch(const WindowEnergy& whole, WindowEnergy* w) {
+  w->start_s = whole.start_s;
+  w->duration_s = whole.duration_s;
+  w->energy_j = whole.energy_j;
+  w->papi_energy_j = whole.papi_energy_j;
+  w->trapezoid_energy_j = whole.trapezoid_energy_j;
+  w->flags |= whole.flags & (kFlagSampleGap | kFlagOverlap);
+  if (whole.max_gap_s > w->max_gap_s) {
+    w->max_gap_s = whole.max_gap_s;
+    w->gap_from_line = whole.gap_from_line;
+    w->gap_to_line = whole.gap_to_line;
   }
-  std::vector<size_t> order(2 * n);
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(),
-            [&edge_time](size_t a, size_t b) { return edge_time[a] < edge_time[b]; });
-  std::vector<double> edge_energy(2 * n, kNaN);
-  size_t next = 0;
-
-  PowerSample cur;
-  bool have_value = false;
-  double value_j = 0.0;     // the counter's current value
-  double value_time_s = 0;  // time of the last reading showing it
-  int64_t value_line = 0;
-  Knot last, before_last;
-  int knots = 0;
-  while (log->Next(&cur)) {
-    if (std::isnan(cur.energy_j)) continue;
-    if (!have_value) {
-      have_value = true;
-    } else if (cur.energy_j != value_j) {
-      if (cur.energy_j < value_j) {
-        throw InputError(log->path(), cur.line, "energy",
-                         fmt::format("the energy counter goes backwards: {} J here, {} J on "
-                                     "line {} (the driver was reloaded? split the log there)",
-                                     cur.energy_j, value_j, value_line));
-      }
-      const Knot knot{0.5 * (value_time_s + cur.time_s), cur.energy_j};
-      if (knots > 0 && !(knot.time_s > last.time_s)) {
-        last.energy_j = knot.energy_j;  // same instant: keep the later value
-      } else {
-        before_last = last;
-        last = knot;
-        ++knots;
-      }
-      if (knots >= 2) {
-        while (next < order.size() && edge_time[order[next]] <= last.time_s) {
-          edge_energy[order[next]] = CounterAt(before_last, last, edge_time[order[next]]);
-          ++next;
-        }
-      }
-    }
-    value_j = cur.energy_j;
-    value_time_s = cur.time_s;
-    value_line = cur.line;
-  }
-  if (knots < 2) return false;
-  for (; next < order.size(); ++next) {
-    edge_energy[order[next]] = CounterAt(before_last, last, edge_time[order[next]]);
-  }
-  energy_j->resize(n);
-  for (size_t i = 0; i < n; ++i) (*energy_j)[i] = edge_energy[2 * i + 1] - edge_energy[2 * i];
-  return true;
 }
 
 }  // namespace
@@ -689,13 +632,19 @@ KernelEnergyReport MeasureKernelEnergies(const std::string& log_path,
                                          const KernelEnergyOptions& options) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
-  int64_t half_settled = 0;
-  const std::vector<KernelWindow> windows =
-      ReadSettledWindows(windows_path, log_options.utc_offset_h, options, &half_settled);
-  PowerLogReader log(log_path, log_options);
+  const std::vector<KernelWindow> launches =
+      ReadKernelWindows(windows_path, log_options.utc_offset_h);
   KernelEnergyReport result;
-  result.half_settled_windows = half_settled;
+  const std::vector<KernelWindow> windows =
+      SettleWindows(launches, windows_path, options, &result.half_settled_windows);
+  PowerLogReader log(log_path, log_options);
   result.windows = MeasureWindows(&log, windows, windows_path, options);
+  if (options.settle_ms > 0.0) {
+    // The steady state gives the power; a launch's energy and duration are the whole launch's.
+    PowerLogReader again(log_path, log_options);
+    const std::vector<WindowEnergy> whole = MeasureWindows(&again, launches, windows_path, options);
+    for (size_t i = 0; i < whole.size(); ++i) ReportWholeLaunch(whole[i], &result.windows[i]);
+  }
   result.kernels = AggregateKernelEnergies(result.windows, options);
   result.format = log.format();
   result.power_field = log.power_field();
@@ -717,7 +666,8 @@ KernelEnergyReport MeasureKernelEnergiesWithReasons(const std::string& primary_l
   const PowerLogOptions& power_options = primary_log.empty() ? secondary_options : primary_options;
   int64_t half_settled = 0;
   const std::vector<KernelWindow> windows =
-      ReadSettledWindows(windows_path, power_options.utc_offset_h, options, &half_settled);
+      SettleWindows(ReadKernelWindows(windows_path, power_options.utc_offset_h), windows_path,
+                    options, &half_settled);
   KernelEnergyReport result =
       MeasureKernelEnergiesWithReasons(primary_log, primary_options, secondary_log,
                                        secondary_options, windows, windows_path, options);
@@ -752,33 +702,13 @@ KernelEnergyReport MeasureKernelEnergiesWithReasons(const std::string& primary_l
   // The energy: the counter, else the power column.
   bool counter = false;
   if (log.has_energy_counter()) {
+    // The counter is cross-checked against an instantaneous power column, and against any
+    // power column for a freeze: a frozen or stepped counter must not give a window a wrong
+    // power silently.
     PowerLogReader again(power_path, power_options);
-    std::vector<double> energy_j;
-    counter = CounterEnergies(&again, windows, &energy_j);
-    if (counter) {
-      // The counter is cross-checked against an instantaneous power column: a frozen or
-      // stepped counter must not give a window a wrong power silently.
-      const bool check = log.power_kind() == PowerKind::kInstant;
-      for (size_t i = 0; i < windows.size(); ++i) {
-        WindowEnergy& w = result.windows[i];
-        const double trapezoid_j = w.energy_j;
-        // As in Finalize: the counter was read at the double edges; mean power over their
-        // (quantised) length, energy over the exact integer-nanosecond duration.
-        const double integrated_s = windows[i].end_s - windows[i].start_s;
-        w.energy_j = energy_j[i];
-        if (integrated_s > 0.0) {
-          w.mean_power_w = energy_j[i] / integrated_s;
-          w.energy_j = w.mean_power_w * w.duration_s;
-        }
-        if (check && trapezoid_j > 0.0 && w.samples >= 2 &&
-            std::fabs(w.energy_j - trapezoid_j) > kCounterMismatchFrac * trapezoid_j) {
-          w.flags |= kFlagCounterMismatch;
-          w.counter_energy_j = w.energy_j;
-          w.energy_j = trapezoid_j;
-          w.mean_power_w = w.duration_s > 0.0 ? trapezoid_j / w.duration_s : w.mean_power_w;
-        }
-      }
-    } else {
+    counter = kernel_energy_internal::UseEnergyCounter(
+        &again, log.power_kind() == PowerKind::kInstant, windows, &result.windows);
+    if (!counter) {
       LogWarning(
           fmt::format("{}: the energy counter changes fewer than twice in the log: the "
                       "window energies come from the power column '{}' instead",
@@ -803,9 +733,13 @@ KernelEnergyReport MeasureKernelEnergiesWithReasons(const std::string& primary_l
             : "which may be a 1-s average (it is on Ampere (except GA100) and newer GPUs)"));
   }
   result.power_source_name = PowerSourceName(result.power_source);
+  // A window whose counter is not believed is measured from the power column.
+  const char* column_source =
+      PowerSourceName(log.power_kind() == PowerKind::kInstant ? PowerSource::kInstantPower
+                                                              : PowerSource::kAveragedPower);
   for (WindowEnergy& w : result.windows) {
-    w.power_source = (w.flags & kFlagCounterMismatch) ? PowerSourceName(PowerSource::kInstantPower)
-                                                      : result.power_source_name;
+    w.power_source =
+        (w.flags & kFlagCounterMismatch) ? column_source : result.power_source_name.c_str();
   }
 
   // Reasons, the power limit and missing clocks from the other log.

@@ -68,11 +68,12 @@ struct KernelEnergyOptions {
   // Drop flagged launches before aggregating (they are still counted in `flags` and
   // `excluded_launches`).
   bool exclude_flagged = false;
-  // Settle time, ms: each launch is measured from this long after its start to its end, so
-  // that the steady-state power is measured (AccelWattch §4.1/§6 measures steady state; the
-  // sensor's lag and rise otherwise bias short windows low). With settle_ms > 0 a launch's
-  // start_s and duration_s are those of the measured part, and a window not longer than
-  // settle_ms is an InputError naming its line. Applied by MeasureKernelEnergies.
+  // Settle time, ms: each launch's power is measured from this long after its start to its
+  // end, so that the steady-state power is measured (AccelWattch §4.1/§6 measures steady state;
+  // the sensor's lag and rise otherwise bias short windows low). A window not longer than
+  // settle_ms is an InputError naming its line. MeasureKernelEnergies reports the settled
+  // mean_power_w and the whole launch's start_s, duration_s and energy_j (a launch's energy is
+  // all of it); MeasureKernelEnergiesWithReasons (windows file) measures the settled part only.
   double settle_ms = 0.0;
   // With settle_ms > 0: a launch not longer than twice settle_ms is measured over its second
   // half instead (as capture directories measure theirs, CaptureOptions::settle_ms), and is no
@@ -105,6 +106,9 @@ enum WindowFlag : uint32_t {
       1u << 10,  // "data_toggle": a window of wattcal-capture's toggle sweep whose data
                  // toggle another share of bits than the rest of the suite's data
                  // (50% for random, 0% for zeros): power the counters do not see
+  kFlagMetricAbsent =
+      1u << 11,  // "metric_absent": the window's counter export lacks an optional component's
+                 // metric that other exports have; its utilisation of it was counted as 0
 };
 
 // A gap between two readings longer than this many typical sampling periods (the median of the
@@ -119,6 +123,27 @@ inline constexpr double kSampleGapMinS = 0.05;
 // this fraction the counter is not believed (a frozen or stepped counter) and the instant
 // power gives the energy.
 inline constexpr double kCounterMismatchFrac = 0.10;
+
+// NVML's energy counter repeats its value between refreshes (every ~0.1 s on the H100 capture,
+// no value held for more than 0.21 s in its four logs). A value held for longer than
+// max(kCounterFrozenMinS, kCounterFrozenPeriods x the log's typical hold, the median of its first
+// holds) while the power column read more than kCounterFrozenMinPowerW is a frozen counter:
+// every window over the freeze is measured from the power column and flagged counter_mismatch,
+// whatever the error (a 10 s freeze once gave three windows one made-up 450.6 W, 7-10% off).
+inline constexpr double kCounterFrozenMinS = 1.0;
+inline constexpr double kCounterFrozenPeriods = 10.0;
+inline constexpr double kCounterFrozenMinPowerW = 1.0;
+
+// Where the energy counter was frozen (WindowEnergy::counter_freeze).
+struct CounterFreeze {
+  // How long the log's readings showed one value, s (0: no freeze over the window).
+  double held_s = 0.0;
+  // Log lines of the first and the last reading showing it.
+  int64_t from_line = 0;
+  int64_t to_line = 0;
+  // The power column's mean over those readings, W.
+  double power_w = 0.0;
+};
 
 // Where a window's energy comes from, best first.
 enum class PowerSource { kEnergyCounter, kInstantPower, kAveragedPower };
@@ -144,7 +169,8 @@ struct WindowEnergy {
   // "energy_counter", else the MTSM integral of the piecewise-linear power over
   // [start_s, end_s].
   double energy_j = 0.0;
-  // energy_j / duration_s, watts (the interpolated power at start_s for an empty window).
+  // energy_j / duration_s, watts (the interpolated power at start_s for an empty window); from
+  // MeasureKernelEnergies with a settle time, the mean over the settled part of the launch.
   double mean_power_w = 0.0;
   // Readings with start_s <= time_s <= end_s.
   int64_t samples = 0;
@@ -188,6 +214,8 @@ struct WindowEnergy {
   int64_t gap_to_line = 0;
   // With counter_mismatch: the energy the counter gave, J (energy_j is the power column's).
   double counter_energy_j = std::numeric_limits<double>::quiet_NaN();
+  // With counter_mismatch because the counter was frozen over the window: where (else held_s 0).
+  CounterFreeze counter_freeze;
 };
 
 // Measures every window in one streaming pass over `log` (constant memory in the log's
@@ -286,8 +314,8 @@ std::string KernelEnergiesToCsv(const std::vector<KernelEnergy>& kernels);
 // (empty when unknown).
 std::string WindowEnergiesToCsv(const std::vector<WindowEnergy>& windows);
 
-// The whole pass: reads the windows, moves each start settle_ms later, streams the log once,
-// aggregates.
+// The whole pass: reads the windows, measures each from settle_ms after its start, streams the
+// log, aggregates.
 struct KernelEnergyReport {
   std::vector<WindowEnergy> windows;
   std::vector<KernelEnergy> kernels;
@@ -302,7 +330,11 @@ struct KernelEnergyReport {
   int64_t half_settled_windows = 0;
 };
 // Uses only the power column (never the energy counter): power_source is instant_power for an
-// instantaneous column, averaged_power otherwise.
+// instantaneous column, averaged_power otherwise. With options.settle_ms > 0 the log is read
+// twice: each launch's mean_power_w (and its readings, CV, drift, clocks and flags) comes from
+// its settled part, its start_s, duration_s, energy_j, papi_energy_j and trapezoid_energy_j
+// from the whole launch, which also adds its sample_gap and overlap flags; the per-kernel
+// means follow (energy and duration of whole launches, steady-state power).
 KernelEnergyReport MeasureKernelEnergies(const std::string& log_path,
                                          const PowerLogOptions& log_options,
                                          const std::string& windows_path,

@@ -161,6 +161,7 @@ namespace {
 struct WindowColumns {
   int kernel = -1;
   int launches = -1, blocks = -1, threads = -1;
+  int mark = -1;
   TimeColumn start, end;
 };
 
@@ -180,6 +181,9 @@ WindowColumns FindWindowColumns(const CsvReader& reader, const std::vector<std::
       int& column = lower == "launches" ? c.launches : lower == "blocks" ? c.blocks : c.threads;
       if (column >= 0) reader.Fail(header[i], fmt::format("a second {} column", lower));
       column = static_cast<int>(i);
+    } else if (lower == "mark") {
+      if (c.mark >= 0) reader.Fail(header[i], "a second mark column");
+      c.mark = static_cast<int>(i);
     } else if (MatchTime(lower, "start", &t)) {
       if (c.start.index >= 0) {
         reader.Fail(header[i],
@@ -280,6 +284,7 @@ KernelWindow ReadWindow(const CsvReader& reader, const std::vector<std::string>&
   }
   reader.CheckBound(DurationS(w), c.end.name, PhysicalQuantity::kDuration);
   ReadWindowCounts(reader, header, fields, c, &w);
+  if (c.mark >= 0) w.mark = fields[c.mark];
   return w;
 }
 

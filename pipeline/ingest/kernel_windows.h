@@ -18,6 +18,8 @@
 //                                  (thread blocks in the grid, threads per block) that
 //                                  wattcal-ingest --capture checks against the profiler's Grid
 //                                  Size and Block Size. Empty cells are 0 (unknown).
+//   mark                           optional (an applications capture's windows.csv): the mark
+//                                  the window was cut at, empty for a run recorded unmarked.
 // Lines starting with '#' are comments. An end before its start, a missing column, an empty
 // kernel name or a value that is not a number or timestamp is an InputError naming FILE:LINE
 // and the column.
@@ -50,6 +52,9 @@ struct KernelWindow {
   int64_t launches = 0;
   int64_t blocks = 0;
   int64_t threads = 0;
+  // The `mark` column (wattcal-capture --app): the mark that cut the window, "" for a run
+  // recorded unmarked (the whole run) or a file without the column.
+  std::string mark;
 };
 
 // The window's start and end in integer nanoseconds: start_ns/end_ns when they agree with

@@ -452,10 +452,30 @@ class PowerLogReader::CsvParser : public PowerLogReader::Parser {
     }
   }
 
+  // A column named for an energy counter whose unit wattcal does not know (energy_kwh,
+  // total_energy): left unread, the log's counter would go unused without a word.
+  void RefuseUnknownEnergyColumns(const Header& h) const {
+    for (size_t i = 0; i < h.canonical.size(); ++i) {
+      const std::string& n = h.canonical[i];
+      for (const std::string stem : {"energy", "total_energy"}) {
+        if (n != stem && !StartsWith(n, stem + "_")) continue;
+        if (n.size() > stem.size() &&
+            FindSuffix(Quantity::kEnergy, n.substr(stem.size() + 1)) != nullptr) {
+          continue;
+        }
+        FailHeader(h, Label(i, h.raw[i]),
+                   fmt::format("unknown energy column '{}': an energy counter's column names its "
+                               "unit ({}; total_energy_<unit> likewise)",
+                               h.raw[i], UnitColumnList("energy", Dimension::kEnergy)));
+      }
+    }
+  }
+
   // The columns of a raw NVML log: units from the names' suffixes.
   void RawLayout(const Header& h, Layout* layout) const {
     RawTimeColumn(h, layout);
     RawPowerColumn(h, layout);
+    RefuseUnknownEnergyColumns(h);
     Suffixed(h, {"energy_", "total_energy_"}, Quantity::kEnergy, &layout->energy);
     Suffixed(h, {"power_limit_", "enforced_power_limit_"}, Quantity::kPower, &layout->limit);
     for (const char* name : {"clocks_event_reasons", "clocks_throttle_reasons", "clock_reasons",

@@ -55,6 +55,10 @@ inline constexpr const char* kCorpusFlagSampleGap = "sample_gap";
 // suite's other benchmarks: its power changes with data that no counter sees, so a counters model
 // cannot fit it (kept out of training like the throttled rows).
 inline constexpr const char* kCorpusFlagDataToggle = "data_toggle";
+// The window's counter export lacked an optional component's metric that other exports have:
+// its utilisation of that component was counted as 0, not measured (kept out of training like
+// the throttled rows).
+inline constexpr const char* kCorpusFlagMetricAbsent = "metric_absent";
 
 // What a corpus file holds.
 enum class CorpusKind {
