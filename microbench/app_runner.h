@@ -71,7 +71,9 @@ struct AppCaptureOptions {
 // Runs the command `options.command` under the meter and writes (or adds to) the capture
 // directory; `gpu` describes the meter's GPU (capture.json; compared with an existing one).
 // Returns the windows added. Throws std::runtime_error naming what failed (the command's exit
-// status, a marks file's line, ncu); the directory is then as it was.
+// status, a marks file's line, ncu, another recording holding the directory), InputError for a
+// marks file or an existing file that breaks its rules, and Interrupted (recording_guard.h) when
+// SIGINT, SIGTERM or SIGHUP arrived; the directory is then as it was.
 std::vector<WindowRecord> RunAppCapture(const AppCaptureOptions& options, const CaptureInfo& gpu,
                                         PowerMeter& meter, const ProgressFn& progress);
 
