@@ -16,8 +16,8 @@ each mark appends one line to FILE with a single os.write in append mode::
 
 NANOSECONDS is time.time_ns(), CLOCK_REALTIME, the clock of wattcal-capture's NVML sampler.
 Without WATTCAL_MARKS nothing is written, so the program runs unchanged outside wattcal-capture.
-Windows must not nest (an error), and NAME is one word: 1 to 200 characters without white space,
-control characters, ',' or '"'.
+Windows must not nest (an error), and NAME is one word: 1 to 200 bytes (UTF-8) without white
+space, control characters, ',' or '"'.
 
 Errors are MarkError. An invalid name also writes a line ``invalid REASON`` to the marks file, so
 that wattcal-capture refuses the recording with that reason even when the program catches the
@@ -73,11 +73,11 @@ def _nvtx():
         return None, None
 
 
-_NAME_RULE = "one word: 1 to 200 characters without white space, control characters, ',' or '\"'"
+_NAME_RULE = "one word: 1 to 200 bytes (UTF-8) without white space, control characters, ',' or '\"'"
 
 
 def _valid_name(name):
-    return (isinstance(name, str) and 0 < len(name) <= 200
+    return (isinstance(name, str) and 0 < len(name.encode("utf-8", "surrogatepass")) <= 200
             and not any(c.isspace() or ord(c) < 0x21 or ord(c) == 0x7F or c in ',"' for c in name))
 
 
