@@ -254,4 +254,20 @@ inline std::map<std::string, std::string> Snapshot(const std::string& dir) {
   return files;
 }
 
+// Runs RunAppCapture (the meter's load file beside --out), expecting an error whose message holds
+// every one of `parts`, and the directory byte for byte as it was.
+inline void ExpectRefusedRecording(const AppCaptureOptions& o, const CaptureInfo& gpu,
+                                   const std::vector<std::string>& parts) {
+  LoadFileMeter meter(fs::path(o.out_dir).parent_path().string() + "/load");
+  const auto before = Snapshot(o.out_dir);
+  try {
+    RunAppCapture(o, gpu, meter, nullptr);
+    ADD_FAILURE() << "accepted: " << parts.front();
+  } catch (const std::exception& e) {
+    for (const std::string& p : parts)
+      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(Snapshot(o.out_dir), before) << parts.front();
+}
+
 }  // namespace wattcal::apps_test

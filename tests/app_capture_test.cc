@@ -392,40 +392,30 @@ TEST(AppCapture, AFailedRecordingLeavesTheDirectoryAsItWas) {
   const Recorded r = NewRecording();
   LoadFileMeter meter(r.load);
   // Into a new directory: nothing at all is left.
-  auto expect_error = [&](const AppCaptureOptions& o, const CaptureInfo& gpu,
-                          const std::vector<std::string>& parts) {
-    const auto before = Snapshot(r.dir);
-    try {
-      RunAppCapture(o, gpu, meter, nullptr);
-      ADD_FAILURE() << "accepted: " << parts.front();
-    } catch (const std::exception& e) {
-      for (const std::string& p : parts)
-        EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-    }
-    EXPECT_EQ(Snapshot(r.dir), before) << parts.front();
-  };
-  expect_error(Options(r, "fails", {"sh", "-c", "exit 3"}), FakeGpu(),
-               {"run 1 of 'fails': the command exited with status 3"});
+  ExpectRefusedRecording(Options(r, "fails", {"sh", "-c", "exit 3"}), FakeGpu(),
+                         {"run 1 of 'fails': the command exited with status 3"});
   EXPECT_FALSE(fs::exists(r.dir));
-  expect_error(Options(r, "nosuch", {"/no/such/program"}), FakeGpu(), {"/no/such/program"});
-  expect_error(Options(r, "unmatched",
-                       {"sh", "-c", "echo \"end steady $(date +%s%N)\" >> \"$WATTCAL_MARKS\""}),
-               FakeGpu(), {"marks/unmatched.run1.txt:1", "unmatched end"});
+  ExpectRefusedRecording(Options(r, "nosuch", {"/no/such/program"}), FakeGpu(),
+                         {"/no/such/program"});
+  ExpectRefusedRecording(
+      Options(r, "unmatched",
+              {"sh", "-c", "echo \"end steady $(date +%s%N)\" >> \"$WATTCAL_MARKS\""}),
+      FakeGpu(), {"marks/unmatched.run1.txt:1", "unmatched end"});
   EXPECT_FALSE(fs::exists(r.dir));
 
   // Into an existing capture: its files are untouched.
   AppCaptureOptions ok = Options(r, "first", {"sleep", "0.3"});
   RunAppCapture(ok, FakeGpu(), meter, nullptr);
-  expect_error(Options(r, "fails", {"sh", "-c", "sleep 0.1; exit 4"}), FakeGpu(),
-               {"exited with status 4"});
+  ExpectRefusedRecording(Options(r, "fails", {"sh", "-c", "sleep 0.1; exit 4"}), FakeGpu(),
+                         {"exited with status 4"});
   std::vector<std::string> two_names = MarkedProgram(r.load, 1, 0.2, "prefill");
   two_names[2] += MarkedProgram(r.load, 1, 0.2, "decode")[2];
-  expect_error(Options(r, "two", two_names), FakeGpu(),
-               {"marks 2 different windows ('decode', 'prefill')", "--window"});
+  ExpectRefusedRecording(Options(r, "two", two_names), FakeGpu(),
+                         {"marks 2 different windows ('decode', 'prefill')", "--window"});
   AppCaptureOptions only = Options(r, "two", two_names);
   only.window = "missing";
-  expect_error(only, FakeGpu(), {"no window named 'missing'"});
-  expect_error(
+  ExpectRefusedRecording(only, FakeGpu(), {"no window named 'missing'"});
+  ExpectRefusedRecording(
       Options(r, "other_gpu", {"true"}), FakeGpu("GPU-bbbbbbbb-1111-2222-3333-444444444444"),
       {"recorded on NVIDIA H100 80GB HBM3 (GPU-aaaaaaaa", "one capture directory holds one GPU"});
   AppCaptureOptions counters = Options(r, "nokernels", {"true"});
@@ -434,9 +424,9 @@ TEST(AppCapture, AFailedRecordingLeavesTheDirectoryAsItWas) {
                      "==PROF== Connected to process 1\n==WARNING== No kernels were profiled.\n");
   // ncu's own messages come with the error: the scratch log that held them goes with the failed
   // recording (seen on the H100: the error named a file that no longer existed).
-  expect_error(counters, FakeGpu(),
-               {"ncu profiled no kernel of 'nokernels'",
-                "ncu's last messages:", "==WARNING== No kernels were profiled."});
+  ExpectRefusedRecording(counters, FakeGpu(),
+                         {"ncu profiled no kernel of 'nokernels'",
+                          "ncu's last messages:", "==WARNING== No kernels were profiled."});
   // --window picks one of two names, and the counters follow that range.
   only.window = "decode";
   EXPECT_EQ(RunAppCapture(only, FakeGpu(), meter, nullptr).size(), 1u);
