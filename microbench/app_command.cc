@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "io/gpu_description.h"
 #include "nvml_loader.h"
+#include "recording_guard.h"
 #include "util/errors.h"
 #include "util/logging.h"
 
@@ -53,7 +55,12 @@ int RunAppCommand(AppCommand c) {
   AppCaptureOptions& o = c.options;
   if (o.counters) {
     try {
-      o.metrics = c.gpu_description.empty() ? DefaultMetrics() : DescriptionMetrics(c.gpu_description);
+      // What an export must give: the description's time bases and required components'
+      // metrics; without a description, the time bases ingest's default description reads.
+      const GpuDescription description =
+          c.gpu_description.empty() ? GpuDescription() : ReadGpuDescription(c.gpu_description);
+      o.metrics = c.gpu_description.empty() ? DefaultMetrics() : description.Metrics();
+      o.required_metrics = description.RequiredMetrics();
     } catch (const std::exception& e) {
       LogError(fmt::format("--gpu-description: {}", e.what()));
       return kExitOptions;
@@ -109,6 +116,10 @@ int RunAppCommand(AppCommand c) {
   } catch (const InputError& e) {
     LogError(e.what());
     return kExitInput;
+  } catch (const Interrupted& e) {
+    LogError(fmt::format("{}: the recording stopped and nothing was written: --out {} is as it was", e.what(),
+                         o.out_dir));
+    return kExitFit;
   } catch (const std::exception& e) {
     LogError(e.what());
     return kExitFit;

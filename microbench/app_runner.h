@@ -9,7 +9,8 @@
 // it then runs once more under Nsight Compute (every kernel, or only those inside the marked
 // windows: an NVTX range filter) into ncu/NAME.csv, whose launches ingest sums.
 //
-// The directory (written all at the end, nothing when a step fails):
+// The directory (written all at the end, nothing when a step fails or SIGINT, SIGTERM or SIGHUP
+// arrives; one recording into it at a time, recording_guard.h):
 //   windows.csv        kernel,start_us,end_us,run,mark: one row per window, named NAME
 //   nvml_power.csv     the samples of every run, appended in time order
 //   ncu/NAME.csv       the counters (ncu's raw page), with --counters
@@ -18,14 +19,16 @@
 //   capture.json       the GPU and, per recording, the command and options ("kind": "apps")
 // Adding to a directory appends windows, samples and runs and never truncates: it is refused
 // when the directory is not an applications capture, was recorded on another GPU (UUID),
-// already has ncu/NAME.csv while --counters is asked again, or has a power log with other
-// columns.
+// already has ncu/NAME.csv while --counters is asked again, has a power log with other
+// columns, or holds a windows.csv or a power log that its readers would refuse (each checked
+// before the runs, the error naming FILE:LINE).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "app_windows.h"
 #include "capture_writer.h"
 #include "marks_file.h"
 #include "runner.h"
@@ -52,6 +55,10 @@ struct AppCaptureOptions {
   // The ncu program and the metrics it collects.
   std::string ncu = "ncu";
   std::vector<std::string> metrics;
+  // Those of `metrics` the export must give a value for (the GPU description's time bases and
+  // required components: GpuDescription::RequiredMetrics): an export without one is not kept, since
+  // wattcal-ingest and wattcal-predict would refuse it. Empty = none checked.
+  std::vector<std::string> required_metrics;
   // The NVTX push/pop range whose kernels ncu profiles; "" = the marks' name when the windows
   // are marked (the wattcal marks helpers push it), none otherwise.
   std::string nvtx_range;
@@ -64,7 +71,9 @@ struct AppCaptureOptions {
 // Runs the command `options.command` under the meter and writes (or adds to) the capture
 // directory; `gpu` describes the meter's GPU (capture.json; compared with an existing one).
 // Returns the windows added. Throws std::runtime_error naming what failed (the command's exit
-// status, a marks file's line, ncu); the directory is then as it was.
+// status, a marks file's line, ncu, another recording holding the directory), InputError for a
+// marks file or an existing file that breaks its rules, and Interrupted (recording_guard.h) when
+// SIGINT, SIGTERM or SIGHUP arrived; the directory is then as it was.
 std::vector<WindowRecord> RunAppCapture(const AppCaptureOptions& options, const CaptureInfo& gpu,
                                         PowerMeter& meter, const ProgressFn& progress);
 
@@ -72,15 +81,5 @@ std::vector<WindowRecord> RunAppCapture(const AppCaptureOptions& options, const 
 // they are, every process, optional NVTX push/pop filter).
 std::vector<std::string> AppNcuCommand(const AppCaptureOptions& options, const std::string& nvtx_range,
                                        const std::string& log_file);
-
-// windows.csv of an applications capture: kernel,start_us,end_us,run,mark.
-struct AppWindow {
-  WindowRecord window;
-  int run = 0;
-  std::string mark;
-};
-std::string AppWindowsCsv(const std::vector<AppWindow>& windows);
-// Reads one back (InputError naming FILE:LINE for another header or a bad row).
-std::vector<AppWindow> ReadAppWindows(const std::string& path);
 
 }  // namespace wattcal::capture

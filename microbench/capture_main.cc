@@ -25,6 +25,7 @@
 #include "benchmark_device.h"
 #include "capture_writer.h"
 #include "nvml_loader.h"
+#include "recording_guard.h"
 #include "runner.h"
 #include "seed_option.h"
 #include "simulated_device.h"
@@ -110,6 +111,26 @@ nlohmann::json OptionsJson(const CaptureFlags& f, const std::vector<std::string>
       {"counters", f.counters}, {"ncu", f.ncu}, {"gpu_description", f.gpu_description},
       {"metrics", metrics}, {"metrics_left_out", metrics_left_out},
   };
+}
+
+// The shallowest folder of `dir` that does not exist yet ("" when `dir` exists).
+std::string FirstMissing(const std::string& dir) {
+  std::error_code ec;
+  fs::path missing;
+  for (fs::path p = fs::absolute(dir, ec); !p.empty() && !fs::exists(p, ec); p = p.parent_path()) missing = p;
+  return missing.string();
+}
+
+// A power run that failed (a clock lock refused, a file it could not write) leaves --out as it
+// was: the folders this run made are removed, else --out is emptied again (it was empty, and
+// locked since).
+void RemoveWhatTheRunWrote(const std::string& dir, const std::string& made) {
+  std::error_code ec;
+  if (!made.empty()) {
+    fs::remove_all(made, ec);
+    return;
+  }
+  for (const auto& entry : fs::directory_iterator(dir, ec)) fs::remove_all(entry.path(), ec);
 }
 
 int Run(int argc, char** argv) {
@@ -329,8 +350,23 @@ int Run(int argc, char** argv) {
                                f.data, f.run.lock_clocks_mhz.empty() ? "as they are" : "locked per pass"));
   const bool tty = wattcal::StderrIsTerminal();
   RunResult result;
+  const std::string made = FirstMissing(f.out);
+  DirectoryLock lock;  // one recording into a directory at a time
   try {
     fs::create_directories(f.out);
+    if (!lock.Acquire(f.out, &error)) {
+      wattcal::LogError(error);
+      return 1;
+    }
+    if (!fs::is_empty(f.out)) {  // written since the check above
+      wattcal::LogError(fmt::format("--out {}: not empty: the suite writes a new capture directory", f.out));
+      return 1;
+    }
+  } catch (const std::exception& e) {
+    wattcal::LogError(fmt::format("--out {}: {}", f.out, e.what()));
+    return 1;
+  }
+  try {
     WriteTextFile(f.out + "/capture.json", CaptureJson(info, OptionsJson(f, metrics, metrics_left_out)).dump(2) + "\n");
     result = RunPowerCapture(selected, f.run, *device, nvml, [&](const std::string& line) {
       std::fprintf(stderr, tty ? "\r\033[K%s" : "%s\n", line.c_str());
@@ -339,7 +375,8 @@ int Run(int argc, char** argv) {
     if (tty) std::fprintf(stderr, "\n");
   } catch (const std::exception& e) {
     if (tty) std::fprintf(stderr, "\n");
-    wattcal::LogError(e.what());
+    RemoveWhatTheRunWrote(f.out, made);
+    wattcal::LogError(fmt::format("{}; nothing was kept: --out {} is as it was", e.what(), f.out));
     return 3;
   }
   wattcal::LogInfo(fmt::format("{}: {} windows, {} NVML samples", f.out, result.windows.size(), result.samples));

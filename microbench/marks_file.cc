@@ -15,19 +15,46 @@ namespace wattcal::capture {
 namespace {
 
 // A whole number of nanoseconds > 0 that fits an int64.
-bool ParseNs(const std::string& text, int64_t* ns) {
+bool ParseNs(const std::string& text, int64_t* ns) { return ParseWholeNumber(text, ns) && *ns > 0; }
+
+// The rest of `line` after its first `words` words (the reason of an `invalid` line).
+std::string Rest(const std::string& line, int words) {
+  size_t i = 0;
+  for (int w = 0; w < words; ++w) {
+    i = line.find_first_not_of(" \t", i);
+    i = i == std::string::npos ? i : line.find_first_of(" \t", i);
+    if (i == std::string::npos) return "";
+  }
+  i = line.find_first_not_of(" \t", i);
+  return i == std::string::npos ? "" : line.substr(i);
+}
+
+}  // namespace
+
+bool ParseWholeNumber(const std::string& text, int64_t* value) {
   if (text.empty() || text.size() > 19) return false;
   for (char c : text) {
     if (c < '0' || c > '9') return false;
   }
   errno = 0;
   const long long v = std::strtoll(text.c_str(), nullptr, 10);
-  if (errno == ERANGE || v <= 0) return false;
-  *ns = static_cast<int64_t>(v);
+  if (errno == ERANGE) return false;
+  *value = static_cast<int64_t>(v);
   return true;
 }
 
-}  // namespace
+const char* const kMarkNameRule =
+    "one word: 1 to 200 bytes without white space, control bytes, ',' or '\"' (windows.csv's mark "
+    "column holds it)";
+
+bool IsMarkName(const std::string& name) {
+  if (name.empty() || name.size() > 200) return false;
+  for (char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= ' ' || u == 0x7f || c == ',' || c == '"') return false;
+  }
+  return true;
+}
 
 std::vector<MarkedWindow> ReadMarks(const std::string& path) {
   std::vector<MarkedWindow> windows;
@@ -47,6 +74,12 @@ std::vector<MarkedWindow> ReadMarks(const std::string& path) {
     words >> verb;
     if (verb.empty() || verb[0] == '#') continue;
     words >> name >> time >> extra;
+    if (verb == "invalid") {  // a helper's refusal of a mark (marks.h, wattcal_marks.py)
+      throw InputError(path, number, "",
+                       fmt::format("the marks helper refused a mark: {} (the program went on without that "
+                                   "window: fix the name, then record again)",
+                                   Rest(line, 1).empty() ? std::string("no reason given") : Rest(line, 1)));
+    }
     if ((verb != "begin" && verb != "end") || name.empty() || time.empty() || !extra.empty()) {
       throw InputError(path, number, "",
                        fmt::format("'{}' is not a mark: expected 'begin NAME NANOSECONDS' or 'end NAME "
@@ -60,6 +93,10 @@ std::vector<MarkedWindow> ReadMarks(const std::string& path) {
                        fmt::format("'{}' is not a time: marks carry CLOCK_REALTIME in whole nanoseconds since the "
                                    "Unix epoch",
                                    time));
+    }
+    if (!IsMarkName(name)) {
+      throw InputError(path, number, "",
+                       fmt::format("the window name '{}' is not {}", name, kMarkNameRule));
     }
     if (verb == "begin") {
       if (open) {

@@ -9,9 +9,13 @@
 //
 // include/wattcal/marks.h (C++, header-only) and python/wattcal_marks.py (a context manager)
 // write exactly this. Blank lines and lines starting with '#' are ignored. A name is one word
-// (no white space). Windows do not nest: a `begin` while another window is open, an `end`
-// without its `begin` (or naming another window), an `end` before its `begin`, and a `begin`
-// never ended are errors naming the file and the line.
+// (IsMarkName: 1 to 200 bytes, no white space or control byte, no ',' or '"', which the mark
+// column of windows.csv cannot hold). Windows do not nest: a `begin` while another window is
+// open, an `end` without its `begin` (or naming another window), an `end` before its `begin`,
+// and a `begin` never ended are errors naming the file and the line. A helper that was given an
+// invalid name writes a line `invalid REASON...` instead of the mark: an error naming that line
+// and the helper's reason, so that a name the helper refused fails the recording rather
+// than leaving the program's whole run as the window.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +32,14 @@ struct MarkedWindow {
   int64_t begin_line = 0;
   int64_t end_line = 0;
 };
+
+// Whether `name` may name a marked window (the rule above).
+bool IsMarkName(const std::string& name);
+// The rule, for messages: "one word: 1 to 200 bytes without white space, control bytes, ',' or '\"'".
+extern const char* const kMarkNameRule;
+
+// `text` as a whole number: decimal digits only (no sign, space or exponent), that fit an int64.
+bool ParseWholeNumber(const std::string& text, int64_t* value);
 
 // Reads the windows of a marks file, in file order. A missing or empty file has none.
 // Throws InputError (FILE:LINE: message) for what breaks the rules above.

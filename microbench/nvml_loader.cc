@@ -93,7 +93,10 @@ bool Nvml::Load(const std::string& library, std::string* error) {
   if (handle_ == nullptr) {
     const char* why = dlerror();
     *error = fmt::format("NVML is not available: cannot load {} ({}). It ships with the NVIDIA "
-                         "driver; wattcal-capture needs a machine with an NVIDIA GPU and its driver",
+                         "driver; wattcal-capture needs a machine with an NVIDIA GPU and its driver. To "
+                         "rehearse without one: WATTCAL_NVML_LIBRARY=build/tests/libfake_nvml.so (a stand-in "
+                         "NVML), and WATTCAL_SIMULATED_GPU=1 for the suite (microbench/README.md, \"Rehearsal "
+                         "without a GPU\")",
                          lib, why != nullptr ? why : "unknown reason");
     return false;
   }

@@ -16,7 +16,14 @@ each mark appends one line to FILE with a single os.write in append mode::
 
 NANOSECONDS is time.time_ns(), CLOCK_REALTIME, the clock of wattcal-capture's NVML sampler.
 Without WATTCAL_MARKS nothing is written, so the program runs unchanged outside wattcal-capture.
-Windows must not nest (an error), and NAME is one word.
+Windows must not nest (an error), and NAME is one word: 1 to 200 bytes (UTF-8) without white
+space, control characters, ',' or '"'.
+
+Errors are MarkError. An invalid name also writes a line ``invalid REASON`` to the marks file, so
+that wattcal-capture refuses the recording with that reason even when the program catches the
+error and goes on (it would otherwise measure the whole run, start-up included). A marks file
+that cannot be written (WATTCAL_MARKS naming a folder that does not exist, or one the program
+cannot write, e.g. inside a container) is a MarkError naming the variable and the path.
 
 The GPU: kernels run asynchronously, so each mark first waits for the GPU: by default through
 PyTorch (torch.cuda.synchronize()) when PyTorch is already imported and CUDA is initialised;
@@ -36,7 +43,8 @@ __all__ = ["window", "begin", "end", "enabled", "MarkError"]
 
 
 class MarkError(RuntimeError):
-    """A mark that breaks the rules: a name that is not one word, or windows that nest."""
+    """A mark that breaks the rules (a name that is not one word, windows that nest), or a marks
+    file that cannot be written."""
 
 
 _open_window = None
@@ -65,28 +73,52 @@ def _nvtx():
         return None, None
 
 
-def _check_name(name):
-    if not isinstance(name, str) or not name or len(name) > 200 or any(c.isspace() or ord(c) < 0x21 or ord(c) == 0x7F for c in name):
-        raise MarkError("wattcal marks: the window name must be one word, got %r" % (name,))
+_NAME_RULE = "one word: 1 to 200 bytes (UTF-8) without white space, control characters, ',' or '\"'"
 
 
-def _append(verb, name):
+def _valid_name(name):
+    return (isinstance(name, str) and 0 < len(name.encode("utf-8", "surrogatepass")) <= 200
+            and not any(c.isspace() or ord(c) < 0x21 or ord(c) == 0x7F or c in ',"' for c in name))
+
+
+def _write_line(line):
     path = os.environ.get("WATTCAL_MARKS")
     if not path:
         return
-    line = ("%s %s %d\n" % (verb, name, time.time_ns())).encode()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    data = line.encode("utf-8", "backslashreplace")
     try:
-        if os.write(fd, line) != len(line):
-            raise MarkError("wattcal marks: short write to %s" % path)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise MarkError("wattcal marks: cannot write the marks file WATTCAL_MARKS=%s: %s (does its folder exist "
+                        "where the program runs, and may the program write it?)" % (path, e.strerror)) from e
+    try:
+        if os.write(fd, data) != len(data):
+            raise MarkError("wattcal marks: short write to the marks file WATTCAL_MARKS=%s" % path)
     finally:
         os.close(fd)
+
+
+def _check_name(verb, name):
+    if _valid_name(name):
+        return
+    shown = ascii(name)[:80]
+    reason = "%s: the window name %s is not %s" % (verb, shown, _NAME_RULE)
+    try:
+        _write_line("invalid %s\n" % reason)  # so that the recording is refused, even if this error is caught
+    except MarkError:
+        pass
+    raise MarkError("wattcal marks: cannot %s window %s: a name is %s" % (verb, shown, _NAME_RULE))
+
+
+def _append(verb, name):
+    if os.environ.get("WATTCAL_MARKS"):
+        _write_line("%s %s %d\n" % (verb, name, time.time_ns()))
 
 
 def begin(name, sync=_default_sync):
     """Begins the window ``name`` once ``sync()`` has waited for the GPU."""
     global _open_window
-    _check_name(name)
+    _check_name("begin", name)
     if _open_window is not None:
         raise MarkError("wattcal marks: 'begin %s' inside the open window '%s': windows do not nest" % (name, _open_window))
     if sync is not None:
@@ -101,7 +133,7 @@ def begin(name, sync=_default_sync):
 def end(name, sync=_default_sync):
     """Ends the window ``name`` once ``sync()`` has waited for the GPU."""
     global _open_window
-    _check_name(name)
+    _check_name("end", name)
     if _open_window != name:
         raise MarkError("wattcal marks: 'end %s' but the open window is %r" % (name, _open_window))
     if sync is not None:

@@ -17,7 +17,14 @@
 //   begin NAME NANOSECONDS      end NAME NANOSECONDS
 // NANOSECONDS is CLOCK_REALTIME (the clock of wattcal-capture's NVML sampler). Without
 // WATTCAL_MARKS nothing is written, so the program runs unchanged outside wattcal-capture.
-// Windows must not nest; NAME is one word.
+// Windows must not nest; NAME is one word: 1 to 200 bytes without white space, control bytes,
+// ',' or '"'.
+//
+// An invalid name fails the recording. Begin/End given one print a line on stderr, return false
+// and, under wattcal-capture, write a line `invalid REASON` to the marks file instead of the
+// mark: the program goes on (no exception, no abort), and wattcal-capture then refuses the
+// recording with that reason and the marks file's line, leaving its --out as it was (rather
+// than measuring the whole run, start-up included, as if the program had marked nothing).
 //
 // The GPU. Kernels run asynchronously: a window should end when its GPU work has ended. When
 // <cuda_runtime.h> was included before this header, every mark first calls
@@ -61,22 +68,28 @@ inline const char* File() {
   return path != nullptr ? path : "";
 }
 
-// Appends "VERB NAME NS\n" with one write(2) in append mode (atomic for a line this short).
-// Returns false when the file cannot be written.
-inline bool Append(const char* verb, const char* name) {
+// Appends `line` (its newline included) to the marks file with one write(2) in append mode
+// (atomic for a line this short). Returns false when the file cannot be written.
+inline bool AppendLine(const char* line, size_t n) {
   const char* path = File();
   if (path[0] == '\0') return true;
+  const int fd = ::open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  const bool ok = ::write(fd, line, n) == static_cast<ssize_t>(n);
+  ::close(fd);
+  return ok;
+}
+
+// Appends "VERB NAME NS\n", NS the wall clock now.
+inline bool Append(const char* verb, const char* name) {
+  if (File()[0] == '\0') return true;
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   const long long ns = static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
   char line[512];
   const int n = std::snprintf(line, sizeof line, "%s %s %lld\n", verb, name, ns);
   if (n <= 0 || n >= static_cast<int>(sizeof line)) return false;
-  const int fd = ::open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return false;
-  const bool ok = ::write(fd, line, static_cast<size_t>(n)) == n;
-  ::close(fd);
-  return ok;
+  return AppendLine(line, static_cast<size_t>(n));
 }
 
 inline void SyncGpu() {
@@ -85,11 +98,13 @@ inline void SyncGpu() {
 #endif
 }
 
-// A name is one word of printable characters.
+// A name is one word: 1 to 200 bytes, none of them white space, a control byte, ',' or '"'
+// (wattcal-capture's marks reader and windows.csv keep the same rule).
 inline bool ValidName(const char* name) {
   if (name == nullptr || name[0] == '\0' || std::strlen(name) > 200) return false;
   for (const char* c = name; *c != '\0'; ++c) {
-    if (*c <= ' ' || *c == 0x7f) return false;
+    const unsigned char u = static_cast<unsigned char>(*c);
+    if (u <= ' ' || u == 0x7f || u == ',' || u == '"') return false;
   }
   return true;
 }
@@ -99,16 +114,48 @@ inline void Report(const char* what, const char* name) {
                name != nullptr ? name : "(null)", File());
 }
 
+// `name` for a one-line message: at most 60 bytes, each byte outside printable ASCII (and the
+// quote) as \xNN.
+inline std::string Printable(const char* name) {
+  if (name == nullptr) return "(null)";
+  std::string out;
+  size_t n = 0;
+  for (const char* c = name; *c != '\0' && n < 60; ++c, ++n) {
+    const unsigned char u = static_cast<unsigned char>(*c);
+    if (u < 0x20 || u >= 0x7f || u == '\'' || u == '\\') {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      out += hex;
+    } else {
+      out += static_cast<char>(u);
+    }
+  }
+  if (*(name + n) != '\0') out += "...";
+  return out;
+}
+
+// An invalid name: reported on stderr and, under wattcal-capture, written to the marks file as
+// `invalid REASON`, which makes wattcal-capture refuse the recording with the reason.
+inline bool Refuse(const char* verb, const char* name) {
+  const std::string shown = Printable(name);
+  std::fprintf(stderr,
+               "wattcal marks: cannot %s window '%s': a name is one word (1 to 200 bytes without white "
+               "space, control bytes, ',' or '\"')%s\n",
+               verb, shown.c_str(), File()[0] != '\0' ? "; the recording will be refused" : "");
+  const std::string line = "invalid " + std::string(verb) + ": the window name '" + shown +
+                           "' is not one word (1 to 200 bytes without white space, control bytes, ',' or '\"')\n";
+  AppendLine(line.data(), line.size());
+  return false;
+}
+
 }  // namespace detail
 
 // Begins the window `name` (after `sync()` has waited for the GPU). Returns false, with a
-// message on stderr, when the name is not one word or the marks file cannot be written.
+// message on stderr, when the name is not one word (which fails the recording, above) or the
+// marks file cannot be written.
 template <typename Sync>
 inline bool Begin(const char* name, Sync sync) {
-  if (!detail::ValidName(name)) {
-    detail::Report("begin (the name must be one word)", name);
-    return false;
-  }
+  if (!detail::ValidName(name)) return detail::Refuse("begin", name);
   sync();
 #if defined(WATTCAL_MARKS_HAVE_NVTX)
   nvtxRangePushA(name);
@@ -123,10 +170,7 @@ inline bool Begin(const char* name, Sync sync) {
 // Ends the window `name` once `sync()` has waited for the GPU.
 template <typename Sync>
 inline bool End(const char* name, Sync sync) {
-  if (!detail::ValidName(name)) {
-    detail::Report("end (the name must be one word)", name);
-    return false;
-  }
+  if (!detail::ValidName(name)) return detail::Refuse("end", name);
   sync();
   const bool ok = detail::Append("end", name);
 #if defined(WATTCAL_MARKS_HAVE_NVTX)

@@ -414,9 +414,14 @@ GpuDescription ReadGpuDescription(const std::string& path) {
   return gpu;
 }
 
-std::vector<std::string> GpuDescription::Metrics() const {
-  std::vector<std::string> all = {duration_metric, active_cycles_metric};
-  for (const ComponentCounters& c : components) {
+namespace {
+
+// The time bases, then the metrics of each component (the optional ones' too when asked), once
+// each, in file order.
+std::vector<std::string> DescriptionMetrics(const GpuDescription& d, bool with_optional) {
+  std::vector<std::string> all = {d.duration_metric, d.active_cycles_metric};
+  for (const ComponentCounters& c : d.components) {
+    if (c.optional && !with_optional) continue;
     for (const auto* list :
          {&c.thread_metrics, &c.warp_metrics, &c.byte_metrics, &c.access_metrics}) {
       all.insert(all.end(), list->begin(), list->end());
@@ -428,6 +433,14 @@ std::vector<std::string> GpuDescription::Metrics() const {
     if (!m.empty() && seen.insert(m).second) unique.push_back(m);
   }
   return unique;
+}
+
+}  // namespace
+
+std::vector<std::string> GpuDescription::Metrics() const { return DescriptionMetrics(*this, true); }
+
+std::vector<std::string> GpuDescription::RequiredMetrics() const {
+  return DescriptionMetrics(*this, false);
 }
 
 GpuDescription GpuDescription::Without(const std::vector<std::string>& left_out) const {

@@ -87,6 +87,9 @@ struct GpuDescription {
   // Every metric the description reads (the time bases first, then each component's), once
   // each: what a profiler is asked for, and all an export needs to give utilisations.
   std::vector<std::string> Metrics() const;
+  // Those an export must give for utilisations at all: the time bases and the metrics of the
+  // components that are not optional (an optional one's absence leaves its component out).
+  std::vector<std::string> RequiredMetrics() const;
   bool Check(std::string* error) const;
 };
 
