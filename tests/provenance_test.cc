@@ -219,9 +219,13 @@ TEST(Provenance, TheReportRefusesRecordsItCannotTrust) {
   testing::ExpectRefused(report(), 2,
                          {run + kModelRecord, "outputs[0].run_path", "expected a string"}, {});
   restore();
-  // A damaged record: refused, naming it and the line.
+  // A damaged record: refused, naming it and the line; a number no double holds too (it was an
+  // internal error in every JSON reader: the fuzz target found it).
   WriteFile(run + kModelRecord, model_record_text.substr(0, model_record_text.size() / 2));
   testing::ExpectRefused(report(), 2, {run + kModelRecord + ":", "invalid JSON"}, {});
+  WriteFile(run + kModelRecord, "{\"format\": \"wattcal-provenance\",\n \"bytes\": 1e4649}\n");
+  testing::ExpectRefused(report(), 2,
+                         {run + kModelRecord + ":2:", "invalid JSON: number overflow parsing"}, {});
   restore();
   // An output edited since its stage wrote it.
   const std::string metrics = run + "/validation/heldout/metrics.json";
