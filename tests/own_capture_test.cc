@@ -254,7 +254,8 @@ TEST(OwnCapture, AModelWithoutTheDmmaTermPredictsApplicationsThatUseIt) {
                {"--model", dir + "/model.json", "--heldout", dir + "/apps_plain.csv", "--mode",
                 "auto", "--predictions", dir + "/r.csv", "--metrics", dir + "/r.json"});
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
-  EXPECT_NE(refused.output.find("apps_plain.csv:2: component names"), std::string::npos)
+  // The header follows the preamble's "# wattcal-tidy" and "# gpu:" lines.
+  EXPECT_NE(refused.output.find("apps_plain.csv:3: component names"), std::string::npos)
       << refused.output;
   EXPECT_NE(refused.output.find("calibrated for another GPU layout"), std::string::npos)
       << refused.output;

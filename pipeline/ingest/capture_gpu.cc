@@ -9,6 +9,7 @@
 
 #include "ingest/capture_flags.h"
 #include "util/errors.h"
+#include "util/strings.h"
 
 namespace fs = std::filesystem;
 
@@ -16,10 +17,11 @@ namespace wattcal {
 
 namespace {
 
-std::string Trim(const std::string& s) {
-  const size_t a = s.find_first_not_of(" \t\r\"");
-  const size_t b = s.find_last_not_of(" \t\r\"");
-  return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+// A cell of a CSV or text line without its blanks and, in a quoted CSV cell, its quotes.
+std::string Cell(const std::string& s) {
+  std::string t = Trim(s);
+  if (t.size() >= 2 && t.front() == '"' && t.back() == '"') t = Trim(t.substr(1, t.size() - 2));
+  return t;
 }
 
 // capture.json's gpu object, checked; false when the directory has no capture.json or it names
@@ -53,8 +55,8 @@ bool FromSmiLog(const std::string& path, CaptureGpu* gpu) {
   if (!std::getline(in, header) || !std::getline(in, row)) return false;
   std::vector<std::string> h, v;
   std::stringstream hs(header), rs(row);
-  for (std::string c; std::getline(hs, c, ',');) h.push_back(Trim(c));
-  for (std::string c; std::getline(rs, c, ',');) v.push_back(Trim(c));
+  for (std::string c; std::getline(hs, c, ',');) h.push_back(Cell(c));
+  for (std::string c; std::getline(rs, c, ',');) v.push_back(Cell(c));
   for (size_t i = 0; i < h.size() && i < v.size(); ++i) {
     if (h[i] == "name") gpu->name = v[i];
     if (h[i] == "uuid") gpu->uuid = v[i];
@@ -69,9 +71,9 @@ bool FromSmiQuery(const std::string& path, CaptureGpu* gpu) {
   for (std::string line; std::getline(in, line);) {
     const size_t colon = line.find(':');
     if (colon == std::string::npos) continue;
-    const std::string key = Trim(line.substr(0, colon));
-    if (key == "Product Name" && gpu->name.empty()) gpu->name = Trim(line.substr(colon + 1));
-    if (key == "GPU UUID" && gpu->uuid.empty()) gpu->uuid = Trim(line.substr(colon + 1));
+    const std::string key = Cell(line.substr(0, colon));
+    if (key == "Product Name" && gpu->name.empty()) gpu->name = Cell(line.substr(colon + 1));
+    if (key == "GPU UUID" && gpu->uuid.empty()) gpu->uuid = Cell(line.substr(colon + 1));
     if (!gpu->name.empty() && !gpu->uuid.empty()) break;
   }
   gpu->source = path;
