@@ -774,6 +774,11 @@ TEST(ReportStage, BadInputExits2NamingFileLineFieldWithoutPartialOutput) {
   lines[2] = fmt::format("{}", fmt::join(fields, ","));
   WriteFile(run.dir + "/validation/dvfs/predictions.csv",
             fmt::format("{}\n", fmt::join(lines, "\n")));
+  // As a stage would have written it (an output edited after its stage is refused before it is
+  // read: provenance_test.cc).
+  RecordStageRun(run.dir, "validate",
+                 {{run.dir + "/validation/dvfs/predictions.csv", "predictions"},
+                  {run.dir + "/validation/dvfs/metrics.json", "metrics"}});
   const std::string out = root + "/out";
   const CommandResult result = RunStage("wattcal-report", {"--run-dir", run.dir, "--out-dir", out});
   EXPECT_EQ(result.exit_code, 2) << result.output;
