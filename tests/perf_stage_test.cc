@@ -197,6 +197,18 @@ TEST(PerfStage, MapeGateExit3AfterWriting) {
   EXPECT_TRUE(FileExists(dir + "/v.json"));
 }
 
+// The virtual GPU's true model (microbench_specs/virtual_gpu.json) as a model file in `dir`.
+std::string WriteTruthModel(const std::string& dir) {
+  return WriteFile(dir + "/truth_model.json",
+                   ModelToJson(TruthModel(ReadSyntheticSpec(kSpecs + "virtual_gpu.json"))));
+}
+
+// The preamble and header of a tidy activity table of the virtual GPU at 975/3505 MHz.
+constexpr const char* kActivityHeader =
+    "# wattcal-tidy default_f_core_mhz=975 default_f_mem_mhz=3505\n"
+    "benchmark,f_core_mhz,f_mem_mhz,core:SP ADD,core:SP MUL,core:SP FMA,core:INT,core:DP ADD,"
+    "core:DP MUL,core:DP FMA,core:SFU,core:CF,core:L2,core:Shared,mem:DRAM\n";
+
 // The virtual GPU at its own V-F levels: counters at 975 MHz, the activity in its layout and
 // its true power model.
 std::string VirtualGpuSetup(const std::string& dir) {
@@ -208,8 +220,7 @@ std::string VirtualGpuSetup(const std::string& dir) {
       "wattcal-perf", {"--counters", dir + "/vg/counters.csv", "--targets-mhz",
                        "595,671,747,823,899,975,1050,1164", "--out", dir + "/vg/times.csv", "-q"});
   EXPECT_EQ(times.exit_code, 0) << times.output;
-  return WriteFile(dir + "/truth_model.json",
-                   ModelToJson(TruthModel(ReadSyntheticSpec(kSpecs + "virtual_gpu.json"))));
+  return WriteTruthModel(dir);
 }
 
 TEST(DvfsStage, ChoosesAgainstTheTruthWithByteIdenticalReruns) {
@@ -265,15 +276,10 @@ TEST(DvfsStage, ChoosesAgainstTheTruthWithByteIdenticalReruns) {
 TEST(DvfsStage, KernelWithoutActivityExit2AndBadObjectiveExit1) {
   WATTCAL_REQUIRE_STAGE("wattcal-dvfs");
   const std::string dir = ScratchDir();
-  const std::string model =
-      WriteFile(dir + "/truth_model.json",
-                ModelToJson(TruthModel(ReadSyntheticSpec(kSpecs + "virtual_gpu.json"))));
-  const std::string activity = WriteFile(
-      dir + "/act.csv",
-      "# wattcal-tidy default_f_core_mhz=975 default_f_mem_mhz=3505\n"
-      "benchmark,f_core_mhz,f_mem_mhz,core:SP ADD,core:SP MUL,core:SP FMA,core:INT,core:DP ADD,"
-      "core:DP MUL,core:DP FMA,core:SFU,core:CF,core:L2,core:Shared,mem:DRAM\n"
-      "a,975,3505,0,0,0.5,0,0,0,0,0,0,0.1,0,0.3\n");
+  const std::string model = WriteTruthModel(dir);
+  const std::string activity =
+      WriteFile(dir + "/act.csv",
+                std::string(kActivityHeader) + "a,975,3505,0,0,0.5,0,0,0,0,0,0,0.1,0,0.3\n");
   const std::string times = WriteFile(dir + "/times.csv",
                                       "kernel,model,target_mhz,predicted_time_s\n"
                                       "a,crisp,975,1e-3\na,crisp,595,1.2e-3\nb,crisp,975,2e-3\n");
@@ -296,16 +302,11 @@ TEST(DvfsStage, KernelWithoutActivityExit2AndBadObjectiveExit1) {
 TEST(DvfsStage, ActivityKernelWithoutTimesIsRefused) {
   WATTCAL_REQUIRE_STAGE("wattcal-dvfs");
   const std::string dir = ScratchDir();
-  const std::string model =
-      WriteFile(dir + "/truth_model.json",
-                ModelToJson(TruthModel(ReadSyntheticSpec(kSpecs + "virtual_gpu.json"))));
-  const std::string activity = WriteFile(
-      dir + "/act.csv",
-      "# wattcal-tidy default_f_core_mhz=975 default_f_mem_mhz=3505\n"
-      "benchmark,f_core_mhz,f_mem_mhz,core:SP ADD,core:SP MUL,core:SP FMA,core:INT,core:DP ADD,"
-      "core:DP MUL,core:DP FMA,core:SFU,core:CF,core:L2,core:Shared,mem:DRAM\n"
-      "a,975,3505,0,0,0.5,0,0,0,0,0,0,0.1,0,0.3\n"
-      "c,975,3505,0,0,0.2,0,0,0,0,0,0,0.1,0,0.6\n");
+  const std::string model = WriteTruthModel(dir);
+  const std::string activity =
+      WriteFile(dir + "/act.csv", std::string(kActivityHeader) +
+                                      "a,975,3505,0,0,0.5,0,0,0,0,0,0,0.1,0,0.3\n"
+                                      "c,975,3505,0,0,0.2,0,0,0,0,0,0,0.1,0,0.6\n");
   const std::string times = WriteFile(dir + "/times.csv",
                                       "kernel,model,target_mhz,predicted_time_s\n"
                                       "a,crisp,975,1e-3\na,crisp,595,1.2e-3\n");
