@@ -127,9 +127,20 @@ TEST(GpuRun, FromCapturesToReportWithApplicationsMeasuredAndNot) {
     EXPECT_EQ(f.path().filename().string().rfind("util_corr_benchmarks", 0), std::string::npos)
         << f.path();
   }
-  EXPECT_NE(index.find("25 application workloads predicted from their counters alone at 1980 MHz"),
+  EXPECT_NE(index.find("25 application workloads predicted from their counters alone"),
             std::string::npos);
   testing::ExpectFigurePng(dir + "/run/figures/apps_breakdown.png", BreakdownFigureSize(25 + 2));
+  // The answer first: a summary, then the applications, then the cross-validation; their
+  // breakdown drawn once (the held-out measurements are the same applications).
+  const size_t summary = index.find("## Summary"), applications = index.find("## Applications"),
+               validation = index.find("## Validation");
+  ASSERT_NE(summary, std::string::npos);
+  ASSERT_NE(validation, std::string::npos);
+  EXPECT_LT(summary, applications);
+  EXPECT_LT(applications, validation);
+  EXPECT_NE(index.find("25 measured: power MAPE"), std::string::npos);
+  EXPECT_EQ(index.find("## Power breakdown"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir + "/run/figures/breakdown_default_pair.png"));
 
   // Without a power log: the same predictions, nothing measured, no apps validation.
   s = RunInSource(MakeGpu(captures, dir + "/apps_np", dir + "/run_np"));

@@ -13,8 +13,10 @@ namespace wattcal {
 
 namespace {
 
-constexpr const char* kAppsHeader =
-    "workload,predicted_w,uncapped_w,capped,duration_s,energy_j,flags";
+// The first two columns of every version of the table, and columns only it has.
+constexpr const char* kAppsHeaderStart = "workload,predicted_w,";
+constexpr const char* kAppsColumns[] = {"uncapped_w", "capped", "f_core_mhz", "windows",
+                                        "measured_flags"};
 
 // Column index by name; InputError naming the file when one is missing.
 std::map<std::string, size_t> Columns(const std::vector<std::string>& header,
@@ -53,11 +55,40 @@ double ReportApps::mape_pct() const {
   return n > 0 ? sum / n : std::numeric_limits<double>::quiet_NaN();
 }
 
+double ReportApps::energy_mape_pct() const {
+  double sum = 0.0;
+  int n = 0;
+  for (const ReportApp& a : rows) {
+    if (!std::isfinite(a.energy_error_pct)) continue;
+    sum += std::fabs(a.energy_error_pct);
+    ++n;
+  }
+  return n > 0 ? sum / n : std::numeric_limits<double>::quiet_NaN();
+}
+
+int ReportApps::with_interval() const {
+  int n = 0;
+  for (const ReportApp& a : rows) n += a.has_interval() && std::isfinite(a.measured_w) ? 1 : 0;
+  return n;
+}
+
+int ReportApps::inside_interval() const {
+  int n = 0;
+  for (const ReportApp& a : rows) n += a.measured_inside() ? 1 : 0;
+  return n;
+}
+
 bool IsAppPredictionsCsv(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::string line;
   std::getline(in, line);
-  return line.rfind(kAppsHeader, 0) == 0;
+  if (line.rfind(kAppsHeaderStart, 0) != 0) return false;
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  const std::string columns = "," + line + ",";
+  for (const char* c : kAppsColumns) {
+    if (columns.find("," + std::string(c) + ",") == std::string::npos) return false;
+  }
+  return true;
 }
 
 ReportApps ReadReportApps(const std::string& path, const std::string& breakdown_path) {
@@ -89,6 +120,21 @@ ReportApps ReadReportApps(const std::string& path, const std::string& breakdown_
     a.measured_flags = f[c.at("measured_flags")];
     a.f_core_mhz = reader.ParseNumber(f[c.at("f_core_mhz")], "f_core_mhz");
     a.windows = static_cast<int>(reader.ParseNumber(f[c.at("windows")], "windows"));
+    auto later = [&](const char* name) {
+      const auto it = c.find(name);
+      return it == c.end() ? std::numeric_limits<double>::quiet_NaN()
+                           : Optional(reader, f, it->second, name);
+    };
+    a.predicted_w_lo = later("predicted_w_lo");
+    a.predicted_w_hi = later("predicted_w_hi");
+    a.energy_j_lo = later("energy_j_lo");
+    a.energy_j_hi = later("energy_j_hi");
+    a.measured_energy_j = later("measured_energy_j");
+    a.energy_error_pct = later("energy_error_pct");
+    a.steps = later("steps");
+    a.energy_per_step_j = later("energy_per_step_j");
+    a.kernel_time_s = later("kernel_time_s");
+    a.measured_f_core_mhz = later("measured_f_core_mhz");
     apps.rows.push_back(a);
   }
   if (apps.rows.empty()) throw InputError(path, 1, "", "no workloads after the header");

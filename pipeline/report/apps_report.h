@@ -3,6 +3,7 @@
 // capture had a log) and its per-component breakdown (--breakdown-out) as stacked bars.
 #pragma once
 
+#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
@@ -24,6 +25,29 @@ struct ReportApp {
   std::string measured_flags;
   double f_core_mhz = 0.0;
   int windows = 0;
+  // Columns of later wattcal-predict versions, NaN (or 0 steps) when the table has none: the
+  // 95% interval of the power and of the energy, the measured energy over the whole windows and
+  // its error, the steps the program reported and the predicted energy per step, the profiled
+  // kernels' time, and the clock the windows ran at (time-weighted).
+  double predicted_w_lo = std::numeric_limits<double>::quiet_NaN();
+  double predicted_w_hi = std::numeric_limits<double>::quiet_NaN();
+  double energy_j_lo = std::numeric_limits<double>::quiet_NaN();
+  double energy_j_hi = std::numeric_limits<double>::quiet_NaN();
+  double measured_energy_j = std::numeric_limits<double>::quiet_NaN();
+  double energy_error_pct = std::numeric_limits<double>::quiet_NaN();
+  double steps = std::numeric_limits<double>::quiet_NaN();
+  double energy_per_step_j = std::numeric_limits<double>::quiet_NaN();
+  double kernel_time_s = std::numeric_limits<double>::quiet_NaN();
+  double measured_f_core_mhz = std::numeric_limits<double>::quiet_NaN();
+
+  bool has_interval() const {
+    return std::isfinite(predicted_w_lo) && std::isfinite(predicted_w_hi);
+  }
+  // The measured power lies inside the interval (false when either is unknown).
+  bool measured_inside() const {
+    return has_interval() && std::isfinite(measured_w) && measured_w >= predicted_w_lo &&
+           measured_w <= predicted_w_hi;
+  }
 };
 
 struct ReportApps {
@@ -37,6 +61,11 @@ struct ReportApps {
   int measured() const;
   // Mean |error_pct| over the measured workloads (NaN when none is).
   double mape_pct() const;
+  // Mean |energy_error_pct| over the workloads that have one (NaN when none has).
+  double energy_mape_pct() const;
+  // Measured workloads with an interval, and how many of them lie inside it.
+  int with_interval() const;
+  int inside_interval() const;
 };
 
 // True when `path` starts with wattcal-predict --capture's header.

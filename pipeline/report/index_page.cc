@@ -453,47 +453,6 @@ void BreakdownSection(Document* doc, const RunReport& r, const ReportOptions& o,
   AddFigures(doc, r, o, "breakdown");
 }
 
-// The applications predicted from their counters: the table and the breakdown figure.
-void AppsSection(Document* doc, const RunReport& r, const ReportOptions& o, const Linker& link) {
-  if (!r.has_apps) return;
-  const ReportApps& a = r.apps;
-  doc->Heading(2, "Applications", "apps");
-  Inline intro = {
-      {fmt::format("{} application workload{} predicted from their counters alone at {:.0f} MHz "
-                   "(wattcal-predict --capture, ",
-                   a.rows.size(), a.rows.size() == 1 ? "" : "s", a.rows.front().f_core_mhz),
-       "", false},
-      link.File(a.path),
-      {"): power, and energy over each workload's summed kernel time. ", "", false}};
-  const int measured = a.measured();
-  intro.push_back(
-      {measured > 0 ? fmt::format("{} of them also have measured power: MAPE {:.2f}%.", measured,
-                                  a.mape_pct())
-                    : std::string("None was measured (no power log): these are predictions only."),
-       "", false});
-  doc->Paragraph(intro);
-  std::vector<std::vector<Inline>> rows;
-  for (const ReportApp& app : a.rows) {
-    std::string flags = app.flags;
-    if (!app.measured_flags.empty())
-      flags += (flags.empty() ? "" : "; ") + std::string("measured: ") + app.measured_flags;
-    rows.push_back({Text(app.workload), Text(Watts(app.predicted_w)),
-                    Text(app.capped ? Watts(app.uncapped_w) : kDash), Text(Watts(app.measured_w)),
-                    Text(Fixed(app.error_pct, 1)), Text(Fixed(app.energy_j, 3)),
-                    Text(Fixed(app.duration_s * 1e3, 2)), Text(std::to_string(app.windows)),
-                    Text(flags.empty() ? kDash : flags)});
-  }
-  doc->Table({"Workload", "predicted_w", "uncapped_w", "measured_w", "error_pct", "energy_j",
-              "kernel_time_ms", "windows", "flags"},
-             {false, true, true, true, true, true, true, true, false}, rows);
-  doc->Paragraph(
-      Text("Flags: capped = the model's power exceeds the board limit and the prediction is the "
-           "limit; util_beyond_training:<component> = the workload uses that component more than "
-           "any training window did (an extrapolation); measured: power_cap/clock_moved = the GPU "
-           "throttled during the measurement."));
-  AddFigures(doc, r, o, "apps");
-}
-
 void CollinearitySection(Document* doc, const RunReport& r, const ReportOptions& o,
                          const Linker& link) {
   if (r.corpora.empty()) return;
@@ -673,8 +632,11 @@ Document BuildDocument(const RunReport& r, const ReportOptions& o) {
              "(collinear or constant utilisations; see \"Training utilisations and "
              "multicollinearity\")."));
   }
-  ValidationSection(&doc, r, o, link);
+  // The answer first: with applications, a summary and their table come before the
+  // cross-validation.
+  SummarySection(&doc, r);
   AppsSection(&doc, r, o, link);
+  ValidationSection(&doc, r, o, link);
   BenchmarkSection(&doc, r, o);
   ModelSection(&doc, r, o, link);
   BreakdownSection(&doc, r, o, link);

@@ -58,5 +58,11 @@ void AccelWattchModelSection(Document* doc, const RunReport& r, const Linker& li
 void AccelWattchBreakdownSection(Document* doc, const RunReport& r, const ReportOptions& o,
                                  const Linker& link);
 
+// With applications: a short summary of the run (model, cross-validation, the applications'
+// power and energy errors, intervals, capped clocks), then their table and breakdown
+// (index_apps.cc). Nothing without applications.
+void SummarySection(Document* doc, const RunReport& r);
+void AppsSection(Document* doc, const RunReport& r, const ReportOptions& o, const Linker& link);
+
 }  // namespace index_internal
 }  // namespace wattcal

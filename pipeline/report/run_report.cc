@@ -244,10 +244,10 @@ class Collector {
     DiscoverAccelWattch();
     DiscoverValidations();
     CollectCorpora();
+    CollectApps();
     CollectBreakdown();
     CollectConstant();
     CollectCompare();
-    CollectApps();
     ChooseBenchmarks();
     report_internal::DecideFigures(o_, vf_ranking_label_, constant_inputs_, &r_);
     r_.options = OptionsJson();
@@ -616,6 +616,18 @@ class Collector {
     }
   }
 
+  // True when every benchmark of `corpus` is one of the run's applications: its breakdown would
+  // draw the applications a second time.
+  bool AreTheApplications(const Corpus& corpus) const {
+    if (!r_.has_apps) return false;
+    std::set<std::string> apps;
+    for (const ReportApp& a : r_.apps.rows) apps.insert(a.workload);
+    for (const std::string& b : corpus.benchmark) {
+      if (!apps.count(b)) return false;
+    }
+    return !corpus.benchmark.empty();
+  }
+
   void CollectBreakdown() {
     int model = r_.primary_model;
     if (!o_.breakdown_model.empty()) {
@@ -652,6 +664,12 @@ class Collector {
       return;
     }
     const Corpus corpus = ReadCorpus(activity, ReadOptionsFor(&m.model));
+    if (o_.activity.empty() && AreTheApplications(corpus)) {
+      r_.notes.push_back("the held-out measurements " + activity +
+                         " are the applications: their breakdown is drawn once, under "
+                         "Applications");
+      return;
+    }
     UseInput(activity);
     r_.breakdown = ComputeBreakdownChart(m.model, corpus);
     r_.breakdown.limit_w = m.model.power_limit_w;

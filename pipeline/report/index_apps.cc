@@ -1,0 +1,199 @@
+// The run report's answer first: a short summary of the run, then the applications (their power,
+// energy, interval, flags and clock, the breakdown once, the what-if when the run asked for one).
+// The cross-validation and the model's details follow them (report/index_page.cc).
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "report/index_sections.h"
+
+namespace wattcal {
+namespace index_internal {
+
+namespace {
+
+// One column of the applications' table: shown when any row has a value for it.
+struct AppColumn {
+  std::string header;
+  bool numeric = true;
+  std::function<std::string(const ReportApp&)> cell;
+};
+
+bool Known(const std::string& cell) { return !cell.empty() && cell != kDash; }
+
+std::string Interval(double lo, double hi, int digits) {
+  if (!std::isfinite(lo) || !std::isfinite(hi)) return kDash;
+  return fmt::format("{} – {}", Fixed(lo, digits), Fixed(hi, digits));
+}
+
+std::string Flags(const ReportApp& app) {
+  std::string flags = app.flags;
+  if (!app.measured_flags.empty())
+    flags += (flags.empty() ? "" : "; ") + std::string("measured: ") + app.measured_flags;
+  return flags.empty() ? kDash : flags;
+}
+
+std::vector<AppColumn> AppColumns() {
+  return {
+      {"Workload", false, [](const ReportApp& a) { return a.workload; }},
+      {"predicted_w", true, [](const ReportApp& a) { return Watts(a.predicted_w); }},
+      {"predicted_w 95%", true,
+       [](const ReportApp& a) { return Interval(a.predicted_w_lo, a.predicted_w_hi, 0); }},
+      {"uncapped_w", true,
+       [](const ReportApp& a) { return a.capped ? Watts(a.uncapped_w) : std::string(kDash); }},
+      {"measured_w", true, [](const ReportApp& a) { return Watts(a.measured_w); }},
+      {"error_pct", true, [](const ReportApp& a) { return Fixed(a.error_pct, 1); }},
+      {"f_core_mhz", true, [](const ReportApp& a) { return Fixed(a.f_core_mhz, 0); }},
+      {"measured_f_core_mhz", true,
+       [](const ReportApp& a) { return Fixed(a.measured_f_core_mhz, 0); }},
+      {"duration_s", true,
+       [](const ReportApp& a) {
+         return std::isfinite(a.kernel_time_s) ? Fixed(a.duration_s, 3) : std::string(kDash);
+       }},
+      {"energy_j", true,
+       [](const ReportApp& a) {
+         // A table without kernel_time_s is of an older predict: its energy was over the
+         // profiled kernels' time, not the run's, and is not shown as the run's.
+         return std::isfinite(a.kernel_time_s) ? Fixed(a.energy_j, 1) : std::string(kDash);
+       }},
+      {"energy_j 95%", true,
+       [](const ReportApp& a) { return Interval(a.energy_j_lo, a.energy_j_hi, 0); }},
+      {"measured_energy_j", true, [](const ReportApp& a) { return Fixed(a.measured_energy_j, 1); }},
+      {"energy_error_pct", true, [](const ReportApp& a) { return Fixed(a.energy_error_pct, 1); }},
+      {"steps", true, [](const ReportApp& a) { return Fixed(a.steps, 0); }},
+      {"energy_per_step_j", true,
+       [](const ReportApp& a) { return Significant(a.energy_per_step_j); }},
+      {"windows", true, [](const ReportApp& a) { return std::to_string(a.windows); }},
+      {"flags", false, Flags},
+  };
+}
+
+// The first cross-validation of the run (its MAPE is the model's headline), else nullptr.
+const ReportValidation* CrossValidation(const RunReport& r) {
+  for (const ReportValidation& v : r.validations) {
+    if (v.cross_validated) return &v;
+  }
+  return nullptr;
+}
+
+std::string CappedClocks(const ReportApps& a) {
+  std::vector<std::string> parts;
+  for (const ReportApp& app : a.rows) {
+    if (!app.capped) continue;
+    std::string part = app.workload;
+    if (std::isfinite(app.f_core_mhz)) part += fmt::format(" at {:.0f} MHz", app.f_core_mhz);
+    if (std::isfinite(app.measured_f_core_mhz))
+      part += fmt::format(" (ran at {:.0f} MHz)", app.measured_f_core_mhz);
+    parts.push_back(part);
+  }
+  std::string s;
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
+  return s;
+}
+
+}  // namespace
+
+void SummarySection(Document* doc, const RunReport& r) {
+  if (!r.has_apps) return;
+  doc->Heading(2, "Summary", "summary");
+  std::vector<Inline> items;
+  if (r.primary_model >= 0) {
+    const ReportModel& m = r.models[static_cast<size_t>(r.primary_model)];
+    std::string s = fmt::format("Model: {}, {} training rows", m.label, m.model.fit.train_rows);
+    if (!m.model.gpu.empty()) s += " of " + m.model.gpu;
+    if (std::isfinite(m.model.power_limit_w))
+      s += fmt::format(", board limit {:.0f} W", m.model.power_limit_w);
+    if (const ReportValidation* cv = CrossValidation(r)) {
+      s += fmt::format("; cross-validated MAPE {}% (below the applications)",
+                       Fixed(Number(cv->metrics, "mape_pct"), 2));
+    }
+    items.push_back(Text(Sentence(s)));
+  }
+  const ReportApps& a = r.apps;
+  std::string s = fmt::format("Applications: {} predicted from their counters", a.rows.size());
+  if (a.measured() > 0) {
+    s += fmt::format("; {} measured: power MAPE {:.2f}%", a.measured(), a.mape_pct());
+    if (std::isfinite(a.energy_mape_pct()))
+      s += fmt::format(", energy MAPE {:.2f}% (the run's energy over its windows)",
+                       a.energy_mape_pct());
+    if (a.with_interval() > 0) {
+      s += fmt::format(", {} of {} measured powers inside their 95% interval", a.inside_interval(),
+                       a.with_interval());
+    }
+  } else {
+    s += " (none measured: no power log)";
+  }
+  items.push_back(Text(Sentence(s)));
+  const std::string capped = CappedClocks(a);
+  if (!capped.empty()) items.push_back(Text(Sentence("Held by the board limit: " + capped)));
+  int extrapolating = 0;
+  for (const ReportApp& app : a.rows) {
+    extrapolating += app.flags.find("extrapolates:") != std::string::npos ||
+                             app.flags.find("beyond_training") != std::string::npos
+                         ? 1
+                         : 0;
+  }
+  if (extrapolating > 0) {
+    items.push_back(Text(fmt::format(
+        "{} of the applications {} on a component beyond what the model was trained on (the "
+        "flags say which): read {} power as an extrapolation.",
+        extrapolating, extrapolating == 1 ? "rests" : "rest",
+        extrapolating == 1 ? "its" : "their")));
+  }
+  doc->List(items);
+}
+
+void AppsSection(Document* doc, const RunReport& r, const ReportOptions& o, const Linker& link) {
+  if (!r.has_apps) return;
+  const ReportApps& a = r.apps;
+  doc->Heading(2, "Applications", "apps");
+  Inline intro = {
+      {fmt::format("{} application workload{} predicted from their counters alone "
+                   "(wattcal-predict --capture, ",
+                   a.rows.size(), a.rows.size() == 1 ? "" : "s"),
+       "", false},
+      link.File(a.path),
+      {"): power at the clock each runs at (the board limit's where it caps), energy over the "
+       "run's windows, and, where the capture had a power log, the measured power and energy. ",
+       "", false}};
+  const int measured = a.measured();
+  intro.push_back(
+      {measured > 0 ? fmt::format("{} of them also have measured power: MAPE {:.2f}%.", measured,
+                                  a.mape_pct())
+                    : std::string("None was measured (no power log): these are predictions only."),
+       "", false});
+  doc->Paragraph(intro);
+  std::vector<AppColumn> columns;
+  for (const AppColumn& c : AppColumns()) {
+    bool any = false;
+    for (const ReportApp& app : a.rows) any = any || Known(c.cell(app));
+    if (any || c.header == "Workload") columns.push_back(c);
+  }
+  std::vector<std::string> header;
+  std::vector<bool> numeric;
+  for (const AppColumn& c : columns) {
+    header.push_back(c.header);
+    numeric.push_back(c.numeric);
+  }
+  std::vector<std::vector<Inline>> rows;
+  for (const ReportApp& app : a.rows) {
+    std::vector<Inline> row;
+    for (const AppColumn& c : columns) row.push_back(Text(c.cell(app)));
+    rows.push_back(std::move(row));
+  }
+  doc->Table(header, numeric, rows);
+  doc->Paragraph(
+      Text("Flags: capped = the model's power exceeds the board limit: the prediction is the "
+           "limit, at the clock where the model meets it; extrapolates:<component> = a component "
+           "that carries more than a tenth of the power is used beyond what training covered, or "
+           "its coefficient's interval holds zero; util_beyond_training:<component> = the workload "
+           "uses that component more than any training window did; measured: power_cap/"
+           "clock_moved = the GPU throttled during the measurement."));
+  AddFigures(doc, r, o, "apps");
+}
+
+}  // namespace index_internal
+}  // namespace wattcal
