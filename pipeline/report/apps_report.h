@@ -68,6 +68,15 @@ struct ReportApps {
   int inside_interval() const;
 };
 
+// True when some application has the run's energy (a table that gives kernel_time_s apart from
+// duration_s): the energy figure can be drawn.
+bool AppsEnergyDrawable(const ReportApps& apps);
+
+// Per application: the run's predicted energy as a bar, its 95% interval as a whisker (when the
+// table has one), the measured energy over the same windows as a diamond (apps_figures.cc).
+void WriteAppsEnergyPlot(const ReportApps& apps, const std::string& title,
+                         const std::string& png_path, const std::string& svg_path);
+
 // True when `path` starts with wattcal-predict --capture's header.
 bool IsAppPredictionsCsv(const std::string& path);
 

@@ -177,6 +177,19 @@ class FigurePlanner {
       f.inputs = {r_.apps.path, r_.apps.breakdown_path};
       r_.figures.push_back(f);
     }
+    if (r_.has_apps && AppsEnergyDrawable(r_.apps)) {
+      ReportFigure f;
+      f.kind = FigureKind::kAppsEnergy;
+      f.stem = UniqueStem("apps_energy");
+      f.section = "apps";
+      f.title = prefix + "applications: energy of each run";
+      f.caption =
+          "Each application's energy over its recorded windows: predicted (the model's power x the "
+          "windows' duration; the whisker is its 95% interval where the model has one) and "
+          "measured over the same windows (diamonds, where the capture had a power log).";
+      f.inputs = {r_.apps.path};
+      r_.figures.push_back(f);
+    }
   }
 
   // Training utilisations.

@@ -172,6 +172,7 @@ enum class FigureKind {
   kAccelWattchClocks,      // index = AccelWattch breakdown
   kAccelWattchComponents,  // index = AccelWattch breakdown
   kApps,                   // the applications' predicted power by component
+  kAppsEnergy,             // the applications' predicted and measured energy
 };
 
 struct ReportFigure {
