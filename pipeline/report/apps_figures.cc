@@ -3,7 +3,9 @@
 // measured over the same windows (a diamond).
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <gnuplot-iostream.h>
@@ -72,6 +74,50 @@ void WriteAppsEnergyPlot(const ReportApps& apps, const std::string& title,
     *gp << "\n";
   };
   RenderFigure("applications' energy figure", png_path, svg_path, body, size);
+}
+
+bool WhatIfDrawable(const ReportWhatIf& what_if, const std::string& setting) {
+  for (const ReportWhatIfRow& r : what_if.rows) {
+    if (r.setting == setting && std::isfinite(r.energy_change_pct)) return true;
+  }
+  return false;
+}
+
+void WriteWhatIfPlot(const ReportWhatIf& what_if, const std::string& setting,
+                     const std::string& title, const std::string& png_path,
+                     const std::string& svg_path) {
+  // One block per workload (in order of first appearance): setting value, energy change; the
+  // recorded run is 0 at no setting, so each line starts where the settings start.
+  std::vector<std::string> workloads;
+  std::map<std::string, std::string> blocks;
+  for (const ReportWhatIfRow& r : what_if.rows) {
+    if (r.setting != setting || !std::isfinite(r.energy_change_pct)) continue;
+    if (!blocks.count(r.workload)) workloads.push_back(r.workload);
+    blocks[r.workload] += fmt::format("{} {} {}\n", Num(r.setting_value), Num(r.energy_change_pct),
+                                      Num(r.time_change_pct));
+  }
+  const bool clock = setting == "clock";
+  auto body = [&](gnuplotio::Gnuplot* gp) {
+    *gp << "reset\n";
+    for (size_t i = 0; i < workloads.size(); ++i)
+      *gp << "$w" << i << " << EOD\n" << blocks[workloads[i]] << "EOD\n";
+    *gp << "set title " << GnuplotTitle(title, 70) << "\n";
+    *gp << "set xlabel " << GnuplotString(clock ? "Core clock (MHz)" : "Power limit (W)") << "\n";
+    *gp << "set ylabel 'Energy change against the run as recorded (%)'\n";
+    *gp << AxisStyle();
+    *gp << "set xzeroaxis lt 1 lc rgb '#808080'\n";
+    *gp << "set key outside right top font ',10' samplen 2\n";
+    *gp << "plot ";
+    for (size_t i = 0; i < workloads.size(); ++i) {
+      if (i > 0) *gp << ", \\\n  ";
+      const int k = static_cast<int>(i);
+      *gp << "$w" << i << " using 1:2 with linespoints lw 2 pt " << 5 + k % 8 << " dt "
+          << SeriesDashType(k) << " lc rgb '" << SeriesColour(k) << "' title "
+          << GnuplotString(workloads[i]);
+    }
+    *gp << "\n";
+  };
+  RenderFigure("what-if figure", png_path, svg_path, body);
 }
 
 }  // namespace wattcal

@@ -187,4 +187,48 @@ ReportApps ReadReportApps(const std::string& path, const std::string& breakdown_
   return apps;
 }
 
+ReportWhatIf ReadReportWhatIf(const std::string& path) {
+  ReportWhatIf w;
+  w.path = path;
+  CsvReader reader(path);
+  std::vector<std::string> f;
+  if (!reader.Next(&f)) throw InputError(path, 1, "", "empty file");
+  const std::vector<std::string> header = f;
+  const auto c =
+      Columns(header,
+              {"workload", "setting", "setting_value", "f_core_mhz", "predicted_w", "run_time_s",
+               "energy_j", "time_change_pct", "energy_change_pct", "flags"},
+              reader);
+  auto text = [&](const char* name) {
+    const auto it = c.find(name);
+    return it == c.end() ? std::string() : f[it->second];
+  };
+  while (reader.Next(&f)) {
+    if (f.size() != header.size())
+      reader.Fail("", fmt::format("{} fields, the header has {}", f.size(), header.size()));
+    ReportWhatIfRow r;
+    r.workload = text("workload");
+    r.setting = text("setting");
+    auto number = [&](const char* name) {
+      const auto it = c.find(name);
+      return it == c.end() ? std::numeric_limits<double>::quiet_NaN()
+                           : Optional(reader, f, it->second, name);
+    };
+    r.setting_value = number("setting_value");
+    r.f_core_mhz = number("f_core_mhz");
+    r.measured_f_core_mhz = number("measured_f_core_mhz");
+    r.predicted_w = number("predicted_w");
+    r.run_time_s = number("run_time_s");
+    r.energy_j = number("energy_j");
+    r.time_change_pct = number("time_change_pct");
+    r.energy_change_pct = number("energy_change_pct");
+    r.time_model = text("time_model");
+    r.flags = text("flags");
+    if (w.vf_source.empty()) w.vf_source = text("vf_source");
+    w.rows.push_back(std::move(r));
+  }
+  if (w.rows.empty()) throw InputError(path, 1, "", "no rows after the header");
+  return w;
+}
+
 }  // namespace wattcal

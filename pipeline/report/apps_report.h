@@ -12,6 +12,29 @@
 
 namespace wattcal {
 
+// wattcal-predict --what-if-out: per application its run as recorded, then one row per clock or
+// power limit asked for (perf/what_if.h).
+struct ReportWhatIfRow {
+  std::string workload;
+  std::string setting;  // "as_recorded", "clock" or "power_limit"
+  double setting_value = std::numeric_limits<double>::quiet_NaN();  // MHz or W
+  double f_core_mhz = std::numeric_limits<double>::quiet_NaN();
+  double measured_f_core_mhz = std::numeric_limits<double>::quiet_NaN();
+  double predicted_w = std::numeric_limits<double>::quiet_NaN();
+  double run_time_s = std::numeric_limits<double>::quiet_NaN();
+  double energy_j = std::numeric_limits<double>::quiet_NaN();
+  double time_change_pct = std::numeric_limits<double>::quiet_NaN();
+  double energy_change_pct = std::numeric_limits<double>::quiet_NaN();
+  std::string time_model;
+  std::string flags;
+};
+
+struct ReportWhatIf {
+  std::string path;       // "" when the run asked for none
+  std::string vf_source;  // where the voltage-frequency curve came from (the first row's)
+  std::vector<ReportWhatIfRow> rows;
+};
+
 struct ReportApp {
   std::string workload;
   double predicted_w = 0.0;
@@ -57,6 +80,8 @@ struct ReportApps {
   // The breakdown's terms per workload (static and component-independent in greys), with the
   // measured power as markers; empty bars when there is no breakdown file.
   BreakdownChart chart;
+  // The same predict run's what-if table, when it wrote one.
+  ReportWhatIf what_if;
 
   int measured() const;
   // Mean |error_pct| over the measured workloads (NaN when none is).
@@ -67,6 +92,17 @@ struct ReportApps {
   int with_interval() const;
   int inside_interval() const;
 };
+
+// Reads a what-if table. Throws InputError naming FILE:LINE and the column for a missing column
+// or a bad number.
+ReportWhatIf ReadReportWhatIf(const std::string& path);
+
+// One line per application over the settings of `setting` ("clock" or "power_limit"): its
+// energy change against the run as recorded (apps_figures.cc). True when drawn (some rows).
+bool WhatIfDrawable(const ReportWhatIf& what_if, const std::string& setting);
+void WriteWhatIfPlot(const ReportWhatIf& what_if, const std::string& setting,
+                     const std::string& title, const std::string& png_path,
+                     const std::string& svg_path);
 
 // True when some application has the run's energy (a table that gives kernel_time_s apart from
 // duration_s): the energy figure can be drawn.

@@ -94,6 +94,37 @@ std::string CappedClocks(const ReportApps& a) {
   return s;
 }
 
+// The what-if table of the same predict run: per application and setting, the clock, power,
+// run time and energy, and their change against the run as recorded.
+void WhatIfSection(Document* doc, const RunReport& r, const ReportOptions& o, const Linker& link) {
+  const ReportWhatIf& w = r.apps.what_if;
+  if (w.path.empty()) return;
+  doc->Heading(3, "What if: another clock or power limit", "what_if");
+  doc->Paragraph({{"From each application's one profiled run (", "", false},
+                  link.File(w.path),
+                  {"): the clock it would settle at, its power, run time and energy, against the "
+                   "run as recorded. Voltage-frequency curve: " +
+                       Sentence(w.vf_source),
+                   "", false}});
+  std::vector<std::vector<Inline>> rows;
+  for (const ReportWhatIfRow& x : w.rows) {
+    const std::string setting = x.setting == "clock"         ? Fixed(x.setting_value, 0) + " MHz"
+                                : x.setting == "power_limit" ? Fixed(x.setting_value, 0) + " W"
+                                                             : std::string("as recorded");
+    rows.push_back({Text(x.workload), Text(setting), Text(Fixed(x.f_core_mhz, 0)),
+                    Text(Fixed(x.measured_f_core_mhz, 0)), Text(Watts(x.predicted_w)),
+                    Text(Fixed(x.run_time_s, 3)), Text(Fixed(x.energy_j, 1)),
+                    Text(Fixed(x.time_change_pct, 1)), Text(Fixed(x.energy_change_pct, 1)),
+                    Text(x.time_model.empty() ? kDash : x.time_model),
+                    Text(x.flags.empty() ? kDash : x.flags)});
+  }
+  doc->Table(
+      {"Workload", "setting", "f_core_mhz", "measured_f_core_mhz", "predicted_w", "run_time_s",
+       "energy_j", "time_change_pct", "energy_change_pct", "time_model", "flags"},
+      {false, false, true, true, true, true, true, true, true, false, false}, rows);
+  AddFigures(doc, r, o, "what_if");
+}
+
 }  // namespace
 
 void SummarySection(Document* doc, const RunReport& r) {
@@ -193,6 +224,7 @@ void AppsSection(Document* doc, const RunReport& r, const ReportOptions& o, cons
            "uses that component more than any training window did; measured: power_cap/"
            "clock_moved = the GPU throttled during the measurement."));
   AddFigures(doc, r, o, "apps");
+  WhatIfSection(doc, r, o, link);
 }
 
 }  // namespace index_internal

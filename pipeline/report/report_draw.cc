@@ -101,6 +101,7 @@ void DrawFigure(const RunReport& r, const ReportFigure& f, const std::string& pn
       return;
     case FigureKind::kApps: WriteBreakdownPlot(r.apps.chart, f.title, png, svg); return;
     case FigureKind::kAppsEnergy: WriteAppsEnergyPlot(r.apps, f.title, png, svg); return;
+    case FigureKind::kWhatIf: WriteWhatIfPlot(r.apps.what_if, f.name, f.title, png, svg); return;
     case FigureKind::kAccelWattchComponents:
       WriteBreakdownPlot(r.accelwattch_breakdowns[static_cast<size_t>(f.index)].component_chart,
                          f.title, png, svg);

@@ -190,6 +190,24 @@ class FigurePlanner {
       f.inputs = {r_.apps.path};
       r_.figures.push_back(f);
     }
+    for (const char* setting : {"clock", "power_limit"}) {
+      if (!r_.has_apps || !WhatIfDrawable(r_.apps.what_if, setting)) continue;
+      const bool clock = std::string(setting) == "clock";
+      ReportFigure f;
+      f.kind = FigureKind::kWhatIf;
+      f.name = setting;
+      f.stem = UniqueStem(clock ? "what_if_clock" : "what_if_power_limit");
+      f.section = "what_if";
+      f.title = prefix + (clock ? "what if: energy at another core clock"
+                                : "what if: energy under another power limit");
+      f.caption = fmt::format(
+          "Each application's predicted energy at each {} against its run as recorded (0%), from "
+          "its one profiled run: power along the voltage-frequency curve ({}), run time from the "
+          "time model named in the table.",
+          clock ? "core clock" : "power limit", r_.apps.what_if.vf_source);
+      f.inputs = {r_.apps.what_if.path};
+      r_.figures.push_back(f);
+    }
   }
 
   // Training utilisations.

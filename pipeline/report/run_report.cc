@@ -606,6 +606,10 @@ class Collector {
       }
       r_.apps = ReadReportApps(predictions->path, breakdown->path);
       r_.has_apps = true;
+      if (const RunOutput* what_if = run.Output("what_if")) {
+        r_.apps.what_if = ReadReportWhatIf(what_if->path);
+        UseInput(what_if->path);
+      }
       // The board limit of the run's model, drawn as a line over the bars.
       if (r_.primary_model >= 0) {
         r_.apps.chart.limit_w =

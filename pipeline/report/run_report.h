@@ -173,6 +173,7 @@ enum class FigureKind {
   kAccelWattchComponents,  // index = AccelWattch breakdown
   kApps,                   // the applications' predicted power by component
   kAppsEnergy,             // the applications' predicted and measured energy
+  kWhatIf,                 // name = "clock" or "power_limit": energy change per setting
 };
 
 struct ReportFigure {
