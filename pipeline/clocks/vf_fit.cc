@@ -35,6 +35,10 @@ void Locate(const std::vector<double>& clocks, double f, int* level, double* t) 
 
 }  // namespace
 
+const char* VfResidualsName(VfResiduals r) {
+  return r == VfResiduals::kAbsolute ? "absolute" : "relative";
+}
+
 bool VfFitOptions::Check(std::string* error) const {
   if (!(voltage_min > 0.0 && voltage_min < 1.0 && voltage_max > 1.0 &&
         std::isfinite(voltage_max))) {
@@ -195,7 +199,8 @@ VfParams Start(const std::vector<VfRow>& rows, const std::vector<double>& clocks
 void Solve(const std::vector<VfRow>& rows, const fit_internal::VoltageCurve& curve, int num_levels,
            const VfFitOptions& options, VfParams* p) {
   ceres::Problem problem;
-  problem.AddResidualBlock(new VfCost(&rows, &curve, num_levels, static_cast<int>(p->g.size())),
+  problem.AddResidualBlock(new VfCost(&rows, &curve, num_levels, static_cast<int>(p->g.size()),
+                                      options.residuals == VfResiduals::kRelative),
                            nullptr, p->s.data(), p->coef, p->g.data());
   for (size_t j = 0; j < p->s.size(); ++j) {
     problem.SetParameterLowerBound(p->s.data(), static_cast<int>(j), 0.0);
@@ -296,6 +301,7 @@ VfFitResult FitVfModel(const ClockRunTable& table, const VfFitOptions& options) 
   }
   result.mape_pct = 100.0 * sum / static_cast<double>(table.runs.size());
   result.cost = best.cost;
+  result.residuals = options.residuals;
   return result;
 }
 
