@@ -225,7 +225,8 @@ void EnergyAtClocksSection(Document* doc, const ClocksReportInput& in,
       "energy ({} points, the anchor left out). Energy MAPE {:.2f}% with T(f) = t_mem + c/f "
       "through the run times at the two timed clocks, {:.2f}% with the anchor's run time alone "
       "(T(f) = T(anchor)·f_anchor/f: the whole run scales with the core clock). At a timed clock "
-      "the first has the measured run time and its error is the power's.",
+      "the first has nearly the measured run time (at the clock the model says the run holds), "
+      "so its error there is mostly the power's.",
       cv.anchor_mhz, all.points, all.energy_mape_pct, all.energy_anchor_time_mape_pct)));
   AddFigure(doc, figures, "energy_error_by_clock",
             "The energy error at each requested clock, run time through the two timed clocks "

@@ -217,13 +217,17 @@ void DrawEnergyErrorByClock(const ClocksReportInput& in, const std::string& png,
     ++by[p.f_requested_mhz].second;
   }
   for (const auto& [f, a] : by) power.emplace_back(f, a.first / a.second);
+  double top = 1.0;  // room above the lines for the key
+  for (const Series* series : {&timed, &anchor_only, &power}) {
+    for (const auto& point : *series) top = std::max(top, point.second);
+  }
   auto body = [&](Gnuplot* gp) {
     *gp << "set title "
         << GnuplotTitle(fmt::format("{}: energy per run at each clock, predicted from {:g} MHz",
                                     in.title, cv.anchor_mhz))
         << "\n";
-    *gp << "set xlabel 'Requested core clock (MHz)'\nset ylabel 'Mean absolute error (%)'\nset "
-           "yrange [0:*]\n";
+    *gp << "set xlabel 'Requested core clock (MHz)'\nset ylabel 'Mean absolute error (%)'\n";
+    *gp << "set yrange [0:" << 1.45 * top << "]\n";
     *gp << "set key inside center top Left reverse box samplen 2\n";
     Style(gp);
     *gp << "set arrow from " << cv.anchor_mhz << ", graph 0 to " << cv.anchor_mhz
