@@ -47,6 +47,10 @@ int ClocksCommand(int argc, char** argv) {
                  "The board's power limit: above it the clock the limit holds is predicted");
   app.add_option("--reference-mhz", o.cv.fit.reference_mhz,
                  "Clock where v = 1 (default: the highest requested)");
+  AddEnumOption(&app, "--fit-residuals", &o.cv.fit.residuals,
+                {VfResiduals::kRelative, VfResiduals::kAbsolute}, VfResidualsName,
+                "What the fit minimises: absolute (plain least squares in W) or relative (each "
+                "run's error over its power, which gives light runs more weight)");
   app.add_option("--voltage-min", o.cv.fit.voltage_min, "Lower bound of the relative voltage")
       ->capture_default_str();
   app.add_option("--voltage-max", o.cv.fit.voltage_max, "Upper bound of the relative voltage")

@@ -454,7 +454,8 @@ TEST(JacobianGradientCheck, GradientCheckCatchesAOnePercentError) {
 }
 
 // The activity-free DVFS cost: rows on and between calibrated clocks, below and above the
-// reference, at random interior points and with voltage fractions at 0 and 1.
+// reference, at random interior points and with voltage fractions at 0 and 1; relative and
+// absolute residuals.
 TEST(JacobianGradientCheck, VfCostEveryRowKind) {
   std::mt19937 rng(SeedFromTestName());
   std::uniform_real_distribution<double> u(0.05, 0.95);
@@ -473,13 +474,16 @@ TEST(JacobianGradientCheck, VfCostEveryRowKind) {
       rows.push_back(row);
     }
   }
-  const clocks_internal::VfCost cost(&rows, &curve, levels, workloads);
-  for (int trial = 0; trial < 4; ++trial) {
-    std::vector<double> s(levels - 1), coef = {40 * u(rng), 20 * u(rng)}, g(workloads);
-    for (double& x : s) x = trial == 2 ? 0.0 : trial == 3 ? 1.0 : u(rng);
-    for (double& x : g) x = 0.2 * u(rng);
-    const std::vector<std::string> bad = BadJacobianEntries(cost, {s, coef, g});
-    EXPECT_TRUE(bad.empty()) << "trial " << trial << ": " << bad.front();
+  for (const bool relative : {true, false}) {
+    const clocks_internal::VfCost cost(&rows, &curve, levels, workloads, relative);
+    for (int trial = 0; trial < 4; ++trial) {
+      std::vector<double> s(levels - 1), coef = {40 * u(rng), 20 * u(rng)}, g(workloads);
+      for (double& x : s) x = trial == 2 ? 0.0 : trial == 3 ? 1.0 : u(rng);
+      for (double& x : g) x = 0.2 * u(rng);
+      const std::vector<std::string> bad = BadJacobianEntries(cost, {s, coef, g});
+      EXPECT_TRUE(bad.empty()) << (relative ? "relative" : "absolute") << " trial " << trial << ": "
+                               << bad.front();
+    }
   }
 }
 

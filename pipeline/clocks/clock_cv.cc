@@ -1,6 +1,7 @@
 #include "clocks/clock_cv.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -66,7 +67,7 @@ double BestFixedClock(const std::map<std::string, std::vector<const ClockRun*>>&
 }
 
 ClockChoice ChooseClock(const VfModel& model, double g, const std::vector<const ClockRun*>& rows,
-                        const std::vector<double>& time_clocks) {
+                        const std::vector<double>& time_clocks, const ClockRun& anchor) {
   ClockChoice c;
   const ClockRun* r1 = RunAt(rows, time_clocks[0]);
   const ClockRun* r2 = RunAt(rows, time_clocks[1]);
@@ -83,6 +84,8 @@ ClockChoice ChooseClock(const VfModel& model, double g, const std::vector<const 
     k.predicted_w = held.power_w;
     k.predicted_time_s = c.t_mem_s + c.c_s_mhz / held.f_mhz;
     k.predicted_energy_j = k.predicted_w * k.predicted_time_s;
+    k.predicted_time_anchor_s = anchor.time_s * anchor.f_core_mhz / held.f_mhz;
+    k.predicted_energy_anchor_j = k.predicted_w * k.predicted_time_anchor_s;
     k.measured_energy_j = r->energy_j;
     k.measured_time_s = r->time_s;
     if (k.predicted_energy_j < best_e) {
@@ -118,6 +121,47 @@ ClockChoice ChooseClock(const VfModel& model, double g, const std::vector<const 
 }
 
 }  // namespace
+
+std::vector<EnergyAtClock> EnergyByClock(const std::vector<ClockChoice>& choices, double anchor_mhz,
+                                         EnergyAtClock* overall) {
+  // Sums of absolute relative errors: energy, energy (anchor time), time, time (anchor time).
+  std::map<double, std::array<double, 4>> sums;
+  std::map<double, int> counts;
+  std::array<double, 4> all = {0.0, 0.0, 0.0, 0.0};
+  int n = 0;
+  for (const ClockChoice& c : choices) {
+    for (const ClockCandidate& k : c.candidates) {
+      if (SameClock(k.f_requested_mhz, anchor_mhz)) continue;
+      const std::array<double, 4> e = {
+          std::abs(k.predicted_energy_j / k.measured_energy_j - 1.0),
+          std::abs(k.predicted_energy_anchor_j / k.measured_energy_j - 1.0),
+          std::abs(k.predicted_time_s / k.measured_time_s - 1.0),
+          std::abs(k.predicted_time_anchor_s / k.measured_time_s - 1.0)};
+      auto& s = sums[k.f_requested_mhz];
+      for (size_t i = 0; i < 4; ++i) {
+        s[i] += e[i];
+        all[i] += e[i];
+      }
+      ++counts[k.f_requested_mhz];
+      ++n;
+    }
+  }
+  auto make = [](double f, const std::array<double, 4>& s, int count) {
+    EnergyAtClock a;
+    a.f_requested_mhz = f;
+    a.points = count;
+    const double scale = count > 0 ? 100.0 / count : std::nan("");
+    a.energy_mape_pct = s[0] * scale;
+    a.energy_anchor_time_mape_pct = s[1] * scale;
+    a.time_mape_pct = s[2] * scale;
+    a.time_anchor_mape_pct = s[3] * scale;
+    return a;
+  };
+  std::vector<EnergyAtClock> out;
+  for (const auto& [f, s] : sums) out.push_back(make(f, s, counts.at(f)));
+  *overall = make(std::nan(""), all, n);
+  return out;
+}
 
 void RunTimeThroughTwo(double f1, double t1, double f2, double t2, double* t_mem_s,
                        double* c_s_mhz) {
@@ -235,7 +279,7 @@ ClockCvResult CrossValidateClocks(const ClockRunTable& table, const ClockCvOptio
         result.notes.push_back(fmt::format("'{}' lacks a run at a time clock: no clock chosen", w));
         continue;
       }
-      ClockChoice c = ChooseClock(model, g, rows, time_clocks);
+      ClockChoice c = ChooseClock(model, g, rows, time_clocks, *anchor);
       c.workload = w;
       c.fold = static_cast<int>(k);
       c.best_fixed_mhz = best_fixed;
@@ -257,6 +301,9 @@ ClockCvResult CrossValidateClocks(const ClockRunTable& table, const ClockCvOptio
     hi.push_back(c.highest_loss_pct);
     if (std::isfinite(c.best_fixed_loss_pct)) fixed.push_back(c.best_fixed_loss_pct);
   }
+  if (choose)
+    result.energy_by_clock =
+        EnergyByClock(result.choices, result.anchor_mhz, &result.energy_overall);
   result.mean_energy_loss_pct = Mean(e);
   result.mean_within_loss_pct = Mean(within);
   result.mean_edp_loss_pct = Mean(edp);

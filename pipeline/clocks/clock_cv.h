@@ -10,7 +10,11 @@
 //     P exceeds it; the clock of least E (and of least E x T) is chosen and scored against the
 //     measured energies: the energy lost against the true optimum, beside two fixed choices (the
 //     highest clock; the one clock best on average over the training workloads), and the same
-//     choice kept between the two timed clocks (no extrapolation of T).
+//     choice kept between the two timed clocks (no extrapolation of T);
+//   - energy at every clock from one clock's run: E(f) = P(f) T(f) against the measured energy
+//     at each requested clock (not the anchor), its MAPE per clock and overall, with T(f) from
+//     the two timed clocks and, beside it, from the anchor's run time alone (T(f) = T(anchor)
+//     f_anchor / f: all of the run scales with the core clock, CRISP's t_mem = 0).
 #pragma once
 
 #include <limits>
@@ -56,6 +60,19 @@ struct ClockCandidate {
   double predicted_energy_j = 0.0;
   double measured_energy_j = 0.0;
   double measured_time_s = 0.0;
+  // From the anchor's run time alone: T(anchor) f_anchor / f at the predicted clock.
+  double predicted_time_anchor_s = 0.0;
+  double predicted_energy_anchor_j = 0.0;
+};
+
+// The energy of the held-out workloads at one requested clock, predicted from the anchor.
+struct EnergyAtClock {
+  double f_requested_mhz = 0.0;
+  int points = 0;
+  double energy_mape_pct = 0.0;              // E = P T, T through the two timed clocks
+  double energy_anchor_time_mape_pct = 0.0;  // E = P T, T from the anchor's run time alone
+  double time_mape_pct = 0.0;                // T alone, through the two timed clocks
+  double time_anchor_mape_pct = 0.0;         // T alone, from the anchor's run time
 };
 
 struct ClockChoice {
@@ -86,7 +103,10 @@ struct ClockCvResult {
   std::vector<VfModel> fold_models;
   std::vector<ClockCvPoint> points;  // every held-out point, by fold then table order
   std::vector<ClockChoice> choices;  // empty without time clocks
-  std::vector<std::string> notes;    // workloads left unscored and why
+  // With time clocks: the energy at every requested clock but the anchor, and over them all.
+  std::vector<EnergyAtClock> energy_by_clock;
+  EnergyAtClock energy_overall;    // f_requested_mhz NaN
+  std::vector<std::string> notes;  // workloads left unscored and why
   double mape_pct = 0.0;
   double proportional_mape_pct = 0.0;
   double mean_energy_loss_pct = 0.0;
@@ -103,6 +123,11 @@ ClockCvResult CrossValidateClocks(const ClockRunTable& table, const ClockCvOptio
 
 // The requested clock nearest the middle of the table's range (the default anchor).
 double MiddleClock(const ClockRunTable& table);
+
+// The energy MAPE of `choices` at every requested clock but `anchor_mhz` (ascending), and over
+// them all (`overall`).
+std::vector<EnergyAtClock> EnergyByClock(const std::vector<ClockChoice>& choices, double anchor_mhz,
+                                         EnergyAtClock* overall);
 
 // T(f) = t_mem + c / f through two (f, T) points; t_mem and c are held >= 0 (a run time that
 // does not fall with the clock is all t_mem, one that falls faster than 1/f is all c / f).

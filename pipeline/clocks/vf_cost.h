@@ -2,8 +2,9 @@
 // tests/jacobian_gradient_check_test.cc can check its hand-written Jacobian with
 // ceres::GradientChecker. Internal to clocks/.
 //
-// One cost holds every row: residual_r = (P_model(w_r, f_r) - P_r) / P_r (relative, so that a
-// 50 W idle-ish run weighs as much as a 250 W one), with P_model of clocks/vf_model.h.
+// One cost holds every row: residual_r = (P_model(w_r, f_r) - P_r) / sigma_r with P_model of
+// clocks/vf_model.h and sigma_r = P_r (relative, so that a 50 W idle-ish run weighs as much as a
+// 250 W one) or 1 W (absolute: plain least squares in watts).
 // Parameter blocks: the voltage curve's fractions s (fit/cost_functions.h's VoltageCurve: v
 // non-decreasing, v = 1 at the reference, within [v_min, v_max] through box bounds), {a0, c},
 // and the activities g_w of every workload.
@@ -31,8 +32,8 @@ struct VfRow {
 class VfCost : public ceres::CostFunction {
  public:
   VfCost(const std::vector<VfRow>* rows, const fit_internal::VoltageCurve* curve, int num_levels,
-         int num_workloads)
-      : rows_(rows), curve_(curve), num_levels_(num_levels) {
+         int num_workloads, bool relative = true)
+      : rows_(rows), curve_(curve), num_levels_(num_levels), relative_(relative) {
     set_num_residuals(static_cast<int>(rows->size()));
     mutable_parameter_block_sizes()->push_back(std::max(num_levels - 1, 1));
     mutable_parameter_block_sizes()->push_back(2);
@@ -51,7 +52,7 @@ class VfCost : public ceres::CostFunction {
       const int k = row.level, k1 = std::min(row.level + 1, num_levels_ - 1);
       const double vr = (1.0 - row.t) * v[k] + row.t * v[k1];
       const double g = p[2][row.workload];
-      const double inv = 1.0 / row.power_w;
+      const double inv = relative_ ? 1.0 / row.power_w : 1.0;
       residuals[r] = (a0 * vr + c + vr * vr * row.f_mhz * g - row.power_w) * inv;
       if (jacobians == nullptr) continue;
       if (jacobians[0] != nullptr) {
@@ -79,6 +80,7 @@ class VfCost : public ceres::CostFunction {
   const std::vector<VfRow>* rows_;
   const fit_internal::VoltageCurve* curve_;
   int num_levels_;
+  bool relative_;
 };
 
 }  // namespace clocks_internal

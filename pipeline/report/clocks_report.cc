@@ -203,6 +203,52 @@ void DrawErrorByClock(const ClocksReportInput& in, const std::string& png, const
   RenderFigure("CV error by clock figure", png, svg, body);
 }
 
+void DrawEnergyErrorByClock(const ClocksReportInput& in, const std::string& png,
+                            const std::string& svg) {
+  const ClockCvResult& cv = *in.cv;
+  Series timed, anchor_only, power;
+  for (const EnergyAtClock& e : cv.energy_by_clock) {
+    timed.emplace_back(e.f_requested_mhz, e.energy_mape_pct);
+    anchor_only.emplace_back(e.f_requested_mhz, e.energy_anchor_time_mape_pct);
+  }
+  std::map<double, std::pair<double, int>> by;  // requested clock -> power error sum, n
+  for (const ClockCvPoint& p : cv.points) {
+    by[p.f_requested_mhz].first += 100.0 * std::abs(p.predicted_w - p.measured_w) / p.measured_w;
+    ++by[p.f_requested_mhz].second;
+  }
+  for (const auto& [f, a] : by) power.emplace_back(f, a.first / a.second);
+  double top = 1.0;  // room above the lines for the key
+  for (const Series* series : {&timed, &anchor_only, &power}) {
+    for (const auto& point : *series) top = std::max(top, point.second);
+  }
+  auto body = [&](Gnuplot* gp) {
+    *gp << "set title "
+        << GnuplotTitle(fmt::format("{}: energy per run at each clock, predicted from {:g} MHz",
+                                    in.title, cv.anchor_mhz))
+        << "\n";
+    *gp << "set xlabel 'Requested core clock (MHz)'\nset ylabel 'Mean absolute error (%)'\n";
+    *gp << "set yrange [0:" << 1.45 * top << "]\n";
+    *gp << "set key inside center top Left reverse box samplen 2\n";
+    Style(gp);
+    *gp << "set arrow from " << cv.anchor_mhz << ", graph 0 to " << cv.anchor_mhz
+        << ", graph 1 nohead dt 3 lc rgb '#666666'\n";
+    *gp << "plot '-' using 1:2 with linespoints lw 2.5 pt 7 lc rgb '" << SeriesColour(0)
+        << "' title "
+        << GnuplotString(fmt::format("energy, run time through the two timed clocks ({:.2f}%)",
+                                     cv.energy_overall.energy_mape_pct))
+        << ", \\\n  '-' using 1:2 with linespoints lw 2 dt 2 pt 5 lc rgb '" << SeriesColour(1)
+        << "' title "
+        << GnuplotString(fmt::format("energy, run time from the anchor alone ({:.2f}%)",
+                                     cv.energy_overall.energy_anchor_time_mape_pct))
+        << ", \\\n  '-' using 1:2 with linespoints lw 1.5 dt 3 pt 6 lc rgb '" << SeriesColour(2)
+        << "' title " << GnuplotString(fmt::format("power alone ({:.2f}%)", cv.mape_pct)) << "\n";
+    gp->send1d(timed);
+    gp->send1d(anchor_only);
+    gp->send1d(power);
+  };
+  RenderFigure("energy error by clock figure", png, svg, body);
+}
+
 void DrawEnergyPanels(const ClocksReportInput& in, const std::vector<std::string>& shown,
                       const std::string& png, const std::string& svg) {
   const std::map<std::string, std::string> names = ShortNameMap(*in.table);
@@ -213,10 +259,11 @@ void DrawEnergyPanels(const ClocksReportInput& in, const std::vector<std::string
       const auto it = std::find_if(in.cv->choices.begin(), in.cv->choices.end(),
                                    [&](const ClockChoice& c) { return c.workload == w; });
       if (it == in.cv->choices.end()) continue;
-      Series measured, predicted, chosen, optimum;
+      Series measured, predicted, anchor_only, chosen, optimum;
       for (const ClockCandidate& k : it->candidates) {
         measured.emplace_back(k.f_requested_mhz, k.measured_energy_j);
         predicted.emplace_back(k.f_requested_mhz, k.predicted_energy_j);
+        anchor_only.emplace_back(k.f_requested_mhz, k.predicted_energy_anchor_j);
         if (k.f_requested_mhz == it->chosen_mhz)
           chosen.emplace_back(k.f_requested_mhz, k.measured_energy_j);
         if (k.f_requested_mhz == it->optimum_mhz)
@@ -231,12 +278,15 @@ void DrawEnergyPanels(const ClocksReportInput& in, const std::vector<std::string
              "200\n";
       *gp << "plot '-' using 1:2 with linespoints pt 7 ps 0.8 lc rgb '#000000' title 'measured', "
           << "'-' using 1:2 with lines lw 2 lc rgb '" << SeriesColour(0) << "' title 'predicted', "
+          << "'-' using 1:2 with lines lw 1.5 dt 2 lc rgb '" << SeriesColour(3)
+          << "' title 'T from anchor alone', "
           << "'-' using 1:2 with points pt 8 ps 2.5 lw 2 lc rgb '" << SeriesColour(2)
           << "' title 'chosen', "
           << "'-' using 1:2 with points pt 6 ps 3 lw 2 lc rgb '" << SeriesColour(1)
           << "' title 'optimum'\n";
       gp->send1d(measured);
       gp->send1d(predicted);
+      gp->send1d(anchor_only);
       gp->send1d(chosen);
       gp->send1d(optimum);
     }
@@ -333,6 +383,8 @@ std::vector<std::string> StageClocksReport(const ClocksReportInput& in, OutputSe
           if (c.workload == w) with_choice.push_back(w);
         }
       }
+      draw(ClocksFigure{"energy_error_by_clock", "Energy error at each clock"},
+           [&](const std::string& p, const std::string& s) { DrawEnergyErrorByClock(in, p, s); });
       draw(ClocksFigure{"energy_vs_clock", "Energy across clocks"},
            [&](const std::string& p, const std::string& s) {
              DrawEnergyPanels(in, with_choice, p, s);

@@ -6,8 +6,11 @@
 //   figures/power_vs_clock      measured power and the CV prediction from the anchor clock, for
 //                               up to nine workloads from the best to the worst predicted;
 //   figures/cv_error_by_clock   the CV error at each clock, the model beside P proportional to f;
-//   figures/energy_vs_clock     measured and predicted energy, the chosen clock and the true
-//                               optimum (with run times);
+//   figures/energy_error_by_clock  the energy error at each clock predicted from the anchor,
+//                               run time through the two timed clocks and from the anchor alone,
+//                               beside the power's (with run times);
+//   figures/energy_vs_clock     measured and predicted energy (both run times), the chosen clock
+//                               and the true optimum (with run times);
 //   figures/idle_constant       the idle curve with both constant-power fits (with an idle curve).
 #pragma once
 

@@ -66,6 +66,42 @@ std::string ChoiceCsv(const ClockCvResult& cv) {
   return out;
 }
 
+// Every held-out workload at every requested clock but the anchor: power, run time and energy
+// per run predicted from the anchor (run time through the two timed clocks, and from the anchor's
+// run time alone) against the measured energy.
+std::string EnergyCsv(const ClockCvResult& cv) {
+  std::string out =
+      "workload,fold,f_core_requested_mhz,predicted_f_core_mhz,predicted_w,measured_time_s,"
+      "predicted_time_s,predicted_time_anchor_only_s,measured_energy_j,predicted_energy_j,"
+      "predicted_energy_anchor_only_j,energy_error_pct,energy_anchor_only_error_pct,"
+      "anchor_f_core_mhz\n";
+  for (const ClockChoice& c : cv.choices) {
+    for (const ClockCandidate& k : c.candidates) {
+      if (std::abs(k.f_requested_mhz - cv.anchor_mhz) < 1e-6) continue;
+      out += CsvField(c.workload) + "," + std::to_string(c.fold + 1) + "," + N(k.f_requested_mhz) +
+             "," + N(k.predicted_f_mhz) + "," + N(k.predicted_w) + "," + N(k.measured_time_s) +
+             "," + N(k.predicted_time_s) + "," + N(k.predicted_time_anchor_s) + "," +
+             N(k.measured_energy_j) + "," + N(k.predicted_energy_j) + "," +
+             N(k.predicted_energy_anchor_j) + "," +
+             N(100.0 * (k.predicted_energy_j / k.measured_energy_j - 1.0)) + "," +
+             N(100.0 * (k.predicted_energy_anchor_j / k.measured_energy_j - 1.0)) + "," +
+             N(cv.anchor_mhz) + "\n";
+    }
+  }
+  return out;
+}
+
+nlohmann::json EnergyJson(const EnergyAtClock& e) {
+  nlohmann::json j = nlohmann::json::object();
+  if (std::isfinite(e.f_requested_mhz)) j["f_core_requested_mhz"] = e.f_requested_mhz;
+  j["points"] = e.points;
+  j["energy_mape_pct"] = FiniteOrNull(e.energy_mape_pct);
+  j["energy_anchor_time_only_mape_pct"] = FiniteOrNull(e.energy_anchor_time_mape_pct);
+  j["time_mape_pct"] = FiniteOrNull(e.time_mape_pct);
+  j["time_anchor_only_mape_pct"] = FiniteOrNull(e.time_anchor_mape_pct);
+  return j;
+}
+
 // New workloads, each from its run at the anchor clock (else its first run): power at every
 // calibrated clock, and the clock the power limit holds.
 std::string PredictionsCsv(const VfModel& m, const ClockRunTable& table, double anchor_mhz) {
@@ -99,6 +135,7 @@ std::string PredictionsCsv(const VfModel& m, const ClockRunTable& table, double 
 nlohmann::json SummaryJson(const VfFitResult& fit, const ClockCvResult& cv) {
   nlohmann::json j = nlohmann::json::object();
   j["training_mape_pct"] = FiniteOrNull(fit.mape_pct);
+  j["fit_residuals"] = VfResidualsName(fit.residuals);
   j["training_converged"] = fit.converged;
   j["anchor_f_core_mhz"] = FiniteOrNull(cv.anchor_mhz);
   j["folds"] = cv.fold_workloads.size();
@@ -112,6 +149,11 @@ nlohmann::json SummaryJson(const VfFitResult& fit, const ClockCvResult& cv) {
     j["mean_edp_loss_pct"] = FiniteOrNull(cv.mean_edp_loss_pct);
     j["mean_highest_clock_loss_pct"] = FiniteOrNull(cv.mean_highest_loss_pct);
     j["mean_best_fixed_clock_loss_pct"] = FiniteOrNull(cv.mean_best_fixed_loss_pct);
+    j["energy_mape_pct"] = FiniteOrNull(cv.energy_overall.energy_mape_pct);
+    j["energy_anchor_time_only_mape_pct"] =
+        FiniteOrNull(cv.energy_overall.energy_anchor_time_mape_pct);
+    j["energy_by_clock"] = nlohmann::json::array();
+    for (const EnergyAtClock& e : cv.energy_by_clock) j["energy_by_clock"].push_back(EnergyJson(e));
   }
   j["notes"] = cv.notes;
   j["warnings"] = fit.warnings;
@@ -141,6 +183,7 @@ void to_json(nlohmann::json& j, const ClocksStageOptions& o) {
                                                           : nlohmann::json(o.cv.fit.reference_mhz);
   j["power_limit_w"] = std::isnan(o.cv.fit.power_limit_w) ? nlohmann::json(nullptr)
                                                           : nlohmann::json(o.cv.fit.power_limit_w);
+  j["fit_residuals"] = VfResidualsName(o.cv.fit.residuals);
   j["voltage_min"] = o.cv.fit.voltage_min;
   j["voltage_max"] = o.cv.fit.voltage_max;
   j["figures"] = o.figures;
@@ -192,6 +235,9 @@ ClocksStageReport RunClocksStage(const ClocksStageOptions& o) {
     outputs.StageText(dir + "/clock_choice.csv", ChoiceCsv(cv));
     files.push_back(
         {"the clock chosen for each held-out workload, scored", dir + "/clock_choice.csv"});
+    outputs.StageText(dir + "/energy_at_clocks.csv", EnergyCsv(cv));
+    files.push_back({"each held-out workload's energy at every clock, predicted from the anchor",
+                     dir + "/energy_at_clocks.csv"});
   }
   if (idle) {
     outputs.StageText(dir + "/idle_constant.json", DumpJson(nlohmann::json(*idle)));
@@ -236,6 +282,11 @@ ClocksStageReport RunClocksStage(const ClocksStageOptions& o) {
         "best fixed clock {:.2f}%) over {} workloads\n",
         cv.mean_energy_loss_pct, cv.mean_within_loss_pct, cv.mean_highest_loss_pct,
         cv.mean_best_fixed_loss_pct, cv.choices.size());
+    report.summary += fmt::format(
+        "energy at every clock from {:g} MHz: MAPE {:.2f}% (run time from the anchor alone "
+        "{:.2f}%) over {} points\n",
+        cv.anchor_mhz, cv.energy_overall.energy_mape_pct,
+        cv.energy_overall.energy_anchor_time_mape_pct, cv.energy_overall.points);
   }
   if (idle) {
     report.summary += fmt::format(

@@ -6,7 +6,8 @@
 //
 // out_dir receives: vf_model.json, voltages.csv (f_core_mhz,v_rel), training_fit.csv,
 // cv_predictions.csv (workload,f_core_mhz,measured_w,predicted_w,...), clock_choice.csv (with
-// --time-clocks), idle_constant.json (with --idle), predictions.csv (with --predict),
+// --time-clocks), energy_at_clocks.csv (with --time-clocks: energy per run at every clock from
+// the anchor), idle_constant.json (with --idle), predictions.csv (with --predict),
 // clocks_summary.json, index.html, index.md, figures/ and provenance/.
 #pragma once
 
@@ -29,7 +30,7 @@ struct ClocksStageOptions {
   std::string predict_path;             // --predict: new workloads measured at one clock
   bool figures = true;                  // --no-figures clears it
   ClockCvOptions cv;  // --anchor-mhz, --time-clocks, --folds, --seed, --reference-mhz,
-                      // --power-limit-w, --voltage-min, --voltage-max
+                      // --power-limit-w, --voltage-min, --voltage-max, --fit-residuals
 
   // OptionError naming the flag.
   void Check() const;
