@@ -309,5 +309,47 @@ TEST_F(OwnH100WhatIf, RefusalsNameTheRouteAndWriteNothing) {
                          1, {"--what-if-out"}, {out});
 }
 
+// --vf-curve: a wattcal-clocks vf_model.json gives the curve (named in every row); one whose
+// reference clock is not the model's is refused by name.
+TEST_F(OwnH100WhatIf, AVfModelFileGivesTheCurveWhenItsReferenceIsTheModels) {
+  ASSERT_EQ(calibrate_->exit_code, 0) << calibrate_->output;
+  auto vf_model = [&](double reference, const std::string& name) {
+    nlohmann::json j = {{"format", "wattcal-vf-model"},
+                        {"reference_mhz", reference},
+                        {"static_w", 100.0},
+                        {"constant_w", 0.0},
+                        {"voltages",
+                         {{{"f_core_mhz", 1200.0}, {"v_rel", 0.8}},
+                          {{"f_core_mhz", 1600.0}, {"v_rel", 0.9}},
+                          {{"f_core_mhz", reference}, {"v_rel", 1.0}}}}};
+    return testing::WriteFile(*dir_ + "/" + name, j.dump(2));
+  };
+  const std::string good = vf_model(1980.0, "vf_1980.json");
+  const std::string what_if = *dir_ + "/vf_what_if.csv", out = *dir_ + "/vf_apps.csv";
+  const testing::CommandResult r =
+      RunStage("wattcal-predict",
+               {"--model", *dir_ + "/model.json", "--capture", kApps, "--gpu", kH100, "--out", out,
+                "--vf-curve", good, "--at-clock", "1410", "--what-if-out", what_if});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("wattcal-clocks' voltages in " + good), std::string::npos) << r.output;
+  int clock_rows = 0;
+  for (const auto& row : CsvRows(what_if)) {
+    EXPECT_EQ(row.at("vf_source"), "vf_model:" + good);
+    if (row.at("setting") != "clock" || row.at("workload") != "sort") continue;
+    ++clock_rows;
+    // sort at 1410 MHz on v = 0.85: less power than at 1980 MHz, more time.
+    EXPECT_NEAR(std::stod(row.at("f_core_mhz")), 1410.0, 1e-6);
+    EXPECT_LT(std::stod(row.at("power_change_pct")), -10.0);
+    EXPECT_GT(std::stod(row.at("time_change_pct")), 0.0);
+  }
+  EXPECT_EQ(clock_rows, 1);
+  const std::string other = vf_model(1410.0, "vf_1410.json");
+  testing::ExpectRefused(
+      RunStage("wattcal-predict", {"--model", *dir_ + "/model.json", "--capture", kApps, "--gpu",
+                                   kH100, "--out", out + ".2", "--vf-curve", other, "--at-clock",
+                                   "1300", "--what-if-out", what_if + ".2"}),
+      2, {other, "reference_mhz", "1410 MHz"}, {out + ".2", what_if + ".2"});
+}
+
 }  // namespace
 }  // namespace wattcal
