@@ -4,7 +4,9 @@
 //                   [--mode dvfs|fixed] [--breakdown]
 //   wattcal-predict --model MODEL.json --capture DIR [--capture DIR ...] --gpu DESC.json
 //                   --out APPS.csv [--breakdown-out BREAKDOWN.csv] [--power-limit-w W]
-//                   [--allow-other-gpu]
+//                   [--allow-other-gpu] [--at-clock MHZ,...] [--at-power-limit W,...]
+//                   [--what-if-out WHAT_IF.csv] [--max-slowdown-pct P] [--vf-curve VF.json]
+//                   [--crisp-counters CRISP.csv]
 //   wattcal-predict --model ACCELWATTCH.json --activity ACT.csv --out PRED.csv
 //                   [--f-core-mhz F,...] [--f-mem-mhz F,...] [--active-sms K,...]
 //                   [--lanes-per-warp Y,...] [--breakdown]

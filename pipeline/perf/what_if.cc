@@ -174,9 +174,10 @@ std::vector<WhatIfRow> PredictWhatIf(const PowerModel& model, const VfCurve& cur
       const double settled = SettleClockMhz(on_curve, floor_mhz, curve.reference_mhz(), limit);
       if (!std::isfinite(settled)) {
         throw OptionError(fmt::format(
-            "--at-power-limit {} W lies below what {} draws even at {:.0f} MHz ({:.1f} W: its "
-            "static and memory power, on the curve held at its lowest point, {:.0f} MHz): no clock "
-            "meets that cap",
+            "--at-power-limit {} W lies below what {} draws even at {:.0f} MHz, the lowest clock "
+            "searched ({:.1f} W: its static and memory power and what is left of its dynamic "
+            "power there, on the curve held at its lowest point, {:.0f} MHz): no clock meets that "
+            "cap",
             limit, app.app.workload, floor_mhz, on_curve(floor_mhz), curve.lowest_mhz()));
       }
       WhatIfRow r = RowAt(model, curve, app, base, time, settled);
