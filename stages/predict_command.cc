@@ -4,7 +4,9 @@
 //                   [--mode dvfs|fixed] [--breakdown]
 //   wattcal-predict --model MODEL.json --capture DIR [--capture DIR ...] --gpu DESC.json
 //                   --out APPS.csv [--breakdown-out BREAKDOWN.csv] [--power-limit-w W]
-//                   [--allow-other-gpu]
+//                   [--allow-other-gpu] [--at-clock MHZ,...] [--at-power-limit W,...]
+//                   [--what-if-out WHAT_IF.csv] [--max-slowdown-pct P] [--vf-curve VF.json]
+//                   [--crisp-counters CRISP.csv]
 //   wattcal-predict --model ACCELWATTCH.json --activity ACT.csv --out PRED.csv
 //                   [--f-core-mhz F,...] [--f-mem-mhz F,...] [--active-sms K,...]
 //                   [--lanes-per-warp Y,...] [--breakdown]
@@ -55,6 +57,34 @@ int PredictCommand(int argc, char** argv) {
                "With --capture: predict although the model or --gpu is of another GPU than the "
                "one the capture was recorded on (refused by default); every row is then flagged "
                "other_gpu");
+  app.add_option("--at-clock", o.at_clock_mhz,
+                 "With --capture: what if each workload ran at these core clocks, MHz (comma "
+                 "separated): power along the V-F curve, run time, energy and their change against "
+                 "the run as recorded, into --what-if-out")
+      ->delimiter(',');
+  app.add_option("--at-power-limit", o.at_power_limit_w,
+                 "With --capture: what if the board's power limit were these, W (comma "
+                 "separated): the clock where the predicted power meets each, and the power, run "
+                 "time and energy there, into --what-if-out")
+      ->delimiter(',');
+  app.add_option("--what-if-out", o.what_if_out_path,
+                 "With --at-clock / --at-power-limit: the what-if CSV (workload, setting, "
+                 "f_core_mhz, predicted_w, run_time_s, energy_j, changes in %, time model, V-F "
+                 "curve source, flags)")
+      ->check(OutputFile());
+  app.add_option("--max-slowdown-pct", o.max_slowdown_pct,
+                 "With the what-ifs: flag, per workload, the setting of least energy whose run "
+                 "time is within this % of the recorded run's (least_energy_within_<P>pct)")
+      ->check(CLI::Range(0.0, 1000.0));
+  app.add_option("--vf-curve", o.vf_curve_path,
+                 "With --capture: the core V-F curve from a wattcal-clocks vf_model.json (its "
+                 "reference clock must be the model's) instead of the model's own")
+      ->check(CLI::ExistingFile);
+  app.add_option("--crisp-counters", o.crisp_counters_path,
+                 "With the what-ifs: CRISP counters per workload (kernel = workload name; "
+                 "wattcal-perf's format) for the run time at other clocks; without them, CRISP Eq. "
+                 "2 with the memory share from the counters")
+      ->check(CLI::ExistingFile);
   app.add_option("--out", o.out_path, "Predictions CSV to write")->check(OutputFile())->required();
   AddEnumOption(&app, "--mode", &o.mode, {PredictMode::kDvfs, PredictMode::kFixed}, PredictModeName,
                 "dvfs: at each row's V-F pair, or at every pair of the model when the "

@@ -146,7 +146,7 @@ std::vector<AppActivity> CaptureReport::Workloads() const {
   struct Sums {
     std::set<std::pair<std::string, int64_t>> exports;  // (file, line) of each counted export
     std::vector<double> util_time;                      // sum of U x kernel time
-    double time_s = 0.0, energy_j = 0.0, measured_s = 0.0;
+    double time_s = 0.0, energy_j = 0.0, measured_s = 0.0, duration_s = 0.0;
     bool measured = true;
     uint32_t flags = 0;
   };
@@ -163,6 +163,7 @@ std::vector<AppActivity> CaptureReport::Workloads() const {
     AppActivity& a = apps[it->second];
     Sums& s = sums[it->second];
     ++a.windows;
+    s.duration_s += w.energy.end_s - w.energy.start_s;
     if (s.exports.insert({w.counters_path, w.counters_line}).second) {
       s.time_s += w.counters_time_s;
       for (size_t j = 0; j < w.utilisations.size(); ++j)
@@ -181,6 +182,7 @@ std::vector<AppActivity> CaptureReport::Workloads() const {
     AppActivity& a = apps[i];
     const Sums& s = sums[i];
     a.kernel_time_s = s.time_s;
+    if (s.duration_s > 0.0) a.duration_s = s.duration_s;
     if (s.exports.size() > 1 && s.time_s > 0.0) {
       for (size_t j = 0; j < a.util_frac.size(); ++j) a.util_frac[j] = s.util_time[j] / s.time_s;
     }

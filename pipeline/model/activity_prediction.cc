@@ -103,6 +103,10 @@ std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const C
       p.capped_f_core_mhz = capped.f_core_mhz;
       std::vector<std::string> flags = ExtrapolationFlags(model, u.data(), p.uncapped_w);
       flags.insert(flags.begin(), clock_flags.begin(), clock_flags.end());
+      if (p.capped && model.vf_curve.known() && p.capped_f_core_mhz < model.vf_curve.lowest_mhz()) {
+        flags.insert(flags.begin(), fmt::format("{}:{:.0f}MHz", kPredictionFlagBelowCurve,
+                                                model.vf_curve.lowest_mhz()));
+      }
       if (p.capped) flags.insert(flags.begin(), kPredictionFlagCapped);
       p.flags = JoinFlags(flags);
       p.extrapolation_note = ExtrapolationMessage(model, p.benchmark, u.data(), p.uncapped_w);

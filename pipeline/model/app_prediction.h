@@ -29,6 +29,8 @@ struct AppActivity {
   std::string measured_flags;
   // Windows the workload was recorded in.
   int windows = 0;
+  // The run's duration: its windows' summed duration, s (NaN when unknown).
+  double duration_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct AppPrediction {

@@ -348,12 +348,30 @@ class JsonModelReader : public JsonFieldReader {
       }
     }
     if (root_.contains("coefficient_ci95")) ReadCoefficientCi(model);
+    if (root_.contains("vf_curve")) ReadVfCurve(model);
     if (root_.contains("training_notes")) {
       const Json& notes = Array(root_, "", "training_notes", -1);
       for (size_t i = 0; i < notes.size(); ++i) {
         if (!notes[i].is_string()) Fail(fmt::format("training_notes[{}]", i), "expected a string");
         model->training_notes.push_back(notes[i].get<std::string>());
       }
+    }
+  }
+
+  // vf_curve (model/vf_curve.h): optional; a well-formed curve ending at the core's default clock.
+  void ReadVfCurve(PowerModel* model) const {
+    const Json& c = Get(root_, "", "vf_curve");
+    VfCurve& curve = model->vf_curve;
+    curve.levels_mhz = Numbers(Get(c, "vf_curve", "levels_mhz"), "vf_curve.levels_mhz", -1);
+    curve.v_rel = Numbers(Get(c, "vf_curve", "v_rel"), "vf_curve.v_rel",
+                          static_cast<int64_t>(curve.levels_mhz.size()));
+    curve.source = String(c, "vf_curve", "source");
+    const std::string problem = curve.Problem();
+    if (!problem.empty()) Fail("vf_curve", problem);
+    if (curve.reference_mhz() != model->layout.domains[0].default_freq_mhz) {
+      Fail("vf_curve.levels_mhz",
+           fmt::format("the curve must end at the core's default clock {} MHz, not {} MHz",
+                       model->layout.domains[0].default_freq_mhz, curve.reference_mhz()));
     }
   }
 
@@ -482,6 +500,15 @@ void to_json(nlohmann::ordered_json& j, const PowerModel& model) {
     // Each interval is [lo, hi] (2.5% and 97.5% bootstrap percentiles), in the coefficients'
     // order and units; component_w_per_mhz in layout order.
     j["coefficient_ci95"] = model.coefficient_ci95;
+  }
+  if (model.vf_curve.known()) {
+    OrderedJson curve;
+    curve["levels_mhz"] = model.vf_curve.levels_mhz;
+    curve["v_rel"] = model.vf_curve.v_rel;
+    curve["f_min_mhz"] = model.vf_curve.lowest_mhz();
+    curve["f_max_mhz"] = model.vf_curve.reference_mhz();
+    curve["source"] = model.vf_curve.source;
+    j["vf_curve"] = curve;
   }
   // Derived from the fields above, for readers of the file (never read back): per component,
   // W at full use at the default pair, its interval, how far training reached, and flags.

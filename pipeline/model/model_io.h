@@ -25,6 +25,8 @@ inline constexpr const char* kModelJsonFormat = "wattcal-power-model";
 //     when known),
 //   training_notes: [sentences: flagged rows left out, unidentifiable rows],
 //   coefficient_ci95 (with --bootstrap),
+//   vf_curve: {levels_mhz, v_rel, f_min_mhz, f_max_mhz, source} (model/vf_curve.h; only when
+//     known; f_min_mhz and f_max_mhz are written for readers, not read back),
 //   component_trust: [{component, full_use_w, full_use_w_ci95, trained_up_to_frac, flags}, ...]
 //     (model/component_trust.h; derived, written for readers, never read back),
 //   fit: {every FitReport field under its own name}.

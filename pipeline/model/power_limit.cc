@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/vf_curve.h"
+
 namespace wattcal {
 
 CappedPower ApplyPowerLimit(const PowerModel& model, const double* util_frac,
@@ -22,27 +24,23 @@ CappedPower ApplyPowerLimit(const PowerModel& model, const double* util_frac,
 
 double CapCoreFrequencyMhz(const PowerModel& model, const double* util_frac, const double* freq_mhz,
                            double power_limit_w) {
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  // Bisection stops when the bracket is this narrow, MHz.
-  constexpr double kToleranceMhz = 0.01;
   const std::vector<double>& levels = model.freq_levels_mhz[0];
-  if (levels.size() < 2) return kNaN;  // no V-F curve to move along (fixed model)
+  if (levels.size() < 2) {
+    // A fixed model: along its V-F curve (TPDS Eq. 4 with the curve's v), when it has one.
+    const VfCurve& curve = model.vf_curve;
+    if (!curve.known()) return std::numeric_limits<double>::quiet_NaN();
+    auto on_curve = [&](double f_core) { return PowerOnCurve(model, curve, util_frac, f_core); };
+    return SettleClockMhz(on_curve, kSettleSearchFloorFraction * curve.reference_mhz(),
+                          std::min(freq_mhz[0], curve.reference_mhz()), power_limit_w);
+  }
   std::vector<double> f(freq_mhz, freq_mhz + model.layout.num_domains());
   // P along the core V-F curve (TPDS Eq. 4 with v_core(f) interpolated between levels).
   auto power_at = [&](double f_core) {
     f[0] = f_core;
     return model.Predict(util_frac, f.data());
   };
-  double hi = std::min(freq_mhz[0], levels.back());
-  double lo = levels.front();
-  if (power_at(hi) <= power_limit_w) return hi;
-  if (power_at(lo) > power_limit_w) return kNaN;
-  while (hi - lo > kToleranceMhz) {
-    const double mid = 0.5 * (lo + hi);
-    (power_at(mid) > power_limit_w ? hi : lo) = mid;
-  }
-  // The highest clock (to the tolerance) whose power is within the limit.
-  return std::floor(lo / kToleranceMhz) * kToleranceMhz;
+  return SettleClockMhz(power_at, levels.front(), std::min(freq_mhz[0], levels.back()),
+                        power_limit_w);
 }
 
 double EffectivePowerLimitW(double option_w, double corpus_w, double model_w) {

@@ -13,6 +13,7 @@
 // level and the row's clock.
 #pragma once
 
+#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
@@ -36,6 +37,10 @@ inline constexpr const char* kPredictionFlagOtherGpu = "other_gpu";
 // "clock_beyond_model:<domain>": the row's own clock lies outside the model's frequency levels,
 // and it was predicted at the model's reference clock instead (wattcal-predict --mode fixed).
 inline constexpr const char* kPredictionFlagClockBeyondModel = "clock_beyond_model";
+
+// "below_curve:<lowest>MHz": the cap settles below the lowest clock of the model's vf_curve,
+// where the curve's voltage is held at its lowest point (model/vf_curve.h).
+inline constexpr const char* kPredictionFlagBelowCurve = "below_curve";
 
 // A utilisation U_i is beyond training when U_i > kUtilBeyondTrainingFactor * max_train_i +
 // kUtilBeyondTrainingMargin; a power P is when P > kPowerBeyondTrainingFactor * max_train_P.
@@ -62,10 +67,20 @@ CappedPower ApplyPowerLimit(const PowerModel& model, const double* util_frac,
 
 // The core clock f* (MHz) on the model's V-F curve where P(U, f*, f_mem) = `power_limit_w`,
 // searched between the lowest estimated core level and freq_mhz[0] (to 0.01 MHz). Returns
-// freq_mhz[0] when P there is within the limit, and NaN for a model with a single core level
-// or when P at the lowest level already exceeds the limit.
+// freq_mhz[0] when P there is within the limit, and NaN when P at the lowest level already
+// exceeds the limit. A model with a single core level moves along its vf_curve (model/vf_curve.h)
+// instead, from freq_mhz[0] (its reference) down to SettleSearchFloorMhz; NaN without a curve.
 double CapCoreFrequencyMhz(const PowerModel& model, const double* util_frac, const double* freq_mhz,
                            double power_limit_w);
+
+// The highest clock in [lo_mhz, hi_mhz] (to 0.01 MHz) whose `power_at(f)` is within the limit,
+// by bisection (power non-decreasing in f): hi_mhz when P(hi) is within it, NaN when P(lo) is not.
+template <typename PowerAt>
+double SettleClockMhz(const PowerAt& power_at, double lo_mhz, double hi_mhz, double power_limit_w);
+
+// Along a vf_curve a cap may settle below the curve's lowest clock (v held there, flagged): the
+// search stops at this fraction of the reference clock.
+inline constexpr double kSettleSearchFloorFraction = 0.2;
 
 // The limit that applies: `option_w` when > 0 (--power-limit-w), else the corpus's when
 // finite, else the model's; NaN when none is known.
@@ -95,5 +110,20 @@ std::string JoinFlags(const std::vector<std::string>& flags);
 // One warning for the predictions beyond the training range, from their ExtrapolationMessage
 // notes (empty ones skipped): the count, the rule, and the first 10 notes; "" when none.
 std::string ExtrapolationWarningFromNotes(const std::vector<std::string>& notes);
+
+template <typename PowerAt>
+double SettleClockMhz(const PowerAt& power_at, double lo_mhz, double hi_mhz, double power_limit_w) {
+  // Bisection stops when the bracket is this narrow, MHz.
+  constexpr double kToleranceMhz = 0.01;
+  double hi = hi_mhz, lo = lo_mhz;
+  if (power_at(hi) <= power_limit_w) return hi;
+  if (power_at(lo) > power_limit_w) return std::numeric_limits<double>::quiet_NaN();
+  while (hi - lo > kToleranceMhz) {
+    const double mid = 0.5 * (lo + hi);
+    (power_at(mid) > power_limit_w ? hi : lo) = mid;
+  }
+  // The highest clock (to the tolerance) whose power is within the limit.
+  return std::floor(lo / kToleranceMhz) * kToleranceMhz;
+}
 
 }  // namespace wattcal

@@ -73,6 +73,27 @@ struct CoefficientCi {
   bool known() const { return bootstrap_replicates > 0; }
 };
 
+// The core voltage-frequency curve a what-if moves along (model/vf_curve.h: where it comes
+// from, how power follows it).
+struct VfCurve {
+  // Core clocks, MHz, ascending; the last is the reference clock (v = 1).
+  std::vector<double> levels_mhz;
+  // v at each level, relative to the reference clock's voltage; non-decreasing, last = 1.
+  std::vector<double> v_rel;
+  // One sentence: where the curve came from (file, rows or windows, method).
+  std::string source;
+
+  bool known() const { return levels_mhz.size() >= 2; }
+  double lowest_mhz() const { return levels_mhz.empty() ? 0.0 : levels_mhz.front(); }
+  double reference_mhz() const { return levels_mhz.empty() ? 0.0 : levels_mhz.back(); }
+  // v(f): linear between levels, held at the lowest level's value below it (the voltage floor,
+  // as wattcal-clocks' VfModel), NaN above the reference clock.
+  double VoltageAt(double f_mhz) const;
+  // "" when the curve is well formed: >= 2 levels, ascending, v in (0, 1], non-decreasing,
+  // v = 1 at the last level; else the first broken rule.
+  std::string Problem() const;
+};
+
 struct PowerModel {
   static constexpr int kFormatVersion = 1;
 
@@ -100,6 +121,9 @@ struct PowerModel {
   std::vector<std::string> training_notes;
   // Bootstrap confidence intervals of the coefficients; empty unless --bootstrap N > 0.
   CoefficientCi coefficient_ci95;
+  // The core V-F curve for what-ifs at other clocks or caps (model/vf_curve.h); empty when the
+  // training data held none (a fixed model without capped rows).
+  VfCurve vf_curve;
   // Training file the model came from (informational). A model carried to another GPU or node
   // (port/) appends kPortedMarker or kScaledMarker and keeps its base fit's FitReport: its
   // training statistics are the base model's, not its own (Derived()).

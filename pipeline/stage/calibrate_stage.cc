@@ -13,6 +13,7 @@
 #include "fit/training_rows.h"
 #include "io/corpus_io.h"
 #include "model/model_io.h"
+#include "model/vf_curve.h"
 #include "model/model_summary.h"
 #include "util/errors.h"
 #include "util/logging.h"
@@ -193,6 +194,14 @@ CalibrateStageReport RunCalibrateStage(const CalibrateStageOptions& o) {
   PowerModel model = Calibrate(train, options);
   model.training_notes.insert(model.training_notes.end(), identifiability.begin(),
                               identifiability.end());
+  // A fixed model's V-F curve from the rows the power cap held below the reference clock
+  // (model/vf_curve.h), for what-ifs at other clocks and caps.
+  std::string curve_note;
+  model.vf_curve = FitVfCurveFromCappedRows(model, train, o.train_path, &curve_note);
+  if (model.vf_curve.known()) {
+    LogInfo(curve_note);
+    model.training_notes.push_back(curve_note);
+  }
 
   CalibrateStageReport report;
   OutputSet outputs;

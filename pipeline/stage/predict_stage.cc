@@ -12,6 +12,7 @@
 #include "accelwattch/component_table.h"
 #include "accelwattch/power_model.h"
 #include "accelwattch/scaling_model.h"
+#include "clocks/vf_model.h"
 #include "ingest/capture.h"
 #include "ingest/capture_gpu.h"
 #include "io/gpu_description.h"
@@ -20,6 +21,8 @@
 #include "model/app_prediction.h"
 #include "model/model_io.h"
 #include "model/power_limit.h"
+#include "model/vf_curve.h"
+#include "perf/what_if.h"
 #include "util/csv_field.h"
 #include "util/errors.h"
 #include "util/json_file.h"
@@ -201,10 +204,85 @@ std::string ModelGpuMismatch(const PowerModel& model, const PredictStageOptions&
   return "";
 }
 
+// --vf-curve: a wattcal-clocks vf_model.json's voltages up to its reference clock, which must be
+// the model's reference core clock (InputError naming the file otherwise).
+VfCurve CurveFromVfModel(const std::string& path, const PowerModel& model) {
+  const VfModel vf = VfModelFromJson(ReadJsonFile(path, "V-F model"), path);
+  const double reference = model.layout.domains[0].default_freq_mhz;
+  if (vf.reference_mhz != reference) {
+    throw InputError(path, 0, "reference_mhz",
+                     fmt::format("the curve's reference clock is {} MHz, the model's core clock {} "
+                                 "MHz: a curve of another GPU or setting",
+                                 vf.reference_mhz, reference));
+  }
+  VfCurve curve;
+  for (size_t i = 0; i < vf.clocks_mhz.size() && vf.clocks_mhz[i] <= reference; ++i) {
+    curve.levels_mhz.push_back(vf.clocks_mhz[i]);
+    curve.v_rel.push_back(vf.v_rel[i]);
+  }
+  const std::string problem = curve.Problem();
+  if (!problem.empty()) throw InputError(path, 0, "voltages", problem);
+  curve.source =
+      fmt::format("wattcal-clocks' voltages in {} ({} clocks, {:.0f} to {:.0f} MHz)", path,
+                  curve.levels_mhz.size(), curve.lowest_mhz(), curve.reference_mhz());
+  return curve;
+}
+
+bool WantsWhatIf(const PredictStageOptions& o) {
+  return !o.at_clock_mhz.empty() || !o.at_power_limit_w.empty();
+}
+
+// Each measured workload's time-weighted core clock over its benchmark windows, MHz.
+std::map<std::string, double> MeasuredClocks(const CaptureReport& capture) {
+  std::map<std::string, std::pair<double, double>> sums;  // f x s, s
+  for (const CaptureWindow& w : capture.windows) {
+    if (w.kind != "benchmark" || !std::isfinite(w.energy.f_core_mhz) ||
+        !(w.energy.duration_s > 0.0))
+      continue;
+    sums[w.workload].first += w.energy.f_core_mhz * w.energy.duration_s;
+    sums[w.workload].second += w.energy.duration_s;
+  }
+  std::map<std::string, double> out;
+  for (const auto& [workload, s] : sums) out[workload] = s.first / s.second;
+  return out;
+}
+
+// --at-clock / --at-power-limit: the what-if table, staged in `outputs` with its provenance.
+void StageWhatIf(const PredictStageOptions& o, const PowerModel& model,
+                 const CaptureReport& capture, const std::vector<AppPrediction>& rows,
+                 double limit_w, const std::vector<std::string>& inputs,
+                 nlohmann::json manifest_options, OutputSet* outputs) {
+  WhatIfSettings settings;
+  settings.clocks_mhz = o.at_clock_mhz;
+  settings.limits_w = o.at_power_limit_w;
+  settings.board_limit_w = limit_w;
+  if (o.max_slowdown_pct >= 0.0) settings.max_slowdown_pct = o.max_slowdown_pct;
+  if (!o.crisp_counters_path.empty()) settings.crisp = ReadCrispCounters(o.crisp_counters_path);
+  settings.measured_f_core_mhz = MeasuredClocks(capture);
+  const VfCurve curve = CoreCurveOf(model);
+  const std::vector<WhatIfRow> what_if = PredictWhatIf(model, curve, rows, settings);
+  LogInfo("what-if V-F curve: " + curve.source);
+  manifest_options["vf_curve_source"] = curve.source;
+  manifest_options["at_clock_mhz"] = o.at_clock_mhz;
+  manifest_options["at_power_limit_w"] = o.at_power_limit_w;
+  if (o.max_slowdown_pct >= 0.0) manifest_options["max_slowdown_pct"] = o.max_slowdown_pct;
+  std::vector<std::string> what_if_inputs = inputs;
+  if (!o.vf_curve_path.empty()) what_if_inputs.push_back(o.vf_curve_path);
+  if (!o.crisp_counters_path.empty()) what_if_inputs.push_back(o.crisp_counters_path);
+  const std::string label = !o.vf_curve_path.empty()
+                                ? "vf_model:" + o.vf_curve_path
+                                : (model.vf_curve.known() ? "model_vf_curve:" + o.model_path
+                                                          : "model_voltages:" + o.model_path);
+  outputs->StageText(o.what_if_out_path, WhatIfToCsv(what_if, label));
+  outputs->StageProvenance(o.what_if_out_path, "predict", what_if_inputs, manifest_options,
+                           "what_if");
+}
+
 // --capture: the applications' workloads from their counters, predicted at the model's
 // reference pair, with their measured power where the capture has a log.
 PredictStageReport RunCapture(const PredictStageOptions& o) {
-  const PowerModel model = ReadModel(o.model_path);
+  PowerModel model = ReadModel(o.model_path);
+  if (!o.vf_curve_path.empty()) model.vf_curve = CurveFromVfModel(o.vf_curve_path, model);
   const GpuDescription gpu = ReadGpuDescription(o.gpu_path);
   CaptureOptions capture_options;
   capture_options.require_power_log = false;
@@ -259,6 +337,8 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
     outputs.StageProvenance(o.breakdown_out_path, "predict", inputs, manifest_options,
                             "apps_breakdown");
   }
+  if (WantsWhatIf(o))
+    StageWhatIf(o, model, capture, rows, limit_w, inputs, manifest_options, &outputs);
   outputs.Commit();
   PredictStageReport report;
   report.written = outputs.Outputs();
@@ -319,8 +399,32 @@ void PredictStageOptions::Check() const {
           "(use --breakdown-out FILE), --default-core-mhz, --default-mem-mhz and the AccelWattch "
           "what-ifs do not apply");
     }
+    const bool what_if = !at_clock_mhz.empty() || !at_power_limit_w.empty();
+    if (what_if != !what_if_out_path.empty()) {
+      throw OptionError(
+          "--at-clock / --at-power-limit and --what-if-out FILE go together (the what-if table "
+          "is written there)");
+    }
+    if (!what_if && (max_slowdown_pct >= 0.0 || !crisp_counters_path.empty())) {
+      throw OptionError(
+          "--max-slowdown-pct and --crisp-counters go with --at-clock or --at-power-limit");
+    }
+    for (double f : at_clock_mhz) {
+      if (!(f > 0.0 && f <= 10000.0))
+        throw OptionError(fmt::format("--at-clock {} must lie in (0, 10000] MHz", f));
+    }
+    for (double w : at_power_limit_w) {
+      if (!(w > 0.0 && w <= 10000.0))
+        throw OptionError(fmt::format("--at-power-limit {} must lie in (0, 10000] W", w));
+    }
   } else {
     if (activity_path.empty()) throw OptionError("--activity (or --capture) is required");
+    if (!at_clock_mhz.empty() || !at_power_limit_w.empty() || !what_if_out_path.empty() ||
+        !vf_curve_path.empty() || max_slowdown_pct >= 0.0 || !crisp_counters_path.empty()) {
+      throw OptionError(
+          "--at-clock, --at-power-limit, --what-if-out, --vf-curve, --max-slowdown-pct and "
+          "--crisp-counters go with --capture");
+    }
     if (!gpu_path.empty()) throw OptionError("--gpu goes with --capture");
     if (allow_other_gpu) throw OptionError("--allow-other-gpu goes with --capture");
     if (!breakdown_out_path.empty())

@@ -30,6 +30,16 @@ struct PredictStageOptions {
   // another GPU than the one the capture was recorded on (refused by default); every row is then
   // flagged other_gpu.
   bool allow_other_gpu = false;
+  // With --capture, the what-ifs (perf/what_if.h): --at-clock MHZ,... and --at-power-limit W,...
+  // per workload, written to --what-if-out; --max-slowdown-pct marks the least energy within a
+  // slowdown; --vf-curve a wattcal-clocks vf_model.json instead of the model's own curve;
+  // --crisp-counters CRISP counters per workload (kernel = workload) for the run times.
+  std::vector<double> at_clock_mhz;
+  std::vector<double> at_power_limit_w;
+  std::string what_if_out_path;
+  double max_slowdown_pct = -1.0;  // < 0: not given
+  std::string vf_curve_path;
+  std::string crisp_counters_path;
   // --out: predictions CSV; required.
   std::string out_path;
   // --mode dvfs | fixed (dvfs and fixed models only).
