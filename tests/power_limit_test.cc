@@ -6,6 +6,7 @@
 // (no flags column, no power limit) still read.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -162,6 +163,38 @@ TEST(PowerLimitCalibrate, FlaggedRowsAreLeftOutAndNamed) {
   EXPECT_EQ(kept.fit.train_rows, 13);  // the fixed fit uses the rows at the default pair
   o.power_limit_w = 250.0;
   EXPECT_EQ(Calibrate(c, o).power_limit_w, 250.0);
+}
+
+// trained_up_to (the training range) is the largest utilisation of the rows the fit used: not a
+// flagged row's, and for the fixed model (TPDS Eq. 9) not a row's off the default pair.
+TEST(PowerLimitCalibrate, TrainingRangeIsThatOfTheRowsTrainedOn) {
+  const std::string dir = ScratchDir();
+  const Corpus c = ReadCorpus(WriteFile(
+      dir + "/t.csv",
+      TrainingCsv(SeedFromTestName()) + Row("cap003", 160, 1000, 0.99, 0.99, 0.99, "power_cap")));
+  auto range_of = [&c](const std::vector<int>& rows) {
+    std::vector<double> u(3, 0.0);
+    double p = 0.0;
+    for (int r : rows) {
+      for (int i = 0; i < 3; ++i) u[i] = std::max(u[i], c.util_frac(r, i));
+      p = std::max(p, c.power_w(r));
+    }
+    return std::make_pair(u, p);
+  };
+  CalibrationOptions o;
+  o.method = FitMethod::kFixed;
+  o.loss = FitLoss::kL2;
+  const PowerModel m = Calibrate(c, o);
+  const auto trained = range_of({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});  // the mixes
+  EXPECT_EQ(m.training_range.max_util_frac, trained.first);
+  EXPECT_EQ(m.training_range.max_power_w, trained.second);
+  EXPECT_LT(m.training_range.max_util_frac[0], 0.5);  // cap003's 0.99 was not trained on
+  // --keep-flagged: the flagged rows at the default pair too, still not those at 900 MHz.
+  o.keep_flagged = true;
+  const PowerModel kept = Calibrate(c, o);
+  const auto at_default = range_of({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 14, 15});
+  EXPECT_EQ(kept.training_range.max_util_frac, at_default.first);
+  EXPECT_EQ(kept.training_range.max_power_w, at_default.second);
 }
 
 TEST(PowerLimitCalibrate, DvfsOnOneVfPairIsAnOptionError) {

@@ -41,6 +41,24 @@ std::vector<ComponentTrust> ComponentTrustTable(const PowerModel& model) {
   return table;
 }
 
+std::vector<std::string> ExtrapolatesFlags(const std::vector<ComponentTrust>& table,
+                                           const double* util_frac,
+                                           const std::vector<double>& component_w,
+                                           double uncapped_w) {
+  std::vector<std::string> out;
+  if (!(uncapped_w > 0.0)) return out;
+  for (size_t i = 0; i < table.size() && i < component_w.size(); ++i) {
+    const ComponentTrust& t = table[i];
+    if (!(component_w[i] > kExtrapolatesShare * uncapped_w)) continue;
+    const bool beyond = std::isfinite(t.trained_up_to) && util_frac[i] > t.trained_up_to;
+    const bool holds_zero =
+        std::find(t.flags.begin(), t.flags.end(), kTrustIntervalHoldsZero) != t.flags.end();
+    if (beyond || holds_zero)
+      out.push_back(std::string(kPredictionFlagExtrapolates) + ":" + t.component);
+  }
+  return out;
+}
+
 namespace {
 
 std::string Number(double v, int decimals) {

@@ -25,6 +25,8 @@ inline constexpr const char* kModelJsonFormat = "wattcal-power-model";
 //     when known),
 //   training_notes: [sentences: flagged rows left out, unidentifiable rows],
 //   coefficient_ci95 (with --bootstrap),
+//   prediction_interval (with --bootstrap): {oob_predictions, oob_ratio_quantiles: [199],
+//     replicate_coefficients: [[coefficients] per replicate]} (PredictionIntervalData),
 //   component_trust: [{component, full_use_w, full_use_w_ci95, trained_up_to_frac, flags}, ...]
 //     (model/component_trust.h; derived, written for readers, never read back),
 //   fit: {every FitReport field under its own name}.

@@ -14,7 +14,7 @@ namespace wattcal {
 namespace {
 
 constexpr const char* kAppsHeader =
-    "workload,predicted_w,uncapped_w,capped,duration_s,energy_j,flags";
+    "workload,predicted_w,predicted_w_lo,predicted_w_hi,uncapped_w,capped,f_core_mhz,";
 
 // Column index by name; InputError naming the file when one is missing.
 std::map<std::string, size_t> Columns(const std::vector<std::string>& header,
@@ -68,17 +68,19 @@ ReportApps ReadReportApps(const std::string& path, const std::string& breakdown_
   std::vector<std::string> f;
   if (!reader.Next(&f)) throw InputError(path, 1, "", "empty file");
   const std::vector<std::string> header = f;
-  const auto c =
-      Columns(header,
-              {"workload", "predicted_w", "uncapped_w", "capped", "duration_s", "energy_j", "flags",
-               "measured_w", "error_pct", "measured_flags", "f_core_mhz", "windows"},
-              reader);
+  const auto c = Columns(header,
+                         {"workload", "predicted_w", "predicted_w_lo", "predicted_w_hi",
+                          "uncapped_w", "capped", "duration_s", "energy_j", "flags", "measured_w",
+                          "error_pct", "measured_flags", "f_core_mhz", "windows"},
+                         reader);
   while (reader.Next(&f)) {
     if (f.size() != header.size())
       reader.Fail("", fmt::format("{} fields, the header has {}", f.size(), header.size()));
     ReportApp a;
     a.workload = f[c.at("workload")];
     a.predicted_w = reader.ParseNumber(f[c.at("predicted_w")], "predicted_w");
+    a.predicted_w_lo = Optional(reader, f, c.at("predicted_w_lo"), "predicted_w_lo");
+    a.predicted_w_hi = Optional(reader, f, c.at("predicted_w_hi"), "predicted_w_hi");
     a.uncapped_w = reader.ParseNumber(f[c.at("uncapped_w")], "uncapped_w");
     a.capped = f[c.at("capped")] == "1";
     a.duration_s = Optional(reader, f, c.at("duration_s"), "duration_s");

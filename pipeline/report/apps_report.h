@@ -14,6 +14,9 @@ namespace wattcal {
 struct ReportApp {
   std::string workload;
   double predicted_w = 0.0;
+  // The 95% prediction interval, W (NaN when the model holds none).
+  double predicted_w_lo = std::numeric_limits<double>::quiet_NaN();
+  double predicted_w_hi = std::numeric_limits<double>::quiet_NaN();
   double uncapped_w = 0.0;
   bool capped = false;
   double duration_s = std::numeric_limits<double>::quiet_NaN();

@@ -477,20 +477,29 @@ void AppsSection(Document* doc, const RunReport& r, const ReportOptions& o, cons
     std::string flags = app.flags;
     if (!app.measured_flags.empty())
       flags += (flags.empty() ? "" : "; ") + std::string("measured: ") + app.measured_flags;
-    rows.push_back({Text(app.workload), Text(Watts(app.predicted_w)),
+    const std::string interval =
+        std::isfinite(app.predicted_w_lo)
+            ? fmt::format("[{}, {}]", Watts(app.predicted_w_lo), Watts(app.predicted_w_hi))
+            : std::string(kDash);
+    rows.push_back({Text(app.workload), Text(Watts(app.predicted_w)), Text(interval),
                     Text(app.capped ? Watts(app.uncapped_w) : kDash), Text(Watts(app.measured_w)),
                     Text(Fixed(app.error_pct, 1)), Text(Fixed(app.energy_j, 3)),
                     Text(Fixed(app.duration_s * 1e3, 2)), Text(std::to_string(app.windows)),
                     Text(flags.empty() ? kDash : flags)});
   }
-  doc->Table({"Workload", "predicted_w", "uncapped_w", "measured_w", "error_pct", "energy_j",
-              "kernel_time_ms", "windows", "flags"},
-             {false, true, true, true, true, true, true, true, false}, rows);
+  doc->Table({"Workload", "predicted_w", "interval_95_w", "uncapped_w", "measured_w", "error_pct",
+              "energy_j", "kernel_time_ms", "windows", "flags"},
+             {false, true, true, true, true, true, true, true, true, false}, rows);
   doc->Paragraph(
-      Text("Flags: capped = the model's power exceeds the board limit and the prediction is the "
-           "limit; util_beyond_training:<component> = the workload uses that component more than "
-           "any training window did (an extrapolation); measured: power_cap/clock_moved = the GPU "
-           "throttled during the measurement."));
+      Text("interval_95_w: where the measured power should lie 95 times in 100, from the "
+           "bootstrap replicates' predictions and their error on the training benchmarks they left "
+           "out (a model calibrated with --bootstrap; docs/methods.md). Flags: capped = the "
+           "model's power exceeds the board limit and the prediction is the limit; "
+           "util_beyond_training:<component> = the workload uses that component more than any "
+           "training window did (an extrapolation); extrapolates:<component> = that component "
+           "carries more than 10% of the predicted power while the workload uses it beyond "
+           "trained_up_to or its bootstrap interval holds zero; measured: "
+           "power_cap/clock_moved = the GPU throttled during the measurement."));
   AddFigures(doc, r, o, "apps");
 }
 
