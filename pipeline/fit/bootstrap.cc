@@ -18,6 +18,7 @@
 #include <random>
 
 #include "fit/solvers.h"
+#include "model/power_limit.h"
 #include "util/errors.h"
 
 namespace wattcal {
@@ -82,15 +83,28 @@ BootstrapResult BootstrapFixed(const Corpus& train, const CalibrationOptions& op
         const std::vector<int>& drawn = rows_of[pick];
         rows.insert(rows.end(), drawn.begin(), drawn.end());
       }
-      const PowerModel fitted = CalibrateFixed(at_default.Subset(rows), refit);
+      const Corpus resample = at_default.Subset(rows);
+      PowerModel fitted = CalibrateFixed(resample, refit);
       coefficients[b] = fitted.Coefficients();
+      // The out-of-bag rows within the resample's range: one that uses a component beyond it
+      // (util_beyond_training, model/power_limit.h) is an extrapolation, whose error the
+      // replicates' spread at that workload already carries (and which is flagged).
+      fitted.training_range.max_util_frac.assign(nc - 2 * nd, 0.0);
+      for (int r = 0; r < resample.rows(); ++r) {
+        for (int i = 0; i < nc - 2 * nd; ++i) {
+          double& m = fitted.training_range.max_util_frac[i];
+          m = std::max(m, resample.util_frac(r, i));
+        }
+      }
       for (int k = 0; k < nb; ++k) {
         if (drawn_benchmark[k]) continue;
         for (int r : rows_of[k]) {
           const Eigen::VectorXd u = at_default.util_frac.row(r).transpose();
           const Eigen::VectorXd f = at_default.freq_mhz.row(r).transpose();
           const double predicted = fitted.Predict(u.data(), f.data());
-          if (predicted > 0.0) oob_ratios[b].push_back(at_default.power_w(r) / predicted);
+          if (!(predicted > 0.0) || !ExtrapolationFlags(fitted, u.data(), predicted).empty())
+            continue;
+          oob_ratios[b].push_back(at_default.power_w(r) / predicted);
         }
       }
     } catch (const std::exception& e) {

@@ -89,7 +89,10 @@ struct PredictionIntervalData {
   // How many out-of-bag predictions the quantiles summarise.
   int oob_predictions = 0;
 
-  bool known() const { return !replicate_coefficients.empty() && !oob_ratio_quantiles.empty(); }
+  bool known() const {
+    return !replicate_coefficients.empty() &&
+           oob_ratio_quantiles.size() == static_cast<size_t>(kOobRatioQuantiles);
+  }
 };
 
 struct PowerModel {
