@@ -313,7 +313,8 @@ TEST(PowerLimitPredict, ExtrapolationFlagsNameWorkloadAndComponent) {
   const std::vector<ActivityPrediction> rows = PredictActivity(m, act, false, kLimitW);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].predicted_w, kLimitW);
-  EXPECT_EQ(rows[0].flags, "capped;util_beyond_training:A;power_beyond_training");
+  // A, used beyond what training reached, carries more than 10% of the power: extrapolates:A.
+  EXPECT_EQ(rows[0].flags, "capped;util_beyond_training:A;power_beyond_training;extrapolates:A");
   const std::string csv = ActivityPredictionsToCsv(m, rows, false, kLimitW);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "benchmark,f_core_mhz,f_mem_mhz,predicted_w,uncapped_w,capped,capped_f_core_mhz,flags");
