@@ -112,8 +112,16 @@ TEST(ComponentTrust, ExtrapolatesFlagsNameTheComponentsAPredictionRestsOn) {
   EXPECT_TRUE(flags({0.9, 0.25, 0.95, 0.6}).empty());
   // B at full use on a quiet workload: 50 W of 60 + 50 + 0.4 W, well over 10%.
   EXPECT_EQ(flags({0.0, 1.0, 0.0, 0.02}), (std::vector<std::string>{"extrapolates:B"}));
-  // A beyond its 0.9 and C beyond its 0.95 (pinned intervals): 100 and 800 of 960 W.
-  EXPECT_EQ(flags({1.0, 0.0, 1.0, 0.0}),
+  // A and C a little above their 0.9 and 0.95 (pinned intervals): within the margin of
+  // util_beyond_training (1.25 x trained_up_to + 0.05), no flag.
+  EXPECT_TRUE(flags({1.0, 0.0, 1.0, 0.0}).empty());
+  // Trained only up to 0.5 and 0.6, A and C at full use are beyond it: 100 and 800 of 960 W.
+  m.training_range.max_util_frac = {0.5, 0.3, 0.6, 0.6};
+  const std::vector<ComponentTrust> lower = ComponentTrustTable(m);
+  const std::vector<double> full = {1.0, 0.0, 1.0, 0.0};
+  PowerBreakdown bd;
+  const double total = m.Predict(full.data(), freq.data(), &bd);
+  EXPECT_EQ(ExtrapolatesFlags(lower, full.data(), bd.component_w, total),
             (std::vector<std::string>{"extrapolates:A", "extrapolates:C"}));
   // Without a training range or interval nothing can be said: no flag.
   m.training_range = TrainingRange();

@@ -36,7 +36,8 @@ inline constexpr const char* kTrustIntervalHoldsZero = "interval_holds_zero";
 inline constexpr const char* kTrustAboveBoardLimit = "full_use_above_board_limit";
 
 // A prediction extrapolates a component when that component carries more than this share of
-// its (uncapped) power while the workload uses it beyond trained_up_to, or while the
+// its (uncapped) power while the workload uses it beyond trained_up_to (by the rule of
+// util_beyond_training, model/power_limit.h: above 1.25 x trained_up_to + 0.05), or while the
 // component's bootstrap interval holds zero (the data did not tell its power from nothing).
 inline constexpr double kExtrapolatesShare = 0.10;
 // The flag's name, written "extrapolates:<component>" in the flags column.
@@ -47,7 +48,8 @@ std::vector<ComponentTrust> ComponentTrustTable(const PowerModel& model);
 
 // "extrapolates:<component>" for each component of `table` whose term of the breakdown
 // (`component_w`, layout order, W) is more than kExtrapolatesShare of `uncapped_w` while
-// util_frac[i] > trained_up_to or the component is flagged kTrustIntervalHoldsZero.
+// UtilBeyondTraining(util_frac[i], trained_up_to) or the component is flagged
+// kTrustIntervalHoldsZero.
 std::vector<std::string> ExtrapolatesFlags(const std::vector<ComponentTrust>& table,
                                            const double* util_frac,
                                            const std::vector<double>& component_w,
