@@ -15,15 +15,15 @@ namespace {
 TEST(AppsReportMarks, FlaggedWorkloadsAreMarkedInTheBreakdown) {
   const std::string dir = testing::ScratchDir();
   const std::string header =
-      "workload,predicted_w,uncapped_w,capped,duration_s,energy_j,flags,measured_w,error_pct,"
-      "measured_flags,"
-      "f_core_mhz,windows\n";
+      "workload,predicted_w,predicted_w_lo,predicted_w_hi,uncapped_w,capped,f_core_mhz,"
+      "duration_s,energy_j,energy_j_lo,energy_j_hi,flags,measured_w,error_pct,measured_flags,"
+      "windows\n";
   const std::string predictions = testing::WriteFile(
       dir + "/apps_predictions.csv",
       header +
-          "plain,500,500,0,0.1,50,,510,-1.96,,1980,1\n"
-          "reduction,560,560,0,0.1,56,util_beyond_training:DRAM READ,520,7.7,,1980,1\n"
-          "dgemm,590,590,0,0.1,59,no_model_term:DMMA,690,-14.5,,1980,1\n");
+          "plain,500,450,550,500,0,1980,0.1,50,45,55,,510,-1.96,,1\n"
+          "reduction,560,,,560,0,1980,0.1,56,,,util_beyond_training:DRAM READ,520,7.7,,1\n"
+          "dgemm,590,500,680,590,0,1980,0.1,59,50,68,no_model_term:DMMA,690,-14.5,,1\n");
   const std::string breakdown =
       testing::WriteFile(dir + "/apps_breakdown.csv",
                          "workload,predicted_w,uncapped_w,static_core_w,fp32_w\n"
@@ -38,7 +38,7 @@ TEST(AppsReportMarks, FlaggedWorkloadsAreMarkedInTheBreakdown) {
   EXPECT_NE(apps.chart.note.find("beyond the model's"), std::string::npos);
   // Nothing flagged: no mark, no footnote.
   const std::string clean = testing::WriteFile(
-      dir + "/clean.csv", header + "plain,500,500,0,0.1,50,,510,-1.96,,1980,1\n");
+      dir + "/clean.csv", header + "plain,500,450,550,500,0,1980,0.1,50,45,55,,510,-1.96,,1\n");
   const std::string clean_breakdown = testing::WriteFile(
       dir + "/clean_breakdown.csv",
       "workload,predicted_w,uncapped_w,static_core_w,fp32_w\nplain,500,500,100,400\n");

@@ -3,6 +3,9 @@
 // JSON key, determinism and the command line.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -10,8 +13,11 @@
 #include "fit/bootstrap.h"
 #include "fit/calibrate.h"
 #include "io/corpus_io.h"
+#include "model/activity_prediction.h"
+#include "model/app_prediction.h"
 #include "model/model_io.h"
 #include "model/model_summary.h"
+#include "model/prediction_interval.h"
 #include "test_support.h"
 #include "util/errors.h"
 
@@ -242,6 +248,162 @@ TEST(Bootstrap, CommandLine) {
   EXPECT_EQ(dvfs.exit_code, 1);  // an option error (bootstrap is for the fixed method)
   EXPECT_NE(dvfs.output.find("--bootstrap"), std::string::npos) << dvfs.output;
   EXPECT_FALSE(testing::FileExists(dir + "/d.json"));
+}
+
+// ---------------------------------------------------------------------------------------
+// The prediction interval (model/prediction_interval.h): the replicates and out-of-bag errors
+// that --bootstrap keeps, and what predict makes of them.
+
+// The rows of `c` at the default pair as an activity file (utilisations only).
+Corpus ActivityOf(const Corpus& c) {
+  Corpus a = c.Subset(c.RowsAtDefault());
+  a.kind = CorpusKind::kActivity;
+  a.power_w.resize(0);
+  return a;
+}
+
+TEST(PredictionInterval, HeldOutBenchmarksFallInsideAbout95In100) {
+  // Trained on 40 benchmarks; 150 unseen benchmarks of the same kind predicted.
+  const PowerModel model = Calibrate(SyntheticCorpus(40, 15), FixedOptions(200));
+  const PredictionIntervalData& pi = model.prediction_interval;
+  ASSERT_TRUE(pi.known());
+  EXPECT_EQ(pi.replicate_coefficients.size(), 200u);
+  EXPECT_EQ(pi.oob_ratio_quantiles.size(), 199u);
+  // About 37% of 40 benchmarks x 3 rows out of bag per replicate.
+  EXPECT_GT(pi.oob_predictions, 200 * 120 * 30 / 100);
+  EXPECT_LT(pi.oob_predictions, 200 * 120 * 45 / 100);
+  const Corpus heldout = SyntheticCorpus(150, 99);
+  const Corpus at_default = heldout.Subset(heldout.RowsAtDefault());
+  const std::vector<ActivityPrediction> p =
+      PredictActivity(model, ActivityOf(heldout), /*fixed=*/true);
+  ASSERT_EQ(static_cast<int>(p.size()), at_default.rows());
+  int inside = 0;
+  std::vector<double> width_pct, abs_error_pct;
+  for (int r = 0; r < at_default.rows(); ++r) {
+    const ActivityPrediction& q = p[r];
+    ASSERT_TRUE(std::isfinite(q.predicted_w_lo)) << r;
+    EXPECT_LE(q.predicted_w_lo, q.predicted_w);
+    EXPECT_GE(q.predicted_w_hi, q.predicted_w);
+    const double measured = at_default.power_w(r);
+    inside += q.predicted_w_lo <= measured && measured <= q.predicted_w_hi;
+    width_pct.push_back(100.0 * (q.predicted_w_hi - q.predicted_w_lo) / q.predicted_w);
+    abs_error_pct.push_back(100.0 * std::fabs(q.predicted_w - measured) / measured);
+  }
+  const double coverage = static_cast<double>(inside) / at_default.rows();
+  const double median_width = BootstrapPercentile(width_pct, 0.5);
+  const double median_error = BootstrapPercentile(abs_error_pct, 0.5);
+  std::printf("held-out coverage %.3f, median width %.2f%%, median |error| %.2f%%\n", coverage,
+              median_width, median_error);
+  EXPECT_GE(coverage, 0.90);
+  // Not vastly wider than the error: for normal errors a 95% interval is 3.92 sd wide and the
+  // median |error| 0.67 sd (a ratio of 5.8); the replicates' spread adds a little.
+  EXPECT_LT(median_width, 9.0 * median_error);
+}
+
+TEST(PredictionInterval, WideWhereAComponentIsPoorlyPinned) {
+  // FP64 (column 1) is used by one benchmark only: the replicates that leave it out cannot see
+  // its power, so a workload that rests on FP64 gets a wide interval, one that does not a narrow
+  // one.
+  Corpus c = SyntheticCorpus(40, 21);
+  for (int r = 0; r < c.rows(); ++r) {
+    if (c.benchmark[r] == "bench0") continue;
+    c.power_w(r) -= kOmegaW[1] * c.util_frac(r, 1) * (c.freq_mhz(r, 0) == kCoreMhz ? 1.0 : 0.8);
+    c.util_frac(r, 1) = 0.0;
+  }
+  const PowerModel model = Calibrate(c, FixedOptions(200));
+  const std::vector<double> f = {kCoreMhz, kMemMhz};
+  auto width = [&](const std::vector<double>& u) {
+    const double w = model.Predict(u.data(), f.data());
+    const PowerInterval i = PredictionInterval95(model, u.data(), f.data(), NAN, w);
+    return (i.hi_w - i.lo_w) / w;
+  };
+  const double without = width({0.5, 0.0, 0.5, 0.5, 0.5});
+  const double with = width({0.5, 1.0, 0.5, 0.5, 0.5});
+  EXPECT_GT(with, 2.0 * without) << with << " vs " << without;
+}
+
+TEST(PredictionInterval, CappedIntervalIsCappedAndNoneWithoutReplicates) {
+  const PowerModel model = Calibrate(SyntheticCorpus(40, 15), FixedOptions(100));
+  const std::vector<double> f = {kCoreMhz, kMemMhz};
+  const std::vector<double> u = {1.0, 1.0, 1.0, 1.0, 1.0};  // 45 + 215 W
+  const double limit = 200.0;
+  const PowerInterval capped = PredictionInterval95(model, u.data(), f.data(), limit, limit);
+  EXPECT_LE(capped.hi_w, limit);
+  EXPECT_LT(capped.lo_w, limit);
+  EXPECT_GT(capped.lo_w, 0.8 * limit);
+  // No replicates (no --bootstrap), a DVFS model, a ported one: no interval, and a reason.
+  const PowerModel plain = Calibrate(SyntheticCorpus(40, 15), FixedOptions(0));
+  EXPECT_FALSE(plain.prediction_interval.known());
+  EXPECT_FALSE(PredictionInterval95(plain, u.data(), f.data(), NAN, 260.0).known());
+  EXPECT_NE(NoPredictionIntervalReason(plain).find("--bootstrap"), std::string::npos);
+  EXPECT_EQ(NoPredictionIntervalReason(model), "");
+  PowerModel ported = model;
+  ported.trained_on += std::string(PowerModel::kPortedMarker) + "x to y)";
+  EXPECT_FALSE(PredictionInterval95(ported, u.data(), f.data(), NAN, 260.0).known());
+  EXPECT_NE(NoPredictionIntervalReason(ported).find("ported"), std::string::npos);
+}
+
+TEST(PredictionInterval, ModelFileRoundTripAndBrokenQuantiles) {
+  const PowerModel model = Calibrate(SyntheticCorpus(15, 5), FixedOptions(30));
+  const std::string text = ModelToJson(model);
+  EXPECT_NE(text.find("\"prediction_interval\""), std::string::npos);
+  const std::string path = testing::WriteFile(testing::ScratchDir() + "/pi_model.json", text);
+  const PowerModel back = ReadModel(path);
+  EXPECT_EQ(back.prediction_interval.replicate_coefficients,
+            model.prediction_interval.replicate_coefficients);
+  EXPECT_EQ(back.prediction_interval.oob_ratio_quantiles,
+            model.prediction_interval.oob_ratio_quantiles);
+  EXPECT_EQ(ModelToJson(back), text);
+  EXPECT_EQ(
+      ModelToJson(Calibrate(SyntheticCorpus(15, 5), FixedOptions(0))).find("prediction_interval"),
+      std::string::npos);
+  // Quantiles that decrease are an error naming the field.
+  std::string bad = text;
+  const size_t at = bad.find("\"oob_ratio_quantiles\": [");
+  ASSERT_NE(at, std::string::npos);
+  const size_t first = bad.find_first_of("0123456789", at + 24);
+  bad.insert(first, "9");
+  testing::WriteFile(path, bad);
+  try {
+    ReadModel(path);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("prediction_interval.oob_ratio_quantiles[1]"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(PredictionInterval, AppsTableCarriesThePowerAndEnergyIntervals) {
+  const Corpus train = SyntheticCorpus(40, 15);
+  const PowerModel model = Calibrate(train, FixedOptions(100));
+  AppActivity app;
+  app.workload = "job";
+  app.util_frac = {0.5, 0.2, 0.4, 0.1, 0.6};
+  app.kernel_time_s = 2.0;
+  const std::vector<AppPrediction> rows = PredictApps(model, {app}, train.layout, NAN, "apps");
+  ASSERT_EQ(rows.size(), 1u);
+  const AppPrediction& p = rows[0];
+  EXPECT_LT(p.prediction.predicted_w_lo, p.prediction.predicted_w);
+  EXPECT_GT(p.prediction.predicted_w_hi, p.prediction.predicted_w);
+  EXPECT_DOUBLE_EQ(p.energy_j_lo, p.prediction.predicted_w_lo * 2.0);
+  EXPECT_DOUBLE_EQ(p.energy_j_hi, p.prediction.predicted_w_hi * 2.0);
+  const std::string csv = AppPredictionsToCsv(rows);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "workload,predicted_w,predicted_w_lo,predicted_w_hi,uncapped_w,capped,f_core_mhz,"
+            "duration_s,energy_j,energy_j_lo,energy_j_hi,flags,measured_w,error_pct,"
+            "measured_flags,windows");
+  EXPECT_NE(csv.find(fmt::format("job,{:.6f},{:.6f},{:.6f},", p.prediction.predicted_w,
+                                 p.prediction.predicted_w_lo, p.prediction.predicted_w_hi)),
+            std::string::npos)
+      << csv;
+  // Without replicates the cells are empty.
+  const std::vector<AppPrediction> plain =
+      PredictApps(Calibrate(train, FixedOptions(0)), {app}, train.layout, NAN, "apps");
+  const std::string plain_csv = AppPredictionsToCsv(plain);
+  EXPECT_NE(plain_csv.find(fmt::format("job,{:.6f},,,", plain[0].prediction.predicted_w)),
+            std::string::npos)
+      << plain_csv;
 }
 
 }  // namespace

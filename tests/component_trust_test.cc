@@ -89,5 +89,49 @@ TEST(ComponentTrust, TheModelFileCarriesTheTableAndReadsBackWithoutIt) {
   EXPECT_EQ(ModelToJson(ReadModel(path)), json);
 }
 
+// extrapolates:<component>: more than 10% of the uncapped power from a component used beyond
+// trained_up_to, or whose bootstrap interval holds zero; not for a small share of the power.
+TEST(ComponentTrust, ExtrapolatesFlagsNameTheComponentsAPredictionRestsOn) {
+  PowerModel m = FourComponents();
+  m.coefficient_ci95.bootstrap_replicates = 100;
+  m.coefficient_ci95.static_w = {{45.0, 55.0}, {8.0, 12.0}};
+  m.coefficient_ci95.idle_dyn_w_per_mhz = {{0.0, 0.0}, {0.0, 0.0}};
+  // B's interval holds zero; A, C and D are pinned.
+  m.coefficient_ci95.component_w_per_mhz = {{0.09, 0.11}, {0.0, 0.2}, {0.7, 0.9}, {0.005, 0.02}};
+  const std::vector<ComponentTrust> t = ComponentTrustTable(m);
+  const std::vector<double> freq = {1000.0, 2000.0};
+  auto flags = [&](const std::vector<double>& u) {
+    PowerBreakdown b;
+    const double w = m.Predict(u.data(), freq.data(), &b);
+    return ExtrapolatesFlags(t, u.data(), b.component_w, w);
+  };
+  // Within training, B unused: nothing. 60 + 90 + 0 + 760 + 12 = 922 W.
+  EXPECT_TRUE(flags({0.9, 0.0, 0.95, 0.6}).empty());
+  // B at 0.25 (within its 0.3) carries 12.5 W of 934.5 W: its interval holds zero, but it is
+  // under 10% of the power.
+  EXPECT_TRUE(flags({0.9, 0.25, 0.95, 0.6}).empty());
+  // B at full use on a quiet workload: 50 W of 60 + 50 + 0.4 W, well over 10%.
+  EXPECT_EQ(flags({0.0, 1.0, 0.0, 0.02}), (std::vector<std::string>{"extrapolates:B"}));
+  // A and C a little above their 0.9 and 0.95 (pinned intervals): within the margin of
+  // util_beyond_training (1.25 x trained_up_to + 0.05), no flag.
+  EXPECT_TRUE(flags({1.0, 0.0, 1.0, 0.0}).empty());
+  // Trained only up to 0.5 and 0.6, A and C at full use are beyond it: 100 and 800 of 960 W.
+  m.training_range.max_util_frac = {0.5, 0.3, 0.6, 0.6};
+  const std::vector<ComponentTrust> lower = ComponentTrustTable(m);
+  const std::vector<double> full = {1.0, 0.0, 1.0, 0.0};
+  PowerBreakdown bd;
+  const double total = m.Predict(full.data(), freq.data(), &bd);
+  EXPECT_EQ(ExtrapolatesFlags(lower, full.data(), bd.component_w, total),
+            (std::vector<std::string>{"extrapolates:A", "extrapolates:C"}));
+  // Without a training range or interval nothing can be said: no flag.
+  m.training_range = TrainingRange();
+  m.coefficient_ci95 = CoefficientCi();
+  const std::vector<ComponentTrust> bare = ComponentTrustTable(m);
+  const std::vector<double> u = {1.0, 1.0, 1.0, 1.0};
+  PowerBreakdown b;
+  const double w = m.Predict(u.data(), freq.data(), &b);
+  EXPECT_TRUE(ExtrapolatesFlags(bare, u.data(), b.component_w, w).empty());
+}
+
 }  // namespace
 }  // namespace wattcal

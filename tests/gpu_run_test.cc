@@ -4,6 +4,7 @@
 // (calibrate --method auto, validate --mode auto, ingest --per-workload).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -57,16 +58,22 @@ std::string MakeGpu(const std::string& captures, const std::string& apps, const 
 double Mape(const std::string& apps_csv, int* rows) {
   std::ifstream in(apps_csv);
   std::string line;
+  auto split = [](const std::string& text) {
+    std::vector<std::string> f;
+    std::stringstream ss(text);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) f.push_back(cell);
+    return f;
+  };
   std::getline(in, line);
+  const std::vector<std::string> header = split(line);
+  const size_t error_pct = std::find(header.begin(), header.end(), "error_pct") - header.begin();
   double sum = 0.0;
   *rows = 0;
   while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    std::string cell;
-    while (std::getline(ss, cell, ',')) f.push_back(cell);
+    const std::vector<std::string> f = split(line);
     ++*rows;
-    if (f.size() > 8 && !f[8].empty()) sum += std::fabs(std::stod(f[8]));
+    if (f.size() > error_pct && !f[error_pct].empty()) sum += std::fabs(std::stod(f[error_pct]));
   }
   return *rows > 0 ? sum / *rows : NAN;
 }

@@ -6,6 +6,7 @@
 // (no flags column, no power limit) still read.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -164,6 +165,38 @@ TEST(PowerLimitCalibrate, FlaggedRowsAreLeftOutAndNamed) {
   EXPECT_EQ(Calibrate(c, o).power_limit_w, 250.0);
 }
 
+// trained_up_to (the training range) is the largest utilisation of the rows the fit used: not a
+// flagged row's, and for the fixed model (TPDS Eq. 9) not a row's off the default pair.
+TEST(PowerLimitCalibrate, TrainingRangeIsThatOfTheRowsTrainedOn) {
+  const std::string dir = ScratchDir();
+  const Corpus c = ReadCorpus(WriteFile(
+      dir + "/t.csv",
+      TrainingCsv(SeedFromTestName()) + Row("cap003", 160, 1000, 0.99, 0.99, 0.99, "power_cap")));
+  auto range_of = [&c](const std::vector<int>& rows) {
+    std::vector<double> u(3, 0.0);
+    double p = 0.0;
+    for (int r : rows) {
+      for (int i = 0; i < 3; ++i) u[i] = std::max(u[i], c.util_frac(r, i));
+      p = std::max(p, c.power_w(r));
+    }
+    return std::make_pair(u, p);
+  };
+  CalibrationOptions o;
+  o.method = FitMethod::kFixed;
+  o.loss = FitLoss::kL2;
+  const PowerModel m = Calibrate(c, o);
+  const auto trained = range_of({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});  // the mixes
+  EXPECT_EQ(m.training_range.max_util_frac, trained.first);
+  EXPECT_EQ(m.training_range.max_power_w, trained.second);
+  EXPECT_LT(m.training_range.max_util_frac[0], 0.5);  // cap003's 0.99 was not trained on
+  // --keep-flagged: the flagged rows at the default pair too, still not those at 900 MHz.
+  o.keep_flagged = true;
+  const PowerModel kept = Calibrate(c, o);
+  const auto at_default = range_of({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 14, 15});
+  EXPECT_EQ(kept.training_range.max_util_frac, at_default.first);
+  EXPECT_EQ(kept.training_range.max_power_w, at_default.second);
+}
+
 TEST(PowerLimitCalibrate, DvfsOnOneVfPairIsAnOptionError) {
   const std::string dir = ScratchDir();
   const Corpus c = ReadCorpus(WriteFile(dir + "/t.csv", TrainingCsv(SeedFromTestName())));
@@ -280,7 +313,8 @@ TEST(PowerLimitPredict, ExtrapolationFlagsNameWorkloadAndComponent) {
   const std::vector<ActivityPrediction> rows = PredictActivity(m, act, false, kLimitW);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].predicted_w, kLimitW);
-  EXPECT_EQ(rows[0].flags, "capped;util_beyond_training:A;power_beyond_training");
+  // A, used beyond what training reached, carries more than 10% of the power: extrapolates:A.
+  EXPECT_EQ(rows[0].flags, "capped;util_beyond_training:A;power_beyond_training;extrapolates:A");
   const std::string csv = ActivityPredictionsToCsv(m, rows, false, kLimitW);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "benchmark,f_core_mhz,f_mem_mhz,predicted_w,uncapped_w,capped,capped_f_core_mhz,flags");

@@ -18,6 +18,7 @@
 #include <random>
 
 #include "fit/solvers.h"
+#include "model/power_limit.h"
 #include "util/errors.h"
 
 namespace wattcal {
@@ -43,19 +44,15 @@ uint64_t UniformIndex(std::mt19937_64& gen, uint64_t n) {
   }
 }
 
-double BootstrapPercentile(std::vector<double> values, double p) {
-  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(values.begin(), values.end());
-  const double h = (static_cast<double>(values.size()) - 1.0) * std::clamp(p, 0.0, 1.0);
-  const size_t lo = static_cast<size_t>(std::floor(h));
-  if (lo + 1 >= values.size()) return values.back();
-  return values[lo] + (h - static_cast<double>(lo)) * (values[lo + 1] - values[lo]);
+CoefficientCi BootstrapFixedCoefficients(const Corpus& train, const CalibrationOptions& options) {
+  return BootstrapFixed(train, options).ci;
 }
 
-CoefficientCi BootstrapFixedCoefficients(const Corpus& train, const CalibrationOptions& options) {
-  CoefficientCi ci;
+BootstrapResult BootstrapFixed(const Corpus& train, const CalibrationOptions& options) {
+  BootstrapResult result;
+  CoefficientCi& ci = result.ci;
   const int replicates = options.bootstrap_replicates;
-  if (replicates <= 0) return ci;
+  if (replicates <= 0) return result;
   // The fixed model trains on the default pair's rows: resample the benchmarks found there.
   const Corpus at_default = train.Subset(train.RowsAtDefault());
   const std::vector<std::string> names = at_default.Benchmarks();
@@ -68,6 +65,8 @@ CoefficientCi BootstrapFixedCoefficients(const Corpus& train, const CalibrationO
   const int nd = at_default.layout.num_domains();
   const int nc = 2 * nd + at_default.layout.num_components();
   std::vector<std::vector<double>> coefficients(replicates);
+  // Per replicate: measured / predicted on the rows of the benchmarks it did not draw.
+  std::vector<std::vector<double>> oob_ratios(replicates);
   std::vector<std::string> failures(replicates);
   CalibrationOptions refit = options;
   refit.bootstrap_replicates = 0;
@@ -77,11 +76,37 @@ CoefficientCi BootstrapFixedCoefficients(const Corpus& train, const CalibrationO
     try {
       std::mt19937_64 gen(BootstrapReplicateSeed(options.bootstrap_seed, b));
       std::vector<int> rows;
+      std::vector<char> drawn_benchmark(nb, 0);
       for (int k = 0; k < nb; ++k) {
-        const std::vector<int>& drawn = rows_of[UniformIndex(gen, static_cast<uint64_t>(nb))];
+        const uint64_t pick = UniformIndex(gen, static_cast<uint64_t>(nb));
+        drawn_benchmark[pick] = 1;
+        const std::vector<int>& drawn = rows_of[pick];
         rows.insert(rows.end(), drawn.begin(), drawn.end());
       }
-      coefficients[b] = CalibrateFixed(at_default.Subset(rows), refit).Coefficients();
+      const Corpus resample = at_default.Subset(rows);
+      PowerModel fitted = CalibrateFixed(resample, refit);
+      coefficients[b] = fitted.Coefficients();
+      // The out-of-bag rows within the resample's range: one that uses a component beyond it
+      // (util_beyond_training, model/power_limit.h) is an extrapolation, whose error the
+      // replicates' spread at that workload already carries (and which is flagged).
+      fitted.training_range.max_util_frac.assign(nc - 2 * nd, 0.0);
+      for (int r = 0; r < resample.rows(); ++r) {
+        for (int i = 0; i < nc - 2 * nd; ++i) {
+          double& m = fitted.training_range.max_util_frac[i];
+          m = std::max(m, resample.util_frac(r, i));
+        }
+      }
+      for (int k = 0; k < nb; ++k) {
+        if (drawn_benchmark[k]) continue;
+        for (int r : rows_of[k]) {
+          const Eigen::VectorXd u = at_default.util_frac.row(r).transpose();
+          const Eigen::VectorXd f = at_default.freq_mhz.row(r).transpose();
+          const double predicted = fitted.Predict(u.data(), f.data());
+          if (!(predicted > 0.0) || !ExtrapolationFlags(fitted, u.data(), predicted).empty())
+            continue;
+          oob_ratios[b].push_back(at_default.power_w(r) / predicted);
+        }
+      }
     } catch (const std::exception& e) {
       failures[b] = e.what();
     }
@@ -107,7 +132,21 @@ CoefficientCi BootstrapFixedCoefficients(const Corpus& train, const CalibrationO
       ci.component_w_per_mhz.push_back(interval);
     }
   }
-  return ci;
+  // Replicates in order, so the pooled ratios (and so their quantiles) do not depend on the
+  // thread count.
+  std::vector<double> pooled;
+  for (const std::vector<double>& v : oob_ratios) pooled.insert(pooled.end(), v.begin(), v.end());
+  PredictionIntervalData& interval = result.interval;
+  interval.replicate_coefficients = coefficients;
+  interval.oob_predictions = static_cast<int>(pooled.size());
+  if (!pooled.empty()) {
+    std::sort(pooled.begin(), pooled.end());
+    for (int k = 0; k < PredictionIntervalData::kOobRatioQuantiles; ++k) {
+      const double p = (k + 1.0) / (PredictionIntervalData::kOobRatioQuantiles + 1.0);
+      interval.oob_ratio_quantiles.push_back(BootstrapPercentile(pooled, p));
+    }
+  }
+  return result;
 }
 
 }  // namespace wattcal

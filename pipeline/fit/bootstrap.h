@@ -8,6 +8,7 @@
 
 #include "fit/calibrate.h"
 #include "io/corpus.h"
+#include "model/prediction_interval.h"
 
 namespace wattcal {
 
@@ -21,6 +22,16 @@ namespace wattcal {
 // refit fails (e.g. the resample cannot reach the default pair) is a FitError naming it.
 CoefficientCi BootstrapFixedCoefficients(const Corpus& train, const CalibrationOptions& options);
 
+// The same bootstrap, keeping also what a prediction interval needs (PredictionIntervalData):
+// every replicate's coefficients, and the quantiles of measured / predicted over every
+// replicate's out-of-bag rows (the rows of the benchmarks its resample did not draw, predicted
+// by its refit). Both results are empty when options.bootstrap_replicates is 0.
+struct BootstrapResult {
+  CoefficientCi ci;
+  PredictionIntervalData interval;
+};
+BootstrapResult BootstrapFixed(const Corpus& train, const CalibrationOptions& options);
+
 // The seed of replicate `b`'s generator (splitmix64 of seed and b).
 uint64_t BootstrapReplicateSeed(uint64_t seed, int b);
 
@@ -28,9 +39,6 @@ uint64_t BootstrapReplicateSeed(uint64_t seed, int b);
 // the 64-bit range, so that every standard library gives the same sequence.
 uint64_t UniformIndex(std::mt19937_64& gen, uint64_t n);
 
-// The p-quantile (0 <= p <= 1) of `values` by linear interpolation between order statistics
-// (Hyndman-Fan type 7, R's and NumPy's default): sorted x_0..x_{n-1}, h = (n - 1) p,
-// x_floor(h) + (h - floor(h)) (x_floor(h)+1 - x_floor(h)). NaN when `values` is empty.
-double BootstrapPercentile(std::vector<double> values, double p);
+// BootstrapPercentile (the percentiles above): model/prediction_interval.h.
 
 }  // namespace wattcal

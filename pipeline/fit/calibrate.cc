@@ -326,7 +326,9 @@ PowerModel Calibrate(const Corpus& corpus, const CalibrationOptions& options) {
     model = CalibrateFixed(train, options);
     // The fixed model (TPDS Eq. 9) is trained on the rows at the default pair only.
     model.training_range = RangeOf(train.Subset(train.RowsAtDefault()));
-    model.coefficient_ci95 = BootstrapFixedCoefficients(train, options);
+    BootstrapResult bootstrap = BootstrapFixed(train, options);
+    model.coefficient_ci95 = std::move(bootstrap.ci);
+    model.prediction_interval = std::move(bootstrap.interval);
   } else {
     // TPDS Eqs. 4-6 estimate one voltage per frequency level: with a single V-F pair the
     // voltages are all 1 and static power cannot be told from dynamic power.
@@ -343,6 +345,9 @@ PowerModel Calibrate(const Corpus& corpus, const CalibrationOptions& options) {
     const int nd = model.layout.num_domains();
     for (int i : identifiability.fixed_at_zero) x[2 * nd + i] = 0.0;
     model.SetCoefficients(x);
+    for (std::vector<double>& replicate : model.prediction_interval.replicate_coefficients) {
+      for (int i : identifiability.fixed_at_zero) replicate[2 * nd + i] = 0.0;
+    }
   }
   model.training_notes.insert(model.training_notes.end(), identifiability.notes.begin(),
                               identifiability.notes.end());

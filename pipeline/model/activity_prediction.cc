@@ -4,7 +4,9 @@
 
 #include <cmath>
 
+#include "model/component_trust.h"
 #include "model/model_summary.h"
+#include "model/prediction_interval.h"
 #include "model/power_limit.h"
 #include "util/errors.h"
 
@@ -18,6 +20,9 @@ std::string CsvField(const std::string& s) {
   for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";
 }
+
+// %.6f, or empty when unknown (NaN).
+std::string NumberCell(double v) { return std::isfinite(v) ? fmt::format("{:.6f}", v) : ""; }
 
 }  // namespace
 
@@ -60,6 +65,7 @@ std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const C
       }
     }
   }
+  const std::vector<ComponentTrust> trust = ComponentTrustTable(model);
   std::vector<ActivityPrediction> out;
   for (int r = 0; r < activity.rows(); ++r) {
     const Eigen::VectorXd u = activity.util_frac.row(r).transpose();
@@ -101,7 +107,17 @@ std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const C
       p.predicted_w = capped.predicted_w;
       p.capped = capped.capped;
       p.capped_f_core_mhz = capped.f_core_mhz;
+      // The interval holds at the pair the replicates were fitted at (a fixed model's one).
+      if (f == reference) {
+        const PowerInterval interval =
+            PredictionInterval95(model, u.data(), f.data(), power_limit_w, p.predicted_w);
+        p.predicted_w_lo = interval.lo_w;
+        p.predicted_w_hi = interval.hi_w;
+      }
       std::vector<std::string> flags = ExtrapolationFlags(model, u.data(), p.uncapped_w);
+      const std::vector<std::string> extrapolates =
+          ExtrapolatesFlags(trust, u.data(), p.breakdown.component_w, p.uncapped_w);
+      flags.insert(flags.end(), extrapolates.begin(), extrapolates.end());
       flags.insert(flags.begin(), clock_flags.begin(), clock_flags.end());
       if (p.capped && model.vf_curve.known() && p.capped_f_core_mhz < model.vf_curve.lowest_mhz()) {
         flags.insert(flags.begin(), fmt::format("{}:{:.0f}MHz", kPredictionFlagBelowCurve,
@@ -122,11 +138,15 @@ std::string ActivityPredictionsToCsv(const PowerModel& model,
   const int nd = model.layout.num_domains();
   // The capping columns always: without a known limit (NaN) nothing is capped (capped = 0), and
   // a reader finds the same columns either way.
-  bool with_flags = false;
-  for (const ActivityPrediction& p : rows) with_flags = with_flags || !p.flags.empty();
+  bool with_flags = false, with_interval = false;
+  for (const ActivityPrediction& p : rows) {
+    with_flags = with_flags || !p.flags.empty();
+    with_interval = with_interval || std::isfinite(p.predicted_w_lo);
+  }
   std::string s = "benchmark,f_core_mhz";
   if (nd > 1) s += ",f_mem_mhz";
   s += ",predicted_w";
+  if (with_interval) s += ",predicted_w_lo,predicted_w_hi";
   s += ",uncapped_w,capped,capped_f_core_mhz";
   if (with_flags) s += ",flags";
   if (breakdown) {
@@ -139,6 +159,7 @@ std::string ActivityPredictionsToCsv(const PowerModel& model,
     s += CsvField(p.benchmark);
     for (int d = 0; d < nd; ++d) s += fmt::format(",{}", p.freq_mhz[d]);
     s += fmt::format(",{:.6f}", p.predicted_w);
+    if (with_interval) s += "," + NumberCell(p.predicted_w_lo) + "," + NumberCell(p.predicted_w_hi);
     s += fmt::format(",{:.6f},{},", p.uncapped_w, p.capped ? 1 : 0);
     if (std::isfinite(p.capped_f_core_mhz)) s += fmt::format("{:.6g}", p.capped_f_core_mhz);
     if (with_flags) s += "," + CsvField(p.flags);

@@ -50,6 +50,11 @@ std::vector<AppPrediction> PredictApps(const PowerModel& model,
                                                                  : p.prediction.freq_mhz[0];
     if (std::isfinite(p.app.kernel_time_s))
       p.energy_j = p.prediction.predicted_w * p.app.kernel_time_s;
+    // The energy's interval: the power's over the same time as energy_j.
+    if (std::isfinite(p.energy_j) && p.prediction.predicted_w > 0.0) {
+      p.energy_j_lo = p.energy_j * p.prediction.predicted_w_lo / p.prediction.predicted_w;
+      p.energy_j_hi = p.energy_j * p.prediction.predicted_w_hi / p.prediction.predicted_w;
+    }
     if (std::isfinite(p.app.measured_w) && p.app.measured_w > 0.0) {
       p.error_pct = 100.0 * (p.prediction.predicted_w - p.app.measured_w) / p.app.measured_w;
     }
@@ -59,14 +64,17 @@ std::vector<AppPrediction> PredictApps(const PowerModel& model,
 
 std::string AppPredictionsToCsv(const std::vector<AppPrediction>& rows) {
   std::string s =
-      "workload,predicted_w,uncapped_w,capped,duration_s,energy_j,flags,measured_w,error_pct,"
-      "measured_flags,f_core_mhz,windows\n";
+      "workload,predicted_w,predicted_w_lo,predicted_w_hi,uncapped_w,capped,f_core_mhz,"
+      "duration_s,energy_j,energy_j_lo,energy_j_hi,flags,measured_w,error_pct,measured_flags,"
+      "windows\n";
   for (const AppPrediction& p : rows) {
-    s += fmt::format("{},{:.6f},{:.6f},{},{},{},{},{},{},{},{:.6g},{}\n", CsvField(p.app.workload),
-                     p.prediction.predicted_w, p.prediction.uncapped_w, p.prediction.capped ? 1 : 0,
-                     Cell(p.app.kernel_time_s), Cell(p.energy_j), CsvField(p.prediction.flags),
-                     Cell(p.app.measured_w), Cell(p.error_pct), CsvField(p.app.measured_flags),
-                     p.f_core_mhz, p.app.windows);
+    const ActivityPrediction& q = p.prediction;
+    s += fmt::format("{},{:.6f},{},{},{:.6f},{},{:.6g},{},{},{},{},{},{},{},{},{}\n",
+                     CsvField(p.app.workload), q.predicted_w, Cell(q.predicted_w_lo),
+                     Cell(q.predicted_w_hi), q.uncapped_w, q.capped ? 1 : 0, p.f_core_mhz,
+                     Cell(p.app.kernel_time_s), Cell(p.energy_j), Cell(p.energy_j_lo),
+                     Cell(p.energy_j_hi), CsvField(q.flags), Cell(p.app.measured_w),
+                     Cell(p.error_pct), CsvField(p.app.measured_flags), p.app.windows);
   }
   return s;
 }

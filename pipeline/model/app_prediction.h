@@ -43,6 +43,10 @@ struct AppPrediction {
   double f_core_mhz = 0.0;
   // predicted_w x kernel_time_s, J (NaN when the kernel time is unknown).
   double energy_j = std::numeric_limits<double>::quiet_NaN();
+  // The 95% interval of the power (prediction.predicted_w_lo / _hi) over the same time as
+  // energy_j, J: energy_j x predicted_w_lo / predicted_w (NaN when either is unknown).
+  double energy_j_lo = std::numeric_limits<double>::quiet_NaN();
+  double energy_j_hi = std::numeric_limits<double>::quiet_NaN();
   // 100 (predicted - measured) / measured, % (NaN when not measured).
   double error_pct = std::numeric_limits<double>::quiet_NaN();
 };
@@ -54,9 +58,11 @@ std::vector<AppPrediction> PredictApps(const PowerModel& model,
                                        const std::vector<AppActivity>& apps, const Layout& layout,
                                        double power_limit_w, const std::string& source);
 
-// workload,predicted_w,uncapped_w,capped,duration_s,energy_j,flags,measured_w,error_pct,
-// measured_flags,f_core_mhz,windows: powers and times %.6f (energy %.6f J), capped 0/1; a cell
-// that is unknown (duration, energy, measured_w, error_pct without a power log) is empty.
+// workload,predicted_w,predicted_w_lo,predicted_w_hi,uncapped_w,capped,f_core_mhz,duration_s,
+// energy_j,energy_j_lo,energy_j_hi,flags,measured_w,error_pct,measured_flags,windows: powers and
+// times %.6f (energy %.6f J), capped 0/1; a cell that is unknown (an interval the model does not
+// hold, duration, energy, measured_w, error_pct without a power log) is empty. The first 12
+// columns (workload .. flags) are the prediction and never depend on the power log.
 std::string AppPredictionsToCsv(const std::vector<AppPrediction>& rows);
 
 // workload,predicted_w,static_<domain>_w...,idle_dyn_<domain>_w...,<component>_w...: the

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "model/power_limit.h"
+
 namespace wattcal {
 
 std::vector<ComponentTrust> ComponentTrustTable(const PowerModel& model) {
@@ -39,6 +41,25 @@ std::vector<ComponentTrust> ComponentTrustTable(const PowerModel& model) {
     table.push_back(std::move(t));
   }
   return table;
+}
+
+std::vector<std::string> ExtrapolatesFlags(const std::vector<ComponentTrust>& table,
+                                           const double* util_frac,
+                                           const std::vector<double>& component_w,
+                                           double uncapped_w) {
+  std::vector<std::string> out;
+  if (!(uncapped_w > 0.0)) return out;
+  for (size_t i = 0; i < table.size() && i < component_w.size(); ++i) {
+    const ComponentTrust& t = table[i];
+    if (!(component_w[i] > kExtrapolatesShare * uncapped_w)) continue;
+    const bool beyond =
+        std::isfinite(t.trained_up_to) && UtilBeyondTraining(util_frac[i], t.trained_up_to);
+    const bool holds_zero =
+        std::find(t.flags.begin(), t.flags.end(), kTrustIntervalHoldsZero) != t.flags.end();
+    if (beyond || holds_zero)
+      out.push_back(std::string(kPredictionFlagExtrapolates) + ":" + t.component);
+  }
+  return out;
 }
 
 namespace {

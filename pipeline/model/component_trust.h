@@ -35,8 +35,25 @@ inline constexpr const char* kTrustBelowHalfUse = "trained_below_half_use";
 inline constexpr const char* kTrustIntervalHoldsZero = "interval_holds_zero";
 inline constexpr const char* kTrustAboveBoardLimit = "full_use_above_board_limit";
 
+// A prediction extrapolates a component when that component carries more than this share of
+// its (uncapped) power while the workload uses it beyond trained_up_to (by the rule of
+// util_beyond_training, model/power_limit.h: above 1.25 x trained_up_to + 0.05), or while the
+// component's bootstrap interval holds zero (the data did not tell its power from nothing).
+inline constexpr double kExtrapolatesShare = 0.10;
+// The flag's name, written "extrapolates:<component>" in the flags column.
+inline constexpr const char* kPredictionFlagExtrapolates = "extrapolates";
+
 // The table, one row per component in layout order.
 std::vector<ComponentTrust> ComponentTrustTable(const PowerModel& model);
+
+// "extrapolates:<component>" for each component of `table` whose term of the breakdown
+// (`component_w`, layout order, W) is more than kExtrapolatesShare of `uncapped_w` while
+// UtilBeyondTraining(util_frac[i], trained_up_to) or the component is flagged
+// kTrustIntervalHoldsZero.
+std::vector<std::string> ExtrapolatesFlags(const std::vector<ComponentTrust>& table,
+                                           const double* util_frac,
+                                           const std::vector<double>& component_w,
+                                           double uncapped_w);
 
 // The table for a terminal: aligned columns, units in the header, flags spelled out.
 std::string ComponentTrustText(const std::vector<ComponentTrust>& table);

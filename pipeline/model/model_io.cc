@@ -349,6 +349,7 @@ class JsonModelReader : public JsonFieldReader {
     }
     if (root_.contains("coefficient_ci95")) ReadCoefficientCi(model);
     if (root_.contains("vf_curve")) ReadVfCurve(model);
+    if (root_.contains("prediction_interval")) ReadPredictionInterval(model);
     if (root_.contains("training_notes")) {
       const Json& notes = Array(root_, "", "training_notes", -1);
       for (size_t i = 0; i < notes.size(); ++i) {
@@ -407,6 +408,36 @@ class JsonModelReader : public JsonFieldReader {
     ci.idle_dyn_w_per_mhz = intervals("idle_dyn_w_per_mhz", num_domains);
     ci.component_w_per_mhz =
         intervals("component_w_per_mhz", model->layout.ComponentNames().size());
+  }
+
+  // prediction_interval (wattcal-calibrate --bootstrap N): optional; one coefficient vector per
+  // replicate, the out-of-bag ratios' quantiles positive and non-decreasing.
+  void ReadPredictionInterval(PowerModel* model) const {
+    const std::string key = "prediction_interval";
+    const Json& c = Get(root_, "", key);
+    PredictionIntervalData& pi = model->prediction_interval;
+    pi.oob_predictions = Int(c, key, "oob_predictions");
+    if (pi.oob_predictions < 1) {
+      Fail(key + ".oob_predictions", fmt::format("must be >= 1, got {}", pi.oob_predictions));
+    }
+    pi.oob_ratio_quantiles =
+        Numbers(Get(c, key, "oob_ratio_quantiles"), key + ".oob_ratio_quantiles",
+                PredictionIntervalData::kOobRatioQuantiles);
+    for (size_t k = 0; k < pi.oob_ratio_quantiles.size(); ++k) {
+      const double q = pi.oob_ratio_quantiles[k];
+      if (!(q > 0.0) || (k > 0 && q < pi.oob_ratio_quantiles[k - 1])) {
+        Fail(fmt::format("{}.oob_ratio_quantiles[{}]", key, k),
+             fmt::format("expected positive, non-decreasing ratios, got {}", q));
+      }
+    }
+    const Json& replicates = Array(c, key, "replicate_coefficients", -1);
+    if (replicates.empty())
+      Fail(key + ".replicate_coefficients", "expected at least one replicate");
+    for (size_t b = 0; b < replicates.size(); ++b) {
+      pi.replicate_coefficients.push_back(
+          Coefficients(replicates[b], fmt::format("{}.replicate_coefficients[{}]", key, b),
+                       model->num_coefficients()));
+    }
   }
 
   const Json& root_;
@@ -509,6 +540,16 @@ void to_json(nlohmann::ordered_json& j, const PowerModel& model) {
     curve["f_max_mhz"] = model.vf_curve.reference_mhz();
     curve["source"] = model.vf_curve.source;
     j["vf_curve"] = curve;
+  }
+  if (model.prediction_interval.known()) {
+    // The bootstrap replicates' coefficients (Coefficients() order) and the quantiles of the
+    // out-of-bag measured / predicted ratios (model/prediction_interval.h).
+    const PredictionIntervalData& pi = model.prediction_interval;
+    OrderedJson interval = OrderedJson::object();
+    interval["oob_predictions"] = pi.oob_predictions;
+    interval["oob_ratio_quantiles"] = pi.oob_ratio_quantiles;
+    interval["replicate_coefficients"] = pi.replicate_coefficients;
+    j["prediction_interval"] = interval;
   }
   // Derived from the fields above, for readers of the file (never read back): per component,
   // W at full use at the default pair, its interval, how far training reached, and flags.

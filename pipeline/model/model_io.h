@@ -27,6 +27,8 @@ inline constexpr const char* kModelJsonFormat = "wattcal-power-model";
 //   coefficient_ci95 (with --bootstrap),
 //   vf_curve: {levels_mhz, v_rel, f_min_mhz, f_max_mhz, source} (model/vf_curve.h; only when
 //     known; f_min_mhz and f_max_mhz are written for readers, not read back),
+//   prediction_interval (with --bootstrap): {oob_predictions, oob_ratio_quantiles: [199],
+//     replicate_coefficients: [[coefficients] per replicate]} (PredictionIntervalData),
 //   component_trust: [{component, full_use_w, full_use_w_ci95, trained_up_to_frac, flags}, ...]
 //     (model/component_trust.h; derived, written for readers, never read back),
 //   fit: {every FitReport field under its own name}.

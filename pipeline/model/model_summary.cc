@@ -74,6 +74,15 @@ std::string FormatModelSummary(const PowerModel& m) {
         "seed {})\n",
         m.coefficient_ci95.bootstrap_replicates, m.coefficient_ci95.seed);
   }
+  if (m.prediction_interval.known()) {
+    const std::vector<double>& q = m.prediction_interval.oob_ratio_quantiles;
+    // Quantiles k = 4 and 194 are at 2.5% and 97.5% (probability (k + 1) / 200).
+    s += fmt::format(
+        "  prediction interval: {} replicates; out of bag, measured / predicted lies in [{:.3f}, "
+        "{:.3f}] 95 times in 100 ({} predictions of benchmarks a replicate did not see)\n",
+        m.prediction_interval.replicate_coefficients.size(), q[4], q[194],
+        m.prediction_interval.oob_predictions);
+  }
   for (const std::string& note : m.training_notes) s += "  note: " + note + "\n";
   if (!s.empty() && s.back() == '\n') s.pop_back();
   return s;

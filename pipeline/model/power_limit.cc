@@ -50,11 +50,13 @@ double EffectivePowerLimitW(double option_w, double corpus_w, double model_w) {
   return std::numeric_limits<double>::quiet_NaN();
 }
 
-namespace {
-
-bool UtilBeyond(double u, double max_train) {
+bool UtilBeyondTraining(double u, double max_train) {
   return u > kUtilBeyondTrainingFactor * max_train + kUtilBeyondTrainingMargin;
 }
+
+namespace {
+
+bool UtilBeyond(double u, double max_train) { return UtilBeyondTraining(u, max_train); }
 
 bool PowerBeyond(double p, double max_train_w) {
   return std::isfinite(max_train_w) && p > kPowerBeyondTrainingFactor * max_train_w;

@@ -48,6 +48,9 @@ inline constexpr double kUtilBeyondTrainingFactor = 1.25;
 inline constexpr double kUtilBeyondTrainingMargin = 0.05;
 inline constexpr double kPowerBeyondTrainingFactor = 1.5;
 
+// U_i > kUtilBeyondTrainingFactor * max_train_i + kUtilBeyondTrainingMargin (the rule above).
+bool UtilBeyondTraining(double util_frac, double max_train_util_frac);
+
 struct CappedPower {
   // min(uncapped_w, limit): what the board would draw, W.
   double predicted_w = 0.0;

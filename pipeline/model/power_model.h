@@ -94,6 +94,28 @@ struct VfCurve {
   std::string Problem() const;
 };
 
+// What a 95% prediction interval of a fixed model's prediction needs (wattcal-calibrate
+// --bootstrap N, fixed method; model/prediction_interval.h evaluates it): the N bootstrap
+// replicates' coefficient vectors (the resamples of CoefficientCi, in Coefficients() order) and
+// the distribution of the out-of-bag ratios measured / predicted: each replicate predicts the
+// training rows of the benchmarks its resample left out (about 37% of them), which is a
+// cross-validated error of the model on benchmarks it did not see. Kept as the ratios'
+// quantiles at 0.5%, 1.0%, ..., 99.5% (kOobRatioQuantiles of them).
+struct PredictionIntervalData {
+  static constexpr int kOobRatioQuantiles = 199;
+  // Per replicate: static_w (per domain), idle_dyn_w_per_mhz (per domain), component_w_per_mhz.
+  std::vector<std::vector<double>> replicate_coefficients;
+  // Quantile k (k = 0..198) at probability (k + 1) / 200 of measured / predicted out of bag.
+  std::vector<double> oob_ratio_quantiles;
+  // How many out-of-bag predictions the quantiles summarise.
+  int oob_predictions = 0;
+
+  bool known() const {
+    return !replicate_coefficients.empty() &&
+           oob_ratio_quantiles.size() == static_cast<size_t>(kOobRatioQuantiles);
+  }
+};
+
 struct PowerModel {
   static constexpr int kFormatVersion = 1;
 
@@ -124,6 +146,9 @@ struct PowerModel {
   // The core V-F curve for what-ifs at other clocks or caps (model/vf_curve.h); empty when the
   // training data held none (a fixed model without capped rows).
   VfCurve vf_curve;
+  // The bootstrap replicates and out-of-bag errors a prediction interval is made of; empty
+  // unless --bootstrap N > 0 (fixed method).
+  PredictionIntervalData prediction_interval;
   // Training file the model came from (informational). A model carried to another GPU or node
   // (port/) appends kPortedMarker or kScaledMarker and keeps its base fit's FitReport: its
   // training statistics are the base model's, not its own (Derived()).

@@ -151,6 +151,8 @@ PowerModel ScaleModelToNode(const PowerModel& model, const NodeScaling& scaling)
   for (double& a : out.idle_dyn_w_per_mhz) a *= scaling.dynamic_factor;
   for (double& a : out.static_w) a *= scaling.static_factor;
   out.gpu.clear();  // a GPU of another node: not the one the data came from
+  // The bootstrap replicates and their errors are the base node's: no prediction interval.
+  out.prediction_interval = PredictionIntervalData();
   out.trained_on =
       fmt::format("{}{}: dynamic x{:.17g}, static x{:.17g})", model.trained_on,
                   PowerModel::kScaledMarker, scaling.dynamic_factor, scaling.static_factor);

@@ -23,6 +23,7 @@
 #include "model/power_limit.h"
 #include "model/vf_curve.h"
 #include "perf/what_if.h"
+#include "model/prediction_interval.h"
 #include "util/csv_field.h"
 #include "util/errors.h"
 #include "util/json_file.h"
@@ -304,6 +305,8 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
       EffectivePowerLimitW(o.power_limit_w, capture.power_limit_w, model.power_limit_w);
   const std::string below = PowerLimitBelowIdleWarning(model, limit_w);
   if (!below.empty()) LogWarning(below);
+  const std::string no_interval = NoPredictionIntervalReason(model);
+  if (!no_interval.empty()) LogWarning(no_interval);
   std::string source;
   for (const std::string& d : o.captures) source += (source.empty() ? "" : ", ") + d;
   const ModelWorkloads workloads = WorkloadsForModel(model, capture, gpu);
