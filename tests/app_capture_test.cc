@@ -56,7 +56,21 @@ TEST(Marks, WindowsInFileOrder) {
   EXPECT_EQ(w[0].begin_line, 2);
   EXPECT_EQ(w[0].end_line, 3);
   EXPECT_EQ(w[1].begin_line, 5);
+  EXPECT_EQ(w[0].steps, 0);  // no step count given
   EXPECT_TRUE(ReadMarks(testing::ScratchDir() + "/absent.txt").empty());
+}
+
+TEST(Marks, EndLineCarriesTheSteps) {
+  const std::string path = testing::WriteFile(testing::ScratchDir() + "/marks.txt",
+                                              "begin steady 1700000000000000000\n"
+                                              "end steady 1700000001500000000 1379\n"
+                                              "begin steady 1700000002000000000\n"
+                                              "end steady 1700000003000000000\t1\n");
+  const std::vector<MarkedWindow> w = ReadMarks(path);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].steps, 1379);
+  EXPECT_EQ(w[0].end_ns, 1700000001500000000);
+  EXPECT_EQ(w[1].steps, 1);
 }
 
 TEST(Marks, BrokenMarksNameTheirLine) {
@@ -79,6 +93,13 @@ TEST(Marks, BrokenMarksNameTheirLine) {
       {"begin two words 5\n", 1, {"is not a mark"}},
       {"start a 5\n", 1, {"is not a mark"}},
       {"begin a 1\nend a", 2, {"is not a mark", "cut short"}},
+      {"begin a 1\nend a 2 0\n", 2, {"a step count of zero"}},
+      {"begin a 1\nend a 2 +5\n", 2, {"'+5' is not a step count", ">= 1"}},
+      {"begin a 1\nend a 2 -5\n", 2, {"'-5' is not a step count"}},
+      {"begin a 1\nend a 2 5x\n", 2, {"'5x' is not a step count"}},
+      {"begin a 1\nend a 2 1.5\n", 2, {"'1.5' is not a step count"}},
+      {"begin a 1\nend a 2 5 6\n", 2, {"is not a mark", "[STEPS]"}},
+      {"begin a 1 5\nend a 2\n", 1, {"is not a mark"}},
   };
   for (const Case& c : cases) {
     const std::string path = testing::WriteFile(dir + "/marks.txt", c.text);

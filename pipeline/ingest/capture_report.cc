@@ -76,6 +76,7 @@ Corpus CaptureReport::ToWorkloadCorpus() const {
     uint32_t flags = 0;
     int64_t line = 0;
   };
+  // The energy as it ran (whole windows) comes from Workloads(), as wattcal-predict reads it.
   std::map<std::string, Sums> sums;
   for (const CaptureWindow& w : windows) {
     if (w.kind != "benchmark") continue;
@@ -95,6 +96,8 @@ Corpus CaptureReport::ToWorkloadCorpus() const {
   c.benchmark.clear();
   c.line.clear();
   c.flags.clear();
+  c.duration_s.clear();
+  c.energy_j.clear();
   c.power_w.resize(n);
   c.freq_mhz.resize(n, domains);
   c.util_frac.resize(n, static_cast<int>(gpu.components.size()));
@@ -108,6 +111,8 @@ Corpus CaptureReport::ToWorkloadCorpus() const {
       c.util_frac(i, static_cast<int>(j)) = apps[i].util_frac[j];
     c.line.push_back(s.line);
     c.flags.push_back(WindowFlagsToString(s.flags));
+    c.duration_s.push_back(apps[i].duration_s);
+    c.energy_j.push_back(apps[i].measured_energy_j);
   }
   return c;
 }
@@ -149,6 +154,10 @@ std::vector<AppActivity> CaptureReport::Workloads() const {
     double time_s = 0.0, energy_j = 0.0, measured_s = 0.0;
     bool measured = true;
     uint32_t flags = 0;
+    // The windows as they ran (no settle trim): length, energy, steps.
+    double whole_s = 0.0, whole_j = 0.0;
+    int64_t steps = 0;
+    bool all_steps = true;
   };
   std::vector<Sums> sums;
   for (const CaptureWindow& w : windows) {
@@ -176,11 +185,18 @@ std::vector<AppActivity> CaptureReport::Workloads() const {
       s.measured = false;
     }
     s.flags |= w.energy.flags;
+    s.whole_s += w.whole_duration_s;
+    s.whole_j += w.whole_energy_j;  // NaN (unknown) when any window's is
+    s.steps += w.steps;
+    s.all_steps = s.all_steps && w.steps > 0;
   }
   for (size_t i = 0; i < apps.size(); ++i) {
     AppActivity& a = apps[i];
     const Sums& s = sums[i];
     a.kernel_time_s = s.time_s;
+    a.duration_s = s.whole_s;
+    a.measured_energy_j = s.whole_j;
+    a.steps = s.all_steps ? s.steps : 0;
     if (s.exports.size() > 1 && s.time_s > 0.0) {
       for (size_t j = 0; j < a.util_frac.size(); ++j) a.util_frac[j] = s.util_time[j] / s.time_s;
     }

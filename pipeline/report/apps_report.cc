@@ -7,14 +7,26 @@
 #include <map>
 
 #include "io/csv_reader.h"
+#include "report/index_sections.h"
 #include "util/errors.h"
 
 namespace wattcal {
 
 namespace {
 
-constexpr const char* kAppsHeader =
-    "workload,predicted_w,uncapped_w,capped,duration_s,energy_j,flags";
+constexpr const char* kAppsHeader = "workload,predicted_w,uncapped_w,capped,";
+
+// Mean |x| over the finite values of `pct` (NaN when none), and their count.
+std::pair<double, int> MeanAbs(const std::vector<ReportApp>& rows, double ReportApp::*pct) {
+  double sum = 0.0;
+  int n = 0;
+  for (const ReportApp& a : rows) {
+    if (!std::isfinite(a.*pct)) continue;
+    sum += std::fabs(a.*pct);
+    ++n;
+  }
+  return {n > 0 ? sum / n : std::numeric_limits<double>::quiet_NaN(), n};
+}
 
 // Column index by name; InputError naming the file when one is missing.
 std::map<std::string, size_t> Columns(const std::vector<std::string>& header,
@@ -36,21 +48,53 @@ double Optional(const CsvReader& reader, const std::vector<std::string>& f, size
 
 }  // namespace
 
-int ReportApps::measured() const {
-  int n = 0;
-  for (const ReportApp& a : rows) n += std::isfinite(a.error_pct) ? 1 : 0;
-  return n;
+int ReportApps::measured() const { return MeanAbs(rows, &ReportApp::error_pct).second; }
+double ReportApps::mape_pct() const { return MeanAbs(rows, &ReportApp::error_pct).first; }
+int ReportApps::energy_measured() const {
+  return MeanAbs(rows, &ReportApp::energy_error_pct).second;
+}
+double ReportApps::energy_mape_pct() const {
+  return MeanAbs(rows, &ReportApp::energy_error_pct).first;
 }
 
-double ReportApps::mape_pct() const {
-  double sum = 0.0;
-  int n = 0;
-  for (const ReportApp& a : rows) {
-    if (!std::isfinite(a.error_pct)) continue;
-    sum += std::fabs(a.error_pct);
-    ++n;
+AppsTable AppsTableOf(const ReportApps& apps) {
+  using index_internal::Fixed;
+  using index_internal::kDash;
+  using index_internal::Watts;
+  AppsTable t;
+  t.header = {"Workload",          "predicted_w",      "uncapped_w", "measured_w",
+              "error_pct",         "duration_s",       "energy_j",   "measured_energy_j",
+              "energy_error_pct",  "steps",            "energy_per_step_j",
+              "kernel_time_ms",    "windows",          "flags"};
+  t.numeric.assign(t.header.size(), true);
+  t.numeric.front() = false;
+  t.numeric.back() = false;
+  for (const ReportApp& app : apps.rows) {
+    std::string flags = app.flags;
+    if (!app.measured_flags.empty())
+      flags += (flags.empty() ? "" : "; ") + std::string("measured: ") + app.measured_flags;
+    t.rows.push_back({app.workload, Watts(app.predicted_w), app.capped ? Watts(app.uncapped_w) : kDash,
+                      Watts(app.measured_w), Fixed(app.error_pct, 1), Fixed(app.duration_s, 3),
+                      Fixed(app.energy_j, 1), Fixed(app.measured_energy_j, 1),
+                      Fixed(app.energy_error_pct, 1),
+                      app.steps > 0 ? std::to_string(app.steps) : std::string(kDash),
+                      Fixed(app.energy_per_step_j, 4), Fixed(app.kernel_time_s * 1e3, 2),
+                      std::to_string(app.windows), flags.empty() ? std::string(kDash) : flags});
   }
-  return n > 0 ? sum / n : std::numeric_limits<double>::quiet_NaN();
+  return t;
+}
+
+std::string AppsMeasuredSentence(const ReportApps& apps) {
+  const int measured = apps.measured();
+  if (measured == 0) return "None was measured (no power log): these are predictions only.";
+  std::string s = fmt::format("{} of them also have measured power: MAPE {:.2f}%", measured,
+                              apps.mape_pct());
+  if (apps.energy_measured() > 0) {
+    s += fmt::format("; measured energy over the run as it ran (whole windows): energy MAPE "
+                     "{:.2f}% over {}",
+                     apps.energy_mape_pct(), apps.energy_measured());
+  }
+  return s + ".";
 }
 
 bool IsAppPredictionsCsv(const std::string& path) {
@@ -71,7 +115,9 @@ ReportApps ReadReportApps(const std::string& path, const std::string& breakdown_
   const auto c =
       Columns(header,
               {"workload", "predicted_w", "uncapped_w", "capped", "duration_s", "energy_j", "flags",
-               "measured_w", "error_pct", "measured_flags", "f_core_mhz", "windows"},
+               "measured_w", "error_pct", "measured_flags", "f_core_mhz", "windows",
+               "measured_energy_j", "energy_error_pct", "steps", "energy_per_step_j",
+               "kernel_time_s"},
               reader);
   while (reader.Next(&f)) {
     if (f.size() != header.size())
@@ -87,6 +133,12 @@ ReportApps ReadReportApps(const std::string& path, const std::string& breakdown_
     a.measured_w = Optional(reader, f, c.at("measured_w"), "measured_w");
     a.error_pct = Optional(reader, f, c.at("error_pct"), "error_pct");
     a.measured_flags = f[c.at("measured_flags")];
+    a.measured_energy_j = Optional(reader, f, c.at("measured_energy_j"), "measured_energy_j");
+    a.energy_error_pct = Optional(reader, f, c.at("energy_error_pct"), "energy_error_pct");
+    const double steps = Optional(reader, f, c.at("steps"), "steps");
+    a.steps = std::isfinite(steps) ? static_cast<int64_t>(steps) : 0;
+    a.energy_per_step_j = Optional(reader, f, c.at("energy_per_step_j"), "energy_per_step_j");
+    a.kernel_time_s = Optional(reader, f, c.at("kernel_time_s"), "kernel_time_s");
     a.f_core_mhz = reader.ParseNumber(f[c.at("f_core_mhz")], "f_core_mhz");
     a.windows = static_cast<int>(reader.ParseNumber(f[c.at("windows")], "windows"));
     apps.rows.push_back(a);

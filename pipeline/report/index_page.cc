@@ -464,28 +464,16 @@ void AppsSection(Document* doc, const RunReport& r, const ReportOptions& o, cons
                    a.rows.size(), a.rows.size() == 1 ? "" : "s", a.rows.front().f_core_mhz),
        "", false},
       link.File(a.path),
-      {"): power, and energy over each workload's summed kernel time. ", "", false}};
-  const int measured = a.measured();
-  intro.push_back(
-      {measured > 0 ? fmt::format("{} of them also have measured power: MAPE {:.2f}%.", measured,
-                                  a.mape_pct())
-                    : std::string("None was measured (no power log): these are predictions only."),
-       "", false});
+      {"): power, and energy over the run as it ran (its windows' length). ", "", false}};
+  intro.push_back({AppsMeasuredSentence(a), "", false});
   doc->Paragraph(intro);
+  const AppsTable table = AppsTableOf(a);
   std::vector<std::vector<Inline>> rows;
-  for (const ReportApp& app : a.rows) {
-    std::string flags = app.flags;
-    if (!app.measured_flags.empty())
-      flags += (flags.empty() ? "" : "; ") + std::string("measured: ") + app.measured_flags;
-    rows.push_back({Text(app.workload), Text(Watts(app.predicted_w)),
-                    Text(app.capped ? Watts(app.uncapped_w) : kDash), Text(Watts(app.measured_w)),
-                    Text(Fixed(app.error_pct, 1)), Text(Fixed(app.energy_j, 3)),
-                    Text(Fixed(app.duration_s * 1e3, 2)), Text(std::to_string(app.windows)),
-                    Text(flags.empty() ? kDash : flags)});
+  for (const std::vector<std::string>& cells : table.rows) {
+    rows.emplace_back();
+    for (const std::string& cell : cells) rows.back().push_back(Text(cell));
   }
-  doc->Table({"Workload", "predicted_w", "uncapped_w", "measured_w", "error_pct", "energy_j",
-              "kernel_time_ms", "windows", "flags"},
-             {false, true, true, true, true, true, true, true, false}, rows);
+  doc->Table(table.header, table.numeric, rows);
   doc->Paragraph(
       Text("Flags: capped = the model's power exceeds the board limit and the prediction is the "
            "limit; util_beyond_training:<component> = the workload uses that component more than "
