@@ -158,7 +158,9 @@ TEST(Marks, CppHelperWritesTheSteps) {
   }
   EXPECT_TRUE(wattcal::marks::Begin("steady", [] {}));
   EXPECT_TRUE(wattcal::marks::EndWithSteps("steady", 5, [] {}));
-  { wattcal::marks::Window w("steady", [] {}); }  // no steps: none written
+  {
+    wattcal::marks::Window w("steady", [] {});
+  }  // no steps: none written
   std::vector<MarkedWindow> w = ReadMarks(path);
   ASSERT_EQ(w.size(), 3u);
   EXPECT_EQ(w[0].steps, 1379);
@@ -250,13 +252,11 @@ print("ok")
                             {"the marks helper refused a mark", "was given 0 steps"});
   const std::vector<std::string> lines = Lines(testing::ReadFile(marks));
   ASSERT_GE(lines.size(), 10u);
-  const std::string head = testing::WriteFile(
-      dir + "/head.txt",
-      [&] {
-        std::string t;
-        for (size_t i = 0; i < 10; ++i) t += lines[i] + "\n";
-        return t;
-      }());
+  const std::string head = testing::WriteFile(dir + "/head.txt", [&] {
+    std::string t;
+    for (size_t i = 0; i < 10; ++i) t += lines[i] + "\n";
+    return t;
+  }());
   const std::vector<MarkedWindow> w = ReadMarks(head);
   ASSERT_EQ(w.size(), 5u);
   EXPECT_EQ(w[0].name, "steady");
@@ -456,8 +456,8 @@ TEST(AppCapture, MarkedRunsAreWindowsWithTheirPowerAndCountersAndAddingAppends) 
   const testing::CommandResult energy = testing::RunStage(
       "wattcal-validate",
       {"--model", model, "--heldout", scratch + "/per.csv", "--mode", "fixed", "--predictions",
-       scratch + "/per_predictions.csv", "--metrics", scratch + "/per_metrics.json",
-       "--summary-md", scratch + "/per_summary.md"});
+       scratch + "/per_predictions.csv", "--metrics", scratch + "/per_metrics.json", "--summary-md",
+       scratch + "/per_summary.md"});
   ASSERT_EQ(energy.exit_code, 0) << energy.output;
   const auto scored = Rows(scratch + "/per_predictions.csv");
   ASSERT_EQ(scored.size(), 2u);
@@ -472,8 +472,9 @@ TEST(AppCapture, MarkedRunsAreWindowsWithTheirPowerAndCountersAndAddingAppends) 
   ASSERT_TRUE(metrics.contains("energy")) << metrics.dump();
   EXPECT_EQ(metrics["energy"]["points"], 2);
   EXPECT_NEAR(metrics["energy"]["mape_pct"].get<double>(), sum_ape / 2.0, 1e-3);
-  EXPECT_NE(testing::ReadFile(scratch + "/per_summary.md").find("Energy over the windows as they ran"),
-            std::string::npos);
+  EXPECT_NE(
+      testing::ReadFile(scratch + "/per_summary.md").find("Energy over the windows as they ran"),
+      std::string::npos);
 
   // Without the power log: the same predictions, nothing measured.
   fs::rename(r.dir + "/nvml_power.csv", scratch + "/nvml_power.csv");

@@ -618,7 +618,8 @@ TEST(CorpusIoTidy, DurationAndEnergyColumnsRoundTrip) {
   EXPECT_TRUE(std::isnan(c.energy_j[1]));  // an empty cell: unknown
   EXPECT_EQ(CorpusToTidyCsv(c), text);
   EXPECT_EQ(c.Subset({1}).duration_s, std::vector<double>({1.5}));
-  EXPECT_FALSE(ReadCorpus(WriteFile(ScratchDir() + "/n.csv", "benchmark,SP\nx,0.5\n")).has_energy());
+  EXPECT_FALSE(
+      ReadCorpus(WriteFile(ScratchDir() + "/n.csv", "benchmark,SP\nx,0.5\n")).has_energy());
 }
 
 TEST(CorpusIoTidy, BadInputsNameFileLineAndField) {

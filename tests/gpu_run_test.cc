@@ -68,8 +68,8 @@ double Mape(const std::string& apps_csv, int* rows) {
   };
   std::getline(in, line);
   const std::vector<std::string> header = split(line);
-  const size_t error = static_cast<size_t>(
-      std::find(header.begin(), header.end(), "error_pct") - header.begin());
+  const size_t error =
+      static_cast<size_t>(std::find(header.begin(), header.end(), "error_pct") - header.begin());
   double sum = 0.0;
   *rows = 0;
   while (std::getline(in, line)) {

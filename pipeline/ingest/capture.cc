@@ -647,9 +647,8 @@ std::vector<double> WholeWindowEnergiesJ(const CaptureFiles& f, const CaptureLog
     index.push_back(i);
   }
   if (covered.empty()) return energy_j;
-  const KernelEnergyReport whole =
-      MeasureKernelEnergiesWithReasons(logs.primary, logs.OptionsOf(logs.primary), "", {}, covered,
-                                       f.windows, energy_options);
+  const KernelEnergyReport whole = MeasureKernelEnergiesWithReasons(
+      logs.primary, logs.OptionsOf(logs.primary), "", {}, covered, f.windows, energy_options);
   for (size_t k = 0; k < index.size(); ++k) energy_j[index[k]] = whole.windows[k].energy_j;
   return energy_j;
 }
@@ -658,8 +657,8 @@ std::vector<double> WholeWindowEnergiesJ(const CaptureFiles& f, const CaptureLog
 // and `whole_energy_j` as they ran); the report's power limit is the highest any window saw.
 void AddBenchmarkWindows(const CaptureFiles& f, const std::vector<KernelWindow>& windows,
                          const KernelEnergyReport& measured,
-                         const std::vector<double>& whole_energy_j,
-                         std::vector<CaptureWindow>* out, CaptureReport* r) {
+                         const std::vector<double>& whole_energy_j, std::vector<CaptureWindow>* out,
+                         CaptureReport* r) {
   const size_t first_window = r->windows.size();
   for (size_t i = 0; i < windows.size(); ++i) {
     CaptureWindow& c = (*out)[i];

@@ -178,8 +178,8 @@ WindowColumns FindWindowColumns(const CsvReader& reader, const std::vector<std::
       if (c.kernel >= 0) reader.Fail(header[i], "a second kernel name column");
       c.kernel = static_cast<int>(i);
     } else if (lower == "launches" || lower == "blocks" || lower == "threads" || lower == "steps") {
-      int& column = lower == "launches" ? c.launches
-                    : lower == "blocks" ? c.blocks
+      int& column = lower == "launches"  ? c.launches
+                    : lower == "blocks"  ? c.blocks
                     : lower == "threads" ? c.threads
                                          : c.steps;
       if (column >= 0) reader.Fail(header[i], fmt::format("a second {} column", lower));

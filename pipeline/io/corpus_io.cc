@@ -457,14 +457,16 @@ void ReadTidyRows(CsvReader* reader, const std::vector<std::string>& header, con
           break;
         case TidyColumn::kEnergy:
           if (!fields[j].empty())
-            energy_j = ReadPositive(*reader, fields[j], col.header, "energy", PhysicalQuantity::kEnergy);
+            energy_j =
+                ReadPositive(*reader, fields[j], col.header, "energy", PhysicalQuantity::kEnergy);
           break;
       }
     }
     rows->benchmark.push_back(fields[0]);
     if (rows->has_power) rows->power_w.push_back(power_w);
     if (rows->has_flags) rows->flags.push_back(flags);
-    if (rows->has_energy) rows->duration_s.push_back(duration_s), rows->energy_j.push_back(energy_j);
+    if (rows->has_energy)
+      rows->duration_s.push_back(duration_s), rows->energy_j.push_back(energy_j);
     if (rows->num_freq > 0) rows->freq_mhz.insert(rows->freq_mhz.end(), freq.begin(), freq.end());
     rows->util_frac.insert(rows->util_frac.end(), util.begin(), util.end());
     rows->line.push_back(reader->line());

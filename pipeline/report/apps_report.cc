@@ -62,10 +62,10 @@ AppsTable AppsTableOf(const ReportApps& apps) {
   using index_internal::kDash;
   using index_internal::Watts;
   AppsTable t;
-  t.header = {"Workload",          "predicted_w",      "uncapped_w", "measured_w",
-              "error_pct",         "duration_s",       "energy_j",   "measured_energy_j",
-              "energy_error_pct",  "steps",            "energy_per_step_j",
-              "kernel_time_ms",    "windows",          "flags"};
+  t.header = {"Workload",         "predicted_w", "uncapped_w",        "measured_w",
+              "error_pct",        "duration_s",  "energy_j",          "measured_energy_j",
+              "energy_error_pct", "steps",       "energy_per_step_j", "kernel_time_ms",
+              "windows",          "flags"};
   t.numeric.assign(t.header.size(), true);
   t.numeric.front() = false;
   t.numeric.back() = false;
@@ -73,10 +73,10 @@ AppsTable AppsTableOf(const ReportApps& apps) {
     std::string flags = app.flags;
     if (!app.measured_flags.empty())
       flags += (flags.empty() ? "" : "; ") + std::string("measured: ") + app.measured_flags;
-    t.rows.push_back({app.workload, Watts(app.predicted_w), app.capped ? Watts(app.uncapped_w) : kDash,
-                      Watts(app.measured_w), Fixed(app.error_pct, 1), Fixed(app.duration_s, 3),
-                      Fixed(app.energy_j, 1), Fixed(app.measured_energy_j, 1),
-                      Fixed(app.energy_error_pct, 1),
+    t.rows.push_back({app.workload, Watts(app.predicted_w),
+                      app.capped ? Watts(app.uncapped_w) : kDash, Watts(app.measured_w),
+                      Fixed(app.error_pct, 1), Fixed(app.duration_s, 3), Fixed(app.energy_j, 1),
+                      Fixed(app.measured_energy_j, 1), Fixed(app.energy_error_pct, 1),
                       app.steps > 0 ? std::to_string(app.steps) : std::string(kDash),
                       Fixed(app.energy_per_step_j, 4), Fixed(app.kernel_time_s * 1e3, 2),
                       std::to_string(app.windows), flags.empty() ? std::string(kDash) : flags});
@@ -87,12 +87,13 @@ AppsTable AppsTableOf(const ReportApps& apps) {
 std::string AppsMeasuredSentence(const ReportApps& apps) {
   const int measured = apps.measured();
   if (measured == 0) return "None was measured (no power log): these are predictions only.";
-  std::string s = fmt::format("{} of them also have measured power: MAPE {:.2f}%", measured,
-                              apps.mape_pct());
+  std::string s =
+      fmt::format("{} of them also have measured power: MAPE {:.2f}%", measured, apps.mape_pct());
   if (apps.energy_measured() > 0) {
-    s += fmt::format("; measured energy over the run as it ran (whole windows): energy MAPE "
-                     "{:.2f}% over {}",
-                     apps.energy_mape_pct(), apps.energy_measured());
+    s += fmt::format(
+        "; measured energy over the run as it ran (whole windows): energy MAPE "
+        "{:.2f}% over {}",
+        apps.energy_mape_pct(), apps.energy_measured());
   }
   return s + ".";
 }
@@ -112,13 +113,12 @@ ReportApps ReadReportApps(const std::string& path, const std::string& breakdown_
   std::vector<std::string> f;
   if (!reader.Next(&f)) throw InputError(path, 1, "", "empty file");
   const std::vector<std::string> header = f;
-  const auto c =
-      Columns(header,
-              {"workload", "predicted_w", "uncapped_w", "capped", "duration_s", "energy_j", "flags",
-               "measured_w", "error_pct", "measured_flags", "f_core_mhz", "windows",
-               "measured_energy_j", "energy_error_pct", "steps", "energy_per_step_j",
-               "kernel_time_s"},
-              reader);
+  const auto c = Columns(
+      header,
+      {"workload", "predicted_w", "uncapped_w", "capped", "duration_s", "energy_j", "flags",
+       "measured_w", "error_pct", "measured_flags", "f_core_mhz", "windows", "measured_energy_j",
+       "energy_error_pct", "steps", "energy_per_step_j", "kernel_time_s"},
+      reader);
   while (reader.Next(&f)) {
     if (f.size() != header.size())
       reader.Fail("", fmt::format("{} fields, the header has {}", f.size(), header.size()));

@@ -317,10 +317,11 @@ std::string FormatMetricsTable(const ValidationMetrics& m, const MetricsOptions&
   out += fmt::format("  {:<18}{:.3f} W\n", "RMSE", e.rmse_w);
   out += fmt::format("  {:<18}{:.4f}\n", "Pearson r", e.pearson_r);
   if (m.energy_points > 0) {
-    out += fmt::format("  {:<18}{:.2f} %  (max {:.2f} %, mean error {:+.2f} %, {} points: predicted W "
-                       "x duration_s vs measured energy_j)\n",
-                       "energy MAPE", m.energy_mape_pct, m.energy_max_ape_pct,
-                       m.energy_mean_error_pct, m.energy_points);
+    out += fmt::format(
+        "  {:<18}{:.2f} %  (max {:.2f} %, mean error {:+.2f} %, {} points: predicted W "
+        "x duration_s vs measured energy_j)\n",
+        "energy MAPE", m.energy_mape_pct, m.energy_max_ape_pct, m.energy_mean_error_pct,
+        m.energy_points);
   }
   if (!options.within_pct.empty()) {
     std::string thresholds, fractions;
