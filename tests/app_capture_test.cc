@@ -727,6 +727,15 @@ TEST(PredictCapture, BadCapturesAreClearErrorsAndLeaveNothing) {
   EXPECT_NE(r.output.find("is the same file as input"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("(inside --capture)"), std::string::npos) << r.output;
   EXPECT_EQ(testing::ReadFile(apps + "/ncu/gemm.csv"), export_copy);
+  // A windows.csv whose steps are zero or not a whole number: refused by line and column.
+  for (const char* steps : {"0", "2.5", "-1"}) {
+    testing::WriteFile(
+        apps + "/windows.csv",
+        std::string("kernel,start_us,end_us,run,mark,steps\ngemm,1000000,2000000,1,,") + steps +
+            "\n");
+    r = predict({});
+    testing::ExpectRefused(r, 2, {"windows.csv:2", "steps", "expected a whole number >= 1"}, {out});
+  }
 }
 
 }  // namespace
