@@ -185,17 +185,28 @@ inline bool Begin(const char* name, Sync sync) {
   return true;
 }
 
+namespace detail {
+
+// Ends the window `name` (a valid name) once `sync()` has waited for the GPU; `steps` > 0 goes on
+// the `end` line.
+template <typename Sync>
+inline bool EndMark(const char* name, long long steps, Sync sync) {
+  sync();
+  const bool ok = Append("end", name, steps);
+#if defined(WATTCAL_MARKS_HAVE_NVTX)
+  nvtxRangePop();
+#endif
+  if (!ok) Report("end", name);
+  return ok;
+}
+
+}  // namespace detail
+
 // Ends the window `name` once `sync()` has waited for the GPU.
 template <typename Sync>
 inline bool End(const char* name, Sync sync) {
   if (!detail::ValidName(name)) return detail::Refuse("end", name);
-  sync();
-  const bool ok = detail::Append("end", name);
-#if defined(WATTCAL_MARKS_HAVE_NVTX)
-  nvtxRangePop();
-#endif
-  if (!ok) detail::Report("end", name);
-  return ok;
+  return detail::EndMark(name, 0, sync);
 }
 
 // Ends the window `name` once `sync()` has waited for the GPU, with the steps (iterations, batches)
@@ -204,13 +215,7 @@ template <typename Sync>
 inline bool EndWithSteps(const char* name, long long steps, Sync sync) {
   if (!detail::ValidName(name)) return detail::Refuse("end", name);
   if (steps < 1) return detail::RefuseSteps(name, steps);
-  sync();
-  const bool ok = detail::Append("end", name, steps);
-#if defined(WATTCAL_MARKS_HAVE_NVTX)
-  nvtxRangePop();
-#endif
-  if (!ok) detail::Report("end", name);
-  return ok;
+  return detail::EndMark(name, steps, sync);
 }
 
 inline bool Begin(const char* name) { return Begin(name, detail::SyncGpu); }
