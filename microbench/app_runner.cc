@@ -246,6 +246,7 @@ std::vector<AppWindow> MarkedWindows(const AppCaptureOptions& o, const std::stri
     w.window.end_us = m.end_ns / 1000;
     w.run = run;
     w.mark = m.name;
+    w.steps = m.steps;
     if (w.window.start_us < start_us || w.window.end_us > end_us) {
       throw InputError(marks_path, w.window.start_us < start_us ? m.begin_line : m.end_line, "",
                        fmt::format("the window '{}' lies outside the run ({} to {} us since the epoch): marks "

@@ -14,7 +14,9 @@ namespace wattcal::capture {
 
 namespace {
 
-constexpr const char* kHeader = "kernel,start_us,end_us,run,mark";
+constexpr const char* kHeader = "kernel,start_us,end_us,run,mark,steps";
+// The header before the steps column, still read.
+constexpr const char* kHeaderWithoutSteps = "kernel,start_us,end_us,run,mark";
 
 std::vector<std::string> SplitCommas(const std::string& line) {
   std::vector<std::string> fields(1);
@@ -56,6 +58,7 @@ std::string AppWindowProblem(const AppWindow& w) {
   if (!w.mark.empty() && !IsMarkName(w.mark)) {
     return fmt::format("mark '{}' is not a window name ({})", w.mark, kMarkNameRule);
   }
+  if (w.steps < 0) return fmt::format("steps {} is not a step count (>= 1, empty when unknown)", w.steps);
   return "";
 }
 
@@ -80,8 +83,8 @@ std::pair<size_t, size_t> FirstOverlap(const std::vector<AppWindow>& windows) {
 std::string AppWindowsCsv(const std::vector<AppWindow>& windows) {
   std::string s = std::string(kHeader) + "\n";
   for (const AppWindow& w : windows) {
-    s += fmt::format("{},{},{},{},{}\n", w.window.kernel, w.window.start_us, w.window.end_us, w.run,
-                     w.mark);
+    s += fmt::format("{},{},{},{},{},{}\n", w.window.kernel, w.window.start_us, w.window.end_us,
+                     w.run, w.mark, w.steps > 0 ? std::to_string(w.steps) : std::string());
   }
   return s;
 }
@@ -93,6 +96,7 @@ std::vector<AppWindow> ReadAppWindows(const std::string& path) {
   std::vector<int64_t> lines;
   std::string line;
   int64_t n = 0;
+  size_t fields = 6;
   while (std::getline(in, line)) {
     ++n;
     if (in.eof()) {
@@ -102,18 +106,19 @@ std::vector<AppWindow> ReadAppWindows(const std::string& path) {
     }
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (n == 1) {
-      if (line != kHeader) {
+      if (line != kHeader && line != kHeaderWithoutSteps) {
         throw InputError(
             path, 1, "",
             fmt::format("'{}' is not the header of an applications capture's windows ({})", line,
                         kHeader));
       }
+      fields = line == kHeader ? 6 : 5;
       continue;
     }
     if (line.empty()) continue;
     const std::vector<std::string> f = SplitCommas(line);
-    if (f.size() != 5)
-      throw InputError(path, n, "", fmt::format("expected 5 fields, got {}", f.size()));
+    if (f.size() != fields)
+      throw InputError(path, n, "", fmt::format("expected {} fields, got {}", fields, f.size()));
     AppWindow w;
     w.window.kernel = f[0];
     int64_t run = 0;
@@ -128,6 +133,12 @@ std::vector<AppWindow> ReadAppWindows(const std::string& path) {
       throw InputError(path, n, "run", fmt::format("{} is too large", run));
     w.run = static_cast<int>(run);
     w.mark = f[4];
+    if (fields == 6 && !f[5].empty() && (!ParseWholeNumber(f[5], &w.steps) || w.steps < 1)) {
+      throw InputError(path, n, "steps",
+                       fmt::format("'{}' is not a step count: a whole number >= 1, or empty when "
+                                   "the program gave none",
+                                   f[5]));
+    }
     const std::string problem = AppWindowProblem(w);
     if (!problem.empty()) throw InputError(path, n, "", problem);
     out.push_back(w);

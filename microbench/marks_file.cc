@@ -29,6 +29,24 @@ std::string Rest(const std::string& line, int words) {
   return i == std::string::npos ? "" : line.substr(i);
 }
 
+// The step count of an `end` line: a whole number >= 1.
+int64_t ParseSteps(const std::string& text, const std::string& path, int64_t line) {
+  int64_t steps = 0;
+  if (!ParseWholeNumber(text, &steps)) {
+    throw InputError(path, line, "",
+                     fmt::format("'{}' is not a step count: the fourth field of an 'end' line is the "
+                                 "steps the program ran in the window, a whole number >= 1 (digits "
+                                 "only, no sign)",
+                                 text));
+  }
+  if (steps == 0) {
+    throw InputError(path, line, "",
+                     "a step count of zero: a window that ran no step has no energy per step (give "
+                     "the steps the window ran, >= 1, or leave the field out)");
+  }
+  return steps;
+}
+
 }  // namespace
 
 bool ParseWholeNumber(const std::string& text, int64_t* value) {
@@ -70,20 +88,21 @@ std::vector<MarkedWindow> ReadMarks(const std::string& path) {
     ended_with_newline = !in.eof();
     if (!line.empty() && line.back() == '\r') line.pop_back();
     std::istringstream words(line);
-    std::string verb, name, time, extra;
+    std::string verb, name, time, steps, extra;
     words >> verb;
     if (verb.empty() || verb[0] == '#') continue;
-    words >> name >> time >> extra;
+    words >> name >> time >> steps >> extra;
     if (verb == "invalid") {  // a helper's refusal of a mark (marks.h, wattcal_marks.py)
       throw InputError(path, number, "",
                        fmt::format("the marks helper refused a mark: {} (the program went on without that "
                                    "window: fix the name, then record again)",
                                    Rest(line, 1).empty() ? std::string("no reason given") : Rest(line, 1)));
     }
-    if ((verb != "begin" && verb != "end") || name.empty() || time.empty() || !extra.empty()) {
+    if ((verb != "begin" && verb != "end") || name.empty() || time.empty() || !extra.empty() ||
+        (verb == "begin" && !steps.empty())) {
       throw InputError(path, number, "",
                        fmt::format("'{}' is not a mark: expected 'begin NAME NANOSECONDS' or 'end NAME "
-                                   "NANOSECONDS'{}",
+                                   "NANOSECONDS [STEPS]'{}",
                                    line, ended_with_newline ? "" : " (the line is cut short: did the program stop "
                                                                    "while writing it?)"));
     }
@@ -128,6 +147,7 @@ std::vector<MarkedWindow> ReadMarks(const std::string& path) {
     }
     current.end_ns = ns;
     current.end_line = number;
+    if (!steps.empty()) current.steps = ParseSteps(steps, path, number);
     windows.push_back(current);
     open = false;
   }

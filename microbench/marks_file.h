@@ -5,8 +5,12 @@
 // nanoseconds since the Unix epoch:
 //
 //   begin steady 1764242045123456789
-//   end steady 1764242047123456789
+//   end steady 1764242047123456789 1379
 //
+// The `end` line may carry a fourth field, the steps (iterations, batches) the program ran
+// inside the window: a whole number >= 1 (decimal digits only). Energy per step follows from it
+// (wattcal-predict --capture). A step count of 0, with a sign, not a number, or more fields
+// after it is an error naming the file and the line.
 // include/wattcal/marks.h (C++, header-only) and python/wattcal_marks.py (a context manager)
 // write exactly this. Blank lines and lines starting with '#' are ignored. A name is one word
 // (IsMarkName: 1 to 200 bytes, no white space or control byte, no ',' or '"', which the mark
@@ -31,6 +35,8 @@ struct MarkedWindow {
   // 1-based lines of the `begin` and the `end`.
   int64_t begin_line = 0;
   int64_t end_line = 0;
+  // The steps the `end` line gives, >= 1; 0 when it gives none.
+  int64_t steps = 0;
 };
 
 // Whether `name` may name a marked window (the rule above).

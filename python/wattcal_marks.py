@@ -2,17 +2,31 @@
 ``wattcal-capture --app NAME -- python program.py`` should measure, so that start-up, imports,
 data loading and warm-up are left out.
 
-    import wattcal_marks                      # PYTHONPATH=<wattcal>/python
+    import wattcal_marks                              # PYTHONPATH=<wattcal>/python
 
-    for step in range(100):
-        with wattcal_marks.window("steady"):  # begin steady ... end steady
+    with wattcal_marks.window("steady", steps=n):     # begin steady ... end steady n
+        for step in range(n):
             train_step()
+
+or, for a program that counts as it goes::
+
+    with wattcal_marks.window("steady") as w:
+        k = 0
+        while not done():
+            train_step()
+            k += 1
+        w.steps = k
+
+Mark ONE window around the loop, a second or more of it, not one window per step: the power meter
+reads every ~100 ms, and a window of one step holds too few readings to measure (flagged
+too_few_samples). The steps are optional; with them wattcal-predict --capture gives the energy
+per step.
 
 When the environment has WATTCAL_MARKS=FILE (wattcal-capture sets it for the program it runs),
 each mark appends one line to FILE with a single os.write in append mode::
 
     begin NAME NANOSECONDS
-    end NAME NANOSECONDS
+    end NAME NANOSECONDS [STEPS]
 
 NANOSECONDS is time.time_ns(), CLOCK_REALTIME, the clock of wattcal-capture's NVML sampler.
 Without WATTCAL_MARKS nothing is written, so the program runs unchanged outside wattcal-capture.
@@ -39,7 +53,7 @@ import os
 import sys
 import time
 
-__all__ = ["window", "begin", "end", "enabled", "MarkError"]
+__all__ = ["window", "Window", "begin", "end", "enabled", "MarkError"]
 
 
 class MarkError(RuntimeError):
@@ -110,9 +124,24 @@ def _check_name(verb, name):
     raise MarkError("wattcal marks: cannot %s window %s: a name is %s" % (verb, shown, _NAME_RULE))
 
 
-def _append(verb, name):
+def _append(verb, name, steps=None):
     if os.environ.get("WATTCAL_MARKS"):
-        _write_line("%s %s %d\n" % (verb, name, time.time_ns()))
+        tail = "" if steps is None else " %d" % steps
+        _write_line("%s %s %d%s\n" % (verb, name, time.time_ns(), tail))
+
+
+def _check_steps(name, steps):
+    if steps is None:
+        return
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        shown = ascii(steps)[:40]
+        try:  # so that the recording is refused, even if this error is caught
+            _write_line("invalid end: the window %s was given %s steps: a step count is a whole number >= 1\n"
+                        % (ascii(name)[:80], shown))
+        except MarkError:
+            pass
+        raise MarkError("wattcal marks: cannot end window %s with %s steps: a step count is a whole number >= 1"
+                        % (ascii(name)[:80], shown))
 
 
 def begin(name, sync=_default_sync):
@@ -130,26 +159,39 @@ def begin(name, sync=_default_sync):
     _open_window = name
 
 
-def end(name, sync=_default_sync):
-    """Ends the window ``name`` once ``sync()`` has waited for the GPU."""
+def end(name, sync=_default_sync, steps=None):
+    """Ends the window ``name`` once ``sync()`` has waited for the GPU; ``steps``: the steps
+    (iterations, batches) the program ran inside it, a whole number >= 1, or None."""
     global _open_window
     _check_name("end", name)
     if _open_window != name:
         raise MarkError("wattcal marks: 'end %s' but the open window is %r" % (name, _open_window))
+    _check_steps(name, steps)
     if sync is not None:
         sync()
-    _append("end", name)
+    _append("end", name, steps)
     _open_window = None
     _, pop = _nvtx()
     if pop is not None:
         pop()
 
 
+class Window:
+    """What ``with window(...) as w`` yields: ``w.steps``, the steps written on the ``end`` mark
+    (None for none), may be set or counted up inside the window."""
+
+    def __init__(self, name, steps):
+        self.name = name
+        self.steps = steps
+
+
 @contextlib.contextmanager
-def window(name, sync=_default_sync):
-    """A marked window for the body of a ``with`` statement."""
+def window(name, sync=_default_sync, steps=None):
+    """A marked window for the body of a ``with`` statement; ``steps`` (or the yielded object's
+    ``steps``, set inside the window) is written on its ``end`` mark."""
     begin(name, sync)
+    w = Window(name, steps)
     try:
-        yield
+        yield w
     finally:
-        end(name, sync)
+        end(name, sync, steps=w.steps)

@@ -97,7 +97,7 @@ def main():
     per_step = max((time.perf_counter() - t0) / 5, 1e-6)
     profiling = os.environ.get("WATTCAL_PROFILING", "") not in ("", "0")
     steps = 2 if profiling else max(1, int(round(a.seconds / per_step)))
-    with wattcal_marks.window(a.name):
+    with wattcal_marks.window(a.name, steps=steps):  # one window around the loop, with its steps
         for _ in range(steps):
             step(state)
     print("%s: %d steps of %.3f ms in the window%s" % (a.name, steps, 1e3 * per_step,

@@ -42,8 +42,9 @@ int PredictCommand(int argc, char** argv) {
                  "(wattcal-capture --app; windows.csv with ncu/<workload>.csv or ncu_raw.csv), a "
                  "power log optional: "
                  "one row per workload at the model's reference pair, with its energy over its "
-                 "summed kernel time, "
-                 "and measured_w/error_pct where the capture has a power log")
+                 "run as it ran (duration_s: its windows' summed length; per step when the end "
+                 "marks gave steps), and measured_w/error_pct, measured_energy_j/energy_error_pct "
+                 "where the capture has a power log")
       ->check(CLI::ExistingDirectory);
   app.add_option("--gpu", o.gpu_path,
                  "With --capture: the GPU description whose counters give "

@@ -152,8 +152,9 @@ void AddCaptureOptions(CLI::App* app, IngestStageOptions* o) {
   app->add_flag(
       "--per-workload", o->per_workload,
       "With --capture: one row per workload in --tidy (its windows' summed energy over their "
-      "summed duration, flags of any window) instead of one per window: for applications, "
-      "whose windows share one counters export");
+      "summed duration, flags of any window, and duration_s,energy_j: the whole windows as they "
+      "ran, no settle trim) instead of one per window: for applications, whose windows share "
+      "one counters export");
   AddEnumOption(app, "--capture-power", &o->capture_power,
                 {CapturePowerLog::kAuto, CapturePowerLog::kNvml, CapturePowerLog::kNvidiaSmi},
                 CapturePowerLogName,

@@ -110,15 +110,16 @@ inline CaptureInfo FakeGpu(const std::string& uuid = "GPU-aaaaaaaa-1111-2222-333
 }
 
 // A program that idles `pre_s`, then marks `windows` windows of `load_s` under load (the load
-// file exists during each), then idles `post_s`.
+// file exists during each), then idles `post_s`; `steps` ("" for none) goes on each end mark.
 inline std::vector<std::string> MarkedProgram(const std::string& load_file, int windows,
-                                              double load_s, const std::string& name = "steady") {
+                                              double load_s, const std::string& name = "steady",
+                                              const std::string& steps = "") {
   std::string body = "sleep 0.2\n";
   for (int i = 0; i < windows; ++i) {
     body += fmt::format(
         "touch '{0}'; echo \"begin {1} $(date +%s%N)\" >> \"$WATTCAL_MARKS\"; sleep {2}; "
-        "echo \"end {1} $(date +%s%N)\" >> \"$WATTCAL_MARKS\"; rm -f '{0}'; sleep 0.1\n",
-        load_file, name, load_s);
+        "echo \"end {1} $(date +%s%N){3}\" >> \"$WATTCAL_MARKS\"; rm -f '{0}'; sleep 0.1\n",
+        load_file, name, load_s, steps.empty() ? "" : " " + steps);
   }
   return {"sh", "-c", body};
 }

@@ -56,7 +56,21 @@ TEST(Marks, WindowsInFileOrder) {
   EXPECT_EQ(w[0].begin_line, 2);
   EXPECT_EQ(w[0].end_line, 3);
   EXPECT_EQ(w[1].begin_line, 5);
+  EXPECT_EQ(w[0].steps, 0);  // no step count given
   EXPECT_TRUE(ReadMarks(testing::ScratchDir() + "/absent.txt").empty());
+}
+
+TEST(Marks, EndLineCarriesTheSteps) {
+  const std::string path = testing::WriteFile(testing::ScratchDir() + "/marks.txt",
+                                              "begin steady 1700000000000000000\n"
+                                              "end steady 1700000001500000000 1379\n"
+                                              "begin steady 1700000002000000000\n"
+                                              "end steady 1700000003000000000\t1\n");
+  const std::vector<MarkedWindow> w = ReadMarks(path);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].steps, 1379);
+  EXPECT_EQ(w[0].end_ns, 1700000001500000000);
+  EXPECT_EQ(w[1].steps, 1);
 }
 
 TEST(Marks, BrokenMarksNameTheirLine) {
@@ -79,6 +93,13 @@ TEST(Marks, BrokenMarksNameTheirLine) {
       {"begin two words 5\n", 1, {"is not a mark"}},
       {"start a 5\n", 1, {"is not a mark"}},
       {"begin a 1\nend a", 2, {"is not a mark", "cut short"}},
+      {"begin a 1\nend a 2 0\n", 2, {"a step count of zero"}},
+      {"begin a 1\nend a 2 +5\n", 2, {"'+5' is not a step count", ">= 1"}},
+      {"begin a 1\nend a 2 -5\n", 2, {"'-5' is not a step count"}},
+      {"begin a 1\nend a 2 5x\n", 2, {"'5x' is not a step count"}},
+      {"begin a 1\nend a 2 1.5\n", 2, {"'1.5' is not a step count"}},
+      {"begin a 1\nend a 2 5 6\n", 2, {"is not a mark", "[STEPS]"}},
+      {"begin a 1 5\nend a 2\n", 1, {"is not a mark"}},
   };
   for (const Case& c : cases) {
     const std::string path = testing::WriteFile(dir + "/marks.txt", c.text);
@@ -128,6 +149,31 @@ TEST(Marks, CppHelperWritesWhatTheReaderReads) {
   EXPECT_EQ(testing::ReadFile(path), before);
 }
 
+TEST(Marks, CppHelperWritesTheSteps) {
+  const std::string path = testing::ScratchDir() + "/marks.txt";
+  ASSERT_EQ(setenv("WATTCAL_MARKS", path.c_str(), 1), 0);
+  {
+    wattcal::marks::Window w("steady", [] {});
+    w.set_steps(1379);  // counted as the program went
+  }
+  EXPECT_TRUE(wattcal::marks::Begin("steady", [] {}));
+  EXPECT_TRUE(wattcal::marks::EndWithSteps("steady", 5, [] {}));
+  {
+    wattcal::marks::Window w("steady", [] {});
+  }  // no steps: none written
+  std::vector<MarkedWindow> w = ReadMarks(path);
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_EQ(w[0].steps, 1379);
+  EXPECT_EQ(w[1].steps, 5);
+  EXPECT_EQ(w[2].steps, 0);
+  // A step count below 1 is refused and fails the recording, as an invalid name does.
+  EXPECT_TRUE(wattcal::marks::Begin("steady", [] {}));
+  EXPECT_FALSE(wattcal::marks::EndWithSteps("steady", 0, [] {}));
+  testing::ExpectInputError([&] { ReadMarks(path); }, 8,
+                            {path, "the marks helper refused a mark", "was given 0 steps"});
+  ASSERT_EQ(unsetenv("WATTCAL_MARKS"), 0);
+}
+
 TEST(Marks, PythonHelperWritesWhatTheReaderReads) {
   const std::string python = Python();
   WATTCAL_NEED(!python.empty(), "python3 not found: scripts/install_deps.sh installs it");
@@ -145,6 +191,18 @@ calls = []
 wattcal_marks.begin("other", sync=lambda: calls.append(1))
 wattcal_marks.end("other", sync=lambda: calls.append(1))
 assert calls == [1, 1], calls
+with wattcal_marks.window("counted", sync=None, steps=1379):
+    pass
+with wattcal_marks.window("counted", sync=None) as w:
+    w.steps = 7  # counted as the program went
+for bad in (0, -1, 2.5, "3", True):
+    try:
+        with wattcal_marks.window("counted", sync=None, steps=bad):
+            pass
+        sys.exit("steps=%r accepted" % (bad,))
+    except wattcal_marks.MarkError as e:
+        assert "a step count is a whole number >= 1" in str(e), e
+    wattcal_marks._open_window = None  # the refused end left it open
 wattcal_marks.begin("outer", sync=None)
 try:
     wattcal_marks.begin("inner", sync=None)
@@ -189,12 +247,25 @@ print("ok")
   EXPECT_NE(out.find("refused: wattcal marks: 'begin inner' inside the open window 'outer'"),
             std::string::npos)
       << out;
-  const std::vector<MarkedWindow> w = ReadMarks(marks);
-  ASSERT_EQ(w.size(), 4u);
+  // The refused step counts left `invalid` lines: the recording would be refused.
+  testing::ExpectInputError([&] { ReadMarks(marks); }, 12,
+                            {"the marks helper refused a mark", "was given 0 steps"});
+  const std::vector<std::string> lines = Lines(testing::ReadFile(marks));
+  ASSERT_GE(lines.size(), 10u);
+  const std::string head = testing::WriteFile(dir + "/head.txt", [&] {
+    std::string t;
+    for (size_t i = 0; i < 10; ++i) t += lines[i] + "\n";
+    return t;
+  }());
+  const std::vector<MarkedWindow> w = ReadMarks(head);
+  ASSERT_EQ(w.size(), 5u);
   EXPECT_EQ(w[0].name, "steady");
   EXPECT_EQ(w[1].name, "steady");
   EXPECT_EQ(w[2].name, "other");
-  EXPECT_EQ(w[3].name, "outer");
+  EXPECT_EQ(w[3].name, "counted");
+  EXPECT_EQ(w[3].steps, 1379);
+  EXPECT_EQ(w[4].steps, 7);
+  EXPECT_EQ(w[2].steps, 0);
   testing::ExpectInputError(
       [&] { ReadMarks(dir + "/refused.txt"); }, 1,
       {"the marks helper refused a mark", "begin: the window name 'two words' is not one word"});
@@ -236,7 +307,7 @@ TEST(AppCapture, MarkedRunsAreWindowsWithTheirPowerAndCountersAndAddingAppends) 
 
   // Two runs of a program that marks one 0.8 s loaded window each, with counters.
   testing::WriteFile(r.page, NcuRawPage(DescriptionMetrics(kH100), 3, 1));
-  AppCaptureOptions o = Options(r, "gemm", MarkedProgram(r.load, 1, 0.8));
+  AppCaptureOptions o = Options(r, "gemm", MarkedProgram(r.load, 1, 0.8, "steady", "1379"));
   o.repeat = 2;
   o.counters = true;
   const std::vector<WindowRecord> first = RunAppCapture(o, FakeGpu(), meter, log);
@@ -246,13 +317,17 @@ TEST(AppCapture, MarkedRunsAreWindowsWithTheirPowerAndCountersAndAddingAppends) 
     EXPECT_NEAR((w.end_us - w.start_us) * 1e-6, 0.8, 0.15);
   }
   EXPECT_GT(first[1].start_us, first[0].end_us + 100000);  // the idle gap before run 2
-  EXPECT_EQ(testing::ReadFile(r.dir + "/windows.csv").substr(0, 32),
-            "kernel,start_us,end_us,run,mark\n");
+  EXPECT_EQ(testing::ReadFile(r.dir + "/windows.csv").substr(0, 38),
+            "kernel,start_us,end_us,run,mark,steps\n");
   const std::vector<AppWindow> windows = ReadAppWindows(r.dir + "/windows.csv");
   ASSERT_EQ(windows.size(), 2u);
   EXPECT_EQ(windows[0].run, 1);
   EXPECT_EQ(windows[1].run, 2);
   EXPECT_EQ(windows[0].mark, "steady");
+  EXPECT_EQ(windows[0].steps, 1379);  // the end mark's step count
+  EXPECT_EQ(windows[1].steps, 1379);
+  double windows_s = 0.0;  // the run as it ran: its windows' summed length
+  for (const AppWindow& w : windows) windows_s += (w.window.end_us - w.window.start_us) * 1e-6;
   EXPECT_TRUE(testing::FileExists(r.dir + "/marks/gemm.run1.txt"));
   EXPECT_TRUE(testing::FileExists(r.dir + "/marks/gemm.run2.txt"));
   EXPECT_EQ(testing::ReadFile(r.dir + "/ncu/gemm.csv"), testing::ReadFile(r.page));
@@ -318,10 +393,24 @@ TEST(AppCapture, MarkedRunsAreWindowsWithTheirPowerAndCountersAndAddingAppends) 
   EXPECT_EQ(rows[1].at("workload"), "idle_app");
   EXPECT_NEAR(std::stod(rows[1].at("measured_w")), LoadFileMeter::kIdleW,
               0.03 * LoadFileMeter::kIdleW);
-  // duration = the export's summed gpu__time_duration (1.5 + 3.0 + 4.5 ms), energy = P x duration.
-  EXPECT_NEAR(std::stod(rows[0].at("duration_s")), 0.009, 1e-9);
-  EXPECT_NEAR(std::stod(rows[0].at("energy_j")), std::stod(rows[0].at("predicted_w")) * 0.009,
-              1e-5);
+  // kernel_time_s = the export's summed gpu__time_duration (1.5 + 3.0 + 4.5 ms); duration_s = the
+  // windows' summed length (the run as it ran), energy_j = predicted W x duration_s.
+  EXPECT_NEAR(std::stod(rows[0].at("kernel_time_s")), 0.009, 1e-9);
+  EXPECT_NEAR(std::stod(rows[0].at("duration_s")), windows_s, 1e-6);
+  const double energy_j = std::stod(rows[0].at("energy_j"));
+  EXPECT_NEAR(energy_j, std::stod(rows[0].at("predicted_w")) * windows_s, 1e-4);
+  // The measured energy over the whole windows, no settle trim (300 ms of each 0.8 s window
+  // would be left out otherwise: 380 W x 1.0 s instead of 380 W x 1.6 s).
+  const double measured_energy_j = std::stod(rows[0].at("measured_energy_j"));
+  EXPECT_NEAR(measured_energy_j, LoadFileMeter::kLoadW * windows_s,
+              0.04 * LoadFileMeter::kLoadW * windows_s);
+  EXPECT_NEAR(std::stod(rows[0].at("energy_error_pct")),
+              100.0 * (energy_j - measured_energy_j) / measured_energy_j, 1e-3);
+  EXPECT_EQ(rows[0].at("steps"), "2758");  // 1379 in each of the two windows
+  EXPECT_NEAR(std::stod(rows[0].at("energy_per_step_j")), energy_j / 2758.0, 1e-6);
+  EXPECT_EQ(rows[1].at("steps"), "");  // the unmarked run reported none
+  EXPECT_EQ(rows[1].at("energy_per_step_j"), "");
+  EXPECT_NE(with_power.output.find("(energy MAPE "), std::string::npos) << with_power.output;
   const auto breakdown = Rows(scratch + "/breakdown.csv");
   ASSERT_EQ(breakdown.size(), 2u);
   double sum = 0.0;
@@ -356,10 +445,36 @@ TEST(AppCapture, MarkedRunsAreWindowsWithTheirPowerAndCountersAndAddingAppends) 
   const Corpus per_workload = ReadCorpus(scratch + "/per.csv");
   ASSERT_EQ(per_workload.rows(), 2);
   EXPECT_EQ(ReadCorpus(scratch + "/measured.csv").rows(), 3);  // one per window without it
+  ASSERT_TRUE(per_workload.has_energy());
   for (int i = 0; i < 2; ++i) {
     EXPECT_EQ(per_workload.benchmark[i], rows[i].at("workload"));
     EXPECT_NEAR(per_workload.power_w(i), std::stod(rows[i].at("measured_w")), 1e-5);
+    EXPECT_NEAR(per_workload.duration_s[i], std::stod(rows[i].at("duration_s")), 1e-5);
+    EXPECT_NEAR(per_workload.energy_j[i], std::stod(rows[i].at("measured_energy_j")), 1e-4);
   }
+  // validate on it: the energy error per row and the energy MAPE, as predict gives them.
+  const testing::CommandResult energy = testing::RunStage(
+      "wattcal-validate",
+      {"--model", model, "--heldout", scratch + "/per.csv", "--mode", "fixed", "--predictions",
+       scratch + "/per_predictions.csv", "--metrics", scratch + "/per_metrics.json", "--summary-md",
+       scratch + "/per_summary.md"});
+  ASSERT_EQ(energy.exit_code, 0) << energy.output;
+  const auto scored = Rows(scratch + "/per_predictions.csv");
+  ASSERT_EQ(scored.size(), 2u);
+  double sum_ape = 0.0;
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_NEAR(std::stod(scored[i].at("energy_error_pct")),
+                std::stod(rows[i].at("energy_error_pct")), 1e-3);
+    sum_ape += std::fabs(std::stod(rows[i].at("energy_error_pct")));
+  }
+  const nlohmann::json metrics =
+      nlohmann::json::parse(testing::ReadFile(scratch + "/per_metrics.json"));
+  ASSERT_TRUE(metrics.contains("energy")) << metrics.dump();
+  EXPECT_EQ(metrics["energy"]["points"], 2);
+  EXPECT_NEAR(metrics["energy"]["mape_pct"].get<double>(), sum_ape / 2.0, 1e-3);
+  EXPECT_NE(
+      testing::ReadFile(scratch + "/per_summary.md").find("Energy over the windows as they ran"),
+      std::string::npos);
 
   // Without the power log: the same predictions, nothing measured.
   fs::rename(r.dir + "/nvml_power.csv", scratch + "/nvml_power.csv");
@@ -374,8 +489,12 @@ TEST(AppCapture, MarkedRunsAreWindowsWithTheirPowerAndCountersAndAddingAppends) 
   for (size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(unmeasured[i].at("predicted_w"), rows[i].at("predicted_w"));
     EXPECT_EQ(unmeasured[i].at("energy_j"), rows[i].at("energy_j"));
+    EXPECT_EQ(unmeasured[i].at("duration_s"), rows[i].at("duration_s"));  // no log needed
+    EXPECT_EQ(unmeasured[i].at("steps"), rows[i].at("steps"));
     EXPECT_EQ(unmeasured[i].at("measured_w"), "");
     EXPECT_EQ(unmeasured[i].at("error_pct"), "");
+    EXPECT_EQ(unmeasured[i].at("measured_energy_j"), "");
+    EXPECT_EQ(unmeasured[i].at("energy_error_pct"), "");
   }
   // The recording refuses --counters again for a workload that has its export.
   testing::WriteFile(r.page, NcuRawPage(DescriptionMetrics(kH100), 1, 3));
@@ -402,12 +521,20 @@ TEST(AppCapture, AFailedRecordingLeavesTheDirectoryAsItWas) {
               {"sh", "-c", "echo \"end steady $(date +%s%N)\" >> \"$WATTCAL_MARKS\""}),
       FakeGpu(), {"marks/unmatched.run1.txt:1", "unmatched end"});
   EXPECT_FALSE(fs::exists(r.dir));
+  // A step count of zero on the end mark is refused by name, and leaves nothing.
+  ExpectRefusedRecording(Options(r, "nosteps", MarkedProgram(r.load, 1, 0.2, "steady", "0")),
+                         FakeGpu(), {"marks/nosteps.run1.txt:2", "a step count of zero"});
+  EXPECT_FALSE(fs::exists(r.dir));
 
   // Into an existing capture: its files are untouched.
   AppCaptureOptions ok = Options(r, "first", {"sleep", "0.3"});
   RunAppCapture(ok, FakeGpu(), meter, nullptr);
   ExpectRefusedRecording(Options(r, "fails", {"sh", "-c", "sleep 0.1; exit 4"}), FakeGpu(),
                          {"exited with status 4"});
+  ExpectRefusedRecording(Options(r, "nosteps", MarkedProgram(r.load, 1, 0.2, "steady", "0")),
+                         FakeGpu(), {"marks/nosteps.run1.txt:2", "a step count of zero"});
+  ExpectRefusedRecording(Options(r, "badsteps", MarkedProgram(r.load, 1, 0.2, "steady", "-3")),
+                         FakeGpu(), {"marks/badsteps.run1.txt:2", "'-3' is not a step count"});
   std::vector<std::string> two_names = MarkedProgram(r.load, 1, 0.2, "prefill");
   two_names[2] += MarkedProgram(r.load, 1, 0.2, "decode")[2];
   ExpectRefusedRecording(Options(r, "two", two_names), FakeGpu(),
@@ -600,6 +727,15 @@ TEST(PredictCapture, BadCapturesAreClearErrorsAndLeaveNothing) {
   EXPECT_NE(r.output.find("is the same file as input"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("(inside --capture)"), std::string::npos) << r.output;
   EXPECT_EQ(testing::ReadFile(apps + "/ncu/gemm.csv"), export_copy);
+  // A windows.csv whose steps are zero or not a whole number: refused by line and column.
+  for (const char* steps : {"0", "2.5", "-1"}) {
+    testing::WriteFile(
+        apps + "/windows.csv",
+        std::string("kernel,start_us,end_us,run,mark,steps\ngemm,1000000,2000000,1,,") + steps +
+            "\n");
+    r = predict({});
+    testing::ExpectRefused(r, 2, {"windows.csv:2", "steps", "expected a whole number >= 1"}, {out});
+  }
 }
 
 }  // namespace

@@ -126,7 +126,7 @@ TEST(RecordingContracts, AppendingChecksWhatIsThereFirst) {
                             "the capture's own file is damaged"});
   }
   // A row that breaks the rules, and a file cut short.
-  testing::WriteFile(windows, windows_bytes + "first,100,100,2,\n");
+  testing::WriteFile(windows, windows_bytes + "first,100,100,2,,\n");
   ExpectRefusedRecording(Options(r, "second", {"true"}), FakeGpu(),
                          {"windows.csv:3", "end_us 100 is not after start_us 100"});
   testing::WriteFile(windows, windows_bytes.substr(0, windows_bytes.size() - 1));

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/filesystem.hpp>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
@@ -601,6 +602,26 @@ TEST(CorpusIoTidy, WithoutPowerIsAnActivityCorpus) {
   EXPECT_EQ(with_freq.layout.domains[0].default_freq_mhz, 1164.0);
 }
 
+// A per-workload measured table (wattcal-ingest --per-workload) carries the windows' length as they
+// ran and their energy: read as such, not as two components, and written back the same.
+TEST(CorpusIoTidy, DurationAndEnergyColumnsRoundTrip) {
+  const std::string text =
+      "# wattcal-tidy default_f_core_mhz=1980\n"
+      "benchmark,power_w,f_core_mhz,flags,duration_s,energy_j,core:SP\n"
+      "gemm,695.5,1980,power_cap,2.3,1599.5,0.5\n"
+      "other,100,1980,,1.5,,0.25\n";
+  const Corpus c = ReadCorpus(WriteFile(ScratchDir() + "/e.csv", text));
+  ASSERT_TRUE(c.has_energy());
+  EXPECT_EQ(c.layout.ComponentNames(), std::vector<std::string>({"SP"}));
+  EXPECT_DOUBLE_EQ(c.duration_s[0], 2.3);
+  EXPECT_DOUBLE_EQ(c.energy_j[0], 1599.5);
+  EXPECT_TRUE(std::isnan(c.energy_j[1]));  // an empty cell: unknown
+  EXPECT_EQ(CorpusToTidyCsv(c), text);
+  EXPECT_EQ(c.Subset({1}).duration_s, std::vector<double>({1.5}));
+  EXPECT_FALSE(
+      ReadCorpus(WriteFile(ScratchDir() + "/n.csv", "benchmark,SP\nx,0.5\n")).has_energy());
+}
+
 TEST(CorpusIoTidy, BadInputsNameFileLineAndField) {
   const std::string h = "benchmark,power_w,f_core_mhz,SP\n";
   const std::vector<BadInput> cases = {
@@ -625,6 +646,12 @@ TEST(CorpusIoTidy, BadInputsNameFileLineAndField) {
       {"util_text", h + "a,100,975,0.5\nb,100,975,high\n", 3, "SP", "'high'"},
       {"util_negative", "benchmark,mem:DRAM\na,-0.5\n", 2, "mem:DRAM", ">= 0"},
       {"no_name", h + ",100,975,0.5\n", 2, "benchmark", "empty"},
+      {"energy_alone", "benchmark,power_w,f_core_mhz,energy_j,SP\na,1,975,5,0.5\n", 1, "energy_j",
+       "go together"},
+      {"energy_negative", "benchmark,power_w,f_core_mhz,duration_s,energy_j,SP\na,1,975,2,-5,0.5\n",
+       2, "energy_j", "> 0"},
+      {"duration_twice", "benchmark,duration_s,duration_s,energy_j,SP\na,1,1,5,0.5\n", 1,
+       "duration_s", "a second duration_s column"},
   };
   for (const BadInput& bad : cases) ExpectInputError(bad);
 }

@@ -5,16 +5,21 @@
 //   #include <cuda_runtime.h>         // optional: then each mark waits for the GPU first
 //   #include "wattcal/marks.h"        // add -I<wattcal>/include
 //
-//   for (int step = 0; step < 100; ++step) {
+//   {
 //     wattcal::marks::Window w("steady");   // begin steady ... end steady, at scope exit
-//     run_one_step();
+//     for (int step = 0; step < steps; ++step) run_one_step();
+//     w.set_steps(steps);                   // optional: the steps the window ran
 //   }
 //
-// or wattcal::marks::Begin("steady"); ...; wattcal::marks::End("steady");
+// or wattcal::marks::Begin("steady"); ...; wattcal::marks::EndWithSteps("steady", steps);
+// (wattcal::marks::End("steady") without a step count). Mark ONE window around the loop, a
+// second or more of it, not one window per step: the power meter reads every ~100 ms, and a
+// window of one step holds too few readings to measure (flagged too_few_samples). With the
+// steps, wattcal-predict --capture gives the energy per step.
 //
 // What it does. When the environment has WATTCAL_MARKS=FILE (wattcal-capture sets it for the
 // program it runs), each mark appends one line to FILE with one write(2) in append mode:
-//   begin NAME NANOSECONDS      end NAME NANOSECONDS
+//   begin NAME NANOSECONDS      end NAME NANOSECONDS [STEPS]
 // NANOSECONDS is CLOCK_REALTIME (the clock of wattcal-capture's NVML sampler). Without
 // WATTCAL_MARKS nothing is written, so the program runs unchanged outside wattcal-capture.
 // Windows must not nest; NAME is one word: 1 to 200 bytes without white space, control bytes,
@@ -80,14 +85,15 @@ inline bool AppendLine(const char* line, size_t n) {
   return ok;
 }
 
-// Appends "VERB NAME NS\n", NS the wall clock now.
-inline bool Append(const char* verb, const char* name) {
+// Appends "VERB NAME NS\n" (or "VERB NAME NS STEPS\n" when steps > 0), NS the wall clock now.
+inline bool Append(const char* verb, const char* name, long long steps = 0) {
   if (File()[0] == '\0') return true;
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   const long long ns = static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
   char line[512];
-  const int n = std::snprintf(line, sizeof line, "%s %s %lld\n", verb, name, ns);
+  const int n = steps > 0 ? std::snprintf(line, sizeof line, "%s %s %lld %lld\n", verb, name, ns, steps)
+                          : std::snprintf(line, sizeof line, "%s %s %lld\n", verb, name, ns);
   if (n <= 0 || n >= static_cast<int>(sizeof line)) return false;
   return AppendLine(line, static_cast<size_t>(n));
 }
@@ -148,6 +154,18 @@ inline bool Refuse(const char* verb, const char* name) {
   return false;
 }
 
+// A step count below 1: reported on stderr and, under wattcal-capture, written to the marks file as
+// `invalid REASON`, which makes wattcal-capture refuse the recording.
+inline bool RefuseSteps(const char* name, long long steps) {
+  const std::string shown = Printable(name);
+  std::fprintf(stderr, "wattcal marks: cannot end window '%s' with %lld steps: a step count is >= 1%s\n",
+               shown.c_str(), steps, File()[0] != '\0' ? "; the recording will be refused" : "");
+  const std::string line = "invalid end: the window '" + shown + "' was given " + std::to_string(steps) +
+                           " steps: a step count is a whole number >= 1\n";
+  AppendLine(line.data(), line.size());
+  return false;
+}
+
 }  // namespace detail
 
 // Begins the window `name` (after `sync()` has waited for the GPU). Returns false, with a
@@ -167,39 +185,76 @@ inline bool Begin(const char* name, Sync sync) {
   return true;
 }
 
+namespace detail {
+
+// Ends the window `name` (a valid name) once `sync()` has waited for the GPU; `steps` > 0 goes on
+// the `end` line.
+template <typename Sync>
+inline bool EndMark(const char* name, long long steps, Sync sync) {
+  sync();
+  const bool ok = Append("end", name, steps);
+#if defined(WATTCAL_MARKS_HAVE_NVTX)
+  nvtxRangePop();
+#endif
+  if (!ok) Report("end", name);
+  return ok;
+}
+
+}  // namespace detail
+
 // Ends the window `name` once `sync()` has waited for the GPU.
 template <typename Sync>
 inline bool End(const char* name, Sync sync) {
   if (!detail::ValidName(name)) return detail::Refuse("end", name);
-  sync();
-  const bool ok = detail::Append("end", name);
-#if defined(WATTCAL_MARKS_HAVE_NVTX)
-  nvtxRangePop();
-#endif
-  if (!ok) detail::Report("end", name);
-  return ok;
+  return detail::EndMark(name, 0, sync);
+}
+
+// Ends the window `name` once `sync()` has waited for the GPU, with the steps (iterations, batches)
+// the program ran inside it: a whole number >= 1 (a count below 1 is refused, as an invalid name).
+template <typename Sync>
+inline bool EndWithSteps(const char* name, long long steps, Sync sync) {
+  if (!detail::ValidName(name)) return detail::Refuse("end", name);
+  if (steps < 1) return detail::RefuseSteps(name, steps);
+  return detail::EndMark(name, steps, sync);
 }
 
 inline bool Begin(const char* name) { return Begin(name, detail::SyncGpu); }
 inline bool End(const char* name) { return End(name, detail::SyncGpu); }
+inline bool EndWithSteps(const char* name, long long steps) {
+  return EndWithSteps(name, steps, detail::SyncGpu);
+}
 
 // True when the program runs under wattcal-capture (WATTCAL_MARKS is set).
 inline bool Enabled() { return detail::File()[0] != '\0'; }
 
-// A window for the lifetime of the object (begin in the constructor, end in the destructor).
+// A window for the lifetime of the object (begin in the constructor, end in the destructor, with
+// the steps given to set_steps, if any).
 class Window {
  public:
   explicit Window(const std::string& name) : name_(name), sync_(&detail::SyncGpu) {
     Begin(name_.c_str(), sync_);
   }
   Window(const std::string& name, void (*sync)()) : name_(name), sync_(sync) { Begin(name_.c_str(), sync_); }
-  ~Window() { End(name_.c_str(), sync_); }
+  ~Window() {
+    if (has_steps_) {
+      EndWithSteps(name_.c_str(), steps_, sync_);
+    } else {
+      End(name_.c_str(), sync_);
+    }
+  }
   Window(const Window&) = delete;
   Window& operator=(const Window&) = delete;
+  // The steps the window ran (>= 1), written on its `end` mark; may be set as the program counts.
+  void set_steps(long long steps) {
+    steps_ = steps;
+    has_steps_ = true;
+  }
 
  private:
   std::string name_;
   void (*sync_)();
+  long long steps_ = 0;
+  bool has_steps_ = false;
 };
 
 }  // namespace marks

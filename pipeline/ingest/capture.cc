@@ -629,10 +629,35 @@ void ReadExports(const CaptureFiles& f, const std::vector<KernelWindow>& windows
   }
 }
 
-// Adds the capture's benchmark windows, their counters in `out`, with their energies; the
-// report's power limit is the highest any window saw.
+// Each window's energy as it ran (its whole length, no settle trim: the energy of the run that a
+// user pays for), from the source the settled measurement chose; NaN without a power log and for
+// a window whose start lies before the log's first reading (its settled part may not).
+std::vector<double> WholeWindowEnergiesJ(const CaptureFiles& f, const CaptureLogs& logs,
+                                         const std::vector<KernelWindow>& windows,
+                                         const KernelEnergyReport& measured,
+                                         const KernelEnergyOptions& energy_options) {
+  std::vector<double> energy_j(windows.size(), kNaN);
+  if (logs.primary.empty()) return energy_j;
+  std::vector<KernelWindow> covered;
+  std::vector<size_t> index;
+  for (size_t i = 0; i < windows.size(); ++i) {
+    if (!Covers({measured.log_stats.first_time_s, measured.log_stats.last_time_s}, {windows[i]}))
+      continue;
+    covered.push_back(windows[i]);
+    index.push_back(i);
+  }
+  if (covered.empty()) return energy_j;
+  const KernelEnergyReport whole = MeasureKernelEnergiesWithReasons(
+      logs.primary, logs.OptionsOf(logs.primary), "", {}, covered, f.windows, energy_options);
+  for (size_t k = 0; k < index.size(); ++k) energy_j[index[k]] = whole.windows[k].energy_j;
+  return energy_j;
+}
+
+// Adds the capture's benchmark windows, their counters in `out`, with their energies (settled,
+// and `whole_energy_j` as they ran); the report's power limit is the highest any window saw.
 void AddBenchmarkWindows(const CaptureFiles& f, const std::vector<KernelWindow>& windows,
-                         const KernelEnergyReport& measured, std::vector<CaptureWindow>* out,
+                         const KernelEnergyReport& measured,
+                         const std::vector<double>& whole_energy_j, std::vector<CaptureWindow>* out,
                          CaptureReport* r) {
   const size_t first_window = r->windows.size();
   for (size_t i = 0; i < windows.size(); ++i) {
@@ -641,6 +666,9 @@ void AddBenchmarkWindows(const CaptureFiles& f, const std::vector<KernelWindow>&
     c.workload = windows[i].kernel;
     c.kind = "benchmark";
     c.energy = measured.windows[i];
+    c.whole_duration_s = DurationS(windows[i]);
+    c.whole_energy_j = whole_energy_j[i];
+    c.steps = windows[i].steps;
     c.launches = windows[i].launches;
     c.blocks = windows[i].blocks;
     c.threads = windows[i].threads;
@@ -729,7 +757,8 @@ void IngestCapture(const CaptureFiles& f, const CaptureOptions& options,
   } else {
     ReadExports(f, windows, metrics, optional, r, &out);
   }
-  AddBenchmarkWindows(f, windows, measured, &out, r);
+  AddBenchmarkWindows(f, windows, measured,
+                      WholeWindowEnergiesJ(f, logs, windows, measured, energy_options), &out, r);
   AddIdleWindows(f, logs, measured, windows, options.settle_ms, energy_options, r);
 }
 

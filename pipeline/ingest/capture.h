@@ -46,6 +46,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,12 @@ struct CaptureWindow {
   std::string kind;
   // The window's energy, power, clocks, throttle reasons and flags (start moved by the settle).
   WindowEnergy energy;
+  // The window as it ran, no settle trim: its length, s (known without a power log), and its
+  // energy over that length, J, from the same source as `energy` (NaN without a power log).
+  double whole_duration_s = 0.0;
+  double whole_energy_j = std::numeric_limits<double>::quiet_NaN();
+  // windows.csv's steps (wattcal-capture --app: the steps the program reported), 0 = not given.
+  int64_t steps = 0;
   // windows.csv's launches, blocks, threads (0 = not given).
   int64_t launches = 0;
   int64_t blocks = 0;
@@ -153,7 +160,8 @@ struct CaptureReport {
   Corpus ToCorpus() const;
   // The same with one row per workload (the benchmark windows of one name): their summed energy
   // over their summed duration, the time-weighted clocks (rounded to 1 MHz), the flags of any of
-  // them, the utilisations of CaptureReport::Workloads().
+  // them, the utilisations of CaptureReport::Workloads(), and its duration_s and energy_j as it
+  // ran (Workloads()' duration_s and measured_energy_j: whole windows, no settle trim).
   Corpus ToWorkloadCorpus() const;
   // Per window: capture,workload,kind,start_s,end_s,duration_s,energy_j,mean_power_w,
   // power_source,samples,f_core_mhz,f_core_min_mhz,f_core_max_mhz,f_mem_mhz,clock_reasons,
@@ -166,7 +174,10 @@ struct CaptureReport {
   // for wattcal-predict --capture: its utilisations (the windows' own when they share one
   // export; else their mean weighted by each window's kernel time), the summed kernel time
   // of its exports (each export once), and, when measured, its windows' summed energy over
-  // their summed duration with their flags.
+  // their summed duration with their flags (the steady state: each window from settle_ms after
+  // its start); the run as it ran: its windows' summed whole length (duration_s), their summed
+  // whole energy (measured_energy_j, NaN when any is unknown) and steps (0 when any window lacks
+  // them).
   std::vector<AppActivity> Workloads() const;
 };
 

@@ -76,6 +76,7 @@ Corpus CaptureReport::ToWorkloadCorpus() const {
     uint32_t flags = 0;
     int64_t line = 0;
   };
+  // The energy as it ran (whole windows) comes from Workloads(), as wattcal-predict reads it.
   std::map<std::string, Sums> sums;
   for (const CaptureWindow& w : windows) {
     if (w.kind != "benchmark") continue;
@@ -95,6 +96,8 @@ Corpus CaptureReport::ToWorkloadCorpus() const {
   c.benchmark.clear();
   c.line.clear();
   c.flags.clear();
+  c.duration_s.clear();
+  c.energy_j.clear();
   c.power_w.resize(n);
   c.freq_mhz.resize(n, domains);
   c.util_frac.resize(n, static_cast<int>(gpu.components.size()));
@@ -108,6 +111,8 @@ Corpus CaptureReport::ToWorkloadCorpus() const {
       c.util_frac(i, static_cast<int>(j)) = apps[i].util_frac[j];
     c.line.push_back(s.line);
     c.flags.push_back(WindowFlagsToString(s.flags));
+    c.duration_s.push_back(apps[i].duration_s);
+    c.energy_j.push_back(apps[i].measured_energy_j);
   }
   return c;
 }
@@ -146,9 +151,13 @@ std::vector<AppActivity> CaptureReport::Workloads() const {
   struct Sums {
     std::set<std::pair<std::string, int64_t>> exports;  // (file, line) of each counted export
     std::vector<double> util_time;                      // sum of U x kernel time
-    double time_s = 0.0, energy_j = 0.0, measured_s = 0.0, duration_s = 0.0;
+    double time_s = 0.0, energy_j = 0.0, measured_s = 0.0, core_mhz_s = 0.0;
     bool measured = true;
     uint32_t flags = 0;
+    // The windows as they ran (no settle trim): length, energy, steps.
+    double whole_s = 0.0, whole_j = 0.0;
+    int64_t steps = 0;
+    bool all_steps = true;
   };
   std::vector<Sums> sums;
   for (const CaptureWindow& w : windows) {
@@ -163,7 +172,6 @@ std::vector<AppActivity> CaptureReport::Workloads() const {
     AppActivity& a = apps[it->second];
     Sums& s = sums[it->second];
     ++a.windows;
-    s.duration_s += w.energy.end_s - w.energy.start_s;
     if (s.exports.insert({w.counters_path, w.counters_line}).second) {
       s.time_s += w.counters_time_s;
       for (size_t j = 0; j < w.utilisations.size(); ++j)
@@ -173,20 +181,30 @@ std::vector<AppActivity> CaptureReport::Workloads() const {
     if (std::isfinite(w.energy.energy_j) && w.energy.duration_s > 0.0) {
       s.energy_j += w.energy.energy_j;
       s.measured_s += w.energy.duration_s;
+      s.core_mhz_s += w.energy.f_core_mhz * w.energy.duration_s;
     } else {
       s.measured = false;
     }
     s.flags |= w.energy.flags;
+    s.whole_s += w.whole_duration_s;
+    s.whole_j += w.whole_energy_j;  // NaN (unknown) when any window's is
+    s.steps += w.steps;
+    s.all_steps = s.all_steps && w.steps > 0;
   }
   for (size_t i = 0; i < apps.size(); ++i) {
     AppActivity& a = apps[i];
     const Sums& s = sums[i];
     a.kernel_time_s = s.time_s;
-    if (s.duration_s > 0.0) a.duration_s = s.duration_s;
+    a.duration_s = s.whole_s;
+    a.measured_energy_j = s.whole_j;
+    a.steps = s.all_steps ? s.steps : 0;
     if (s.exports.size() > 1 && s.time_s > 0.0) {
       for (size_t j = 0; j < a.util_frac.size(); ++j) a.util_frac[j] = s.util_time[j] / s.time_s;
     }
-    if (s.measured && s.measured_s > 0.0) a.measured_w = s.energy_j / s.measured_s;
+    if (s.measured && s.measured_s > 0.0) {
+      a.measured_w = s.energy_j / s.measured_s;
+      a.measured_f_core_mhz = s.core_mhz_s / s.measured_s;
+    }
     a.measured_flags = WindowFlagsToString(s.flags);
   }
   return apps;

@@ -160,7 +160,7 @@ namespace {
 // The columns of a kernel windows file (-1: absent); `end` may be a duration.
 struct WindowColumns {
   int kernel = -1;
-  int launches = -1, blocks = -1, threads = -1;
+  int launches = -1, blocks = -1, threads = -1, steps = -1;
   int mark = -1;
   TimeColumn start, end;
 };
@@ -177,8 +177,11 @@ WindowColumns FindWindowColumns(const CsvReader& reader, const std::vector<std::
     if (lower == "kernel" || lower == "name" || lower == "kernel_name") {
       if (c.kernel >= 0) reader.Fail(header[i], "a second kernel name column");
       c.kernel = static_cast<int>(i);
-    } else if (lower == "launches" || lower == "blocks" || lower == "threads") {
-      int& column = lower == "launches" ? c.launches : lower == "blocks" ? c.blocks : c.threads;
+    } else if (lower == "launches" || lower == "blocks" || lower == "threads" || lower == "steps") {
+      int& column = lower == "launches"  ? c.launches
+                    : lower == "blocks"  ? c.blocks
+                    : lower == "threads" ? c.threads
+                                         : c.steps;
       if (column >= 0) reader.Fail(header[i], fmt::format("a second {} column", lower));
       column = static_cast<int>(i);
     } else if (lower == "mark") {
@@ -240,13 +243,14 @@ void ReadWindowEnd(const CsvReader& reader, const std::vector<std::string>& fiel
   w->end_s = w->start_s + duration;
 }
 
-// Window w's launch, block and thread counts, where given.
+// Window w's launch, block, thread and step counts, where given.
 void ReadWindowCounts(const CsvReader& reader, const std::vector<std::string>& header,
                       const std::vector<std::string>& fields, const WindowColumns& c,
                       KernelWindow* w) {
   for (const auto& [column, target] : {std::pair<int, int64_t*>{c.launches, &w->launches},
                                        std::pair<int, int64_t*>{c.blocks, &w->blocks},
-                                       std::pair<int, int64_t*>{c.threads, &w->threads}}) {
+                                       std::pair<int, int64_t*>{c.threads, &w->threads},
+                                       std::pair<int, int64_t*>{c.steps, &w->steps}}) {
     if (column < 0 || fields[column].empty()) continue;
     const double value = reader.ParseNumber(fields[column], header[column]);
     // 0 is refused: "no launches" or "a grid of no blocks" measures nothing, and a 0 used to

@@ -20,6 +20,8 @@
 //                                  Size and Block Size. Empty cells are 0 (unknown).
 //   mark                           optional (an applications capture's windows.csv): the mark
 //                                  the window was cut at, empty for a run recorded unmarked.
+//   steps                          optional (the same): the steps the program reported on the
+//                                  window's end mark, a whole number >= 1; empty when unknown.
 // Lines starting with '#' are comments. An end before its start, a missing column, an empty
 // kernel name or a value that is not a number or timestamp is an InputError naming FILE:LINE
 // and the column.
@@ -55,6 +57,9 @@ struct KernelWindow {
   // The `mark` column (wattcal-capture --app): the mark that cut the window, "" for a run
   // recorded unmarked (the whole run) or a file without the column.
   std::string mark;
+  // The `steps` column (wattcal-capture --app): the steps the program ran in the window, 0 when
+  // not given.
+  int64_t steps = 0;
 };
 
 // The window's start and end in integer nanoseconds: start_ns/end_ns when they agree with

@@ -107,6 +107,7 @@ Corpus Corpus::Subset(const std::vector<int>& rows_to_keep) const {
     out.benchmark.push_back(benchmark[r]);
     out.line.push_back(line[r]);
     if (has_flags()) out.flags.push_back(flags[r]);
+    if (has_energy()) out.duration_s.push_back(duration_s[r]), out.energy_j.push_back(energy_j[r]);
     if (has_power()) out.power_w(i) = power_w(r);
     if (freq_mhz.cols() > 0) out.freq_mhz.row(i) = freq_mhz.row(r);
     out.util_frac.row(i) = util_frac.row(r);

@@ -93,6 +93,12 @@ struct Corpus {
   // The GPU the rows were measured on, its product name as the capture names it ("NVIDIA H100
   // 80GB HBM3"); the tidy preamble's line "# gpu: NAME". "" when unknown.
   std::string gpu;
+  // Per row: the windows' length as they ran (no settle trim), s, and their measured energy over
+  // that length, J (the tidy columns duration_s and energy_j of a per-workload table: what energy
+  // validation scores against). Empty (no entry at all) when the file has no such column; NaN for
+  // an empty cell.
+  std::vector<double> duration_s;
+  std::vector<double> energy_j;
   // Per row: 1-based line in `path` (for error messages).
   std::vector<int64_t> line;
   // Line of the component names (4 in gpmTOOL files, 1 in tidy CSVs).
@@ -105,6 +111,7 @@ struct Corpus {
   bool has_power() const { return power_w.size() > 0; }
   bool has_freq() const { return freq_mhz.cols() > 0; }
   bool has_flags() const { return !flags.empty(); }
+  bool has_energy() const { return !energy_j.empty(); }
 
   // Distinct frequencies of domain d, ascending.
   std::vector<double> FrequencyLevels(int d) const;

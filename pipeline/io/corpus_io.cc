@@ -90,6 +90,9 @@ struct RowBuffer {
   std::vector<double> util_frac;
   // Per row: window flags, semicolon-separated (empty without a flags column).
   std::vector<std::string> flags;
+  // Per row: duration_s and energy_j (empty without those columns).
+  bool has_energy = false;
+  std::vector<double> duration_s, energy_j;
   // Per row: 1-based line.
   std::vector<int64_t> line;
 
@@ -101,6 +104,8 @@ struct RowBuffer {
     corpus->benchmark = std::move(benchmark);
     corpus->line = std::move(line);
     corpus->flags = has_flags ? std::move(flags) : std::vector<std::string>();
+    corpus->duration_s = has_energy ? std::move(duration_s) : std::vector<double>();
+    corpus->energy_j = has_energy ? std::move(energy_j) : std::vector<double>();
     corpus->power_w = has_power ? Eigen::VectorXd(Eigen::Map<Eigen::VectorXd>(power_w.data(), n))
                                 : Eigen::VectorXd();
     corpus->freq_mhz = Eigen::Map<RowMajor>(freq_mhz.data(), n, num_freq);
@@ -254,7 +259,7 @@ Corpus ReadGpmtoolCorpus(const std::string& path) {
 
 // What a column of a tidy file holds.
 struct TidyColumn {
-  enum Role { kPower, kFreq, kComponent, kFlags } role = kComponent;
+  enum Role { kPower, kFreq, kComponent, kFlags, kDuration, kEnergy } role = kComponent;
   // Header text as written (the field name in error messages).
   std::string header;
   // To W or MHz (io/units.h).
@@ -272,6 +277,7 @@ struct TidyHeader {
   std::vector<TidyColumn> columns;
   int power_column = -1;
   int flags_column = -1;
+  int duration_column = -1, energy_column = -1;
   int freq_column[2] = {-1, -1};
   std::vector<std::set<std::string>> seen_components = std::vector<std::set<std::string>>(2);
 };
@@ -332,6 +338,14 @@ TidyHeader ClassifyTidyHeader(const CsvReader& reader, const std::vector<std::st
       col.role = TidyColumn::kFlags;
       if (h.flags_column >= 0) reader.Fail(header[j], "a second flags column");
       h.flags_column = static_cast<int>(j);
+      continue;
+    }
+    if (lower == "duration_s" || lower == "energy_j") {
+      const bool duration = lower == "duration_s";
+      col.role = duration ? TidyColumn::kDuration : TidyColumn::kEnergy;
+      int& column = duration ? h.duration_column : h.energy_column;
+      if (column >= 0) reader.Fail(header[j], fmt::format("a second {} column", lower));
+      column = static_cast<int>(j);
       continue;
     }
     if (StartsWith(lower, "power")) {
@@ -415,6 +429,7 @@ void ReadTidyRows(CsvReader* reader, const std::vector<std::string>& header, con
     }
     if (fields[0].empty()) reader->Fail(header[0], "empty benchmark name");
     double power_w = 0.0;
+    double duration_s = std::numeric_limits<double>::quiet_NaN(), energy_j = duration_s;
     std::string flags;
     for (size_t j = 1; j < fields.size(); ++j) {
       const TidyColumn& col = h.columns[j];
@@ -435,11 +450,23 @@ void ReadTidyRows(CsvReader* reader, const std::vector<std::string>& header, con
           util[col.util_index] = ReadUtil(*reader, fields[j], col.header, col.component, over_one);
           break;
         case TidyColumn::kFlags: flags = ReadFlags(*reader, fields[j], col.header); break;
+        case TidyColumn::kDuration:
+          if (!fields[j].empty())
+            duration_s = ReadPositive(*reader, fields[j], col.header, "duration",
+                                      PhysicalQuantity::kDuration);
+          break;
+        case TidyColumn::kEnergy:
+          if (!fields[j].empty())
+            energy_j =
+                ReadPositive(*reader, fields[j], col.header, "energy", PhysicalQuantity::kEnergy);
+          break;
       }
     }
     rows->benchmark.push_back(fields[0]);
     if (rows->has_power) rows->power_w.push_back(power_w);
     if (rows->has_flags) rows->flags.push_back(flags);
+    if (rows->has_energy)
+      rows->duration_s.push_back(duration_s), rows->energy_j.push_back(energy_j);
     if (rows->num_freq > 0) rows->freq_mhz.insert(rows->freq_mhz.end(), freq.begin(), freq.end());
     rows->util_frac.insert(rows->util_frac.end(), util.begin(), util.end());
     rows->line.push_back(reader->line());
@@ -491,6 +518,12 @@ Corpus ReadTidyCorpus(CsvReader* reader, const std::vector<std::string>& header,
   RowBuffer rows;
   rows.has_power = has_power;
   rows.has_flags = h.flags_column >= 0;
+  if ((h.duration_column >= 0) != (h.energy_column >= 0)) {
+    reader->Fail(header[std::max(h.duration_column, h.energy_column)],
+                 "duration_s and energy_j go together (the windows' length as they ran and their "
+                 "energy over it): give both or neither");
+  }
+  rows.has_energy = h.duration_column >= 0;
   rows.num_freq = any_freq ? num_domains : 0;
   rows.num_util = corpus.layout.num_components();
   OverOneWarning over_one;
@@ -732,6 +765,7 @@ std::string CorpusToTidyCsv(const Corpus& c) {
   if (c.has_power()) s += ",power_w";
   if (c.has_freq()) s += l.num_domains() > 1 ? ",f_core_mhz,f_mem_mhz" : ",f_core_mhz";
   if (c.has_flags()) s += ",flags";
+  if (c.has_energy()) s += ",duration_s,energy_j";
   for (const FrequencyDomain& d : l.domains) {
     for (const std::string& comp : d.components) s += "," + field(d.name + ":" + comp);
   }
@@ -743,6 +777,10 @@ std::string CorpusToTidyCsv(const Corpus& c) {
       for (int d = 0; d < l.num_domains(); ++d) s += fmt::format(",{}", c.freq_mhz(r, d));
     }
     if (c.has_flags()) s += "," + field(c.flags[r]);
+    if (c.has_energy()) {
+      for (double v : {c.duration_s[r], c.energy_j[r]})
+        s += std::isfinite(v) ? fmt::format(",{}", v) : std::string(",");
+    }
     for (int i = 0; i < l.num_components(); ++i) s += fmt::format(",{}", c.util_frac(r, i));
     s += "\n";
   }

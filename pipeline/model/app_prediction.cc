@@ -48,8 +48,9 @@ std::vector<AppPrediction> PredictApps(const PowerModel& model,
     p.prediction = predicted[r];
     p.f_core_mhz = std::isfinite(p.prediction.capped_f_core_mhz) ? p.prediction.capped_f_core_mhz
                                                                  : p.prediction.freq_mhz[0];
-    if (std::isfinite(p.app.kernel_time_s))
-      p.energy_j = p.prediction.predicted_w * p.app.kernel_time_s;
+    // The run's energy: the predicted steady power over the run as it ran (its windows).
+    if (std::isfinite(p.app.duration_s)) p.energy_j = p.prediction.predicted_w * p.app.duration_s;
+    if (p.app.steps > 0) p.energy_per_step_j = p.energy_j / static_cast<double>(p.app.steps);
     // The energy's interval: the power's over the same time as energy_j.
     if (std::isfinite(p.energy_j) && p.prediction.predicted_w > 0.0) {
       p.energy_j_lo = p.energy_j * p.prediction.predicted_w_lo / p.prediction.predicted_w;
@@ -58,6 +59,9 @@ std::vector<AppPrediction> PredictApps(const PowerModel& model,
     if (std::isfinite(p.app.measured_w) && p.app.measured_w > 0.0) {
       p.error_pct = 100.0 * (p.prediction.predicted_w - p.app.measured_w) / p.app.measured_w;
     }
+    if (std::isfinite(p.app.measured_energy_j) && p.app.measured_energy_j > 0.0) {
+      p.energy_error_pct = 100.0 * (p.energy_j - p.app.measured_energy_j) / p.app.measured_energy_j;
+    }
   }
   return out;
 }
@@ -65,16 +69,24 @@ std::vector<AppPrediction> PredictApps(const PowerModel& model,
 std::string AppPredictionsToCsv(const std::vector<AppPrediction>& rows) {
   std::string s =
       "workload,predicted_w,predicted_w_lo,predicted_w_hi,uncapped_w,capped,f_core_mhz,"
-      "duration_s,energy_j,energy_j_lo,energy_j_hi,flags,measured_w,error_pct,measured_flags,"
+      "duration_s,energy_j,energy_j_lo,energy_j_hi,flags,measured_w,error_pct,measured_energy_j,"
+      "energy_error_pct,steps,energy_per_step_j,kernel_time_s,measured_f_core_mhz,measured_flags,"
       "windows\n";
   for (const AppPrediction& p : rows) {
     const ActivityPrediction& q = p.prediction;
-    s += fmt::format("{},{:.6f},{},{},{:.6f},{},{:.6g},{},{},{},{},{},{},{},{},{}\n",
-                     CsvField(p.app.workload), q.predicted_w, Cell(q.predicted_w_lo),
-                     Cell(q.predicted_w_hi), q.uncapped_w, q.capped ? 1 : 0, p.f_core_mhz,
-                     Cell(p.app.kernel_time_s), Cell(p.energy_j), Cell(p.energy_j_lo),
-                     Cell(p.energy_j_hi), CsvField(q.flags), Cell(p.app.measured_w),
-                     Cell(p.error_pct), CsvField(p.app.measured_flags), p.app.windows);
+    // The prediction (12 columns, the same with and without a power log), then the measurement.
+    s += fmt::format("{},{:.6f},{},{},{:.6f},{},{:.6g},{},{},{},{},{},", CsvField(p.app.workload),
+                     q.predicted_w, Cell(q.predicted_w_lo), Cell(q.predicted_w_hi), q.uncapped_w,
+                     q.capped ? 1 : 0, p.f_core_mhz, Cell(p.app.duration_s), Cell(p.energy_j),
+                     Cell(p.energy_j_lo), Cell(p.energy_j_hi), CsvField(q.flags));
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", Cell(p.app.measured_w), Cell(p.error_pct),
+                     Cell(p.app.measured_energy_j), Cell(p.energy_error_pct),
+                     p.app.steps > 0 ? std::to_string(p.app.steps) : std::string(),
+                     Cell(p.energy_per_step_j), Cell(p.app.kernel_time_s),
+                     std::isfinite(p.app.measured_f_core_mhz)
+                         ? fmt::format("{:.6g}", p.app.measured_f_core_mhz)
+                         : std::string(),
+                     CsvField(p.app.measured_flags), p.app.windows);
   }
   return s;
 }
@@ -99,14 +111,18 @@ std::string AppBreakdownToCsv(const PowerModel& model, const std::vector<AppPred
 
 std::string AppPredictionSummary(const PowerModel& model, const std::vector<AppPrediction>& rows,
                                  double power_limit_w) {
-  int capped = 0, beyond = 0, measured = 0;
-  double sum_ape = 0.0;
+  int capped = 0, beyond = 0, measured = 0, energy_measured = 0;
+  double sum_ape = 0.0, sum_energy_ape = 0.0;
   for (const AppPrediction& p : rows) {
     capped += p.prediction.capped ? 1 : 0;
     beyond += p.prediction.flags.find("beyond_training") != std::string::npos ? 1 : 0;
     if (std::isfinite(p.error_pct)) {
       ++measured;
       sum_ape += std::fabs(p.error_pct);
+    }
+    if (std::isfinite(p.energy_error_pct)) {
+      ++energy_measured;
+      sum_energy_ape += std::fabs(p.energy_error_pct);
     }
   }
   const std::vector<double> reference =
@@ -119,6 +135,10 @@ std::string AppPredictionSummary(const PowerModel& model, const std::vector<AppP
                   capped, beyond);
   if (measured > 0) {
     s += fmt::format("; measured: {} of them, MAPE {:.2f}%", measured, sum_ape / measured);
+    if (energy_measured > 0) {
+      s += fmt::format(" (energy MAPE {:.2f}% over {})", sum_energy_ape / energy_measured,
+                       energy_measured);
+    }
   } else {
     s += "; none measured (no power log)";
   }

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "io/csv_reader.h"
+#include "report/index_sections.h"
 #include "util/errors.h"
 
 namespace wattcal {
@@ -66,6 +67,12 @@ double ReportApps::energy_mape_pct() const {
   return n > 0 ? sum / n : std::numeric_limits<double>::quiet_NaN();
 }
 
+int ReportApps::energy_measured() const {
+  int n = 0;
+  for (const ReportApp& a : rows) n += std::isfinite(a.energy_error_pct) ? 1 : 0;
+  return n;
+}
+
 int ReportApps::with_interval() const {
   int n = 0;
   for (const ReportApp& a : rows) n += a.has_interval() && std::isfinite(a.measured_w) ? 1 : 0;
@@ -76,6 +83,99 @@ int ReportApps::inside_interval() const {
   int n = 0;
   for (const ReportApp& a : rows) n += a.measured_inside() ? 1 : 0;
   return n;
+}
+
+namespace {
+
+using index_internal::Fixed;
+using index_internal::kDash;
+using index_internal::Significant;
+using index_internal::Watts;
+
+// One column of the applications' table.
+struct AppColumn {
+  const char* header;
+  bool numeric;
+  std::string (*cell)(const ReportApp&);
+};
+
+std::string Interval(double lo, double hi) {
+  if (!std::isfinite(lo) || !std::isfinite(hi)) return kDash;
+  return fmt::format("{} – {}", Fixed(lo, 0), Fixed(hi, 0));
+}
+
+// A table without kernel_time_s is of an older predict, whose duration and energy were the
+// profiled kernels': they are not shown as the run's.
+bool HasRunTimes(const ReportApp& a) { return std::isfinite(a.kernel_time_s); }
+
+constexpr AppColumn kAppColumns[] = {
+    {"Workload", false, [](const ReportApp& a) { return a.workload; }},
+    {"predicted_w", true, [](const ReportApp& a) { return Watts(a.predicted_w); }},
+    {"predicted_w 95%", true,
+     [](const ReportApp& a) { return Interval(a.predicted_w_lo, a.predicted_w_hi); }},
+    {"uncapped_w", true,
+     [](const ReportApp& a) { return a.capped ? Watts(a.uncapped_w) : std::string(kDash); }},
+    {"measured_w", true, [](const ReportApp& a) { return Watts(a.measured_w); }},
+    {"error_pct", true, [](const ReportApp& a) { return Fixed(a.error_pct, 1); }},
+    {"f_core_mhz", true, [](const ReportApp& a) { return Fixed(a.f_core_mhz, 0); }},
+    {"measured_f_core_mhz", true,
+     [](const ReportApp& a) { return Fixed(a.measured_f_core_mhz, 0); }},
+    {"duration_s", true,
+     [](const ReportApp& a) { return HasRunTimes(a) ? Fixed(a.duration_s, 3) : kDash; }},
+    {"energy_j", true,
+     [](const ReportApp& a) { return HasRunTimes(a) ? Fixed(a.energy_j, 1) : kDash; }},
+    {"energy_j 95%", true,
+     [](const ReportApp& a) { return Interval(a.energy_j_lo, a.energy_j_hi); }},
+    {"measured_energy_j", true, [](const ReportApp& a) { return Fixed(a.measured_energy_j, 1); }},
+    {"energy_error_pct", true, [](const ReportApp& a) { return Fixed(a.energy_error_pct, 1); }},
+    {"steps", true, [](const ReportApp& a) { return Fixed(a.steps, 0); }},
+    {"energy_per_step_j", true,
+     [](const ReportApp& a) { return Significant(a.energy_per_step_j); }},
+    {"kernel_time_ms", true, [](const ReportApp& a) { return Fixed(a.kernel_time_s * 1e3, 2); }},
+    {"windows", true, [](const ReportApp& a) { return std::to_string(a.windows); }},
+    {"flags", false,
+     [](const ReportApp& a) {
+       std::string flags = a.flags;
+       if (!a.measured_flags.empty())
+         flags += (flags.empty() ? "" : "; ") + std::string("measured: ") + a.measured_flags;
+       return flags.empty() ? std::string(kDash) : flags;
+     }},
+};
+
+}  // namespace
+
+AppsTable AppsTableOf(const ReportApps& apps) {
+  AppsTable t;
+  std::vector<const AppColumn*> shown;
+  for (const AppColumn& c : kAppColumns) {
+    bool any = std::string(c.header) == "Workload";
+    for (const ReportApp& a : apps.rows) {
+      const std::string cell = c.cell(a);
+      any = any || (!cell.empty() && cell != kDash);
+    }
+    if (!any) continue;
+    shown.push_back(&c);
+    t.header.push_back(c.header);
+    t.numeric.push_back(c.numeric);
+  }
+  for (const ReportApp& a : apps.rows) {
+    std::vector<std::string> row;
+    for (const AppColumn* c : shown) row.push_back(c->cell(a));
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+std::string AppsMeasuredSentence(const ReportApps& apps) {
+  const int measured = apps.measured();
+  if (measured == 0) return "None was measured (no power log): these are predictions only.";
+  std::string s =
+      fmt::format("{} of them also have measured power: MAPE {:.2f}%", measured, apps.mape_pct());
+  if (apps.energy_measured() > 0) {
+    s += fmt::format("; energy over the run as it ran (whole windows): energy MAPE {:.2f}% over {}",
+                     apps.energy_mape_pct(), apps.energy_measured());
+  }
+  return s + ".";
 }
 
 bool IsAppPredictionsCsv(const std::string& path) {

@@ -86,12 +86,29 @@ struct ReportApps {
   int measured() const;
   // Mean |error_pct| over the measured workloads (NaN when none is).
   double mape_pct() const;
-  // Mean |energy_error_pct| over the workloads that have one (NaN when none has).
+  // The same for the energy (energy_error_pct): how many have one, and their mean |error|.
+  int energy_measured() const;
   double energy_mape_pct() const;
   // Measured workloads with an interval, and how many of them lie inside it.
   int with_interval() const;
   int inside_interval() const;
 };
+
+// The report's applications table: its header, which columns are numbers (right-aligned), and
+// one row of cells per workload ("–" for an unknown cell). A column is shown when some workload
+// has a value for it: predicted power and its 95% interval, measured power and the error, the
+// clock predicted and the clock measured, the run's duration, predicted energy and its interval,
+// measured energy and its error, steps and energy per step, the profiled kernels' time, flags.
+struct AppsTable {
+  std::vector<std::string> header;
+  std::vector<bool> numeric;
+  std::vector<std::vector<std::string>> rows;
+};
+AppsTable AppsTableOf(const ReportApps& apps);
+
+// "11 of them also have measured power: MAPE 8.17%; energy over the run as it ran: energy MAPE
+// 7.90% over 11." (or that none was measured).
+std::string AppsMeasuredSentence(const ReportApps& apps);
 
 // Reads a what-if table. Throws InputError naming FILE:LINE and the column for a missing column
 // or a bad number.

@@ -15,62 +15,6 @@ namespace index_internal {
 
 namespace {
 
-// One column of the applications' table: shown when any row has a value for it.
-struct AppColumn {
-  std::string header;
-  bool numeric = true;
-  std::function<std::string(const ReportApp&)> cell;
-};
-
-bool Known(const std::string& cell) { return !cell.empty() && cell != kDash; }
-
-std::string Interval(double lo, double hi, int digits) {
-  if (!std::isfinite(lo) || !std::isfinite(hi)) return kDash;
-  return fmt::format("{} – {}", Fixed(lo, digits), Fixed(hi, digits));
-}
-
-std::string Flags(const ReportApp& app) {
-  std::string flags = app.flags;
-  if (!app.measured_flags.empty())
-    flags += (flags.empty() ? "" : "; ") + std::string("measured: ") + app.measured_flags;
-  return flags.empty() ? kDash : flags;
-}
-
-std::vector<AppColumn> AppColumns() {
-  return {
-      {"Workload", false, [](const ReportApp& a) { return a.workload; }},
-      {"predicted_w", true, [](const ReportApp& a) { return Watts(a.predicted_w); }},
-      {"predicted_w 95%", true,
-       [](const ReportApp& a) { return Interval(a.predicted_w_lo, a.predicted_w_hi, 0); }},
-      {"uncapped_w", true,
-       [](const ReportApp& a) { return a.capped ? Watts(a.uncapped_w) : std::string(kDash); }},
-      {"measured_w", true, [](const ReportApp& a) { return Watts(a.measured_w); }},
-      {"error_pct", true, [](const ReportApp& a) { return Fixed(a.error_pct, 1); }},
-      {"f_core_mhz", true, [](const ReportApp& a) { return Fixed(a.f_core_mhz, 0); }},
-      {"measured_f_core_mhz", true,
-       [](const ReportApp& a) { return Fixed(a.measured_f_core_mhz, 0); }},
-      {"duration_s", true,
-       [](const ReportApp& a) {
-         return std::isfinite(a.kernel_time_s) ? Fixed(a.duration_s, 3) : std::string(kDash);
-       }},
-      {"energy_j", true,
-       [](const ReportApp& a) {
-         // A table without kernel_time_s is of an older predict: its energy was over the
-         // profiled kernels' time, not the run's, and is not shown as the run's.
-         return std::isfinite(a.kernel_time_s) ? Fixed(a.energy_j, 1) : std::string(kDash);
-       }},
-      {"energy_j 95%", true,
-       [](const ReportApp& a) { return Interval(a.energy_j_lo, a.energy_j_hi, 0); }},
-      {"measured_energy_j", true, [](const ReportApp& a) { return Fixed(a.measured_energy_j, 1); }},
-      {"energy_error_pct", true, [](const ReportApp& a) { return Fixed(a.energy_error_pct, 1); }},
-      {"steps", true, [](const ReportApp& a) { return Fixed(a.steps, 0); }},
-      {"energy_per_step_j", true,
-       [](const ReportApp& a) { return Significant(a.energy_per_step_j); }},
-      {"windows", true, [](const ReportApp& a) { return std::to_string(a.windows); }},
-      {"flags", false, Flags},
-  };
-}
-
 // The first cross-validation of the run (its MAPE is the model's headline), else nullptr.
 const ReportValidation* CrossValidation(const RunReport& r) {
   for (const ReportValidation& v : r.validations) {
@@ -190,32 +134,15 @@ void AppsSection(Document* doc, const RunReport& r, const ReportOptions& o, cons
       {"): power at the clock each runs at (the board limit's where it caps), energy over the "
        "run's windows, and, where the capture had a power log, the measured power and energy. ",
        "", false}};
-  const int measured = a.measured();
-  intro.push_back(
-      {measured > 0 ? fmt::format("{} of them also have measured power: MAPE {:.2f}%.", measured,
-                                  a.mape_pct())
-                    : std::string("None was measured (no power log): these are predictions only."),
-       "", false});
+  intro.push_back({AppsMeasuredSentence(a), "", false});
   doc->Paragraph(intro);
-  std::vector<AppColumn> columns;
-  for (const AppColumn& c : AppColumns()) {
-    bool any = false;
-    for (const ReportApp& app : a.rows) any = any || Known(c.cell(app));
-    if (any || c.header == "Workload") columns.push_back(c);
-  }
-  std::vector<std::string> header;
-  std::vector<bool> numeric;
-  for (const AppColumn& c : columns) {
-    header.push_back(c.header);
-    numeric.push_back(c.numeric);
-  }
+  const AppsTable table = AppsTableOf(a);
   std::vector<std::vector<Inline>> rows;
-  for (const ReportApp& app : a.rows) {
-    std::vector<Inline> row;
-    for (const AppColumn& c : columns) row.push_back(Text(c.cell(app)));
-    rows.push_back(std::move(row));
+  for (const std::vector<std::string>& cells : table.rows) {
+    rows.emplace_back();
+    for (const std::string& cell : cells) rows.back().push_back(Text(cell));
   }
-  doc->Table(header, numeric, rows);
+  doc->Table(table.header, table.numeric, rows);
   doc->Paragraph(
       Text("Flags: capped = the model's power exceeds the board limit: the prediction is the "
            "limit, at the clock where the model meets it; extrapolates:<component> = a component "

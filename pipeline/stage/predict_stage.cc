@@ -233,33 +233,21 @@ bool WantsWhatIf(const PredictStageOptions& o) {
   return !o.at_clock_mhz.empty() || !o.at_power_limit_w.empty();
 }
 
-// Each measured workload's time-weighted core clock over its benchmark windows, MHz.
-std::map<std::string, double> MeasuredClocks(const CaptureReport& capture) {
-  std::map<std::string, std::pair<double, double>> sums;  // f x s, s
-  for (const CaptureWindow& w : capture.windows) {
-    if (w.kind != "benchmark" || !std::isfinite(w.energy.f_core_mhz) ||
-        !(w.energy.duration_s > 0.0))
-      continue;
-    sums[w.workload].first += w.energy.f_core_mhz * w.energy.duration_s;
-    sums[w.workload].second += w.energy.duration_s;
-  }
-  std::map<std::string, double> out;
-  for (const auto& [workload, s] : sums) out[workload] = s.first / s.second;
-  return out;
-}
-
 // --at-clock / --at-power-limit: the what-if table, staged in `outputs` with its provenance.
 void StageWhatIf(const PredictStageOptions& o, const PowerModel& model,
-                 const CaptureReport& capture, const std::vector<AppPrediction>& rows,
-                 double limit_w, const std::vector<std::string>& inputs,
-                 nlohmann::json manifest_options, OutputSet* outputs) {
+                 const std::vector<AppPrediction>& rows, double limit_w,
+                 const std::vector<std::string>& inputs, nlohmann::json manifest_options,
+                 OutputSet* outputs) {
   WhatIfSettings settings;
   settings.clocks_mhz = o.at_clock_mhz;
   settings.limits_w = o.at_power_limit_w;
   settings.board_limit_w = limit_w;
   if (o.max_slowdown_pct >= 0.0) settings.max_slowdown_pct = o.max_slowdown_pct;
   if (!o.crisp_counters_path.empty()) settings.crisp = ReadCrispCounters(o.crisp_counters_path);
-  settings.measured_f_core_mhz = MeasuredClocks(capture);
+  for (const AppPrediction& p : rows) {
+    if (std::isfinite(p.app.measured_f_core_mhz))
+      settings.measured_f_core_mhz[p.app.workload] = p.app.measured_f_core_mhz;
+  }
   const VfCurve curve = CoreCurveOf(model);
   const std::vector<WhatIfRow> what_if = PredictWhatIf(model, curve, rows, settings);
   LogInfo("what-if V-F curve: " + curve.source);
@@ -340,8 +328,7 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
     outputs.StageProvenance(o.breakdown_out_path, "predict", inputs, manifest_options,
                             "apps_breakdown");
   }
-  if (WantsWhatIf(o))
-    StageWhatIf(o, model, capture, rows, limit_w, inputs, manifest_options, &outputs);
+  if (WantsWhatIf(o)) StageWhatIf(o, model, rows, limit_w, inputs, manifest_options, &outputs);
   outputs.Commit();
   PredictStageReport report;
   report.written = outputs.Outputs();

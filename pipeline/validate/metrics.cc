@@ -200,6 +200,20 @@ ValidationMetrics ComputeValidationMetrics(const std::vector<PredictionRow>& row
                                            const MetricsOptions& options) {
   ValidationMetrics m;
   m.overall = ComputeErrorMetrics(rows, options);  // validates every row
+  double sum_ape = 0.0, sum_error = 0.0, max_ape = 0.0;
+  for (const PredictionRow& row : rows) {
+    const double e = row.energy_error_pct();
+    if (!std::isfinite(e)) continue;
+    ++m.energy_points;
+    sum_ape += std::fabs(e);
+    sum_error += e;
+    max_ape = std::max(max_ape, std::fabs(e));
+  }
+  if (m.energy_points > 0) {
+    m.energy_mape_pct = sum_ape / m.energy_points;
+    m.energy_max_ape_pct = max_ape;
+    m.energy_mean_error_pct = sum_error / m.energy_points;
+  }
 
   std::vector<std::string> benchmark_order;
   std::map<std::string, std::vector<PredictionRow>> by_benchmark;
@@ -248,6 +262,12 @@ nlohmann::json MetricsToJson(const ValidationMetrics& m, const MetricsOptions& o
   }
   j["within_pct"] = options.within_pct;
   AddErrorMetrics(m.overall, options, &j);
+  if (m.energy_points > 0) {
+    j["energy"] = {{"points", m.energy_points},
+                   {"mape_pct", m.energy_mape_pct},
+                   {"max_ape_pct", m.energy_max_ape_pct},
+                   {"mean_error_pct", m.energy_mean_error_pct}};
+  }
 
   nlohmann::json per_benchmark = nlohmann::json::array();
   for (const GroupMetrics& g : m.per_benchmark) {
@@ -296,6 +316,13 @@ std::string FormatMetricsTable(const ValidationMetrics& m, const MetricsOptions&
   out += fmt::format("  {:<18}{:+.2f} %  (> 0 over-predicts)\n", "mean error", e.mean_error_pct);
   out += fmt::format("  {:<18}{:.3f} W\n", "RMSE", e.rmse_w);
   out += fmt::format("  {:<18}{:.4f}\n", "Pearson r", e.pearson_r);
+  if (m.energy_points > 0) {
+    out += fmt::format(
+        "  {:<18}{:.2f} %  (max {:.2f} %, mean error {:+.2f} %, {} points: predicted W "
+        "x duration_s vs measured energy_j)\n",
+        "energy MAPE", m.energy_mape_pct, m.energy_max_ape_pct, m.energy_mean_error_pct,
+        m.energy_points);
+  }
   if (!options.within_pct.empty()) {
     std::string thresholds, fractions;
     for (size_t i = 0; i < options.within_pct.size(); ++i) {
@@ -350,7 +377,11 @@ std::string PredictionsToCsv(const std::vector<PredictionRow>& rows) {
   });
   const bool with_flags = std::any_of(rows.begin(), rows.end(),
                                       [](const PredictionRow& row) { return !row.flags.empty(); });
+  const bool with_energy = std::any_of(rows.begin(), rows.end(), [](const PredictionRow& row) {
+    return std::isfinite(row.energy_error_pct());
+  });
   std::string out = "benchmark,f_core_mhz,f_mem_mhz,measured_w,predicted_w,error_pct";
+  if (with_energy) out += ",duration_s,measured_energy_j,predicted_energy_j,energy_error_pct";
   if (with_fold) out += ",fold";
   if (with_capping) out += ",uncapped_w,capped,measured_capped";
   out += with_flags ? ",flags\n" : "\n";
@@ -361,6 +392,11 @@ std::string PredictionsToCsv(const std::vector<PredictionRow>& rows) {
     out += "," + Printf("%.6f", row.measured_w);
     out += "," + Printf("%.6f", row.predicted_w);
     out += "," + Printf("%.6f", row.error_pct());
+    if (with_energy) {
+      for (double v : {row.duration_s, row.measured_energy_j, row.predicted_energy_j(),
+                       row.energy_error_pct()})
+        out += "," + (std::isfinite(v) ? Printf("%.6f", v) : std::string());
+    }
     if (with_fold) out += "," + std::to_string(row.fold);
     if (with_capping) {
       out += "," + Printf("%.6f", row.uncapped_w) + (row.capped ? ",1" : ",0") +

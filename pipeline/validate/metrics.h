@@ -90,6 +90,13 @@ struct ValidationMetrics {
   bool has_capping = false;
   ErrorMetrics full_clock;
   ErrorMetrics capped;
+  // The energy over each row's windows as they ran: predicted_w x duration_s against the measured
+  // energy_j (PredictionRow::energy_error_pct), over the rows that have both (a per-workload
+  // measured table); energy_points = 0 (and NaN statistics) when none has.
+  int energy_points = 0;
+  double energy_mape_pct = std::numeric_limits<double>::quiet_NaN();
+  double energy_max_ape_pct = std::numeric_limits<double>::quiet_NaN();
+  double energy_mean_error_pct = std::numeric_limits<double>::quiet_NaN();
 };
 
 ValidationMetrics ComputeValidationMetrics(const std::vector<PredictionRow>& rows,
@@ -106,6 +113,8 @@ std::string PercentKeyLabel(double pct);
 //   {"confidence_level": 0.95, ["mape_ci_method": "normal-population-sd" (only when not the
 //    default Student t, so that default outputs keep their bytes),] "within_pct": [1, 5, 10],
 //    "points": n,
+//    ["energy": {"points", "mape_pct", "max_ape_pct", "mean_error_pct"} (only when rows carry
+//     their energy: ValidationMetrics::energy_points > 0),]
 //    "mape_pct", "mape_ci95_low_pct", "mape_ci95_high_pct", "max_ape_pct",
 //    "mean_error_pct", "rmse_w", "pearson_r", "within_1_pct_frac", "within_5_pct_frac", ...,
 //    "per_benchmark": [{"benchmark": ..., <the same statistics>}, ...],

@@ -137,6 +137,10 @@ PredictionRow PredictRow(const HeldoutSetting& s, int r, double power_limit_w) {
   row.f_mem_mhz = nd > 1 ? f(1) : 0.0;
   row.measured_w = heldout.power_w(r);
   row.line = heldout.line[r];
+  if (heldout.has_energy()) {
+    row.duration_s = heldout.duration_s[r];
+    row.measured_energy_j = heldout.energy_j[r];
+  }
   row.measured_capped = HasFlag(heldout, r, kCorpusFlagPowerCap);
   double uncapped = model.Predict(u.data(), eval.data());
   if (s.mode == PredictMode::kScaling && !at_reference) {

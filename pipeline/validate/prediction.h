@@ -43,8 +43,17 @@ struct PredictionRow {
   std::string flags;
   // The extrapolation warning for this row (model/power_limit.h ExtrapolationMessage); "".
   std::string extrapolation_note;
+  // The measured table's duration_s and energy_j (a per-workload table: its windows as they
+  // ran, no settle trim); NaN when the table has none.
+  double duration_s = std::numeric_limits<double>::quiet_NaN();
+  double measured_energy_j = std::numeric_limits<double>::quiet_NaN();
 
   double error_pct() const { return 100.0 * (predicted_w - measured_w) / measured_w; }
+  // predicted_w x duration_s, J, and its error against measured_energy_j, % (NaN when unknown).
+  double predicted_energy_j() const { return predicted_w * duration_s; }
+  double energy_error_pct() const {
+    return 100.0 * (predicted_energy_j() - measured_energy_j) / measured_energy_j;
+  }
 };
 
 // Predicts the rows of `heldout` so that every workload gets at least one row:

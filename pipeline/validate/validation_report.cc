@@ -136,6 +136,14 @@ std::string ValidationMarkdown(const ValidationInputs& in, const ValidationRepor
                    m.mean_error_pct, m.rmse_w, m.pearson_r);
   for (double f : m.within_frac) s += fmt::format(" {:.1f}% |", 100.0 * f);
   s += "\n\n";
+  if (o.metrics.energy_points > 0) {
+    s += fmt::format(
+        "Energy over the windows as they ran (predicted W × `duration_s` against the measured "
+        "`energy_j`, whole windows, no settle trim): MAPE {:.3f}% over {} points, max APE "
+        "{:.2f}%, bias {:+.3f}%.\n\n",
+        o.metrics.energy_mape_pct, o.metrics.energy_points, o.metrics.energy_max_ape_pct,
+        o.metrics.energy_mean_error_pct);
+  }
   if (o.metrics.has_capping) {
     // Workloads the board throttled at its power limit apart from those at full clock.
     s += "By capping (a workload is capped when its measured window hit the power cap):\n\n"
