@@ -380,7 +380,7 @@ TEST(PredictionInterval, AppsTableCarriesThePowerAndEnergyIntervals) {
   AppActivity app;
   app.workload = "job";
   app.util_frac = {0.5, 0.2, 0.4, 0.1, 0.6};
-  app.kernel_time_s = 2.0;
+  app.duration_s = 2.0;  // the run's windows: the energy and its interval are over them
   const std::vector<AppPrediction> rows = PredictApps(model, {app}, train.layout, NAN, "apps");
   ASSERT_EQ(rows.size(), 1u);
   const AppPrediction& p = rows[0];
@@ -392,7 +392,8 @@ TEST(PredictionInterval, AppsTableCarriesThePowerAndEnergyIntervals) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "workload,predicted_w,predicted_w_lo,predicted_w_hi,uncapped_w,capped,f_core_mhz,"
             "duration_s,energy_j,energy_j_lo,energy_j_hi,flags,measured_w,error_pct,"
-            "measured_flags,windows");
+            "measured_energy_j,energy_error_pct,steps,energy_per_step_j,kernel_time_s,"
+            "measured_f_core_mhz,measured_flags,windows");
   EXPECT_NE(csv.find(fmt::format("job,{:.6f},{:.6f},{:.6f},", p.prediction.predicted_w,
                                  p.prediction.predicted_w_lo, p.prediction.predicted_w_hi)),
             std::string::npos)

@@ -245,6 +245,7 @@ class Collector {
     DiscoverValidations();
     CollectCorpora();
     CollectApps();
+    CollectWhatIf();
     CollectBreakdown();
     CollectConstant();
     CollectCompare();
@@ -592,6 +593,23 @@ class Collector {
 
   // The applications: the predict run that wrote a breakdown with its predictions (wattcal-predict
   // --capture --breakdown-out); a second such run is noted.
+  // The what-if table of the run's applications (wattcal-predict --what-if-out): the first predict
+  // run that wrote one.
+  void CollectWhatIf() {
+    if (!r_.has_apps) return;
+    for (const StageRun& run : run_files_.runs) {
+      const RunOutput* what_if = run.Output("what_if");
+      if (run.stage != "predict" || what_if == nullptr) continue;
+      if (!r_.apps.what_if.path.empty()) {
+        r_.notes.push_back(what_if->path + ": a second what-if table; only " +
+                           r_.apps.what_if.path + " is shown");
+        continue;
+      }
+      r_.apps.what_if = ReadReportWhatIf(what_if->path);
+      UseInput(what_if->path);
+    }
+  }
+
   void CollectApps() {
     for (const StageRun& run : run_files_.runs) {
       const RunOutput* predictions = run.Output("apps_predictions");
@@ -606,10 +624,7 @@ class Collector {
       }
       r_.apps = ReadReportApps(predictions->path, breakdown->path);
       r_.has_apps = true;
-      if (const RunOutput* what_if = run.Output("what_if")) {
-        r_.apps.what_if = ReadReportWhatIf(what_if->path);
-        UseInput(what_if->path);
-      }
+
       // The board limit of the run's model, drawn as a line over the bars.
       if (r_.primary_model >= 0) {
         r_.apps.chart.limit_w =
