@@ -40,9 +40,12 @@ void WriteAppsEnergyPlot(const ReportApps& apps, const std::string& title,
     const bool interval = std::isfinite(a.energy_j_lo) && std::isfinite(a.energy_j_hi);
     any_interval = any_interval || interval;
     any_measured = any_measured || std::isfinite(a.measured_energy_j);
-    table += fmt::format("{} {} {} {} {} {}\n", i, GnuplotString(a.workload), Num(e),
-                         Num(interval ? a.energy_j_lo : e), Num(interval ? a.energy_j_hi : e),
-                         Num(a.measured_energy_j));
+    // A double-quoted label (a datablock keeps single quotes as part of the text).
+    std::string label = a.workload;
+    std::replace(label.begin(), label.end(), '"', '\'');
+    table +=
+        fmt::format("{} \"{}\" {} {} {} {}\n", i, label, Num(e), Num(interval ? a.energy_j_lo : e),
+                    Num(interval ? a.energy_j_hi : e), Num(a.measured_energy_j));
     for (double v : {e, a.energy_j_hi, a.measured_energy_j})
       if (std::isfinite(v)) top_j = std::max(top_j, v);
     longest = std::max(longest, a.workload.size());

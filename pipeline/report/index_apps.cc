@@ -38,6 +38,16 @@ std::string CappedClocks(const ReportApps& a) {
   return s;
 }
 
+// Where the what-if's curve came from: the model's own sentence when the table names the model's
+// curve, else the table's words.
+std::string CurveSource(const RunReport& r, const ReportWhatIf& w) {
+  if (r.primary_model >= 0 && w.vf_source.rfind("model_vf_curve", 0) == 0) {
+    const VfCurve& curve = r.models[static_cast<size_t>(r.primary_model)].model.vf_curve;
+    if (curve.known() && !curve.source.empty()) return curve.source;
+  }
+  return w.vf_source;
+}
+
 // The what-if table of the same predict run: per application and setting, the clock, power,
 // run time and energy, and their change against the run as recorded.
 void WhatIfSection(Document* doc, const RunReport& r, const ReportOptions& o, const Linker& link) {
@@ -47,8 +57,8 @@ void WhatIfSection(Document* doc, const RunReport& r, const ReportOptions& o, co
   doc->Paragraph({{"From each application's one profiled run (", "", false},
                   link.File(w.path),
                   {"): the clock it would settle at, its power, run time and energy, against the "
-                   "run as recorded. Voltage-frequency curve: " +
-                       Sentence(w.vf_source),
+                   "run as recorded. The voltage-frequency curve: " +
+                       Sentence(CurveSource(r, w)),
                    "", false}});
   std::vector<std::vector<Inline>> rows;
   for (const ReportWhatIfRow& x : w.rows) {
