@@ -10,6 +10,7 @@
 #include <string>
 
 #include "test_support.h"
+#include "util/errors.h"
 
 namespace wattcal {
 namespace {
@@ -94,6 +95,56 @@ TEST(AppsReportMarks, TheTableAndSummaryGiveTheEnergy) {
       "gemm_fp16,700,913,1,0.0029,2.02,capped,695,0.72,,1980,1\n");
   const AppsTable old_table = AppsTableOf(ReadReportApps(old, ""));
   EXPECT_EQ(std::count(old_table.header.begin(), old_table.header.end(), "energy_j"), 0);
+}
+
+// The what-if table of a predict run is read by its column names; its rows per setting are drawn
+// as one line per application, and the run's energy (predicted with its interval, measured) as
+// bars; a table without a setting's rows draws no figure for it.
+TEST(AppsReportMarks, TheWhatIfAndTheEnergyAreDrawn) {
+  WATTCAL_REQUIRE_GNUPLOT("applications' energy and what-if figures");
+  const std::string dir = testing::ScratchDir();
+  const std::string what_if_path = testing::WriteFile(
+      dir + "/what_if.csv",
+      "workload,setting,setting_value,f_core_mhz,measured_f_core_mhz,predicted_w,run_time_s,"
+      "energy_j,power_change_pct,time_change_pct,energy_change_pct,time_model,vf_source,flags\n"
+      "gemm,as_recorded,,1394,1308,700,2.3,1610,0,0,0,memory_split(m=0.29),curve,capped\n"
+      "gemm,power_limit,500,845,,500,3.36,1682,-28.6,46.5,4.6,memory_split(m=0.29),curve,capped\n"
+      "gemm,power_limit,600,1119,,600,2.7,1620,-14.3,17.5,0.7,memory_split(m=0.29),curve,capped\n"
+      "copy,as_recorded,,1980,1980,400,2,800,0,0,0,memory_split(m=0.9),curve,\n"
+      "copy,power_limit,500,1980,,400,2,800,0,0,0,memory_split(m=0.9),curve,\n"
+      "copy,power_limit,600,1980,,400,2,800,0,0,0,memory_split(m=0.9),curve,\n");
+  const ReportWhatIf what_if = ReadReportWhatIf(what_if_path);
+  ASSERT_EQ(what_if.rows.size(), 6u);
+  EXPECT_EQ(what_if.vf_source, "curve");
+  EXPECT_DOUBLE_EQ(what_if.rows[0].measured_f_core_mhz, 1308.0);
+  EXPECT_DOUBLE_EQ(what_if.rows[1].energy_change_pct, 4.6);
+  EXPECT_TRUE(WhatIfDrawable(what_if, "power_limit"));
+  EXPECT_FALSE(WhatIfDrawable(what_if, "clock"));
+  WriteWhatIfPlot(what_if, "power_limit", "what if", dir + "/w.png", dir + "/w.svg");
+  testing::ExpectFigurePng(dir + "/w.png");
+  // A column missing is an error naming it.
+  const std::string bad = testing::WriteFile(dir + "/bad.csv", "workload,setting\ngemm,clock\n");
+  try {
+    ReadReportWhatIf(bad);
+    ADD_FAILURE() << "a what-if table without its columns was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("setting_value"), std::string::npos) << e.what();
+  }
+  const ReportApps apps = ReadReportApps(
+      testing::WriteFile(
+          dir + "/apps.csv",
+          "workload,predicted_w,predicted_w_lo,predicted_w_hi,uncapped_w,capped,f_core_mhz,"
+          "duration_s,energy_j,energy_j_lo,energy_j_hi,flags,measured_w,error_pct,"
+          "measured_energy_j,energy_error_pct,steps,energy_per_step_j,kernel_time_s,"
+          "measured_f_core_mhz,measured_flags,windows\n"
+          "gemm,700,431,700,913,1,1394,2.3,1610,991,1610,capped,695,0.7,1618,-0.5,,,0.003,1308,,1\n"
+          "copy,400,350,450,400,0,1980,2,800,700,900,,420,-4.8,880,-9.1,,,0.001,1980,,1\n"),
+      "");
+  ASSERT_TRUE(AppsEnergyDrawable(apps));
+  EXPECT_EQ(apps.with_interval(), 2);
+  EXPECT_EQ(apps.inside_interval(), 2);
+  WriteAppsEnergyPlot(apps, "energy", dir + "/e.png", dir + "/e.svg");
+  testing::ExpectFigurePng(dir + "/e.png");
 }
 
 }  // namespace
