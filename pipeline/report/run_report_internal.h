@@ -11,6 +11,11 @@
 
 namespace wattcal::report_internal {
 
+// What the ingest run's provenance says about the measured table `path` (its power source per
+// capture), with the table's board limit and the rows calibrate leaves out (measurement_note.cc);
+// "" when nothing is known.
+std::string MeasurementNote(const Corpus& corpus, const std::string& path);
+
 // A file name stem from free text: lower-case letters and digits, runs of anything else as '_'.
 std::string SafeStem(const std::string& text);
 
