@@ -6,6 +6,8 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "io/csv_reader.h"
 #include "report/index_sections.h"
@@ -38,40 +40,27 @@ double Optional(const CsvReader& reader, const std::vector<std::string>& f, size
   return reader.ParseNumber(f[i], field);
 }
 
+// Mean |x| over the finite values of `pct` (NaN when none), and their count.
+std::pair<double, int> MeanAbs(const std::vector<ReportApp>& rows, double ReportApp::*pct) {
+  double sum = 0.0;
+  int n = 0;
+  for (const ReportApp& a : rows) {
+    if (!std::isfinite(a.*pct)) continue;
+    sum += std::fabs(a.*pct);
+    ++n;
+  }
+  return {n > 0 ? sum / n : std::numeric_limits<double>::quiet_NaN(), n};
+}
+
 }  // namespace
 
-int ReportApps::measured() const {
-  int n = 0;
-  for (const ReportApp& a : rows) n += std::isfinite(a.error_pct) ? 1 : 0;
-  return n;
-}
-
-double ReportApps::mape_pct() const {
-  double sum = 0.0;
-  int n = 0;
-  for (const ReportApp& a : rows) {
-    if (!std::isfinite(a.error_pct)) continue;
-    sum += std::fabs(a.error_pct);
-    ++n;
-  }
-  return n > 0 ? sum / n : std::numeric_limits<double>::quiet_NaN();
-}
-
-double ReportApps::energy_mape_pct() const {
-  double sum = 0.0;
-  int n = 0;
-  for (const ReportApp& a : rows) {
-    if (!std::isfinite(a.energy_error_pct)) continue;
-    sum += std::fabs(a.energy_error_pct);
-    ++n;
-  }
-  return n > 0 ? sum / n : std::numeric_limits<double>::quiet_NaN();
-}
-
+int ReportApps::measured() const { return MeanAbs(rows, &ReportApp::error_pct).second; }
+double ReportApps::mape_pct() const { return MeanAbs(rows, &ReportApp::error_pct).first; }
 int ReportApps::energy_measured() const {
-  int n = 0;
-  for (const ReportApp& a : rows) n += std::isfinite(a.energy_error_pct) ? 1 : 0;
-  return n;
+  return MeanAbs(rows, &ReportApp::energy_error_pct).second;
+}
+double ReportApps::energy_mape_pct() const {
+  return MeanAbs(rows, &ReportApp::energy_error_pct).first;
 }
 
 int ReportApps::with_interval() const {
