@@ -2,7 +2,6 @@
 // energy, interval, flags and clock, the breakdown once, the what-if when the run asked for one).
 // The cross-validation and the model's details follow them (report/index_page.cc).
 #include <cmath>
-#include <functional>
 #include <string>
 #include <vector>
 
