@@ -4,6 +4,11 @@
 //   fit/cost_functions.h         RowCost (TPDS Eqs. 5-6 through the voltage curve),
 //                                LevelVoltageCost (TPDS Fig. 5, Problem 1), LinearRowCost
 //                                (TPDS Eq. 9 refined under a robust loss)
+//   fit/internal/pair_cost.h     PairCost (one block per V-F pair; under a loss, the gradient
+//                                of its cost through Ceres's corrector)
+//   fit/internal/compressed_problem_cost.h
+//                                CompressedProblemCost (the default solver's one block: the
+//                                gradient of its cost, and the pair blocks' J^T J and J^T r)
 //   accelwattch/scaling_cost.h   ScalingCost (AccelWattch Eq. 14 through OrderingForest::ToX)
 //   clocks/vf_cost.h             VfCost (TPDS Eq. 4 with one activity per workload, rows between
 //                                calibrated clocks on the interpolated voltage)
@@ -15,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -25,15 +31,22 @@
 #include "accelwattch/scaling_cost.h"
 #include "clocks/vf_cost.h"
 #include "fit/cost_functions.h"
+#include "fit/internal/compressed_problem_cost.h"
+#include "fit/internal/fit_data.h"
+#include "fit/internal/pair_cost.h"
 #include "io/corpus.h"
 #include "test_support.h"
 
 namespace wattcal {
 namespace {
 
+using fit_internal::CompressedProblemCost;
 using fit_internal::FitData;
 using fit_internal::LevelVoltageCost;
 using fit_internal::LinearRowCost;
+using fit_internal::PairCost;
+using fit_internal::PairMoments;
+using fit_internal::PrepareFitData;
 using fit_internal::RowCost;
 using fit_internal::VoltageCurve;
 using fit_internal::VoltageState;
@@ -179,14 +192,14 @@ FitData MakeFitData(const Corpus& c) {
   return data;
 }
 
-// RowCost reads the voltages from a VoltageState that Ceres refreshes through its
-// EvaluationCallback before each evaluation; GradientChecker calls Evaluate directly, so this
-// wrapper does what the callback does (copy the s-blocks in, Update()) before delegating, so
-// that the numeric Jacobian sees the voltages move with s.
-class StateRefreshingRowCost : public ceres::CostFunction {
+// RowCost (and PairCost, CompressedProblemCost) read the voltages from a VoltageState that
+// Ceres refreshes through its EvaluationCallback before each evaluation; GradientChecker calls
+// Evaluate directly, so this wrapper does what the callback does (copy the s-blocks in,
+// Update()) before delegating, so that the numeric Jacobian sees the voltages move with s.
+class StateRefreshingCost : public ceres::CostFunction {
  public:
-  StateRefreshingRowCost(const RowCost* cost, VoltageState* state,
-                         std::vector<std::vector<double>>* s, std::vector<int> block_of_domain)
+  StateRefreshingCost(const ceres::CostFunction* cost, VoltageState* state,
+                      std::vector<std::vector<double>>* s, std::vector<int> block_of_domain)
       : cost_(cost), state_(state), s_(s), block_of_domain_(std::move(block_of_domain)) {
     set_num_residuals(cost->num_residuals());
     *mutable_parameter_block_sizes() = cost->parameter_block_sizes();
@@ -203,7 +216,7 @@ class StateRefreshingRowCost : public ceres::CostFunction {
   }
 
  private:
-  const RowCost* cost_;
+  const ceres::CostFunction* cost_;
   VoltageState* state_;
   std::vector<std::vector<double>>* s_;
   std::vector<int> block_of_domain_;
@@ -211,44 +224,66 @@ class StateRefreshingRowCost : public ceres::CostFunction {
 
 enum class SPoint { kRandom, kZero, kOne, kAlternating };
 
+// The voltage side of a check, as the joint solve sets it up: per domain the voltage curve
+// (the calibration's default bounds, CalibrationOptions: 0.5 and 1.5) and its parameters s
+// drawn per `s_point`, a parameter block for every domain with more than one level, and the
+// VoltageState over them (which points into `s`: not copied or moved).
+class VoltageSetup {
+ public:
+  VoltageSetup(const FitData& data, SPoint s_point, std::mt19937* rng)
+      : s(data.num_domains), block_of_domain(data.num_domains, -1) {
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    std::vector<VoltageCurve> curves;
+    int next_block = 1;
+    for (int d = 0; d < data.num_domains; ++d) {
+      curves.emplace_back(static_cast<int>(data.levels[d].size()), data.default_level[d], 0.5, 1.5);
+      s[d].resize(curves[d].num_params());
+      for (size_t k = 0; k < s[d].size(); ++k) {
+        switch (s_point) {
+          case SPoint::kRandom: s[d][k] = unit(*rng); break;
+          case SPoint::kZero: s[d][k] = 0.0; break;
+          case SPoint::kOne: s[d][k] = 1.0; break;
+          case SPoint::kAlternating: s[d][k] = k % 2 == 0 ? 0.0 : 1.0; break;
+        }
+      }
+      if (curves[d].num_params() > 0) block_of_domain[d] = next_block++;
+    }
+    std::vector<double*> s_ptrs;
+    for (std::vector<double>& sd : s) s_ptrs.push_back(sd.empty() ? empty_s_.data() : sd.data());
+    state = std::make_unique<VoltageState>(curves, s_ptrs);
+  }
+  VoltageSetup(const VoltageSetup&) = delete;
+  VoltageSetup& operator=(const VoltageSetup&) = delete;
+
+  // The parameter blocks at coefficients `x`: x, then each domain's s that has a block.
+  std::vector<std::vector<double>> Parameters(const std::vector<double>& x) const {
+    std::vector<std::vector<double>> parameters = {x};
+    for (size_t d = 0; d < s.size(); ++d) {
+      if (block_of_domain[d] >= 0) parameters.push_back(s[d]);
+    }
+    return parameters;
+  }
+
+  std::vector<std::vector<double>> s;
+  std::vector<int> block_of_domain;
+  std::unique_ptr<VoltageState> state;
+
+ private:
+  std::vector<double> empty_s_ = {0.0};
+};
+
 // Checks every row's RowCost of a corpus at coefficient vector `x` and voltage parameters
 // drawn per `s_point`, for absolute (sigma = 1 W) and relative (sigma = P) residuals.
 void CheckRowCosts(const Corpus& c, const std::vector<double>& x, SPoint s_point, std::mt19937* rng,
                    const std::string& where) {
   const FitData data = MakeFitData(c);
-  const int nd = data.num_domains;
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  std::vector<VoltageCurve> curves;
-  std::vector<std::vector<double>> s(nd);
-  std::vector<int> block_of_domain(nd, -1);
-  int next_block = 1;
-  for (int d = 0; d < nd; ++d) {
-    // The calibration's default voltage bounds (CalibrationOptions: 0.5 and 1.5).
-    curves.emplace_back(static_cast<int>(data.levels[d].size()), data.default_level[d], 0.5, 1.5);
-    s[d].resize(curves[d].num_params());
-    for (size_t k = 0; k < s[d].size(); ++k) {
-      switch (s_point) {
-        case SPoint::kRandom: s[d][k] = unit(*rng); break;
-        case SPoint::kZero: s[d][k] = 0.0; break;
-        case SPoint::kOne: s[d][k] = 1.0; break;
-        case SPoint::kAlternating: s[d][k] = k % 2 == 0 ? 0.0 : 1.0; break;
-      }
-    }
-    if (curves[d].num_params() > 0) block_of_domain[d] = next_block++;
-  }
-  std::vector<double> empty_s(1, 0.0);
-  std::vector<double*> s_ptrs;
-  for (int d = 0; d < nd; ++d) s_ptrs.push_back(s[d].empty() ? empty_s.data() : s[d].data());
-  VoltageState state(curves, s_ptrs);
-  std::vector<std::vector<double>> parameters = {x};
-  for (int d = 0; d < nd; ++d) {
-    if (block_of_domain[d] >= 0) parameters.push_back(s[d]);
-  }
+  VoltageSetup v(data, s_point, rng);
+  const std::vector<std::vector<double>> parameters = v.Parameters(x);
   for (int relative = 0; relative < 2; ++relative) {
     for (int r = 0; r < c.rows(); ++r) {
       const double sigma = relative ? c.power_w(r) : 1.0;
-      const RowCost cost(&data, &state, r, sigma, block_of_domain);
-      const StateRefreshingRowCost refreshing(&cost, &state, &s, block_of_domain);
+      const RowCost cost(&data, v.state.get(), r, sigma, v.block_of_domain);
+      const StateRefreshingCost refreshing(&cost, v.state.get(), &v.s, v.block_of_domain);
       ExpectJacobiansMatch(
           refreshing, parameters,
           where + (relative ? ", relative" : ", absolute") + ", row " + std::to_string(r));
@@ -294,6 +329,195 @@ TEST(JacobianGradientCheck, RowCostSingleLevelDomainAndCoreOnly) {
   const Corpus core = MakeCorpus(&rng, /*two_domains=*/false, /*single_mem_level=*/false);
   CheckRowCosts(core, RandomCoefficients(core, &rng), SPoint::kRandom, &rng, "core only");
   CheckRowCosts(core, RandomCoefficients(core, &rng), SPoint::kZero, &rng, "core only, s = 0");
+}
+
+// ---------------------------------------------------------------------------------------
+// fit/internal/: the joint solve's costs, one block per V-F pair (PairCost) and the whole
+// problem in one block (CompressedProblemCost, the default).
+
+// Checks every V-F pair's PairCost without a loss (its Jacobian is then its residuals' own) at
+// coefficients `x` and voltage parameters per `s_point`, absolute and relative residuals.
+void CheckPairCosts(const Corpus& c, const std::vector<double>& x, SPoint s_point,
+                    std::mt19937* rng, const std::string& where) {
+  const FitData data = PrepareFitData(c);
+  VoltageSetup v(data, s_point, rng);
+  const std::vector<std::vector<double>> parameters = v.Parameters(x);
+  for (FitResidual residual : {FitResidual::kAbsolute, FitResidual::kRelative}) {
+    for (int pair = 0; pair < static_cast<int>(data.rows_of_pair.size()); ++pair) {
+      const PairCost cost(&data, v.state.get(), pair, nullptr, residual, v.block_of_domain);
+      const StateRefreshingCost refreshing(&cost, v.state.get(), &v.s, v.block_of_domain);
+      ExpectJacobiansMatch(
+          refreshing, parameters,
+          where + ", " + FitResidualName(residual) + ", pair " + std::to_string(pair));
+    }
+  }
+}
+
+TEST(JacobianGradientCheck, PairCostRandomAndEdgePoints) {
+  std::mt19937 rng(SeedFromTestName());
+  const Corpus c = MakeCorpus(&rng, /*two_domains=*/true, /*single_mem_level=*/false);
+  for (int trial = 0; trial < 3; ++trial) {
+    CheckPairCosts(c, RandomCoefficients(c, &rng), SPoint::kRandom, &rng,
+                   "random point " + std::to_string(trial));
+  }
+  const std::vector<double> zero(RandomCoefficients(c, &rng).size(), 0.0);
+  CheckPairCosts(c, RandomCoefficients(c, &rng), SPoint::kZero, &rng, "s = 0");
+  CheckPairCosts(c, RandomCoefficients(c, &rng), SPoint::kOne, &rng, "s = 1");
+  CheckPairCosts(c, RandomCoefficients(c, &rng), SPoint::kAlternating, &rng, "s = 0,1,0,...");
+  CheckPairCosts(c, zero, SPoint::kOne, &rng, "x = 0, s = 1");
+  const Corpus single = MakeCorpus(&rng, /*two_domains=*/true, /*single_mem_level=*/true);
+  CheckPairCosts(single, RandomCoefficients(single, &rng), SPoint::kRandom, &rng, "one mem level");
+  const Corpus core = MakeCorpus(&rng, /*two_domains=*/false, /*single_mem_level=*/false);
+  CheckPairCosts(core, RandomCoefficients(core, &rng), SPoint::kRandom, &rng, "core only");
+}
+
+// A block's cost as its gradient: one residual sqrt(S), with S what the block hands Ceres as
+// twice its cost, and the Jacobian J^T r / sqrt(S) from the block's own residuals r and
+// Jacobian J. Where a block's Jacobian is not its residuals' derivative (a robust loss folded
+// in through Ceres's corrector; the compressed problem's [sqrt(S - |q|^2); q]) Ceres still
+// needs J^T r = grad(S / 2), and GradientChecker checks exactly that through this wrapper.
+class CostGradient : public ceres::CostFunction {
+ public:
+  // `s_of`: S from the block's residuals (called right after the block's evaluation).
+  CostGradient(const ceres::CostFunction* cost, std::function<double(const double*)> s_of)
+      : cost_(cost), s_of_(std::move(s_of)) {
+    set_num_residuals(1);
+    *mutable_parameter_block_sizes() = cost->parameter_block_sizes();
+  }
+  bool Evaluate(double const* const* parameters, double* residuals,
+                double** jacobians) const override {
+    const int n = cost_->num_residuals();
+    const std::vector<int32_t>& sizes = parameter_block_sizes();
+    std::vector<double> r(n);
+    std::vector<std::vector<double>> j;
+    for (int32_t size : sizes) j.emplace_back(static_cast<size_t>(n) * size);
+    std::vector<double*> j_ptrs;
+    for (std::vector<double>& block : j) j_ptrs.push_back(block.data());
+    if (!cost_->Evaluate(parameters, r.data(), jacobians != nullptr ? j_ptrs.data() : nullptr)) {
+      return false;
+    }
+    residuals[0] = std::sqrt(s_of_(r.data()));
+    if (jacobians == nullptr) return true;
+    for (size_t b = 0; b < sizes.size(); ++b) {
+      if (jacobians[b] == nullptr) continue;
+      for (int k = 0; k < sizes[b]; ++k) {
+        double jtr = 0.0;
+        for (int i = 0; i < n; ++i) jtr += j[b][static_cast<size_t>(i) * sizes[b] + k] * r[i];
+        jacobians[b][k] = jtr / residuals[0];
+      }
+    }
+    return true;
+  }
+
+ private:
+  const ceres::CostFunction* cost_;
+  std::function<double(const double*)> s_of_;
+};
+
+// The loss a joint solve uses (calibrate.cc's MakeLoss): none, Huber or Cauchy at `scale`.
+std::unique_ptr<ceres::LossFunction> LossOf(FitLoss loss, double scale) {
+  switch (loss) {
+    case FitLoss::kL2: return nullptr;
+    case FitLoss::kHuber: return std::make_unique<ceres::HuberLoss>(scale);
+    case FitLoss::kCauchy: return std::make_unique<ceres::CauchyLoss>(scale);
+  }
+  return nullptr;
+}
+
+// The block's Gauss-Newton terms as Ceres forms them: H = J^T J, g = J^T r and S = |r|^2 (or
+// `s` when given: a PairCost's rho_sum under a loss), over all parameter blocks side by side.
+struct NormalEquations {
+  Eigen::MatrixXd h;
+  Eigen::VectorXd g;
+  double s = 0.0;
+};
+NormalEquations NormalEquationsOf(const ceres::CostFunction& cost,
+                                  const std::vector<std::vector<double>>& parameters,
+                                  const std::function<double(const double*)>& s_of) {
+  const int n = cost.num_residuals();
+  int np = 0;
+  for (const std::vector<double>& b : parameters) np += static_cast<int>(b.size());
+  std::vector<const double*> blocks;
+  std::vector<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> j;
+  std::vector<double*> j_ptrs;
+  for (const std::vector<double>& b : parameters) {
+    blocks.push_back(b.data());
+    j.emplace_back(n, static_cast<int>(b.size()));
+  }
+  for (auto& m : j) j_ptrs.push_back(m.data());
+  Eigen::VectorXd r(n);
+  EXPECT_TRUE(cost.Evaluate(blocks.data(), r.data(), j_ptrs.data()));
+  Eigen::MatrixXd full(n, np);
+  for (size_t b = 0, at = 0; b < j.size(); at += j[b].cols(), ++b) {
+    full.middleCols(static_cast<int>(at), j[b].cols()) = j[b];
+  }
+  return {full.transpose() * full, full.transpose() * r, s_of(r.data())};
+}
+
+double SquaredNorm(const double* r, int n) {
+  double s = 0.0;
+  for (int i = 0; i < n; ++i) s += r[i] * r[i];
+  return s;
+}
+
+// Under each loss and residual, at random points and at the boxes' edges: the gradient of each
+// PairCost's and of the CompressedProblemCost's cost is right (CostGradient), and the
+// compressed block gives Ceres the pair blocks' Hessian J^T J, gradient J^T r and cost summed.
+TEST(JacobianGradientCheck, CompressedProblemCostAndPairCostUnderEachLoss) {
+  std::mt19937 rng(SeedFromTestName());
+  const Corpus c = MakeCorpus(&rng, /*two_domains=*/true, /*single_mem_level=*/false);
+  const FitData data = PrepareFitData(c);
+  int checked = 0;
+  for (SPoint s_point : {SPoint::kRandom, SPoint::kOne, SPoint::kAlternating}) {
+    VoltageSetup v(data, s_point, &rng);
+    const std::vector<std::vector<double>> parameters = v.Parameters(RandomCoefficients(c, &rng));
+    for (FitResidual residual : {FitResidual::kAbsolute, FitResidual::kRelative}) {
+      // Residuals are tens of W (absolute) and tenths (relative): both sides of the scale.
+      const double scale = residual == FitResidual::kAbsolute ? 50.0 : 0.3;
+      const std::vector<Eigen::MatrixXd> moments = PairMoments(data, residual);
+      for (FitLoss loss_kind : {FitLoss::kL2, FitLoss::kHuber, FitLoss::kCauchy}) {
+        const std::string where = std::string(FitLossName(loss_kind)) + "/" +
+                                  FitResidualName(residual) + ", s point " +
+                                  std::to_string(static_cast<int>(s_point));
+        const std::unique_ptr<ceres::LossFunction> loss = LossOf(loss_kind, scale);
+        const CompressedProblemCost compressed(&data, v.state.get(), loss.get(),
+                                               loss_kind == FitLoss::kHuber ? scale : 0.0, residual,
+                                               v.block_of_domain, moments);
+        const int nr = compressed.num_residuals();
+        const auto squared = [nr](const double* r) { return SquaredNorm(r, nr); };
+        const StateRefreshingCost fresh(&compressed, v.state.get(), &v.s, v.block_of_domain);
+        ExpectJacobiansMatch(CostGradient(&fresh, squared), parameters, where + ", compressed");
+        v.state->Update();  // the voltages at `parameters` again, for the sums below
+        const NormalEquations want = NormalEquationsOf(compressed, parameters, squared);
+        NormalEquations sum{Eigen::MatrixXd::Zero(want.h.rows(), want.h.cols()),
+                            Eigen::VectorXd::Zero(want.g.size()), 0.0};
+        for (int pair = 0; pair < static_cast<int>(data.rows_of_pair.size()); ++pair) {
+          const PairCost cost(&data, v.state.get(), pair, loss.get(), residual, v.block_of_domain);
+          const int n = cost.num_residuals();
+          const std::function<double(const double*)> s_of = [&cost, &loss, n](const double* r) {
+            return loss != nullptr ? cost.rho_sum() : SquaredNorm(r, n);
+          };
+          const StateRefreshingCost fresh_pair(&cost, v.state.get(), &v.s, v.block_of_domain);
+          ExpectJacobiansMatch(CostGradient(&fresh_pair, s_of), parameters,
+                               where + ", pair " + std::to_string(pair));
+          v.state->Update();
+          const NormalEquations p = NormalEquationsOf(cost, parameters, s_of);
+          sum.h += p.h;
+          sum.g += p.g;
+          sum.s += p.s;
+        }
+        // The same sums in another order: rounding only.
+        const double h_scale = want.h.cwiseAbs().maxCoeff();
+        EXPECT_LE((want.h - sum.h).cwiseAbs().maxCoeff(), 1e-9 * h_scale) << where;
+        EXPECT_LE((want.g - sum.g).cwiseAbs().maxCoeff(),
+                  1e-9 * (1.0 + want.g.cwiseAbs().maxCoeff()))
+            << where;
+        EXPECT_NEAR(want.s, sum.s, 1e-9 * sum.s) << where;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 3 * 2 * 3);
 }
 
 TEST(JacobianGradientCheck, LevelVoltageCostRandomAndBounds) {

@@ -1,4 +1,4 @@
-#include "fit/solvers.h"
+#include "fit/internal/solvers.h"
 
 #include <ceres/ceres.h>
 #include <fmt/format.h>
@@ -16,7 +16,7 @@
 #include <Eigen/QR>
 
 #include "fit/cost_functions.h"
-#include "fit/fit_data.h"
+#include "fit/internal/fit_data.h"
 #include "fit/nnls.h"
 #include "util/errors.h"
 #include "util/logging.h"

@@ -17,7 +17,7 @@
 
 #include <random>
 
-#include "fit/solvers.h"
+#include "fit/internal/solvers.h"
 #include "model/power_limit.h"
 #include "util/errors.h"
 

@@ -18,9 +18,9 @@
 #include <Eigen/Cholesky>
 #include <Eigen/QR>
 
-#include "fit/fit_data.h"
+#include "fit/internal/fit_data.h"
 #include "fit/nnls.h"
-#include "fit/solvers.h"
+#include "fit/internal/solvers.h"
 #include "util/errors.h"
 #include "util/logging.h"
 

@@ -46,8 +46,8 @@ struct SolverSwitches {
   bool joint_active_set = true;
   // Joint solver without the rounds: Ceres's line search along each projected step.
   bool joint_bounds_line_search = true;
-  // Joint solver: the whole problem as one compressed Ceres block (joint_costs.h,
-  // CompressedProblemCost); off: one block per V-F pair (PairCost).
+  // Joint solver: the whole problem as one compressed Ceres block (CompressedProblemCost,
+  // fit/internal/compressed_problem_cost.h); off: one block per V-F pair (PairCost).
   bool joint_compressed_pairs = true;
   // The former formulation: one Ceres block per row with Ceres's loss and bounds handling
   // (joint), a Ceres fit per level and NNLS on every row (alternating).

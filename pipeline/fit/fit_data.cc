@@ -1,4 +1,4 @@
-#include "fit/fit_data.h"
+#include "fit/internal/fit_data.h"
 
 #include <ceres/ceres.h>
 #include <fmt/format.h>

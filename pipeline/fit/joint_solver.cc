@@ -1,4 +1,4 @@
-#include "fit/solvers.h"
+#include "fit/internal/solvers.h"
 
 #include <ceres/ceres.h>
 #include <fmt/format.h>
@@ -15,7 +15,8 @@
 #include <Eigen/Cholesky>
 #include <Eigen/QR>
 
-#include "fit/joint_costs.h"
+#include "fit/internal/compressed_problem_cost.h"
+#include "fit/internal/pair_cost.h"
 #include "util/errors.h"
 #include "util/logging.h"
 
