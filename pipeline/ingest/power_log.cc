@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "ingest/log_number.h"
-#include "ingest/power_log_parser.h"
+#include "ingest/internal/power_log_parser.h"
 #include "io/csv_reader.h"
 #include "util/bounds.h"
 #include "util/errors.h"

@@ -10,7 +10,7 @@
 #include <limits>
 #include <string_view>
 
-#include "ingest/power_log_parser.h"
+#include "ingest/internal/power_log_parser.h"
 #include "io/csv_reader.h"
 #include "util/bounds.h"
 #include "util/errors.h"

@@ -1,39 +1,19 @@
-// PowerLogReader's insides shared by its parsers (ingest/power_log.cc, power_log_csv.cc,
-// power_log_dmon.cc): the text, unit and time helpers of every row (inline: they run once per
-// field of logs of hundreds of MB) and the parsers' base class. Internal to ingest/.
-#pragma once
+#include "ingest/internal/power_log_fields.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <charconv>
-#include <cmath>
-#include <cstdio>
 #include <cstring>
-#include <limits>
-#include <string>
-#include <string_view>
-#include <vector>
 
-#include "ingest/log_number.h"
 #include "ingest/power_log.h"
-#include "io/units.h"
-#include "util/bounds.h"
-#include "util/errors.h"
 #include "util/strings.h"
 
 namespace wattcal {
 namespace power_log_internal {
 
-inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-// At most this many distinct GPU ids are remembered for the "the log holds ..." message.
-inline constexpr size_t kMaxRememberedGpus = 16;
-
-// ----------------------------------------------------------------------------- text helpers
-
-inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     if (std::tolower(static_cast<unsigned char>(a[i])) !=
@@ -44,7 +24,7 @@ inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-inline std::vector<std::string_view> SplitWhitespace(std::string_view s) {
+std::vector<std::string_view> SplitWhitespace(std::string_view s) {
   std::vector<std::string_view> tokens;
   size_t i = 0;
   while (i < s.size()) {
@@ -56,7 +36,7 @@ inline std::vector<std::string_view> SplitWhitespace(std::string_view s) {
   return tokens;
 }
 
-inline std::string JoinNames(const std::vector<std::string>& names) {
+std::string JoinNames(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& n : names) {
     if (!out.empty()) out += ", ";
@@ -65,8 +45,7 @@ inline std::string JoinNames(const std::vector<std::string>& names) {
   return out;
 }
 
-// `text` for an error message: line breaks and other control characters spelled out.
-inline std::string Printable(std::string_view text) {
+std::string Printable(std::string_view text) {
   std::string out;
   for (char c : text) {
     if (c == '\n') {
@@ -82,15 +61,13 @@ inline std::string Printable(std::string_view text) {
   return out;
 }
 
-// `[N/A]`, `[Not Supported]`, `N/A` (nvidia-smi, DCGM) and empty cells are missing values.
-inline bool IsMissing(std::string_view s) {
+bool IsMissing(std::string_view s) {
   if (s.empty()) return true;
   if (s.front() == '[' && s.back() == ']') s = s.substr(1, s.size() - 2);
   return s == "N/A" || s == "Not Supported" || s == "n/a";
 }
 
-// An nvidia-smi header field: a lower-case query name, optionally followed by " [unit]".
-inline bool IsSmiHeaderName(std::string_view f) {
+bool IsSmiHeaderName(std::string_view f) {
   const size_t bracket = f.find(" [");
   if (bracket != std::string_view::npos) {
     if (f.back() != ']') return false;
@@ -108,12 +85,10 @@ inline bool IsSmiHeaderName(std::string_view f) {
   return true;
 }
 
-// ----------------------------------------------------------------------------- units
-
-enum class Quantity { kPower, kFrequency, kTemperature, kEnergy };
+namespace {
 
 // The unit table's dimension of `q` (io/units.h).
-inline Dimension UnitDimension(Quantity q) {
+Dimension UnitDimension(Quantity q) {
   switch (q) {
     case Quantity::kPower: return Dimension::kPower;
     case Quantity::kFrequency: return Dimension::kFrequency;
@@ -123,11 +98,11 @@ inline Dimension UnitDimension(Quantity q) {
   return Dimension::kPower;
 }
 
-// The units `q` accepts, for a message: "W, mW, kW or uW".
-inline std::string QuantityUnits(Quantity q) { return UnitWordList(UnitDimension(q)); }
+}  // namespace
 
-// The physical bound (util/bounds.h) a value of `q` must keep once in W, MHz, C or J.
-inline PhysicalQuantity BoundQuantity(Quantity q) {
+std::string QuantityUnits(Quantity q) { return UnitWordList(UnitDimension(q)); }
+
+PhysicalQuantity BoundQuantity(Quantity q) {
   switch (q) {
     case Quantity::kPower: return PhysicalQuantity::kPower;
     case Quantity::kFrequency: return PhysicalQuantity::kFrequency;
@@ -137,27 +112,7 @@ inline PhysicalQuantity BoundQuantity(Quantity q) {
   return PhysicalQuantity::kPower;
 }
 
-// The bounds of the four quantities, in Quantity's order, looked up once at start-up
-// (BoundOf keeps them in a function-local static, so this is safe during static init).
-inline const PhysicalBound* const kQuantityBounds[] = {
-    &BoundOf(PhysicalQuantity::kPower), &BoundOf(PhysicalQuantity::kFrequency),
-    &BoundOf(PhysicalQuantity::kTemperature), &BoundOf(PhysicalQuantity::kEnergy)};
-static_assert(static_cast<int>(Quantity::kPower) == 0 &&
-                  static_cast<int>(Quantity::kFrequency) == 1 &&
-                  static_cast<int>(Quantity::kTemperature) == 2 &&
-                  static_cast<int>(Quantity::kEnergy) == 3,
-              "kQuantityBounds follows Quantity's order");
-
-// WithinBound(BoundQuantity(q), value) (util/bounds.h) without the call and the look-up: this
-// runs for every cell of a log.
-inline __attribute__((always_inline)) bool WithinQuantityBound(Quantity q, double value) {
-  const PhysicalBound& b = *kQuantityBounds[static_cast<int>(q)];
-  if (!std::isfinite(value)) return false;
-  if (b.min_exclusive ? !(value > b.min) : !(value >= b.min)) return false;
-  return value <= b.max;
-}
-
-inline const char* QuantityName(Quantity q) {
+const char* QuantityName(Quantity q) {
   switch (q) {
     case Quantity::kPower: return "power";
     case Quantity::kFrequency: return "clock";
@@ -167,30 +122,18 @@ inline const char* QuantityName(Quantity q) {
   return "";
 }
 
-// The unit of a value or a header's " [unit]" (io/units.h's word rule: mW is not MW), or
-// nullptr for a unit this quantity does not know.
-inline const Unit* FindWord(Quantity q, std::string_view unit) {
+const Unit* FindWord(Quantity q, std::string_view unit) {
   return FindUnitWord(UnitDimension(q), unit);
 }
 
-// The same for the suffix of a raw NVML column name (`power_mw` -> "mw"), any case.
-inline const Unit* FindSuffix(Quantity q, std::string_view suffix) {
+const Unit* FindSuffix(Quantity q, std::string_view suffix) {
   return FindUnitSuffix(UnitDimension(q), suffix);
 }
 
-// kMissing: [N/A], [Not Supported], N/A; kEmpty: an empty cell; kNaN: "nan" (all three are
-// missing values, counted apart for power).
-enum class ValueStatus { kOk, kMissing, kEmpty, kNaN, kNotANumber, kUnknownUnit };
+constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                             1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
 
-inline constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                    1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
-
-// Parses a number at the start of [begin, end), setting *stop after it. Plain decimals of at
-// most 15 digits take a fast path, m / 10^k: m < 2^53 and 10^k (k <= 15) are exact doubles, so
-// the quotient is correctly rounded, the same double std::from_chars returns. Anything else
-// (exponents, more digits, inf, nan) goes to std::from_chars.
-inline bool ParseNumberPrefix(const char* begin, const char* end, double* value,
-                              const char** stop) {
+bool ParseNumberPrefix(const char* begin, const char* end, double* value, const char** stop) {
   const char* p = begin;
   const bool negative = p < end && *p == '-';
   if (negative) ++p;
@@ -230,17 +173,8 @@ inline bool ParseNumberPrefix(const char* begin, const char* end, double* value,
   return true;
 }
 
-// The last unit seen in a column and its factor (a column's unit rarely changes).
-struct UnitCache {
-  std::string unit;
-  UnitFactor factor;
-};
-
-// Parses "<number>[ <unit>]" into the quantity's unit. A value without its own unit takes
-// `default_factor` (from the header). Returns the unit it saw in `*unit`.
-inline ValueStatus ParseQuantity(std::string_view cell, Quantity q,
-                                 const UnitFactor& default_factor, double* value,
-                                 std::string_view* unit, UnitCache* cache = nullptr) {
+ValueStatus ParseQuantity(std::string_view cell, Quantity q, const UnitFactor& default_factor,
+                          double* value, std::string_view* unit, UnitCache* cache) {
   cell = TrimView(cell);
   if (cell.empty()) return ValueStatus::kEmpty;
   if (!((cell[0] >= '0' && cell[0] <= '9') || cell[0] == '-' || cell[0] == '.')) {
@@ -273,8 +207,7 @@ inline ValueStatus ParseQuantity(std::string_view cell, Quantity q,
   return ValueStatus::kOk;
 }
 
-// A clock event reasons cell: hex `0x0000000000000004` (nvidia-smi) or a decimal number.
-inline ValueStatus ParseClockReasons(std::string_view cell, uint64_t* reasons) {
+ValueStatus ParseClockReasons(std::string_view cell, uint64_t* reasons) {
   cell = TrimView(cell);
   if (IsMissing(cell)) return ValueStatus::kMissing;
   int base = 10;
@@ -288,11 +221,11 @@ inline ValueStatus ParseClockReasons(std::string_view cell, uint64_t* reasons) {
   return ValueStatus::kOk;
 }
 
-// ----------------------------------------------------------------------------- time
+namespace {
 
 // Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar (H. Hinnant's
 // days_from_civil).
-inline int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
+int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
   y -= m <= 2 ? 1 : 0;
   const int64_t era = (y >= 0 ? y : y - 399) / 400;
   const int64_t yoe = y - era * 400;
@@ -301,7 +234,7 @@ inline int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
   return era * 146097 + doe - 719468;
 }
 
-inline bool ReadDigits(const char*& p, const char* end, int count, int* out) {
+bool ReadDigits(const char*& p, const char* end, int count, int* out) {
   int v = 0;
   for (int i = 0; i < count; ++i) {
     if (p >= end || *p < '0' || *p > '9') return false;
@@ -312,10 +245,11 @@ inline bool ReadDigits(const char*& p, const char* end, int count, int* out) {
   return true;
 }
 
-inline bool IsLeapYear(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+bool IsLeapYear(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 
-// Parses a plain number of seconds ("1693491403.874").
-inline bool ParseEpochSeconds(std::string_view text, double* value) {
+}  // namespace
+
+bool ParseEpochSeconds(std::string_view text, double* value) {
   text = TrimView(text);
   if (text.empty()) return false;
   double v = 0.0;
@@ -328,8 +262,7 @@ inline bool ParseEpochSeconds(std::string_view text, double* value) {
   return true;
 }
 
-// "YYYY/MM/DD" or "YYYY-MM-DD" at p: days since 1970-01-01.
-inline bool ParseSmiDate(const char*& p, const char* end, int64_t* days) {
+bool ParseSmiDate(const char*& p, const char* end, int64_t* days) {
   int year = 0, month = 0, day = 0;
   if (!ReadDigits(p, end, 4, &year)) return false;
   if (p >= end || (*p != '/' && *p != '-')) return false;
@@ -345,9 +278,7 @@ inline bool ParseSmiDate(const char*& p, const char* end, int64_t* days) {
   return true;
 }
 
-// "HH:MM:SS[.fff]" from p to exactly end: whole seconds of the day and the fraction.
-inline bool ParseSmiTimeOfDay(const char* p, const char* end, int64_t* whole_s,
-                              double* fraction_s) {
+bool ParseSmiTimeOfDay(const char* p, const char* end, int64_t* whole_s, double* fraction_s) {
   if (end - p == 12 && p[2] == ':' && p[5] == ':' && p[8] == '.') {
     // nvidia-smi's own "HH:MM:SS.mmm": fixed positions, no loops; the same results as below.
     static constexpr int kDigitAt[9] = {0, 1, 3, 4, 6, 7, 9, 10, 11};
@@ -388,15 +319,7 @@ inline bool ParseSmiTimeOfDay(const char* p, const char* end, int64_t* whole_s,
   return true;
 }
 
-// ParseSmiTimestamp remembering the last date: consecutive rows share it, and then only the
-// time of day is parsed. Same results as ParseSmiTimestamp.
-struct SmiDateCache {
-  char text[11] = {};  // "YYYY/MM/DD" and the separator after it
-  bool valid = false;
-  int64_t day_start_s = 0;
-};
-
-inline bool ParseSmiTimestampCached(std::string_view cell, SmiDateCache* cache, double* epoch_s) {
+bool ParseSmiTimestampCached(std::string_view cell, SmiDateCache* cache, double* epoch_s) {
   if (cache->valid && cell.size() > 11 && std::memcmp(cell.data(), cache->text, 11) == 0) {
     const char* end = cell.data() + cell.size();
     while (end > cell.data() && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r')) --end;
@@ -419,11 +342,8 @@ inline bool ParseSmiTimestampCached(std::string_view cell, SmiDateCache* cache, 
   return true;
 }
 
-// Splits an optional leading timestamp off a dmon line: `2024-05-01T12:00:00.123456 ...`,
-// `2024-05-01 12:00:00.123 ...`, `2024/05/01 12:00:00.123 ...` or epoch seconds
-// `1714564800.123 ...`. Returns the rest of the line (leading blanks removed).
-inline std::string_view SplitDmonTimestamp(std::string_view line, bool* has_time, double* time_s,
-                                           bool* is_epoch) {
+std::string_view SplitDmonTimestamp(std::string_view line, bool* has_time, double* time_s,
+                                    bool* is_epoch) {
   *has_time = false;
   std::string_view rest = TrimView(line);
   const std::vector<std::string_view> tokens = SplitWhitespace(rest.substr(0, 64));
@@ -464,86 +384,4 @@ inline std::string_view SplitDmonTimestamp(std::string_view line, bool* has_time
 }
 
 }  // namespace power_log_internal
-
-using power_log_internal::ValueStatus;
-
-// ============================================================================= parsers
-
-class PowerLogReader::Parser {
- public:
-  Parser(std::string path, const PowerLogOptions& options, PowerLogSummary* stats)
-      : path_(std::move(path)), options_(options), stats_(stats) {}
-  virtual ~Parser() = default;
-
-  // Reads the next row of the chosen GPU. Returns false at the end of the log. Sets
-  // *power_status to kOk, or to why the row's power value is missing (kMissing for [N/A],
-  // kEmpty, kNaN; the time is still filled in).
-  virtual bool NextRow(PowerSample* sample, ValueStatus* power_status) = 0;
-
-  // Called once at the end of the log: checks that PowerLogOptions::gpu was found.
-  void Finish() const {
-    if (!options_.gpu.empty() && !gpu_matched_) {
-      throw InputError(path_, 0, "gpu",
-                       fmt::format("no row of GPU '{}' in the log (it holds {})", options_.gpu,
-                                   seen_gpus_.empty() ? std::string("no GPU rows")
-                                                      : power_log_internal::JoinNames(seen_gpus_)));
-    }
-  }
-
-  PowerLogFormat format = PowerLogFormat::kNvidiaSmi;
-  std::string power_field;
-  PowerKind power_kind = PowerKind::kUnknown;
-  bool has_core_clock = false;
-  bool has_memory_clock = false;
-  bool has_temperature = false;
-  bool has_energy_counter = false;
-  bool has_clock_reasons = false;
-  bool has_power_limit = false;
-
- protected:
-  // GPU selection. `ids` are the row's id values (index, uuid, ...); returns whether the row
-  // belongs to the chosen GPU. With no gpu option, a second GPU is an InputError.
-  bool SelectGpu(const std::string_view* ids, size_t count, int64_t line,
-                 const std::string& field) {
-    if (!options_.gpu.empty()) {
-      for (size_t i = 0; i < count; ++i) {
-        if (ids[i] == options_.gpu) {
-          gpu_matched_ = true;
-          return true;
-        }
-      }
-      if (count > 0 && seen_gpus_.size() < power_log_internal::kMaxRememberedGpus &&
-          std::find(seen_gpus_.begin(), seen_gpus_.end(), ids[0]) == seen_gpus_.end()) {
-        seen_gpus_.emplace_back(ids[0]);
-      }
-      return false;
-    }
-    if (count == 0) return true;
-    if (!have_first_gpu_) {
-      first_gpu_.assign(ids[0].data(), ids[0].size());
-      first_gpu_line_ = line;
-      have_first_gpu_ = true;
-      return true;
-    }
-    if (ids[0] != first_gpu_) {
-      throw InputError(path_, line, field,
-                       fmt::format("the log holds several GPUs ('{}' on line {}, '{}' here): "
-                                   "choose one with the gpu option",
-                                   first_gpu_, first_gpu_line_, ids[0]));
-    }
-    return true;
-  }
-
-  std::string path_;
-  PowerLogOptions options_;
-  PowerLogSummary* stats_;
-
- private:
-  bool gpu_matched_ = false;
-  bool have_first_gpu_ = false;
-  std::string first_gpu_;
-  int64_t first_gpu_line_ = 0;
-  std::vector<std::string> seen_gpus_;
-};
-
 }  // namespace wattcal
