@@ -14,7 +14,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "ingest/counters_internal.h"
+#include "ingest/internal/counter_cells.h"
+#include "ingest/internal/counter_csv.h"
+#include "ingest/internal/counter_readers.h"
 #include "io/csv_reader.h"
 #include "util/errors.h"
 #include "util/strings.h"
@@ -24,6 +26,95 @@ namespace wattcal {
 using namespace counters_internal;  // NOLINT: the readers' dispatcher
 
 namespace {
+
+// ReadCounters for Nsight Compute: the launches of each kernel name averaged, provided they
+// share one launch configuration; with MixedLaunchConfigs::kSum a kernel launched with several
+// is summed (SumCounterLaunches) and its summed counters divided by its launches.
+class KernelAverager {
+ public:
+  explicit KernelAverager(MixedLaunchConfigs mixed) : mixed_(mixed) {}
+
+  void Add(const CounterLaunch& launch) {
+    const auto [it, inserted] = index_.emplace(launch.kernel, kernels_.size());
+    if (inserted) {
+      kernels_.emplace_back(launch.kernel);
+      kernels_.back().record.kernel = launch.kernel;
+      kernels_.back().record.path = launch.path;
+      kernels_.back().record.line = launch.line;
+    }
+    Kernel& k = kernels_[it->second];
+    if (launch.has_launch_config) {
+      const auto config = std::make_pair(launch.grid, launch.block);
+      if (k.configs.empty()) {
+        k.first_config_line = launch.line;
+      } else if (k.configs.count(config) == 0 && mixed_ == MixedLaunchConfigs::kError) {
+        const auto& first = *k.configs.begin();
+        throw InputError(
+            launch.path, launch.line, first.first != launch.grid ? "Grid Size" : "Block Size",
+            fmt::format("kernel '{}' runs with grid {} and block {} here but with grid {} and "
+                        "block {} on line {}: these are different workloads, and averaging "
+                        "them by kernel name would mix their counters: give each workload its "
+                        "own window and export (wattcal-ingest --capture, one ncu/<workload>.csv "
+                        "per workload), or ingest the counters alone (--activity), which sums a "
+                        "kernel's launches",
+                        launch.kernel, Dim3Text(launch.grid), Dim3Text(launch.block),
+                        Dim3Text(first.first), Dim3Text(first.second), k.first_config_line));
+      }
+      k.configs.insert(config);
+    }
+    ++k.record.launches;
+    k.sum.Add(launch);
+    for (const auto& [name, value] : launch.metrics) {
+      Mean& m = k.metrics[name];
+      m.weight += 1.0;
+      m.mean += (value - m.mean) / m.weight;  // exact for identical values
+      if (m.base.empty()) {
+        const auto b = launch.metric_base.find(name);
+        if (b != launch.metric_base.end()) m.base = b->second;
+      }
+    }
+    for (const auto& entry : launch.unknown_units) k.record.unknown_units.insert(entry);
+  }
+
+  std::vector<KernelCounters> Finish() {
+    std::vector<KernelCounters> out;
+    out.reserve(kernels_.size());
+    for (Kernel& k : kernels_) {
+      if (k.configs.size() > 1) {  // kSum: the kernel's launches summed, counts per launch
+        KernelCounters summed = k.sum.Result();
+        const double n = static_cast<double>(summed.launches);
+        for (auto& [name, value] : summed.metrics) {
+          if (IsSummedCounter(name, k.metrics[name].base))
+            value /= n;  // per launch, as the averaged kernels
+        }
+        summed.launch_configs = static_cast<int>(k.configs.size());
+        out.push_back(std::move(summed));
+        continue;
+      }
+      for (const auto& [name, m] : k.metrics) k.record.metrics[name] = m.mean;
+      out.push_back(std::move(k.record));
+    }
+    return out;
+  }
+
+ private:
+  struct Mean {
+    double mean = 0.0;
+    double weight = 0.0;
+    std::string base;
+  };
+  struct Kernel {
+    explicit Kernel(const std::string& name) : sum(name) {}
+    KernelCounters record;
+    std::map<std::string, Mean> metrics;
+    std::set<std::pair<std::array<int64_t, 3>, std::array<int64_t, 3>>> configs;
+    int64_t first_config_line = 0;
+    CounterLaunchSum sum;
+  };
+  MixedLaunchConfigs mixed_;
+  std::vector<Kernel> kernels_;
+  std::map<std::string, size_t> index_;
+};
 
 // ----------------------------------------------------------------------------------------
 // Writing.

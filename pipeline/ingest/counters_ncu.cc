@@ -14,7 +14,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "ingest/counters_internal.h"
+#include "ingest/internal/counter_cells.h"
+#include "ingest/internal/counter_csv.h"
+#include "ingest/internal/counter_readers.h"
 #include "io/csv_reader.h"
 #include "util/errors.h"
 #include "util/strings.h"

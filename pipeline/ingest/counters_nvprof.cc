@@ -14,13 +14,122 @@
 #include <stdexcept>
 #include <utility>
 
-#include "ingest/counters_internal.h"
+#include "ingest/internal/counter_cells.h"
+#include "ingest/internal/counter_csv.h"
+#include "ingest/internal/counter_readers.h"
 #include "io/csv_reader.h"
 #include "util/errors.h"
 #include "util/strings.h"
 
 namespace wattcal {
 namespace counters_internal {
+
+namespace {
+
+// ----------------------------------------------------------------------------------------
+// Aggregation over launches.
+
+struct MetricAccumulator {
+  double mean = 0.0;
+  double weight = 0.0;  // launches (or invocations) contributing
+  std::string base;     // kind of quantity, from the unit
+  int64_t line = 0;     // first line with a value
+};
+
+struct KernelAccumulator {
+  KernelCounters record;
+  std::map<std::string, MetricAccumulator> metrics;
+  std::set<std::string> launch_keys;
+  int rows = 0;
+};
+
+class CounterTable {
+ public:
+  explicit CounterTable(std::string path) : path_(std::move(path)) {}
+
+  KernelAccumulator& Kernel(const std::string& benchmark, const std::string& kernel, int64_t line) {
+    const std::string key = benchmark + '\x1f' + kernel;
+    auto it = index_.find(key);
+    if (it == index_.end()) {
+      it = index_.emplace(key, kernels_.size()).first;
+      kernels_.emplace_back();
+      KernelCounters& r = kernels_.back().record;
+      r.kernel = kernel;
+      r.benchmark = benchmark;
+      r.path = path_;
+      r.line = line;
+    }
+    return kernels_[it->second];
+  }
+
+  // Adds one value (already in base units) of `metric` with weight `weight`.
+  void Add(KernelAccumulator* k, const std::string& metric, double value, double weight,
+           const std::string& base, CsvReader& reader, const std::string& unit_field,
+           const std::string& unit_text) {
+    MetricAccumulator& m = k->metrics[metric];
+    if (m.weight == 0.0) {
+      m.base = base;
+      m.line = reader.line();
+    } else if (m.base != base) {
+      reader.Fail(unit_field, fmt::format("metric '{}' is in '{}' ({}) here but was {} on line {}",
+                                          metric, unit_text, base.empty() ? "a plain count" : base,
+                                          m.base.empty() ? "a plain count" : m.base, m.line));
+    }
+    m.weight += weight;
+    m.mean += weight * (value - m.mean) / m.weight;  // exact for identical values
+    numeric_lines_.emplace(metric, reader.line());
+  }
+
+  // A non-numeric value of a metric without a unit: a text attribute, left out.
+  void AddText(const std::string& metric, const std::string& text, const std::string& field,
+               int64_t line) {
+    text_cells_.emplace(metric, TextCell{text, field, line});
+  }
+
+  // Final records; launches from `launches_of`; each record's metric kinds in `bases` when
+  // given.
+  std::vector<KernelCounters> Finish(
+      const std::function<int(const KernelAccumulator&)>& launches_of,
+      std::vector<std::map<std::string, std::string>>* bases = nullptr) {
+    for (const auto& [metric, cell] : text_cells_) {
+      const auto numeric = numeric_lines_.find(metric);
+      if (numeric == numeric_lines_.end()) continue;
+      throw InputError(path_, cell.line, cell.field,
+                       fmt::format("expected a number for metric '{}', got '{}' (the metric is "
+                                   "numeric on line {})",
+                                   metric, cell.text, numeric->second));
+    }
+    std::vector<KernelCounters> out;
+    out.reserve(kernels_.size());
+    for (KernelAccumulator& k : kernels_) {
+      if (bases != nullptr) bases->emplace_back();
+      for (const auto& [name, m] : k.metrics) {
+        if (m.weight == 0.0) continue;
+        k.record.metrics[name] = m.mean;
+        if (bases != nullptr) bases->back()[name] = m.base;
+      }
+      k.record.launches = launches_of(k);
+      out.push_back(std::move(k.record));
+    }
+    return out;
+  }
+
+  bool empty() const { return kernels_.empty(); }
+
+ private:
+  struct TextCell {
+    std::string text;
+    std::string field;
+    int64_t line;
+  };
+  std::string path_;
+  std::vector<KernelAccumulator> kernels_;
+  std::map<std::string, size_t> index_;
+  std::map<std::string, int64_t> numeric_lines_;  // metric -> first line with a number
+  std::map<std::string, TextCell> text_cells_;    // metric -> first text value
+};
+
+}  // namespace
 
 // ----------------------------------------------------------------------------------------
 // nvprof.
