@@ -18,7 +18,7 @@
 #include "fit/training_rows.h"
 #include "ingest/capture.h"
 #include "ingest/counters.h"
-#include "ingest/kernel_energy.h"
+#include "ingest/kernel_energy_pass.h"
 #include "ingest/power_log.h"
 #include "ingest/utilisation.h"
 #include "io/gpu_description.h"

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "ingest/counters.h"
-#include "ingest/kernel_energy.h"
+#include "ingest/kernel_energy_pass.h"
 
 namespace wattcal {
 

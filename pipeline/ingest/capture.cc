@@ -16,6 +16,7 @@
 #include "ingest/capture_flags.h"
 #include "ingest/capture_join.h"
 #include "ingest/counters.h"
+#include "ingest/kernel_energy_pass.h"
 #include "ingest/kernel_windows.h"
 #include "ingest/power_log.h"
 #include "ingest/utilisation.h"

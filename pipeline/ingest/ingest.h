@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "ingest/counters.h"
-#include "ingest/kernel_energy.h"
+#include "ingest/kernel_energy_pass.h"
 #include "ingest/power_log.h"
 #include "io/gpu_description.h"
 

@@ -22,21 +22,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // windows' and the log's time bases); the overhang is integrated at that reading's power.
 constexpr double kEdgeToleranceS = 1e-6;
 
-constexpr std::pair<uint32_t, const char*> kFlagNames[] = {
-    {kFlagTooFewSamples, "too_few_samples"},
-    {kFlagTempDrift, "temp_drift"},
-    {kFlagHighCv, "high_cv"},
-    {kFlagOverlap, "overlap"},
-    {kFlagClockMoved, "clock_moved"},
-    {kFlagPowerCap, "power_cap"},
-    {kFlagThermal, "thermal"},
-    {kFlagHwSlowdown, "hw_slowdown"},
-    {kFlagSampleGap, "sample_gap"},
-    {kFlagCounterMismatch, "counter_mismatch"},
-    {kFlagDataToggle, "data_toggle"},
-    {kFlagMetricAbsent, "metric_absent"},
-};
-
 // A step function's value over a window: time-weighted mean, smallest and largest value held
 // for a positive time. NaN values (missing readings) are left out.
 class StepStats {
@@ -116,27 +101,6 @@ std::string Describe(const KernelWindow& w) {
   return fmt::format("'{}' [{:.6f} s, {:.6f} s]", w.kernel, w.start_s, w.end_s);
 }
 
-// Sets the clock_moved, power_cap, thermal and hw_slowdown flags from the window's clocks and
-// reasons (clearing any set before).
-void ApplyClockFlags(const KernelEnergyOptions& o, WindowEnergy* e) {
-  e->flags &= ~(kFlagClockMoved | kFlagPowerCap | kFlagThermal | kFlagHwSlowdown);
-  auto moved = [&o](double lo, double hi) {
-    return hi > 0.0 && (hi - lo) / hi > o.max_clock_range_frac;  // false for NaN
-  };
-  if (moved(e->f_core_min_mhz, e->f_core_max_mhz) || moved(e->f_mem_min_mhz, e->f_mem_max_mhz)) {
-    e->flags |= kFlagClockMoved;
-  }
-  if (e->has_clock_reasons) {
-    if (e->clock_reasons & kClockReasonSwPowerCap) e->flags |= kFlagPowerCap;
-    if (e->clock_reasons & (kClockReasonSwThermalSlowdown | kClockReasonHwThermalSlowdown)) {
-      e->flags |= kFlagThermal;
-    }
-    if (e->clock_reasons & (kClockReasonHwSlowdown | kClockReasonHwPowerBrakeSlowdown)) {
-      e->flags |= kFlagHwSlowdown;
-    }
-  }
-}
-
 WindowEnergy Finalize(const Active& a, const KernelWindow& w, const KernelEnergyOptions& o,
                       const char* power_source) {
   WindowEnergy e;
@@ -193,66 +157,25 @@ WindowEnergy Finalize(const Active& a, const KernelWindow& w, const KernelEnergy
   return e;
 }
 
-// "%.9g", or "" for NaN.
-std::string Number(double v) {
-  if (std::isnan(v)) return std::string();
-  return fmt::format("{:.9g}", v);
-}
-
-std::string Time(double v) {
-  if (std::isnan(v)) return std::string();
-  return fmt::format("{:.6f}", v);
-}
-
-std::string CsvText(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
-// Mean and sample standard deviation of the non-NaN values.
-std::pair<double, double> MeanSd(const std::vector<double>& values) {
-  double sum = 0.0;
-  int64_t n = 0;
-  for (double v : values) {
-    if (std::isnan(v)) continue;
-    sum += v;
-    ++n;
-  }
-  if (n == 0) return {kNaN, kNaN};
-  const double mean = sum / static_cast<double>(n);
-  if (n < 2) return {mean, kNaN};
-  double ss = 0.0;
-  for (double v : values) {
-    if (!std::isnan(v)) ss += (v - mean) * (v - mean);
-  }
-  return {mean, std::sqrt(ss / static_cast<double>(n - 1))};
-}
-
 }  // namespace
 
-const char* PowerSourceName(PowerSource source) {
-  switch (source) {
-    case PowerSource::kEnergyCounter: return "energy_counter";
-    case PowerSource::kInstantPower: return "instant_power";
-    case PowerSource::kAveragedPower: return "averaged_power";
+void ApplyClockFlags(const KernelEnergyOptions& o, WindowEnergy* e) {
+  e->flags &= ~(kFlagClockMoved | kFlagPowerCap | kFlagThermal | kFlagHwSlowdown);
+  auto moved = [&o](double lo, double hi) {
+    return hi > 0.0 && (hi - lo) / hi > o.max_clock_range_frac;  // false for NaN
+  };
+  if (moved(e->f_core_min_mhz, e->f_core_max_mhz) || moved(e->f_mem_min_mhz, e->f_mem_max_mhz)) {
+    e->flags |= kFlagClockMoved;
   }
-  return "unknown";
-}
-
-std::string WindowFlagsToString(uint32_t flags) {
-  std::string out;
-  for (const auto& [bit, name] : kFlagNames) {
-    if (flags & bit) {
-      if (!out.empty()) out += ';';
-      out += name;
+  if (e->has_clock_reasons) {
+    if (e->clock_reasons & kClockReasonSwPowerCap) e->flags |= kFlagPowerCap;
+    if (e->clock_reasons & (kClockReasonSwThermalSlowdown | kClockReasonHwThermalSlowdown)) {
+      e->flags |= kFlagThermal;
+    }
+    if (e->clock_reasons & (kClockReasonHwSlowdown | kClockReasonHwPowerBrakeSlowdown)) {
+      e->flags |= kFlagHwSlowdown;
     }
   }
-  return out;
 }
 
 bool KernelEnergyOptions::Check(std::string* error) const {
@@ -452,322 +375,6 @@ std::vector<WindowEnergy> MeasureWindows(PowerLogReader* log,
   // Gaps of more than a few sampling periods.
   FlagSampleGaps(std::move(first_gaps), &results);
   return results;
-}
-
-std::vector<KernelEnergy> AggregateKernelEnergies(const std::vector<WindowEnergy>& windows,
-                                                  const KernelEnergyOptions& options) {
-  std::string error;
-  if (!options.Check(&error)) throw OptionError(error);
-  // Key: name, then clocks rounded to 1 MHz (-1 = unknown, sorts first).
-  using Key = std::tuple<std::string, int64_t, int64_t>;
-  auto rounded = [](double mhz) -> int64_t {
-    return std::isnan(mhz) ? -1 : static_cast<int64_t>(std::llround(mhz));
-  };
-  std::map<Key, std::vector<const WindowEnergy*>> groups;
-  for (const WindowEnergy& w : windows) {
-    groups[Key(w.kernel, rounded(w.f_core_mhz), rounded(w.f_mem_mhz))].push_back(&w);
-  }
-  std::vector<KernelEnergy> out;
-  out.reserve(groups.size());
-  for (const auto& [key, members] : groups) {
-    KernelEnergy k;
-    k.kernel = std::get<0>(key);
-    k.f_core_mhz = std::get<1>(key) < 0 ? kNaN : static_cast<double>(std::get<1>(key));
-    k.f_mem_mhz = std::get<2>(key) < 0 ? kNaN : static_cast<double>(std::get<2>(key));
-    std::vector<double> duration, energy, power, papi, sma, drift, cv;
-    int64_t flag_counts[std::size(kFlagNames)] = {};
-    for (const WindowEnergy* w : members) {
-      for (size_t f = 0; f < std::size(kFlagNames); ++f) {
-        if (w->flags & kFlagNames[f].first) ++flag_counts[f];
-      }
-      if (options.exclude_flagged && w->flags != 0) {
-        ++k.excluded_launches;
-        continue;
-      }
-      ++k.launches;
-      k.samples += w->samples;
-      duration.push_back(w->duration_s);
-      energy.push_back(w->energy_j);
-      power.push_back(w->mean_power_w);
-      papi.push_back(w->papi_energy_j);
-      sma.push_back(w->sma_max_power_w);
-      drift.push_back(w->temp_drift_c);
-      cv.push_back(w->cv);
-    }
-    for (size_t f = 0; f < std::size(kFlagNames); ++f) {
-      if (flag_counts[f] == 0) continue;
-      if (!k.flags.empty()) k.flags += ';';
-      k.flags += fmt::format("{}:{}", kFlagNames[f].second, flag_counts[f]);
-    }
-    k.duration_s = MeanSd(duration).first;
-    std::tie(k.energy_j, k.energy_j_sd) = MeanSd(energy);
-    std::tie(k.mean_power_w, k.mean_power_w_sd) = MeanSd(power);
-    k.papi_energy_j = MeanSd(papi).first;
-    k.sma_max_power_w = MeanSd(sma).first;
-    k.temp_drift_c = MeanSd(drift).first;
-    k.cv = MeanSd(cv).first;
-    out.push_back(std::move(k));
-  }
-  return out;
-}
-
-InstructionEnergy PerInstructionEnergy(const KernelEnergy& with, const KernelEnergy& without,
-                                       double instructions) {
-  if (!(instructions > 0.0) || !std::isfinite(instructions)) {
-    throw OptionError(
-        fmt::format("instructions = {} must be a finite number > 0 (the "
-                    "instructions per launch that the overhead twin lacks)",
-                    instructions));
-  }
-  InstructionEnergy e;
-  e.instructions = instructions;
-  e.launches_with = with.launches;
-  e.launches_without = without.launches;
-  e.total_energy_j = with.energy_j;
-  e.overhead_energy_j = without.energy_j;
-  if (with.launches == 0 || without.launches == 0) {
-    e.energy_j = e.energy_j_sd = e.energy_j_se = e.papi_energy_j = kNaN;
-    return e;
-  }
-  e.energy_j = (with.energy_j - without.energy_j) / instructions;
-  e.papi_energy_j = (with.papi_energy_j - without.papi_energy_j) / instructions;
-  const double vw = with.energy_j_sd * with.energy_j_sd;
-  const double vo = without.energy_j_sd * without.energy_j_sd;
-  e.energy_j_sd = std::sqrt(vw + vo) / instructions;  // NaN when either sd is unknown
-  e.energy_j_se = std::sqrt(vw / static_cast<double>(with.launches) +
-                            vo / static_cast<double>(without.launches)) /
-                  instructions;
-  return e;
-}
-
-std::string KernelEnergiesToCsv(const std::vector<KernelEnergy>& kernels) {
-  std::string out =
-      "kernel,launches,duration_s,energy_j,mean_power_w,samples,f_core_mhz,f_mem_mhz,"
-      "energy_j_sd,mean_power_w_sd,papi_energy_j,sma_max_power_w,temp_drift_c,cv,flags,"
-      "excluded_launches\n";
-  for (const KernelEnergy& k : kernels) {
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvText(k.kernel),
-                    k.launches, Number(k.duration_s), Number(k.energy_j), Number(k.mean_power_w),
-                    k.samples, Number(k.f_core_mhz), Number(k.f_mem_mhz), Number(k.energy_j_sd),
-                    Number(k.mean_power_w_sd), Number(k.papi_energy_j), Number(k.sma_max_power_w),
-                    Number(k.temp_drift_c), Number(k.cv), CsvText(k.flags), k.excluded_launches);
-  }
-  return out;
-}
-
-std::string WindowEnergiesToCsv(const std::vector<WindowEnergy>& windows) {
-  std::string out =
-      "kernel,line,start_s,end_s,duration_s,energy_j,mean_power_w,samples,papi_energy_j,"
-      "sma_max_power_w,temp_drift_c,cv,f_core_mhz,f_mem_mhz,flags,f_core_min_mhz,"
-      "f_core_max_mhz,f_mem_min_mhz,f_mem_max_mhz,clock_reasons,power_limit_w,power_source,"
-      "trapezoid_energy_j\n";
-  for (const WindowEnergy& w : windows) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", CsvText(w.kernel), w.line,
-                       Time(w.start_s), Time(w.end_s), Number(w.duration_s), Number(w.energy_j),
-                       Number(w.mean_power_w), w.samples, Number(w.papi_energy_j),
-                       Number(w.sma_max_power_w), Number(w.temp_drift_c), Number(w.cv),
-                       Number(w.f_core_mhz), Number(w.f_mem_mhz), WindowFlagsToString(w.flags));
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{}\n", Number(w.f_core_min_mhz), Number(w.f_core_max_mhz),
-                    Number(w.f_mem_min_mhz), Number(w.f_mem_max_mhz),
-                    w.has_clock_reasons ? fmt::format("{:#x}", w.clock_reasons) : std::string(),
-                    Number(w.power_limit_w), CsvText(w.power_source), Number(w.trapezoid_energy_j));
-  }
-  return out;
-}
-
-namespace {
-
-// `windows` with each start moved settle_ms later (with settle_short_windows_by_half, a window
-// shorter than twice that by half its length; counted in *half_settled).
-std::vector<KernelWindow> SettleWindows(std::vector<KernelWindow> windows,
-                                        const std::string& windows_path,
-                                        const KernelEnergyOptions& options,
-                                        int64_t* half_settled = nullptr) {
-  if (options.settle_ms > 0.0) {
-    const double settle_s = options.settle_ms * 1e-3;
-    for (KernelWindow& w : windows) {
-      const double d = w.end_s - w.start_s;
-      if (options.settle_short_windows_by_half && !(d >= 2.0 * settle_s)) {
-        DelayWindowStart(&w, 0.5 * d);
-        if (half_settled != nullptr) ++*half_settled;
-        continue;
-      }
-      if (!(w.end_s - w.start_s > settle_s)) {
-        throw InputError(windows_path, w.line, "end",
-                         fmt::format("the launch of '{}' lasts {} ms, not longer than the settle "
-                                     "time of {} ms: nothing is left to measure",
-                                     w.kernel, (w.end_s - w.start_s) * 1e3, options.settle_ms));
-      }
-      DelayWindowStart(&w, settle_s);
-    }
-  }
-  return windows;
-}
-
-// A launch as MeasureKernelEnergies reports it: `w`, its settled part, keeps the steady-state
-// mean power (what training reads), its readings, CV, temperature drift, clocks and their flags;
-// the whole launch gives the start, duration and energies (MTSM, PAPI-style, trapezoid), and a
-// sample gap or an overlap anywhere in it.
-void ReportWholeLaunch(const WindowEnergy& whole, WindowEnergy* w) {
-  w->start_s = whole.start_s;
-  w->duration_s = whole.duration_s;
-  w->energy_j = whole.energy_j;
-  w->papi_energy_j = whole.papi_energy_j;
-  w->trapezoid_energy_j = whole.trapezoid_energy_j;
-  w->flags |= whole.flags & (kFlagSampleGap | kFlagOverlap);
-  if (whole.max_gap_s > w->max_gap_s) {
-    w->max_gap_s = whole.max_gap_s;
-    w->gap_from_line = whole.gap_from_line;
-    w->gap_to_line = whole.gap_to_line;
-  }
-}
-
-}  // namespace
-
-KernelEnergyReport MeasureKernelEnergies(const std::string& log_path,
-                                         const PowerLogOptions& log_options,
-                                         const std::string& windows_path,
-                                         const KernelEnergyOptions& options) {
-  std::string error;
-  if (!options.Check(&error)) throw OptionError(error);
-  const std::vector<KernelWindow> launches =
-      ReadKernelWindows(windows_path, log_options.utc_offset_h);
-  KernelEnergyReport result;
-  const std::vector<KernelWindow> windows =
-      SettleWindows(launches, windows_path, options, &result.half_settled_windows);
-  PowerLogReader log(log_path, log_options);
-  result.windows = MeasureWindows(&log, windows, windows_path, options);
-  if (options.settle_ms > 0.0) {
-    // The steady state gives the power; a launch's energy and duration are the whole launch's.
-    PowerLogReader again(log_path, log_options);
-    const std::vector<WindowEnergy> whole = MeasureWindows(&again, launches, windows_path, options);
-    for (size_t i = 0; i < whole.size(); ++i) ReportWholeLaunch(whole[i], &result.windows[i]);
-  }
-  result.kernels = AggregateKernelEnergies(result.windows, options);
-  result.format = log.format();
-  result.power_field = log.power_field();
-  result.log_stats = log.stats();
-  result.power_source = log.power_kind() == PowerKind::kInstant ? PowerSource::kInstantPower
-                                                                : PowerSource::kAveragedPower;
-  result.power_source_name = PowerSourceName(result.power_source);
-  return result;
-}
-
-KernelEnergyReport MeasureKernelEnergiesWithReasons(const std::string& primary_log,
-                                                    const PowerLogOptions& primary_options,
-                                                    const std::string& secondary_log,
-                                                    const PowerLogOptions& secondary_options,
-                                                    const std::string& windows_path,
-                                                    const KernelEnergyOptions& options) {
-  std::string error;
-  if (!options.Check(&error)) throw OptionError(error);
-  const PowerLogOptions& power_options = primary_log.empty() ? secondary_options : primary_options;
-  int64_t half_settled = 0;
-  const std::vector<KernelWindow> windows =
-      SettleWindows(ReadKernelWindows(windows_path, power_options.utc_offset_h), windows_path,
-                    options, &half_settled);
-  KernelEnergyReport result =
-      MeasureKernelEnergiesWithReasons(primary_log, primary_options, secondary_log,
-                                       secondary_options, windows, windows_path, options);
-  result.half_settled_windows = half_settled;
-  return result;
-}
-
-KernelEnergyReport MeasureKernelEnergiesWithReasons(const std::string& primary_log,
-                                                    const PowerLogOptions& primary_options,
-                                                    const std::string& secondary_log,
-                                                    const PowerLogOptions& secondary_options,
-                                                    const std::vector<KernelWindow>& windows,
-                                                    const std::string& windows_path,
-                                                    const KernelEnergyOptions& options) {
-  std::string error;
-  if (!options.Check(&error)) throw OptionError(error);
-  if (primary_log.empty() && secondary_log.empty()) {
-    throw OptionError(
-        "no power log: give the primary (NVML raw) log, the secondary (nvidia-smi) log or both");
-  }
-  const bool primary = !primary_log.empty();
-  const std::string& power_path = primary ? primary_log : secondary_log;
-  const PowerLogOptions& power_options = primary ? primary_options : secondary_options;
-
-  PowerLogReader log(power_path, power_options);
-  KernelEnergyReport result;
-  result.windows = MeasureWindows(&log, windows, windows_path, options);
-  result.format = log.format();
-  result.power_field = log.power_field();
-  result.log_stats = log.stats();
-
-  // The energy: the counter, else the power column.
-  bool counter = false;
-  if (log.has_energy_counter()) {
-    // The counter is cross-checked against an instantaneous power column, and against any
-    // power column for a freeze: a frozen or stepped counter must not give a window a wrong
-    // power silently.
-    PowerLogReader again(power_path, power_options);
-    counter = kernel_energy_internal::UseEnergyCounter(
-        &again, log.power_kind() == PowerKind::kInstant, windows, &result.windows);
-    if (!counter) {
-      LogWarning(
-          fmt::format("{}: the energy counter changes fewer than twice in the log: the "
-                      "window energies come from the power column '{}' instead",
-                      power_path, log.power_field()));
-    }
-  }
-  if (counter) {
-    result.power_source = PowerSource::kEnergyCounter;
-  } else if (log.power_kind() == PowerKind::kInstant) {
-    result.power_source = PowerSource::kInstantPower;
-  } else {
-    result.power_source = PowerSource::kAveragedPower;
-    LogWarning(fmt::format(
-        "{}: the window energies come from the power column '{}', {}: it lags the load and "
-        "reads low on short windows (8% low on average over 1.5 s windows on an H100). Log "
-        "the instantaneous power (nvidia-smi power.draw.instant, NVML "
-        "NVML_FI_DEV_POWER_INSTANT) or the energy counter "
-        "(nvmlDeviceGetTotalEnergyConsumption) instead",
-        power_path, log.power_field(),
-        log.power_kind() == PowerKind::kAveraged
-            ? "a 1-s average"
-            : "which may be a 1-s average (it is on Ampere (except GA100) and newer GPUs)"));
-  }
-  result.power_source_name = PowerSourceName(result.power_source);
-  // A window whose counter is not believed is measured from the power column.
-  const char* column_source =
-      PowerSourceName(log.power_kind() == PowerKind::kInstant ? PowerSource::kInstantPower
-                                                              : PowerSource::kAveragedPower);
-  for (WindowEnergy& w : result.windows) {
-    w.power_source =
-        (w.flags & kFlagCounterMismatch) ? column_source : result.power_source_name.c_str();
-  }
-
-  // Reasons, the power limit and missing clocks from the other log.
-  if (primary && !secondary_log.empty()) {
-    PowerLogReader other(secondary_log, secondary_options);
-    const std::vector<WindowEnergy> o = MeasureWindows(&other, windows, windows_path, options);
-    for (size_t i = 0; i < windows.size(); ++i) {
-      WindowEnergy& w = result.windows[i];
-      if (other.has_clock_reasons()) {
-        w.clock_reasons = o[i].clock_reasons;
-        w.has_clock_reasons = o[i].has_clock_reasons;
-      }
-      if (other.has_power_limit()) w.power_limit_w = o[i].power_limit_w;
-      if (!log.has_core_clock() && other.has_core_clock()) {
-        w.f_core_mhz = o[i].f_core_mhz;
-        w.f_core_min_mhz = o[i].f_core_min_mhz;
-        w.f_core_max_mhz = o[i].f_core_max_mhz;
-      }
-      if (!log.has_memory_clock() && other.has_memory_clock()) {
-        w.f_mem_mhz = o[i].f_mem_mhz;
-        w.f_mem_min_mhz = o[i].f_mem_min_mhz;
-        w.f_mem_max_mhz = o[i].f_mem_max_mhz;
-      }
-      ApplyClockFlags(options, &w);
-    }
-  }
-  result.kernels = AggregateKernelEnergies(result.windows, options);
-  return result;
 }
 
 }  // namespace wattcal
