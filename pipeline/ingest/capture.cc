@@ -13,8 +13,10 @@
 #include <sstream>
 
 #include "ingest/capture_gpu.h"
-#include "ingest/capture_flags.h"
-#include "ingest/capture_join.h"
+#include "ingest/internal/capture_flags.h"
+#include "ingest/internal/capture_join.h"
+#include "ingest/internal/capture_files.h"
+#include "ingest/internal/workload_launches.h"
 #include "ingest/counters.h"
 #include "ingest/kernel_energy_pass.h"
 #include "ingest/kernel_windows.h"
@@ -45,8 +47,15 @@ bool CaptureOptions::Check(std::string* error) const {
   return energy.Check(error);
 }
 
+using capture_internal::CaptureFiles;
+using capture_internal::ExportOf;
+using capture_internal::FindFiles;
 using capture_internal::FlagIdleOverBenchmarks;
 using capture_internal::FlagToggleSweep;
+using capture_internal::ListExports;
+using capture_internal::MetricRole;
+using capture_internal::MetricRoles;
+using capture_internal::NeededMetrics;
 using capture_internal::OptionalMetrics;
 using capture_internal::RefuseConfigMismatch;
 using capture_internal::RefuseLaunchCount;
@@ -55,180 +64,11 @@ using capture_internal::RefuseShiftedJoin;
 using capture_internal::RefuseUnsortedWindows;
 using capture_internal::ResolveOptionalMetrics;
 using capture_internal::SkipSetupLaunches;
+using capture_internal::WorkloadLaunches;
 
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// The metrics the description reads (its optional components' when `optional`, else the
-// others' and the two time bases).
-std::vector<std::string> NeededMetrics(const GpuDescription& gpu, bool optional = false) {
-  std::vector<std::string> m;
-  if (!optional) m = {gpu.active_cycles_metric, gpu.duration_metric};
-  for (const ComponentCounters& c : gpu.components) {
-    if (c.optional != optional) continue;
-    for (const auto* list :
-         {&c.thread_metrics, &c.warp_metrics, &c.byte_metrics, &c.access_metrics}) {
-      m.insert(m.end(), list->begin(), list->end());
-    }
-  }
-  return m;
-}
-
-// What each metric the description reads is used as, and so which units it may carry.
-enum class MetricRole { kTime, kCount, kBytes };
-
-std::map<std::string, MetricRole> MetricRoles(const GpuDescription& gpu) {
-  std::map<std::string, MetricRole> roles;
-  for (const ComponentCounters& c : gpu.components) {
-    for (const auto* list : {&c.thread_metrics, &c.warp_metrics, &c.access_metrics}) {
-      for (const std::string& m : *list) roles[m] = MetricRole::kCount;
-    }
-    for (const std::string& m : c.byte_metrics) roles[m] = MetricRole::kBytes;
-  }
-  roles[gpu.active_cycles_metric] = MetricRole::kCount;
-  roles[gpu.duration_metric] = MetricRole::kTime;
-  return roles;
-}
-
-// A workload's launches, read one at a time (an export of a whole training step has 10^5):
-// every used metric's unit against its role (a duration must be a time, a byte count bytes, a
-// count a count: a duration in cycles read as seconds once made every bandwidth utilisation 1e-9
-// of itself); a metric with an unknown unit is an error; a required metric absent ("n/a") from
-// some launches counts 0 there, with a warning, and absent from every launch, or a time base
-// absent from any or 0 in any, is an error; an optional one absent from every launch is recorded
-// (ResolveOptionalMetrics decides). The launches are summed (SumCounterLaunches, which refuses a
-// negative count in any launch) as they come.
-class WorkloadLaunches {
- public:
-  WorkloadLaunches(const std::string& name, const std::vector<std::string>& needed,
-                   const std::vector<std::string>& optional,
-                   const std::map<std::string, MetricRole>& roles, const GpuDescription& gpu)
-      : sum_(name), needed_(needed), optional_(optional), roles_(roles), gpu_(gpu) {}
-
-  void Add(const CounterLaunch& l) {
-    CheckUnits(l);
-    RefuseZeroTimeBase(l);
-    if (count_ == 0) first_ = Brief(l);
-    ++count_;
-    for (const std::vector<std::string>* list : {&needed_, &optional_}) {
-      for (const std::string& m : *list) {
-        if (l.unknown_units.count(m)) LaunchMetric(l, m);  // throws: unknown unit
-        if (l.metrics.count(m)) continue;
-        Lack& lack = lacking_[m];
-        if (lack.count++ == 0) lack.first = Brief(l);
-      }
-    }
-    const auto t = l.metrics.find(gpu_.duration_metric);
-    if (t != l.metrics.end())
-      time_s_ += t->second * static_cast<double>(std::max<int64_t>(1, l.launches));
-    sum_.Add(l);
-  }
-
-  // The checks that need every launch; records in `optional` the optional metrics no launch has
-  // and those some launch has.
-  void Finish(OptionalMetrics* optional, std::vector<std::string>* warnings) const {
-    for (const std::string& m : needed_) {
-      const auto it = lacking_.find(m);
-      if (it == lacking_.end()) continue;
-      const bool time_base = m == gpu_.active_cycles_metric || m == gpu_.duration_metric;
-      const Lack& lack = it->second;
-      if (lack.count == count_ || time_base) {
-        throw InputError(
-            lack.first.path, lack.first.line, m,
-            fmt::format(
-                "no value in this launch (launch ID {}, {}): the export has no such column, "
-                "or its cell is n/a",
-                lack.first.id, lack.first.kernel));
-      }
-      Warn(m, lack, warnings);
-    }
-    for (const std::string& m : optional_) {
-      const auto it = lacking_.find(m);
-      if (it == lacking_.end() || it->second.count < count_) optional->present.insert(m);
-      if (it == lacking_.end()) continue;
-      if (it->second.count == count_) {
-        std::vector<std::string>& exports = optional->absent[m];
-        if (exports.empty() || exports.back() != it->second.first.path)
-          exports.push_back(it->second.first.path);
-      } else {
-        Warn(m, it->second, warnings);
-      }
-    }
-  }
-
-  int64_t launches() const { return count_; }
-  double kernel_time_s() const { return time_s_; }
-  int64_t first_line() const { return first_.line; }
-  const std::string& first_kernel() const { return first_.kernel; }
-  KernelCounters Sum() const { return sum_.Result(); }
-
- private:
-  struct Brief {
-    std::string path, kernel;
-    int64_t line = 0, id = -1;
-    Brief() = default;
-    explicit Brief(const CounterLaunch& l)
-        : path(l.path), kernel(l.kernel), line(l.line), id(l.id) {}
-  };
-  struct Lack {
-    int64_t count = 0;
-    Brief first;
-  };
-
-  void Warn(const std::string& m, const Lack& lack, std::vector<std::string>* warnings) const {
-    warnings->push_back(fmt::format(
-        "{}:{}: {}: {} of {} launches of this workload have no value (n/a), first {}: counted as 0",
-        lack.first.path, lack.first.line, m, lack.count, count_, lack.first.kernel));
-  }
-
-  // A time base of 0 in a launch that ran (a corrupt export): its counts would divide by the
-  // other launches' time, or, alone, give utilisations of 0.
-  void RefuseZeroTimeBase(const CounterLaunch& l) const {
-    for (const std::string* m : {&gpu_.active_cycles_metric, &gpu_.duration_metric}) {
-      const auto it = l.metrics.find(*m);
-      if (it == l.metrics.end() || it->second != 0.0) continue;
-      throw InputError(l.path, l.line, *m,
-                       fmt::format("the time base is 0 in this launch (launch ID {}, {}): a "
-                                   "launch that ran has elapsed cycles and a duration (a corrupt "
-                                   "export?)",
-                                   l.id, l.kernel));
-    }
-  }
-
-  void CheckUnits(const CounterLaunch& l) const {
-    for (const auto& [metric, role] : roles_) {
-      const auto it = l.metric_base.find(metric);
-      if (it == l.metric_base.end()) continue;
-      const std::string& base = it->second;
-      const bool is_count =
-          base != "byte" && base != "second" && base != "%" && base.find('/') == std::string::npos;
-      const bool ok = role == MetricRole::kTime    ? base == "second"
-                      : role == MetricRole::kBytes ? base == "byte"
-                                                   : is_count;
-      if (ok) continue;
-      const char* wanted = role == MetricRole::kTime ? "a time (nsecond, usecond, msecond, second)"
-                           : role == MetricRole::kBytes
-                               ? "bytes (byte, Kbyte, ...)"
-                               : "a count (inst, cycle, warp, thread, ..., or no unit)";
-      throw InputError(
-          l.path, l.line, metric,
-          fmt::format("its unit is {} ('{}'), but the GPU description uses it as {}: TPDS Eqs. 7-8 "
-                      "would read it wrongly (is the column the right metric?)",
-                      base.empty() ? "a plain count" : base, base, wanted));
-    }
-  }
-
-  CounterLaunchSum sum_;
-  const std::vector<std::string>& needed_;
-  const std::vector<std::string>& optional_;
-  const std::map<std::string, MetricRole>& roles_;
-  const GpuDescription& gpu_;
-  std::map<std::string, Lack> lacking_;
-  Brief first_;
-  int64_t count_ = 0;
-  double time_s_ = 0.0;
-};
 
 // Utilisations of summed counters; an absent optional metric gives NaN (ResolveOptionalMetrics
 // leaves its component out, or counts it 0 with a flag), an absent required one was refused.
@@ -252,88 +92,6 @@ bool Covers(const std::pair<double, double>& range, const std::vector<KernelWind
     if (w.start_s < range.first || w.end_s > range.second) return false;
   }
   return true;
-}
-
-struct CaptureFiles {
-  std::string dir, windows, idle_windows, nvml, smi, ncu_raw, ncu_dir;
-};
-
-CaptureFiles FindFiles(const std::string& dir_in, bool require_power_log) {
-  CaptureFiles f;
-  std::string dir = dir_in;
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  f.dir = dir;
-  if (!fs::is_directory(dir))
-    throw InputError(dir, 0, "", "not a directory (give a capture directory)");
-  auto has = [&](const char* name) { return fs::is_regular_file(fs::path(dir) / name); };
-  if (!has("windows.csv")) {
-    throw InputError(dir, 0, "",
-                     "no windows.csv: not a capture directory (it needs windows.csv, "
-                     "nvml_power.csv or nvidia_smi_power.csv, and ncu_raw.csv or ncu/)");
-  }
-  f.windows = dir + "/windows.csv";
-  if (has("idle_windows.csv")) f.idle_windows = dir + "/idle_windows.csv";
-  if (has("nvml_power.csv")) f.nvml = dir + "/nvml_power.csv";
-  if (has("nvidia_smi_power.csv")) f.smi = dir + "/nvidia_smi_power.csv";
-  if (f.nvml.empty() && f.smi.empty() && require_power_log) {
-    throw InputError(dir, 0, "",
-                     "no power log: a capture needs nvml_power.csv or nvidia_smi_power.csv "
-                     "(wattcal-predict --capture predicts a capture without one)");
-  }
-  if (has("ncu_raw.csv")) f.ncu_raw = dir + "/ncu_raw.csv";
-  if (fs::is_directory(fs::path(dir) / "ncu")) f.ncu_dir = dir + "/ncu";
-  if (f.ncu_raw.empty() && f.ncu_dir.empty()) {
-    throw InputError(dir, 0, "",
-                     "no counters: a capture needs ncu_raw.csv (one profiled launch per window) "
-                     "or ncu/<workload>.csv (one export per workload)");
-  }
-  return f;
-}
-
-// The exports of ncu/: relative path without ".csv" (a workload "suite/app" may live in
-// ncu/suite/app.csv) -> path, in name order.
-std::map<std::string, std::string> ListExports(const std::string& ncu_dir) {
-  std::map<std::string, std::string> exports;
-  for (const auto& entry : fs::recursive_directory_iterator(ncu_dir)) {
-    if (!entry.is_regular_file() || entry.path().extension() != ".csv") continue;
-    // Lexically: fs::relative resolves a linked export to its target's path.
-    std::string key = entry.path().lexically_relative(ncu_dir).generic_string();
-    key.resize(key.size() - 4);
-    exports[key] = entry.path().string();
-  }
-  return exports;
-}
-
-// True when `suffix` is an explicit run number: "_run2", "-run10", ".run3" (a separator, "run",
-// digits).
-bool IsRunSuffix(const std::string& suffix) {
-  if (suffix.size() < 5 || std::string("_-.").find(suffix[0]) == std::string::npos) return false;
-  if (suffix.compare(1, 3, "run") != 0) return false;
-  return std::all_of(suffix.begin() + 4, suffix.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-// The export of a workload: its own name, else, for an explicit run of a workload ("gemm_run2"),
-// the export of that workload (ncu/gemm.csv), which is named in `warnings`. A workload whose name
-// merely starts with another's ("dram_ld_l2_half" and ncu/dram_ld.csv) shares nothing. Empty
-// when none.
-std::string ExportOf(const std::map<std::string, std::string>& exports, const std::string& workload,
-                     const std::string& where, std::vector<std::string>* warnings) {
-  auto it = exports.find(workload);
-  if (it != exports.end()) return it->second;
-  std::string best_key, best_path;
-  for (const auto& [key, path] : exports) {
-    if (key.size() < workload.size() && workload.compare(0, key.size(), key) == 0 &&
-        IsRunSuffix(workload.substr(key.size())) && key.size() > best_key.size()) {
-      best_key = key, best_path = path;
-    }
-  }
-  if (!best_path.empty() && warnings != nullptr) {
-    warnings->push_back(
-        fmt::format("{}: workload '{}' has no export of its own name: its "
-                    "counters are {}",
-                    where, workload, best_path));
-  }
-  return best_path;
 }
 
 // Warnings naming the windows whose power log had a gap or whose energy counter disagreed

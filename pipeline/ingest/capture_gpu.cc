@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ingest/capture_flags.h"
+#include "ingest/internal/capture_flags.h"
 #include "util/errors.h"
 #include "util/strings.h"
 

@@ -10,7 +10,7 @@
 #include <tuple>
 #include <utility>
 
-#include "ingest/energy_counter.h"
+#include "ingest/internal/energy_counter.h"
 #include "util/errors.h"
 #include "util/logging.h"
 

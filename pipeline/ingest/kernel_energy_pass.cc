@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "ingest/energy_counter.h"
+#include "ingest/internal/energy_counter.h"
 #include "util/errors.h"
 #include "util/logging.h"
 

@@ -1,4 +1,4 @@
-#include "ingest/energy_counter.h"
+#include "ingest/internal/energy_counter.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "ingest/capture_join.h"
+#include "ingest/internal/capture_join.h"
 
 #include <fmt/format.h>
 

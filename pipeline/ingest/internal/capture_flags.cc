@@ -1,4 +1,4 @@
-#include "ingest/capture_flags.h"
+#include "ingest/internal/capture_flags.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
