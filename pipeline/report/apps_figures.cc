@@ -12,7 +12,7 @@
 
 #include "report/apps_report.h"
 #include "report/gnuplot_figure.h"
-#include "report/report_figures_internal.h"
+#include "report/internal/report_figures_internal.h"
 
 namespace wattcal {
 

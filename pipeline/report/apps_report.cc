@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "io/csv_reader.h"
-#include "report/index_sections.h"
+#include "report/internal/index_sections.h"
 #include "util/errors.h"
 
 namespace wattcal {

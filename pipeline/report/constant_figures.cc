@@ -18,7 +18,7 @@
 #include "report/gnuplot_figure.h"
 #include "util/errors.h"
 
-#include "report/report_figures_internal.h"
+#include "report/internal/report_figures_internal.h"
 
 namespace wattcal {
 

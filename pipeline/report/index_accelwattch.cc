@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "report/index_sections.h"
+#include "report/internal/index_sections.h"
 
 namespace fs = std::filesystem;
 

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "report/index_sections.h"
+#include "report/internal/index_sections.h"
 
 namespace wattcal {
 namespace index_internal {

@@ -12,7 +12,7 @@
 #include "model/component_trust.h"
 #include "report/comparison_findings.h"
 #include "report/document.h"
-#include "report/index_sections.h"
+#include "report/internal/index_sections.h"
 #include "report/run_report.h"
 #include "util/output.h"
 #include "validate/metrics.h"

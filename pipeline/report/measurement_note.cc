@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "report/run_report_internal.h"
+#include "report/internal/run_report_internal.h"
 #include "util/json_file.h"
 #include "util/output.h"
 

@@ -9,7 +9,7 @@
 
 #include "io/csv_reader.h"
 #include "report/gnuplot_figure.h"
-#include "report/run_report_internal.h"
+#include "report/internal/run_report_internal.h"
 #include "report/validation_plots.h"
 #include "util/errors.h"
 #include "util/logging.h"

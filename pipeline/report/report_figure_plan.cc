@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "report/run_report_internal.h"
+#include "report/internal/run_report_internal.h"
 
 namespace fs = std::filesystem;
 

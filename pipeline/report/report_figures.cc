@@ -19,7 +19,7 @@
 #include "io/sweep.h"
 #include "report/gnuplot_figure.h"
 #include "util/errors.h"
-#include "report/report_figures_internal.h"
+#include "report/internal/report_figures_internal.h"
 
 namespace wattcal {
 
