@@ -9,8 +9,9 @@
 //   fit/internal/compressed_problem_cost.h
 //                                CompressedProblemCost (the default solver's one block: the
 //                                gradient of its cost, and the pair blocks' J^T J and J^T r)
-//   accelwattch/scaling_cost.h   ScalingCost (AccelWattch Eq. 14 through OrderingForest::ToX)
-//   clocks/vf_cost.h             VfCost (TPDS Eq. 4 with one activity per workload, rows between
+//   accelwattch/internal/scaling_cost.h
+//                                ScalingCost (AccelWattch Eq. 14 through OrderingForest::ToX)
+//   clocks/internal/vf_cost.h    VfCost (TPDS Eq. 4 with one activity per workload, rows between
 //                                calibrated clocks on the interpolated voltage)
 // at seeded random points and at the edges of the parameters' boxes. A wrong Jacobian entry
 // fails the test; GradientCheckCatchesAOnePercentError shows the tolerance is tight enough to
@@ -28,8 +29,8 @@
 
 #include "accelwattch/component_table.h"
 #include "accelwattch/orderings.h"
-#include "accelwattch/scaling_cost.h"
-#include "clocks/vf_cost.h"
+#include "accelwattch/internal/scaling_cost.h"
+#include "clocks/internal/vf_cost.h"
 #include "fit/cost_functions.h"
 #include "fit/internal/compressed_problem_cost.h"
 #include "fit/internal/fit_data.h"

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <memory>
 
-#include "accelwattch/scaling_cost.h"
+#include "accelwattch/internal/scaling_cost.h"
 #include "util/errors.h"
 #include "util/logging.h"
 #include "validate/metrics.h"
@@ -15,7 +15,7 @@
 namespace wattcal {
 namespace {
 
-// ScalingCost is in accelwattch/scaling_cost.h (its Jacobian is checked by the tests).
+// ScalingCost is in accelwattch/internal/scaling_cost.h (its Jacobian is checked by the tests).
 using accelwattch_internal::ScalingCost;
 
 class ProgressCallback : public ceres::IterationCallback {

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "clocks/vf_cost.h"
+#include "clocks/internal/vf_cost.h"
 #include "util/errors.h"
 
 namespace wattcal {
