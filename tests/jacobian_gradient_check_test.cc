@@ -488,8 +488,8 @@ TEST(JacobianGradientCheck, CompressedProblemCostAndPairCostUnderEachLoss) {
         const auto squared = [nr](const double* r) { return SquaredNorm(r, nr); };
         const StateRefreshingCost fresh(&compressed, v.state.get(), &v.s, v.block_of_domain);
         ExpectJacobiansMatch(CostGradient(&fresh, squared), parameters, where + ", compressed");
-        v.state->Update();  // the voltages at `parameters` again, for the sums below
-        const NormalEquations want = NormalEquationsOf(compressed, parameters, squared);
+        // Through the refreshing wrappers: the voltages at `parameters` again after the probes.
+        const NormalEquations want = NormalEquationsOf(fresh, parameters, squared);
         NormalEquations sum{Eigen::MatrixXd::Zero(want.h.rows(), want.h.cols()),
                             Eigen::VectorXd::Zero(want.g.size()), 0.0};
         for (int pair = 0; pair < static_cast<int>(data.rows_of_pair.size()); ++pair) {
@@ -501,8 +501,7 @@ TEST(JacobianGradientCheck, CompressedProblemCostAndPairCostUnderEachLoss) {
           const StateRefreshingCost fresh_pair(&cost, v.state.get(), &v.s, v.block_of_domain);
           ExpectJacobiansMatch(CostGradient(&fresh_pair, s_of), parameters,
                                where + ", pair " + std::to_string(pair));
-          v.state->Update();
-          const NormalEquations p = NormalEquationsOf(cost, parameters, s_of);
+          const NormalEquations p = NormalEquationsOf(fresh_pair, parameters, s_of);
           sum.h += p.h;
           sum.g += p.g;
           sum.s += p.s;
