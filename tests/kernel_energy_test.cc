@@ -4,6 +4,7 @@
 // energy (Arafa Eq. 1) on a worked example, and one real H100 window checked against an independent
 // computation.
 #include "ingest/kernel_energy.h"
+#include "ingest/kernel_energy_pass.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
