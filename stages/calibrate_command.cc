@@ -12,7 +12,7 @@
 //                     [--default-category CAT] [--voltage-curve VF.csv] [--components-out TABLE.csv]
 #include "commands.h"
 
-#include "stage/calibrate_stage.h"
+#include "usecases/calibrate_stage.h"
 #include "stage_common.h"
 
 namespace wattcal {

@@ -5,7 +5,7 @@
 
 #include <iostream>
 
-#include "stage/check_stage.h"
+#include "usecases/check_stage.h"
 #include "stage_common.h"
 
 namespace wattcal {

@@ -12,7 +12,7 @@
 
 #include <iostream>
 
-#include "stage/clocks_stage.h"
+#include "usecases/clocks_stage.h"
 #include "stage_common.h"
 
 namespace wattcal {

@@ -9,7 +9,7 @@
 //                   [--max-diff-pp D]
 #include "commands.h"
 
-#include "stage/compare_stage.h"
+#include "usecases/compare_stage.h"
 #include "stage_common.h"
 
 namespace wattcal {

@@ -12,7 +12,7 @@
 
 #include <iostream>
 
-#include "stage/constant_stage.h"
+#include "usecases/constant_stage.h"
 #include "stage_common.h"
 
 namespace wattcal {

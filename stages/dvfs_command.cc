@@ -9,7 +9,7 @@
 //                [--curves-out CURVES.csv] [--plot-prefix P [--plot-kernels a,b] [--plot-models crisp]]
 #include "commands.h"
 
-#include "stage/dvfs_stage.h"
+#include "usecases/dvfs_stage.h"
 #include "stage_common.h"
 #include "stage_options.h"
 

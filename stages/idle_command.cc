@@ -8,7 +8,7 @@
 
 #include <iostream>
 
-#include "stage/idle_stage.h"
+#include "usecases/idle_stage.h"
 #include "stage_common.h"
 
 namespace wattcal {

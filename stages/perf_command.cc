@@ -12,7 +12,7 @@
 //                [--write-timelines] [--threads N]
 #include "commands.h"
 
-#include "stage/perf_stage.h"
+#include "usecases/perf_stage.h"
 #include "stage_common.h"
 #include "stage_options.h"
 

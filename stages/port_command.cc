@@ -14,7 +14,7 @@
 //                     [--totals-out TOTALS.csv]
 #include "commands.h"
 
-#include "stage/port_stage.h"
+#include "usecases/port_stage.h"
 #include "stage_common.h"
 #include "stage_options.h"
 

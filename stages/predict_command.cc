@@ -17,7 +17,7 @@
 // model of per-kernel component tables, AccelWattch Eq. 13's rows.
 #include "commands.h"
 
-#include "stage/predict_stage.h"
+#include "usecases/predict_stage.h"
 #include "stage_common.h"
 
 namespace wattcal {

@@ -5,11 +5,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "stage/dvfs_stage.h"
-#include "stage/ingest_stage.h"
-#include "stage/perf_stage.h"
-#include "stage/port_stage.h"
-#include "stage/report_stage.h"
+#include "usecases/dvfs_stage.h"
+#include "usecases/ingest_stage.h"
+#include "usecases/perf_stage.h"
+#include "usecases/port_stage.h"
+#include "usecases/report_stage.h"
 
 namespace wattcal {
 

@@ -11,7 +11,7 @@
 
 #include <iostream>
 
-#include "stage/static_stage.h"
+#include "usecases/static_stage.h"
 #include "stage_common.h"
 
 namespace wattcal {

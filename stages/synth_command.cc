@@ -8,7 +8,7 @@
 
 #include <iostream>
 
-#include "stage/synth_stage.h"
+#include "usecases/synth_stage.h"
 #include "stage_common.h"
 
 namespace wattcal {

@@ -7,7 +7,7 @@
 //   wattcal-validate --model MODEL.json --heldout TABLE.csv --mode accelwattch ...
 #include "commands.h"
 
-#include "stage/validate_stage.h"
+#include "usecases/validate_stage.h"
 #include "stage_common.h"
 
 namespace wattcal {
