@@ -8,15 +8,12 @@
 #include "accelwattch/power_model.h"
 #include "accelwattch/scaling_fit.h"
 #include "accelwattch/scaling_model.h"
-#include "fit/calibrate.h"
-#include "fit/identifiability.h"
-#include "fit/training_rows.h"
 #include "io/corpus_io.h"
 #include "model/model_io.h"
-#include "model/vf_curve.h"
 #include "model/model_summary.h"
 #include "util/errors.h"
 #include "util/logging.h"
+#include "usecases/calibration.h"
 #include "util/output.h"
 
 namespace wattcal {
@@ -75,42 +72,54 @@ CalibrateCheckedOptions CalibrateStageOptions::Check() const {
         "--default-category, --voltage-curve, --components-out, --bounds, --orderings, --prior and "
         "--prior-weight belong to --method accelwattch");
   }
-  checked.calibration = ToCalibrationOptions(calibration);  // throws OptionError naming the flag
-  checked.calibration.bootstrap_replicates = bootstrap;
-  checked.calibration.bootstrap_seed = seed;
+  CalibrationOptions& options = checked.request.options;
+  options = ToCalibrationOptions(calibration);  // throws OptionError naming the flag
+  options.bootstrap_replicates = bootstrap;
+  options.bootstrap_seed = seed;
+  checked.request.auto_method = method == CalibrationMethod::kAuto;
+  checked.request.loss = calibration.loss;
   checked.corpus = ToCorpusReadOptions(calibration);
   return checked;
 }
 
 namespace {
 
+// The Eq. 13 table --method accelwattch fits: read (--components) or built from the whole Eq. 12
+// model's inputs (--activity, --energies, ...; their terms into *energies and *fixed); the files
+// read go to *inputs.
+ComponentTable ReadAccelWattchTable(const CalibrateStageOptions& o, AccelWattchEnergies* energies,
+                                    AccelWattchFixedTerms* fixed,
+                                    std::vector<std::string>* inputs) {
+  if (!o.WholeModel()) {
+    ComponentTable table = ReadComponentTable(o.components_path);
+    *inputs = {o.components_path};
+    LogInfo(fmt::format("read {} kernels x {} components from {}", table.num_kernels(),
+                        table.num_components(), o.components_path));
+    return table;
+  }
+  *energies = ReadAccelWattchEnergies(o.energies_path);
+  *fixed =
+      ReadAccelWattchFixedTerms(o.constant_path, o.static_path, o.idle_path, o.default_category);
+  if (!o.voltage_curve_path.empty()) ReadVoltageCurve(o.voltage_curve_path, fixed);
+  const ActivityTable activity = ReadActivityTable(o.activity_path);
+  ComponentTable table = BuildComponentTable(activity, *energies, *fixed);
+  *inputs = {o.activity_path, o.energies_path, o.constant_path, o.static_path, o.idle_path};
+  if (!o.voltage_curve_path.empty()) inputs->push_back(o.voltage_curve_path);
+  LogInfo(
+      fmt::format("built the Eq. 13 table: {} kernels x {} components from {} (P_const {:.3f} W, "
+                  "{} static categories, idle SM {:.4f} W)",
+                  table.num_kernels(), table.num_components(), o.activity_path, fixed->p_const_w,
+                  fixed->categories.size(), fixed->p_idle_sm_w));
+  return table;
+}
+
 CalibrateStageReport RunAccelWattch(const CalibrateStageOptions& o,
                                     const AccelWattchFitOptions& options) {
   const bool whole_model = o.WholeModel();
   std::vector<std::string> inputs;
-  ComponentTable table;
   AccelWattchEnergies energies;
   AccelWattchFixedTerms fixed;
-  if (whole_model) {
-    energies = ReadAccelWattchEnergies(o.energies_path);
-    fixed =
-        ReadAccelWattchFixedTerms(o.constant_path, o.static_path, o.idle_path, o.default_category);
-    if (!o.voltage_curve_path.empty()) ReadVoltageCurve(o.voltage_curve_path, &fixed);
-    const ActivityTable activity = ReadActivityTable(o.activity_path);
-    table = BuildComponentTable(activity, energies, fixed);
-    inputs = {o.activity_path, o.energies_path, o.constant_path, o.static_path, o.idle_path};
-    if (!o.voltage_curve_path.empty()) inputs.push_back(o.voltage_curve_path);
-    LogInfo(
-        fmt::format("built the Eq. 13 table: {} kernels x {} components from {} (P_const {:.3f} W, "
-                    "{} static categories, idle SM {:.4f} W)",
-                    table.num_kernels(), table.num_components(), o.activity_path, fixed.p_const_w,
-                    fixed.categories.size(), fixed.p_idle_sm_w));
-  } else {
-    table = ReadComponentTable(o.components_path);
-    inputs = {o.components_path};
-    LogInfo(fmt::format("read {} kernels x {} components from {}", table.num_kernels(),
-                        table.num_components(), o.components_path));
-  }
+  const ComponentTable table = ReadAccelWattchTable(o, &energies, &fixed, &inputs);
   AccelWattchModel model = FitAccelWattchScaling(table, options);
   if (whole_model) {
     model.has_terms = true;
@@ -147,6 +156,20 @@ CalibrateStageReport RunAccelWattch(const CalibrateStageOptions& o,
   return report;
 }
 
+// The manifest's options: the effective calibration, the left-out rows and the training notes.
+nlohmann::json CalibrationManifest(const CalibrationResult& result) {
+  const CalibrationOptions& options = result.options;
+  nlohmann::json manifest = options;
+  manifest["threads"] = options.threads;
+  if (options.bootstrap_replicates > 0) {
+    manifest["bootstrap_replicates"] = options.bootstrap_replicates;
+    manifest["seed"] = options.bootstrap_seed;
+  }
+  manifest["left_out_flagged_rows"] = result.left_out_benchmarks;
+  manifest["training_notes"] = result.model.training_notes;
+  return manifest;
+}
+
 }  // namespace
 
 CalibrateStageReport RunCalibrateStage(const CalibrateStageOptions& o) {
@@ -154,67 +177,15 @@ CalibrateStageReport RunCalibrateStage(const CalibrateStageOptions& o) {
   if (o.calibration.method == CalibrationMethod::kAccelWattch) {
     return RunAccelWattch(o, checked.accelwattch);
   }
-  CalibrationOptions options = checked.calibration;
   const Corpus train = ReadCorpus(o.train_path, checked.corpus);
-  if (o.calibration.method == CalibrationMethod::kAuto) {
-    std::string why;
-    SetFitMethod(o.calibration, AutoFitMethod(train, options.keep_flagged, &why), &options);
-    LogInfo(why);
-    if (options.bootstrap_replicates > 0 && options.method != FitMethod::kFixed) {
-      LogWarning(fmt::format(
-          "--bootstrap {} applies to the fixed method only: no intervals for this dvfs model",
-          options.bootstrap_replicates));
-      options.bootstrap_replicates = 0;
-    }
-  }
   LogInfo(fmt::format("read {} rows ({} benchmarks) from {}", train.rows(),
                       train.Benchmarks().size(), o.train_path));
-  // Flagged rows (power cap, clock moved) and rows the model cannot tell apart are named
-  // before the fit; both go into the model's training notes.
-  const TrainingSelection selection = SelectTrainingRows(train, options.keep_flagged);
-  if (!selection.message.empty()) LogWarning(selection.message);
-  std::vector<std::string> identifiability;
-  // Named one by one up to kMaxNamedGroups; a corpus of repeated campaigns can have thousands.
-  constexpr size_t kMaxNamedGroups = 10;
-  const std::vector<IndistinguishableRows> groups = FindIndistinguishableRows(selection.rows);
-  for (size_t i = 0; i < groups.size() && i < kMaxNamedGroups; ++i) {
-    LogWarning(groups[i].message);
-    identifiability.push_back(groups[i].message);
-  }
-  if (groups.size() > kMaxNamedGroups) {
-    size_t rows = 0;
-    for (size_t i = kMaxNamedGroups; i < groups.size(); ++i) rows += groups[i].rows.size();
-    const std::string more = fmt::format(
-        "and {} more groups of rows ({} rows) with identical utilisations but power more than "
-        "{:.0f}% apart",
-        groups.size() - kMaxNamedGroups, rows, 100.0 * IdentifiabilityOptions().power_spread_frac);
-    LogWarning(more);
-    identifiability.push_back(more);
-  }
-  PowerModel model = Calibrate(train, options);
-  model.training_notes.insert(model.training_notes.end(), identifiability.begin(),
-                              identifiability.end());
-  // A fixed model's V-F curve from the rows the power cap held below the reference clock
-  // (model/vf_curve.h), for what-ifs at other clocks and caps.
-  std::string curve_note;
-  model.vf_curve = FitVfCurveFromCappedRows(model, train, o.train_path, &curve_note);
-  if (model.vf_curve.known()) {
-    LogInfo(curve_note);
-    model.training_notes.push_back(curve_note);
-  }
+  const CalibrationResult result = RunCalibration(train, checked.request);
+  const PowerModel& model = result.model;
 
   CalibrateStageReport report;
   OutputSet outputs;
-  nlohmann::json manifest_options = options;
-  manifest_options["threads"] = options.threads;
-  if (options.bootstrap_replicates > 0) {
-    manifest_options["bootstrap_replicates"] = options.bootstrap_replicates;
-    manifest_options["seed"] = options.bootstrap_seed;
-  }
-  std::vector<std::string> left_out;
-  for (int r : selection.left_out) left_out.push_back(train.benchmark[r]);
-  manifest_options["left_out_flagged_rows"] = left_out;
-  manifest_options["training_notes"] = model.training_notes;
+  const nlohmann::json manifest_options = CalibrationManifest(result);
   outputs.StageText(o.out_path, ModelToJson(model));
   outputs.StageProvenance(o.out_path, "calibrate", {o.train_path}, manifest_options, "model");
   if (!o.export_gpmtool_path.empty()) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "usecases/calibration.h"
 #include "usecases/calibration_flags.h"
 #include "usecases/stage_summary.h"
 
@@ -22,8 +23,9 @@ namespace wattcal {
 
 // The library options Check() converted the flags to, once; the run converts nothing again.
 struct CalibrateCheckedOptions {
-  // dvfs, fixed and auto (checked as dvfs; the run sets the method auto picks and its loss).
-  CalibrationOptions calibration;
+  // dvfs, fixed and auto (checked as dvfs; RunCalibration sets the method auto picks and its
+  // loss).
+  CalibrationRequest request;
   // --default-core-mhz, --default-mem-mhz.
   CorpusReadOptions corpus;
   // accelwattch: --bounds, --orderings, --prior (read), --max-iterations.

@@ -31,8 +31,12 @@ CalibrationMethod ToCalibrationMethod(FitMethod method) {
 }
 
 void SetFitMethod(const CalibrationFlags& f, FitMethod method, CalibrationOptions* o) {
+  SetFitMethod(f.loss, method, o);
+}
+
+void SetFitMethod(const std::optional<FitLoss>& loss, FitMethod method, CalibrationOptions* o) {
   o->method = method;
-  o->loss = f.loss.value_or(DefaultLoss(method, o->solver));
+  o->loss = loss.value_or(DefaultLoss(method, o->solver));
 }
 
 CalibrationOptions ToCalibrationOptions(const CalibrationFlags& f, FitMethod method) {

@@ -47,6 +47,9 @@ struct CalibrationFlags {
 // Sets options->method to `method` and options->loss to what follows from it: --loss when given,
 // else DefaultLoss(method, solver). (--method auto is resolved this way once it has picked.)
 void SetFitMethod(const CalibrationFlags& flags, FitMethod method, CalibrationOptions* options);
+// The same with the --loss given (unset: the method's default).
+void SetFitMethod(const std::optional<FitLoss>& loss, FitMethod method,
+                  CalibrationOptions* options);
 // The checked CalibrationOptions of `flags` for the library method `method` (OptionError names
 // the field): the loss is --loss when given, else DefaultLoss(method, solver).
 CalibrationOptions ToCalibrationOptions(const CalibrationFlags& flags, FitMethod method);

@@ -190,35 +190,49 @@ void to_json(nlohmann::json& j, const ClocksStageOptions& o) {
   j["title"] = o.title;
 }
 
-ClocksStageReport RunClocksStage(const ClocksStageOptions& o) {
-  o.Check();
-  const ClockRunTable table = ReadClockRuns(o.runs_paths);
-  LogInfo(fmt::format("{}: {} runs of {} workloads at {} clocks ({} format)", table.path,
-                      table.runs.size(), table.Workloads().size(), table.RequestedClocks().size(),
-                      table.format));
-  const VfFitResult fit = FitVfModel(table, o.cv.fit);
-  for (const std::string& w : fit.warnings) LogWarning(w);
-  ClocksStageReport report;
-  report.training_mape_pct = fit.mape_pct;
-  report.cv = CrossValidateClocks(table, o.cv);
-  const ClockCvResult& cv = report.cv;
-  for (const std::string& n : cv.notes) LogWarning(n);
+ClocksCalibration CalibrateClocks(const ClockRunTable& table, const ClockCvOptions& options) {
+  ClocksCalibration c;
+  c.fit = FitVfModel(table, options.fit);
+  for (const std::string& w : c.fit.warnings) LogWarning(w);
+  c.cv = CrossValidateClocks(table, options);
+  for (const std::string& n : c.cv.notes) LogWarning(n);
+  return c;
+}
 
-  std::vector<std::string> inputs = o.runs_paths;
+namespace {
+
+// The inputs beside the runs: the idle curve (and the constant power it gives) and the measured
+// voltages, each read when its flag is given.
+struct ClocksExtras {
+  std::vector<std::string> inputs;
   std::unique_ptr<IdleCurve> idle_curve;
   std::unique_ptr<IdleConstantFit> idle;
-  if (!o.idle_path.empty()) {
-    idle_curve = std::make_unique<IdleCurve>(ReadIdleCurve(o.idle_path));
-    idle = std::make_unique<IdleConstantFit>(FitIdleConstant(fit.model, *idle_curve));
-    inputs.push_back(o.idle_path);
-  }
   std::vector<VoltageReading> measured;
-  if (!o.measured_voltage_path.empty()) {
-    measured = ReadMeasuredVoltages(o.measured_voltage_path);
-    inputs.push_back(o.measured_voltage_path);
+};
+
+ClocksExtras ReadClocksExtras(const ClocksStageOptions& o, const VfModel& model) {
+  ClocksExtras x;
+  x.inputs = o.runs_paths;
+  if (!o.idle_path.empty()) {
+    x.idle_curve = std::make_unique<IdleCurve>(ReadIdleCurve(o.idle_path));
+    x.idle = std::make_unique<IdleConstantFit>(FitIdleConstant(model, *x.idle_curve));
+    x.inputs.push_back(o.idle_path);
   }
-  const std::string dir = o.out_dir;
-  OutputSet outputs;
+  if (!o.measured_voltage_path.empty()) {
+    x.measured = ReadMeasuredVoltages(o.measured_voltage_path);
+    x.inputs.push_back(o.measured_voltage_path);
+  }
+  return x;
+}
+
+// Stages the run's tables in `outputs`; returns each with what it holds, for the report.
+std::vector<std::pair<std::string, std::string>> StageClocksTables(const ClocksStageOptions& o,
+                                                                   const ClockRunTable& table,
+                                                                   const ClocksCalibration& c,
+                                                                   ClocksExtras* x,
+                                                                   OutputSet* outputs) {
+  const std::string& dir = o.out_dir;
+  const ClockCvResult& cv = c.cv;
   std::vector<std::pair<std::string, std::string>> files = {
       {"the fitted model (voltages, static and constant power, each workload's activity)",
        dir + "/vf_model.json"},
@@ -226,75 +240,109 @@ ClocksStageReport RunClocksStage(const ClocksStageOptions& o) {
       {"every run with the fitted power", dir + "/training_fit.csv"},
       {"every held-out point of the cross-validation", dir + "/cv_predictions.csv"},
       {"the headline figures", dir + "/clocks_summary.json"}};
-  outputs.StageText(dir + "/vf_model.json", DumpJson(nlohmann::json(fit.model)));
-  outputs.StageText(dir + "/voltages.csv", VoltagesCsv(fit.model));
-  outputs.StageText(dir + "/training_fit.csv", TrainingFitCsv(table, fit));
-  outputs.StageText(dir + "/cv_predictions.csv", CvCsv(cv));
-  outputs.StageText(dir + "/clocks_summary.json", DumpJson(SummaryJson(fit, cv)));
+  outputs->StageText(dir + "/vf_model.json", DumpJson(nlohmann::json(c.fit.model)));
+  outputs->StageText(dir + "/voltages.csv", VoltagesCsv(c.fit.model));
+  outputs->StageText(dir + "/training_fit.csv", TrainingFitCsv(table, c.fit));
+  outputs->StageText(dir + "/cv_predictions.csv", CvCsv(cv));
+  outputs->StageText(dir + "/clocks_summary.json", DumpJson(SummaryJson(c.fit, cv)));
   if (!cv.choices.empty()) {
-    outputs.StageText(dir + "/clock_choice.csv", ChoiceCsv(cv));
+    outputs->StageText(dir + "/clock_choice.csv", ChoiceCsv(cv));
     files.push_back(
         {"the clock chosen for each held-out workload, scored", dir + "/clock_choice.csv"});
-    outputs.StageText(dir + "/energy_at_clocks.csv", EnergyCsv(cv));
+    outputs->StageText(dir + "/energy_at_clocks.csv", EnergyCsv(cv));
     files.push_back({"each held-out workload's energy at every clock, predicted from the anchor",
                      dir + "/energy_at_clocks.csv"});
   }
-  if (idle) {
-    outputs.StageText(dir + "/idle_constant.json", DumpJson(nlohmann::json(*idle)));
+  if (x->idle) {
+    outputs->StageText(dir + "/idle_constant.json", DumpJson(nlohmann::json(*x->idle)));
     files.push_back({"the constant power from the idle curve", dir + "/idle_constant.json"});
   }
   if (!o.predict_path.empty()) {
     const ClockRunTable fresh = ReadClockRuns(o.predict_path);
-    inputs.push_back(o.predict_path);
-    outputs.StageText(dir + "/predictions.csv", PredictionsCsv(fit.model, fresh, cv.anchor_mhz));
+    x->inputs.push_back(o.predict_path);
+    outputs->StageText(dir + "/predictions.csv", PredictionsCsv(c.fit.model, fresh, cv.anchor_mhz));
     files.push_back({"the new workloads at every calibrated clock", dir + "/predictions.csv"});
   }
+  return files;
+}
+
+// Stages the report (index.html, index.md, figures) over the tables; returns its files.
+std::vector<std::string> StageClocksIndex(
+    const ClocksStageOptions& o, const ClockRunTable& table, const ClocksCalibration& c,
+    const ClocksExtras& x, const std::vector<std::pair<std::string, std::string>>& files,
+    OutputSet* outputs) {
   ClocksReportInput in;
-  in.title =
-      o.title.empty() ? std::filesystem::path(dir).lexically_normal().filename().string() : o.title;
-  in.out_dir = dir;
+  in.title = o.title.empty()
+                 ? std::filesystem::path(o.out_dir).lexically_normal().filename().string()
+                 : o.title;
+  in.out_dir = o.out_dir;
   in.table = &table;
-  in.fit = &fit;
-  in.cv = &cv;
-  in.idle = idle.get();
-  in.idle_curve = idle_curve.get();
-  if (!measured.empty()) in.measured_voltages = &measured;
+  in.fit = &c.fit;
+  in.cv = &c.cv;
+  in.idle = x.idle.get();
+  in.idle_curve = x.idle_curve.get();
+  if (!x.measured.empty()) in.measured_voltages = &x.measured;
   in.measured_voltage_path = o.measured_voltage_path;
   in.files = files;
   in.figures = o.figures;
-  const std::vector<std::string> report_files = StageClocksReport(in, &outputs);
-  // One record for the run, listing every output (the model first: it names the record).
-  for (const auto& [what, path] : files)
-    outputs.StageProvenance(path, "clocks", inputs, nlohmann::json(o));
-  for (const std::string& path : report_files)
-    outputs.StageProvenance(path, "clocks", inputs, nlohmann::json(o));
-  outputs.Commit();
-  report.written = outputs.Outputs();
+  return StageClocksReport(in, outputs);
+}
 
-  report.summary = fmt::format(
+// The headline figures, one per line.
+std::string ClocksSummaryText(const ClocksCalibration& c, const IdleConstantFit* idle) {
+  const ClockCvResult& cv = c.cv;
+  std::string summary = fmt::format(
       "training MAPE {:.2f}%\nCV by workload from {:g} MHz: {:.2f}% (P ~ f {:.2f}%) over {} "
       "points\n",
-      fit.mape_pct, cv.anchor_mhz, cv.mape_pct, cv.proportional_mape_pct, cv.points.size());
+      c.fit.mape_pct, cv.anchor_mhz, cv.mape_pct, cv.proportional_mape_pct, cv.points.size());
   if (!cv.choices.empty()) {
-    report.summary += fmt::format(
+    summary += fmt::format(
         "energy lost by the chosen clock: {:.2f}% ({:.2f}% chosen between the timed clocks; "
         "highest clock {:.2f}%, "
         "best fixed clock {:.2f}%) over {} workloads\n",
         cv.mean_energy_loss_pct, cv.mean_within_loss_pct, cv.mean_highest_loss_pct,
         cv.mean_best_fixed_loss_pct, cv.choices.size());
-    report.summary += fmt::format(
+    summary += fmt::format(
         "energy at every clock from {:g} MHz: MAPE {:.2f}% (run time from the anchor alone "
         "{:.2f}%) over {} points\n",
         cv.anchor_mhz, cv.energy_overall.energy_mape_pct,
         cv.energy_overall.energy_anchor_time_mape_pct, cv.energy_overall.points);
   }
   if (idle) {
-    report.summary += fmt::format(
+    summary += fmt::format(
         "constant power: {:.2f} W with the estimated voltages, {:.2f} W cubic (AccelWattch Eq. "
         "3)\n",
         idle->p_const_w, idle->cubic.p_const_w);
   }
-  LogInfo("wrote " + dir + "/index.html");
+  return summary;
+}
+
+}  // namespace
+
+ClocksStageReport RunClocksStage(const ClocksStageOptions& o) {
+  o.Check();
+  const ClockRunTable table = ReadClockRuns(o.runs_paths);
+  LogInfo(fmt::format("{}: {} runs of {} workloads at {} clocks ({} format)", table.path,
+                      table.runs.size(), table.Workloads().size(), table.RequestedClocks().size(),
+                      table.format));
+  const ClocksCalibration c = CalibrateClocks(table, o.cv);
+  ClocksExtras extras = ReadClocksExtras(o, c.fit.model);
+  OutputSet outputs;
+  const auto files = StageClocksTables(o, table, c, &extras, &outputs);
+  const std::vector<std::string> report_files =
+      StageClocksIndex(o, table, c, extras, files, &outputs);
+  // One record for the run, listing every output (the model first: it names the record).
+  for (const auto& [what, path] : files)
+    outputs.StageProvenance(path, "clocks", extras.inputs, nlohmann::json(o));
+  for (const std::string& path : report_files)
+    outputs.StageProvenance(path, "clocks", extras.inputs, nlohmann::json(o));
+  outputs.Commit();
+  ClocksStageReport report;
+  report.written = outputs.Outputs();
+  report.training_mape_pct = c.fit.mape_pct;
+  report.cv = c.cv;
+  report.summary = ClocksSummaryText(c, extras.idle.get());
+  LogInfo("wrote " + o.out_dir + "/index.html");
   report.exit_code = static_cast<int>(kExitOk);
   return report;
 }

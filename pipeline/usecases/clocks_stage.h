@@ -47,4 +47,12 @@ struct ClocksStageReport : StageSummary {
 
 ClocksStageReport RunClocksStage(const ClocksStageOptions& options);
 
+// The use case in memory: the V-F model fitted to the runs and its cross-validation by workload
+// (with the clock choice when options name --time-clocks); warnings and notes are logged.
+struct ClocksCalibration {
+  VfFitResult fit;
+  ClockCvResult cv;
+};
+ClocksCalibration CalibrateClocks(const ClockRunTable& table, const ClockCvOptions& options);
+
 }  // namespace wattcal

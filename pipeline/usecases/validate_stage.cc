@@ -1,6 +1,7 @@
 #include "usecases/validate_stage.h"
 
 #include <cmath>
+#include <optional>
 
 #include <boost/filesystem.hpp>
 #include <fmt/format.h>
@@ -151,6 +152,13 @@ ValidateCheckedOptions ValidateStageOptions::Check() const {
 
 namespace {
 
+// --cv-folds' training corpus, read once, and its training rows, selected once: --mode auto, the
+// checks before the folds and the left-out note use them (each fold selects its own rows).
+struct FoldsTraining {
+  Corpus corpus;
+  TrainingSelection selection;
+};
+
 // What the validation produced, before anything is written.
 struct ValidationRun {
   ValidationInputs in;
@@ -162,14 +170,13 @@ struct ValidationRun {
 
 // --mode auto: the model's own method, or (--cv-folds) the one its corpus supports; --method
 // follows. Returns the options with the mode resolved, and completes `checked` for it.
-ValidateStageOptions ResolveAutoMode(const ValidateStageOptions& o,
+ValidateStageOptions ResolveAutoMode(const ValidateStageOptions& o, const FoldsTraining* train,
                                      ValidateCheckedOptions* checked) {
   ValidateStageOptions resolved = o;
   std::string why;
   FitMethod method = FitMethod::kDvfs;
   if (o.cv_folds > 0) {
-    method = AutoFitMethod(ReadCorpus(o.train_path, checked->corpus),
-                           o.calibration.options.keep_flagged, &why);
+    method = AutoFitMethod(train->selection, &why);
     why = "--mode " + why.substr(why.find("auto"));
   } else {
     method = ReadModel(o.model_path).method == "fixed" ? FitMethod::kFixed : FitMethod::kDvfs;
@@ -211,23 +218,23 @@ void ValidateAccelWattch(const ValidateStageOptions& o, const ValidateCheckedOpt
 }
 
 // --cv-folds: k-fold cross-validation by benchmark on --train; returns the default V-F pair.
-std::vector<double> CrossValidateFolds(const ValidateStageOptions& o,
+std::vector<double> CrossValidateFolds(const ValidateStageOptions& o, const FoldsTraining& folds,
                                        const ValidateCheckedOptions& checked, ValidationRun* run) {
   const CalibrationOptions& calibration = checked.folds;
   CrossValidationOptions cv_options;
   cv_options.folds = o.cv_folds;
   cv_options.seed = o.cv_seed;
   cv_options.threads = calibration.threads;
-  const Corpus train = ReadCorpus(o.train_path, checked.corpus);
+  const Corpus& train = folds.corpus;
   LogInfo(fmt::format("{}-fold cross-validation by benchmark on {} ({} benchmarks, {} rows)",
                       o.cv_folds, o.train_path, train.Benchmarks().size(), train.rows()));
-  const std::string left_out = SelectTrainingRows(train, calibration.keep_flagged).message;
+  const std::string& left_out = folds.selection.message;
   if (!left_out.empty()) LogWarning("every fold's training: " + left_out);
   std::vector<double> reference_pair_mhz;
   for (const FrequencyDomain& d : train.layout.domains)
     reference_pair_mhz.push_back(d.default_freq_mhz);
   const CrossValidationReport result =
-      CrossValidate(train, calibration, checked.predict_mode, cv_options);
+      CrossValidate(train, folds.selection, calibration, checked.predict_mode, cv_options);
   if (result.unscored_rows > 0) {
     LogWarning(fmt::format(
         "{} rows flagged {} are neither trained on nor scored (--keep-flagged keeps them)",
@@ -273,12 +280,12 @@ std::vector<double> PredictHeldoutRows(const ValidateStageOptions& o,
 }
 
 // --mode dvfs | fixed | scaling: cross-validation or held-out prediction, then the summary.
-void ValidateTpdsModel(const ValidateStageOptions& o, const ValidateCheckedOptions& checked,
-                       ValidationRun* run) {
+void ValidateTpdsModel(const ValidateStageOptions& o, const FoldsTraining* folds,
+                       const ValidateCheckedOptions& checked, ValidationRun* run) {
   run->in.mode = checked.predict_mode;
   run->in.title = o.title;
   const std::vector<double> reference_pair_mhz =
-      o.cv_folds > 0 ? CrossValidateFolds(o, checked, run) : PredictHeldoutRows(o, checked, run);
+      folds ? CrossValidateFolds(o, *folds, checked, run) : PredictHeldoutRows(o, checked, run);
   const std::string extrapolation = ExtrapolationWarning(run->in.rows);
   if (!extrapolation.empty()) LogWarning(extrapolation);
   int capped = 0;
@@ -333,14 +340,21 @@ ValidateStageReport WriteValidation(const ValidateStageOptions& o,
 
 ValidateStageReport RunValidateStage(const ValidateStageOptions& options) {
   ValidateCheckedOptions checked = options.Check();
-  const ValidateStageOptions o =
-      options.mode == ValidateMode::kAuto ? ResolveAutoMode(options, &checked) : options;
+  std::optional<FoldsTraining> folds;
+  if (options.cv_folds > 0 && options.mode != ValidateMode::kAccelWattch) {
+    folds.emplace();
+    folds->corpus = ReadCorpus(options.train_path, checked.corpus);
+    folds->selection = SelectTrainingRows(folds->corpus, options.calibration.options.keep_flagged);
+  }
+  const ValidateStageOptions o = options.mode == ValidateMode::kAuto
+                                     ? ResolveAutoMode(options, folds ? &*folds : nullptr, &checked)
+                                     : options;
   ValidationRun run;
   run.options = {{"mode", ValidateModeName(o.mode)}};
   if (o.mode == ValidateMode::kAccelWattch) {
     ValidateAccelWattch(o, checked, &run);
   } else {
-    ValidateTpdsModel(o, checked, &run);
+    ValidateTpdsModel(o, folds ? &*folds : nullptr, checked, &run);
   }
   run.options["max_mape_pct"] = o.max_mape_pct;
   if (checked.metrics.ci_method != MapeCiMethod::kStudentT)
