@@ -84,9 +84,9 @@ CalibrateCheckedOptions CalibrateStageOptions::Check() const {
 
 namespace {
 
-// The Eq. 13 table --method accelwattch fits: read (--components) or built from the whole Eq. 12
-// model's inputs (--activity, --energies, ...; their terms into *energies and *fixed); the files
-// read go to *inputs.
+// The AccelWattch Eq. 13 table --method accelwattch fits: read (--components) or built from the
+// inputs of the whole AccelWattch Eq. 12 model (--activity, --energies, ...; their terms into
+// *energies and *fixed); the files read go to *inputs.
 ComponentTable ReadAccelWattchTable(const CalibrateStageOptions& o, AccelWattchEnergies* energies,
                                     AccelWattchFixedTerms* fixed,
                                     std::vector<std::string>* inputs) {
