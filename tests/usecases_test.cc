@@ -56,11 +56,11 @@ std::string TrainingCsv(unsigned seed) {
 }
 
 // RunCalibration's model, serialised, and the file wattcal-calibrate writes for the same request.
-void ExpectLibraryWritesWhatTheCommandWrites(const std::string& train,
+void ExpectLibraryWritesWhatTheCommandWrites(const std::string& dir, const std::string& train,
                                              const std::vector<std::string>& flags,
                                              const CalibrationRequest& request,
                                              CalibrationResult* result) {
-  const std::string out = ScratchDir() + "/model.json";
+  const std::string out = dir + "/model.json";
   std::vector<std::string> args = {"--train", train, "--out", out, "-q"};
   args.insert(args.end(), flags.begin(), flags.end());
   const CommandResult command = RunStage("wattcal-calibrate", args);
@@ -70,13 +70,14 @@ void ExpectLibraryWritesWhatTheCommandWrites(const std::string& train,
 }
 
 TEST(CalibrationUseCase, AutoGivesTheModelTheCommandWritesWithEveryNote) {
-  const std::string train = WriteFile(ScratchDir() + "/train.csv", TrainingCsv(SeedFromTestName()));
+  const std::string dir = ScratchDir();
+  const std::string train = WriteFile(dir + "/train.csv", TrainingCsv(SeedFromTestName()));
   CalibrationRequest request;
   request.auto_method = true;
   request.options.bootstrap_replicates = 20;
   CalibrationResult result;
-  ExpectLibraryWritesWhatTheCommandWrites(train, {"--method", "auto", "--bootstrap", "20"}, request,
-                                          &result);
+  ExpectLibraryWritesWhatTheCommandWrites(dir, train, {"--method", "auto", "--bootstrap", "20"},
+                                          request, &result);
   EXPECT_EQ(result.options.method, FitMethod::kFixed);
   EXPECT_EQ(result.options.bootstrap_replicates, 20);
   EXPECT_EQ(result.left_out_benchmarks, (std::vector<std::string>{"cap001", "cap002", "moved001"}));
@@ -98,8 +99,8 @@ TEST(CalibrationUseCase, AutoOnSeveralPairsGivesTheDvfsModelTheCommandWrites) {
   request.auto_method = true;
   request.options.bootstrap_replicates = 20;  // dropped: the bootstrap is the fixed method's
   CalibrationResult result;
-  ExpectLibraryWritesWhatTheCommandWrites(train, {"--method", "auto", "--bootstrap", "20"}, request,
-                                          &result);
+  ExpectLibraryWritesWhatTheCommandWrites(
+      ScratchDir(), train, {"--method", "auto", "--bootstrap", "20"}, request, &result);
   EXPECT_EQ(result.options.method, FitMethod::kDvfs);
   EXPECT_EQ(result.options.bootstrap_replicates, 0);
 }
