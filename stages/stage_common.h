@@ -11,12 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "seed_option.h"
-#include "stage/calibration_flags.h"
-#include "stage/sweep_flags.h"
+#include "usecases/calibration_flags.h"
+#include "usecases/sweep_flags.h"
 
 namespace wattcal {
 
-// The CLI11 bindings of the command-line structs of pipeline/stage/ (CalibrationFlags,
+// The CLI11 bindings of the command-line structs of pipeline/usecases/ (CalibrationFlags,
 // AccelWattchFlags: stage/calibration_flags.h), whose conversions live there.
 
 // Adds --method, --solver, --loss, --loss-scale, --residual, --voltage-min/max,
@@ -104,7 +104,7 @@ CLI::Option* AddEnumListOption(CLI::App* app, const std::string& flag, std::vect
 void AddMapeCiOption(CLI::App* app, MapeCiMethod* method);
 
 // Binds --sweep, --description, --constant or --p-const-w (excluding each other), and --out to
-// `flags` (pipeline/stage/sweep_flags.h: the inputs of wattcal-static and wattcal-idle).
+// `flags` (pipeline/usecases/sweep_flags.h: the inputs of wattcal-static and wattcal-idle).
 void AddSweepWithConstantOptions(CLI::App* app, SweepWithConstantFlags* flags);
 
 // Marks an option as a file the stage writes: `app.add_option("--out", path)->check(OutputFile())`.

@@ -1,32 +1,49 @@
-// The command lines of the stages with many options (wattcal-ingest: 34, wattcal-report: 20,
-// wattcal-port: 3 subcommands with 26, wattcal-perf: 19, wattcal-dvfs: 20),
-// bound straight into their options structs' fields so that their mains stay thin.
+// Every stage's command line, bound in one place per stage: AddXxxOptions(app, options) binds
+// every option of wattcal-xxx but --quiet / --verbose straight into its options struct's fields
+// (in the order --help lists them), and is defined beside its command in stages/xxx_command.cc.
+// The command is then: AddXxxOptions, AddLoggingOptions, RunStageMain(one RunXxxStage call).
+// Tests parse a command line into the options with the same function.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
-#include "stage/dvfs_stage.h"
-#include "stage/ingest_stage.h"
-#include "stage/perf_stage.h"
-#include "stage/port_stage.h"
-#include "stage/report_stage.h"
+#include "usecases/calibrate_stage.h"
+#include "usecases/check_stage.h"
+#include "usecases/clocks_stage.h"
+#include "usecases/compare_stage.h"
+#include "usecases/constant_stage.h"
+#include "usecases/dvfs_stage.h"
+#include "usecases/idle_stage.h"
+#include "usecases/ingest_stage.h"
+#include "usecases/perf_stage.h"
+#include "usecases/port_stage.h"
+#include "usecases/predict_stage.h"
+#include "usecases/report_stage.h"
+#include "usecases/static_stage.h"
+#include "usecases/synth_stage.h"
+#include "usecases/validate_stage.h"
 
 namespace wattcal {
 
-// Adds every option of wattcal-ingest but --quiet / --verbose, in the order --help lists them.
-void AddIngestOptions(CLI::App* app, IngestStageOptions* options);
-
-// Adds every option of wattcal-report but --quiet / --verbose, in the order --help lists them.
-void AddReportOptions(CLI::App* app, ReportStageOptions* options);
-
-// Adds wattcal-port's subcommands gpu, project and node (exactly one required) with their options.
-void AddPortOptions(CLI::App* app, PortStageOptions* options);
-
-// Adds every option of wattcal-perf but --quiet / --verbose.
-void AddPerfOptions(CLI::App* app, PerfStageOptions* options);
-
-// Adds every option of wattcal-dvfs but --quiet / --verbose (--objective, --power-mode and
-// --activity-scaling straight into options->dvfs's enums: AddEnumOption).
+void AddCalibrateOptions(CLI::App* app, CalibrateStageOptions* options);
+void AddCheckOptions(CLI::App* app, CheckStageOptions* options);
+// --no-figures clears options->figures.
+void AddClocksOptions(CLI::App* app, ClocksStageOptions* options);
+void AddCompareOptions(CLI::App* app, CompareStageOptions* options);
+void AddConstantOptions(CLI::App* app, ConstantStageOptions* options);
+// --objective, --power-mode and --activity-scaling straight into options->dvfs's enums
+// (AddEnumOption).
 void AddDvfsOptions(CLI::App* app, DvfsStageOptions* options);
+void AddIdleOptions(CLI::App* app, IdleStageOptions* options);
+void AddIngestOptions(CLI::App* app, IngestStageOptions* options);
+void AddPerfOptions(CLI::App* app, PerfStageOptions* options);
+// The subcommands gpu, project and node (exactly one required) with their options.
+void AddPortOptions(CLI::App* app, PortStageOptions* options);
+void AddPredictOptions(CLI::App* app, PredictStageOptions* options);
+void AddReportOptions(CLI::App* app, ReportStageOptions* options);
+void AddStaticOptions(CLI::App* app, StaticStageOptions* options);
+void AddSynthOptions(CLI::App* app, SynthStageOptions* options);
+// --method's presence sets options->method_given.
+void AddValidateOptions(CLI::App* app, ValidateStageOptions* options);
 
 }  // namespace wattcal

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "stage/wattcal_stage.h"
+#include "usecases/wattcal_stage.h"
 
 using namespace wattcal;
 

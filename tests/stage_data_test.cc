@@ -1,4 +1,4 @@
-// The stage layer (pipeline/stage/, issue 12 step 1) of the data stages and the run's stages,
+// The stage layer (pipeline/usecases/, issue 12 step 1) of the data stages and the run's stages,
 // driven in-process: synth, ingest, constant, static, idle, report, check and the front door.
 //
 //   StageDataCheck*   each options struct's Check() refuses what the main refused, naming the
@@ -20,14 +20,14 @@
 #include <string>
 #include <vector>
 
-#include "stage/check_stage.h"
-#include "stage/constant_stage.h"
-#include "stage/idle_stage.h"
-#include "stage/ingest_stage.h"
-#include "stage/report_stage.h"
-#include "stage/static_stage.h"
-#include "stage/synth_stage.h"
-#include "stage/wattcal_stage.h"
+#include "usecases/check_stage.h"
+#include "usecases/constant_stage.h"
+#include "usecases/idle_stage.h"
+#include "usecases/ingest_stage.h"
+#include "usecases/report_stage.h"
+#include "usecases/static_stage.h"
+#include "usecases/synth_stage.h"
+#include "usecases/wattcal_stage.h"
 #include "test_support.h"
 #include "util/errors.h"
 #include "util/logging.h"

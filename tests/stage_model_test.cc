@@ -1,4 +1,4 @@
-// The stage layer of calibrate, validate, predict, port and compare (pipeline/stage/, issue 12
+// The stage layer of calibrate, validate, predict, port and compare (pipeline/usecases/, issue 12
 // step 1) driven in-process, and the one loss default (issue 12 step 3):
 //
 //   StageLoss*      DefaultLoss is the default of the library and of --loss; --loss takes
@@ -18,12 +18,12 @@
 #include <vector>
 
 #include "fit/calibrate.h"
-#include "stage/calibrate_stage.h"
-#include "stage/calibration_flags.h"
-#include "stage/compare_stage.h"
-#include "stage/port_stage.h"
-#include "stage/predict_stage.h"
-#include "stage/validate_stage.h"
+#include "usecases/calibrate_stage.h"
+#include "usecases/calibration_flags.h"
+#include "usecases/compare_stage.h"
+#include "usecases/port_stage.h"
+#include "usecases/predict_stage.h"
+#include "usecases/validate_stage.h"
 #include "stage_common.h"
 #include "test_support.h"
 #include "util/errors.h"

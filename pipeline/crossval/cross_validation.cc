@@ -43,6 +43,13 @@ std::vector<std::vector<std::string>> AssignFolds(const std::vector<std::string>
 
 CrossValidationReport CrossValidate(const Corpus& given, const CalibrationOptions& calibration,
                                     PredictMode mode, const CrossValidationOptions& options) {
+  return CrossValidate(given, SelectTrainingRows(given, calibration.keep_flagged), calibration,
+                       mode, options);
+}
+
+CrossValidationReport CrossValidate(const Corpus& given, const TrainingSelection& selection,
+                                    const CalibrationOptions& calibration, PredictMode mode,
+                                    const CrossValidationOptions& options) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
   // The toggle sweep's other-data rows: a figure that scored them would measure the data, not the
@@ -58,14 +65,14 @@ CrossValidationReport CrossValidate(const Corpus& given, const CalibrationOption
     throw OptionError(fmt::format("folds = {} exceeds the {} benchmarks in {}", options.folds,
                                   benchmarks.size(), corpus.path));
   }
-  // Refuse what no fold could support before fitting any (a fold would only repeat it).
-  if (calibration.method == FitMethod::kDvfs) {
-    CheckTwoVfPairs(SelectTrainingRows(corpus, calibration.keep_flagged).rows);
-  }
+  // Refuse what no fold could support before fitting any (a fold would only repeat it). The
+  // selection's rows are those of `corpus` it trains on: the unscored rows are flagged.
+  if (calibration.method == FitMethod::kDvfs) CheckTwoVfPairs(selection.rows);
   if (mode == PredictMode::kScaling) {
     // Flagged (throttled) rows are predicted at the reference pair, not scaled to their own.
-    CheckTwoVfPairs(SelectTrainingRows(corpus, false).rows, "scaling (TPDS Eq. 10)",
-                    "use --mode fixed");
+    CheckTwoVfPairs(
+        calibration.keep_flagged ? SelectTrainingRows(corpus, false).rows : selection.rows,
+        "scaling (TPDS Eq. 10)", "use --mode fixed");
   }
   CrossValidationReport result;
   result.unscored_rows = unscored_rows;

@@ -11,6 +11,8 @@
 
 namespace wattcal {
 
+struct TrainingSelection;  // fit/training_rows.h
+
 struct CrossValidationOptions {
   // Number of folds (2 <= folds <= number of benchmarks).
   int folds = 5;
@@ -40,5 +42,11 @@ std::vector<std::vector<std::string>> AssignFolds(const std::vector<std::string>
 
 CrossValidationReport CrossValidate(const Corpus& corpus, const CalibrationOptions& calibration,
                                     PredictMode mode, const CrossValidationOptions& options);
+// The same with `selection` = SelectTrainingRows(corpus, calibration.keep_flagged)
+// (fit/training_rows.h), made once by a caller that needs it too: the checks before the folds
+// reuse it (each fold's Calibrate still selects its own training rows).
+CrossValidationReport CrossValidate(const Corpus& corpus, const TrainingSelection& selection,
+                                    const CalibrationOptions& calibration, PredictMode mode,
+                                    const CrossValidationOptions& options);
 
 }  // namespace wattcal

@@ -310,7 +310,13 @@ TrainingRange RangeOf(const Corpus& rows) {
 PowerModel Calibrate(const Corpus& corpus, const CalibrationOptions& options) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
-  const TrainingSelection selection = SelectTrainingRows(corpus, options.keep_flagged);
+  return Calibrate(corpus, SelectTrainingRows(corpus, options.keep_flagged), options);
+}
+
+PowerModel Calibrate(const Corpus& corpus, const TrainingSelection& selection,
+                     const CalibrationOptions& options) {
+  std::string error;
+  if (!options.Check(&error)) throw OptionError(error);
   const IdentifiabilityReport identifiability =
       selection.rows.has_power() ? CheckIdentifiability(selection.rows, options.method)
                                  : IdentifiabilityReport();

@@ -19,6 +19,8 @@
 
 namespace wattcal {
 
+struct TrainingSelection;  // fit/training_rows.h
+
 enum class FitMethod { kDvfs, kFixed };
 enum class FitSolver { kJoint, kAlternating };
 enum class FitLoss { kL2, kHuber, kCauchy };
@@ -106,5 +108,10 @@ struct CalibrationOptions {
 // usable solution. Runs CheckIdentifiability first: its warnings go to
 // training_notes and its components are fitted with coefficient 0.
 PowerModel Calibrate(const Corpus& train, const CalibrationOptions& options);
+// The same on rows already selected: `selection` is SelectTrainingRows(train,
+// options.keep_flagged) (fit/training_rows.h), made once by a caller that needs it too (the
+// calibrate use case: --method auto, the identifiability notes).
+PowerModel Calibrate(const Corpus& train, const TrainingSelection& selection,
+                     const CalibrationOptions& options);
 
 }  // namespace wattcal

@@ -94,7 +94,10 @@ std::vector<std::vector<double>> VfPairs(const Corpus& corpus) {
 }
 
 FitMethod AutoFitMethod(const Corpus& corpus, bool keep_flagged, std::string* why) {
-  const TrainingSelection selection = SelectTrainingRows(corpus, keep_flagged);
+  return AutoFitMethod(SelectTrainingRows(corpus, keep_flagged), why);
+}
+
+FitMethod AutoFitMethod(const TrainingSelection& selection, std::string* why) {
   const std::vector<std::vector<double>> pairs =
       selection.rows.has_freq() ? VfPairs(selection.rows) : std::vector<std::vector<double>>();
   if (pairs.size() <= 1) {
@@ -104,7 +107,7 @@ FitMethod AutoFitMethod(const Corpus& corpus, bool keep_flagged, std::string* wh
                : fmt::format(
                      "--method auto: fixed (TPDS Eq. 9): one V-F pair ({}) among the {} "
                      "training rows",
-                     FreqPairText(corpus.layout, pairs[0]), selection.rows.rows());
+                     FreqPairText(selection.rows.layout, pairs[0]), selection.rows.rows());
     return FitMethod::kFixed;
   }
   *why = fmt::format("--method auto: dvfs (TPDS Eqs. 4-6): {} V-F pairs among the {} training rows",

@@ -31,6 +31,8 @@ std::vector<std::vector<double>> VfPairs(const Corpus& corpus);
 // trains on hold one V-F pair (a capture at the GPU's own clocks), else kDvfs (TPDS Eqs. 4-6);
 // `why` gets the sentence that says so ("one V-F pair (1980 MHz core, ...) among 130 rows").
 FitMethod AutoFitMethod(const Corpus& corpus, bool keep_flagged, std::string* why);
+// The same on rows already selected (`selection` = SelectTrainingRows(corpus, keep_flagged)).
+FitMethod AutoFitMethod(const TrainingSelection& selection, std::string* why);
 
 // Throws OptionError when `corpus` has fewer than two V-F pairs: "DVFS needs at least two V-F
 // pairs; this corpus has one (1980 MHz core, 2619 MHz memory): use --method fixed"
