@@ -11,7 +11,7 @@ import gdb
 
 FUNCTIONS = [
     "wattcal::AutoFitMethod", "wattcal::SelectTrainingRows", "wattcal::FindIndistinguishableRows",
-    "wattcal::ReadCorpus", "wattcal::EffectivePowerLimitW",
+    "wattcal::ReadCorpus", "wattcal::ResolvePowerLimitW",
     "wattcal::Calibrate(wattcal::Corpus const&, wattcal::CalibrationOptions const&)",
     "wattcal::Calibrate(wattcal::Corpus const&, wattcal::TrainingSelection const&, "
     "wattcal::CalibrationOptions const&)",

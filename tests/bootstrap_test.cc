@@ -314,7 +314,7 @@ TEST(PredictionInterval, WideWhereAComponentIsPoorlyPinned) {
   const std::vector<double> f = {kCoreMhz, kMemMhz};
   auto width = [&](const std::vector<double>& u) {
     const double w = model.Predict(u.data(), f.data());
-    const PowerInterval i = PredictionInterval95(model, u.data(), f.data(), NAN, w);
+    const PowerInterval i = PredictionInterval95(model, u.data(), f.data(), std::nullopt, w);
     return (i.hi_w - i.lo_w) / w;
   };
   const double without = width({0.5, 0.0, 0.5, 0.5, 0.5});
@@ -334,12 +334,12 @@ TEST(PredictionInterval, CappedIntervalIsCappedAndNoneWithoutReplicates) {
   // No replicates (no --bootstrap), a DVFS model, a ported one: no interval, and a reason.
   const PowerModel plain = Calibrate(SyntheticCorpus(40, 15), FixedOptions(0));
   EXPECT_FALSE(plain.prediction_interval.known());
-  EXPECT_FALSE(PredictionInterval95(plain, u.data(), f.data(), NAN, 260.0).known());
+  EXPECT_FALSE(PredictionInterval95(plain, u.data(), f.data(), std::nullopt, 260.0).known());
   EXPECT_NE(NoPredictionIntervalReason(plain).find("--bootstrap"), std::string::npos);
   EXPECT_EQ(NoPredictionIntervalReason(model), "");
   PowerModel ported = model;
   ported.trained_on += std::string(PowerModel::kPortedMarker) + "x to y)";
-  EXPECT_FALSE(PredictionInterval95(ported, u.data(), f.data(), NAN, 260.0).known());
+  EXPECT_FALSE(PredictionInterval95(ported, u.data(), f.data(), std::nullopt, 260.0).known());
   EXPECT_NE(NoPredictionIntervalReason(ported).find("ported"), std::string::npos);
 }
 
@@ -381,7 +381,8 @@ TEST(PredictionInterval, AppsTableCarriesThePowerAndEnergyIntervals) {
   app.workload = "job";
   app.util_frac = {0.5, 0.2, 0.4, 0.1, 0.6};
   app.duration_s = 2.0;  // the run's windows: the energy and its interval are over them
-  const std::vector<AppPrediction> rows = PredictApps(model, {app}, train.layout, NAN, "apps");
+  const std::vector<AppPrediction> rows =
+      PredictApps(model, {app}, train.layout, std::nullopt, "apps");
   ASSERT_EQ(rows.size(), 1u);
   const AppPrediction& p = rows[0];
   EXPECT_LT(p.prediction.predicted_w_lo, p.prediction.predicted_w);
@@ -400,7 +401,7 @@ TEST(PredictionInterval, AppsTableCarriesThePowerAndEnergyIntervals) {
       << csv;
   // Without replicates the cells are empty.
   const std::vector<AppPrediction> plain =
-      PredictApps(Calibrate(train, FixedOptions(0)), {app}, train.layout, NAN, "apps");
+      PredictApps(Calibrate(train, FixedOptions(0)), {app}, train.layout, std::nullopt, "apps");
   const std::string plain_csv = AppPredictionsToCsv(plain);
   EXPECT_NE(plain_csv.find(fmt::format("job,{:.6f},,,", plain[0].prediction.predicted_w)),
             std::string::npos)

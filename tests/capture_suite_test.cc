@@ -606,7 +606,7 @@ TEST(CaptureSuite, TheRunWritesACaptureThatIngestsUnchanged) {
   ASSERT_EQ(ingest.exit_code, 0) << ingest.output;
   const Corpus c = ReadCorpus(out + "/measured.csv");
   ASSERT_EQ(c.rows(), static_cast<int>(plan.size()));
-  EXPECT_DOUBLE_EQ(c.power_limit_w, 700.0);  // from nvml_power.csv's power_limit_mw
+  EXPECT_DOUBLE_EQ(c.power_limit_w.value(), 700.0);  // from nvml_power.csv's power_limit_mw
   for (int i = 0; i < c.rows(); ++i) {
     EXPECT_EQ(c.benchmark[i], plan[i].name);
     EXPECT_GT(c.power_w(i), 60.0) << c.benchmark[i];

@@ -108,7 +108,7 @@ TEST(Capture, EveryH100FolderIngests) {
       EXPECT_NE(r.skipped_idle[0].find("idle_windows.csv:2: idle_after"), std::string::npos)
           << r.skipped_idle[0];
     }
-    EXPECT_DOUBLE_EQ(r.power_limit_w, 700.0);
+    EXPECT_DOUBLE_EQ(r.power_limit_w.value(), 700.0);
   }
 }
 
@@ -121,7 +121,7 @@ TEST(Capture, TheH200CaptureIngestsWithItsDescription) {
                      gpu, CaptureOptions());
   const Corpus c = r.ToCorpus();
   EXPECT_EQ(c.rows(), 139);
-  EXPECT_DOUBLE_EQ(c.power_limit_w, 700.0);
+  EXPECT_DOUBLE_EQ(c.power_limit_w.value(), 700.0);
   EXPECT_DOUBLE_EQ(c.layout.domains[1].default_freq_mhz, 3201.0);
   int throttled = 0;
   for (int i = 0; i < c.rows(); ++i) throttled += IsThrottledRow(c, i);
@@ -206,7 +206,7 @@ TEST(Capture, PowerCappedMixesAreFlagged) {
   EXPECT_LT(capped.energy.f_core_min_mhz, 1800.0);
   // The measured table carries the flags and the board limit.
   const Corpus c = r.ToCorpus();
-  EXPECT_DOUBLE_EQ(c.power_limit_w, 700.0);
+  EXPECT_DOUBLE_EQ(c.power_limit_w.value(), 700.0);
   ASSERT_EQ(static_cast<int>(c.flags.size()), c.rows());
   int tagged = 0;
   for (const std::string& f : c.flags) tagged += f.find("power_cap") != std::string::npos;
@@ -243,7 +243,7 @@ TEST(Capture, ANvidiaSmiLogThatStopsEarlyIsLeftOutWithAWarning) {
   ASSERT_FALSE(r.warnings.empty());
   EXPECT_NE(r.warnings[0].find("nvidia_smi_power.csv: it covers"), std::string::npos)
       << r.warnings[0];
-  EXPECT_TRUE(std::isnan(r.power_limit_w));
+  EXPECT_FALSE(r.power_limit_w.has_value());
   EXPECT_EQ(Find(r, "int_add").energy.power_source, "energy_counter");
 }
 
@@ -416,7 +416,7 @@ TEST(Capture, StageWritesTheMeasuredTableAndRefusesWhatItCannotRead) {
   EXPECT_TRUE(testing::HasProvenance(out + "/measured.csv"));
   const Corpus c = ReadCorpus(out + "/measured.csv");
   EXPECT_EQ(c.rows(), 139);
-  EXPECT_DOUBLE_EQ(c.power_limit_w, 700.0);
+  EXPECT_DOUBLE_EQ(c.power_limit_w.value(), 700.0);
   EXPECT_DOUBLE_EQ(c.layout.domains[0].default_freq_mhz, 1980.0);
   // A rerun is byte-identical.
   const std::string first = testing::ReadFile(out + "/measured.csv");

@@ -65,7 +65,7 @@ TEST(ComponentTrust, FullUseWattsIntervalsAndFlags) {
 TEST(ComponentTrust, UnknownRangeAndNoIntervalRaiseNoFlag) {
   PowerModel m = FourComponents();
   m.training_range = TrainingRange();  // a model written before the range was recorded
-  m.power_limit_w = std::numeric_limits<double>::quiet_NaN();
+  m.power_limit_w = std::nullopt;
   for (const ComponentTrust& t : ComponentTrustTable(m)) {
     EXPECT_TRUE(std::isnan(t.trained_up_to)) << t.component;
     EXPECT_FALSE(t.has_ci);

@@ -643,7 +643,7 @@ TEST(KernelEnergyClocks, TimeWeightedMeanRangeAndClockMovedFlag) {
   EXPECT_EQ(e[1].f_core_mhz, 1980.0);
   EXPECT_EQ(e[1].flags & kFlagClockMoved, 0u);
   EXPECT_FALSE(e[0].has_clock_reasons);
-  EXPECT_TRUE(std::isnan(e[0].power_limit_w));
+  EXPECT_FALSE(e[0].power_limit_w.has_value());
   // (1980 - 1500) / 1980 = 0.24: a looser rule lets it pass.
   KernelEnergyOptions loose;
   loose.max_clock_range_frac = 0.25;

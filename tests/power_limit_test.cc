@@ -105,7 +105,7 @@ TEST(PowerLimitCorpus, OldCorporaWithoutFlagsOrLimitStillRead) {
                                         "# wattcal-tidy default_f_core_mhz=1000\n"
                                         "benchmark,power_w,f_core_mhz,A\nk1,100,1000,0.5\n"));
   EXPECT_FALSE(c.has_flags());
-  EXPECT_TRUE(std::isnan(c.power_limit_w));
+  EXPECT_FALSE(c.power_limit_w.has_value());
   EXPECT_FALSE(HasFlag(c, 0, kCorpusFlagPowerCap));
   EXPECT_EQ(CorpusToTidyCsv(c),
             "# wattcal-tidy "
@@ -235,7 +235,7 @@ TEST(PowerLimitCalibrate, ModelFileKeepsLimitRangeAndNotes) {
   old.erase("training_range");
   old.erase("training_notes");
   const PowerModel old_model = ReadModel(WriteFile(dir + "/old.json", old.dump(2)));
-  EXPECT_TRUE(std::isnan(old_model.power_limit_w));
+  EXPECT_FALSE(old_model.power_limit_w.has_value());
   EXPECT_FALSE(old_model.training_range.known());
 }
 
@@ -277,13 +277,10 @@ TEST(PowerLimitPredict, CappedPredictionIsTheLimitAndTheClockMeetsIt) {
   EXPECT_NEAR(m.Predict(u, at), kLimitW, 0.05);
   // Under the limit: untouched; no limit: untouched.
   EXPECT_FALSE(ApplyPowerLimit(m, u, f, 400.0).capped);
-  EXPECT_FALSE(ApplyPowerLimit(m, u, f, std::nan("")).capped);
-  EXPECT_EQ(ApplyPowerLimit(m, u, f, std::nan("")).predicted_w, uncapped);
+  EXPECT_FALSE(ApplyPowerLimit(m, u, f, std::nullopt).capped);
+  EXPECT_EQ(ApplyPowerLimit(m, u, f, std::nullopt).predicted_w, uncapped);
   // Even the lowest level exceeds a 100 W limit: no clock meets it.
   EXPECT_TRUE(std::isnan(CapCoreFrequencyMhz(m, u, f, 100.0)));
-  EXPECT_EQ(EffectivePowerLimitW(0.0, 300.0, 250.0), 300.0);
-  EXPECT_EQ(EffectivePowerLimitW(200.0, 300.0, 250.0), 200.0);
-  EXPECT_EQ(EffectivePowerLimitW(0.0, std::nan(""), 250.0), 250.0);
 }
 
 TEST(PowerLimitPredict, ExtrapolationFlagsNameWorkloadAndComponent) {
@@ -315,7 +312,7 @@ TEST(PowerLimitPredict, ExtrapolationFlagsNameWorkloadAndComponent) {
   EXPECT_EQ(rows[0].predicted_w, kLimitW);
   // A, used beyond what training reached, carries more than 10% of the power: extrapolates:A.
   EXPECT_EQ(rows[0].flags, "capped;util_beyond_training:A;power_beyond_training;extrapolates:A");
-  const std::string csv = ActivityPredictionsToCsv(m, rows, false, kLimitW);
+  const std::string csv = ActivityPredictionsToCsv(m, rows, false);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "benchmark,f_core_mhz,f_mem_mhz,predicted_w,uncapped_w,capped,capped_f_core_mhz,flags");
   EXPECT_NE(ActivityExtrapolationWarning(rows).find("gemm_big: A utilisation 1"),

@@ -212,7 +212,9 @@ TEST(StageCheck, PredictCompareAndPortNameTheFlags) {
   p.Check();
   p.power_limit_w = 20000.0;
   ExpectOptionError([&] { p.Check(); }, {"--power-limit-w", "20000"});
-  p.power_limit_w = 0.0;
+  p.power_limit_w = 0.0;  // no board is limited to 0 W: a limit is given or unset
+  ExpectOptionError([&] { p.Check(); }, {"--power-limit-w", "(0, 10000]"});
+  p.power_limit_w = std::nullopt;
   p.mode = PredictMode::kScaling;
   ExpectOptionError([&] { p.Check(); }, {"--mode", "scaling"});
 

@@ -50,8 +50,8 @@ bool VfFitOptions::Check(std::string* error) const {
     *error = "max_iterations must be at least 1";
     return false;
   }
-  if (!std::isnan(power_limit_w) && !(power_limit_w > 0.0)) {
-    *error = fmt::format("power limit {} W: must be positive", power_limit_w);
+  if (power_limit_w && !(*power_limit_w > 0.0)) {
+    *error = fmt::format("power limit {} W: must be positive", *power_limit_w);
     return false;
   }
   if (!std::isnan(reference_mhz) && !(reference_mhz > 0.0)) {

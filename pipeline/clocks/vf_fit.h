@@ -28,6 +28,7 @@
 #pragma once
 
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,8 +52,9 @@ struct VfFitOptions {
   VfResiduals residuals = VfResiduals::kAbsolute;
   // Ceres iterations at most.
   int max_iterations = 500;
-  // The board's power limit, W (NaN: none); stored in the model for predictions.
-  double power_limit_w = std::numeric_limits<double>::quiet_NaN();
+  // The board's power limit, W (--power-limit-w; unset: none); stored in the model for
+  // predictions.
+  std::optional<double> power_limit_w;
 
   bool Check(std::string* error) const;
 };

@@ -37,11 +37,12 @@ HeldClock ClockUnderLimit(const VfModel& model, double g, double requested_mhz) 
   HeldClock h;
   h.f_mhz = requested_mhz;
   h.power_w = model.PowerAt(g, requested_mhz);
-  if (!(h.power_w > model.power_limit_w)) return h;  // no limit (NaN) or under it
+  if (!model.power_limit_w || !(h.power_w > *model.power_limit_w)) return h;  // none, or under
+  const double limit_w = *model.power_limit_w;
   // P(f) is non-decreasing in f (v non-decreasing, every coefficient >= 0): bisect for the
   // clock where it meets the limit.
   double lo = 0.0, hi = requested_mhz;
-  if (model.PowerAt(g, lo) >= model.power_limit_w) {
+  if (model.PowerAt(g, lo) >= limit_w) {
     h.f_mhz = lo;
     h.power_w = model.PowerAt(g, lo);
     h.limited = true;
@@ -49,7 +50,7 @@ HeldClock ClockUnderLimit(const VfModel& model, double g, double requested_mhz) 
   }
   for (int i = 0; i < 100 && hi - lo > 1e-9 * requested_mhz; ++i) {
     const double mid = 0.5 * (lo + hi);
-    (model.PowerAt(g, mid) > model.power_limit_w ? hi : lo) = mid;
+    (model.PowerAt(g, mid) > limit_w ? hi : lo) = mid;
   }
   h.f_mhz = lo;
   h.power_w = model.PowerAt(g, lo);
@@ -64,7 +65,7 @@ void to_json(nlohmann::json& j, const VfModel& m) {
   j["reference_mhz"] = FiniteOrNull(m.reference_mhz);
   j["static_w"] = FiniteOrNull(m.static_w);
   j["constant_w"] = FiniteOrNull(m.constant_w);
-  if (std::isfinite(m.power_limit_w)) j["power_limit_w"] = m.power_limit_w;
+  if (m.power_limit_w) j["power_limit_w"] = *m.power_limit_w;
   nlohmann::json v = nlohmann::json::array();
   for (size_t i = 0; i < m.clocks_mhz.size(); ++i) {
     v.push_back(

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <limits>
+#include <optional>
 #include <map>
 #include <string>
 #include <vector>
@@ -30,8 +31,8 @@ struct VfModel {
   double constant_w = 0.0;         // c, W
   // g_w of every training workload, W/MHz.
   std::map<std::string, double> activity_w_per_mhz;
-  // The board's power limit (NaN: none): power above it is held by lowering the clock.
-  double power_limit_w = kNaN;
+  // The board's power limit, W (unset: none): power above it is held by lowering the clock.
+  std::optional<double> power_limit_w;
 
   // v(f): linear between calibrated clocks, held outside them.
   double VoltageAt(double f_mhz) const;

@@ -21,6 +21,7 @@
 #include "fit/internal/fit_data.h"
 #include "fit/nnls.h"
 #include "fit/internal/solvers.h"
+#include "model/power_limit.h"
 #include "util/errors.h"
 #include "util/logging.h"
 
@@ -61,9 +62,9 @@ bool CalibrationOptions::Check(std::string* error) const {
     return fail(fmt::format("alternating_patience = {} must be >= 1", alternating_patience));
   }
   if (threads < 1) return fail(fmt::format("threads = {} must be >= 1", threads));
-  if (!(power_limit_w >= 0.0 && power_limit_w <= 10000.0)) {
-    return fail(fmt::format("power_limit_w = {} must lie in [0, 10000] W (0 = the corpus's)",
-                            power_limit_w));
+  if (power_limit_w && !(*power_limit_w > 0.0 && *power_limit_w <= 10000.0)) {
+    return fail(fmt::format("power_limit_w = {} must lie in (0, 10000] W (unset: the corpus's)",
+                            *power_limit_w));
   }
   if (bootstrap_replicates < 0) {
     return fail(fmt::format("bootstrap_replicates = {} must be >= 0", bootstrap_replicates));
@@ -344,7 +345,7 @@ PowerModel Calibrate(const Corpus& corpus, const TrainingSelection& selection,
   }
   model.trained_on = corpus.path;
   model.gpu = corpus.gpu;
-  model.power_limit_w = options.power_limit_w > 0.0 ? options.power_limit_w : corpus.power_limit_w;
+  model.power_limit_w = ResolvePowerLimitW(options.power_limit_w, corpus.power_limit_w);
   if (!selection.message.empty()) model.training_notes.push_back(selection.message);
   if (!identifiability.fixed_at_zero.empty()) {
     std::vector<double> x = model.Coefficients();

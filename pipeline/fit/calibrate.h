@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -85,8 +86,9 @@ struct CalibrationOptions {
   bool show_progress = true;
   // Train on rows flagged power_cap, clock_moved, sample_gap, data_toggle or metric_absent too.
   bool keep_flagged = false;
-  // The board's power limit recorded in the model, W; 0 = the training corpus's (if any).
-  double power_limit_w = 0.0;
+  // The board's power limit recorded in the model, W (--power-limit-w); unset: the training
+  // corpus's, if it states one (ResolvePowerLimitW, model/power_limit.h).
+  std::optional<double> power_limit_w;
   // Fixed method: bootstrap intervals of the coefficients from this many resamples (0 = none).
   int bootstrap_replicates = 0;
   // Seed of the bootstrap (replicate b draws from BootstrapReplicateSeed(seed, b)).

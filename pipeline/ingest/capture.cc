@@ -142,7 +142,7 @@ KernelEnergyReport Unmeasured(const std::vector<KernelWindow>& windows) {
     for (double* v :
          {&e.energy_j, &e.mean_power_w, &e.papi_energy_j, &e.sma_max_power_w, &e.temp_drift_c,
           &e.cv, &e.f_core_mhz, &e.f_mem_mhz, &e.f_core_min_mhz, &e.f_core_max_mhz,
-          &e.f_mem_min_mhz, &e.f_mem_max_mhz, &e.power_limit_w, &e.trapezoid_energy_j}) {
+          &e.f_mem_min_mhz, &e.f_mem_max_mhz, &e.trapezoid_energy_j}) {
       *v = kNaN;
     }
     e.power_source = "none";
@@ -431,10 +431,9 @@ void AddBenchmarkWindows(const CaptureFiles& f, const std::vector<KernelWindow>&
     c.launches = windows[i].launches;
     c.blocks = windows[i].blocks;
     c.threads = windows[i].threads;
-    if (std::isfinite(c.energy.power_limit_w)) {
-      r->power_limit_w = std::isfinite(r->power_limit_w)
-                             ? std::max(r->power_limit_w, c.energy.power_limit_w)
-                             : c.energy.power_limit_w;
+    if (c.energy.power_limit_w) {
+      r->power_limit_w =
+          std::max(r->power_limit_w.value_or(*c.energy.power_limit_w), *c.energy.power_limit_w);
     }
     r->windows.push_back(std::move(c));
   }
@@ -532,7 +531,6 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
 
   CaptureReport r;
   r.gpu = gpu;
-  r.power_limit_w = kNaN;
   const MetricSelection metrics(gpu);
   OptionalMetrics optional;
   std::set<std::string> seen_dirs;

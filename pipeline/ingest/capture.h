@@ -47,6 +47,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -106,9 +107,9 @@ struct CaptureWindow {
   std::string kind;
   // The window's energy, power, clocks, throttle reasons and flags (start moved by the settle).
   WindowEnergy energy;
-  // The window as it ran, no settle trim: its length, s (known without a power log), and its
-  // energy over that length, J, from the same source as `energy` (NaN without a power log).
+  // The window as it ran, no settle trim: its length, s (known without a power log).
   double whole_duration_s = 0.0;
+  // Its energy over that length, J, from the same source as `energy` (NaN without a power log).
   double whole_energy_j = std::numeric_limits<double>::quiet_NaN();
   // windows.csv's steps (wattcal-capture --app: the steps the program reported), 0 = not given.
   int64_t steps = 0;
@@ -146,8 +147,9 @@ struct CaptureReport {
   std::vector<std::string> skipped_idle;
   // Warnings for the terminal and the report (averaged power, short windows, ...).
   std::vector<std::string> warnings;
-  // The board power limit (nvidia-smi power.limit), W; NaN when no log gives it.
-  double power_limit_w = 0.0;
+  // The board power limit (nvidia-smi power.limit), W: the highest of the windows' limits; unset
+  // when no log gives one.
+  std::optional<double> power_limit_w;
   // Per capture: the power source used ("energy_counter", "instant_power", "averaged_power",
   // or "none" for a capture read without a power log) and the log it came from ("").
   std::vector<std::string> power_sources;

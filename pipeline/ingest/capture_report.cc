@@ -232,9 +232,8 @@ std::string CaptureReport::Summary() const {
                                    w.energy.f_core_max_mhz, WindowFlagsToString(w.energy.flags));
     }
   }
-  s += fmt::format(
-      "windows: {} measured, {} idle; board limit {}\n", benchmarks, idle,
-      std::isfinite(power_limit_w) ? fmt::format("{:.0f} W", power_limit_w) : "unknown");
+  s += fmt::format("windows: {} measured, {} idle; board limit {}\n", benchmarks, idle,
+                   power_limit_w ? fmt::format("{:.0f} W", *power_limit_w) : "unknown");
   if (flagged > 0) {
     s += fmt::format(
         "{} windows hit the power cap or moved their clock (left out of training "

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -64,7 +65,7 @@ struct Active {
   StepStats core, mem;   // clocks held over the window
   uint64_t reasons = 0;  // OR of the reasons held over the window
   bool has_reasons = false;
-  double limit_w = kNaN;  // lowest power limit held over the window
+  std::optional<double> limit_w;  // lowest power limit held over the window
   uint32_t flags = 0;
   double max_gap_s = 0.0;  // longest interval between readings that touches the window
   int64_t gap_from_line = 0, gap_to_line = 0;
@@ -82,7 +83,8 @@ void AddHeld(const PowerSample& s, double duration_s, Active* a) {
     a->reasons |= s.clock_reasons;
     a->has_reasons = true;
   }
-  if (!std::isnan(s.power_limit_w) && !(s.power_limit_w >= a->limit_w))
+  // A sample without a limit (NaN: the log has none) leaves the window's as it is.
+  if (!std::isnan(s.power_limit_w) && !(a->limit_w && *a->limit_w <= s.power_limit_w))
     a->limit_w = s.power_limit_w;
 }
 
@@ -127,13 +129,13 @@ WindowEnergy Finalize(const Active& a, const KernelWindow& w, const KernelEnergy
   StepStats core = a.core, mem = a.mem;
   uint64_t reasons = a.reasons;
   bool has_reasons = a.has_reasons;
-  double limit_w = a.limit_w;
-  if (a.have_held && core.empty() && mem.empty() && !has_reasons && std::isnan(limit_w)) {
+  std::optional<double> limit_w = a.limit_w;
+  if (a.have_held && core.empty() && mem.empty() && !has_reasons && !limit_w) {
     core.Add(a.held.f_core_mhz, 1.0);
     mem.Add(a.held.f_mem_mhz, 1.0);
     reasons = a.held.clock_reasons;
     has_reasons = a.held.has_clock_reasons;
-    limit_w = a.held.power_limit_w;
+    if (!std::isnan(a.held.power_limit_w)) limit_w = a.held.power_limit_w;
   }
   e.f_core_mhz = core.Mean();
   e.f_core_min_mhz = core.Min();

@@ -48,6 +48,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -178,31 +179,31 @@ struct WindowEnergy {
   // PAPI-style energy: the last reading at or before end_s x duration_s, joules.
   double papi_energy_j = 0.0;
   // SMA-style: the largest reading inside the window, watts (NaN without readings inside).
-  double sma_max_power_w = 0.0;
+  double sma_max_power_w = std::numeric_limits<double>::quiet_NaN();
   // Temperature of the last reading inside minus the first, degrees Celsius (NaN when the log
   // has no temperature or no reading is inside).
-  double temp_drift_c = 0.0;
+  double temp_drift_c = std::numeric_limits<double>::quiet_NaN();
   // Coefficient of variation of the readings inside (population sd / mean; NaN for fewer
   // than 2 readings or a zero mean).
-  double cv = 0.0;
+  double cv = std::numeric_limits<double>::quiet_NaN();
   // Time-weighted mean core and memory clocks over the window, MHz (each reading's clock held
   // until the next reading; for an empty window the clock in force at start_s); NaN when the
   // log has no clocks.
-  double f_core_mhz = 0.0;
-  double f_mem_mhz = 0.0;
+  double f_core_mhz = std::numeric_limits<double>::quiet_NaN();
+  double f_mem_mhz = std::numeric_limits<double>::quiet_NaN();
   // WindowFlag bits.
   uint32_t flags = 0;
   // Smallest and largest clock in force during the window, MHz (NaN when unknown).
-  double f_core_min_mhz = 0.0;
-  double f_core_max_mhz = 0.0;
-  double f_mem_min_mhz = 0.0;
-  double f_mem_max_mhz = 0.0;
+  double f_core_min_mhz = std::numeric_limits<double>::quiet_NaN();
+  double f_core_max_mhz = std::numeric_limits<double>::quiet_NaN();
+  double f_mem_min_mhz = std::numeric_limits<double>::quiet_NaN();
+  double f_mem_max_mhz = std::numeric_limits<double>::quiet_NaN();
   // OR of the clock event reasons (kClockReason* bits) in force during the window;
   // has_clock_reasons is false when no log gave reasons for it.
   uint64_t clock_reasons = 0;
   bool has_clock_reasons = false;
-  // Lowest power limit in force during the window, watts (NaN when unknown).
-  double power_limit_w = 0.0;
+  // Lowest power limit in force during the window, watts (unset when no log gives one).
+  std::optional<double> power_limit_w;
   // PowerSourceName() of the source of energy_j.
   std::string power_source;
   // MTSM trapezoid of the power column over the window, joules: energy_j itself unless the
@@ -241,16 +242,16 @@ struct KernelEnergy {
   // Kernel name.
   std::string kernel;
   // The group's core and memory clocks, MHz, rounded to 1 MHz; NaN when the log has none.
-  double f_core_mhz = 0.0;
-  double f_mem_mhz = 0.0;
+  double f_core_mhz = std::numeric_limits<double>::quiet_NaN();
+  double f_mem_mhz = std::numeric_limits<double>::quiet_NaN();
   // Launches aggregated (after exclusions).
   int64_t launches = 0;
   // Mean launch duration, seconds.
   double duration_s = 0.0;
-  // Mean MTSM energy per launch, joules, and its sample standard deviation over the launches
-  // (NaN for fewer than 2).
+  // Mean MTSM energy per launch, joules.
   double energy_j = 0.0;
-  double energy_j_sd = 0.0;
+  // Its sample standard deviation over the launches, joules (NaN for fewer than 2).
+  double energy_j_sd = std::numeric_limits<double>::quiet_NaN();
   // Mean of the launches' mean powers, watts, and its sample standard deviation.
   double mean_power_w = 0.0;
   double mean_power_w_sd = 0.0;
@@ -259,11 +260,11 @@ struct KernelEnergy {
   // Mean PAPI-style energy per launch, joules.
   double papi_energy_j = 0.0;
   // Mean of the launches' SMA-style maximum readings, watts (NaN when no launch had one).
-  double sma_max_power_w = 0.0;
+  double sma_max_power_w = std::numeric_limits<double>::quiet_NaN();
   // Mean temperature drift per launch, degrees Celsius (NaN when unknown).
-  double temp_drift_c = 0.0;
+  double temp_drift_c = std::numeric_limits<double>::quiet_NaN();
   // Mean coefficient of variation of the launches' readings (NaN when unknown).
-  double cv = 0.0;
+  double cv = std::numeric_limits<double>::quiet_NaN();
   // Flags of all the group's launches with their counts, "too_few_samples:2;high_cv:1"
   // (excluded launches included).
   std::string flags;
@@ -283,10 +284,10 @@ std::vector<KernelEnergy> AggregateKernelEnergies(const std::vector<WindowEnergy
 struct InstructionEnergy {
   // (with.energy_j - without.energy_j) / instructions, joules per instruction (MTSM); NaN
   // when either kernel has no launches.
-  double energy_j = 0.0;
+  double energy_j = std::numeric_limits<double>::quiet_NaN();
   // Spread over repetitions: sqrt(sd_with^2 + sd_without^2) / N, the standard deviation of
   // one repetition's estimate, joules (NaN when either sd is unknown).
-  double energy_j_sd = 0.0;
+  double energy_j_sd = std::numeric_limits<double>::quiet_NaN();
   // Standard error of energy_j: sqrt(sd_with^2 / n_with + sd_without^2 / n_without) / N.
   double energy_j_se = 0.0;
   // The same Arafa Eq. 1 on the PAPI-style energies, joules per instruction.

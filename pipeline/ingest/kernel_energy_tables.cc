@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ingest/kernel_energy.h"
+#include "util/csv_field.h"
 #include "util/errors.h"
 
 namespace wattcal {
@@ -215,7 +216,7 @@ std::string WindowEnergiesToCsv(const std::vector<WindowEnergy>& windows) {
         fmt::format("{},{},{},{},{},{},{},{}\n", Number(w.f_core_min_mhz), Number(w.f_core_max_mhz),
                     Number(w.f_mem_min_mhz), Number(w.f_mem_max_mhz),
                     w.has_clock_reasons ? fmt::format("{:#x}", w.clock_reasons) : std::string(),
-                    Number(w.power_limit_w), CsvText(w.power_source), Number(w.trapezoid_energy_j));
+                    CsvNumber(w.power_limit_w), CsvText(w.power_source), Number(w.trapezoid_energy_j));
   }
   return out;
 }

@@ -65,23 +65,23 @@ struct PowerSample {
   // Board power, watts.
   double power_w = 0.0;
   // Core (SM) clock, MHz; NaN when the log has no such column or the value is missing.
-  double f_core_mhz = 0.0;
+  double f_core_mhz = std::numeric_limits<double>::quiet_NaN();
   // Memory clock, MHz; NaN when absent.
-  double f_mem_mhz = 0.0;
+  double f_mem_mhz = std::numeric_limits<double>::quiet_NaN();
   // GPU temperature, degrees Celsius; NaN when absent.
-  double temperature_c = 0.0;
+  double temperature_c = std::numeric_limits<double>::quiet_NaN();
   // Cumulative energy counter, joules (NVML raw energy_mj/_uj/_j: energy since the driver
   // loaded; the energy between two readings is their difference). NaN when the log has no
   // counter (nvidia-smi, dmon) or the value is missing. On the H100 capture the counter is
   // refreshed about every 100 ms: consecutive readings repeat it.
-  double energy_j = 0.0;
+  double energy_j = std::numeric_limits<double>::quiet_NaN();
   // Clock event (throttle) reasons in force, the NVML bitmask (kClockReason* bits); 0 and
   // has_clock_reasons = false when the log has no such column or the value is missing.
   uint64_t clock_reasons = 0;
   bool has_clock_reasons = false;
   // Power limit in force, watts (nvidia-smi enforced.power.limit or power.limit, NVML raw
   // power_limit_mw); NaN when absent.
-  double power_limit_w = 0.0;
+  double power_limit_w = std::numeric_limits<double>::quiet_NaN();
   // 1-based line of the log the reading comes from.
   int64_t line = 0;
 };

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,8 +85,9 @@ struct Corpus {
   // Per row: the window's flags, semicolon-separated ("power_cap;clock_moved", "" for none);
   // empty (no entry at all) when the file has no `flags` column.
   std::vector<std::string> flags;
-  // The board's power limit in W (the tidy preamble's power_limit_w=...); NaN when unknown.
-  double power_limit_w = std::numeric_limits<double>::quiet_NaN();
+  // The board's power limit in W (the tidy preamble's power_limit_w=...); unset when the file
+  // does not state one.
+  std::optional<double> power_limit_w;
   // The components the GPU description marks optional (TENSOR INT, DMMA: a model trained on a
   // capture without their metric has no term for them); the tidy preamble's line
   // "# optional components: A; B". Empty when none or unknown.

@@ -633,7 +633,8 @@ namespace {
 // (wattcal-ingest writes "# wattcal-tidy default_f_core_mhz=975 default_f_mem_mhz=3505").
 // The board's power limit is stated as power_limit_w=W (0 < W <= kMaxPowerLimitW).
 // Returns the number of leading comment lines; fills the defaults the options leave at 0.
-int ReadTidyPreamble(const std::string& path, CorpusReadOptions* options, double* power_limit_w,
+int ReadTidyPreamble(const std::string& path, CorpusReadOptions* options,
+                     std::optional<double>* power_limit_w,
                      std::vector<std::string>* optional_components, std::string* gpu) {
   std::ifstream in(path, std::ios::binary);
   std::string line;
@@ -698,7 +699,7 @@ Corpus ReadCorpus(const std::string& path, const CorpusReadOptions& given_option
   std::string error;
   if (!given_options.Check(&error)) throw OptionError(error);
   CorpusReadOptions options = given_options;
-  double power_limit_w = std::numeric_limits<double>::quiet_NaN();
+  std::optional<double> power_limit_w;
   std::vector<std::string> optional_components;
   std::string gpu;
   const int preamble_lines =
@@ -742,7 +743,7 @@ std::string CorpusToTidyCsv(const Corpus& c) {
       preamble += fmt::format(" default_f_mem_mhz={}", l.domains[1].default_freq_mhz);
     }
   }
-  if (std::isfinite(c.power_limit_w)) preamble += fmt::format(" power_limit_w={}", c.power_limit_w);
+  if (c.power_limit_w) preamble += fmt::format(" power_limit_w={}", *c.power_limit_w);
   if (!preamble.empty()) s += "# wattcal-tidy" + preamble + "\n";
   if (!c.optional_components.empty()) {
     s += "# optional components:";

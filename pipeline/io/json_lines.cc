@@ -139,6 +139,12 @@ double JsonFieldReader::Number(const Json& object, const std::string& parent,
   return NumberValue(Get(object, parent, key), Join(parent, key), allow_null);
 }
 
+std::optional<double> JsonFieldReader::OptionalNumber(const Json& object, const std::string& parent,
+                                                      const std::string& key) const {
+  if (!object.contains(key) || object.at(key).is_null()) return std::nullopt;
+  return Number(object, parent, key);
+}
+
 const JsonFieldReader::Json& JsonFieldReader::Array(const Json& object, const std::string& parent,
                                                     const std::string& key, int64_t count) const {
   const Json& v = Get(object, parent, key);

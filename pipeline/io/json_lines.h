@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -55,6 +56,9 @@ class JsonFieldReader {
   double NumberValue(const Json& v, const std::string& path, bool allow_null = false) const;
   double Number(const Json& object, const std::string& parent, const std::string& key,
                 bool allow_null = false) const;
+  // A finite number, or unset when `key` is absent or null.
+  std::optional<double> OptionalNumber(const Json& object, const std::string& parent,
+                                       const std::string& key) const;
   // The array at `key`, with `count` elements (any number when count < 0).
   const Json& Array(const Json& object, const std::string& parent, const std::string& key,
                     int64_t count = -1) const;

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -73,8 +74,8 @@ struct SweepDescriptionRow {
   int active_sms = 0;
   int lanes_per_warp = 0;
   // Core and memory clocks, MHz; NaN = not given.
-  double f_core_mhz = 0.0;
-  double f_mem_mhz = 0.0;
+  double f_core_mhz = std::numeric_limits<double>::quiet_NaN();
+  double f_mem_mhz = std::numeric_limits<double>::quiet_NaN();
   // 1-based line in the description.
   int64_t line = 0;
 };

@@ -27,7 +27,7 @@ std::string NumberCell(double v) { return std::isfinite(v) ? fmt::format("{:.6f}
 }  // namespace
 
 std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const Corpus& activity,
-                                                bool fixed, double power_limit_w) {
+                                                bool fixed, std::optional<double> power_limit_w) {
   const std::string mismatch = model.layout.Mismatch(activity.layout);
   // Activity files without frequencies do not know the default pair: compare the rest.
   if (!mismatch.empty()) {
@@ -133,10 +133,9 @@ std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const C
 }
 
 std::string ActivityPredictionsToCsv(const PowerModel& model,
-                                     const std::vector<ActivityPrediction>& rows, bool breakdown,
-                                     double /*power_limit_w: capped is already 0 without one*/) {
+                                     const std::vector<ActivityPrediction>& rows, bool breakdown) {
   const int nd = model.layout.num_domains();
-  // The capping columns always: without a known limit (NaN) nothing is capped (capped = 0), and
+  // The capping columns always: without a limit nothing was capped (capped = 0), and
   // a reader finds the same columns either way.
   bool with_flags = false, with_interval = false;
   for (const ActivityPrediction& p : rows) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,24 +43,24 @@ struct ActivityPrediction {
 //  * fixed = false and the file has frequencies: at each row's own V-F pair;
 //  * fixed = false and no frequencies (a gpmTOOL prediction file: utilisations measured at the
 //    default pair): at every V-F pair of the model, highest frequencies first.
-// Each prediction is then capped by `power_limit_w` (NaN: no limit), P = min(P_model, limit),
+// Each prediction is then capped by `power_limit_w` (unset: no limit), P = min(P_model, limit),
 // flagged when beyond the model's training range or resting on a component it extrapolates
 // (ExtrapolatesFlags), and, at the model's reference pair, given its 95% prediction interval
 // when the model holds one (PredictionInterval95).
 // Throws InputError naming the activity file when the layouts differ or a row's frequency
 // lies outside the model's estimated range.
-std::vector<ActivityPrediction> PredictActivity(
-    const PowerModel& model, const Corpus& activity, bool fixed,
-    double power_limit_w = std::numeric_limits<double>::quiet_NaN());
+std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const Corpus& activity,
+                                                bool fixed,
+                                                std::optional<double> power_limit_w = std::nullopt);
 
 // CSV: benchmark,f_core_mhz[,f_mem_mhz],predicted_w[,predicted_w_lo,predicted_w_hi when any row
 // has an interval, a cell empty where unknown],uncapped_w,capped,capped_f_core_mhz
-// (capped 0/1, always 0 when `power_limit_w` is NaN; the clock empty when unknown), flags when any
+// (capped 0/1, always 0 when the rows were predicted without a limit; the clock empty when
+// unknown), flags when any
 // row has flags, and, with `breakdown`, one column per term: static_<domain>_w,
 // idle_dyn_<domain>_w, <component>_w (they sum to uncapped_w).
-std::string ActivityPredictionsToCsv(
-    const PowerModel& model, const std::vector<ActivityPrediction>& rows, bool breakdown,
-    double power_limit_w = std::numeric_limits<double>::quiet_NaN());
+std::string ActivityPredictionsToCsv(const PowerModel& model,
+                                     const std::vector<ActivityPrediction>& rows, bool breakdown);
 
 // One warning naming every prediction beyond the training range; "" when none is.
 std::string ActivityExtrapolationWarning(const std::vector<ActivityPrediction>& rows);

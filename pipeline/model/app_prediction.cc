@@ -19,7 +19,8 @@ std::string Cell(double v) { return std::isfinite(v) ? fmt::format("{:.6f}", v) 
 
 std::vector<AppPrediction> PredictApps(const PowerModel& model,
                                        const std::vector<AppActivity>& apps, const Layout& layout,
-                                       double power_limit_w, const std::string& source) {
+                                       std::optional<double> power_limit_w,
+                                       const std::string& source) {
   if (apps.empty()) throw InputError(source, 0, "", "no workloads to predict");
   Corpus activity;
   activity.path = source;
@@ -110,7 +111,7 @@ std::string AppBreakdownToCsv(const PowerModel& model, const std::vector<AppPred
 }
 
 std::string AppPredictionSummary(const PowerModel& model, const std::vector<AppPrediction>& rows,
-                                 double power_limit_w) {
+                                 std::optional<double> power_limit_w) {
   int capped = 0, beyond = 0, measured = 0, energy_measured = 0;
   double sum_ape = 0.0, sum_energy_ape = 0.0;
   for (const AppPrediction& p : rows) {
@@ -130,8 +131,8 @@ std::string AppPredictionSummary(const PowerModel& model, const std::vector<AppP
   std::string s =
       fmt::format("{} workloads predicted at {:.0f} MHz ({}): {} capped, {} beyond training",
                   rows.size(), reference[0],
-                  std::isfinite(power_limit_w) ? fmt::format("board limit {:.0f} W", power_limit_w)
-                                               : std::string("no board limit known"),
+                  power_limit_w ? fmt::format("board limit {:.0f} W", *power_limit_w)
+                                : std::string("no board limit known"),
                   capped, beyond);
   if (measured > 0) {
     s += fmt::format("; measured: {} of them, MAPE {:.2f}%", measured, sum_ape / measured);

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,10 +69,11 @@ struct AppPrediction {
 
 // Predicts every workload at the model's reference pair. `layout` (the GPU description's)
 // orders util_frac and must be the model's (else InputError naming `source` and the first
-// difference); `power_limit_w` NaN = no limit.
+// difference); an unset `power_limit_w` = no limit.
 std::vector<AppPrediction> PredictApps(const PowerModel& model,
                                        const std::vector<AppActivity>& apps, const Layout& layout,
-                                       double power_limit_w, const std::string& source);
+                                       std::optional<double> power_limit_w,
+                                       const std::string& source);
 
 // workload,predicted_w,predicted_w_lo,predicted_w_hi,uncapped_w,capped,f_core_mhz,duration_s,
 // energy_j,energy_j_lo,energy_j_hi,flags,measured_w,error_pct,measured_energy_j,energy_error_pct,
@@ -89,6 +91,6 @@ std::string AppBreakdownToCsv(const PowerModel& model, const std::vector<AppPred
 // "12 workloads predicted at 1980 MHz (board limit 700 W): 2 capped, 3 beyond training" and,
 // when measured, "measured: 12 of them, MAPE 6.10% (energy MAPE 5.20%)".
 std::string AppPredictionSummary(const PowerModel& model, const std::vector<AppPrediction>& rows,
-                                 double power_limit_w);
+                                 std::optional<double> power_limit_w);
 
 }  // namespace wattcal

@@ -35,7 +35,7 @@ std::vector<ComponentTrust> ComponentTrustTable(const PowerModel& model) {
       t.flags.push_back(kTrustBelowHalfUse);
     if (t.has_ci && t.ci_low_w <= 0.0 && t.ci_high_w >= 0.0)
       t.flags.push_back(kTrustIntervalHoldsZero);
-    if (std::isfinite(model.power_limit_w) && t.full_use_w > model.power_limit_w) {
+    if (model.power_limit_w && t.full_use_w > *model.power_limit_w) {
       t.flags.push_back(kTrustAboveBoardLimit);
     }
     table.push_back(std::move(t));

@@ -5,6 +5,7 @@
 // whose bootstrap interval holds zero was not told apart from nothing.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,7 @@ struct ComponentTrust {
   double ci_low_w = 0.0;
   double ci_high_w = 0.0;
   // The largest utilisation among the training rows; NaN when the model does not record it.
-  double trained_up_to = 0.0;
+  double trained_up_to = std::numeric_limits<double>::quiet_NaN();
   // kTrust* flags that apply, in that order.
   std::vector<std::string> flags;
 };

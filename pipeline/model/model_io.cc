@@ -319,15 +319,14 @@ class JsonModelReader : public JsonFieldReader {
   // The keys wattcal added after version 1 was first written: each optional, so that older
   // model files read as before (no limit, unknown training range, no notes).
   void ReadTraining(PowerModel* model) const {
-    if (root_.contains("power_limit_w")) {
-      model->power_limit_w = Number(root_, "", "power_limit_w", /*allow_null=*/true);
-      if (std::isfinite(model->power_limit_w) &&
-          !(model->power_limit_w > 0.0 && model->power_limit_w <= kMaxPowerW)) {
-        Fail("power_limit_w",
-             fmt::format("must lie in (0, {}] W, or be null (unknown), got {}: no GPU board draws "
-                         "that (a limit in mW or another unit?)",
-                         kMaxPowerW, model->power_limit_w));
-      }
+    // Absent (older files) or null: unset.
+    model->power_limit_w = OptionalNumber(root_, "", "power_limit_w");
+    if (model->power_limit_w &&
+        !(*model->power_limit_w > 0.0 && *model->power_limit_w <= kMaxPowerW)) {
+      Fail("power_limit_w",
+           fmt::format("must lie in (0, {}] W, or be null (unknown), got {}: no GPU board draws "
+                       "that (a limit in mW or another unit?)",
+                       kMaxPowerW, *model->power_limit_w));
     }
     if (root_.contains("training_range")) {
       const Json& range = Get(root_, "", "training_range");
@@ -513,8 +512,8 @@ void to_json(nlohmann::ordered_json& j, const PowerModel& model) {
     components.push_back(c);
   }
   j["component_w_per_mhz"] = components;
-  // NaN (unknown) is written as null.
-  j["power_limit_w"] = model.power_limit_w;
+  // Unset (unknown) is written as null.
+  j["power_limit_w"] = model.power_limit_w ? OrderedJson(*model.power_limit_w) : OrderedJson();
   OrderedJson range;
   range["max_power_w"] = model.training_range.max_power_w;
   OrderedJson max_util = OrderedJson::array();

@@ -55,9 +55,9 @@ std::string FormatModelSummary(const PowerModel& m) {
     }
     s += "\n";
   }
-  if (std::isfinite(m.power_limit_w)) {
+  if (m.power_limit_w) {
     s += fmt::format("  board power limit: {} W (predictions above it are capped)\n",
-                     m.power_limit_w);
+                     *m.power_limit_w);
   }
   if (m.training_range.known()) {
     s += fmt::format("  training range: max power {:.2f} W\n", m.training_range.max_power_w);

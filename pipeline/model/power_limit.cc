@@ -10,15 +10,15 @@
 namespace wattcal {
 
 CappedPower ApplyPowerLimit(const PowerModel& model, const double* util_frac,
-                            const double* freq_mhz, double power_limit_w) {
+                            const double* freq_mhz, std::optional<double> power_limit_w) {
   CappedPower out;
   out.uncapped_w = model.Predict(util_frac, freq_mhz);
   out.predicted_w = out.uncapped_w;
-  if (!(power_limit_w > 0.0) || !(out.uncapped_w > power_limit_w)) return out;
+  if (!power_limit_w || !(out.uncapped_w > *power_limit_w)) return out;
   // P_capped = min(P_model, P_limit): the board's cap holds the power at the limit.
-  out.predicted_w = power_limit_w;
+  out.predicted_w = *power_limit_w;
   out.capped = true;
-  out.f_core_mhz = CapCoreFrequencyMhz(model, util_frac, freq_mhz, power_limit_w);
+  out.f_core_mhz = CapCoreFrequencyMhz(model, util_frac, freq_mhz, *power_limit_w);
   return out;
 }
 
@@ -43,11 +43,11 @@ double CapCoreFrequencyMhz(const PowerModel& model, const double* util_frac, con
                         power_limit_w);
 }
 
-double EffectivePowerLimitW(double option_w, double corpus_w, double model_w) {
-  if (option_w > 0.0) return option_w;
-  if (std::isfinite(corpus_w)) return corpus_w;
-  if (std::isfinite(model_w)) return model_w;
-  return std::numeric_limits<double>::quiet_NaN();
+std::optional<double> ResolvePowerLimitW(std::optional<double> flag_w, std::optional<double> data_w,
+                                         std::optional<double> model_w) {
+  if (flag_w) return flag_w;
+  if (data_w) return data_w;
+  return model_w;
 }
 
 bool UtilBeyondTraining(double u, double max_train) {
@@ -124,20 +124,21 @@ std::string ExtrapolationWarningFromNotes(const std::vector<std::string>& notes_
   return s;
 }
 
-std::string PowerLimitBelowIdleWarning(const PowerModel& model, double power_limit_w) {
-  if (!std::isfinite(power_limit_w)) return "";
+std::string PowerLimitBelowIdleWarning(const PowerModel& model,
+                                       std::optional<double> power_limit_w) {
+  if (!power_limit_w) return "";
   std::vector<double> nothing(static_cast<size_t>(model.layout.num_components()), 0.0);
   std::vector<double> reference = model.DefaultFrequencies();
   if (model.method == "fixed") {
     for (size_t d = 0; d < reference.size(); ++d) reference[d] = model.freq_levels_mhz[d].front();
   }
   const double idle_w = model.Predict(nothing.data(), reference.data());
-  if (power_limit_w >= idle_w) return "";
+  if (*power_limit_w >= idle_w) return "";
   return fmt::format(
       "the board power limit {:.1f} W is below the model's power with nothing running ({:.1f} W, "
       "its static and component-independent terms): every prediction is capped at it. Is it the "
       "right limit (in W, of this GPU)? Give the right one with --power-limit-w",
-      power_limit_w, idle_w);
+      *power_limit_w, idle_w);
 }
 
 }  // namespace wattcal

@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,9 +65,9 @@ struct CappedPower {
 };
 
 // P_capped = min(P_model(U, f), P_limit) at utilisations `util_frac` and frequencies
-// `freq_mhz` (covered by the model); a NaN `power_limit_w` means no limit (never capped).
+// `freq_mhz` (covered by the model); an unset `power_limit_w` means no limit (never capped).
 CappedPower ApplyPowerLimit(const PowerModel& model, const double* util_frac,
-                            const double* freq_mhz, double power_limit_w);
+                            const double* freq_mhz, std::optional<double> power_limit_w);
 
 // The core clock f* (MHz) on the model's V-F curve where P(U, f*, f_mem) = `power_limit_w`,
 // searched between the lowest estimated core level and freq_mhz[0] (to 0.01 MHz). Returns
@@ -85,15 +86,19 @@ double SettleClockMhz(const PowerAt& power_at, double lo_mhz, double hi_mhz, dou
 // search stops at this fraction of the reference clock.
 inline constexpr double kSettleSearchFloorFraction = 0.2;
 
-// The limit that applies: `option_w` when > 0 (--power-limit-w), else the corpus's when
-// finite, else the model's; NaN when none is known.
-double EffectivePowerLimitW(double option_w, double corpus_w, double model_w);
+// The one rule for the board's power limit: the first that is set of `flag_w` (--power-limit-w),
+// `data_w` (the corpus's or capture's, read from the measurements) and `model_w` (the model's,
+// itself resolved when it was calibrated); unset when none is. A flag overrides the files.
+std::optional<double> ResolvePowerLimitW(std::optional<double> flag_w,
+                                         std::optional<double> data_w = std::nullopt,
+                                         std::optional<double> model_w = std::nullopt);
 
 // A warning when `power_limit_w` lies below the model's power with nothing running (its static
 // and component-independent terms at the reference pair): every prediction would then be capped,
 // which is a wrong limit (mW read as W, another GPU's limit) far more often than a real one.
-// "" when the limit is NaN or above that power.
-std::string PowerLimitBelowIdleWarning(const PowerModel& model, double power_limit_w);
+// "" when the limit is unset or above that power.
+std::string PowerLimitBelowIdleWarning(const PowerModel& model,
+                                       std::optional<double> power_limit_w);
 
 // The extrapolation flags of one prediction against the model's training range:
 // "util_beyond_training:<component>" per component beyond it, then "power_beyond_training".

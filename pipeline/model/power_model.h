@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -133,9 +134,9 @@ struct PowerModel {
   // gamma_i per component: dynamic power per MHz at full utilisation and v = 1, W/MHz.
   std::vector<double> component_w_per_mhz;
   FitReport fit;
-  // The board's power limit in W (from the training corpus or --power-limit-w); NaN when
-  // unknown. Predictions above it are capped (model/power_limit.h).
-  double power_limit_w = std::numeric_limits<double>::quiet_NaN();
+  // The board's power limit in W (--power-limit-w, else the training corpus's: ResolvePowerLimitW
+  // in model/power_limit.h); unset when neither gives one. Predictions above it are capped.
+  std::optional<double> power_limit_w;
   // What the training rows covered.
   TrainingRange training_range;
   // Sentences about the training data, in the order found: flagged rows left out,

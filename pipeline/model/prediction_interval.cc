@@ -30,7 +30,7 @@ std::string NoPredictionIntervalReason(const PowerModel& model) {
 }
 
 PowerInterval PredictionInterval95(const PowerModel& model, const double* util_frac,
-                                   const double* freq_mhz, double power_limit_w,
+                                   const double* freq_mhz, std::optional<double> power_limit_w,
                                    double predicted_w) {
   PowerInterval out;
   const PredictionIntervalData& data = model.prediction_interval;
@@ -40,19 +40,18 @@ PowerInterval PredictionInterval95(const PowerModel& model, const double* util_f
   // reference pair for a fixed model).
   PowerModel replicate = model;
   replicate.prediction_interval = PredictionIntervalData();
-  const bool limited = std::isfinite(power_limit_w);
   std::vector<double> products;
   products.reserve(data.replicate_coefficients.size() * data.oob_ratio_quantiles.size());
   for (const std::vector<double>& x : data.replicate_coefficients) {
     replicate.SetCoefficients(x);
     double p = replicate.Predict(util_frac, freq_mhz);
-    if (limited) p = std::min(p, power_limit_w);
+    if (power_limit_w) p = std::min(p, *power_limit_w);
     for (double q : data.oob_ratio_quantiles) products.push_back(p * q);
   }
   const double tail = (1.0 - kPredictionIntervalLevel) / 2.0;
   out.lo_w = std::min(BootstrapPercentile(products, tail), predicted_w);
   out.hi_w = std::max(BootstrapPercentile(products, 1.0 - tail), predicted_w);
-  if (limited) out.hi_w = std::min(out.hi_w, std::max(power_limit_w, predicted_w));
+  if (power_limit_w) out.hi_w = std::min(out.hi_w, std::max(*power_limit_w, predicted_w));
   out.lo_w = std::max(out.lo_w, 0.0);
   return out;
 }

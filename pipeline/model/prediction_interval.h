@@ -16,6 +16,7 @@
 #pragma once
 
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,11 +34,11 @@ struct PowerInterval {
 };
 
 // The interval of the prediction `predicted_w` (the model's own, capped) at `util_frac` and
-// `freq_mhz`; `power_limit_w` NaN = no limit. Unknown (NaN) when the model holds no interval
+// `freq_mhz`; an unset `power_limit_w` = no limit. Unknown (NaN) when the model holds no interval
 // (!model.prediction_interval.known(): a DVFS model, a fixed one without --bootstrap) or is
 // ported or scaled (model.Derived()).
 PowerInterval PredictionInterval95(const PowerModel& model, const double* util_frac,
-                                   const double* freq_mhz, double power_limit_w,
+                                   const double* freq_mhz, std::optional<double> power_limit_w,
                                    double predicted_w);
 
 // Why the model's predictions carry no interval ("a DVFS model: ..."); "" when they do.

@@ -160,8 +160,8 @@ std::vector<WhatIfRow> PredictWhatIf(const PowerModel& model, const VfCurve& cur
     auto on_curve = [&](double f) { return PowerOnCurve(model, curve, u, f); };
     for (double f : settings.clocks_mhz) {
       double settled = f;
-      if (std::isfinite(settings.board_limit_w)) {
-        settled = SettleClockMhz(on_curve, floor_mhz, f, settings.board_limit_w);
+      if (settings.board_limit_w) {
+        settled = SettleClockMhz(on_curve, floor_mhz, f, *settings.board_limit_w);
         if (!std::isfinite(settled)) settled = floor_mhz;
       }
       WhatIfRow r = RowAt(model, curve, app, base, time, settled);

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <limits>
+#include <optional>
 #include <map>
 #include <string>
 #include <vector>
@@ -32,8 +33,8 @@ struct WhatIfSettings {
   // --max-slowdown-pct: mark, per workload, the setting of least energy whose run time is within
   // this % of the recorded one (NaN: none marked).
   double max_slowdown_pct = std::numeric_limits<double>::quiet_NaN();
-  // The board's power limit for --at-clock (NaN: none).
-  double board_limit_w = std::numeric_limits<double>::quiet_NaN();
+  // The board's power limit for --at-clock (unset: none).
+  std::optional<double> board_limit_w;
   // CRISP counters per workload (kernel = workload name); others use the memory split.
   std::vector<CrispCounters> crisp;
   // With a power log: each workload's measured clock (its windows' time-weighted core clock),

@@ -4,6 +4,7 @@
 // term, and does our node table give the same?).
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,8 @@ struct NodeEstimatesReport {
   NodeScaling scaling;
   int kernels = 0;
   // MAPE against the measured power before and after scaling (NaN without measurements).
-  double mape_before_pct = 0.0;
-  double mape_after_pct = 0.0;
+  double mape_before_pct = std::numeric_limits<double>::quiet_NaN();
+  double mape_after_pct = std::numeric_limits<double>::quiet_NaN();
   // Kernels whose total includes a remainder outside the term columns (counted as constant).
   int kernels_with_remainder = 0;
   double max_remainder_w = 0.0;

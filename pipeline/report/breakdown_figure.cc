@@ -211,7 +211,7 @@ double BreakdownTopW(const BreakdownChart& chart, const std::vector<double>& ave
     if (std::isfinite(bar.measured_w)) top_w = std::max(top_w, bar.measured_w);
   }
   if (chart.average_bar) top_w = std::max(top_w, stack(average));
-  if (std::isfinite(chart.limit_w)) top_w = std::max(top_w, chart.limit_w);
+  if (chart.limit_w) top_w = std::max(top_w, *chart.limit_w);
   return top_w > 0.0 ? 1.06 * top_w : 1.0;
 }
 
@@ -280,11 +280,12 @@ void WriteBreakdownPlot(const BreakdownChart& chart, const std::string& title,
     *gp << AxisStyle("y");
     *gp << "set yrange [0:" << Num(y_high_w) << "]\n";
     *gp << "set xrange [-0.7:" << bar_count - 1 << ".7]\n";
-    if (std::isfinite(chart.limit_w)) {
-      *gp << "set arrow 2 from graph 0, first " << Num(chart.limit_w) << " to graph 1, first "
-          << Num(chart.limit_w) << " nohead dt 2 lw 1.5 lc rgb '#b2182b' front\n";
-      *gp << "set label 2 " << GnuplotString(fmt::format("board limit {:g} W", chart.limit_w))
-          << " at graph 0.01, first " << Num(chart.limit_w)
+    if (chart.limit_w) {
+      const double limit_w = *chart.limit_w;
+      *gp << "set arrow 2 from graph 0, first " << Num(limit_w) << " to graph 1, first "
+          << Num(limit_w) << " nohead dt 2 lw 1.5 lc rgb '#b2182b' front\n";
+      *gp << "set label 2 " << GnuplotString(fmt::format("board limit {:g} W", limit_w))
+          << " at graph 0.01, first " << Num(limit_w)
           << " offset 0, 0.6 left font ',10' tc rgb '#b2182b' front\n";
     }
     *gp << "set bmargin " << bottom_chars << "\n";

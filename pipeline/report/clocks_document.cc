@@ -157,12 +157,12 @@ void PowerSection(Document* doc, const ClocksReportInput& in,
                        Text(F(p.f_core_mhz, 0)), Text(F(p.predicted_held_mhz, 0)),
                        Text(F(p.measured_w, 1)), Text(F(p.predicted_held_w, 1))});
   }
-  if (!limited.empty() && std::isfinite(in.fit->model.power_limit_w)) {
+  if (!limited.empty() && in.fit->model.power_limit_w) {
     doc->Paragraph(
         Text(fmt::format("Runs the power limit ({:g} W) held below the requested clock, measured "
                          "or predicted: the clock "
                          "the model says the limit holds, beside the one measured.",
-                         in.fit->model.power_limit_w)));
+                         *in.fit->model.power_limit_w)));
     doc->Table({"workload", "requested (MHz)", "ran at (MHz)", "predicted hold (MHz)",
                 "measured (W)", "predicted (W)"},
                {false, true, true, true, true, true}, limited);

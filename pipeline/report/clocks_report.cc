@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -114,7 +115,7 @@ void DrawPowerPanels(const ClocksReportInput& in, const std::vector<std::string>
   const std::vector<double> clocks = in.table->RequestedClocks();
   const double pad = 0.03 * (clocks.back() - clocks.front());
   const double x_lo = clocks.front() - pad, x_hi = clocks.back() + pad;
-  const double limit = in.fit->model.power_limit_w;
+  const std::optional<double> limit = in.fit->model.power_limit_w;
   auto body = [&](Gnuplot* gp) {
     Panels(gp,
            fmt::format("{}: power across clocks, predicted from {:g} MHz alone (CV by workload)",
@@ -146,9 +147,9 @@ void DrawPowerPanels(const ClocksReportInput& in, const std::vector<std::string>
       for (const auto& series : {measured, predicted, proportional}) {
         for (const auto& point : series) top = std::max(top, point.second);
       }
-      if (std::isfinite(limit) && top >= 0.85 * limit) {
-        *gp << "set yrange [*:" << 1.04 * std::max(top, limit) << "]\n";
-        *gp << "set arrow from graph 0, first " << limit << " to graph 1, first " << limit
+      if (limit && top >= 0.85 * *limit) {
+        *gp << "set yrange [*:" << 1.04 * std::max(top, *limit) << "]\n";
+        *gp << "set arrow from graph 0, first " << *limit << " to graph 1, first " << *limit
             << " nohead dt 3 lw 1.5 lc rgb '#cc0000'\n";
       }
       *gp << "plot '-' using 1:2 with points pt 7 ps 0.8 lc rgb '#000000' title 'measured', "

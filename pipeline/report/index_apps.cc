@@ -88,8 +88,7 @@ void SummarySection(Document* doc, const RunReport& r) {
     const ReportModel& m = r.models[static_cast<size_t>(r.primary_model)];
     std::string s = fmt::format("Model: {}, {} training rows", m.label, m.model.fit.train_rows);
     if (!m.model.gpu.empty()) s += " of " + m.model.gpu;
-    if (std::isfinite(m.model.power_limit_w))
-      s += fmt::format(", board limit {:.0f} W", m.model.power_limit_w);
+    if (m.model.power_limit_w) s += fmt::format(", board limit {:.0f} W", *m.model.power_limit_w);
     if (const ReportValidation* cv = CrossValidation(r)) {
       s += fmt::format("; cross-validated MAPE {}% (below the applications)",
                        Fixed(Number(cv->metrics, "mape_pct"), 2));

@@ -49,8 +49,8 @@ std::string MeasurementNote(const Corpus& corpus, const std::string& path) {
       // A provenance file that cannot be read says nothing about the power.
     }
   }
-  if (std::isfinite(corpus.power_limit_w)) {
-    note += fmt::format("Board power limit {:g} W. ", corpus.power_limit_w);
+  if (corpus.power_limit_w) {
+    note += fmt::format("Board power limit {:g} W. ", *corpus.power_limit_w);
   }
   if (corpus.has_flags()) {
     std::vector<std::string> flagged;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -74,8 +75,8 @@ struct BreakdownChart {
   std::string x_label;
   // Bar labels written horizontally (short labels such as clocks) instead of rotated by 90°.
   bool horizontal_labels = false;
-  // The board's power limit, W, drawn as a dashed line (NaN = unknown, not drawn).
-  double limit_w = std::numeric_limits<double>::quiet_NaN();
+  // The board's power limit, W, drawn as a dashed line (unset = unknown, not drawn).
+  std::optional<double> limit_w;
 };
 
 // At most `max_bars` bars: the max_bars - 1 with the largest predicted power (in their order),

@@ -79,7 +79,7 @@ void to_json(nlohmann::json& j, const CalibrationOptions& o) {
   j["alternating_patience"] = o.alternating_patience;
   j["joint_start_from_alternating"] = o.start_from_alternating;
   j["keep_flagged"] = o.keep_flagged;
-  if (o.power_limit_w > 0.0) j["power_limit_w"] = o.power_limit_w;
+  if (o.power_limit_w) j["power_limit_w"] = *o.power_limit_w;
 }
 bool AccelWattchFlagsGiven(const AccelWattchFlags& f) {
   return !f.bounds.empty() || !f.orderings_path.empty() || !f.paper_orderings ||

@@ -91,7 +91,7 @@ CapturePrediction PredictCapture(const PowerModel& model, const CaptureReport& c
                                  const CapturePredictionRequest& request) {
   CapturePrediction out;
   out.limit_w =
-      EffectivePowerLimitW(request.power_limit_w, capture.power_limit_w, model.power_limit_w);
+      ResolvePowerLimitW(request.power_limit_w, capture.power_limit_w, model.power_limit_w);
   const std::string below = PowerLimitBelowIdleWarning(model, out.limit_w);
   if (!below.empty()) LogWarning(below);
   const std::string no_interval = NoPredictionIntervalReason(model);

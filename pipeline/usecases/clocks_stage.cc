@@ -181,8 +181,8 @@ void to_json(nlohmann::json& j, const ClocksStageOptions& o) {
   j["seed"] = o.cv.seed;
   j["reference_mhz"] = std::isnan(o.cv.fit.reference_mhz) ? nlohmann::json("highest")
                                                           : nlohmann::json(o.cv.fit.reference_mhz);
-  j["power_limit_w"] = std::isnan(o.cv.fit.power_limit_w) ? nlohmann::json(nullptr)
-                                                          : nlohmann::json(o.cv.fit.power_limit_w);
+  j["power_limit_w"] =
+      o.cv.fit.power_limit_w ? nlohmann::json(*o.cv.fit.power_limit_w) : nlohmann::json(nullptr);
   j["fit_residuals"] = VfResidualsName(o.cv.fit.residuals);
   j["voltage_min"] = o.cv.fit.voltage_min;
   j["voltage_max"] = o.cv.fit.voltage_max;

@@ -72,8 +72,7 @@ std::string ComponentPredictionsToCsv(const AccelWattchModel& model, const Compo
 }
 
 PredictStageReport RunAccelWattch(const PredictStageOptions& o) {
-  if (o.mode_given || o.default_core_mhz != 0.0 || o.default_mem_mhz != 0.0 ||
-      o.power_limit_w != 0.0) {
+  if (o.mode_given || o.default_core_mhz != 0.0 || o.default_mem_mhz != 0.0 || o.power_limit_w) {
     throw OptionError(
         "--mode, --default-core-mhz, --default-mem-mhz and --power-limit-w are for dvfs and fixed "
         "models; "
@@ -183,7 +182,7 @@ bool WantsWhatIf(const PredictStageOptions& o) {
 
 // --at-clock / --at-power-limit: the what-if table, staged in `outputs` with its provenance.
 void StageWhatIf(const PredictStageOptions& o, const PowerModel& model,
-                 const std::vector<AppPrediction>& rows, double limit_w,
+                 const std::vector<AppPrediction>& rows, std::optional<double> limit_w,
                  const std::vector<std::string>& inputs, nlohmann::json manifest_options,
                  OutputSet* outputs) {
   WhatIfSettings settings;
@@ -234,7 +233,7 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
   request.other_gpu = other_gpu;
   const CapturePrediction prediction = PredictCapture(model, capture, gpu, request);
   const std::vector<AppPrediction>& rows = prediction.rows;
-  const double limit_w = prediction.limit_w;
+  const std::optional<double> limit_w = prediction.limit_w;
 
   OutputSet outputs;
   std::vector<std::string> inputs = {o.model_path, o.gpu_path};
@@ -244,7 +243,7 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
   nlohmann::json manifest_options = {{"capture", o.captures},
                                      {"gpu", o.gpu_path},
                                      {"reference_f_core_mhz", rows.front().prediction.freq_mhz[0]}};
-  if (std::isfinite(limit_w)) manifest_options["power_limit_w"] = limit_w;
+  if (limit_w) manifest_options["power_limit_w"] = *limit_w;
   if (!other_gpu.empty()) manifest_options["other_gpu"] = other_gpu;
   outputs.StageText(o.out_path, AppPredictionsToCsv(rows));
   outputs.StageProvenance(o.out_path, "predict", inputs, manifest_options, "apps_predictions");
@@ -355,11 +354,11 @@ void PredictStageOptions::Check() const {
   read_options.default_mem_mhz = default_mem_mhz;
   std::string error;
   if (!read_options.Check(&error)) throw OptionError(error);
-  if (!(power_limit_w >= 0.0 && power_limit_w <= 10000.0)) {
+  if (power_limit_w && !(*power_limit_w > 0.0 && *power_limit_w <= 10000.0)) {
     throw OptionError(
-        fmt::format("--power-limit-w = {} must lie in [0, 10000] W (0 = the "
+        fmt::format("--power-limit-w = {} must lie in (0, 10000] W (unset: the "
                     "activity's, else the model's)",
-                    power_limit_w));
+                    *power_limit_w));
   }
 }
 
@@ -385,8 +384,8 @@ PredictStageReport RunPredictStage(const PredictStageOptions& o) {
   read_options.default_mem_mhz = o.default_mem_mhz;
   const PowerModel model = ReadModel(o.model_path);
   const Corpus activity = ReadCorpus(o.activity_path, read_options);
-  const double limit_w =
-      EffectivePowerLimitW(o.power_limit_w, activity.power_limit_w, model.power_limit_w);
+  const std::optional<double> limit_w =
+      ResolvePowerLimitW(o.power_limit_w, activity.power_limit_w, model.power_limit_w);
   const std::string below = PowerLimitBelowIdleWarning(model, limit_w);
   if (!below.empty()) LogWarning(below);
   const std::vector<ActivityPrediction> rows =
@@ -396,12 +395,12 @@ PredictStageReport RunPredictStage(const PredictStageOptions& o) {
   const std::string off_clock = ClockBeyondModelWarning(model, activity, rows);
   if (!off_clock.empty()) LogWarning(off_clock);
   OutputSet outputs;
-  outputs.StageText(o.out_path, ActivityPredictionsToCsv(model, rows, o.breakdown, limit_w));
+  outputs.StageText(o.out_path, ActivityPredictionsToCsv(model, rows, o.breakdown));
   nlohmann::json manifest_options = {{"mode", PredictModeName(o.mode)},
                                      {"breakdown", o.breakdown},
                                      {"default_core_mhz", o.default_core_mhz},
                                      {"default_mem_mhz", o.default_mem_mhz}};
-  if (std::isfinite(limit_w)) manifest_options["power_limit_w"] = limit_w;
+  if (limit_w) manifest_options["power_limit_w"] = *limit_w;
   outputs.StageProvenance(o.out_path, "predict", {o.model_path, o.activity_path}, manifest_options);
   outputs.Commit();
   LogInfo(fmt::format("wrote {} predictions for {} benchmarks to {}", rows.size(),

@@ -4,6 +4,7 @@
 // line to PredictStageOptions and calls RunPredictStage; tests call it in-process.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,8 +49,9 @@ struct PredictStageOptions {
   bool mode_given = false;
   // --breakdown: per-component power columns (TPDS §4.5).
   bool breakdown = false;
-  // --power-limit-w: the board's power limit, W (0 = the activity's, else the model's).
-  double power_limit_w = 0.0;
+  // --power-limit-w: the board's power limit, W (unset: the activity's, else the model's;
+  // ResolvePowerLimitW).
+  std::optional<double> power_limit_w;
   // --default-core-mhz, --default-mem-mhz: tidy inputs' default pair, MHz (0 = infer).
   double default_core_mhz = 0.0;
   double default_mem_mhz = 0.0;

@@ -102,7 +102,7 @@ ValidateCheckedOptions ValidateStageOptions::Check() const {
           "--model MODEL.json --heldout TABLE.csv (not --train, --cv-folds)");
     }
     if (!truth_model_path.empty() || !summary_md_path.empty() || !apps_predictions_path.empty() ||
-        calibration.options.power_limit_w != 0.0 || calibration.options.keep_flagged) {
+        calibration.options.power_limit_w || calibration.options.keep_flagged) {
       throw OptionError(
           "--truth-model, --summary-md, --apps-predictions, --power-limit-w and "
           "--keep-flagged are not available with --mode accelwattch");
@@ -262,9 +262,9 @@ std::vector<double> PredictHeldoutRows(const ValidateStageOptions& o,
     CheckTwoVfPairs(SelectTrainingRows(heldout, false).rows, "scaling (TPDS Eq. 10)",
                     "use --mode fixed");
   }
-  const double limit_w = EffectivePowerLimitW(o.calibration.options.power_limit_w,
-                                              heldout.power_limit_w, model.power_limit_w);
-  if (std::isfinite(limit_w)) run->options["power_limit_w"] = limit_w;
+  const std::optional<double> limit_w = ResolvePowerLimitW(
+      o.calibration.options.power_limit_w, heldout.power_limit_w, model.power_limit_w);
+  if (limit_w) run->options["power_limit_w"] = *limit_w;
   const std::string below = PowerLimitBelowIdleWarning(model, limit_w);
   if (!below.empty()) LogWarning(below);
   run->in.rows = PredictHeldout(model, heldout, mode, limit_w);

@@ -20,4 +20,8 @@ std::string CsvNumber(double value) {
   return std::isfinite(value) ? fmt::format("{:.9g}", value) : std::string();
 }
 
+std::string CsvNumber(std::optional<double> value) {
+  return value ? CsvNumber(*value) : std::string();
+}
+
 }  // namespace wattcal

@@ -109,9 +109,9 @@ void ScaleToDefaultPair(const HeldoutSetting& s, int r, const Eigen::VectorXd& u
   }
 }
 
-// Held-out row r's prediction, its flags and extrapolation note; with a power limit > 0, capped
+// Held-out row r's prediction, its flags and extrapolation note; with a power limit, capped
 // there.
-PredictionRow PredictRow(const HeldoutSetting& s, int r, double power_limit_w) {
+PredictionRow PredictRow(const HeldoutSetting& s, int r, std::optional<double> power_limit_w) {
   const PowerModel& model = s.model;
   const Corpus& heldout = s.heldout;
   const int nd = s.nd;
@@ -151,10 +151,10 @@ PredictionRow PredictRow(const HeldoutSetting& s, int r, double power_limit_w) {
   row.uncapped_w = uncapped;
   row.predicted_w = uncapped;
   row.f_run_core_mhz = eval[0];
-  if (power_limit_w > 0.0 && uncapped > power_limit_w) {
-    row.predicted_w = power_limit_w;
+  if (power_limit_w && uncapped > *power_limit_w) {
+    row.predicted_w = *power_limit_w;
     row.capped = true;
-    row.f_run_core_mhz = CapCoreFrequencyMhz(model, u.data(), eval.data(), power_limit_w);
+    row.f_run_core_mhz = CapCoreFrequencyMhz(model, u.data(), eval.data(), *power_limit_w);
     flags.insert(flags.begin(), kPredictionFlagCapped);
   }
   for (const std::string& flag : ExtrapolationFlags(model, u.data(), uncapped))
@@ -167,7 +167,7 @@ PredictionRow PredictRow(const HeldoutSetting& s, int r, double power_limit_w) {
 }  // namespace
 
 std::vector<PredictionRow> PredictHeldout(const PowerModel& model, const Corpus& given,
-                                          PredictMode mode, double power_limit_w) {
+                                          PredictMode mode, std::optional<double> power_limit_w) {
   std::string note;
   const Corpus heldout = WithoutOptionalComponentsNotIn(given, model.layout, &note);
   if (!note.empty()) LogWarning(note);

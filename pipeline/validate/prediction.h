@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,14 +65,14 @@ struct PredictionRow {
 //  * scaling: TPDS Eq. 10 anchored at the workload's row at the default pair.
 // A row flagged power_cap or clock_moved that dvfs cannot evaluate (its clock outside the
 // model's levels) or scaling cannot anchor is predicted at the reference pair instead
-// (flagged). Then the board's limit applies: P = min(P_model, power_limit_w) (a NaN limit:
-// none), with uncapped_w, capped and the solved core clock; and the extrapolation flags.
+// (flagged). Then the board's limit applies: P = min(P_model, power_limit_w) (unset: no
+// limit), with uncapped_w, capped and the solved core clock; and the extrapolation flags.
 // Throws InputError (naming the held-out file, the row's line, the field and the workload)
 // when the layouts differ, or an unflagged row's frequency lies outside the model's
 // estimated range, or (scaling) an unflagged workload has no row at the default pair.
-std::vector<PredictionRow> PredictHeldout(
-    const PowerModel& model, const Corpus& heldout, PredictMode mode,
-    double power_limit_w = std::numeric_limits<double>::quiet_NaN());
+std::vector<PredictionRow> PredictHeldout(const PowerModel& model, const Corpus& heldout,
+                                          PredictMode mode,
+                                          std::optional<double> power_limit_w = std::nullopt);
 
 // One warning naming every row whose prediction lies beyond the training range (up to 10
 // listed, then a count); "" when none does.
