@@ -22,16 +22,13 @@
 #include "io/units.h"
 #include "util/errors.h"
 #include "util/strings.h"
+#include "util/text_input.h"
 
 namespace wattcal {
 namespace counters_internal {
 
 // ----------------------------------------------------------------------------------------
 // Small string helpers.
-
-inline void StripByteOrderMark(std::string* s) {
-  if (StartsWith(*s, "\xEF\xBB\xBF")) s->erase(0, 3);
-}
 
 // "n/a" in any case (ncu, nvprof) and "no data" (ncu 2025.3); `empty_is_absent` adds "" and "nan" (pandas' NaN in
 // hw_perf.csv).
@@ -209,7 +206,7 @@ inline CsvStart FindCsvStart(const std::string& path) {
   int64_t no_kernels_line = 0;  // ncu's "==WARNING== No kernels were profiled."
   while (std::getline(in, text)) {
     ++line;
-    if (line == 1) StripByteOrderMark(&text);
+    if (line == 1) StripUtf8ByteOrderMark(&text);
     if (!text.empty() && text.back() == '\r') text.pop_back();
     if (StartsWith(text, "==") && text.find("No kernels were profiled") != std::string::npos)
       no_kernels_line = line;
@@ -239,7 +236,7 @@ class CounterCsv {
     std::vector<std::string> fields;
     while (reader_.Next(&fields)) {
       if (reader_.line() < start.line) continue;
-      if (!fields.empty()) StripByteOrderMark(&fields[0]);
+      if (!fields.empty()) StripUtf8ByteOrderMark(&fields[0]);
       const char* first = start.kind == HeaderKind::kNcu      ? "ID"
                           : start.kind == HeaderKind::kNvprof ? "Device"
                                                               : "Benchmark";

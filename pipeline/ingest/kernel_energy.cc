@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -12,7 +13,10 @@
 
 #include "ingest/energy_counter.h"
 #include "util/errors.h"
+#include "util/csv_field.h"
 #include "util/logging.h"
+#include "util/option_rule.h"
+#include "util/stats.h"
 
 namespace wattcal {
 namespace {
@@ -193,44 +197,13 @@ WindowEnergy Finalize(const Active& a, const KernelWindow& w, const KernelEnergy
   return e;
 }
 
-// "%.9g", or "" for NaN.
-std::string Number(double v) {
-  if (std::isnan(v)) return std::string();
-  return fmt::format("{:.9g}", v);
-}
-
-std::string Time(double v) {
-  if (std::isnan(v)) return std::string();
-  return fmt::format("{:.6f}", v);
-}
-
-std::string CsvText(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 // Mean and sample standard deviation of the non-NaN values.
 std::pair<double, double> MeanSd(const std::vector<double>& values) {
-  double sum = 0.0;
-  int64_t n = 0;
-  for (double v : values) {
-    if (std::isnan(v)) continue;
-    sum += v;
-    ++n;
-  }
-  if (n == 0) return {kNaN, kNaN};
-  const double mean = sum / static_cast<double>(n);
-  if (n < 2) return {mean, kNaN};
-  double ss = 0.0;
-  for (double v : values) {
-    if (!std::isnan(v)) ss += (v - mean) * (v - mean);
-  }
-  return {mean, std::sqrt(ss / static_cast<double>(n - 1))};
+  std::vector<double> known;
+  std::copy_if(values.begin(), values.end(), std::back_inserter(known),
+               [](double v) { return !std::isnan(v); });
+  const double mean = Mean(known);
+  return {mean, known.size() < 2 ? kNaN : SampleStdDev(known, mean)};
 }
 
 }  // namespace
@@ -256,28 +229,16 @@ std::string WindowFlagsToString(uint32_t flags) {
 }
 
 bool KernelEnergyOptions::Check(std::string* error) const {
-  if (min_samples < 0) {
-    *error = fmt::format("--min-samples = {} must be >= 0", min_samples);
-    return false;
-  }
-  if (!(max_temp_drift_c >= 0.0)) {
-    *error = fmt::format("--max-temp-drift-c = {} must be >= 0", max_temp_drift_c);
-    return false;
-  }
-  if (!(max_cv >= 0.0)) {
-    *error = fmt::format("--max-cv = {} must be >= 0", max_cv);
-    return false;
-  }
-  if (!(settle_ms >= 0.0) || !std::isfinite(settle_ms)) {
-    *error = fmt::format("--settle-ms = {} must be finite and >= 0", settle_ms);
-    return false;
-  }
-  if (!(max_clock_range_frac >= 0.0) || !std::isfinite(max_clock_range_frac)) {
-    *error =
-        fmt::format("the clock_moved threshold, max_clock_range_frac = {} must be finite and >= 0",
-                    max_clock_range_frac);
-    return false;
-  }
+  if (min_samples < 0) return RejectOption(error, "--min-samples = {} must be >= 0", min_samples);
+  if (!(max_temp_drift_c >= 0.0))
+    return RejectOption(error, "--max-temp-drift-c = {} must be >= 0", max_temp_drift_c);
+  if (!(max_cv >= 0.0)) return RejectOption(error, "--max-cv = {} must be >= 0", max_cv);
+  if (!(settle_ms >= 0.0) || !std::isfinite(settle_ms))
+    return RejectOption(error, "--settle-ms = {} must be finite and >= 0", settle_ms);
+  if (!(max_clock_range_frac >= 0.0) || !std::isfinite(max_clock_range_frac))
+    return RejectOption(
+        error, "the clock_moved threshold, max_clock_range_frac = {} must be finite and >= 0",
+        max_clock_range_frac);
   return true;
 }
 
@@ -546,12 +507,12 @@ std::string KernelEnergiesToCsv(const std::vector<KernelEnergy>& kernels) {
       "energy_j_sd,mean_power_w_sd,papi_energy_j,sma_max_power_w,temp_drift_c,cv,flags,"
       "excluded_launches\n";
   for (const KernelEnergy& k : kernels) {
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvText(k.kernel),
-                    k.launches, Number(k.duration_s), Number(k.energy_j), Number(k.mean_power_w),
-                    k.samples, Number(k.f_core_mhz), Number(k.f_mem_mhz), Number(k.energy_j_sd),
-                    Number(k.mean_power_w_sd), Number(k.papi_energy_j), Number(k.sma_max_power_w),
-                    Number(k.temp_drift_c), Number(k.cv), CsvText(k.flags), k.excluded_launches);
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(k.kernel), k.launches,
+        CsvNumber(k.duration_s), CsvNumber(k.energy_j), CsvNumber(k.mean_power_w), k.samples,
+        CsvNumber(k.f_core_mhz), CsvNumber(k.f_mem_mhz), CsvNumber(k.energy_j_sd),
+        CsvNumber(k.mean_power_w_sd), CsvNumber(k.papi_energy_j), CsvNumber(k.sma_max_power_w),
+        CsvNumber(k.temp_drift_c), CsvNumber(k.cv), CsvField(k.flags), k.excluded_launches);
   }
   return out;
 }
@@ -563,16 +524,17 @@ std::string WindowEnergiesToCsv(const std::vector<WindowEnergy>& windows) {
       "f_core_max_mhz,f_mem_min_mhz,f_mem_max_mhz,clock_reasons,power_limit_w,power_source,"
       "trapezoid_energy_j\n";
   for (const WindowEnergy& w : windows) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", CsvText(w.kernel), w.line,
-                       Time(w.start_s), Time(w.end_s), Number(w.duration_s), Number(w.energy_j),
-                       Number(w.mean_power_w), w.samples, Number(w.papi_energy_j),
-                       Number(w.sma_max_power_w), Number(w.temp_drift_c), Number(w.cv),
-                       Number(w.f_core_mhz), Number(w.f_mem_mhz), WindowFlagsToString(w.flags));
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{}\n", Number(w.f_core_min_mhz), Number(w.f_core_max_mhz),
-                    Number(w.f_mem_min_mhz), Number(w.f_mem_max_mhz),
-                    w.has_clock_reasons ? fmt::format("{:#x}", w.clock_reasons) : std::string(),
-                    Number(w.power_limit_w), CsvText(w.power_source), Number(w.trapezoid_energy_j));
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", CsvField(w.kernel), w.line,
+                       CsvFixed(w.start_s, 6), CsvFixed(w.end_s, 6), CsvNumber(w.duration_s),
+                       CsvNumber(w.energy_j), CsvNumber(w.mean_power_w), w.samples,
+                       CsvNumber(w.papi_energy_j), CsvNumber(w.sma_max_power_w),
+                       CsvNumber(w.temp_drift_c), CsvNumber(w.cv), CsvNumber(w.f_core_mhz),
+                       CsvNumber(w.f_mem_mhz), WindowFlagsToString(w.flags));
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{}\n", CsvNumber(w.f_core_min_mhz), CsvNumber(w.f_core_max_mhz),
+        CsvNumber(w.f_mem_min_mhz), CsvNumber(w.f_mem_max_mhz),
+        w.has_clock_reasons ? fmt::format("{:#x}", w.clock_reasons) : std::string(),
+        CsvNumber(w.power_limit_w), CsvField(w.power_source), CsvNumber(w.trapezoid_energy_j));
   }
   return out;
 }

@@ -16,6 +16,7 @@
 #include "util/bounds.h"
 #include "util/errors.h"
 #include "util/output.h"
+#include "util/text_input.h"
 
 namespace wattcal {
 namespace {
@@ -592,8 +593,7 @@ std::string ModelToGpmtoolCsv(const PowerModel& model) {
 
 PowerModel ReadModel(const std::string& path) {
   const std::string text = ReadFileText(path, "file");
-  size_t first = 0;
-  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) first = 3;
+  size_t first = text.size() - StripUtf8ByteOrderMark(std::string_view(text)).size();
   while (first < text.size() && std::isspace(static_cast<unsigned char>(text[first]))) ++first;
   if (first < text.size() && text[first] == '{') return ReadJsonModel(path, text);
   return ReadGpmtoolModel(path);

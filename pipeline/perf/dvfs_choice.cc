@@ -9,6 +9,7 @@
 
 #include "perf/perf_csv.h"
 #include "util/errors.h"
+#include "util/option_rule.h"
 
 namespace wattcal {
 
@@ -48,20 +49,13 @@ bool ParseActivityScaling(const std::string& text, ActivityScaling* scaling) {
 }
 
 bool DvfsOptions::Check(std::string* error) const {
-  if (std::isnan(max_slowdown_pct) || std::isinf(max_slowdown_pct)) {
-    *error = fmt::format("max_slowdown_pct = {} must be finite (< 0: no budget)", max_slowdown_pct);
-    return false;
-  }
+  if (std::isnan(max_slowdown_pct) || std::isinf(max_slowdown_pct))
+    return RejectOption(error, "max_slowdown_pct = {} must be finite (< 0: no budget)",
+                        max_slowdown_pct);
   std::set<std::string> seen;
   for (const std::string& m : perf_models) {
-    if (m.empty()) {
-      *error = "perf_models has an empty name";
-      return false;
-    }
-    if (!seen.insert(m).second) {
-      *error = "perf_models lists '" + m + "' twice";
-      return false;
-    }
+    if (m.empty()) return RejectOption(error, "perf_models has an empty name");
+    if (!seen.insert(m).second) return RejectOption(error, "perf_models lists '{}' twice", m);
   }
   return true;
 }

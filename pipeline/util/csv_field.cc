@@ -20,4 +20,14 @@ std::string CsvNumber(double value) {
   return std::isfinite(value) ? fmt::format("{:.9g}", value) : std::string();
 }
 
+std::string CsvFixed(double value, int decimals) {
+  return std::isfinite(value) ? fmt::format("{:.{}f}", value, decimals) : std::string();
+}
+
+std::string CsvExactNumber(double value) {
+  return std::isfinite(value) ? ExactNumber(value) : std::string();
+}
+
+std::string ExactNumber(double value) { return fmt::format("{:.17g}", value); }
+
 }  // namespace wattcal

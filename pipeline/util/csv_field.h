@@ -11,4 +11,15 @@ std::string CsvField(const std::string& text);
 // A number for a CSV cell: "%.9g", or an empty cell when it is not finite (unknown).
 std::string CsvNumber(double value);
 
+// A number for a CSV cell with `decimals` digits after the point ("%.6f" for 6), or an empty cell
+// when it is not finite.
+std::string CsvFixed(double value, int decimals);
+
+// A number for a CSV cell that reads back as exactly `value` ("%.17g"), or an empty cell when it
+// is not finite.
+std::string CsvExactNumber(double value);
+
+// `value` as "%.17g", which reads back as exactly `value` (a non-finite one as nan, inf, -inf).
+std::string ExactNumber(double value);
+
 }  // namespace wattcal
