@@ -50,6 +50,20 @@ TEST(TextInput, ByteOrderMarkIsStrippedOnlyAtTheStart) {
   EXPECT_EQ(StripUtf8ByteOrderMark(std::string_view("\xEF\xBB")), "\xEF\xBB");
 }
 
+TEST(CsvFields, QuotedOnlyWhenTheyMustBe) {
+  EXPECT_EQ(CsvField(""), "");
+  EXPECT_EQ(CsvField("plain"), "plain");
+  EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
+  EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(CsvField("two\rlines"), "\"two\rlines\"");
+  EXPECT_EQ(CsvField(" edge "), " edge ");
+  EXPECT_EQ(CsvFieldKeepingEdgeSpaces(" edge"), "\" edge\"");
+  EXPECT_EQ(CsvFieldKeepingEdgeSpaces("edge "), "\"edge \"");
+  EXPECT_EQ(CsvFieldKeepingEdgeSpaces("in side"), "in side");
+  EXPECT_EQ(CsvFieldKeepingEdgeSpaces(""), "");
+  EXPECT_EQ(CsvFieldKeepingEdgeSpaces("a,b"), "\"a,b\"");
+}
+
 TEST(CsvNumbers, NonFiniteIsAnEmptyCell) {
   EXPECT_EQ(CsvNumber(1.0 / 3.0), "0.333333333");
   EXPECT_EQ(CsvNumber(kNaN), "");

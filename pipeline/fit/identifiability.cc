@@ -26,11 +26,6 @@ std::vector<double> Sample(const Eigen::VectorXd& v) {
   return std::vector<double>(v.data(), v.data() + v.size());
 }
 
-// Pearson r of two equally long vectors; NaN when either is constant.
-double Pearson(const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
-  return PearsonR(Sample(a), Sample(b));
-}
-
 }  // namespace
 
 bool CollinearityOptions::Check(std::string* error) const {
@@ -296,7 +291,7 @@ std::vector<int> CorrelateComponents(const CollinearityOptions& options, Colline
     for (int b = a; b < p; ++b) {
       const double value = constant[static_cast<size_t>(a)] || constant[static_cast<size_t>(b)]
                                ? CollinearityReport::kNaN
-                               : Pearson(r->util_frac.col(a), r->util_frac.col(b));
+                               : PearsonR(Sample(r->util_frac.col(a)), Sample(r->util_frac.col(b)));
       r->component_r(a, b) = value;
       r->component_r(b, a) = value;
     }
@@ -324,8 +319,8 @@ void CorrelateBenchmarks(CollinearityReport* r) {
   std::vector<double> off_diagonal;
   for (int a = 0; a < n; ++a) {
     for (int b = a; b < n; ++b) {
-      const double value =
-          Pearson(r->util_frac.row(a).transpose(), r->util_frac.row(b).transpose());
+      const double value = PearsonR(Sample(r->util_frac.row(a).transpose()),
+                                    Sample(r->util_frac.row(b).transpose()));
       r->benchmark_r(a, b) = value;
       r->benchmark_r(b, a) = value;
       if (b > a && std::isfinite(value)) off_diagonal.push_back(std::abs(value));

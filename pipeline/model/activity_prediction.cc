@@ -32,7 +32,7 @@ std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const C
   }
   const int nd = model.layout.num_domains();
   std::vector<double> reference = model.DefaultFrequencies();
-  if (model.method == "fixed") {
+  if (model.method == FitMethod::kFixed) {
     for (int d = 0; d < nd; ++d) reference[d] = model.freq_levels_mhz[d].front();
   }
   // The V-F pairs to predict at when the activity carries no frequencies.

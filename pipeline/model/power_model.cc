@@ -5,6 +5,56 @@
 
 namespace wattcal {
 
+const char* FitMethodName(FitMethod method) {
+  return method == FitMethod::kDvfs ? "dvfs" : "fixed";
+}
+
+bool ParseFitMethod(const std::string& name, FitMethod* method) {
+  if (name != "dvfs" && name != "fixed") return false;
+  *method = name == "dvfs" ? FitMethod::kDvfs : FitMethod::kFixed;
+  return true;
+}
+
+const char* FitLossName(FitLoss loss) {
+  switch (loss) {
+    case FitLoss::kL2: return "l2";
+    case FitLoss::kHuber: return "huber";
+    case FitLoss::kCauchy: return "cauchy";
+  }
+  return "?";
+}
+
+bool ParseFitLoss(const std::string& name, FitLoss* loss) {
+  for (FitLoss l : {FitLoss::kL2, FitLoss::kHuber, FitLoss::kCauchy}) {
+    if (name == FitLossName(l)) {
+      *loss = l;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* ModelSolverName(ModelSolver solver) {
+  switch (solver) {
+    case ModelSolver::kJoint: return "joint";
+    case ModelSolver::kAlternating: return "alternating";
+    case ModelSolver::kNnls: return "nnls";
+    case ModelSolver::kTruth: return "truth";
+  }
+  return "?";
+}
+
+bool ParseModelSolver(const std::string& name, ModelSolver* solver) {
+  for (ModelSolver s :
+       {ModelSolver::kJoint, ModelSolver::kAlternating, ModelSolver::kNnls, ModelSolver::kTruth}) {
+    if (name == ModelSolverName(s)) {
+      *solver = s;
+      return true;
+    }
+  }
+  return false;
+}
+
 int PowerModel::num_coefficients() const {
   return 2 * layout.num_domains() + layout.num_components();
 }

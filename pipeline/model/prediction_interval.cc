@@ -12,7 +12,7 @@ std::string NoPredictionIntervalReason(const PowerModel& model) {
   std::string why;
   if (model.Derived()) {
     why = "a ported or scaled model (its bootstrap replicates would be its base model's)";
-  } else if (model.method != "fixed") {
+  } else if (model.method != FitMethod::kFixed) {
     why =
         "a DVFS model (TPDS Eqs. 4-6; the bootstrap that gives the interval is of the fixed "
         "method only)";

@@ -144,9 +144,9 @@ struct PowerContext {
 // or the scaling mode without the measured power at the default pair.
 void CheckModelFitsActivity(const PowerModel& model, const std::string& model_path,
                             const Corpus& activity, const DvfsOptions& options) {
-  if (model.method != "dvfs") {
+  if (model.method != FitMethod::kDvfs) {
     throw InputError(model_path, 0, "method",
-                     "a '" + model.method +
+                     "a '" + std::string(FitMethodName(model.method)) +
                          "' model predicts one V-F pair only; choosing a pair "
                          "needs a DVFS model (wattcal-calibrate --method dvfs)");
   }

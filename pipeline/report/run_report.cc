@@ -82,7 +82,7 @@ bool SameFile(const std::string& a, const std::string& b) {
 }
 
 std::string ModelKind(const PowerModel& m) {
-  return m.fit.solver.empty() ? m.method : m.fit.solver;
+  return m.fit.solver ? ModelSolverName(*m.fit.solver) : FitMethodName(m.method);
 }
 
 }  // namespace
@@ -458,7 +458,7 @@ class Collector {
       }
     }
     for (size_t i = 0; i < r_.models.size() && r_.primary_model < 0; ++i) {
-      if (r_.models[i].model.method == "dvfs") r_.primary_model = static_cast<int>(i);
+      if (r_.models[i].model.method == FitMethod::kDvfs) r_.primary_model = static_cast<int>(i);
     }
     if (r_.primary_model < 0 && !r_.models.empty()) r_.primary_model = 0;
   }

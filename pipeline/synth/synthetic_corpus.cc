@@ -92,7 +92,7 @@ SyntheticSpec ReadSyntheticSpec(const std::string& path) {
 
 PowerModel TruthModel(const SyntheticSpec& spec) {
   PowerModel m;
-  m.method = "dvfs";
+  m.method = FitMethod::kDvfs;
   m.layout = spec.layout;
   for (int d = 0; d < spec.layout.num_domains(); ++d) {
     const SyntheticVoltageCurve& c = spec.voltage[d];
@@ -106,7 +106,7 @@ PowerModel TruthModel(const SyntheticSpec& spec) {
   }
   m.SetCoefficients(spec.coefficients);
   m.trained_on = "truth:" + spec.name;
-  m.fit.solver = "truth";
+  m.fit.solver = ModelSolver::kTruth;
   return m;
 }
 

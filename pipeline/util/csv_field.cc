@@ -6,14 +6,28 @@
 
 namespace wattcal {
 
-std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+namespace {
+
+// `text` in quotes, its quotes doubled.
+std::string Quoted(const std::string& text) {
   std::string quoted = "\"";
   for (char c : text) {
     if (c == '"') quoted += '"';
     quoted += c;
   }
   return quoted + "\"";
+}
+
+}  // namespace
+
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  return Quoted(text);
+}
+
+std::string CsvFieldKeepingEdgeSpaces(const std::string& text) {
+  const bool edge_space = !text.empty() && (text.front() == ' ' || text.back() == ' ');
+  return edge_space ? Quoted(text) : CsvField(text);
 }
 
 std::string CsvNumber(double value) {

@@ -8,6 +8,10 @@ namespace wattcal {
 
 std::string CsvField(const std::string& text);
 
+// The same, quoted also when it begins or ends with a space, so that a reader that trims its
+// fields (CsvReader) reads it back whole.
+std::string CsvFieldKeepingEdgeSpaces(const std::string& text);
+
 // A number for a CSV cell: "%.9g", or an empty cell when it is not finite (unknown).
 std::string CsvNumber(double value);
 
