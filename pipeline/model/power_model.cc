@@ -2,57 +2,57 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstddef>
+#include <utility>
 
 namespace wattcal {
 
-const char* FitMethodName(FitMethod method) {
-  return method == FitMethod::kDvfs ? "dvfs" : "fixed";
+namespace {
+
+// Each kind's name in the model file and on the command line, the one place each is written.
+template <typename Kind>
+using Names = std::pair<Kind, const char*>;
+constexpr Names<FitMethod> kMethodNames[] = {{FitMethod::kDvfs, "dvfs"},
+                                             {FitMethod::kFixed, "fixed"}};
+constexpr Names<FitLoss> kLossNames[] = {
+    {FitLoss::kL2, "l2"}, {FitLoss::kHuber, "huber"}, {FitLoss::kCauchy, "cauchy"}};
+constexpr Names<ModelSolver> kSolverNames[] = {{ModelSolver::kJoint, "joint"},
+                                               {ModelSolver::kAlternating, "alternating"},
+                                               {ModelSolver::kNnls, "nnls"},
+                                               {ModelSolver::kTruth, "truth"}};
+
+template <typename Kind, size_t N>
+const char* NameOf(const Names<Kind> (&names)[N], Kind kind) {
+  for (const Names<Kind>& n : names) {
+    if (n.first == kind) return n.second;
+  }
+  return "?";
 }
 
+template <typename Kind, size_t N>
+bool KindOf(const Names<Kind> (&names)[N], const std::string& name, Kind* kind) {
+  for (const Names<Kind>& n : names) {
+    if (name == n.second) {
+      *kind = n.first;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+const char* FitMethodName(FitMethod method) { return NameOf(kMethodNames, method); }
 bool ParseFitMethod(const std::string& name, FitMethod* method) {
-  if (name != "dvfs" && name != "fixed") return false;
-  *method = name == "dvfs" ? FitMethod::kDvfs : FitMethod::kFixed;
-  return true;
+  return KindOf(kMethodNames, name, method);
 }
 
-const char* FitLossName(FitLoss loss) {
-  switch (loss) {
-    case FitLoss::kL2: return "l2";
-    case FitLoss::kHuber: return "huber";
-    case FitLoss::kCauchy: return "cauchy";
-  }
-  return "?";
-}
+const char* FitLossName(FitLoss loss) { return NameOf(kLossNames, loss); }
+bool ParseFitLoss(const std::string& name, FitLoss* loss) { return KindOf(kLossNames, name, loss); }
 
-bool ParseFitLoss(const std::string& name, FitLoss* loss) {
-  for (FitLoss l : {FitLoss::kL2, FitLoss::kHuber, FitLoss::kCauchy}) {
-    if (name == FitLossName(l)) {
-      *loss = l;
-      return true;
-    }
-  }
-  return false;
-}
-
-const char* ModelSolverName(ModelSolver solver) {
-  switch (solver) {
-    case ModelSolver::kJoint: return "joint";
-    case ModelSolver::kAlternating: return "alternating";
-    case ModelSolver::kNnls: return "nnls";
-    case ModelSolver::kTruth: return "truth";
-  }
-  return "?";
-}
-
+const char* ModelSolverName(ModelSolver solver) { return NameOf(kSolverNames, solver); }
 bool ParseModelSolver(const std::string& name, ModelSolver* solver) {
-  for (ModelSolver s :
-       {ModelSolver::kJoint, ModelSolver::kAlternating, ModelSolver::kNnls, ModelSolver::kTruth}) {
-    if (name == ModelSolverName(s)) {
-      *solver = s;
-      return true;
-    }
-  }
-  return false;
+  return KindOf(kSolverNames, name, solver);
 }
 
 int PowerModel::num_coefficients() const {
