@@ -192,7 +192,7 @@ inline std::string NcuRawPage(const std::vector<std::string>& metrics, int kerne
 inline std::string WriteTestModel(const std::string& path) {
   const GpuDescription gpu = ReadGpuDescription(kH100);
   PowerModel m;
-  m.method = "fixed";
+  m.method = FitMethod::kFixed;
   m.layout = gpu.ToLayout();
   const int nd = m.layout.num_domains();
   for (int d = 0; d < nd; ++d) {

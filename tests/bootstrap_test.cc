@@ -20,6 +20,7 @@
 #include "model/prediction_interval.h"
 #include "test_support.h"
 #include "util/errors.h"
+#include "util/stats.h"
 
 namespace wattcal {
 namespace {
@@ -82,16 +83,6 @@ CalibrationOptions FixedOptions(int replicates) {
   o.show_progress = false;
   o.bootstrap_replicates = replicates;
   return o;
-}
-
-TEST(Bootstrap, PercentileInterpolatesBetweenOrderStatistics) {
-  // Type 7: h = (n - 1) p.
-  EXPECT_DOUBLE_EQ(BootstrapPercentile({4, 1, 3, 2, 5}, 0.5), 3.0);
-  EXPECT_DOUBLE_EQ(BootstrapPercentile({1, 2, 3, 4, 5}, 0.025), 1.1);
-  EXPECT_DOUBLE_EQ(BootstrapPercentile({1, 2, 3, 4, 5}, 0.975), 4.9);
-  EXPECT_DOUBLE_EQ(BootstrapPercentile({7}, 0.975), 7.0);
-  EXPECT_DOUBLE_EQ(BootstrapPercentile({1, 2}, 1.0), 2.0);
-  EXPECT_TRUE(std::isnan(BootstrapPercentile({}, 0.5)));
 }
 
 TEST(Bootstrap, UniformIndexIsFixedAndInRange) {
@@ -290,8 +281,8 @@ TEST(PredictionInterval, HeldOutBenchmarksFallInsideAbout95In100) {
     abs_error_pct.push_back(100.0 * std::fabs(q.predicted_w - measured) / measured);
   }
   const double coverage = static_cast<double>(inside) / at_default.rows();
-  const double median_width = BootstrapPercentile(width_pct, 0.5);
-  const double median_error = BootstrapPercentile(abs_error_pct, 0.5);
+  const double median_width = Quantile(width_pct, 0.5);
+  const double median_error = Quantile(abs_error_pct, 0.5);
   std::printf("held-out coverage %.3f, median width %.2f%%, median |error| %.2f%%\n", coverage,
               median_width, median_error);
   EXPECT_GE(coverage, 0.90);

@@ -204,7 +204,7 @@ TEST(CalibrateRecovery, FixedModelAtTheDefaultPair) {
   options.method = FitMethod::kFixed;
   options.loss = FitLoss::kL2;
   const PowerModel m = Calibrate(c.train, options);
-  EXPECT_EQ(m.method, "fixed");
+  EXPECT_EQ(m.method, FitMethod::kFixed);
   // TPDS Eq. 9 at the default pair: beta0 = sum of the static and idle terms at v = 1,
   // omega_i = gamma_i * f. Compare the predictions at the default pair instead of the split.
   const Corpus at_default = c.heldout.Subset(c.heldout.RowsAtDefault());

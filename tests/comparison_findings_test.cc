@@ -71,7 +71,7 @@ TEST(ComparisonFindings, EveryNumberComesFromTheChartAndSwappingTheGpusChangesTh
 
 PowerModel TwoComponents(double a_low, double a_high, double b_low, double b_high) {
   PowerModel m;
-  m.method = "fixed";
+  m.method = FitMethod::kFixed;
   m.layout.domains = {{"core", 1000.0, {"TENSOR", "FP32"}}};
   m.freq_levels_mhz = {{1000.0}};
   m.voltage_rel = {{1.0}};

@@ -19,7 +19,7 @@ namespace {
 // Core at 1000 MHz with A, B, C; memory at 2000 MHz with D.
 PowerModel FourComponents() {
   PowerModel m;
-  m.method = "fixed";
+  m.method = FitMethod::kFixed;
   m.layout.domains = {{"core", 1000.0, {"A", "B", "C"}}, {"mem", 2000.0, {"D"}}};
   m.freq_levels_mhz = {{1000.0}, {2000.0}};
   m.voltage_rel = {{1.0}, {1.0}};

@@ -14,14 +14,14 @@ namespace {
 
 PowerModel Fitted(const std::string& trained_on) {
   PowerModel m;
-  m.method = "fixed";
+  m.method = FitMethod::kFixed;
   m.layout.domains = {{"core", 1000.0, {"A", "B"}}};
   m.freq_levels_mhz = {{1000.0}};
   m.voltage_rel = {{1.0}};
   m.static_w = {50.0};
   m.idle_dyn_w_per_mhz = {0.0};
   m.component_w_per_mhz = {0.1, 0.2};
-  m.fit.solver = "nnls";
+  m.fit.solver = ModelSolver::kNnls;
   m.fit.converged = true;
   m.fit.train_rows = 130;
   m.fit.train_mape_pct = 4.16;

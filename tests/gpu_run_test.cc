@@ -102,7 +102,7 @@ TEST(GpuRun, FromCapturesToReportWithApplicationsMeasuredAndNot) {
   const nlohmann::json cv =
       nlohmann::json::parse(ReadFile(dir + "/run/validation/cv/metrics.json"));
   EXPECT_NEAR(cv["mape_pct"].get<double>(), 5.528, 0.05);
-  EXPECT_EQ(ReadModel(dir + "/run/model/model.json").method, "fixed");
+  EXPECT_EQ(ReadModel(dir + "/run/model/model.json").method, FitMethod::kFixed);
   EXPECT_TRUE(
       ReadModel(dir + "/run/model/model.json").coefficient_ci95.known());  // --bootstrap 200
   // How far to trust it: the saturating tensor window hit the 700 W cap and is left out, so
@@ -347,7 +347,7 @@ TEST(AutoMethod, FixedForOneVfPairDvfsForSeveral) {
       << r.output;
   EXPECT_NE(r.output.find("--bootstrap 20 applies to the fixed method only"), std::string::npos)
       << r.output;
-  EXPECT_EQ(ReadModel(dir + "/dvfs.json").method, "dvfs");
+  EXPECT_EQ(ReadModel(dir + "/dvfs.json").method, FitMethod::kDvfs);
 
   // validate --mode auto: the model's method, or with --cv-folds the corpus's.
   r = RunStage("wattcal-validate",

@@ -122,7 +122,7 @@ void ExpectSameModel(const PowerModel& a, const PowerModel& b, bool compare_fit 
 // A two-domain model whose numbers do not print exactly in few digits.
 PowerModel AwkwardModel() {
   PowerModel model;
-  model.method = "dvfs";
+  model.method = FitMethod::kDvfs;
   model.layout.domains = {{"core", 975, {"SP ADD", "INT", "L2"}}, {"mem", 3505, {"DRAM"}}};
   model.freq_levels_mhz = {{595, 975, 1164.5}, {810, 3505}};
   model.voltage_rel = {{0.1 + 0.2, 1.0, 1.0 / 3.0 + 1.0}, {0.5, 1.0}};
@@ -131,8 +131,8 @@ PowerModel AwkwardModel() {
   // The last one: 17 significant digits near the coefficient bound (1e6, util/bounds.h).
   model.component_w_per_mhz = {0.1, 2.0 / 3.0, 1e-17, 123456.789123456789};
   model.trained_on = "gpmtool_tpds2019/gtx_titan_x/train_micro_dvfs_11comp.csv";
-  model.fit.solver = "alternating";
-  model.fit.loss = "huber";
+  model.fit.solver = ModelSolver::kAlternating;
+  model.fit.loss = FitLoss::kHuber;
   model.fit.loss_scale = 0.05;
   model.fit.residual = "relative";
   model.fit.converged = true;
@@ -177,7 +177,7 @@ TEST(ModelIoGpmtool, ReadsEveryReferenceModel) {
   for (const ReferenceModel& ref : ReferenceModels()) {
     SCOPED_TRACE(ref.file);
     const PowerModel model = ReadModel(Dataset(ref.file));
-    EXPECT_EQ(model.method, ref.method);
+    EXPECT_STREQ(FitMethodName(model.method), ref.method.c_str());
     ASSERT_EQ(model.layout.num_domains(), 2);
     EXPECT_EQ(model.DefaultFrequencies(), ref.default_freq_mhz);
     EXPECT_EQ(model.layout.num_components(), ref.num_components);
@@ -192,7 +192,7 @@ TEST(ModelIoGpmtool, ReadsEveryReferenceModel) {
     ASSERT_EQ(static_cast<int>(x.size()), 4 + ref.num_components);
     EXPECT_EQ(x.front(), ref.first_coefficient);
     EXPECT_EQ(x.back(), ref.last_coefficient);
-    EXPECT_EQ(model.fit.solver, "");
+    EXPECT_FALSE(model.fit.solver.has_value());
   }
 }
 
@@ -265,14 +265,14 @@ TEST(ModelIoGpmtool, ToleratesOneTrailingComma) {
       "2\n975,3505\n1,1\nSP,DRAM\n595,975\n3505,\n1.5,2.5,0.25,0.125,0.0625,0.03125,\n"
       "0.75,1.0\n1.0\n";
   const PowerModel model = ReadModel(WriteFile(ScratchDir() + "/m.csv", text));
-  EXPECT_EQ(model.method, "dvfs");
+  EXPECT_EQ(model.method, FitMethod::kDvfs);
   EXPECT_EQ(model.Coefficients(), (std::vector<double>{1.5, 2.5, 0.25, 0.125, 0.0625, 0.03125}));
   EXPECT_EQ(model.freq_levels_mhz[1], (std::vector<double>{3505}));
 }
 
 TEST(ModelIoGpmtool, NonIntegralFrequenciesAndOneDomainRoundTrip) {
   PowerModel model;
-  model.method = "dvfs";
+  model.method = FitMethod::kDvfs;
   model.layout.domains = {{"core", 1200.5, {"SP", "INT"}}};
   model.freq_levels_mhz = {{135.25, 1200.5, 1402}};
   model.voltage_rel = {{0.8, 1.0, 1.1}};
@@ -338,6 +338,7 @@ TEST(ModelIoJson, WritesVersionedSelfDescribingJsonInLayoutOrder) {
   EXPECT_EQ(j["component_w_per_mhz"][3]["component"], "DRAM");
   EXPECT_EQ(j["fit"]["train_benchmarks"], 102);
   EXPECT_EQ(j["fit"]["solver"], "alternating");
+  EXPECT_EQ(j["fit"]["loss"], "huber");
   // Keys keep the written order (format first), components their layout order.
   EXPECT_LT(json.find("\"format\""), json.find("\"version\""));
   EXPECT_LT(json.find("\"version\""), json.find("\"layout\""));
@@ -414,6 +415,16 @@ TEST(ModelIoJson, BadInputsNameFileLineAndField) {
         EditedJson([](J* j) { (*j)["component_w_per_mhz"][2]["component"] = "Shared"; });
     ExpectInputError("component.json", text, LineOf(text, "\"Shared\""),
                      "component_w_per_mhz[2].component", "expected component 'L2'");
+  }
+  {
+    const std::string text = EditedJson([](J* j) { (*j)["fit"]["solver"] = "magic"; });
+    ExpectInputError("solver.json", text, LineOf(text, "\"solver\""), "fit.solver",
+                     "expected \"joint\", \"alternating\", \"nnls\", \"truth\" or \"\"");
+  }
+  {
+    const std::string text = EditedJson([](J* j) { (*j)["fit"]["loss"] = "L2"; });
+    ExpectInputError("loss.json", text, LineOf(text, "\"loss\""), "fit.loss",
+                     "expected \"l2\", \"huber\", \"cauchy\" or \"\"");
   }
   {
     const std::string text = EditedJson([](J* j) { (*j)["fit"].erase("train_r2"); });

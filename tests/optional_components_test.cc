@@ -144,7 +144,7 @@ TEST(OptionalComponents, AModelWithoutThemPortsToADescriptionWithThem) {
   const GpuDescription h100 = ReadGpuDescription(kGpus + "h100_sxm.json");
   const GpuDescription h200 = ReadGpuDescription(kGpus + "h200_sxm.json");
   PowerModel model;
-  model.method = "fixed";
+  model.method = FitMethod::kFixed;
   model.layout = h100.Without({"DMMA"}).ToLayout();
   for (int d = 0; d < model.layout.num_domains(); ++d) {
     model.freq_levels_mhz.push_back({model.layout.domains[d].default_freq_mhz});

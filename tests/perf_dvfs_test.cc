@@ -30,7 +30,7 @@ using ::wattcal::testing::WriteFile;
 //   P = 10 v + v^2 f (0.01 + 0.05 U),  v = 0.9 / 0.95 / 1 at 500 / 750 / 1000 MHz.
 PowerModel HandModel() {
   PowerModel m;
-  m.method = "dvfs";
+  m.method = FitMethod::kDvfs;
   FrequencyDomain core;
   core.name = "core";
   core.default_freq_mhz = 1000;
@@ -206,7 +206,7 @@ TEST(DvfsErrors, NameFileLineAndField) {
                     "power_w", scaling);
   // A fixed-frequency model cannot choose.
   PowerModel fixed = HandModel();
-  fixed.method = "fixed";
+  fixed.method = FitMethod::kFixed;
   ExpectChoiceError(fixed, kActivity, HandTimes(), "m.json", 0, "method");
   // Another layout.
   ExpectChoiceError(HandModel(), "benchmark,f_core_mhz,INT\nmem,1000,0.5\n", HandTimes(), "act", 1,

@@ -108,7 +108,7 @@ GpuDescription TargetGpu() {
 // A base model with layout SP, INT, CF, L2, Shared | DRAM.
 PowerModel BaseModel() {
   PowerModel m;
-  m.method = "dvfs";
+  m.method = FitMethod::kDvfs;
   m.trained_on = "synthetic";
   FrequencyDomain core{"core", 1000, {"SP", "INT", "CF", "L2", "Shared"}};
   FrequencyDomain mem{"mem", 3000, {"DRAM"}};

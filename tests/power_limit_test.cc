@@ -246,7 +246,7 @@ TEST(PowerLimitCalibrate, ModelFileKeepsLimitRangeAndNotes) {
 // level; P(U, f) rises with f, so P(f*) = P_limit has one solution.
 PowerModel SyntheticDvfsModel() {
   PowerModel m;
-  m.method = "dvfs";
+  m.method = FitMethod::kDvfs;
   m.layout.domains = {{"core", 1000, {"A", "B"}}, {"mem", 3000, {"M"}}};
   m.freq_levels_mhz = {{500, 750, 1000}, {3000}};
   m.voltage_rel = {{0.8, 0.9, 1.0}, {1.0}};

@@ -215,7 +215,7 @@ TEST(ReportFigures, VoltageFigureShowsEveryDvfsModel) {
   PowerModel alternating = joint;
   for (double& v : alternating.voltage_rel[0]) v = v < 1.0 ? v - 0.01 : v;
   PowerModel fixed = joint;
-  fixed.method = "fixed";
+  fixed.method = FitMethod::kFixed;
   for (size_t d = 0; d < fixed.freq_levels_mhz.size(); ++d) {
     fixed.freq_levels_mhz[d] = {fixed.layout.domains[d].default_freq_mhz};
     fixed.voltage_rel[d] = {1.0};
@@ -429,11 +429,11 @@ RunFolder MakeRunFolder(const std::string& root, unsigned seed) {
   const Corpus heldout = ReadCorpus(run.heldout);
 
   PowerModel joint = corpus.truth;
-  joint.fit.solver = "joint";
+  joint.fit.solver = ModelSolver::kJoint;
   joint.fit.converged = true;
   joint.trained_on = run.train;
   PowerModel alternating = joint;
-  alternating.fit.solver = "alternating";
+  alternating.fit.solver = ModelSolver::kAlternating;
   for (double& v : alternating.voltage_rel[0]) v = v < 1.0 ? v - 0.01 : v;
   const std::string joint_path = WriteFile(run.dir + "/model/model.json", ModelToJson(joint));
   const std::string alt_path =
@@ -796,7 +796,7 @@ TEST(ReportStage, AModelThatWasNotFittedShowsDashesNotAStaleSolverStatus) {
   SyntheticSpec spec = ReadSyntheticSpec(kSpec);
   PowerModel truth = GenerateSyntheticCorpus(spec, 7).truth;
   truth.fit = FitReport();
-  truth.fit.solver = "truth";
+  truth.fit.solver = ModelSolver::kTruth;
   truth.fit.converged = false;
   const std::string truth_path = WriteFile(root + "/truth_model.json", ModelToJson(truth));
   const std::string out = root + "/out";

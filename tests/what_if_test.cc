@@ -35,7 +35,7 @@ const std::string kApps = kSource + "/datasets/captures/h100/apps";
 // one memory component of 0.05 W/MHz at 2000 MHz.
 PowerModel SmallFixedModel() {
   PowerModel m;
-  m.method = "fixed";
+  m.method = FitMethod::kFixed;
   m.layout.domains = {{"core", 1000.0, {"FP32"}}, {"mem", 2000.0, {"DRAM"}}};
   m.freq_levels_mhz = {{1000.0}, {2000.0}};
   m.voltage_rel = {{1.0}, {1.0}};
@@ -82,7 +82,7 @@ TEST(VfCurve, PowerOnTheCurveIsTpdsEq4AndMatchesADvfsModelAtItsLevels) {
   EXPECT_NEAR(PowerOnCurve(m, m.vf_curve, u, 400.0), 100.0 * 0.8 + 100.0 * 0.64 * 0.4 + 40.0, 1e-9);
   // The same as a DVFS model with these voltages.
   PowerModel dvfs = m;
-  dvfs.method = "dvfs";
+  dvfs.method = FitMethod::kDvfs;
   dvfs.vf_curve = VfCurve();
   dvfs.freq_levels_mhz[0] = {500.0, 1000.0};
   dvfs.voltage_rel[0] = {0.8, 1.0};

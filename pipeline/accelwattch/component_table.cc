@@ -10,6 +10,7 @@
 
 #include "io/csv_reader.h"
 #include "io/units.h"
+#include "util/csv_field.h"
 #include "util/errors.h"
 #include "util/logging.h"
 #include "util/strings.h"
@@ -31,19 +32,6 @@ const std::set<std::string>& AccelWattchMetadata() {
                                               "runtime_covered", "kernel_label", "rel_error",
                                               "abs_rel_error"};
   return names;
-}
-
-std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos &&
-      (text.empty() || (text.front() != ' ' && text.back() != ' '))) {
-    return text;
-  }
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
 }
 
 // The table's format from its header: AccelWattch's per_kernel_*.csv (kernel_id and hw_total
@@ -292,10 +280,10 @@ ComponentTable ReadComponentTable(const std::string& path) {
 
 std::string ComponentTableToTidyCsv(const ComponentTable& table) {
   std::string out = "kernel,measured_w,const_w,static_w,idle_w";
-  for (const std::string& c : table.components) out += "," + CsvField(c + "_w");
+  for (const std::string& c : table.components) out += "," + CsvFieldKeepingEdgeSpaces(c + "_w");
   out += "\n";
   for (int k = 0; k < table.num_kernels(); ++k) {
-    out += CsvField(table.kernels[k]);
+    out += CsvFieldKeepingEdgeSpaces(table.kernels[k]);
     out += fmt::format(",{:.17g},{:.17g},{:.17g},{:.17g}", table.measured_w[k], table.const_w[k],
                        table.static_w[k], table.idle_w[k]);
     for (double d : table.dynamic_w[k]) out += fmt::format(",{:.17g}", d);

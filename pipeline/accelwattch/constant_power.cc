@@ -13,7 +13,9 @@
 
 #include "util/errors.h"
 #include "util/json_check.h"
+#include "util/option_rule.h"
 #include "util/rng.h"
+#include "util/stats.h"
 #include "validate/metrics.h"
 
 namespace wattcal {
@@ -93,14 +95,6 @@ Eigen::VectorXd LeastSquares(const Eigen::MatrixXd& a, const Eigen::VectorXd& b)
   return a.colPivHouseholderQr().solve(b);
 }
 
-double Quantile(std::vector<double> v, double q) {  // linear interpolation (Hyndman-Fan type 7)
-  std::sort(v.begin(), v.end());
-  const double h = (v.size() - 1) * q;
-  const size_t lo = static_cast<size_t>(std::floor(h));
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (h - lo) * (v[hi] - v[lo]);
-}
-
 nlohmann::json Count(int v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(); }
 
 }  // namespace
@@ -165,19 +159,13 @@ bool ParseConstantCiMethod(const std::string& name, ConstantCiMethod* method) {
 }
 
 bool ConstantPowerOptions::Check(std::string* error) const {
-  if (!(confidence_level > 0.0 && confidence_level < 1.0)) {
-    *error = fmt::format("confidence_level = {} must be in (0, 1)", confidence_level);
-    return false;
-  }
-  if (ci_method == ConstantCiMethod::kBootstrap && bootstrap_samples < 100) {
-    *error = fmt::format("bootstrap_samples = {} must be >= 100", bootstrap_samples);
-    return false;
-  }
-  if (min_frequencies < 3) {
-    *error = fmt::format("min_frequencies = {} must be >= 3 (Eq. 3 has three coefficients)",
-                         min_frequencies);
-    return false;
-  }
+  if (!(confidence_level > 0.0 && confidence_level < 1.0))
+    return RejectOption(error, "confidence_level = {} must be in (0, 1)", confidence_level);
+  if (ci_method == ConstantCiMethod::kBootstrap && bootstrap_samples < 100)
+    return RejectOption(error, "bootstrap_samples = {} must be >= 100", bootstrap_samples);
+  if (min_frequencies < 3)
+    return RejectOption(error, "min_frequencies = {} must be >= 3 (Eq. 3 has three coefficients)",
+                        min_frequencies);
   return true;
 }
 

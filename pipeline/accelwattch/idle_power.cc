@@ -7,37 +7,22 @@
 #include <map>
 #include <set>
 
+#include "accelwattch/sweep_clock_options.h"
 #include "util/errors.h"
 #include "util/json_check.h"
+#include "util/option_rule.h"
 
 namespace wattcal {
 
 bool IdlePowerOptions::Check(std::string* error) const {
-  if (!std::isfinite(p_const_w) || p_const_w < 0.0) {
-    *error = fmt::format("p_const_w = {} must be finite and >= 0 (give wattcal-constant's output)",
-                         p_const_w);
+  if (!CheckSweepClockOptions(p_const_w, "f_core_mhz", f_core_mhz, f_tolerance_mhz, num_sms,
+                              error)) {
     return false;
   }
-  if (!(f_core_mhz >= 0.0) || !std::isfinite(f_core_mhz)) {
-    *error = fmt::format("f_core_mhz = {} must be >= 0 (0: the highest clock)", f_core_mhz);
-    return false;
-  }
-  if (!(f_tolerance_mhz >= 0.0) || !std::isfinite(f_tolerance_mhz)) {
-    *error = fmt::format("f_tolerance_mhz = {} must be >= 0", f_tolerance_mhz);
-    return false;
-  }
-  if (num_sms < 0) {
-    *error = fmt::format("num_sms = {} must be >= 0 (0: from the sweep)", num_sms);
-    return false;
-  }
-  if (lanes_per_warp < 1) {
-    *error = fmt::format("lanes_per_warp = {} must be >= 1", lanes_per_warp);
-    return false;
-  }
+  if (lanes_per_warp < 1)
+    return RejectOption(error, "lanes_per_warp = {} must be >= 1", lanes_per_warp);
   return true;
 }
-
-namespace {}  // namespace
 
 IdlePowerReport FitIdlePower(const Sweep& sweep, const IdlePowerOptions& options) {
   std::string error;

@@ -8,8 +8,10 @@
 #include <map>
 #include <set>
 
+#include "accelwattch/sweep_clock_options.h"
 #include "util/errors.h"
 #include "util/json_check.h"
+#include "util/option_rule.h"
 
 namespace wattcal {
 
@@ -19,37 +21,16 @@ double HalfWarpBasis(int lanes, int half_warp_lanes) {
 }
 
 bool StaticPowerOptions::Check(std::string* error) const {
-  if (!std::isfinite(p_const_w) || p_const_w < 0.0) {
-    *error = fmt::format("p_const_w = {} must be finite and >= 0 (give wattcal-constant's output)",
-                         p_const_w);
+  if (!CheckSweepClockOptions(p_const_w, "reference_f_core_mhz", reference_f_core_mhz,
+                              f_tolerance_mhz, num_sms, error)) {
     return false;
   }
-  if (!(reference_f_core_mhz >= 0.0) || !std::isfinite(reference_f_core_mhz)) {
-    *error = fmt::format("reference_f_core_mhz = {} must be >= 0 (0: the highest clock)",
-                         reference_f_core_mhz);
-    return false;
-  }
-  if (!(f_tolerance_mhz >= 0.0) || !std::isfinite(f_tolerance_mhz)) {
-    *error = fmt::format("f_tolerance_mhz = {} must be >= 0", f_tolerance_mhz);
-    return false;
-  }
-  if (num_sms < 0) {
-    *error = fmt::format("num_sms = {} must be >= 0 (0: from the sweep)", num_sms);
-    return false;
-  }
-  if (warp_size < 2) {
-    *error = fmt::format("warp_size = {} must be >= 2", warp_size);
-    return false;
-  }
-  if (half_warp_lanes < 1 || half_warp_lanes >= warp_size) {
-    *error = fmt::format("half_warp_lanes = {} must be in [1, warp_size = {})", half_warp_lanes,
-                         warp_size);
-    return false;
-  }
-  if (min_frequencies < 2) {
-    *error = fmt::format("min_frequencies = {} must be >= 2 (beta and tau)", min_frequencies);
-    return false;
-  }
+  if (warp_size < 2) return RejectOption(error, "warp_size = {} must be >= 2", warp_size);
+  if (half_warp_lanes < 1 || half_warp_lanes >= warp_size)
+    return RejectOption(error, "half_warp_lanes = {} must be in [1, warp_size = {})",
+                        half_warp_lanes, warp_size);
+  if (min_frequencies < 2)
+    return RejectOption(error, "min_frequencies = {} must be >= 2 (beta and tau)", min_frequencies);
   return true;
 }
 

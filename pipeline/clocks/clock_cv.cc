@@ -10,6 +10,7 @@
 
 #include "util/errors.h"
 #include "util/logging.h"
+#include "util/stats.h"
 #include "crossval/cross_validation.h"
 
 namespace wattcal {
@@ -30,12 +31,6 @@ double RequireClock(const std::vector<double>& clocks, double f, const std::stri
   }
   throw OptionError(fmt::format("{} {:g} MHz is not one of the requested clocks ({:g} .. {:g} MHz)",
                                 what, f, clocks.front(), clocks.back()));
-}
-
-double Mean(const std::vector<double>& x) {
-  double s = 0.0;
-  for (double v : x) s += v;
-  return x.empty() ? std::nan("") : s / static_cast<double>(x.size());
 }
 
 // The requested clock of least mean relative measured energy over `workloads` (each against its

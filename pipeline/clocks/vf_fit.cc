@@ -8,6 +8,7 @@
 
 #include "clocks/internal/vf_cost.h"
 #include "util/errors.h"
+#include "util/option_rule.h"
 
 namespace wattcal {
 namespace {
@@ -42,22 +43,14 @@ const char* VfResidualsName(VfResiduals r) {
 bool VfFitOptions::Check(std::string* error) const {
   if (!(voltage_min > 0.0 && voltage_min < 1.0 && voltage_max > 1.0 &&
         std::isfinite(voltage_max))) {
-    *error =
-        fmt::format("voltage bounds [{}, {}]: need 0 < min < 1 < max", voltage_min, voltage_max);
-    return false;
+    return RejectOption(error, "voltage bounds [{}, {}]: need 0 < min < 1 < max", voltage_min,
+                        voltage_max);
   }
-  if (max_iterations < 1) {
-    *error = "max_iterations must be at least 1";
-    return false;
-  }
-  if (power_limit_w && !(*power_limit_w > 0.0)) {
-    *error = fmt::format("power limit {} W: must be positive", *power_limit_w);
-    return false;
-  }
-  if (!std::isnan(reference_mhz) && !(reference_mhz > 0.0)) {
-    *error = fmt::format("reference clock {} MHz: must be positive", reference_mhz);
-    return false;
-  }
+  if (max_iterations < 1) return RejectOption(error, "max_iterations must be at least 1");
+  if (power_limit_w && !(*power_limit_w > 0.0))
+    return RejectOption(error, "power limit {} W: must be positive", *power_limit_w);
+  if (!std::isnan(reference_mhz) && !(reference_mhz > 0.0))
+    return RejectOption(error, "reference clock {} MHz: must be positive", reference_mhz);
   return true;
 }
 

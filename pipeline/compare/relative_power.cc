@@ -7,6 +7,7 @@
 
 #include "util/csv_field.h"
 #include "util/errors.h"
+#include "util/option_rule.h"
 
 namespace wattcal {
 namespace {
@@ -16,17 +17,12 @@ int Sign(double rel, double deadband) {
   return rel > 0.0 ? 1 : -1;
 }
 
-// RFC 4180 quoting, only when needed.
-std::string Exact(double v) { return fmt::format("{:.17g}", v); }
-
 }  // namespace
 
 bool CompareOptions::Check(std::string* error) const {
-  if (!std::isfinite(direction_deadband_frac) || direction_deadband_frac < 0.0) {
-    *error = fmt::format("direction_deadband_frac = {} must be a finite fraction >= 0",
-                         direction_deadband_frac);
-    return false;
-  }
+  if (!std::isfinite(direction_deadband_frac) || direction_deadband_frac < 0.0)
+    return RejectOption(error, "direction_deadband_frac = {} must be a finite fraction >= 0",
+                        direction_deadband_frac);
   return true;
 }
 
@@ -162,10 +158,11 @@ std::string ComparisonToCsv(const RelativePowerComparison& c) {
       "workload,measured_a_w,measured_b_w,estimated_a_w,estimated_b_w,measured_rel_pct,"
       "estimated_rel_pct,abs_diff_pp,same_direction\n";
   for (const WorkloadRelativePower& r : c.workloads) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{}\n", CsvField(r.workload), Exact(r.measured_a_w),
-                       Exact(r.measured_b_w), Exact(r.estimated_a_w), Exact(r.estimated_b_w),
-                       Exact(100.0 * r.measured_rel_frac), Exact(100.0 * r.estimated_rel_frac),
-                       Exact(r.abs_diff_pp()), r.same_direction() ? 1 : 0);
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{}\n", CsvField(r.workload), ExactNumber(r.measured_a_w),
+        ExactNumber(r.measured_b_w), ExactNumber(r.estimated_a_w), ExactNumber(r.estimated_b_w),
+        ExactNumber(100.0 * r.measured_rel_frac), ExactNumber(100.0 * r.estimated_rel_frac),
+        ExactNumber(r.abs_diff_pp()), r.same_direction() ? 1 : 0);
   }
   return out;
 }

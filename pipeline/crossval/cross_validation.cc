@@ -11,18 +11,13 @@
 #include "fit/training_rows.h"
 #include "util/errors.h"
 #include "util/logging.h"
+#include "util/option_rule.h"
 
 namespace wattcal {
 
 bool CrossValidationOptions::Check(std::string* error) const {
-  if (folds < 2) {
-    *error = fmt::format("folds = {} must be >= 2", folds);
-    return false;
-  }
-  if (threads < 1) {
-    *error = fmt::format("threads = {} must be >= 1", threads);
-    return false;
-  }
+  if (folds < 2) return RejectOption(error, "folds = {} must be >= 2", folds);
+  if (threads < 1) return RejectOption(error, "threads = {} must be >= 1", threads);
   return true;
 }
 

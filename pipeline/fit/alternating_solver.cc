@@ -221,7 +221,7 @@ SolveResult SolveAlternating(const FitData& data, const CalibrationOptions& opti
   SolveResult result;
   result.coefficients = x;
   result.voltages = volts;
-  result.report.solver = "alternating";
+  result.report.solver = ModelSolver::kAlternating;
   result.report.converged = converged;
   result.report.iterations = iteration;
   result.report.termination =

@@ -20,6 +20,7 @@
 #include "fit/internal/solvers.h"
 #include "model/power_limit.h"
 #include "util/errors.h"
+#include "util/stats.h"
 
 namespace wattcal {
 
@@ -122,8 +123,7 @@ BootstrapResult BootstrapFixed(const Corpus& train, const CalibrationOptions& op
   for (int j = 0; j < nc; ++j) {
     std::vector<double> values(replicates);
     for (int b = 0; b < replicates; ++b) values[b] = coefficients[b][j];
-    const std::pair<double, double> interval = {BootstrapPercentile(values, 0.025),
-                                                BootstrapPercentile(values, 0.975)};
+    const std::pair<double, double> interval = {Quantile(values, 0.025), Quantile(values, 0.975)};
     if (j < nd) {
       ci.static_w.push_back(interval);
     } else if (j < 2 * nd) {
@@ -143,7 +143,7 @@ BootstrapResult BootstrapFixed(const Corpus& train, const CalibrationOptions& op
     std::sort(pooled.begin(), pooled.end());
     for (int k = 0; k < PredictionIntervalData::kOobRatioQuantiles; ++k) {
       const double p = (k + 1.0) / (PredictionIntervalData::kOobRatioQuantiles + 1.0);
-      interval.oob_ratio_quantiles.push_back(BootstrapPercentile(pooled, p));
+      interval.oob_ratio_quantiles.push_back(Quantile(pooled, p));
     }
   }
   return result;

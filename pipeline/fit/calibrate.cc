@@ -27,16 +27,7 @@
 
 namespace wattcal {
 
-const char* FitMethodName(FitMethod v) { return v == FitMethod::kDvfs ? "dvfs" : "fixed"; }
 const char* FitSolverName(FitSolver v) { return v == FitSolver::kJoint ? "joint" : "alternating"; }
-const char* FitLossName(FitLoss v) {
-  switch (v) {
-    case FitLoss::kL2: return "l2";
-    case FitLoss::kHuber: return "huber";
-    case FitLoss::kCauchy: return "cauchy";
-  }
-  return "?";
-}
 const char* FitResidualName(FitResidual v) {
   return v == FitResidual::kAbsolute ? "absolute" : "relative";
 }
@@ -132,7 +123,7 @@ void FillTrainingStats(const Corpus& c, PowerModel* model) {
 PowerModel MakeModel(const FitData& data, const Corpus& train, FitMethod method,
                      const std::vector<double>& x, const std::vector<std::vector<double>>& volts) {
   PowerModel model;
-  model.method = FitMethodName(method);
+  model.method = method;
   model.layout = train.layout;
   model.freq_levels_mhz = data.levels;
   model.voltage_rel = volts;
@@ -187,11 +178,11 @@ PowerModel CalibrateFixed(const Corpus& train, const CalibrationOptions& options
   std::vector<std::vector<double>> volts(nd, std::vector<double>(1, 1.0));
   PowerModel model = MakeModel(data, at_default, FitMethod::kFixed, x, volts);
   model.trained_on = train.path;
-  model.fit.solver = "nnls";
+  model.fit.solver = ModelSolver::kNnls;
   model.fit.converged = true;
   model.fit.iterations = 1;
   model.fit.termination = "non-negative least squares (Lawson-Hanson)";
-  model.fit.loss = FitLossName(options.loss);
+  model.fit.loss = options.loss;
   model.fit.residual = FitResidualName(options.residual);
   FillTrainingStats(at_default, &model);
   model.fit.time_s = std::chrono::duration<double>(Clock::now() - start).count();
@@ -274,7 +265,7 @@ PowerModel CalibrateDvfs(const Corpus& train, const CalibrationOptions& options)
   }
   PowerModel model = MakeModel(data, train, FitMethod::kDvfs, result.coefficients, result.voltages);
   model.fit = result.report;
-  model.fit.loss = options.solver == FitSolver::kAlternating ? "l2" : FitLossName(options.loss);
+  model.fit.loss = options.solver == FitSolver::kAlternating ? FitLoss::kL2 : options.loss;
   model.fit.loss_scale = options.loss == FitLoss::kL2 ? 0.0 : options.EffectiveLossScale();
   model.fit.residual = FitResidualName(options.residual);
   if (options.solver == FitSolver::kAlternating) {

@@ -21,15 +21,10 @@
 namespace wattcal {
 
 struct TrainingSelection;  // fit/training_rows.h
-
-enum class FitMethod { kDvfs, kFixed };
 enum class FitSolver { kJoint, kAlternating };
-enum class FitLoss { kL2, kHuber, kCauchy };
 enum class FitResidual { kAbsolute, kRelative };
 
-const char* FitMethodName(FitMethod v);
 const char* FitSolverName(FitSolver v);
-const char* FitLossName(FitLoss v);  // "l2" | "huber" | "cauchy" (the names --loss takes)
 const char* FitResidualName(FitResidual v);
 
 // The loss a fit uses unless told otherwise, the one source of that default for the library

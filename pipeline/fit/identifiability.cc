@@ -10,7 +10,9 @@
 #include <fmt/format.h>
 
 #include "util/errors.h"
+#include "util/option_rule.h"
 #include "util/row_order.h"
+#include "util/stats.h"
 
 namespace wattcal {
 namespace {
@@ -19,39 +21,20 @@ namespace {
 // condition number is reported as infinite).
 constexpr double kRankRelTolerance = 1e-12;
 
-// Pearson r of two equally long vectors; NaN when either is constant.
-double Pearson(const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
-  const Eigen::ArrayXd da = a.array() - a.mean();
-  const Eigen::ArrayXd db = b.array() - b.mean();
-  const double saa = (da * da).sum();
-  const double sbb = (db * db).sum();
-  if (!(saa > 0.0) || !(sbb > 0.0)) return CollinearityReport::kNaN;
-  return std::clamp((da * db).sum() / std::sqrt(saa * sbb), -1.0, 1.0);
-}
-
-double Median(std::vector<double> values) {
-  if (values.empty()) return CollinearityReport::kNaN;
-  const size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
-  const double upper = values[mid];
-  if (values.size() % 2 == 1) return upper;
-  const double lower =
-      *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
-  return 0.5 * (lower + upper);
+// A column or row of util_frac as a sample for util/stats.
+std::vector<double> Sample(const Eigen::VectorXd& v) {
+  return std::vector<double>(v.data(), v.data() + v.size());
 }
 
 }  // namespace
 
 bool CollinearityOptions::Check(std::string* error) const {
-  if (!(pair_threshold_abs_r > 0.0 && pair_threshold_abs_r <= 1.0)) {
-    *error = fmt::format("pair_threshold_abs_r = {} must lie in (0, 1]", pair_threshold_abs_r);
-    return false;
-  }
-  if (!(condition_number_threshold > 1.0) || !std::isfinite(condition_number_threshold)) {
-    *error = fmt::format("condition_number_threshold = {} must be finite and > 1",
-                         condition_number_threshold);
-    return false;
-  }
+  if (!(pair_threshold_abs_r > 0.0 && pair_threshold_abs_r <= 1.0))
+    return RejectOption(error, "pair_threshold_abs_r = {} must lie in (0, 1]",
+                        pair_threshold_abs_r);
+  if (!(condition_number_threshold > 1.0) || !std::isfinite(condition_number_threshold))
+    return RejectOption(error, "condition_number_threshold = {} must be finite and > 1",
+                        condition_number_threshold);
   return true;
 }
 
@@ -308,7 +291,7 @@ std::vector<int> CorrelateComponents(const CollinearityOptions& options, Colline
     for (int b = a; b < p; ++b) {
       const double value = constant[static_cast<size_t>(a)] || constant[static_cast<size_t>(b)]
                                ? CollinearityReport::kNaN
-                               : Pearson(r->util_frac.col(a), r->util_frac.col(b));
+                               : PearsonR(Sample(r->util_frac.col(a)), Sample(r->util_frac.col(b)));
       r->component_r(a, b) = value;
       r->component_r(b, a) = value;
     }
@@ -336,8 +319,8 @@ void CorrelateBenchmarks(CollinearityReport* r) {
   std::vector<double> off_diagonal;
   for (int a = 0; a < n; ++a) {
     for (int b = a; b < n; ++b) {
-      const double value =
-          Pearson(r->util_frac.row(a).transpose(), r->util_frac.row(b).transpose());
+      const double value = PearsonR(Sample(r->util_frac.row(a).transpose()),
+                                    Sample(r->util_frac.row(b).transpose()));
       r->benchmark_r(a, b) = value;
       r->benchmark_r(b, a) = value;
       if (b > a && std::isfinite(value)) off_diagonal.push_back(std::abs(value));
@@ -439,18 +422,13 @@ CollinearityReport AnalyseCollinearity(const Corpus& corpus, const CollinearityO
 }
 
 bool IdentifiabilityOptions::Check(std::string* error) const {
-  if (!(util_rel_tol >= 0.0) || !std::isfinite(util_rel_tol)) {
-    *error = fmt::format("util_rel_tol = {} must be a finite number >= 0", util_rel_tol);
-    return false;
-  }
-  if (!(util_abs_tol >= 0.0) || !std::isfinite(util_abs_tol)) {
-    *error = fmt::format("util_abs_tol = {} must be a finite number >= 0", util_abs_tol);
-    return false;
-  }
-  if (!(power_spread_frac >= 0.0) || !std::isfinite(power_spread_frac)) {
-    *error = fmt::format("power_spread_frac = {} must be a finite number >= 0", power_spread_frac);
-    return false;
-  }
+  if (!(util_rel_tol >= 0.0) || !std::isfinite(util_rel_tol))
+    return RejectOption(error, "util_rel_tol = {} must be a finite number >= 0", util_rel_tol);
+  if (!(util_abs_tol >= 0.0) || !std::isfinite(util_abs_tol))
+    return RejectOption(error, "util_abs_tol = {} must be a finite number >= 0", util_abs_tol);
+  if (!(power_spread_frac >= 0.0) || !std::isfinite(power_spread_frac))
+    return RejectOption(error, "power_spread_frac = {} must be a finite number >= 0",
+                        power_spread_frac);
   return true;
 }
 

@@ -343,7 +343,7 @@ SolveResult SolveJoint(const FitData& data, const CalibrationOptions& options,
   state.Update();
   result.coefficients = x;
   result.voltages = state.voltages();
-  result.report.solver = "joint";
+  result.report.solver = ModelSolver::kJoint;
   result.report.converged = summary.termination_type == ceres::CONVERGENCE;
   result.report.initial_cost = summary.initial_cost;
   result.report.final_cost = summary.final_cost;

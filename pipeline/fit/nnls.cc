@@ -8,17 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "util/option_rule.h"
+
 namespace wattcal {
 
 bool NnlsOptions::Check(std::string* error) const {
-  if (max_iterations < 0) {
-    *error = fmt::format("NnlsOptions.max_iterations = {} must be >= 0", max_iterations);
-    return false;
-  }
-  if (!(tolerance >= 0.0)) {
-    *error = fmt::format("NnlsOptions.tolerance = {} must be >= 0", tolerance);
-    return false;
-  }
+  if (max_iterations < 0)
+    return RejectOption(error, "NnlsOptions.max_iterations = {} must be >= 0", max_iterations);
+  if (!(tolerance >= 0.0))
+    return RejectOption(error, "NnlsOptions.tolerance = {} must be >= 0", tolerance);
   return true;
 }
 

@@ -10,6 +10,7 @@
 #include "ingest/ingest.h"
 #include "ingest/kernel_windows.h"
 #include "util/bounds.h"
+#include "util/csv_field.h"
 #include "util/errors.h"
 #include "util/logging.h"
 
@@ -18,17 +19,6 @@ namespace {
 
 // The counters' launch time, from which AccelWattch Eq. 11's T_elapsedTime is taken.
 constexpr const char* kDurationMetric = "gpu__time_duration.sum";
-
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
-std::string Number(double v) {
-  return std::isfinite(v) ? fmt::format("{:.17g}", v) : std::string();
-}
 
 std::string Count(int v) { return v > 0 ? std::to_string(v) : std::string(); }
 
@@ -132,8 +122,8 @@ AccelWattchActivity AccelWattchActivityTable(const std::string& description_path
     }
     s += fmt::format("{},{},{},{},{},{},{},{},{},{}", CsvField(d.kernel), CsvField(d.benchmark),
                      CsvField(d.category), Count(d.active_sms), Count(d.lanes_per_warp),
-                     Number(d.f_core_mhz), Number(d.f_mem_mhz), Number(elapsed_s), k.launches,
-                     Number(power_w));
+                     CsvExactNumber(d.f_core_mhz), CsvExactNumber(d.f_mem_mhz),
+                     CsvExactNumber(elapsed_s), k.launches, CsvExactNumber(power_w));
     for (const std::string& m : metrics) {
       const auto v = k.metrics.find(m);
       // Counts, bytes, cycles and durations are bounded (util/bounds.h): a 1e308 counter is an
@@ -143,7 +133,7 @@ AccelWattchActivity AccelWattchActivityTable(const std::string& description_path
                          fmt::format("kernel '{}': {}", k.kernel,
                                      BoundViolation(PhysicalQuantity::kCount, v->second)));
       }
-      s += "," + (v == k.metrics.end() ? std::string() : Number(v->second));
+      s += "," + (v == k.metrics.end() ? std::string() : CsvExactNumber(v->second));
     }
     s += "\n";
   }

@@ -25,6 +25,7 @@
 #include "util/csv_field.h"
 #include "util/errors.h"
 #include "util/logging.h"
+#include "util/option_rule.h"
 
 namespace wattcal {
 
@@ -40,10 +41,8 @@ const char* CapturePowerLogName(CapturePowerLog log) {
 }
 
 bool CaptureOptions::Check(std::string* error) const {
-  if (!(std::isfinite(settle_ms) && settle_ms >= 0.0)) {
-    *error = fmt::format("--settle-ms: {} is not a time >= 0 ms", settle_ms);
-    return false;
-  }
+  if (!(std::isfinite(settle_ms) && settle_ms >= 0.0))
+    return RejectOption(error, "--settle-ms: {} is not a time >= 0 ms", settle_ms);
   return energy.Check(error);
 }
 

@@ -20,6 +20,7 @@
 #include "io/csv_reader.h"
 #include "util/errors.h"
 #include "util/strings.h"
+#include "util/text_input.h"
 
 namespace wattcal {
 namespace counters_internal {
@@ -40,7 +41,7 @@ std::vector<LineStart> ScanLineStarts(const std::string& path) {
   std::vector<LineStart> starts(1, LineStart::kBlank);  // index = line number; 0 unused
   std::string text;
   while (std::getline(in, text)) {
-    if (starts.size() == 1) StripByteOrderMark(&text);
+    if (starts.size() == 1) StripUtf8ByteOrderMark(&text);
     const size_t first = text.find_first_not_of(" \t\r");
     starts.push_back(first == std::string::npos ? LineStart::kBlank
                      : text[first] == '"'       ? LineStart::kQuote

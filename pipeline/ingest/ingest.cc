@@ -14,20 +14,18 @@
 #include "util/csv_field.h"
 #include "util/errors.h"
 #include "util/logging.h"
+#include "util/option_rule.h"
 
 namespace wattcal {
 
 bool IngestOptions::Check(std::string* error) const {
   for (const auto& [name, value] : {std::pair<const char*, double>{"--f-core-mhz", f_core_mhz},
                                     std::pair<const char*, double>{"--f-mem-mhz", f_mem_mhz}}) {
-    if (!std::isnan(value) && !(value >= 1.0 && value <= 1e5)) {
-      *error = fmt::format("{}: {} is not a clock in MHz (1 to 100000)", name, value);
-      return false;
-    }
+    if (!std::isnan(value) && !(value >= 1.0 && value <= 1e5))
+      return RejectOption(error, "{}: {} is not a clock in MHz (1 to 100000)", name, value);
   }
   if (std::isnan(f_core_mhz) && !std::isnan(f_mem_mhz)) {
-    *error = "--f-mem-mhz needs --f-core-mhz (the pair the whole log ran at)";
-    return false;
+    return RejectOption(error, "--f-mem-mhz needs --f-core-mhz (the pair the whole log ran at)");
   }
   return log.Check(error) && energy.Check(error);
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -13,7 +14,10 @@
 
 #include "ingest/internal/energy_counter.h"
 #include "util/errors.h"
+#include "util/csv_field.h"
 #include "util/logging.h"
+#include "util/option_rule.h"
+#include "util/stats.h"
 
 namespace wattcal {
 namespace {
@@ -181,28 +185,16 @@ void ApplyClockFlags(const KernelEnergyOptions& o, WindowEnergy* e) {
 }
 
 bool KernelEnergyOptions::Check(std::string* error) const {
-  if (min_samples < 0) {
-    *error = fmt::format("--min-samples = {} must be >= 0", min_samples);
-    return false;
-  }
-  if (!(max_temp_drift_c >= 0.0)) {
-    *error = fmt::format("--max-temp-drift-c = {} must be >= 0", max_temp_drift_c);
-    return false;
-  }
-  if (!(max_cv >= 0.0)) {
-    *error = fmt::format("--max-cv = {} must be >= 0", max_cv);
-    return false;
-  }
-  if (!(settle_ms >= 0.0) || !std::isfinite(settle_ms)) {
-    *error = fmt::format("--settle-ms = {} must be finite and >= 0", settle_ms);
-    return false;
-  }
-  if (!(max_clock_range_frac >= 0.0) || !std::isfinite(max_clock_range_frac)) {
-    *error =
-        fmt::format("the clock_moved threshold, max_clock_range_frac = {} must be finite and >= 0",
-                    max_clock_range_frac);
-    return false;
-  }
+  if (min_samples < 0) return RejectOption(error, "--min-samples = {} must be >= 0", min_samples);
+  if (!(max_temp_drift_c >= 0.0))
+    return RejectOption(error, "--max-temp-drift-c = {} must be >= 0", max_temp_drift_c);
+  if (!(max_cv >= 0.0)) return RejectOption(error, "--max-cv = {} must be >= 0", max_cv);
+  if (!(settle_ms >= 0.0) || !std::isfinite(settle_ms))
+    return RejectOption(error, "--settle-ms = {} must be finite and >= 0", settle_ms);
+  if (!(max_clock_range_frac >= 0.0) || !std::isfinite(max_clock_range_frac))
+    return RejectOption(
+        error, "the clock_moved threshold, max_clock_range_frac = {} must be finite and >= 0",
+        max_clock_range_frac);
   return true;
 }
 

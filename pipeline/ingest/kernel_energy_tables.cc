@@ -3,6 +3,7 @@
 // (Arafa Eq. 1) and the two CSV files.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <limits>
@@ -15,6 +16,7 @@
 #include "ingest/kernel_energy.h"
 #include "util/csv_field.h"
 #include "util/errors.h"
+#include "util/stats.h"
 
 namespace wattcal {
 namespace {
@@ -36,44 +38,13 @@ constexpr std::pair<uint32_t, const char*> kFlagNames[] = {
     {kFlagMetricAbsent, "metric_absent"},
 };
 
-// "%.9g", or "" for NaN.
-std::string Number(double v) {
-  if (std::isnan(v)) return std::string();
-  return fmt::format("{:.9g}", v);
-}
-
-std::string Time(double v) {
-  if (std::isnan(v)) return std::string();
-  return fmt::format("{:.6f}", v);
-}
-
-std::string CsvText(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 // Mean and sample standard deviation of the non-NaN values.
 std::pair<double, double> MeanSd(const std::vector<double>& values) {
-  double sum = 0.0;
-  int64_t n = 0;
-  for (double v : values) {
-    if (std::isnan(v)) continue;
-    sum += v;
-    ++n;
-  }
-  if (n == 0) return {kNaN, kNaN};
-  const double mean = sum / static_cast<double>(n);
-  if (n < 2) return {mean, kNaN};
-  double ss = 0.0;
-  for (double v : values) {
-    if (!std::isnan(v)) ss += (v - mean) * (v - mean);
-  }
-  return {mean, std::sqrt(ss / static_cast<double>(n - 1))};
+  std::vector<double> known;
+  std::copy_if(values.begin(), values.end(), std::back_inserter(known),
+               [](double v) { return !std::isnan(v); });
+  const double mean = Mean(known);
+  return {mean, known.size() < 2 ? kNaN : SampleStdDev(known, mean)};
 }
 
 }  // namespace
@@ -109,48 +80,17 @@ std::vector<KernelEnergy> AggregateKernelEnergies(const std::vector<WindowEnergy
   };
   std::map<Key, std::vector<const WindowEnergy*>> groups;
   for (const WindowEnergy& w : windows) {
-    groups[Key(w.kernel, rounded(w.f_core_mhz), rounded(w.f_mem_mhz))].push_back(&w);
-  }
-  std::vector<KernelEnergy> out;
-  out.reserve(groups.size());
-  for (const auto& [key, members] : groups) {
-    KernelEnergy k;
-    k.kernel = std::get<0>(key);
-    k.f_core_mhz = std::get<1>(key) < 0 ? kNaN : static_cast<double>(std::get<1>(key));
-    k.f_mem_mhz = std::get<2>(key) < 0 ? kNaN : static_cast<double>(std::get<2>(key));
-    std::vector<double> duration, energy, power, papi, sma, drift, cv;
-    int64_t flag_counts[std::size(kFlagNames)] = {};
-    for (const WindowEnergy* w : members) {
-      for (size_t f = 0; f < std::size(kFlagNames); ++f) {
-        if (w->flags & kFlagNames[f].first) ++flag_counts[f];
-      }
-      if (options.exclude_flagged && w->flags != 0) {
-        ++k.excluded_launches;
-        continue;
-      }
-      ++k.launches;
-      k.samples += w->samples;
-      duration.push_back(w->duration_s);
-      energy.push_back(w->energy_j);
-      power.push_back(w->mean_power_w);
-      papi.push_back(w->papi_energy_j);
-      sma.push_back(w->sma_max_power_w);
-      drift.push_back(w->temp_drift_c);
-      cv.push_back(w->cv);
-    }
-    for (size_t f = 0; f < std::size(kFlagNames); ++f) {
-      if (flag_counts[f] == 0) continue;
-      if (!k.flags.empty()) k.flags += ';';
-      k.flags += fmt::format("{}:{}", kFlagNames[f].second, flag_counts[f]);
-    }
-    k.duration_s = MeanSd(duration).first;
-    std::tie(k.energy_j, k.energy_j_sd) = MeanSd(energy);
-    std::tie(k.mean_power_w, k.mean_power_w_sd) = MeanSd(power);
-    k.papi_energy_j = MeanSd(papi).first;
-    k.sma_max_power_w = MeanSd(sma).first;
-    k.temp_drift_c = MeanSd(drift).first;
-    k.cv = MeanSd(cv).first;
-    out.push_back(std::move(k));
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", CsvField(w.kernel), w.line,
+                       CsvFixed(w.start_s, 6), CsvFixed(w.end_s, 6), CsvNumber(w.duration_s),
+                       CsvNumber(w.energy_j), CsvNumber(w.mean_power_w), w.samples,
+                       CsvNumber(w.papi_energy_j), CsvNumber(w.sma_max_power_w),
+                       CsvNumber(w.temp_drift_c), CsvNumber(w.cv), CsvNumber(w.f_core_mhz),
+                       CsvNumber(w.f_mem_mhz), WindowFlagsToString(w.flags));
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{}\n", CsvNumber(w.f_core_min_mhz), CsvNumber(w.f_core_max_mhz),
+        CsvNumber(w.f_mem_min_mhz), CsvNumber(w.f_mem_max_mhz),
+        w.has_clock_reasons ? fmt::format("{:#x}", w.clock_reasons) : std::string(),
+        CsvNumber(w.power_limit_w), CsvField(w.power_source), CsvNumber(w.trapezoid_energy_j));
   }
   return out;
 }
@@ -190,12 +130,12 @@ std::string KernelEnergiesToCsv(const std::vector<KernelEnergy>& kernels) {
       "energy_j_sd,mean_power_w_sd,papi_energy_j,sma_max_power_w,temp_drift_c,cv,flags,"
       "excluded_launches\n";
   for (const KernelEnergy& k : kernels) {
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvText(k.kernel),
-                    k.launches, Number(k.duration_s), Number(k.energy_j), Number(k.mean_power_w),
-                    k.samples, Number(k.f_core_mhz), Number(k.f_mem_mhz), Number(k.energy_j_sd),
-                    Number(k.mean_power_w_sd), Number(k.papi_energy_j), Number(k.sma_max_power_w),
-                    Number(k.temp_drift_c), Number(k.cv), CsvText(k.flags), k.excluded_launches);
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(k.kernel), k.launches,
+        CsvNumber(k.duration_s), CsvNumber(k.energy_j), CsvNumber(k.mean_power_w), k.samples,
+        CsvNumber(k.f_core_mhz), CsvNumber(k.f_mem_mhz), CsvNumber(k.energy_j_sd),
+        CsvNumber(k.mean_power_w_sd), CsvNumber(k.papi_energy_j), CsvNumber(k.sma_max_power_w),
+        CsvNumber(k.temp_drift_c), CsvNumber(k.cv), CsvField(k.flags), k.excluded_launches);
   }
   return out;
 }

@@ -18,6 +18,7 @@
 #include "util/bounds.h"
 #include "util/errors.h"
 #include "util/logging.h"
+#include "util/option_rule.h"
 #include "util/strings.h"
 #include "util/text_input.h"
 
@@ -64,27 +65,20 @@ const char* PowerLogFormatName(PowerLogFormat format) {
 }
 
 bool PowerLogOptions::Check(std::string* error) const {
-  if (!std::isfinite(utc_offset_h) || std::fabs(utc_offset_h) > 26.0) {
-    *error = fmt::format(
-        "PowerLogOptions.utc_offset_h = {} must be a finite number of hours "
-        "within [-26, 26]",
-        utc_offset_h);
-    return false;
-  }
-  if (!(dmon_interval_ms >= 0.0) || !std::isfinite(dmon_interval_ms)) {
-    *error = fmt::format("PowerLogOptions.dmon_interval_ms = {} must be >= 0 (0 = none)",
-                         dmon_interval_ms);
-    return false;
-  }
-  if (!std::isfinite(dmon_start_s)) {
-    *error = fmt::format("PowerLogOptions.dmon_start_s = {} must be finite", dmon_start_s);
-    return false;
-  }
+  if (!std::isfinite(utc_offset_h) || std::fabs(utc_offset_h) > 26.0)
+    return RejectOption(error,
+                        "PowerLogOptions.utc_offset_h = {} must be a finite number of hours "
+                        "within [-26, 26]",
+                        utc_offset_h);
+  if (!(dmon_interval_ms >= 0.0) || !std::isfinite(dmon_interval_ms))
+    return RejectOption(error, "PowerLogOptions.dmon_interval_ms = {} must be >= 0 (0 = none)",
+                        dmon_interval_ms);
+  if (!std::isfinite(dmon_start_s))
+    return RejectOption(error, "PowerLogOptions.dmon_start_s = {} must be finite", dmon_start_s);
   for (size_t i = 0; i < columns.size(); ++i) {
-    if (TrimView(columns[i]).empty()) {
-      *error = fmt::format("PowerLogOptions.columns[{}] is empty: every column needs a name", i);
-      return false;
-    }
+    if (TrimView(columns[i]).empty())
+      return RejectOption(error, "PowerLogOptions.columns[{}] is empty: every column needs a name",
+                          i);
   }
   return true;
 }

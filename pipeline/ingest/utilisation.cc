@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "util/bounds.h"
+#include "util/csv_field.h"
 #include "util/errors.h"
 
 namespace wattcal {
@@ -22,18 +23,6 @@ std::string FormatG6(double v) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%.6g", v);
   return buffer;
-}
-
-std::string CsvField(const std::string& s) {
-  const bool needs_quotes = s.find_first_of(",\"\r\n") != std::string::npos ||
-                            (!s.empty() && (s.front() == ' ' || s.back() == ' '));
-  if (!needs_quotes) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  return q + "\"";
 }
 
 // Looks up the metrics a component needs, in order; records absent ones.
@@ -190,7 +179,7 @@ std::string UtilisationsToTidyCsv(
   }
   out += "benchmark";
   for (const ComponentCounters& c : gpu.components)
-    out += "," + CsvField(c.domain + ":" + c.component);
+    out += "," + CsvFieldKeepingEdgeSpaces(c.domain + ":" + c.component);
   out += "\n";
   for (const auto& [name, u] : kernel_utils) {
     if (u.size() != gpu.components.size()) {
@@ -199,7 +188,7 @@ std::string UtilisationsToTidyCsv(
                       "utilisations for {} components",
                       name, u.size(), gpu.components.size()));
     }
-    out += CsvField(name);
+    out += CsvFieldKeepingEdgeSpaces(name);
     for (size_t i = 0; i < u.size(); ++i) {
       if (!std::isfinite(u[i])) {
         throw std::invalid_argument(

@@ -16,6 +16,7 @@
 #include "io/units.h"
 #include "util/bounds.h"
 #include "util/errors.h"
+#include "util/option_rule.h"
 #include "util/row_order.h"
 #include "util/logging.h"
 #include "util/strings.h"
@@ -543,11 +544,10 @@ bool CorpusReadOptions::Check(std::string* error) const {
   const std::pair<const char*, double> fields[] = {{"default_core_mhz", default_core_mhz},
                                                    {"default_mem_mhz", default_mem_mhz}};
   for (const auto& [name, value] : fields) {
-    if (!std::isfinite(value) || value < 0) {
-      *error = fmt::format("{} = {} must be a finite frequency >= 0 MHz (0 = infer from the file)",
-                           name, value);
-      return false;
-    }
+    if (!std::isfinite(value) || value < 0)
+      return RejectOption(error,
+                          "{} = {} must be a finite frequency >= 0 MHz (0 = infer from the file)",
+                          name, value);
   }
   return true;
 }

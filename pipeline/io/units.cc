@@ -6,6 +6,8 @@
 #include <set>
 #include <string>
 
+#include "util/strings.h"
+
 namespace wattcal {
 namespace {
 
@@ -91,17 +93,6 @@ const std::array<std::vector<Unit>, kDimensions>& Table() {
     return t;
   }();
   return table;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
 }
 
 const Unit* Find(Dimension dimension, std::string_view text, bool ignore_case) {

@@ -8,23 +8,10 @@
 #include "model/model_summary.h"
 #include "model/prediction_interval.h"
 #include "model/power_limit.h"
+#include "util/csv_field.h"
 #include "util/errors.h"
 
 namespace wattcal {
-
-namespace {
-
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
-// %.6f, or empty when unknown (NaN).
-std::string NumberCell(double v) { return std::isfinite(v) ? fmt::format("{:.6f}", v) : ""; }
-
-}  // namespace
 
 std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const Corpus& activity,
                                                 bool fixed, std::optional<double> power_limit_w) {
@@ -45,7 +32,7 @@ std::vector<ActivityPrediction> PredictActivity(const PowerModel& model, const C
   }
   const int nd = model.layout.num_domains();
   std::vector<double> reference = model.DefaultFrequencies();
-  if (model.method == "fixed") {
+  if (model.method == FitMethod::kFixed) {
     for (int d = 0; d < nd; ++d) reference[d] = model.freq_levels_mhz[d].front();
   }
   // The V-F pairs to predict at when the activity carries no frequencies.
@@ -158,7 +145,8 @@ std::string ActivityPredictionsToCsv(const PowerModel& model,
     s += CsvField(p.benchmark);
     for (int d = 0; d < nd; ++d) s += fmt::format(",{}", p.freq_mhz[d]);
     s += fmt::format(",{:.6f}", p.predicted_w);
-    if (with_interval) s += "," + NumberCell(p.predicted_w_lo) + "," + NumberCell(p.predicted_w_hi);
+    if (with_interval)
+      s += "," + CsvFixed(p.predicted_w_lo, 6) + "," + CsvFixed(p.predicted_w_hi, 6);
     s += fmt::format(",{:.6f},{},", p.uncapped_w, p.capped ? 1 : 0);
     if (std::isfinite(p.capped_f_core_mhz)) s += fmt::format("{:.6g}", p.capped_f_core_mhz);
     if (with_flags) s += "," + CsvField(p.flags);

@@ -11,12 +11,6 @@
 
 namespace wattcal {
 
-namespace {
-
-std::string Cell(double v) { return std::isfinite(v) ? fmt::format("{:.6f}", v) : std::string(); }
-
-}  // namespace
-
 std::vector<AppPrediction> PredictApps(const PowerModel& model,
                                        const std::vector<AppActivity>& apps, const Layout& layout,
                                        std::optional<double> power_limit_w,
@@ -77,17 +71,18 @@ std::string AppPredictionsToCsv(const std::vector<AppPrediction>& rows) {
     const ActivityPrediction& q = p.prediction;
     // The prediction (12 columns, the same with and without a power log), then the measurement.
     s += fmt::format("{},{:.6f},{},{},{:.6f},{},{:.6g},{},{},{},{},{},", CsvField(p.app.workload),
-                     q.predicted_w, Cell(q.predicted_w_lo), Cell(q.predicted_w_hi), q.uncapped_w,
-                     q.capped ? 1 : 0, p.f_core_mhz, Cell(p.app.duration_s), Cell(p.energy_j),
-                     Cell(p.energy_j_lo), Cell(p.energy_j_hi), CsvField(q.flags));
-    s += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", Cell(p.app.measured_w), Cell(p.error_pct),
-                     Cell(p.app.measured_energy_j), Cell(p.energy_error_pct),
-                     p.app.steps > 0 ? std::to_string(p.app.steps) : std::string(),
-                     Cell(p.energy_per_step_j), Cell(p.app.kernel_time_s),
-                     std::isfinite(p.app.measured_f_core_mhz)
-                         ? fmt::format("{:.6g}", p.app.measured_f_core_mhz)
-                         : std::string(),
-                     CsvField(p.app.measured_flags), p.app.windows);
+                     q.predicted_w, CsvFixed(q.predicted_w_lo, 6), CsvFixed(q.predicted_w_hi, 6),
+                     q.uncapped_w, q.capped ? 1 : 0, p.f_core_mhz, CsvFixed(p.app.duration_s, 6),
+                     CsvFixed(p.energy_j, 6), CsvFixed(p.energy_j_lo, 6),
+                     CsvFixed(p.energy_j_hi, 6), CsvField(q.flags));
+    s += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{}\n", CsvFixed(p.app.measured_w, 6), CsvFixed(p.error_pct, 6),
+        CsvFixed(p.app.measured_energy_j, 6), CsvFixed(p.energy_error_pct, 6),
+        p.app.steps > 0 ? std::to_string(p.app.steps) : std::string(),
+        CsvFixed(p.energy_per_step_j, 6), CsvFixed(p.app.kernel_time_s, 6),
+        std::isfinite(p.app.measured_f_core_mhz) ? fmt::format("{:.6g}", p.app.measured_f_core_mhz)
+                                                 : std::string(),
+        CsvField(p.app.measured_flags), p.app.windows);
   }
   return s;
 }

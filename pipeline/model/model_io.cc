@@ -14,8 +14,10 @@
 #include "io/json_lines.h"
 #include "model/component_trust.h"
 #include "util/bounds.h"
+#include "util/csv_field.h"
 #include "util/errors.h"
 #include "util/output.h"
+#include "util/text_input.h"
 
 namespace wattcal {
 namespace {
@@ -72,19 +74,6 @@ std::string FormatNumber(double x) { return fmt::format("{}", x); }
 std::string FormatFrequency(double f_mhz) {
   if (f_mhz == std::floor(f_mhz) && std::fabs(f_mhz) < 1e15) return fmt::format("{:.0f}", f_mhz);
   return FormatNumber(f_mhz);
-}
-
-// A CSV field, quoted only when it must be (a comma, quote, line break or edge space).
-std::string CsvField(const std::string& s) {
-  const bool plain = s.find_first_of(",\"\n\r") == std::string::npos &&
-                     (s.empty() || (s.front() != ' ' && s.back() != ' '));
-  if (plain) return s;
-  std::string quoted = "\"";
-  for (char c : s) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
 }
 
 template <typename T, typename Format>
@@ -170,7 +159,7 @@ PowerModel ReadGpmtoolModel(const std::string& path) {
   bool fixed = true;
   for (const std::vector<double>& levels : model.freq_levels_mhz)
     fixed = fixed && levels.size() == 1;
-  model.method = fixed ? "fixed" : "dvfs";
+  model.method = fixed ? FitMethod::kFixed : FitMethod::kDvfs;
   return model;
 }
 
@@ -185,9 +174,9 @@ class JsonModelReader : public JsonFieldReader {
   PowerModel Read() {
     CheckFormatAndVersion(root_, kModelJsonFormat, PowerModel::kFormatVersion, "model format");
     PowerModel model;
-    model.method = String(root_, "", "method");
-    if (model.method != "dvfs" && model.method != "fixed") {
-      Fail("method", fmt::format("expected \"dvfs\" or \"fixed\", got \"{}\"", model.method));
+    const std::string method = String(root_, "", "method");
+    if (!ParseFitMethod(method, &model.method)) {
+      Fail("method", fmt::format("expected \"dvfs\" or \"fixed\", got \"{}\"", method));
     }
     model.trained_on = String(root_, "", "trained_on");
     if (root_.contains("gpu")) model.gpu = String(root_, "", "gpu");
@@ -206,7 +195,7 @@ class JsonModelReader : public JsonFieldReader {
       problem = CheckVoltages(model.voltage_rel[d], model.freq_levels_mhz[d]);
       if (!problem.empty()) Fail(voltages_path, problem);
     }
-    if (model.method == "fixed") {
+    if (model.method == FitMethod::kFixed) {
       for (int d = 0; d < num_domains; ++d) {
         if (model.freq_levels_mhz[d].size() != 1) {
           Fail(fmt::format("freq_levels_mhz[{}]", d),
@@ -296,10 +285,24 @@ class JsonModelReader : public JsonFieldReader {
     if (layout->num_components() == 0) Fail("layout.domains", "the layout has no components");
   }
 
+  // fit.`key`: one of the names `parse` knows (`names`), or "" (unset: a model that does not say).
+  template <typename Kind>
+  void ReadFitName(const Json& f, const char* key, bool (*parse)(const std::string&, Kind*),
+                   const char* names, std::optional<Kind>* out) const {
+    const std::string name = String(f, "fit", key);
+    if (name.empty()) return;
+    Kind kind{};
+    if (!parse(name, &kind)) {
+      Fail(fmt::format("fit.{}", key), fmt::format("expected {} or \"\", got \"{}\"", names, name));
+    }
+    *out = kind;
+  }
+
   void ReadFit(FitReport* fit) const {
     const Json& f = Get(root_, "", "fit");
-    fit->solver = String(f, "fit", "solver");
-    fit->loss = String(f, "fit", "loss");
+    ReadFitName(f, "solver", ParseModelSolver, "\"joint\", \"alternating\", \"nnls\", \"truth\"",
+                &fit->solver);
+    ReadFitName(f, "loss", ParseFitLoss, "\"l2\", \"huber\", \"cauchy\"", &fit->loss);
     fit->loss_scale = Number(f, "fit", "loss_scale");
     fit->residual = String(f, "fit", "residual");
     fit->converged = Bool(f, "fit", "converged");
@@ -465,8 +468,8 @@ void to_json(nlohmann::ordered_json& c, const CoefficientCi& ci) {
 
 void to_json(nlohmann::ordered_json& fit, const FitReport& f) {
   fit = OrderedJson::object();
-  fit["solver"] = f.solver;
-  fit["loss"] = f.loss;
+  fit["solver"] = f.solver ? ModelSolverName(*f.solver) : "";
+  fit["loss"] = f.loss ? FitLossName(*f.loss) : "";
   fit["loss_scale"] = f.loss_scale;
   fit["residual"] = f.residual;
   fit["converged"] = f.converged;
@@ -487,7 +490,7 @@ void to_json(nlohmann::ordered_json& j, const PowerModel& model) {
   j["format"] = kModelJsonFormat;
   j["version"] = PowerModel::kFormatVersion;
   j["wattcal_version"] = WattcalVersion();
-  j["method"] = model.method;
+  j["method"] = FitMethodName(model.method);
   j["trained_on"] = model.trained_on;
   if (!model.gpu.empty()) j["gpu"] = model.gpu;
   OrderedJson domains = OrderedJson::array();
@@ -581,7 +584,7 @@ std::string ModelToGpmtoolCsv(const PowerModel& model) {
   }
   out += JoinLine(defaults, FormatFrequency);
   out += JoinLine(counts, [](int c) { return std::to_string(c); });
-  out += JoinLine(layout.ComponentNames(), CsvField);
+  out += JoinLine(layout.ComponentNames(), CsvFieldKeepingEdgeSpaces);
   for (const std::vector<double>& levels : model.freq_levels_mhz)
     out += JoinLine(levels, FormatFrequency);
   out += JoinLine(model.Coefficients(), FormatNumber);
@@ -591,8 +594,7 @@ std::string ModelToGpmtoolCsv(const PowerModel& model) {
 
 PowerModel ReadModel(const std::string& path) {
   const std::string text = ReadFileText(path, "file");
-  size_t first = 0;
-  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) first = 3;
+  size_t first = text.size() - StripUtf8ByteOrderMark(std::string_view(text)).size();
   while (first < text.size() && std::isspace(static_cast<unsigned char>(text[first]))) ++first;
   if (first < text.size() && text[first] == '{') return ReadJsonModel(path, text);
   return ReadGpmtoolModel(path);

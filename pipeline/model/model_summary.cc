@@ -30,7 +30,8 @@ std::string FormatModelSummary(const PowerModel& m) {
       "  solver: {} after {} iterations ({:.3f} s): {}\n"
       "  training fit: {} rows, {} benchmarks, MAPE {:.3f}%, max {:.2f}%, RMSE {:.3f} W, R^2 "
       "{:.5f}\n",
-      m.method, f.solver, f.residual, f.loss,
+      FitMethodName(m.method), f.solver ? ModelSolverName(*f.solver) : "", f.residual,
+      f.loss ? FitLossName(*f.loss) : "",
       f.loss_scale > 0.0 ? fmt::format(" (scale {})", f.loss_scale) : std::string(),
       f.converged ? "converged" : "NOT converged", f.iterations, f.time_s, f.termination,
       f.train_rows, f.train_benchmarks, f.train_mape_pct, f.train_max_ape_pct, f.train_rmse_w,

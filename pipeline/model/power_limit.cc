@@ -129,7 +129,7 @@ std::string PowerLimitBelowIdleWarning(const PowerModel& model,
   if (!power_limit_w) return "";
   std::vector<double> nothing(static_cast<size_t>(model.layout.num_components()), 0.0);
   std::vector<double> reference = model.DefaultFrequencies();
-  if (model.method == "fixed") {
+  if (model.method == FitMethod::kFixed) {
     for (size_t d = 0; d < reference.size(); ++d) reference[d] = model.freq_levels_mhz[d].front();
   }
   const double idle_w = model.Predict(nothing.data(), reference.data());

@@ -2,8 +2,58 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstddef>
+#include <utility>
 
 namespace wattcal {
+
+namespace {
+
+// Each kind's name in the model file and on the command line, the one place each is written.
+template <typename Kind>
+using Names = std::pair<Kind, const char*>;
+constexpr Names<FitMethod> kMethodNames[] = {{FitMethod::kDvfs, "dvfs"},
+                                             {FitMethod::kFixed, "fixed"}};
+constexpr Names<FitLoss> kLossNames[] = {
+    {FitLoss::kL2, "l2"}, {FitLoss::kHuber, "huber"}, {FitLoss::kCauchy, "cauchy"}};
+constexpr Names<ModelSolver> kSolverNames[] = {{ModelSolver::kJoint, "joint"},
+                                               {ModelSolver::kAlternating, "alternating"},
+                                               {ModelSolver::kNnls, "nnls"},
+                                               {ModelSolver::kTruth, "truth"}};
+
+template <typename Kind, size_t N>
+const char* NameOf(const Names<Kind> (&names)[N], Kind kind) {
+  for (const Names<Kind>& n : names) {
+    if (n.first == kind) return n.second;
+  }
+  return "?";
+}
+
+template <typename Kind, size_t N>
+bool KindOf(const Names<Kind> (&names)[N], const std::string& name, Kind* kind) {
+  for (const Names<Kind>& n : names) {
+    if (name == n.second) {
+      *kind = n.first;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+const char* FitMethodName(FitMethod method) { return NameOf(kMethodNames, method); }
+bool ParseFitMethod(const std::string& name, FitMethod* method) {
+  return KindOf(kMethodNames, name, method);
+}
+
+const char* FitLossName(FitLoss loss) { return NameOf(kLossNames, loss); }
+bool ParseFitLoss(const std::string& name, FitLoss* loss) { return KindOf(kLossNames, name, loss); }
+
+const char* ModelSolverName(ModelSolver solver) { return NameOf(kSolverNames, solver); }
+bool ParseModelSolver(const std::string& name, ModelSolver* solver) {
+  return KindOf(kSolverNames, name, solver);
+}
 
 int PowerModel::num_coefficients() const {
   return 2 * layout.num_domains() + layout.num_components();

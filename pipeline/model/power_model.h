@@ -27,10 +27,37 @@ struct PowerBreakdown {
   double total_w = 0.0;
 };
 
+// How a model was fitted: dvfs, the cross-domain model with unknown voltages (TPDS Eqs. 4-6), or
+// fixed, one frequency level per domain (TPDS Eq. 9). The model file and --method spell them
+// "dvfs" and "fixed" (FitMethodName, ParseFitMethod: the one place the words are written).
+enum class FitMethod { kDvfs, kFixed };
+
+const char* FitMethodName(FitMethod method);
+// `name` as a method ("dvfs" or "fixed"); false, and `*method` untouched, for anything else.
+bool ParseFitMethod(const std::string& name, FitMethod* method);
+
+// A fit's loss on its residuals; "l2", "huber", "cauchy" (FitLossName: the names --loss takes and
+// the model file keeps).
+enum class FitLoss { kL2, kHuber, kCauchy };
+
+const char* FitLossName(FitLoss loss);
+// `name` as a loss; false, and `*loss` untouched, for anything else.
+bool ParseFitLoss(const std::string& name, FitLoss* loss);
+
+// The solver that gave a model its coefficients: the joint Ceres solve, gpmTOOL's alternating
+// algorithm (both DVFS), non-negative least squares (fixed), or none: the truth of a synthetic
+// GPU. The model file spells them "joint", "alternating", "nnls", "truth" (ModelSolverName).
+enum class ModelSolver { kJoint, kAlternating, kNnls, kTruth };
+
+const char* ModelSolverName(ModelSolver solver);
+// `name` as a solver; false, and `*solver` untouched, for anything else.
+bool ParseModelSolver(const std::string& name, ModelSolver* solver);
+
 // What the fit reported about itself (kept in the model file).
 struct FitReport {
-  std::string solver;       // "joint", "alternating", "nnls"
-  std::string loss;         // "l2", "huber", "cauchy"
+  // Unset when the model file does not say (a gpmTOOL model file): "" in the model file.
+  std::optional<ModelSolver> solver;
+  std::optional<FitLoss> loss;
   double loss_scale = 0.0;  // the loss's scale (in residual units)
   std::string residual;     // "absolute" (W) or "relative" (fraction)
   bool converged = false;
@@ -120,8 +147,7 @@ struct PredictionIntervalData {
 struct PowerModel {
   static constexpr int kFormatVersion = 1;
 
-  // "dvfs" or "fixed".
-  std::string method = "dvfs";
+  FitMethod method = FitMethod::kDvfs;
   Layout layout;
   // Per domain: the frequency levels the voltages were estimated at, ascending.
   std::vector<std::vector<double>> freq_levels_mhz;

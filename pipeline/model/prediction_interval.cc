@@ -3,23 +3,16 @@
 #include <algorithm>
 #include <cmath>
 
-namespace wattcal {
+#include "util/stats.h"
 
-double BootstrapPercentile(std::vector<double> values, double p) {
-  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(values.begin(), values.end());
-  const double h = (static_cast<double>(values.size()) - 1.0) * std::clamp(p, 0.0, 1.0);
-  const size_t lo = static_cast<size_t>(std::floor(h));
-  if (lo + 1 >= values.size()) return values.back();
-  return values[lo] + (h - static_cast<double>(lo)) * (values[lo + 1] - values[lo]);
-}
+namespace wattcal {
 
 std::string NoPredictionIntervalReason(const PowerModel& model) {
   if (model.prediction_interval.known() && !model.Derived()) return "";
   std::string why;
   if (model.Derived()) {
     why = "a ported or scaled model (its bootstrap replicates would be its base model's)";
-  } else if (model.method != "fixed") {
+  } else if (model.method != FitMethod::kFixed) {
     why =
         "a DVFS model (TPDS Eqs. 4-6; the bootstrap that gives the interval is of the fixed "
         "method only)";
@@ -49,8 +42,8 @@ PowerInterval PredictionInterval95(const PowerModel& model, const double* util_f
     for (double q : data.oob_ratio_quantiles) products.push_back(p * q);
   }
   const double tail = (1.0 - kPredictionIntervalLevel) / 2.0;
-  out.lo_w = std::min(BootstrapPercentile(products, tail), predicted_w);
-  out.hi_w = std::max(BootstrapPercentile(products, 1.0 - tail), predicted_w);
+  out.lo_w = std::min(Quantile(products, tail), predicted_w);
+  out.hi_w = std::max(Quantile(products, 1.0 - tail), predicted_w);
   if (power_limit_w) out.hi_w = std::min(out.hi_w, std::max(*power_limit_w, predicted_w));
   out.lo_w = std::max(out.lo_w, 0.0);
   return out;

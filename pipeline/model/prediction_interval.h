@@ -44,9 +44,4 @@ PowerInterval PredictionInterval95(const PowerModel& model, const double* util_f
 // Why the model's predictions carry no interval ("a DVFS model: ..."); "" when they do.
 std::string NoPredictionIntervalReason(const PowerModel& model);
 
-// The p-quantile (0 <= p <= 1) of `values` by linear interpolation between order statistics
-// (Hyndman-Fan type 7, R's and NumPy's default): sorted x_0..x_{n-1}, h = (n - 1) p,
-// x_floor(h) + (h - floor(h)) (x_floor(h)+1 - x_floor(h)). NaN when `values` is empty.
-double BootstrapPercentile(std::vector<double> values, double p);
-
 }  // namespace wattcal

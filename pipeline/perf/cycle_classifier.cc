@@ -8,17 +8,16 @@
 #include <fmt/format.h>
 
 #include "util/errors.h"
+#include "util/option_rule.h"
 
 namespace wattcal {
 
 bool ClassifierOptions::Check(std::string* error) const {
-  if (!(std::isfinite(miss_latency_cycles) && miss_latency_cycles >= 0.0)) {
-    *error = fmt::format(
-        "miss_latency_cycles = {} must be finite and >= 0 (0: the mean load "
-        "latency)",
-        miss_latency_cycles);
-    return false;
-  }
+  if (!(std::isfinite(miss_latency_cycles) && miss_latency_cycles >= 0.0))
+    return RejectOption(error,
+                        "miss_latency_cycles = {} must be finite and >= 0 (0: the mean load "
+                        "latency)",
+                        miss_latency_cycles);
   return true;
 }
 

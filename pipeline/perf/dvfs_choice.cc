@@ -9,6 +9,7 @@
 
 #include "perf/perf_csv.h"
 #include "util/errors.h"
+#include "util/option_rule.h"
 
 namespace wattcal {
 
@@ -48,20 +49,13 @@ bool ParseActivityScaling(const std::string& text, ActivityScaling* scaling) {
 }
 
 bool DvfsOptions::Check(std::string* error) const {
-  if (std::isnan(max_slowdown_pct) || std::isinf(max_slowdown_pct)) {
-    *error = fmt::format("max_slowdown_pct = {} must be finite (< 0: no budget)", max_slowdown_pct);
-    return false;
-  }
+  if (std::isnan(max_slowdown_pct) || std::isinf(max_slowdown_pct))
+    return RejectOption(error, "max_slowdown_pct = {} must be finite (< 0: no budget)",
+                        max_slowdown_pct);
   std::set<std::string> seen;
   for (const std::string& m : perf_models) {
-    if (m.empty()) {
-      *error = "perf_models has an empty name";
-      return false;
-    }
-    if (!seen.insert(m).second) {
-      *error = "perf_models lists '" + m + "' twice";
-      return false;
-    }
+    if (m.empty()) return RejectOption(error, "perf_models has an empty name");
+    if (!seen.insert(m).second) return RejectOption(error, "perf_models lists '{}' twice", m);
   }
   return true;
 }
@@ -150,9 +144,9 @@ struct PowerContext {
 // or the scaling mode without the measured power at the default pair.
 void CheckModelFitsActivity(const PowerModel& model, const std::string& model_path,
                             const Corpus& activity, const DvfsOptions& options) {
-  if (model.method != "dvfs") {
+  if (model.method != FitMethod::kDvfs) {
     throw InputError(model_path, 0, "method",
-                     "a '" + model.method +
+                     "a '" + std::string(FitMethodName(model.method)) +
                          "' model predicts one V-F pair only; choosing a pair "
                          "needs a DVFS model (wattcal-calibrate --method dvfs)");
   }

@@ -8,6 +8,7 @@
 #include "util/csv_field.h"
 #include "util/errors.h"
 #include "util/strings.h"
+#include "util/text_input.h"
 
 namespace wattcal {
 namespace {}  // namespace
@@ -33,7 +34,7 @@ PerfCsvColumns::PerfCsvColumns(const CsvReader& reader, const std::vector<std::s
   width_ = header.size();
   for (size_t i = 0; i < header.size(); ++i) {
     std::string cell = header[i];
-    if (i == 0 && cell.size() >= 3 && cell.compare(0, 3, "\xEF\xBB\xBF") == 0) cell.erase(0, 3);
+    if (i == 0) StripUtf8ByteOrderMark(&cell);
     const std::string name = ToLower(cell);
     if (name.empty())
       reader.Fail(fmt::format("column {}", i + 1), "empty column name in the header");

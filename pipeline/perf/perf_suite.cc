@@ -13,6 +13,7 @@
 #include "util/json_file.h"
 #include "perf/perf_csv.h"
 #include "util/errors.h"
+#include "util/option_rule.h"
 
 namespace wattcal {
 
@@ -21,10 +22,7 @@ bool PerfKernelSpec::Check(std::string* error) const {
     *error = "kernel '" + name + "': " + m;
     return false;
   };
-  if (name.empty()) {
-    *error = "a kernel has an empty name";
-    return false;
-  }
+  if (name.empty()) return RejectOption(error, "a kernel has an empty name");
   if (warps < 1 || warps > 1024)
     return fail(fmt::format("warps = {} must lie in [1, 1024]", warps));
   if (iterations < 1) return fail(fmt::format("iterations = {} must be >= 1", iterations));

@@ -17,8 +17,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string Cell(double v) { return std::isfinite(v) ? fmt::format("{:.6f}", v) : std::string(); }
-
 double ChangePct(double value, double base) {
   return std::isfinite(value) && std::isfinite(base) && base > 0.0 ? 100.0 * (value - base) / base
                                                                    : kNaN;
@@ -204,8 +202,9 @@ std::string WhatIfToCsv(const std::vector<WhatIfRow>& rows, const std::string& v
         r.f_core_mhz,
         std::isfinite(r.measured_f_core_mhz) ? fmt::format("{:.2f}", r.measured_f_core_mhz)
                                              : std::string(),
-        r.predicted_w, Cell(r.run_time_s), Cell(r.energy_j), r.power_change_pct, r.time_change_pct,
-        r.energy_change_pct, CsvField(r.time_model), CsvField(vf_source), CsvField(r.flags));
+        r.predicted_w, CsvFixed(r.run_time_s, 6), CsvFixed(r.energy_j, 6), r.power_change_pct,
+        r.time_change_pct, r.energy_change_pct, CsvField(r.time_model), CsvField(vf_source),
+        CsvField(r.flags));
   }
   return s;
 }

@@ -79,8 +79,6 @@ Column ClassifyTidy(const CsvReader& reader, const std::string& header) {
   return c;
 }
 
-std::string Exact(double v) { return fmt::format("{:.17g}", v); }
-
 }  // namespace
 
 const char* EstimateTermName(EstimateTerm term) {
@@ -209,10 +207,10 @@ std::string EstimateTableToCsv(const EstimateTable& table) {
   out += "\n";
   for (int k = 0; k < table.num_kernels(); ++k) {
     out += CsvField(table.kernels[k]);
-    if (measured) out += "," + Exact(table.measured_w[k]);
-    out += "," + Exact(table.const_w[k]) + "," + Exact(table.static_w[k]) + "," +
-           Exact(table.idle_w[k]);
-    for (double d : table.dynamic_w[k]) out += "," + Exact(d);
+    if (measured) out += "," + ExactNumber(table.measured_w[k]);
+    out += "," + ExactNumber(table.const_w[k]) + "," + ExactNumber(table.static_w[k]) + "," +
+           ExactNumber(table.idle_w[k]);
+    for (double d : table.dynamic_w[k]) out += "," + ExactNumber(d);
     out += "\n";
   }
   return out;
@@ -221,7 +219,7 @@ std::string EstimateTableToCsv(const EstimateTable& table) {
 std::string EstimateTotalsToCsv(const EstimateTable& table) {
   std::string out = "kernel,power_w\n";
   for (int k = 0; k < table.num_kernels(); ++k) {
-    out += CsvField(table.kernels[k]) + "," + Exact(table.TotalW(k)) + "\n";
+    out += CsvField(table.kernels[k]) + "," + ExactNumber(table.TotalW(k)) + "\n";
   }
   return out;
 }

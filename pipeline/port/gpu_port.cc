@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "util/errors.h"
+#include "util/option_rule.h"
 
 namespace wattcal {
 namespace {
@@ -90,20 +91,16 @@ const char* ConstantScalingName(ConstantScaling v) {
 
 bool GpuPortOptions::Check(std::string* error) const {
   if (constant_scaling != ConstantScaling::kIdlePower) return true;
-  if (!std::isfinite(base_idle_w) || base_idle_w <= 0.0) {
-    *error = fmt::format(
-        "base_idle_w = {} must be a measured idle power > 0 W (constant_scaling "
-        "idle-power, TPDS Eq. 11)",
-        base_idle_w);
-    return false;
-  }
-  if (!std::isfinite(target_idle_w) || target_idle_w <= 0.0) {
-    *error = fmt::format(
-        "target_idle_w = {} must be a measured idle power > 0 W "
-        "(constant_scaling idle-power, TPDS Eq. 11)",
-        target_idle_w);
-    return false;
-  }
+  if (!std::isfinite(base_idle_w) || base_idle_w <= 0.0)
+    return RejectOption(error,
+                        "base_idle_w = {} must be a measured idle power > 0 W (constant_scaling "
+                        "idle-power, TPDS Eq. 11)",
+                        base_idle_w);
+  if (!std::isfinite(target_idle_w) || target_idle_w <= 0.0)
+    return RejectOption(error,
+                        "target_idle_w = {} must be a measured idle power > 0 W "
+                        "(constant_scaling idle-power, TPDS Eq. 11)",
+                        target_idle_w);
   return true;
 }
 

@@ -8,6 +8,7 @@
 
 #include "io/csv_reader.h"
 #include "util/errors.h"
+#include "util/option_rule.h"
 
 namespace wattcal {
 namespace {
@@ -76,20 +77,16 @@ NodeTable ReadNodeTable(const std::string& path) {
 }
 
 bool NodePortOptions::Check(std::string* error) const {
-  if (!PositiveFinite(board_constant_factor)) {
-    *error = fmt::format("board_constant_factor = {} must be a finite factor > 0",
-                         board_constant_factor);
-    return false;
-  }
+  if (!PositiveFinite(board_constant_factor))
+    return RejectOption(error, "board_constant_factor = {} must be a finite factor > 0",
+                        board_constant_factor);
   const std::pair<const char*, double> factors[] = {{"dynamic_factor", dynamic_factor},
                                                     {"static_factor", static_factor},
                                                     {"idle_sm_factor", idle_sm_factor}};
   for (const auto& [name, v] : factors) {
-    if (!std::isfinite(v) || v < 0.0) {
-      *error =
-          fmt::format("{} = {} must be a finite factor > 0 (or 0: from the node table)", name, v);
-      return false;
-    }
+    if (!std::isfinite(v) || v < 0.0)
+      return RejectOption(error, "{} = {} must be a finite factor > 0 (or 0: from the node table)",
+                          name, v);
   }
   return true;
 }

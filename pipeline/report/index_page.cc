@@ -224,17 +224,18 @@ void FitSummaryTable(Document* doc, const RunReport& r, const Linker& link,
     fit_rows.push_back(std::move(row));
   };
   fit_row("file", [&](const ReportModel& m) { return Inline{link.File(m.path)}; });
-  fit_row("method", [](const ReportModel& m) { return Text(m.model.method); });
+  fit_row("method", [](const ReportModel& m) { return Text(FitMethodName(m.model.method)); });
   fit_row("solver", [](const ReportModel& m) {
-    return Text(m.model.fit.solver.empty() ? kDash : m.model.fit.solver);
+    return Text(m.model.fit.solver ? ModelSolverName(*m.model.fit.solver) : kDash);
   });
   fit_row("loss, residual", [](const ReportModel& m) {
-    return Text(m.model.fit.loss.empty() ? kDash : m.model.fit.loss + ", " + m.model.fit.residual);
+    return Text(m.model.fit.loss ? FitLossName(*m.model.fit.loss) + (", " + m.model.fit.residual)
+                                 : kDash);
   });
   // A model that was not fitted (a truth model, a published one: no training rows, no
   // iterations) has no solver status or training statistics: a dash, never a stale "NO".
   auto fitted = [](const ReportModel& m) {
-    return !m.model.fit.solver.empty() && m.model.fit.solver != "truth" &&
+    return m.model.fit.solver && *m.model.fit.solver != ModelSolver::kTruth &&
            (m.model.fit.train_rows > 0 || m.model.fit.iterations > 0 || m.model.fit.converged);
   };
   // A ported or node-scaled model carries its base model's fit: its training figures are said

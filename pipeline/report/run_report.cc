@@ -20,6 +20,7 @@
 #include "util/errors.h"
 #include "util/json_file.h"
 #include "util/logging.h"
+#include "util/option_rule.h"
 #include "util/strings.h"
 #include "validate/metrics.h"
 
@@ -74,7 +75,7 @@ bool SameFile(const std::string& a, const std::string& b) {
 }
 
 std::string ModelKind(const PowerModel& m) {
-  return m.fit.solver.empty() ? m.method : m.fit.solver;
+  return m.fit.solver ? ModelSolverName(*m.fit.solver) : FitMethodName(m.method);
 }
 
 }  // namespace report_internal
@@ -137,19 +138,12 @@ LabelledPath ParseLabelledPath(const std::string& text) {
 }
 
 bool ReportOptions::Check(std::string* error) const {
-  if (auto_benchmarks < 0) {
-    *error = fmt::format("auto_benchmarks = {} must be >= 0", auto_benchmarks);
-    return false;
-  }
-  if (max_constant_curves < 1) {
-    *error = fmt::format("max_constant_curves = {} must be >= 1", max_constant_curves);
-    return false;
-  }
+  if (auto_benchmarks < 0)
+    return RejectOption(error, "auto_benchmarks = {} must be >= 0", auto_benchmarks);
+  if (max_constant_curves < 1)
+    return RejectOption(error, "max_constant_curves = {} must be >= 1", max_constant_curves);
   for (const LabelledPath& m : models) {
-    if (m.path.empty()) {
-      *error = "models: an entry '" + m.label + "=' names no file";
-      return false;
-    }
+    if (m.path.empty()) return RejectOption(error, "models: an entry '{}=' names no file", m.label);
   }
   if (!corpus_read.Check(error)) return false;
   return collinearity.Check(error);
@@ -253,7 +247,7 @@ void Collector::ChoosePrimaryModel() {
     }
   }
   for (size_t i = 0; i < r_.models.size() && r_.primary_model < 0; ++i) {
-    if (r_.models[i].model.method == "dvfs") r_.primary_model = static_cast<int>(i);
+    if (r_.models[i].model.method == FitMethod::kDvfs) r_.primary_model = static_cast<int>(i);
   }
   if (r_.primary_model < 0 && !r_.models.empty()) r_.primary_model = 0;
 }

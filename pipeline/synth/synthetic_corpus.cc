@@ -10,65 +10,43 @@
 
 #include "util/json_file.h"
 #include "util/errors.h"
+#include "util/option_rule.h"
 #include "util/rng.h"
 
 namespace wattcal {
 
 bool SyntheticSpec::Check(std::string* error) const {
   const int nd = layout.num_domains();
-  if (nd < 1 || nd > 2) {
-    *error = fmt::format("layout has {} domains; 1 or 2 are supported", nd);
-    return false;
-  }
-  if (static_cast<int>(voltage.size()) != nd) {
-    *error = fmt::format("voltage has {} curves for {} domains", voltage.size(), nd);
-    return false;
-  }
+  if (nd < 1 || nd > 2)
+    return RejectOption(error, "layout has {} domains; 1 or 2 are supported", nd);
+  if (static_cast<int>(voltage.size()) != nd)
+    return RejectOption(error, "voltage has {} curves for {} domains", voltage.size(), nd);
   for (int d = 0; d < nd; ++d) {
     const auto& lv = voltage[d].freq_levels_mhz;
-    if (std::find(lv.begin(), lv.end(), layout.domains[d].default_freq_mhz) == lv.end()) {
-      *error = fmt::format("voltage[{}].freq_levels_mhz lacks the default frequency {}", d,
-                           layout.domains[d].default_freq_mhz);
-      return false;
-    }
-    if (!std::is_sorted(lv.begin(), lv.end())) {
-      *error = fmt::format("voltage[{}].freq_levels_mhz must be ascending", d);
-      return false;
-    }
+    if (std::find(lv.begin(), lv.end(), layout.domains[d].default_freq_mhz) == lv.end())
+      return RejectOption(error, "voltage[{}].freq_levels_mhz lacks the default frequency {}", d,
+                          layout.domains[d].default_freq_mhz);
+    if (!std::is_sorted(lv.begin(), lv.end()))
+      return RejectOption(error, "voltage[{}].freq_levels_mhz must be ascending", d);
   }
   const size_t nc = 2 * nd + layout.num_components();
-  if (coefficients.size() != nc) {
-    *error =
-        fmt::format("coefficients has {} values, the layout needs {}", coefficients.size(), nc);
-    return false;
-  }
+  if (coefficients.size() != nc)
+    return RejectOption(error, "coefficients has {} values, the layout needs {}",
+                        coefficients.size(), nc);
   for (double c : coefficients) {
-    if (!(c >= 0.0)) {
-      *error = fmt::format("coefficients must be >= 0 (got {})", c);
-      return false;
-    }
+    if (!(c >= 0.0)) return RejectOption(error, "coefficients must be >= 0 (got {})", c);
   }
-  if (microbenchmarks_per_component < 1) {
-    *error = fmt::format("microbenchmarks_per_component = {} must be >= 1",
-                         microbenchmarks_per_component);
-    return false;
-  }
-  if (mix_microbenchmarks < 0) {
-    *error = fmt::format("mix_microbenchmarks = {} must be >= 0", mix_microbenchmarks);
-    return false;
-  }
-  if (heldout_applications < 1) {
-    *error = fmt::format("heldout_applications = {} must be >= 1", heldout_applications);
-    return false;
-  }
-  if (!(noise_rel >= 0.0 && noise_rel < 0.5)) {
-    *error = fmt::format("noise_rel = {} must lie in [0, 0.5)", noise_rel);
-    return false;
-  }
-  if (corrupted_rows < 0) {
-    *error = fmt::format("corrupted_rows = {} must be >= 0", corrupted_rows);
-    return false;
-  }
+  if (microbenchmarks_per_component < 1)
+    return RejectOption(error, "microbenchmarks_per_component = {} must be >= 1",
+                        microbenchmarks_per_component);
+  if (mix_microbenchmarks < 0)
+    return RejectOption(error, "mix_microbenchmarks = {} must be >= 0", mix_microbenchmarks);
+  if (heldout_applications < 1)
+    return RejectOption(error, "heldout_applications = {} must be >= 1", heldout_applications);
+  if (!(noise_rel >= 0.0 && noise_rel < 0.5))
+    return RejectOption(error, "noise_rel = {} must lie in [0, 0.5)", noise_rel);
+  if (corrupted_rows < 0)
+    return RejectOption(error, "corrupted_rows = {} must be >= 0", corrupted_rows);
   return true;
 }
 
@@ -114,7 +92,7 @@ SyntheticSpec ReadSyntheticSpec(const std::string& path) {
 
 PowerModel TruthModel(const SyntheticSpec& spec) {
   PowerModel m;
-  m.method = "dvfs";
+  m.method = FitMethod::kDvfs;
   m.layout = spec.layout;
   for (int d = 0; d < spec.layout.num_domains(); ++d) {
     const SyntheticVoltageCurve& c = spec.voltage[d];
@@ -128,7 +106,7 @@ PowerModel TruthModel(const SyntheticSpec& spec) {
   }
   m.SetCoefficients(spec.coefficients);
   m.trained_on = "truth:" + spec.name;
-  m.fit.solver = "truth";
+  m.fit.solver = ModelSolver::kTruth;
   return m;
 }
 

@@ -14,6 +14,7 @@
 #include "model/model_io.h"
 #include "synth/power_sensor.h"
 #include "util/errors.h"
+#include "util/option_rule.h"
 #include "util/logging.h"
 #include "util/rng.h"
 
@@ -39,12 +40,10 @@ bool CampaignSpec::Check(std::string* error) const {
       !positive(thermal_tau_s, "thermal_tau_s") || !non_negative(leakage_per_c, "leakage_per_c")) {
     return false;
   }
-  if (!(sample_interval_max_ms >= sample_interval_min_ms)) {
-    *error =
-        fmt::format("campaign.sample_interval_max_ms = {} must be >= sample_interval_min_ms = {}",
-                    sample_interval_max_ms, sample_interval_min_ms);
-    return false;
-  }
+  if (!(sample_interval_max_ms >= sample_interval_min_ms))
+    return RejectOption(
+        error, "campaign.sample_interval_max_ms = {} must be >= sample_interval_min_ms = {}",
+        sample_interval_max_ms, sample_interval_min_ms);
   return true;
 }
 

@@ -17,6 +17,7 @@
 #include "synth/synthetic_corpus.h"
 #include "util/errors.h"
 #include "util/logging.h"
+#include "util/option_rule.h"
 #include "util/output.h"
 
 namespace wattcal {
@@ -45,10 +46,9 @@ namespace {
 
 bool CheckFrequencies(const std::vector<double>& freqs, const char* field, std::string* error) {
   for (size_t i = 0; i < freqs.size(); ++i) {
-    if (!(std::isfinite(freqs[i]) && freqs[i] > 0.0)) {
-      *error = fmt::format("{}[{}] = {} must be a finite frequency > 0 MHz", field, i, freqs[i]);
-      return false;
-    }
+    if (!(std::isfinite(freqs[i]) && freqs[i] > 0.0))
+      return RejectOption(error, "{}[{}] = {} must be a finite frequency > 0 MHz", field, i,
+                          freqs[i]);
   }
   return true;
 }

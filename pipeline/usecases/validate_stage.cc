@@ -179,7 +179,7 @@ ValidateStageOptions ResolveAutoMode(const ValidateStageOptions& o, const FoldsT
     method = AutoFitMethod(train->selection, &why);
     why = "--mode " + why.substr(why.find("auto"));
   } else {
-    method = ReadModel(o.model_path).method == "fixed" ? FitMethod::kFixed : FitMethod::kDvfs;
+    method = ReadModel(o.model_path).method;
     why = fmt::format("--mode auto: {} (the model's method)", FitMethodName(method));
   }
   resolved.mode = method == FitMethod::kFixed ? ValidateMode::kFixed : ValidateMode::kDvfs;

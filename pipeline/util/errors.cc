@@ -1,5 +1,7 @@
 #include "util/errors.h"
 
+#include "util/strings.h"
+
 namespace wattcal {
 namespace {
 
@@ -13,23 +15,6 @@ std::string Compose(const std::string& file, int64_t line, const std::string& fi
 }
 
 }  // namespace
-
-std::string EscapeControlBytes(const std::string& text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f) {
-      out += "\\x";
-      out += kHex[byte >> 4];
-      out += kHex[byte & 0xf];
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 OptionError::OptionError(const std::string& message)
     : std::runtime_error(EscapeControlBytes(message)) {}

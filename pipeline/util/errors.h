@@ -20,7 +20,7 @@ enum ExitCode : int {
 
 // Bad input data. what() reads "FILE:LINE: FIELD: MESSAGE" (LINE omitted when 0,
 // FIELD omitted when empty), so a user can jump straight to the offending cell. Control bytes
-// in any part are escaped as \xNN (EscapeControlBytes).
+// in any part are escaped as \xNN (EscapeControlBytes, util/strings.h).
 class InputError : public std::runtime_error {
  public:
   InputError(std::string file, int64_t line, std::string field, const std::string& message);
@@ -48,10 +48,5 @@ class FitError : public std::runtime_error {
  public:
   explicit FitError(const std::string& message);
 };
-
-// `text` with every control byte (0x00-0x1f and 0x7f; a line break included) written as \xNN,
-// so that bytes read from an input file cannot reach a terminal as escape sequences or cut a
-// message short (a NUL). Every error type above applies it to its what() once, centrally.
-std::string EscapeControlBytes(const std::string& text);
 
 }  // namespace wattcal

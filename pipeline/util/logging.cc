@@ -7,32 +7,18 @@
 #include <mutex>
 #include <string>
 
+#include "util/strings.h"
+
 namespace wattcal {
 namespace {
 
 std::atomic<int> g_level{static_cast<int>(LogLevel::kInfo)};
 std::mutex g_mutex;
 
-// Control bytes other than a line break (bytes read from an input file, quoted in a message)
-// are written as \xNN, so that they cannot reach a terminal as escape sequences.
-std::string Printable(const std::string& message) {
-  std::string out;
-  out.reserve(message.size());
-  for (const char c : message) {
-    const auto byte = static_cast<unsigned char>(c);
-    if ((byte < 0x20 && c != '\n') || byte == 0x7f) {
-      char hex[8];
-      std::snprintf(hex, sizeof(hex), "\\x%02x", byte);
-      out += hex;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 void Emit(const char* prefix, const std::string& message) {
-  const std::string text = Printable(message);
+  // Control bytes other than a line feed (bytes read from an input file, quoted in a message) are
+  // written as \xNN, so that they cannot reach a terminal as escape sequences.
+  const std::string text = EscapeControlBytes(message, LineBreaks::kKeep);
   std::lock_guard<std::mutex> lock(g_mutex);
   std::fprintf(stderr, "%s%s\n", prefix, text.c_str());
   std::fflush(stderr);

@@ -13,6 +13,8 @@
 
 #include "util/csv_field.h"
 #include "util/json_check.h"
+#include "util/option_rule.h"
+#include "util/stats.h"
 
 namespace wattcal {
 namespace {
@@ -27,45 +29,6 @@ void CheckRow(const PredictionRow& row) {
         "measured power must be finite and > 0 and the prediction finite",
         row.benchmark, row.line, row.measured_w, row.predicted_w));
   }
-}
-
-double Mean(const std::vector<double>& values) {
-  double sum = 0.0;
-  for (double v : values) sum += v;
-  return sum / static_cast<double>(values.size());
-}
-
-// Sample standard deviation (n - 1 in the denominator); 0 for a single value.
-double SampleStdDev(const std::vector<double>& values, double mean) {
-  if (values.size() < 2) return 0.0;
-  double sum_sq = 0.0;
-  for (double v : values) sum_sq += (v - mean) * (v - mean);
-  return std::sqrt(sum_sq / static_cast<double>(values.size() - 1));
-}
-
-// Population standard deviation (n in the denominator); 0 for a single value.
-double PopulationStdDev(const std::vector<double>& values, double mean) {
-  if (values.size() < 2) return 0.0;
-  double sum_sq = 0.0;
-  for (double v : values) sum_sq += (v - mean) * (v - mean);
-  return std::sqrt(sum_sq / static_cast<double>(values.size()));
-}
-
-// Pearson correlation; NaN when either variable has zero variance.
-double PearsonR(const std::vector<double>& x, const std::vector<double>& y) {
-  const double mean_x = Mean(x);
-  const double mean_y = Mean(y);
-  double sxx = 0.0, syy = 0.0, sxy = 0.0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double dx = x[i] - mean_x;
-    const double dy = y[i] - mean_y;
-    sxx += dx * dx;
-    syy += dy * dy;
-    sxy += dx * dy;
-  }
-  if (!(sxx > 0.0) || !(syy > 0.0)) return ErrorMetrics::kNaN;
-  // Rounding can push |r| a hair past 1 for perfectly correlated data.
-  return std::clamp(sxy / std::sqrt(sxx * syy), -1.0, 1.0);
 }
 
 // Writes the statistics of `e` into `out` under their unit-carrying keys.
@@ -99,32 +62,28 @@ const char* MapeCiMethodName(MapeCiMethod method) {
 }
 
 bool MetricsOptions::Check(std::string* error) const {
-  if (!(std::isfinite(confidence_level) && confidence_level > 0.0 && confidence_level < 1.0)) {
-    *error = fmt::format("MetricsOptions.confidence_level = {} must lie strictly between 0 and 1",
-                         confidence_level);
-    return false;
-  }
+  if (!(std::isfinite(confidence_level) && confidence_level > 0.0 && confidence_level < 1.0))
+    return RejectOption(error,
+                        "MetricsOptions.confidence_level = {} must lie strictly between 0 and 1",
+                        confidence_level);
   std::set<std::string> labels;
   for (size_t i = 0; i < within_pct.size(); ++i) {
     const double pct = within_pct[i];
-    if (!(std::isfinite(pct) && pct >= 0.0)) {
-      *error = fmt::format("MetricsOptions.within_pct[{}] = {} must be finite and >= 0", i, pct);
-      return false;
-    }
-    if (i > 0 && !(pct > within_pct[i - 1])) {
-      *error = fmt::format(
+    if (!(std::isfinite(pct) && pct >= 0.0))
+      return RejectOption(error, "MetricsOptions.within_pct[{}] = {} must be finite and >= 0", i,
+                          pct);
+    if (i > 0 && !(pct > within_pct[i - 1]))
+      return RejectOption(
+          error,
           "MetricsOptions.within_pct[{}] = {} must be greater than within_pct[{}] = {} "
           "(thresholds strictly ascending)",
           i, pct, i - 1, within_pct[i - 1]);
-      return false;
-    }
-    if (!labels.insert(PercentKeyLabel(pct)).second) {
-      *error = fmt::format(
+    if (!labels.insert(PercentKeyLabel(pct)).second)
+      return RejectOption(
+          error,
           "MetricsOptions.within_pct[{}] = {} is indistinguishable from an earlier threshold "
           "at 6 significant digits",
           i, pct);
-      return false;
-    }
   }
   return true;
 }

@@ -176,7 +176,7 @@ std::vector<PredictionRow> PredictHeldout(const PowerModel& model, const Corpus&
                    {},    {},      {}};
   // The fixed model predicts at the pair it was calibrated at (its single level).
   s.fixed_pair = s.defaults;
-  if (model.method == "fixed") {
+  if (model.method == FitMethod::kFixed) {
     for (int d = 0; d < s.nd; ++d) s.fixed_pair[d] = model.freq_levels_mhz[d].front();
   }
   // Scaling (TPDS Eq. 10) needs each benchmark's measured power at the default pair; fixed

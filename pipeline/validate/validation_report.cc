@@ -39,7 +39,7 @@ TruthComparison CompareWithTruth(const PowerModel& fitted, const PowerModel& tru
       t.worst_coefficient = names[i];
     }
   }
-  if (fitted.method == "dvfs") {
+  if (fitted.method == FitMethod::kDvfs) {
     for (int d = 0; d < fitted.layout.num_domains(); ++d) {
       for (size_t j = 0; j < fitted.freq_levels_mhz[d].size(); ++j) {
         double vt = 0.0;

@@ -14,10 +14,6 @@
 namespace wattcal {
 namespace counters_internal {
 
-void StripByteOrderMark(std::string* s) {
-  if (StartsWith(*s, "\xEF\xBB\xBF")) s->erase(0, 3);
-}
-
 bool IsAbsent(const std::string& cell, bool empty_is_absent) {
   const std::string lower = ToLower(Trim(cell));
   if (lower == "n/a" || lower == "no data") return true;

@@ -15,8 +15,6 @@ namespace counters_internal {
 // ----------------------------------------------------------------------------------------
 // Small string helpers.
 
-void StripByteOrderMark(std::string* s);
-
 // "n/a" in any case (ncu, nvprof) and "no data" (ncu 2025.3); `empty_is_absent` adds "" and "nan" (pandas' NaN in
 // hw_perf.csv).
 bool IsAbsent(const std::string& cell, bool empty_is_absent);

@@ -7,6 +7,7 @@
 #include "ingest/internal/counter_cells.h"
 #include "util/errors.h"
 #include "util/strings.h"
+#include "util/text_input.h"
 
 namespace wattcal {
 namespace counters_internal {
@@ -19,7 +20,7 @@ CsvStart FindCsvStart(const std::string& path) {
   int64_t no_kernels_line = 0;  // ncu's "==WARNING== No kernels were profiled."
   while (std::getline(in, text)) {
     ++line;
-    if (line == 1) StripByteOrderMark(&text);
+    if (line == 1) StripUtf8ByteOrderMark(&text);
     if (!text.empty() && text.back() == '\r') text.pop_back();
     if (StartsWith(text, "==") && text.find("No kernels were profiled") != std::string::npos)
       no_kernels_line = line;
@@ -45,7 +46,7 @@ CounterCsv::CounterCsv(const std::string& path, const CsvStart& start) : reader_
   std::vector<std::string> fields;
   while (reader_.Next(&fields)) {
     if (reader_.line() < start.line) continue;
-    if (!fields.empty()) StripByteOrderMark(&fields[0]);
+    if (!fields.empty()) StripUtf8ByteOrderMark(&fields[0]);
     const char* first = start.kind == HeaderKind::kNcu      ? "ID"
                         : start.kind == HeaderKind::kNvprof ? "Device"
                                                             : "Benchmark";

@@ -13,17 +13,6 @@
 namespace wattcal {
 namespace power_log_internal {
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 std::vector<std::string_view> SplitWhitespace(std::string_view s) {
   std::vector<std::string_view> tokens;
   size_t i = 0;
@@ -46,19 +35,7 @@ std::string JoinNames(const std::vector<std::string>& names) {
 }
 
 std::string Printable(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  return EscapeControlBytes(text, LineBreaks::kNamed);
 }
 
 bool IsMissing(std::string_view s) {

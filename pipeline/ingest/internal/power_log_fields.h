@@ -23,8 +23,6 @@ inline constexpr size_t kMaxRememberedGpus = 16;
 
 // ----------------------------------------------------------------------------- text helpers
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b);
-
 std::vector<std::string_view> SplitWhitespace(std::string_view s);
 
 std::string JoinNames(const std::vector<std::string>& names);
