@@ -80,17 +80,48 @@ std::vector<KernelEnergy> AggregateKernelEnergies(const std::vector<WindowEnergy
   };
   std::map<Key, std::vector<const WindowEnergy*>> groups;
   for (const WindowEnergy& w : windows) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", CsvField(w.kernel), w.line,
-                       CsvFixed(w.start_s, 6), CsvFixed(w.end_s, 6), CsvNumber(w.duration_s),
-                       CsvNumber(w.energy_j), CsvNumber(w.mean_power_w), w.samples,
-                       CsvNumber(w.papi_energy_j), CsvNumber(w.sma_max_power_w),
-                       CsvNumber(w.temp_drift_c), CsvNumber(w.cv), CsvNumber(w.f_core_mhz),
-                       CsvNumber(w.f_mem_mhz), WindowFlagsToString(w.flags));
-    out += fmt::format(
-        "{},{},{},{},{},{},{},{}\n", CsvNumber(w.f_core_min_mhz), CsvNumber(w.f_core_max_mhz),
-        CsvNumber(w.f_mem_min_mhz), CsvNumber(w.f_mem_max_mhz),
-        w.has_clock_reasons ? fmt::format("{:#x}", w.clock_reasons) : std::string(),
-        CsvNumber(w.power_limit_w), CsvField(w.power_source), CsvNumber(w.trapezoid_energy_j));
+    groups[Key(w.kernel, rounded(w.f_core_mhz), rounded(w.f_mem_mhz))].push_back(&w);
+  }
+  std::vector<KernelEnergy> out;
+  out.reserve(groups.size());
+  for (const auto& [key, members] : groups) {
+    KernelEnergy k;
+    k.kernel = std::get<0>(key);
+    k.f_core_mhz = std::get<1>(key) < 0 ? kNaN : static_cast<double>(std::get<1>(key));
+    k.f_mem_mhz = std::get<2>(key) < 0 ? kNaN : static_cast<double>(std::get<2>(key));
+    std::vector<double> duration, energy, power, papi, sma, drift, cv;
+    int64_t flag_counts[std::size(kFlagNames)] = {};
+    for (const WindowEnergy* w : members) {
+      for (size_t f = 0; f < std::size(kFlagNames); ++f) {
+        if (w->flags & kFlagNames[f].first) ++flag_counts[f];
+      }
+      if (options.exclude_flagged && w->flags != 0) {
+        ++k.excluded_launches;
+        continue;
+      }
+      ++k.launches;
+      k.samples += w->samples;
+      duration.push_back(w->duration_s);
+      energy.push_back(w->energy_j);
+      power.push_back(w->mean_power_w);
+      papi.push_back(w->papi_energy_j);
+      sma.push_back(w->sma_max_power_w);
+      drift.push_back(w->temp_drift_c);
+      cv.push_back(w->cv);
+    }
+    for (size_t f = 0; f < std::size(kFlagNames); ++f) {
+      if (flag_counts[f] == 0) continue;
+      if (!k.flags.empty()) k.flags += ';';
+      k.flags += fmt::format("{}:{}", kFlagNames[f].second, flag_counts[f]);
+    }
+    k.duration_s = MeanSd(duration).first;
+    std::tie(k.energy_j, k.energy_j_sd) = MeanSd(energy);
+    std::tie(k.mean_power_w, k.mean_power_w_sd) = MeanSd(power);
+    k.papi_energy_j = MeanSd(papi).first;
+    k.sma_max_power_w = MeanSd(sma).first;
+    k.temp_drift_c = MeanSd(drift).first;
+    k.cv = MeanSd(cv).first;
+    out.push_back(std::move(k));
   }
   return out;
 }
@@ -147,16 +178,17 @@ std::string WindowEnergiesToCsv(const std::vector<WindowEnergy>& windows) {
       "f_core_max_mhz,f_mem_min_mhz,f_mem_max_mhz,clock_reasons,power_limit_w,power_source,"
       "trapezoid_energy_j\n";
   for (const WindowEnergy& w : windows) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", CsvText(w.kernel), w.line,
-                       Time(w.start_s), Time(w.end_s), Number(w.duration_s), Number(w.energy_j),
-                       Number(w.mean_power_w), w.samples, Number(w.papi_energy_j),
-                       Number(w.sma_max_power_w), Number(w.temp_drift_c), Number(w.cv),
-                       Number(w.f_core_mhz), Number(w.f_mem_mhz), WindowFlagsToString(w.flags));
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{}\n", Number(w.f_core_min_mhz), Number(w.f_core_max_mhz),
-                    Number(w.f_mem_min_mhz), Number(w.f_mem_max_mhz),
-                    w.has_clock_reasons ? fmt::format("{:#x}", w.clock_reasons) : std::string(),
-                    CsvNumber(w.power_limit_w), CsvText(w.power_source), Number(w.trapezoid_energy_j));
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", CsvField(w.kernel), w.line,
+                       CsvFixed(w.start_s, 6), CsvFixed(w.end_s, 6), CsvNumber(w.duration_s),
+                       CsvNumber(w.energy_j), CsvNumber(w.mean_power_w), w.samples,
+                       CsvNumber(w.papi_energy_j), CsvNumber(w.sma_max_power_w),
+                       CsvNumber(w.temp_drift_c), CsvNumber(w.cv), CsvNumber(w.f_core_mhz),
+                       CsvNumber(w.f_mem_mhz), WindowFlagsToString(w.flags));
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{}\n", CsvNumber(w.f_core_min_mhz), CsvNumber(w.f_core_max_mhz),
+        CsvNumber(w.f_mem_min_mhz), CsvNumber(w.f_mem_max_mhz),
+        w.has_clock_reasons ? fmt::format("{:#x}", w.clock_reasons) : std::string(),
+        CsvNumber(w.power_limit_w), CsvField(w.power_source), CsvNumber(w.trapezoid_energy_j));
   }
   return out;
 }
