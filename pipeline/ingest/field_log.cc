@@ -280,7 +280,8 @@ std::string LabelOr(const std::map<std::string, std::string>& labels, const char
 // One exporter file: `file_time_s` is the scrape's time when its lines carry no timestamp (NaN:
 // they must). Samples of one entity at one time form one row.
 void ParseExporterFile(const std::string& path, double file_time_s, LogBuilder* builder) {
-  const std::vector<std::string_view> lines = SplitLines(path, ReadFileText(path, "field log"));
+  const std::string text = ReadFileText(path, "field log");  // the lines below point into it
+  const std::vector<std::string_view> lines = SplitLines(path, text);
   std::map<std::pair<std::string, double>, size_t> rows;  // (entity, time) -> its sample
   PromLine p;
   for (size_t i = 0; i < lines.size(); ++i) {
