@@ -154,7 +154,7 @@ std::string JobEnergyCsv(const std::vector<JobEnergyRow>& rows, const Layout& la
     const double error_pct =
         100.0 * (r.predicted_energy_j - r.measured_energy_j) / r.measured_energy_j;
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}", CsvField(r.job_id), CsvField(r.gpu),
-                       CsvNumber(r.start_s), CsvNumber(r.duration_s), r.field_samples,
+                       fmt::format("{:.3f}", r.start_s), CsvNumber(r.duration_s), r.field_samples,
                        r.power_samples, CsvNumber(r.measured_w), CsvNumber(r.measured_energy_j),
                        CsvNumber(r.predicted_w), CsvNumber(r.predicted_energy_j),
                        CsvNumber(error_pct), CsvNumber(r.base_energy_j));

@@ -67,7 +67,8 @@ std::vector<JobEnergyRow> JobEnergies(const std::vector<SlurmJob>& jobs, const F
 
 // The table: job_id,gpu,start_s,duration_s,field_samples,power_samples,measured_w,
 // measured_energy_j,predicted_w,predicted_energy_j,energy_error_pct,base_energy_j, one
-// energy_j:COMPONENT column per component, flags. Empty cells for NaN.
+// energy_j:COMPONENT column per component, flags. start_s with 3 decimals (epoch seconds),
+// the rest as CsvNumber (%.9g); empty cells for NaN.
 std::string JobEnergyCsv(const std::vector<JobEnergyRow>& rows, const Layout& layout);
 
 }  // namespace wattcal
