@@ -1,7 +1,8 @@
 // Field sets: GPU descriptions whose components are made of the counters a cluster already
 // collects, DCGM profiling fields (dcgm_fields.h, DCGM_FI_PROF_*) or NVML GPM metrics (nvml.h,
-// NVML_GPM_METRIC_*), instead of Nsight Compute metrics. Same component model (TPDS Eq. 9,
-// Eqs. 4-6): a field set only changes where each component's utilisation comes from.
+// NVML_GPM_METRIC_*), instead of Nsight Compute metrics. Same component model (TPDS Eq. 9 at
+// fixed clocks, TPDS Eqs. 4-6 under DVFS): a field set only changes where each component's
+// utilisation comes from.
 //
 //   ratio field (DCGM PROF ratios 0..1, GPM percentages 0..100):
 //       U = sum of the component's fields, each as a fraction (GPM values / 100)
