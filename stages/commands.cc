@@ -13,7 +13,7 @@ StageCommand FindStageCommand(const std::string& program) {
       {"wattcal-perf", PerfCommand},           {"wattcal-port", PortCommand},
       {"wattcal-predict", PredictCommand},     {"wattcal-report", ReportCommand},
       {"wattcal-static", StaticCommand},       {"wattcal-synth", SynthCommand},
-      {"wattcal-validate", ValidateCommand},
+      {"wattcal-validate", ValidateCommand},   {"wattcal-fields", FieldsCommand},
   };
   const auto it = kCommands.find(program);
   return it == kCommands.end() ? nullptr : it->second;

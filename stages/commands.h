@@ -13,6 +13,7 @@ int ClocksCommand(int argc, char** argv);
 int CompareCommand(int argc, char** argv);
 int ConstantCommand(int argc, char** argv);
 int DvfsCommand(int argc, char** argv);
+int FieldsCommand(int argc, char** argv);
 int IdleCommand(int argc, char** argv);
 int IngestCommand(int argc, char** argv);
 int PerfCommand(int argc, char** argv);

@@ -13,6 +13,7 @@
 #include "usecases/compare_stage.h"
 #include "usecases/constant_stage.h"
 #include "usecases/dvfs_stage.h"
+#include "usecases/fields_stage.h"
 #include "usecases/idle_stage.h"
 #include "usecases/ingest_stage.h"
 #include "usecases/perf_stage.h"
@@ -34,6 +35,7 @@ void AddConstantOptions(CLI::App* app, ConstantStageOptions* options);
 // --objective, --power-mode and --activity-scaling straight into options->dvfs's enums
 // (AddEnumOption).
 void AddDvfsOptions(CLI::App* app, DvfsStageOptions* options);
+void AddFieldsOptions(CLI::App* app, FieldsStageOptions* options);
 void AddIdleOptions(CLI::App* app, IdleStageOptions* options);
 void AddIngestOptions(CLI::App* app, IngestStageOptions* options);
 void AddPerfOptions(CLI::App* app, PerfStageOptions* options);

@@ -27,6 +27,7 @@ const StageEntry kStages[] = {
     {"port", "carry a model to another GPU or technology node"},
     {"perf", "CRISP run-time prediction at other core frequencies"},
     {"dvfs", "energy-, EDP- or ED2P-optimal V-F choice from run time and power"},
+    {"fields", "DCGM / NVML GPM fields: field tables -> corpus, per-job energy from sacct"},
     {"report", "figures and an HTML/Markdown index per run"},
     {"check", "runs' headline figures against the expected values"},
 };
