@@ -188,7 +188,7 @@ TEST(SlurmJobs, ParsableTwoWithStepsRunningJobsAndGpuIndices) {
 // A fixed model on the H100 DCGM field set's layout: the known truth the per-job test recovers.
 PowerModel H100FieldModel(const FieldSet& set) {
   PowerModel m;
-  m.method = "fixed";
+  m.method = FitMethod::kFixed;
   m.layout = set.ToLayout();
   m.freq_levels_mhz = {{1980.0}, {2619.0}};
   m.voltage_rel = {{1.0}, {1.0}};

@@ -9,7 +9,8 @@
 #include <limits>
 #include <string_view>
 
-#include "ingest/power_log_parser.h"
+#include "ingest/internal/power_log_fields.h"
+#include "ingest/power_log.h"
 #include "io/field_set.h"
 #include "util/errors.h"
 #include "util/json_file.h"

@@ -52,7 +52,7 @@ std::vector<std::string> JobGpus(const SlurmJob& job, const FieldLog& log) {
 void Predict(const FieldLog& log, const FieldSeries& series, const PowerModel& model,
              const std::vector<double>& util, double start_s, double end_s, JobEnergyRow* row) {
   std::vector<double> freq = model.DefaultFrequencies();
-  if (model.method != "fixed") {
+  if (model.method != FitMethod::kFixed) {
     const char* clocks[] = {"DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_MEM_CLOCK"};
     for (int d = 0; d < model.layout.num_domains() && d < 2; ++d) {
       if (log.FieldIndex(clocks[d]) < 0) continue;
