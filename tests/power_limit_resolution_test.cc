@@ -127,7 +127,7 @@ TEST(ResolvePowerLimit, PredictStageFlagOverActivityFileOverModel) {
                                            "--out", dir + "/m.json"})
                 .exit_code,
             0);
-  const std::string rows = "benchmark,core:A,core:B\nbig,0.9,1.0\n";
+  const std::string rows = "benchmark,f_core_mhz,f_mem_mhz,core:A,core:B\nbig,1000,3000,0.9,1.0\n";
   const std::string plain = WriteFile(dir + "/a.csv", rows);
   const std::string stated = WriteFile(dir + "/s.csv", "# wattcal-tidy power_limit_w=170\n" + rows);
   auto predicted = [&](const std::string& activity, std::vector<std::string> extra) {
