@@ -35,6 +35,17 @@ endforeach()
 
 # includes: one "LINE|FOLDER|the line|INTERNAL" per `#include "FOLDER/..."` of `path`
 # (INTERNAL: 1 for "FOLDER/internal/...", else 0).
+# unpack_include(RECORD): a read_includes record "LINE|TARGET|SHOWN|INTERNAL" into line_no,
+# target, shown and internal, and the rule an internal/ include breaks, internal_rule.
+macro(unpack_include record)
+  string(REPLACE "|" ";" _fields "${record}")
+  list(GET _fields 0 line_no)
+  list(GET _fields 1 target)
+  list(GET _fields 2 shown)
+  list(GET _fields 3 internal)
+  set(internal_rule "pipeline/${target}/internal/ is ${target}'s own (pipeline/${target}/ and tests/ only)")
+endmacro()
+
 function(read_includes path)
   # One list element per line, empty lines kept (for the line numbers); brackets, semicolons
   # and bars, which would change how CMake splits a list (or the entries above), become spaces.
@@ -82,12 +93,7 @@ foreach(folder ${folders})
     math(EXPR checked "${checked} + 1")
     read_includes(${PIPELINE_DIR}/${file})
     foreach(include ${includes})
-      string(REPLACE "|" ";" include "${include}")
-      list(GET include 0 line_no)
-      list(GET include 1 target)
-      list(GET include 2 shown)
-      list(GET include 3 internal)
-      set(internal_rule "pipeline/${target}/internal/ is ${target}'s own (pipeline/${target}/ and tests/ only)")
+      unpack_include("${include}")
       if(target IN_LIST folders AND NOT target IN_LIST ALLOWED_${folder})
         string(REPLACE ";" ", " allowed "${ALLOWED_${folder}}")
         list(APPEND problems
@@ -109,12 +115,7 @@ foreach(dir ${OUTSIDE_DIRS})
     math(EXPR checked "${checked} + 1")
     read_includes(${root}/${file})
     foreach(include ${includes})
-      string(REPLACE "|" ";" include "${include}")
-      list(GET include 0 line_no)
-      list(GET include 1 target)
-      list(GET include 2 shown)
-      list(GET include 3 internal)
-      set(internal_rule "pipeline/${target}/internal/ is ${target}'s own (pipeline/${target}/ and tests/ only)")
+      unpack_include("${include}")
       if(internal AND target IN_LIST folders)
         list(APPEND problems "${file}:${line_no}: ${shown}: ${internal_rule}")
       endif()
