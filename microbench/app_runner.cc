@@ -27,6 +27,7 @@
 #include "ingest/power_log.h"
 #include "recording_guard.h"
 #include "util/errors.h"
+#include "wall_clock.h"
 
 extern char** environ;
 
@@ -35,12 +36,6 @@ namespace wattcal::capture {
 namespace {
 
 namespace fs = std::filesystem;
-
-int64_t NowUs() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 bool IsWord(const std::string& s) {
   if (s.empty() || s.size() > 200) return false;

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "wall_clock.h"
+
 namespace wattcal::capture {
 
 namespace {
@@ -45,12 +47,6 @@ struct nvmlFieldValue_t {
   nvmlReturn_t nvmlReturn;
   nvmlValue_t value;
 };
-
-int64_t NowUs() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 

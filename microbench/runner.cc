@@ -22,6 +22,7 @@
 
 #include "io/gpu_description.h"
 #include "sampler.h"
+#include "wall_clock.h"
 
 namespace wattcal::capture {
 
@@ -29,12 +30,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-int64_t NowUs() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 void SleepMs(double ms) {
   if (ms > 0.0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));

@@ -11,6 +11,7 @@
 #include "io/json_lines.h"
 #include "util/errors.h"
 #include "util/json_check.h"
+#include "util/nan.h"
 #include "util/output.h"
 
 namespace wattcal {
@@ -18,8 +19,6 @@ namespace {
 
 using Json = nlohmann::json;
 using OrderedJson = nlohmann::ordered_json;
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 OrderedJson Numbers(const std::vector<double>& values) {
   OrderedJson a = OrderedJson::array();

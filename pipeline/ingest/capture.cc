@@ -25,6 +25,7 @@
 #include "util/csv_field.h"
 #include "util/errors.h"
 #include "util/logging.h"
+#include "util/nan.h"
 #include "util/option_rule.h"
 
 namespace wattcal {
@@ -66,8 +67,6 @@ using capture_internal::SkipSetupLaunches;
 using capture_internal::WorkloadLaunches;
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Utilisations of summed counters; an absent optional metric gives NaN (ResolveOptionalMetrics
 // leaves its component out, or counts it 0 with a flag), an absent required one was refused.

@@ -14,6 +14,7 @@
 #include "io/field_set.h"
 #include "util/errors.h"
 #include "util/json_file.h"
+#include "util/nan.h"
 #include "util/strings.h"
 #include "util/text_input.h"
 
@@ -24,8 +25,6 @@ using power_log_internal::IsMissing;
 using power_log_internal::ParseEpochSeconds;
 using power_log_internal::SplitDmonTimestamp;
 using power_log_internal::SplitWhitespace;
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The lines of a text file, each without its end-of-line; a last line without one was cut (the
 // logger was still writing) and is an InputError naming it.

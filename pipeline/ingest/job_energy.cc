@@ -8,11 +8,10 @@
 
 #include "util/csv_field.h"
 #include "util/errors.h"
+#include "util/nan.h"
 
 namespace wattcal {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 void AddFlag(std::string* flags, const std::string& flag) {
   if (flags->find(flag) != std::string::npos) return;

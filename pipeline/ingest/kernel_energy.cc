@@ -16,13 +16,13 @@
 #include "util/errors.h"
 #include "util/csv_field.h"
 #include "util/logging.h"
+#include "util/nan.h"
 #include "util/option_rule.h"
 #include "util/stats.h"
 
 namespace wattcal {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // A window may overhang the log's first or last reading by this much (rounding between the
 // windows' and the log's time bases); the overhang is integrated at that reading's power.
 constexpr double kEdgeToleranceS = 1e-6;

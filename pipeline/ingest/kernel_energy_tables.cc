@@ -16,12 +16,11 @@
 #include "ingest/kernel_energy.h"
 #include "util/csv_field.h"
 #include "util/errors.h"
+#include "util/nan.h"
 #include "util/stats.h"
 
 namespace wattcal {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 constexpr std::pair<uint32_t, const char*> kFlagNames[] = {
     {kFlagTooFewSamples, "too_few_samples"},

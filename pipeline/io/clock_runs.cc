@@ -20,7 +20,7 @@ namespace wattcal {
 namespace {
 
 // A column of the header: its index and the factor to wattcal's unit.
-struct Column {
+struct RunsColumn {
   int index = -1;
   UnitFactor factor;
   std::string name;
@@ -30,9 +30,9 @@ struct Column {
 };
 
 // The column named `stem` + "_" + a unit of `dimension` (io/units.h), e.g. f_core_ghz.
-Column FindColumn(const std::vector<std::string>& header, const std::string& stem,
-                  Dimension dimension) {
-  Column c;
+RunsColumn FindColumn(const std::vector<std::string>& header, const std::string& stem,
+                      Dimension dimension) {
+  RunsColumn c;
   for (size_t i = 0; i < header.size(); ++i) {
     if (const Unit* unit = MatchUnitColumn(header[i], stem, dimension)) {
       c.index = static_cast<int>(i);
@@ -47,8 +47,8 @@ Column FindColumn(const std::vector<std::string>& header, const std::string& ste
 }
 
 // The column named exactly `name` (any case), without a unit.
-Column Named(const std::vector<std::string>& header, const std::string& name) {
-  Column c;
+RunsColumn Named(const std::vector<std::string>& header, const std::string& name) {
+  RunsColumn c;
   for (size_t i = 0; i < header.size(); ++i) {
     if (ToLower(header[i]) == name) {
       c.index = static_cast<int>(i);
@@ -59,13 +59,13 @@ Column Named(const std::vector<std::string>& header, const std::string& name) {
   return c;
 }
 
-struct Layout {
+struct RunsLayout {
   std::string format;
-  Column workload, requested, clock, power, energy, time;
+  RunsColumn workload, requested, clock, power, energy, time;
 };
 
-Layout DetectLayout(const CsvReader& reader, const std::vector<std::string>& header) {
-  Layout l;
+RunsLayout DetectLayout(const CsvReader& reader, const std::vector<std::string>& header) {
+  RunsLayout l;
   if (Named(header, "workload").found() && Named(header, "energy").found() &&
       Named(header, "time").found() && Named(header, "avg_freq").found()) {
     l.format = "energaizer";
@@ -105,7 +105,7 @@ Layout DetectLayout(const CsvReader& reader, const std::vector<std::string>& hea
 
 // The clock in `cell`, MHz, refused unless it lies in a GPU core clock's range: a value that
 // would lie there in another unit of the column's suffix is named with the column to write.
-double ParseClock(const CsvReader& reader, const std::string& cell, const Column& c,
+double ParseClock(const CsvReader& reader, const std::string& cell, const RunsColumn& c,
                   const std::string& field) {
   const double written = reader.ParseNumber(cell, field);
   const double mhz = c.factor.Apply(written);
@@ -140,12 +140,12 @@ void SplitEnergAIzerName(const CsvReader& reader, const std::string& cell, std::
                                 "name of a run at a locked clock)");
   }
   std::string base = m[1].str();
-  *requested_mhz = ParseClock(reader, m[2].str(), Column(), "workload (_freq)");
+  *requested_mhz = ParseClock(reader, m[2].str(), RunsColumn(), "workload (_freq)");
   *name = std::move(base);
 }
 
-ClockRun ReadRow(const CsvReader& reader, const Layout& l, const std::vector<std::string>& f) {
-  auto cell = [&](const Column& c) -> const std::string& {
+ClockRun ReadRow(const CsvReader& reader, const RunsLayout& l, const std::vector<std::string>& f) {
+  auto cell = [&](const RunsColumn& c) -> const std::string& {
     if (static_cast<size_t>(c.index) >= f.size()) {
       reader.Fail(c.name, fmt::format("the row has {} fields, the header names {} as field {}",
                                       f.size(), c.name, c.index + 1));
@@ -211,7 +211,7 @@ ClockRunTable ReadClockRuns(const std::string& path) {
   CsvReader reader(path);
   std::vector<std::string> header;
   if (!reader.Next(&header)) throw InputError(path, 1, "", "empty file: expected a per-run table");
-  const Layout layout = DetectLayout(reader, header);
+  const RunsLayout layout = DetectLayout(reader, header);
   ClockRunTable table;
   table.path = path;
   table.format = layout.format;

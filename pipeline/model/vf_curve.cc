@@ -1,5 +1,7 @@
 #include "model/vf_curve.h"
 
+#include "util/nan.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,8 +11,6 @@
 namespace wattcal {
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The model's terms at the reference pair for `util_frac`: core static S, core dynamic D (~ v^2 f)
 // and the memory domain's power M (held).

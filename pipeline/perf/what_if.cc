@@ -10,12 +10,11 @@
 #include "perf/perf_models.h"
 #include "util/csv_field.h"
 #include "util/errors.h"
+#include "util/nan.h"
 
 namespace wattcal {
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double ChangePct(double value, double base) {
   return std::isfinite(value) && std::isfinite(base) && base > 0.0 ? 100.0 * (value - base) / base

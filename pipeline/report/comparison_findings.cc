@@ -15,11 +15,6 @@ namespace {
 
 std::string Signed(double pct) { return fmt::format("{:+.1f}%", pct); }
 
-bool SameDirection(const RelativePowerBar& b) {
-  if (b.same_direction >= 0) return b.same_direction == 1;
-  return (b.estimated_pct > 0) == (b.measured_pct > 0);
-}
-
 }  // namespace
 
 std::string BenchmarkGroup(const std::string& name) {

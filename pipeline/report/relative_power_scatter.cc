@@ -21,13 +21,13 @@ namespace {
 
 constexpr size_t kNamedOutliers = 6;
 
+}  // namespace
+
 bool SameDirection(const RelativePowerBar& bar) {
   if (bar.same_direction >= 0) return bar.same_direction == 1;
   return (bar.estimated_pct > 0.0) - (bar.estimated_pct < 0.0) ==
          (bar.measured_pct > 0.0) - (bar.measured_pct < 0.0);
 }
-
-}  // namespace
 
 FigureSize RelativePowerScatterSize() { return {760, 760}; }
 

@@ -184,6 +184,9 @@ struct RelativePowerBar {
   // (wattcal-compare may count small changes as "no change"); -1 = judge by the signs here.
   int same_direction = -1;
 };
+// Whether the bar's estimate points the way its measurement does: the comparison's judgement when
+// it made one, else the signs of the two changes (no change counts as a direction of its own).
+bool SameDirection(const RelativePowerBar& bar);
 
 struct RelativePowerChart {
   std::string gpu_a;  // the denominator

@@ -13,13 +13,13 @@ namespace wattcal {
 namespace {
 
 std::atomic<int> g_level{static_cast<int>(LogLevel::kInfo)};
-std::mutex g_mutex;
+std::mutex g_log_mutex;
 
 void Emit(const char* prefix, const std::string& message) {
   // Control bytes other than a line feed (bytes read from an input file, quoted in a message) are
   // written as \xNN, so that they cannot reach a terminal as escape sequences.
   const std::string text = EscapeControlBytes(message, LineBreaks::kKeep);
-  std::lock_guard<std::mutex> lock(g_mutex);
+  std::lock_guard<std::mutex> lock(g_log_mutex);
   std::fprintf(stderr, "%s%s\n", prefix, text.c_str());
   std::fflush(stderr);
 }
@@ -52,7 +52,7 @@ Progress::Progress(std::string label, int64_t total)
 Progress::~Progress() { Finish(); }
 
 void Progress::Tick(int64_t n) {
-  std::lock_guard<std::mutex> lock(g_mutex);
+  std::lock_guard<std::mutex> lock(g_log_mutex);
   done_ += n;
   Draw();
 }
@@ -61,7 +61,7 @@ void Progress::Finish() {
   if (finished_) return;
   finished_ = true;
   if (enabled_) {
-    std::lock_guard<std::mutex> lock(g_mutex);
+    std::lock_guard<std::mutex> lock(g_log_mutex);
     std::fprintf(stderr, "\n");
   }
 }

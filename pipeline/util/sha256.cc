@@ -56,7 +56,7 @@ auto Tie(const FileStamp& s) {
   return std::tie(s.device, s.inode, s.size, s.mtime_s, s.mtime_ns, s.ctime_s, s.ctime_ns);
 }
 
-std::mutex g_mutex;
+std::mutex g_stamps_mutex;
 std::map<FileStamp, std::string>& Remembered() {
   static std::map<FileStamp, std::string> remembered;
   return remembered;
@@ -88,7 +88,7 @@ std::string FileReadHasher::Finish(int fd) {
   if (now != start_ || static_cast<uint64_t>(st.st_size) != bytes_) {
     return hex;  // the file changed while it was read: Sha256OfFile reads it again
   }
-  std::lock_guard<std::mutex> lock(g_mutex);
+  std::lock_guard<std::mutex> lock(g_stamps_mutex);
   Remembered()[now] = hex;
   return hex;
 }
@@ -137,7 +137,7 @@ void BackgroundHasher::Run() {
 bool RememberedFileSha256(const std::string& path, std::string* sha256_hex) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  std::lock_guard<std::mutex> lock(g_mutex);
+  std::lock_guard<std::mutex> lock(g_stamps_mutex);
   const auto it = Remembered().find(StampOf(st));
   if (it == Remembered().end()) return false;
   *sha256_hex = it->second;
@@ -145,7 +145,7 @@ bool RememberedFileSha256(const std::string& path, std::string* sha256_hex) {
 }
 
 void ForgetFileSha256s() {
-  std::lock_guard<std::mutex> lock(g_mutex);
+  std::lock_guard<std::mutex> lock(g_stamps_mutex);
   Remembered().clear();
 }
 

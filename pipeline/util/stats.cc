@@ -1,5 +1,7 @@
 #include "util/stats.h"
 
+#include "util/nan.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -7,8 +9,6 @@
 
 namespace wattcal {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The sum of squared deviations from `mean`.
 double SumSquaredDeviations(const std::vector<double>& values, double mean) {

@@ -8,12 +8,12 @@
 #include <numeric>
 
 #include "util/errors.h"
+#include "util/nan.h"
 
 namespace wattcal {
 namespace kernel_energy_internal {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // The typical hold is the median of the log's first kTypicalHolds holds; with fewer than
 // kMinTypicalHolds, kCounterFrozenMinS alone is the limit.

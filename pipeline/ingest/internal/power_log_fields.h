@@ -13,11 +13,11 @@
 
 #include "io/units.h"
 #include "util/bounds.h"
+#include "util/nan.h"
 
 namespace wattcal {
 namespace power_log_internal {
 
-inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // At most this many distinct GPU ids are remembered for the "the log holds ..." message.
 inline constexpr size_t kMaxRememberedGpus = 16;
 
