@@ -206,24 +206,87 @@ void to_json(nlohmann::json& j, const PerfStageOptions& o) {
   if (!o.actual_path.empty()) j["max_mape_pct"] = o.max_mape_pct;
 }
 
+namespace {
+
+// The kernels' CRISP counters: read from --counters, or classified from --timelines.
+std::vector<CrispCounters> PerfInputCounters(const PerfStageOptions& o, std::string* input_path) {
+  if (!o.counters_path.empty()) {
+    *input_path = o.counters_path;
+    return ReadCrispCounters(o.counters_path);
+  }
+  *input_path = o.timelines_path;
+  ClassifierOptions classifier;
+  classifier.miss_latency_cycles = o.miss_latency_cycles;
+  std::vector<CrispCounters> counters;
+  for (const Timeline& t : ReadTimelines(o.timelines_path)) {
+    counters.push_back(ClassifyTimeline(t, classifier).counters);
+    counters.back().line = t.line;
+  }
+  return counters;
+}
+
+// --actual: the predictions against the measured run times, staged with their figures; returns
+// the exit code (kExitFit when crisp's MAPE exceeds --max-mape-pct) and sets *table.
+int StagePerfValidation(const PerfStageOptions& o, const std::vector<TimePrediction>& times,
+                        const std::vector<CrispCounters>& counters, const std::string& input_path,
+                        const nlohmann::json& options, std::vector<std::string> inputs,
+                        OutputSet* outputs, std::string* table) {
+  const std::vector<ActualTime> actual = ReadActualTimes(o.actual_path);
+  inputs.push_back(o.actual_path);
+  const PerfValidationReport validation = ValidateTimes(times, counters, actual, o.actual_path);
+  outputs->StageText(o.validation_out_path, DumpJson(nlohmann::json(validation)));
+  outputs->StageProvenance(o.validation_out_path, "perf", inputs, options);
+  if (!o.errors_out_path.empty()) {
+    outputs->StageText(o.errors_out_path, TimeErrorsToCsv(validation));
+    outputs->StageProvenance(o.errors_out_path, "perf", inputs, options);
+  }
+  if (!o.plot_prefix.empty()) {
+    for (const std::string& k : o.plot_kernels) {
+      if (std::none_of(counters.begin(), counters.end(),
+                       [&](const CrispCounters& c) { return c.kernel == k; })) {
+        throw OptionError("plot_kernels: no kernel '" + k + "' in " + input_path);
+      }
+    }
+    StageFigure(outputs, o.plot_prefix + "_mape", "perf", inputs, options,
+                [&](const std::string& png, const std::string& svg) {
+                  WritePerfMapePlot(validation, "Run-time prediction error by target frequency",
+                                    png, svg);
+                });
+    for (const CrispCounters& c : counters) {
+      if (!o.plot_kernels.empty() && std::find(o.plot_kernels.begin(), o.plot_kernels.end(),
+                                               c.kernel) == o.plot_kernels.end()) {
+        continue;
+      }
+      StageFigure(outputs, o.plot_prefix + "_times_" + FileNamePart(c.kernel), "perf", inputs,
+                  options, [&](const std::string& png, const std::string& svg) {
+                    WritePerfTimesPlot(validation, c.kernel, c.total_time_s(), png, svg);
+                  });
+    }
+  }
+  *table = FormatPerfValidation(validation);
+  int exit_code = kExitOk;
+  if (o.max_mape_pct > 0.0) {
+    for (const ModelValidation& m : validation.models) {
+      if (m.model == "crisp" && m.overall.mape_pct > o.max_mape_pct) {
+        LogError(
+            fmt::format("crisp's run-time MAPE {:.3f}% exceeds --max-mape-pct {} (outputs "
+                        "written)",
+                        m.overall.mape_pct, o.max_mape_pct));
+        exit_code = kExitFit;
+      }
+    }
+  }
+  return exit_code;
+}
+
+}  // namespace
+
 PerfStageReport RunPerfStage(const PerfStageOptions& o) {
   o.Check();
   if (!o.simulate_spec_path.empty()) return RunPerfSimulation(o);
 
-  std::vector<CrispCounters> counters;
   std::string input_path;
-  if (!o.counters_path.empty()) {
-    input_path = o.counters_path;
-    counters = ReadCrispCounters(o.counters_path);
-  } else {
-    input_path = o.timelines_path;
-    ClassifierOptions classifier;
-    classifier.miss_latency_cycles = o.miss_latency_cycles;
-    for (const Timeline& t : ReadTimelines(o.timelines_path)) {
-      counters.push_back(ClassifyTimeline(t, classifier).counters);
-      counters.back().line = t.line;
-    }
-  }
+  const std::vector<CrispCounters> counters = PerfInputCounters(o, &input_path);
   TimePredictionOptions prediction;
   prediction.models = o.models;
   prediction.targets_mhz = SortedUnique(o.targets_mhz);
@@ -236,7 +299,7 @@ PerfStageReport RunPerfStage(const PerfStageOptions& o) {
     LogInfo("not evaluated (their counter columns are absent): " + list);
   }
 
-  std::vector<std::string> inputs = {input_path};
+  const std::vector<std::string> inputs = {input_path};
   const nlohmann::json options = o;
   OutputSet outputs;
   outputs.StageText(o.out_path, TimesToCsv(times));
@@ -248,50 +311,8 @@ PerfStageReport RunPerfStage(const PerfStageOptions& o) {
   int exit_code = kExitOk;
   std::string table;
   if (!o.actual_path.empty()) {
-    const std::vector<ActualTime> actual = ReadActualTimes(o.actual_path);
-    inputs.push_back(o.actual_path);
-    const PerfValidationReport validation = ValidateTimes(times, counters, actual, o.actual_path);
-    outputs.StageText(o.validation_out_path, DumpJson(nlohmann::json(validation)));
-    outputs.StageProvenance(o.validation_out_path, "perf", inputs, options);
-    if (!o.errors_out_path.empty()) {
-      outputs.StageText(o.errors_out_path, TimeErrorsToCsv(validation));
-      outputs.StageProvenance(o.errors_out_path, "perf", inputs, options);
-    }
-    if (!o.plot_prefix.empty()) {
-      for (const std::string& k : o.plot_kernels) {
-        if (std::none_of(counters.begin(), counters.end(),
-                         [&](const CrispCounters& c) { return c.kernel == k; })) {
-          throw OptionError("plot_kernels: no kernel '" + k + "' in " + input_path);
-        }
-      }
-      StageFigure(&outputs, o.plot_prefix + "_mape", "perf", inputs, options,
-                  [&](const std::string& png, const std::string& svg) {
-                    WritePerfMapePlot(validation, "Run-time prediction error by target frequency",
-                                      png, svg);
-                  });
-      for (const CrispCounters& c : counters) {
-        if (!o.plot_kernels.empty() && std::find(o.plot_kernels.begin(), o.plot_kernels.end(),
-                                                 c.kernel) == o.plot_kernels.end()) {
-          continue;
-        }
-        StageFigure(&outputs, o.plot_prefix + "_times_" + FileNamePart(c.kernel), "perf", inputs,
-                    options, [&](const std::string& png, const std::string& svg) {
-                      WritePerfTimesPlot(validation, c.kernel, c.total_time_s(), png, svg);
-                    });
-      }
-    }
-    table = FormatPerfValidation(validation);
-    if (o.max_mape_pct > 0.0) {
-      for (const ModelValidation& m : validation.models) {
-        if (m.model == "crisp" && m.overall.mape_pct > o.max_mape_pct) {
-          LogError(
-              fmt::format("crisp's run-time MAPE {:.3f}% exceeds --max-mape-pct {} (outputs "
-                          "written)",
-                          m.overall.mape_pct, o.max_mape_pct));
-          exit_code = kExitFit;
-        }
-      }
-    }
+    exit_code =
+        StagePerfValidation(o, times, counters, input_path, options, inputs, &outputs, &table);
   }
   outputs.Commit();
   if (!table.empty()) LogInfo(table);
