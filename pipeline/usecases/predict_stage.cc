@@ -219,11 +219,12 @@ void StageWhatIf(const PredictStageOptions& o, const PowerModel& model,
 PredictStageReport RunCapture(const PredictStageOptions& o) {
   PowerModel model = ReadModel(o.model_path);
   if (!o.vf_curve_path.empty()) model.vf_curve = CurveFromVfModel(o.vf_curve_path, model);
-  const GpuDescription gpu = ReadGpuDescription(o.gpu_path);
   CaptureOptions capture_options;
   capture_options.require_power_log = false;
   capture_options.allow_other_gpu = o.allow_other_gpu;
-  const CaptureReport capture = IngestCaptures(o.captures, gpu, capture_options);
+  // An ncu description or a field set (the capture's gpm_fields.csv).
+  const CaptureReport capture = IngestCapturesDescribedBy(o.captures, o.gpu_path, capture_options);
+  const GpuDescription& gpu = capture.gpu;
   for (const std::string& w : capture.warnings) LogWarning(w);
   const std::string other_gpu = OtherGpuAllowed(model, o, capture, gpu);
   CapturePredictionRequest request;
