@@ -73,7 +73,8 @@ testing::CommandResult RecordSuite(const std::string& dir, const std::string& ou
 std::string Cell(const std::string& csv, const std::string& name, const std::string& column) {
   std::istringstream in(csv);
   std::string header, line;
-  std::getline(in, header);
+  while (std::getline(in, header) && !header.empty() && header[0] == '#') {
+  }
   std::vector<std::string> names;
   std::stringstream hs(header);
   for (std::string c; std::getline(hs, c, ',');) names.push_back(c);
@@ -165,8 +166,8 @@ TEST(GpmCapture, ASimulatedSuiteCalibratesThroughTheGpmFieldSetAndPredictsAnApp)
                           GpmSet(), "--out", dir + "/apps.csv"});
   ASSERT_EQ(predict.exit_code, 0) << predict.output;
   const std::string rows = testing::ReadFile(dir + "/apps.csv");
-  const std::string predicted = Cell(rows, "busy", "predicted_power_w");
-  const std::string measured = Cell(rows, "busy", "measured_power_w");
+  const std::string predicted = Cell(rows, "busy", "predicted_w");
+  const std::string measured = Cell(rows, "busy", "measured_w");
   ASSERT_FALSE(predicted.empty()) << rows;
   ASSERT_FALSE(measured.empty()) << rows;
   constexpr double kTrueAppW = kIdleW + 60.0 + 0.7 * 120.0 + 0.4 * 110.0;
@@ -278,19 +279,38 @@ TEST(GpmCapture, AWindowWithTooFewFieldSamplesIsFlaggedAndLeftOutOfTraining) {
     start_us = std::stoll(a), end_us = std::stoll(b);
   }
   ASSERT_GT(end_us, start_us) << windows;
-  std::string edited;
-  int kept_inside = 0, removed = 0;
-  for (const std::string& line : SplitLines(testing::ReadFile(dir + "/suite/gpm_fields.csv"))) {
-    const bool data = !line.empty() && std::isdigit(static_cast<unsigned char>(line[0]));
-    const int64_t t = data ? std::stoll(line.substr(0, line.find(','))) : 0;
-    if (data && t >= start_us && t <= end_us && kept_inside++ >= 2) {
-      ++removed;
-      continue;
-    }
-    edited += line + "\n";
+  // Without them all, the window has no field value: refused, naming it.
+  const std::vector<std::string> log_lines =
+      SplitLines(testing::ReadFile(dir + "/suite/gpm_fields.csv"));
+  auto time_of = [](const std::string& line) {
+    return !line.empty() && std::isdigit(static_cast<unsigned char>(line[0]))
+               ? std::stoll(line.substr(0, line.find(',')))
+               : int64_t{-1};
+  };
+  std::vector<size_t> inside;
+  for (size_t k = 0; k < log_lines.size(); ++k) {
+    if (time_of(log_lines[k]) >= start_us && time_of(log_lines[k]) <= end_us) inside.push_back(k);
   }
-  ASSERT_GT(removed, 10);
-  testing::WriteFile(dir + "/suite/gpm_fields.csv", edited);
+  ASSERT_GT(inside.size(), 12u);
+  auto write_without = [&](size_t keep_last) {
+    std::string text;
+    for (size_t k = 0; k < log_lines.size(); ++k) {
+      const bool drop =
+          std::find(inside.begin(), inside.end() - static_cast<std::ptrdiff_t>(keep_last), k) !=
+          inside.end() - static_cast<std::ptrdiff_t>(keep_last);
+      if (!drop) text += log_lines[k] + "\n";
+    }
+    testing::WriteFile(dir + "/suite/gpm_fields.csv", text);
+  };
+  write_without(0);
+  testing::ExpectRefused(
+      testing::RunStage("wattcal-ingest", {"--capture", dir + "/suite", "--gpu", GpmSet(), "--tidy",
+                                           dir + "/measured.csv"}),
+      2, {"windows.csv:3", "fp32_fma", "no field sample"}, {dir + "/measured.csv"});
+  // With the last two samples inside it (in its settled part): flagged.
+  write_without(2);
+  const size_t removed = inside.size() - 2;
+  ASSERT_GT(removed, 10u);
   const testing::CommandResult ingest = testing::RunStage(
       "wattcal-ingest",
       {"--capture", dir + "/suite", "--gpu", GpmSet(), "--tidy", dir + "/measured.csv"});

@@ -533,10 +533,9 @@ void IngestCapture(const CaptureFiles& f, const CaptureOptions& options,
     r->windows[first + i].energy.flags |= field_flags[i];
     r->warnings.push_back(fmt::format(
         "{}:{}: {}: {} field samples in the window, fewer than {} (flagged few_field_samples, left "
-        "out of training{})",
+        "out of training)",
         f.windows, windows[i].line, windows[i].kernel, r->windows[first + i].counters_launches,
-        options.min_field_samples,
-        r->windows[first + i].counters_launches == 0 ? "; no utilisation" : ""));
+        options.min_field_samples));
   }
   AddIdleWindows(f, logs, measured, windows, options.settle_ms, energy_options, r);
 }

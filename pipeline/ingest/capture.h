@@ -98,7 +98,7 @@ struct CaptureOptions {
   // unless this is set; then CaptureReport::other_gpu says so.
   bool allow_other_gpu = false;
   // Captures read through a field set: a window with fewer field samples than this inside it
-  // is flagged few_field_samples (left out of training; none: no utilisation).
+  // is flagged few_field_samples (left out of training); one with none is an InputError.
   int min_field_samples = 3;
 
   bool Check(std::string* error) const;

@@ -61,8 +61,8 @@ inline constexpr const char* kCorpusFlagDataToggle = "data_toggle";
 // the throttled rows).
 inline constexpr const char* kCorpusFlagMetricAbsent = "metric_absent";
 // The window's utilisations come from a field log (wattcal-capture --fields gpm) that holds fewer
-// samples inside it than CaptureOptions::min_field_samples (none: its utilisations are NaN):
-// kept out of training like the throttled rows.
+// samples inside it than CaptureOptions::min_field_samples: kept out of training like the
+// throttled rows.
 inline constexpr const char* kCorpusFlagFewFieldSamples = "few_field_samples";
 
 // What a corpus file holds.

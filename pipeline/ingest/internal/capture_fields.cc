@@ -79,8 +79,16 @@ std::vector<uint32_t> JoinFieldLog(const CaptureFiles& f, const std::vector<Kern
     }
     std::vector<std::string> missing;
     c.utilisations = FieldUtilisations(set, means.means, &missing);
+    if (means.samples == 0) {
+      throw InputError(
+          f.windows, w.line, "kernel",
+          fmt::format("{}: no field sample in {} inside the window [{:.6f}, {:.6f}] s (its settled "
+                      "span; the log runs [{:.6f}, {:.6f}] s): no utilisation to give it",
+                      w.kernel, f.fields, w.start_s, w.end_s,
+                      series.time_s.empty() ? kNaN : series.time_s.front(),
+                      series.time_s.empty() ? kNaN : series.time_s.back()));
+    }
     if (means.samples < min_samples) flags[i] |= kFlagFewFieldSamples;
-    if (means.samples == 0) c.utilisations.assign(set.components.size(), kNaN);
   }
   return flags;
 }

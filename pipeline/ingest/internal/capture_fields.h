@@ -23,9 +23,9 @@ GpuDescription FieldSetDescription(const FieldSet& set);
 // of `set` over the field log's samples inside it, its component utilisations into `out[i]`, the
 // log as its counters (path, first sample's line, "field log", the samples as launches, the
 // window's length as time). Returns per window kFlagFewFieldSamples when fewer than `min_samples`
-// samples lie inside it (none: NaN utilisations). A capture without gpm_fields.csv, or a log
-// without a column the set reads, is an InputError naming the file (and line 1, the header, and
-// the field).
+// samples lie inside it. A window with none, a capture without gpm_fields.csv, or a log without a
+// column the set reads is an InputError naming the file (windows.csv's line; line 1, the header,
+// and the field).
 std::vector<uint32_t> JoinFieldLog(const CaptureFiles& f, const std::vector<KernelWindow>& windows,
                                    const FieldSet& set, int min_samples,
                                    std::vector<std::string>* inputs,
