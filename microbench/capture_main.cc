@@ -200,7 +200,7 @@ int Run(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 1;  // invalid options: exit 1 (STYLE.md rule 6)
   }
   f.device_given = app.count("--device") > 0;
-  std::string error0;
+  std::string fields_error;
   f.gap_given = app.count("--gap-ms") > 0;
   if (!f.app.empty()) {
     std::vector<std::string> suite_only;
@@ -223,8 +223,8 @@ int Run(int argc, char** argv) {
   }
 
   if (!f.fields.empty() && f.profile_plan.empty() &&
-      !ResolveFieldRecording(f.fields, &f.run.gpm_metric_ids, &f.run.gpm_metric_names, &error0)) {
-    wattcal::LogError(error0);
+      !ResolveFieldRecording(f.fields, &f.run.gpm_metric_ids, &f.run.gpm_metric_names, &fields_error)) {
+    wattcal::LogError(fields_error);
     return 1;
   }
   SuiteOptions suite;

@@ -6,7 +6,9 @@
 // with no ncu anywhere.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -90,6 +92,32 @@ std::string Cell(const std::string& csv, const std::string& name, const std::str
   return "";
 }
 
+// The model's per-component power at full use (gamma x the domain's clock, v = 1 at the clock
+// the capture ran at) against the stand-in's weights, and its constant terms against its idle.
+void ExpectTrueWeightsRecovered(const PowerModel& model) {
+  const std::vector<std::string> names = model.layout.ComponentNames();
+  const std::vector<int> domains = model.layout.ComponentDomains();
+  ASSERT_EQ(names.size(), kTrueComponentW.size());
+  // Tolerances: the GPM noise (0.3 points), the sampling's edge of each window and the power
+  // integrated at 5 ms steps; a component is within 8% or 6 W of its truth.
+  constexpr double kComponentTolFrac = 0.08, kComponentTolW = 6.0, kBaseTolW = 4.0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const double f_mhz = model.layout.domains[domains[i]].default_freq_mhz;
+    const double recovered_w = model.component_w_per_mhz[i] * f_mhz;
+    const double true_w = kTrueComponentW.at(names[i]).second;
+    EXPECT_NEAR(recovered_w, true_w, std::max(kComponentTolW, kComponentTolFrac * true_w))
+        << names[i];
+    std::printf("  %-12s recovered %7.2f W, true %6.1f W\n", names[i].c_str(), recovered_w, true_w);
+  }
+  double base_w = 0.0;
+  for (size_t d = 0; d < model.static_w.size(); ++d) {
+    base_w +=
+        model.static_w[d] + model.idle_dyn_w_per_mhz[d] * model.layout.domains[d].default_freq_mhz;
+  }
+  std::printf("  base         recovered %7.2f W, true %6.1f W\n", base_w, kIdleW);
+  EXPECT_NEAR(base_w, kIdleW, kBaseTolW);
+}
+
 TEST(GpmCapture, ASimulatedSuiteCalibratesThroughTheGpmFieldSetAndPredictsAnApp) {
   const std::string dir = testing::ScratchDir();
   const testing::CommandResult rec = RecordSuite(dir, dir + "/suite", kSuite);
@@ -124,30 +152,7 @@ TEST(GpmCapture, ASimulatedSuiteCalibratesThroughTheGpmFieldSetAndPredictsAnApp)
       "wattcal-calibrate", {"--train", dir + "/measured.csv", "--out", dir + "/model.json",
                             "--method", "fixed", "--threads", "1"});
   ASSERT_EQ(cal.exit_code, 0) << cal.output;
-  const PowerModel model = ReadModel(dir + "/model.json");
-  // Recovered per-component power at full use (gamma x the domain's clock, v = 1 at the clock the
-  // capture ran at) against the stand-in's weights; the constant terms against its idle power.
-  const std::vector<std::string> names = model.layout.ComponentNames();
-  const std::vector<int> domains = model.layout.ComponentDomains();
-  ASSERT_EQ(names.size(), kTrueComponentW.size());
-  // Tolerances: the GPM noise (0.3 points), the sampling's edge of each window and the power
-  // integrated at 5 ms steps; a component is within 8% or 6 W of its truth.
-  constexpr double kComponentTolFrac = 0.08, kComponentTolW = 6.0, kBaseTolW = 4.0;
-  for (size_t i = 0; i < names.size(); ++i) {
-    const double f_mhz = model.layout.domains[domains[i]].default_freq_mhz;
-    const double recovered_w = model.component_w_per_mhz[i] * f_mhz;
-    const double true_w = kTrueComponentW.at(names[i]).second;
-    EXPECT_NEAR(recovered_w, true_w, std::max(kComponentTolW, kComponentTolFrac * true_w))
-        << names[i];
-    std::printf("  %-12s recovered %7.2f W, true %6.1f W\n", names[i].c_str(), recovered_w, true_w);
-  }
-  double base_w = 0.0;
-  for (size_t d = 0; d < model.static_w.size(); ++d) {
-    base_w +=
-        model.static_w[d] + model.idle_dyn_w_per_mhz[d] * model.layout.domains[d].default_freq_mhz;
-  }
-  std::printf("  base         recovered %7.2f W, true %6.1f W\n", base_w, kIdleW);
-  EXPECT_NEAR(base_w, kIdleW, kBaseTolW);
+  ExpectTrueWeightsRecovered(ReadModel(dir + "/model.json"));
 
   // An application recorded with --fields gpm, no ncu: it keeps SM_UTIL 100%, FP32 70% and DRAM
   // 40% busy for 1.5 s, drawing 80 + 60 + 0.7 x 120 + 0.4 x 110 = 268 W.
@@ -261,6 +266,15 @@ TEST(GpmCapture, AFieldLogWithoutAFieldTheSetReadsIsRefusedByName) {
       "wattcal-ingest",
       {"--capture", dir + "/suite", "--gpu", GpmSet(), "--tidy", dir + "/measured.csv"});
   testing::ExpectRefused(none, 2, {"no gpm_fields.csv", "--fields gpm"}, {dir + "/measured.csv"});
+  // A DCGM field set cannot read a GPM field log.
+  ASSERT_EQ(RecordSuite(dir, dir + "/again", "int_add").exit_code, 0);
+  const testing::CommandResult dcgm = testing::RunStage(
+      "wattcal-ingest",
+      {"--capture", dir + "/again", "--gpu",
+       std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/fields/h100_sxm_dcgm.json",
+       "--tidy", dir + "/measured.csv"});
+  testing::ExpectRefused(dcgm, 2, {"h100_sxm_dcgm.json", "a dcgm field set", "GPM set"},
+                         {dir + "/measured.csv"});
 }
 
 TEST(GpmCapture, AWindowWithTooFewFieldSamplesIsFlaggedAndLeftOutOfTraining) {

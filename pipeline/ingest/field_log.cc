@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <boost/filesystem.hpp>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <string_view>
 
@@ -382,7 +382,7 @@ void ParseExporterFile(const std::string& path, double file_time_s, LogBuilder* 
 }
 
 // The time a scrape file's name gives: epoch seconds or an ISO-like timestamp; NaN when none.
-double ScrapeTime(const boost::filesystem::path& file, double utc_offset_h) {
+double ScrapeTime(const std::filesystem::path& file, double utc_offset_h) {
   std::string stem = file.filename().string();
   for (const char* ext : {".prom", ".txt", ".metrics"}) {
     if (EndsWith(stem, ext)) stem.resize(stem.size() - std::string_view(ext).size());
@@ -393,11 +393,13 @@ double ScrapeTime(const boost::filesystem::path& file, double utc_offset_h) {
   return kNaN;
 }
 
+// std::filesystem, not Boost's: ingest/ is linked into wattcal-capture, whose binary is carried
+// to bare GPU machines without Boost (DeviceRehearsal checks its ldd).
 void ReadExporterDirectory(const std::string& dir, const FieldLogOptions& options,
                            LogBuilder* builder) {
   std::vector<std::pair<double, std::string>> scrapes;
-  for (const auto& e : boost::filesystem::directory_iterator(dir)) {
-    if (!boost::filesystem::is_regular_file(e.path())) continue;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (!std::filesystem::is_regular_file(e.path())) continue;
     const double t = ScrapeTime(e.path(), options.utc_offset_h);
     if (std::isnan(t)) {
       throw InputError(e.path().string(), 0, "",
@@ -449,7 +451,7 @@ FieldLog ReadFieldLog(const std::string& path, const FieldLogOptions& options) {
   FieldLog log;
   log.path = path;
   LogBuilder builder(&log);
-  if (boost::filesystem::is_directory(path)) {
+  if (std::filesystem::is_directory(path)) {
     log.format = "dcgm-exporter";
     ReadExporterDirectory(path, options, &builder);
     builder.Finish();

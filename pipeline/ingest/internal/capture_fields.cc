@@ -47,6 +47,13 @@ std::vector<uint32_t> JoinFieldLog(const CaptureFiles& f, const std::vector<Kern
                     "description (microbench_specs/gpus/*.json) for its counters",
                     set.path.empty() ? set.name : set.path));
   }
+  if (set.source != FieldSource::kGpm) {
+    throw InputError(set.path, 0, "source",
+                     fmt::format("a {} field set: a capture's field log ({}) holds NVML GPM "
+                                 "metrics; read it through a GPM set "
+                                 "(microbench_specs/gpus/fields/*_gpm.json)",
+                                 FieldSourceName(set.source), f.fields));
+  }
   const FieldLog log = ReadFieldLog(f.fields);
   inputs->push_back(f.fields);
   const std::vector<std::string> wanted = set.Fields();
