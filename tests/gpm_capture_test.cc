@@ -180,6 +180,14 @@ TEST(GpmCapture, ASimulatedSuiteCalibratesThroughTheGpmFieldSetAndPredictsAnApp)
               measured.c_str(), kTrueAppW);
   EXPECT_NEAR(std::stod(measured), kTrueAppW, 0.03 * kTrueAppW);
   EXPECT_NEAR(std::stod(predicted), kTrueAppW, 0.04 * kTrueAppW);
+  // A recording without the fields is not added to a capture whose recordings have them.
+  const std::string before = testing::ReadFile(dir + "/apps/windows.csv");
+  const testing::CommandResult mixed =
+      testing::RunShell(SimulatedEnvironment(dir) + Capture() + " --app other --out " +
+                        ShellQuote(dir + "/apps") + " --gap-ms 0 -- true 2>&1");
+  EXPECT_EQ(mixed.exit_code, 3) << mixed.output;
+  EXPECT_NE(mixed.output.find("its recordings have GPM fields"), std::string::npos) << mixed.output;
+  EXPECT_EQ(testing::ReadFile(dir + "/apps/windows.csv"), before);
 }
 
 TEST(GpmCapture, AGpuOrDriverWithoutGpmIsRefusedAndNoCaptureIsLeft) {

@@ -15,6 +15,7 @@
 #include "clocks/vf_model.h"
 #include "ingest/capture.h"
 #include "ingest/capture_gpu.h"
+#include "io/field_set.h"
 #include "io/gpu_description.h"
 #include "io/corpus_io.h"
 #include "model/activity_prediction.h"
@@ -222,9 +223,12 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
   CaptureOptions capture_options;
   capture_options.require_power_log = false;
   capture_options.allow_other_gpu = o.allow_other_gpu;
-  // An ncu description or a field set (the capture's gpm_fields.csv).
+  // An ncu description, or a field set (the capture's gpm_fields.csv) whose description is the
+  // one the report made of it. The ncu description goes to the prediction whole: it tells the
+  // optional components that the capture's counters left out (CaptureReport::gpu lacks them).
   const CaptureReport capture = IngestCapturesDescribedBy(o.captures, o.gpu_path, capture_options);
-  const GpuDescription& gpu = capture.gpu;
+  const GpuDescription gpu =
+      IsFieldSetFile(o.gpu_path) ? capture.gpu : ReadGpuDescription(o.gpu_path);
   for (const std::string& w : capture.warnings) LogWarning(w);
   const std::string other_gpu = OtherGpuAllowed(model, o, capture, gpu);
   CapturePredictionRequest request;
