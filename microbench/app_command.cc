@@ -67,6 +67,10 @@ int RunAppCommand(AppCommand c) {
     }
   }
   std::string error;
+  if (!c.fields.empty() && !ResolveFieldRecording(c.fields, &o.gpm_metric_ids, &o.gpm_metric_names, &error)) {
+    LogError(error);
+    return kExitOptions;
+  }
   if (!o.Check(&error)) {
     LogError(error);
     return kExitOptions;
@@ -100,6 +104,11 @@ int RunAppCommand(AppCommand c) {
     return kExitInput;
   }
   nvml.Describe(&info);
+  // --fields: refused here, before --out is touched, when this GPU or driver has no GPM.
+  if (!o.gpm_metric_ids.empty() && !nvml.StartFieldSampling(o.gpm_metric_ids, &error)) {
+    LogError(error);
+    return kExitInput;
+  }
   LogInfo(fmt::format("{} ({}): recording '{}' {} time{}{}", info.gpu_name, info.gpu_uuid, o.name, o.repeat,
                       o.repeat == 1 ? "" : "s", o.counters ? ", then its counters" : ""));
   try {

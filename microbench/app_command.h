@@ -16,6 +16,8 @@ struct AppCommand {
   int device = -1;
   // microbench_specs/gpus/*.json whose metrics --counters collects ("" = DefaultMetrics()).
   std::string gpu_description;
+  // --fields: "gpm" or a GPM field set whose metrics are recorded beside the power ("" = none).
+  std::string fields;
 };
 
 // Records the application. Exit codes: 0 done, 1 invalid options, 2 no GPU / NVML / ncu or a

@@ -312,6 +312,32 @@ void AppendPowerLog(const std::string& from, const std::string& to, const std::s
   if (!out) throw std::runtime_error(fmt::format("{}: cannot append the new samples", to));
 }
 
+// A capture's recordings all have the same fields or none: a recording with --fields into a capture
+// without gpm_fields.csv (or the reverse, or other metrics) would leave windows without field
+// samples.
+void CheckFieldsMatch(const AppCaptureOptions& o, const fs::path& dir) {
+  const std::string fields_log = (dir / "gpm_fields.csv").string();
+  const bool has = fs::exists(fields_log);
+  const bool had_power = fs::exists(dir / "nvml_power.csv");
+  if (!had_power) return;  // the first recording
+  std::string header = FieldLogHeader(o.gpm_metric_names);
+  header.pop_back();
+  if (has && o.gpm_metric_ids.empty()) {
+    throw std::runtime_error(fmt::format("--out {}: its recordings have GPM fields (gpm_fields.csv): record this one "
+                                         "with --fields gpm too, or give another --out",
+                                         o.out_dir));
+  }
+  if (!has && !o.gpm_metric_ids.empty()) {
+    throw std::runtime_error(fmt::format("--out {}: its recordings have no GPM fields: --fields would leave their "
+                                         "windows without field samples; give another --out",
+                                         o.out_dir));
+  }
+  if (has && FirstLine(fields_log) != header) {
+    throw std::runtime_error(fmt::format("{}: its columns ({}) are not the fields asked for ({}): give another --out",
+                                         fields_log, FirstLine(fields_log), header));
+  }
+}
+
 bool HasNcuHeader(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::string line;
@@ -396,7 +422,10 @@ nlohmann::json RecordingJson(const AppCaptureOptions& o, const std::vector<int>&
           {"runs", runs},           {"windows", windows},         {"marked", marked},
           {"window", o.window},     {"gap_ms", o.gap_ms},         {"sample_ms", o.sample_ms},
           {"counters", o.counters}, {"nvtx_range", nvtx_range},   {"all_kernels", o.all_kernels},
-          {"metrics", o.metrics},   {"started_us", started_us}};
+          {"metrics", o.metrics},   {"started_us", started_us},
+          {"fields", o.gpm_metric_names.empty() ? nlohmann::json(nullptr) : nlohmann::json("gpm")},
+          {"field_log", o.gpm_metric_names.empty() ? "" : "gpm_fields.csv"},
+          {"gpm_metrics", o.gpm_metric_names}};
 }
 
 // The runs of one recording and their windows, each checked before windows.csv holds it.
@@ -406,6 +435,7 @@ struct Recorded {
   bool marked = false;
   std::string mark_name;     // the marked windows' name
   std::string samples_path;  // the runs' power log, scratch until the commit
+  std::string fields_path;   // their field log (--fields), scratch until the commit; "" = none
   int64_t started_us = 0;
 };
 
@@ -460,8 +490,13 @@ Recorded RecordRuns(const AppCaptureOptions& o, const ExistingCapture& existing,
   r.samples_path = scratch->Add((dir / ".nvml_power.csv.partial").string());
   std::set<std::string> mark_names;
   bool any_unmarked = false;
+  FieldRecording fields;
+  if (!o.gpm_metric_ids.empty()) {
+    r.fields_path = scratch->Add((dir / ".gpm_fields.csv.partial").string());
+    fields = {r.fields_path, o.gpm_metric_ids, o.gpm_metric_names};
+  }
   r.started_us = NowUs();
-  Sampler sampler(meter, r.samples_path, o.sample_ms);
+  Sampler sampler(meter, r.samples_path, o.sample_ms, fields);
   sampler.WaitForFirstSample();
   for (int k = 0; k < o.repeat; ++k) {
     const int run = first_run + k;
@@ -506,7 +541,7 @@ Recorded RecordRuns(const AppCaptureOptions& o, const ExistingCapture& existing,
 // The commit: the power log, the counters, windows.csv, capture.json, with SIGINT, SIGTERM and
 // SIGHUP held; a step that fails undoes those before it, so that --out stays as it was.
 void Commit(const fs::path& dir, const ExistingCapture& existing, const std::string& samples_path,
-            const std::string& export_final, const std::string& export_partial, const std::string& windows_csv,
+            const std::string& fields_path, const std::string& export_final, const std::string& export_partial, const std::string& windows_csv,
             const std::string& capture_json) {
   SignalsHeld held;
   std::vector<std::function<void()>> undo;
@@ -519,6 +554,17 @@ void Commit(const fs::path& dir, const ExistingCapture& existing, const std::str
     } else {
       fs::rename(samples_path, power_final);
       undo.push_back([=] { fs::rename(power_final, samples_path); });
+    }
+    if (!fields_path.empty()) {  // the field log, as the power log
+      const std::string fields_final = (dir / "gpm_fields.csv").string();
+      if (fs::exists(fields_final)) {
+        const uintmax_t size = fs::file_size(fields_final);
+        undo.push_back([=] { fs::resize_file(fields_final, size); });
+        AppendPowerLog(fields_path, fields_final, FirstLine(fields_final));
+      } else {
+        fs::rename(fields_path, fields_final);
+        undo.push_back([=] { fs::rename(fields_final, fields_path); });
+      }
     }
     if (!export_final.empty()) {
       fs::rename(export_partial, export_final);
@@ -543,6 +589,7 @@ void Commit(const fs::path& dir, const ExistingCapture& existing, const std::str
   }
   std::error_code ec;
   fs::remove(samples_path, ec);  // appended
+  if (!fields_path.empty()) fs::remove(fields_path, ec);
 }
 
 }  // namespace
@@ -619,6 +666,7 @@ std::vector<WindowRecord> RunAppCapture(const AppCaptureOptions& o, const Captur
     }
   }
   const fs::path dir = fs::absolute(o.out_dir);
+  CheckFieldsMatch(o, dir);
   const Recorded recorded = RecordRuns(o, existing, dir, meter, progress, &scratch);
 
   // The counters run.
@@ -645,7 +693,7 @@ std::vector<WindowRecord> RunAppCapture(const AppCaptureOptions& o, const Captur
       RecordingJson(o, recorded.runs, recorded.windows.size(), recorded.marked, nvtx_range, recorded.started_us));
   std::vector<AppWindow> all = existing.windows;
   all.insert(all.end(), recorded.windows.begin(), recorded.windows.end());
-  Commit(dir, existing, recorded.samples_path, export_partial.empty() ? "" : (dir / "ncu" / (o.name + ".csv")).string(),
+  Commit(dir, existing, recorded.samples_path, recorded.fields_path, export_partial.empty() ? "" : (dir / "ncu" / (o.name + ".csv")).string(),
          export_partial, AppWindowsCsv(all), j.dump(2) + "\n");
   scratch.Keep();
   // The scratch files that stay scratch: the profiled run's marks.

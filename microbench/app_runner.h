@@ -64,6 +64,12 @@ struct AppCaptureOptions {
   std::string nvtx_range;
   // Profile every kernel of the program, marked windows or not.
   bool all_kernels = false;
+  // --fields gpm: the NVML GPM metrics recorded beside the power at each tick into
+  // gpm_fields.csv (their ids and canonical names; empty: none). The meter's
+  // StartFieldSampling must have succeeded. A capture recorded with fields takes only recordings
+  // with the same fields, one without them only recordings without.
+  std::vector<int> gpm_metric_ids;
+  std::vector<std::string> gpm_metric_names;
 
   bool Check(std::string* error) const;
 };

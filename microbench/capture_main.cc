@@ -4,8 +4,9 @@
 //
 //   wattcal-capture --out DIR [--counters] [--only RE] [--data random|zeros] [--seed N]
 //                   [--seconds 2] [--gap-ms 400] [--sample-ms 5] [--lock-clocks MHZ,...]
+//                   [--fields gpm|GPM_SET.json]  (NVML GPM metrics beside the power: gpm_fields.csv)
 //   wattcal-capture --list
-//   wattcal-capture --app NAME --out DIR [--repeat N] [--counters] [--window MARK] -- CMD ARGS...
+//   wattcal-capture --app NAME --out DIR [--repeat N] [--counters] [--fields gpm] [--window MARK] -- CMD ARGS...
 //
 // Clocks and power settings are never changed unless --lock-clocks is given; then each
 // locked pass resets the clock when it ends, on SIGINT/SIGTERM/SIGHUP and at exit.
@@ -51,6 +52,7 @@ struct CaptureFlags {
   bool counters = false;
   std::string ncu = "ncu";
   std::string gpu_description;
+  std::string fields;  // --fields: "gpm" or a GPM field set; "" = power only
   std::string profile_plan;  // hidden: the counters run's child
   RunOptions run;
   // --app: record the user's command instead of the suite.
@@ -85,6 +87,7 @@ int RunApp(const CaptureFlags& f, const std::vector<std::string>& suite_only_giv
   c.options.nvtx_range = f.nvtx_range;
   c.options.all_kernels = f.all_kernels;
   c.device = f.device_given ? f.device : -1;
+  c.fields = f.fields;
   c.gpu_description = f.gpu_description;
   return RunAppCommand(c);
 }
@@ -110,6 +113,8 @@ nlohmann::json OptionsJson(const CaptureFlags& f, const std::vector<std::string>
       {"lock_clocks_mhz", f.run.lock_clocks_mhz}, {"profile_divisor", f.run.profile_divisor},
       {"counters", f.counters}, {"ncu", f.ncu}, {"gpu_description", f.gpu_description},
       {"metrics", metrics}, {"metrics_left_out", metrics_left_out},
+      {"fields", f.fields.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.fields)},
+      {"field_log", f.fields.empty() ? "" : "gpm_fields.csv"}, {"gpm_metrics", f.run.gpm_metric_names},
   };
 }
 
@@ -169,6 +174,10 @@ int Run(int argc, char** argv) {
   app.add_option("--gpu-description", f.gpu_description,
                  "microbench_specs/gpus/*.json whose metrics the counters run collects (default: "
                  "the metric list of datasets/h100_capture)");
+  app.add_option("--fields", f.fields,
+                 "Also record NVML GPM metrics beside the power at each sample (gpm_fields.csv), no ncu needed: "
+                 "'gpm' (every GPM metric wattcal knows) or a GPM field set "
+                 "(microbench_specs/gpus/fields/*_gpm.json: its metrics); Hopper or later (docs/fields.md)");
   app.add_option("--profile-plan", f.profile_plan, "")->group("");  // hidden: ncu's child run
   app.add_option("--profile-divisor", f.run.profile_divisor,
                  "A profiled launch runs this many times fewer iterations")->capture_default_str();
@@ -191,6 +200,7 @@ int Run(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 1;  // invalid options: exit 1 (STYLE.md rule 6)
   }
   f.device_given = app.count("--device") > 0;
+  std::string fields_error;
   f.gap_given = app.count("--gap-ms") > 0;
   if (!f.app.empty()) {
     std::vector<std::string> suite_only;
@@ -212,6 +222,11 @@ int Run(int argc, char** argv) {
     return 1;
   }
 
+  if (!f.fields.empty() && f.profile_plan.empty() &&
+      !ResolveFieldRecording(f.fields, &f.run.gpm_metric_ids, &f.run.gpm_metric_names, &fields_error)) {
+    wattcal::LogError(fields_error);
+    return 1;
+  }
   SuiteOptions suite;
   suite.mixes = f.mixes;
   suite.seed = f.seed;
@@ -342,6 +357,11 @@ int Run(int argc, char** argv) {
   info.cuda_driver_version = cuda.driver_version;
   info.cuda_runtime_version = cuda.runtime_version;
   nvml.Describe(&info);
+  // --fields: refused here, before --out is made, when this GPU or driver has no GPM.
+  if (!f.run.gpm_metric_ids.empty() && !nvml.StartFieldSampling(f.run.gpm_metric_ids, &error)) {
+    wattcal::LogError(error);
+    return 2;
+  }
   if (f.counters) info.ncu_version = LastLineOf(ShellJoin({f.ncu, "--version"}));
 
   wattcal::LogInfo(fmt::format("{} ({} SMs, sm_{}): {} benchmarks x {} s{}, data {}, clocks {}", info.gpu_name,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -63,6 +64,18 @@ std::string PowerLogHeader(const PowerColumns& c) {
   if (c.clocks_event_reasons) s += ",clocks_event_reasons";
   if (c.power_limit) s += ",power_limit_mw";
   return s + "\n";
+}
+
+std::string FieldLogHeader(const std::vector<std::string>& names) {
+  std::string line = "timestamp_us";
+  for (const std::string& n : names) line += "," + n;
+  return line + "\n";
+}
+
+std::string FieldLogLine(const FieldSample& s) {
+  std::string line = std::to_string(s.timestamp_us);
+  for (double v : s.values) line += std::isfinite(v) ? fmt::format(",{:.3f}", v) : std::string(",");
+  return line + "\n";
 }
 
 std::string PowerLogLine(const PowerSample& s, const PowerColumns& c) {

@@ -10,6 +10,7 @@
 //   capture.json      the GPU, driver, limits, clocks, versions and the effective options
 //   ncu_raw.csv       Nsight Compute's stdout, as it printed it (runner.cc)
 //   profile_plan.csv  name,iters: the launches the counters run profiles, in window order
+//   gpm_fields.csv    --fields gpm: timestamp_us and one column per GPM metric (FieldLogHeader)
 #pragma once
 
 #include <cstdint>
@@ -71,6 +72,21 @@ struct PowerColumns {
 };
 std::string PowerLogHeader(const PowerColumns& columns = PowerColumns());
 std::string PowerLogLine(const PowerSample& s, const PowerColumns& columns = PowerColumns());
+
+// One reading of field metrics (NVML GPM, --fields): the metrics over the interval that ends at
+// timestamp_us (since the previous reading), in the order recorded; NaN where NVML refused one.
+struct FieldSample {
+  int64_t timestamp_us = 0;
+  std::vector<double> values;
+};
+
+// gpm_fields.csv, the field log of a capture recorded with --fields gpm:
+//   timestamp_us,NVML_GPM_METRIC_SM_UTIL,NVML_GPM_METRIC_INTEGER_UTIL,...
+// one row per sampling tick, each value the metric over the interval since the previous row
+// (percent 0..100, MiB/s for the PCIe/NVLink rates; nvml.h nvmlGpmMetricId_t), empty where NVML
+// refused it. pipeline/ingest/field_log.h reads it (format "gpm-csv").
+std::string FieldLogHeader(const std::vector<std::string>& names);
+std::string FieldLogLine(const FieldSample& s);
 
 // One profiled launch of the counters run.
 struct ProfileEntry {

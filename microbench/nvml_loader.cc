@@ -6,6 +6,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <memory>
+#include <utility>
+#include <vector>
 
 #include "wall_clock.h"
 
@@ -48,7 +52,56 @@ struct nvmlFieldValue_t {
   nvmlValue_t value;
 };
 
+// NVML GPM (GPU Performance Monitoring), as nvml.h declares it: NVIDIA/go-nvml gen/nvml/nvml.h
+// (commit 2f9e261f, 2026-07-01; the header of the CUDA toolkit 12.x/13.x), group "GPM",
+// nvmlGpmStructs: nvmlGpmSample_t is an opaque pointer; nvmlGpmMetric_t and nvmlGpmMetricsGet_t
+// below have its members in its order. NVML reads numMetrics entries of metrics[], so the array's
+// size (NVML_GPM_METRIC_MAX, 98 in CUDA 12.0's header, 333 in this one) only has to be at least
+// the number asked.
+using nvmlGpmSample_t = void*;
+constexpr unsigned NVML_GPM_METRICS_GET_VERSION = 1;
+constexpr unsigned NVML_GPM_SUPPORT_VERSION = 1;
+constexpr int NVML_GPM_METRIC_MAX = 333;
+
+struct nvmlGpmMetric_t {
+  unsigned int metricId;    // IN: NVML_GPM_METRIC_? (nvmlGpmMetricId_t)
+  nvmlReturn_t nvmlReturn;  // OUT: status of this metric; value valid only when 0
+  double value;             // OUT
+  struct {
+    char* shortName;
+    char* longName;
+    char* unit;
+  } metricInfo;  // OUT: may be NULL
+};
+
+struct nvmlGpmMetricsGet_t {
+  unsigned int version;     // IN: NVML_GPM_METRICS_GET_VERSION
+  unsigned int numMetrics;  // IN: entries of metrics[] to fill
+  nvmlGpmSample_t sample1;  // IN: the earlier sample
+  nvmlGpmSample_t sample2;  // IN: the later sample
+  nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
+};
+
+struct nvmlGpmSupport_t {
+  unsigned int version;            // IN: NVML_GPM_SUPPORT_VERSION
+  unsigned int isSupportedDevice;  // OUT
+};
+
 }  // namespace
+
+// The GPM entry points (all absent from drivers before 520) and the two samples the metrics are
+// computed between: `previous` was taken at the last tick, `current` is taken now, then they swap.
+struct Nvml::Gpm {
+  nvmlReturn_t (*QueryDeviceSupport)(nvmlDevice_t, nvmlGpmSupport_t*) = nullptr;
+  nvmlReturn_t (*SampleAlloc)(nvmlGpmSample_t*) = nullptr;
+  nvmlReturn_t (*SampleFree)(nvmlGpmSample_t) = nullptr;
+  nvmlReturn_t (*SampleGet)(nvmlDevice_t, nvmlGpmSample_t) = nullptr;
+  nvmlReturn_t (*MetricsGet)(nvmlGpmMetricsGet_t*) = nullptr;
+  nvmlGpmSample_t previous = nullptr;
+  nvmlGpmSample_t current = nullptr;
+  std::vector<int> ids;
+  nvmlGpmMetricsGet_t request{};  // large (333 entries): kept here, not on the sampler's stack
+};
 
 struct Nvml::Api {
   nvmlReturn_t (*Init)() = nullptr;
@@ -78,6 +131,13 @@ struct Nvml::Api {
 };
 
 Nvml::~Nvml() {
+  if (gpm_ != nullptr) {
+    if (gpm_->SampleFree != nullptr) {
+      if (gpm_->previous != nullptr) gpm_->SampleFree(gpm_->previous);
+      if (gpm_->current != nullptr) gpm_->SampleFree(gpm_->current);
+    }
+    delete gpm_;
+  }
   if (api_ != nullptr && device_ != nullptr && api_->Shutdown != nullptr) api_->Shutdown();
   delete api_;
   if (handle_ != nullptr) dlclose(handle_);
@@ -280,6 +340,78 @@ bool Nvml::ResetCoreClock(std::string* error) {
     return false;
   }
   return true;
+}
+
+bool Nvml::StartFieldSampling(const std::vector<int>& gpm_metric_ids, std::string* error) {
+  if (handle_ == nullptr || device_ == nullptr) {
+    *error = "NVML is not open";
+    return false;
+  }
+  if (gpm_metric_ids.empty() || gpm_metric_ids.size() > static_cast<size_t>(NVML_GPM_METRIC_MAX)) {
+    *error = fmt::format("--fields: {} GPM metrics asked for (1 to {})", gpm_metric_ids.size(), NVML_GPM_METRIC_MAX);
+    return false;
+  }
+  auto gpm = std::make_unique<Gpm>();
+  auto sym = [&](const char* name, auto** fn) {
+    *reinterpret_cast<void**>(fn) = dlsym(handle_, name);
+    return *fn != nullptr;
+  };
+  if (!(sym("nvmlGpmQueryDeviceSupport", &gpm->QueryDeviceSupport) && sym("nvmlGpmSampleAlloc", &gpm->SampleAlloc) &&
+        sym("nvmlGpmSampleFree", &gpm->SampleFree) && sym("nvmlGpmSampleGet", &gpm->SampleGet) &&
+        sym("nvmlGpmMetricsGet", &gpm->MetricsGet))) {
+    *error = "--fields gpm: this NVML has no GPM functions (nvmlGpmQueryDeviceSupport, nvmlGpmSampleGet, "
+             "nvmlGpmMetricsGet: driver 520 or later is needed); record power only, or collect the DCGM "
+             "fields with dcgmi dmon (docs/fields.md)";
+    return false;
+  }
+  nvmlGpmSupport_t support{};
+  support.version = NVML_GPM_SUPPORT_VERSION;
+  nvmlReturn_t r = gpm->QueryDeviceSupport(device_, &support);
+  if (r != NVML_SUCCESS || support.isSupportedDevice == 0) {
+    *error = fmt::format("--fields gpm: this GPU has no GPM metrics (nvmlGpmQueryDeviceSupport: {}; GPM needs "
+                         "Hopper or later); record power only, or collect the DCGM fields with dcgmi dmon "
+                         "(docs/fields.md)",
+                         r != NVML_SUCCESS ? api_->Error(r) : std::string("not supported"));
+    return false;
+  }
+  r = gpm->SampleAlloc(&gpm->previous);
+  if (r == NVML_SUCCESS) r = gpm->SampleAlloc(&gpm->current);
+  if (r == NVML_SUCCESS) r = gpm->SampleGet(device_, gpm->previous);
+  if (r != NVML_SUCCESS) {
+    *error = fmt::format("--fields gpm: the first GPM sample failed: {}", api_->Error(r));
+    if (gpm->previous != nullptr) gpm->SampleFree(gpm->previous);
+    if (gpm->current != nullptr) gpm->SampleFree(gpm->current);
+    return false;
+  }
+  gpm->ids = gpm_metric_ids;
+  gpm_ = gpm.release();
+  return true;
+}
+
+FieldSample Nvml::ReadFields() {
+  FieldSample s;
+  s.values.assign(gpm_ != nullptr ? gpm_->ids.size() : 0, std::numeric_limits<double>::quiet_NaN());
+  if (gpm_ == nullptr) return s;
+  Gpm& g = *gpm_;
+  const nvmlReturn_t got = g.SampleGet(device_, g.current);
+  s.timestamp_us = NowUs();
+  if (got != NVML_SUCCESS) return s;  // no sample: this interval's cells stay empty
+  // nvmlGpmMetricsGet: the metrics between sample1 (earlier) and sample2 (later).
+  g.request.version = NVML_GPM_METRICS_GET_VERSION;
+  g.request.numMetrics = static_cast<unsigned>(g.ids.size());
+  g.request.sample1 = g.previous;
+  g.request.sample2 = g.current;
+  for (size_t k = 0; k < g.ids.size(); ++k) {
+    g.request.metrics[k] = nvmlGpmMetric_t{};
+    g.request.metrics[k].metricId = static_cast<unsigned>(g.ids[k]);
+  }
+  if (g.MetricsGet(&g.request) == NVML_SUCCESS) {
+    for (size_t k = 0; k < g.ids.size(); ++k) {
+      if (g.request.metrics[k].nvmlReturn == NVML_SUCCESS) s.values[k] = g.request.metrics[k].value;
+    }
+  }
+  std::swap(g.previous, g.current);
+  return s;
 }
 
 std::string NvmlLibraryFromEnvironment() {

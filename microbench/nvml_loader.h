@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "capture_writer.h"
 #include "runner.h"
@@ -41,10 +42,20 @@ class Nvml : public PowerMeter {
   bool LockCoreClock(int mhz, std::string* error) override;
   bool ResetCoreClock(std::string* error) override;
 
+  // NVML GPM (nvml.h, group "GPM", Hopper and later): checks nvmlGpmQueryDeviceSupport, allocates
+  // two sample buffers and takes the first sample. False with `error` set (one sentence) when the
+  // library lacks the GPM entry points or the GPU has no GPM.
+  bool StartFieldSampling(const std::vector<int>& gpm_metric_ids, std::string* error) override;
+  // Takes a new sample and returns the metrics between the previous sample and it
+  // (nvmlGpmMetricsGet on the two), NaN where NVML refused a metric.
+  FieldSample ReadFields() override;
+
  private:
   struct Api;
+  struct Gpm;
   void* handle_ = nullptr;  // dlopen handle
   Api* api_ = nullptr;
+  Gpm* gpm_ = nullptr;
   void* device_ = nullptr;  // nvmlDevice_t
   // Loads the library and its symbols and initialises NVML.
   bool Load(const std::string& library, std::string* error);

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "io/field_set.h"
 #include "io/gpu_description.h"
 #include "sampler.h"
 #include "wall_clock.h"
@@ -112,6 +113,10 @@ bool RunOptions::Check(std::string* error) const {
     if (mhz < 100 || mhz > 10000) return bad("--lock-clocks", mhz, "is not a core clock in [100, 10000] MHz");
   }
   if (profile_divisor < 1) return bad("--profile-divisor", profile_divisor, "must be >= 1");
+  if (gpm_metric_ids.size() != gpm_metric_names.size()) {
+    *error = "--fields: one name per GPM metric id";
+    return false;
+  }
   return true;
 }
 
@@ -130,7 +135,11 @@ RunResult RunPowerCapture(const std::vector<Benchmark>& plan, const RunOptions& 
   const double per_benchmark_s = options.seconds + options.gap_ms * 1e-3 + 0.1;
   int64_t done = 0;
 
-  Sampler sampler(meter, dir + "/nvml_power.csv", options.sample_ms);
+  FieldRecording fields;
+  if (!options.gpm_metric_ids.empty()) {
+    fields = {dir + "/gpm_fields.csv", options.gpm_metric_ids, options.gpm_metric_names};
+  }
+  Sampler sampler(meter, dir + "/nvml_power.csv", options.sample_ms, fields);
   sampler.WaitForFirstSample();
   {
     const int64_t start = NowUs();
@@ -210,6 +219,38 @@ void InstallClockRestorer(PowerMeter* meter) {
   } else {
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
   }
+}
+
+bool ResolveFieldRecording(const std::string& value, std::vector<int>* gpm_metric_ids,
+                           std::vector<std::string>* names, std::string* error) {
+  std::vector<const KnownField*> fields;
+  if (value == "gpm") {
+    for (const KnownField& f : KnownFields()) {
+      if (f.source == FieldSource::kGpm) fields.push_back(&f);
+    }
+  } else {
+    try {
+      const FieldSet set = ReadFieldSet(value);
+      if (set.source != FieldSource::kGpm) {
+        *error = fmt::format("--fields {}: a {} field set; wattcal-capture records NVML GPM metrics only (give a "
+                             "GPM set, or --fields gpm)",
+                             value, FieldSourceName(set.source));
+        return false;
+      }
+      for (const std::string& name : set.Fields()) fields.push_back(FindKnownField(name));
+    } catch (const std::exception& e) {
+      *error = fmt::format("--fields {}: neither 'gpm' nor a GPM field set ({})", value, e.what());
+      return false;
+    }
+  }
+  std::sort(fields.begin(), fields.end(), [](const KnownField* a, const KnownField* b) { return a->id < b->id; });
+  gpm_metric_ids->clear();
+  names->clear();
+  for (const KnownField* f : fields) {
+    gpm_metric_ids->push_back(f->id);
+    names->push_back(f->name);
+  }
+  return true;
 }
 
 std::vector<std::string> DescriptionMetrics(const std::string& description_path) {

@@ -23,8 +23,26 @@ class PowerMeter {
   virtual PowerSample Read() = 0;
   virtual bool LockCoreClock(int mhz, std::string* error) = 0;
   virtual bool ResetCoreClock(std::string* error) = 0;
+  // Field sampling (NVML GPM metrics, --fields): prepares to read these metric ids (nvml.h
+  // nvmlGpmMetricId_t) and takes the first sample. False with `error` set when the GPU or its
+  // driver has no GPM; a meter without fields says so.
+  virtual bool StartFieldSampling(const std::vector<int>& gpm_metric_ids, std::string* error) {
+    (void)gpm_metric_ids;
+    *error = "this power meter records no GPM fields";
+    return false;
+  }
+  // The metrics over the interval since the previous call (or StartFieldSampling), in the order
+  // asked, stamped at the interval's end. Called from the sampler thread.
+  virtual FieldSample ReadFields() { return {}; }
 };
 
+// What --fields records beside the power log: these GPM metrics, one column each (their
+// canonical names, io/field_set.h), into `path` (empty: no field log).
+struct FieldRecording {
+  std::string path;
+  std::vector<int> gpm_metric_ids;
+  std::vector<std::string> names;
+};
 
 struct RunOptions {
   // The capture directory (created when absent).
@@ -43,6 +61,10 @@ struct RunOptions {
   std::vector<int> lock_clocks_mhz;
   // The profiled launch runs this many times fewer iterations than a power-run launch.
   int profile_divisor = 12;
+  // --fields: the GPM metrics recorded beside the power at each sampling tick, into
+  // out_dir/gpm_fields.csv (empty: none). The meter's StartFieldSampling must have succeeded.
+  std::vector<int> gpm_metric_ids;
+  std::vector<std::string> gpm_metric_names;
 
   bool Check(std::string* error) const;
 };
@@ -58,12 +80,19 @@ struct RunResult {
 // A progress message ("[12/132] fp32_fma ... 3m20s left").
 using ProgressFn = std::function<void(const std::string&)>;
 
-// Runs the plan and writes windows.csv, idle_windows.csv, nvml_power.csv and profile_plan.csv
-// into options.out_dir. Clocks are locked only for lock_clocks_mhz, and reset before
+// Runs the plan and writes windows.csv, idle_windows.csv, nvml_power.csv, profile_plan.csv and,
+// with gpm_metric_ids, gpm_fields.csv into options.out_dir. Clocks are locked only for lock_clocks_mhz, and reset before
 // returning or throwing (and, through InstallClockRestorer, on signals and exit).
 // Throws std::runtime_error for what it cannot do (files, clock locking refused).
 RunResult RunPowerCapture(const std::vector<Benchmark>& plan, const RunOptions& options,
                           BenchmarkDevice& device, PowerMeter& meter, const ProgressFn& progress);
+
+// The GPM metrics --fields VALUE records: "gpm" = every GPM metric wattcal knows (io/field_set.h
+// KnownFields: the utilisations 1-13, PCIe 20-21, NVLink 60-61), or the path of a GPM field set
+// (microbench_specs/gpus/fields/*_gpm.json) = the metrics its components read. Ids and canonical
+// names in id order. False with `error` naming --fields when the value is neither.
+bool ResolveFieldRecording(const std::string& value, std::vector<int>* gpm_metric_ids,
+                           std::vector<std::string>* names, std::string* error);
 
 // Launches each entry of the profile plan once (the program run under ncu). Names must be
 // in `plan`; throws std::runtime_error otherwise.

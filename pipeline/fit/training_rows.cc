@@ -29,7 +29,8 @@ TrainingSelection SelectTrainingRows(const Corpus& corpus, bool keep_flagged) {
   for (int r = 0; r < corpus.rows(); ++r) {
     const bool left_out = IsThrottledRow(corpus, r) || HasFlag(corpus, r, kCorpusFlagSampleGap) ||
                           HasFlag(corpus, r, kCorpusFlagDataToggle) ||
-                          HasFlag(corpus, r, kCorpusFlagMetricAbsent);
+                          HasFlag(corpus, r, kCorpusFlagMetricAbsent) ||
+                          HasFlag(corpus, r, kCorpusFlagFewFieldSamples);
     (!keep_flagged && left_out ? out.left_out : kept).push_back(r);
   }
   if (out.left_out.empty()) {
@@ -39,17 +40,19 @@ TrainingSelection SelectTrainingRows(const Corpus& corpus, bool keep_flagged) {
   if (kept.empty()) {
     throw InputError(
         corpus.path, 0, "flags",
-        fmt::format("every one of the {} rows is flagged {}, {}, {}, {} or {} (measured while the "
-                    "power cap acted, the clock moved or the power log had a gap, data toggling "
-                    "unlike the rest, or a utilisation not measured): nothing to train on; pass "
-                    "--keep-flagged to train on them anyway",
-                    corpus.rows(), kCorpusFlagPowerCap, kCorpusFlagClockMoved, kCorpusFlagSampleGap,
-                    kCorpusFlagDataToggle, kCorpusFlagMetricAbsent));
+        fmt::format(
+            "every one of the {} rows is flagged {}, {}, {}, {}, {} or {} (measured while the "
+            "power cap acted, the clock moved or the power log had a gap, data toggling "
+            "unlike the rest, a utilisation not measured, or too few field samples): "
+            "nothing to train on; pass --keep-flagged to train on them anyway",
+            corpus.rows(), kCorpusFlagPowerCap, kCorpusFlagClockMoved, kCorpusFlagSampleGap,
+            kCorpusFlagDataToggle, kCorpusFlagMetricAbsent, kCorpusFlagFewFieldSamples));
   }
   out.rows = corpus.Subset(kept);
   // Each row is listed under the first of its flags in this order.
-  const char* const kOrder[] = {kCorpusFlagPowerCap, kCorpusFlagClockMoved, kCorpusFlagSampleGap,
-                                kCorpusFlagDataToggle, kCorpusFlagMetricAbsent};
+  const char* const kOrder[] = {kCorpusFlagPowerCap,     kCorpusFlagClockMoved,
+                                kCorpusFlagSampleGap,    kCorpusFlagDataToggle,
+                                kCorpusFlagMetricAbsent, kCorpusFlagFewFieldSamples};
   auto first_flag = [&](int r) -> std::string {
     for (const char* f : kOrder) {
       if (HasFlag(corpus, r, f)) return f;

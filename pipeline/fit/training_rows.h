@@ -20,7 +20,8 @@ struct TrainingSelection {
   std::string message;
 };
 
-// Leaves out the rows flagged power_cap, clock_moved, sample_gap, data_toggle or metric_absent
+// Leaves out the rows flagged power_cap, clock_moved, sample_gap, data_toggle, metric_absent or
+// few_field_samples
 // unless `keep_flagged`. Throws InputError naming the corpus when every row is flagged.
 TrainingSelection SelectTrainingRows(const Corpus& corpus, bool keep_flagged);
 

@@ -1,4 +1,5 @@
 #include "ingest/capture.h"
+#include "ingest/internal/capture_fields.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -44,14 +45,18 @@ const char* CapturePowerLogName(CapturePowerLog log) {
 bool CaptureOptions::Check(std::string* error) const {
   if (!(std::isfinite(settle_ms) && settle_ms >= 0.0))
     return RejectOption(error, "--settle-ms: {} is not a time >= 0 ms", settle_ms);
+  if (min_field_samples < 1)
+    return RejectOption(error, "--min-field-samples: {} is not a count >= 1", min_field_samples);
   return energy.Check(error);
 }
 
 using capture_internal::CaptureFiles;
 using capture_internal::ExportOf;
+using capture_internal::FieldSetDescription;
 using capture_internal::FindFiles;
 using capture_internal::FlagIdleOverBenchmarks;
 using capture_internal::FlagToggleSweep;
+using capture_internal::JoinFieldLog;
 using capture_internal::ListExports;
 using capture_internal::MetricRole;
 using capture_internal::MetricRoles;
@@ -485,8 +490,10 @@ void AddIdleWindows(const CaptureFiles& f, const CaptureLogs& logs,
 
 // One capture directory: its windows' energies from the power logs, their counters, its idle
 // windows; everything goes to `r`, the optional metrics some export lacks to `optional`.
+// `fields` (not null): the utilisations come from the capture's field log through that set.
 void IngestCapture(const CaptureFiles& f, const CaptureOptions& options,
-                   const MetricSelection& metrics, OptionalMetrics* optional, CaptureReport* r) {
+                   const MetricSelection& metrics, const FieldSet* fields,
+                   OptionalMetrics* optional, CaptureReport* r) {
   CaptureLogs logs = ChooseLogs(f, options);
   const std::vector<KernelWindow> windows = ReadKernelWindows(f.windows);
   if (windows.empty()) throw InputError(f.windows, 1, "", "no windows after the header");
@@ -508,14 +515,55 @@ void IngestCapture(const CaptureFiles& f, const CaptureOptions& options,
     if (!p.empty()) r->inputs.push_back(p);
   }
   std::vector<CaptureWindow> out(windows.size());
-  if (UseRawPage(f, windows, &r->warnings)) {
+  std::vector<uint32_t> field_flags(windows.size(), 0);
+  if (fields != nullptr) {
+    std::vector<std::string> said;  // Settle's warnings, given once above
+    field_flags = JoinFieldLog(f, Settle(windows, options.settle_ms, f.windows, &said), *fields,
+                               options.min_field_samples, &r->inputs, &out);
+  } else if (UseRawPage(f, windows, &r->warnings)) {
     JoinRawPage(f, windows, metrics, optional, r, &out);
   } else {
     ReadExports(f, windows, metrics, optional, r, &out);
   }
+  const size_t first = r->windows.size();
   AddBenchmarkWindows(f, windows, measured,
                       WholeWindowEnergiesJ(f, logs, windows, measured, energy_options), &out, r);
+  for (size_t i = 0; i < windows.size(); ++i) {
+    if (field_flags[i] == 0) continue;
+    r->windows[first + i].energy.flags |= field_flags[i];
+    r->warnings.push_back(fmt::format(
+        "{}:{}: {}: {} field samples in the window, fewer than {} (flagged few_field_samples, left "
+        "out of training)",
+        f.windows, windows[i].line, windows[i].kernel, r->windows[first + i].counters_launches,
+        options.min_field_samples));
+  }
   AddIdleWindows(f, logs, measured, windows, options.settle_ms, energy_options, r);
+}
+
+}  // namespace
+
+namespace {
+
+// Both kinds of description: an ncu one (`fields` null) or a field set's.
+CaptureReport IngestWith(const std::vector<std::string>& dirs, const GpuDescription& gpu,
+                         const FieldSet* fields, const CaptureOptions& options) {
+  CaptureReport r;
+  r.gpu = gpu;
+  const MetricSelection metrics(gpu);
+  OptionalMetrics optional;
+  std::set<std::string> seen_dirs;
+  std::string first_gpu_dir;
+  for (const std::string& dir_in : dirs) {
+    const CaptureFiles f = FindFiles(dir_in, options.require_power_log, fields == nullptr);
+    if (!seen_dirs.insert(fs::weakly_canonical(f.dir).string()).second) {
+      throw OptionError(fmt::format("--capture {} is given twice", f.dir));
+    }
+    CheckSameGpu(f, options, &r.recorded_on, &first_gpu_dir);
+    IngestCapture(f, options, metrics, fields, &optional, &r);
+  }
+  CheckDescriptionFits(gpu, options, first_gpu_dir, &r);
+  ResolveOptionalMetrics(optional, &r);
+  return r;
 }
 
 }  // namespace
@@ -526,24 +574,25 @@ CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDesc
   if (!options.Check(&error)) throw OptionError(error);
   if (dirs.empty()) throw OptionError("give at least one capture directory");
   if (!gpu.Check(&error)) throw OptionError(error);
+  return IngestWith(dirs, gpu, nullptr, options);
+}
 
-  CaptureReport r;
-  r.gpu = gpu;
-  const MetricSelection metrics(gpu);
-  OptionalMetrics optional;
-  std::set<std::string> seen_dirs;
-  std::string first_gpu_dir;
-  for (const std::string& dir_in : dirs) {
-    const CaptureFiles f = FindFiles(dir_in, options.require_power_log);
-    if (!seen_dirs.insert(fs::weakly_canonical(f.dir).string()).second) {
-      throw OptionError(fmt::format("--capture {} is given twice", f.dir));
-    }
-    CheckSameGpu(f, options, &r.recorded_on, &first_gpu_dir);
-    IngestCapture(f, options, metrics, &optional, &r);
+CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const FieldSet& fields,
+                             const CaptureOptions& options) {
+  std::string error;
+  if (!options.Check(&error)) throw OptionError(error);
+  if (dirs.empty()) throw OptionError("give at least one capture directory");
+  if (!fields.Check(&error)) throw OptionError(error);
+  return IngestWith(dirs, FieldSetDescription(fields), &fields, options);
+}
+
+CaptureReport IngestCapturesDescribedBy(const std::vector<std::string>& dirs,
+                                        const std::string& description_path,
+                                        const CaptureOptions& options) {
+  if (IsFieldSetFile(description_path)) {
+    return IngestCaptures(dirs, ReadFieldSet(description_path), options);
   }
-  CheckDescriptionFits(gpu, options, first_gpu_dir, &r);
-  ResolveOptionalMetrics(optional, &r);
-  return r;
+  return IngestCaptures(dirs, ReadGpuDescription(description_path), options);
 }
 
 }  // namespace wattcal

@@ -13,6 +13,8 @@
 //                            per window, in window order (set-up launches may come first), or
 //   DIR/ncu/<workload>.csv   one Nsight Compute export per workload of windows.csv: all its
 //                            kernels, whose counts are summed (a real application).
+//   DIR/gpm_fields.csv       wattcal-capture --fields gpm: NVML GPM metrics per sampling tick,
+//                            read instead of the ncu files through a field set (below).
 //
 // Power. With both logs, NVML's is the primary source (energy counter, instant power, clocks)
 // and nvidia-smi's gives the throttle reasons and the board power limit. The energy of a
@@ -54,6 +56,7 @@
 #include "ingest/capture_gpu.h"
 #include "ingest/kernel_energy.h"
 #include "io/corpus.h"
+#include "io/field_set.h"
 #include "io/gpu_description.h"
 #include "model/app_prediction.h"
 
@@ -94,6 +97,9 @@ struct CaptureOptions {
   // nvidia-smi log or nvidia_smi_q.txt; io/gpu_description.h DescriptionDescribes) is refused
   // unless this is set; then CaptureReport::other_gpu says so.
   bool allow_other_gpu = false;
+  // Captures read through a field set: a window with fewer field samples than this inside it
+  // is flagged few_field_samples (left out of training); one with none is an InputError.
+  int min_field_samples = 3;
 
   bool Check(std::string* error) const;
 };
@@ -187,5 +193,18 @@ struct CaptureReport {
 // (FILE:LINE: FIELD: message) for what it cannot read or join and OptionError for bad options.
 CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDescription& gpu,
                              const CaptureOptions& options);
+
+// The same through a field set (io/field_set.h): each capture's utilisations come from its field
+// log, DIR/gpm_fields.csv (wattcal-capture --fields gpm; ingest/field_log.h "gpm-csv"), each field
+// averaged over each window's settled span like its power; ncu files are not read. The report's
+// description is the one the set makes (names, domains, default clocks; no metric).
+CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const FieldSet& fields,
+                             const CaptureOptions& options);
+
+// The one a --gpu file asks for: a field set (io/field_set.h IsFieldSetFile) or an ncu GPU
+// description (ReadGpuDescription).
+CaptureReport IngestCapturesDescribedBy(const std::vector<std::string>& dirs,
+                                        const std::string& description_path,
+                                        const CaptureOptions& options);
 
 }  // namespace wattcal

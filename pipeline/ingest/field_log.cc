@@ -1,4 +1,5 @@
-// Field logs (ingest/field_log.h): dcgmi dmon text and dcgm-exporter Prometheus text.
+// Field logs (ingest/field_log.h): dcgmi dmon text, dcgm-exporter Prometheus text and
+// wattcal-capture's gpm_fields.csv.
 #include "ingest/field_log.h"
 
 #include <fmt/format.h>
@@ -214,6 +215,61 @@ class DmonFieldParser {
   bool timed_ = false;
 };
 
+// ---------------------------------------------------------------------------- gpm_fields.csv
+
+// The cells of a comma-separated line (no quoting: the file's cells are names and numbers).
+std::vector<std::string_view> SplitCommaCells(std::string_view line) {
+  std::vector<std::string_view> cells;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = line.find(',', start);
+    cells.push_back(line.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (comma == std::string_view::npos) return cells;
+    start = comma + 1;
+  }
+}
+
+// wattcal-capture --fields gpm's field log: `timestamp_us,NVML_GPM_METRIC_SM_UTIL,...`, one row
+// per sampling tick, an empty cell where NVML refused the metric (N/A). One series, "GPU".
+void ParseGpmCsv(const std::string& path, const std::vector<std::string_view>& lines,
+                 LogBuilder* builder) {
+  std::vector<int> columns;
+  size_t header_line = 0;
+  while (header_line < lines.size() && TrimView(lines[header_line]).empty()) ++header_line;
+  const std::vector<std::string_view> header = SplitCommaCells(lines[header_line]);
+  for (size_t c = 1; c < header.size(); ++c) {
+    const std::string name = CanonicalColumn(TrimView(header[c]));
+    if (name.empty()) {
+      throw InputError(path, static_cast<int64_t>(header_line) + 1, "",
+                       fmt::format("column {} has no name", c + 1));
+    }
+    columns.push_back(builder->Column(name));
+  }
+  FieldSeries& series = builder->Series("GPU");
+  for (size_t i = header_line + 1; i < lines.size(); ++i) {
+    const int64_t line = static_cast<int64_t>(i) + 1;
+    if (TrimView(lines[i]).empty()) continue;
+    const std::vector<std::string_view> cells = SplitCommaCells(lines[i]);
+    if (cells.size() != header.size()) {
+      throw InputError(path, line, "",
+                       fmt::format("{} cells, the header has {}", cells.size(), header.size()));
+    }
+    double time_us = 0.0;
+    if (!ParseEpochSeconds(TrimView(cells[0]), &time_us)) {
+      throw InputError(path, line, "timestamp_us",
+                       fmt::format("expected a time in us, got '{}'", std::string(cells[0])));
+    }
+    std::vector<double>& values = builder->Sample(series, time_us * 1e-6, line);
+    values.resize(columns.size(), kNaN);
+    for (size_t c = 1; c < cells.size(); ++c) {
+      const std::string_view cell = TrimView(cells[c]);
+      values[columns[c - 1]] =
+          cell.empty() ? kNaN : ParseCell(path, line, std::string(TrimView(header[c])), cell);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------- dcgm-exporter
 
 // `NAME{k="v",...} VALUE [TIMESTAMP_MS]` split into its parts; false for a comment or blank.
@@ -337,6 +393,8 @@ double ScrapeTime(const std::filesystem::path& file, double utc_offset_h) {
   return kNaN;
 }
 
+// std::filesystem, not Boost's: ingest/ is linked into wattcal-capture, whose binary is carried
+// to bare GPU machines without Boost (DeviceRehearsal checks its ldd).
 void ReadExporterDirectory(const std::string& dir, const FieldLogOptions& options,
                            LogBuilder* builder) {
   std::vector<std::pair<double, std::string>> scrapes;
@@ -407,6 +465,12 @@ FieldLog ReadFieldLog(const std::string& path, const FieldLogOptions& options) {
       first = TrimView(l);
       break;
     }
+  }
+  if (StartsWith(first, "timestamp_us,")) {
+    log.format = "gpm-csv";
+    ParseGpmCsv(path, lines, &builder);
+    builder.Finish();
+    return log;
   }
   if (StartsWith(first, "DCGM_FI_") || StartsWith(first, "# HELP") || StartsWith(first, "# TYPE")) {
     log.format = "dcgm-exporter";

@@ -14,6 +14,10 @@
 //     whose names are their times (epoch seconds `1764400000.5.prom`, or
 //     `2026-11-29T10:00:00.prom`).
 //
+//   gpm-csv  wattcal-capture --fields gpm's gpm_fields.csv: `timestamp_us,NVML_GPM_METRIC_...`
+//     then one row per sampling tick, each value the metric over the interval since the previous
+//     row, an empty cell where NVML refused it; one series ("GPU").
+//
 // Columns are named canonically (DCGM_FI_PROF_SM_ACTIVE for SMACT, DCGM_FI_DEV_POWER_USAGE for
 // POWER); a column wattcal does not know keeps its printed name. Every problem is an InputError
 // naming FILE:LINE and the column.
@@ -45,7 +49,7 @@ struct FieldSeries {
 
 struct FieldLog {
   std::string path;
-  // "dcgmi-dmon" or "dcgm-exporter".
+  // "dcgmi-dmon", "dcgm-exporter" or "gpm-csv".
   std::string format;
   // The columns, canonical names where known (io/field_set.h KnownFields).
   std::vector<std::string> fields;

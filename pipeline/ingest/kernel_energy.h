@@ -111,6 +111,9 @@ enum WindowFlag : uint32_t {
   kFlagMetricAbsent =
       1u << 11,  // "metric_absent": the window's counter export lacks an optional component's
                  // metric that other exports have; its utilisation of it was counted as 0
+  kFlagFewFieldSamples =
+      1u << 12,  // "few_field_samples": the window's utilisations come from a field log with
+                 // fewer samples in it than CaptureOptions::min_field_samples
 };
 
 // A gap between two readings longer than this many typical sampling periods (the median of the

@@ -35,6 +35,7 @@ constexpr std::pair<uint32_t, const char*> kFlagNames[] = {
     {kFlagCounterMismatch, "counter_mismatch"},
     {kFlagDataToggle, "data_toggle"},
     {kFlagMetricAbsent, "metric_absent"},
+    {kFlagFewFieldSamples, "few_field_samples"},
 };
 
 // Mean and sample standard deviation of the non-NaN values.

@@ -60,6 +60,10 @@ inline constexpr const char* kCorpusFlagDataToggle = "data_toggle";
 // its utilisation of that component was counted as 0, not measured (kept out of training like
 // the throttled rows).
 inline constexpr const char* kCorpusFlagMetricAbsent = "metric_absent";
+// The window's utilisations come from a field log (wattcal-capture --fields gpm) that holds fewer
+// samples inside it than CaptureOptions::min_field_samples: kept out of training like the
+// throttled rows.
+inline constexpr const char* kCorpusFlagFewFieldSamples = "few_field_samples";
 
 // What a corpus file holds.
 enum class CorpusKind {

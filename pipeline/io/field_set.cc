@@ -341,6 +341,11 @@ FieldSet ReadFieldSet(const std::string& path) {
   return set;
 }
 
+bool IsFieldSetFile(const std::string& path) {
+  const nlohmann::json j = ParseJsonText(path, ReadFileText(path, "GPU description"));
+  return j.is_object() && j.contains("source");
+}
+
 std::vector<double> FieldUtilisations(const FieldSet& set,
                                       const std::map<std::string, double>& means,
                                       std::vector<std::string>* missing) {

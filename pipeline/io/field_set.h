@@ -99,6 +99,11 @@ struct FieldSet {
 // file may be names, dmon tags or ids (FindKnownField); they are stored canonical.
 FieldSet ReadFieldSet(const std::string& path);
 
+// Whether the JSON file at `path` is a field set rather than an ncu GPU description: an object
+// with a "source" key (io/gpu_description.h's descriptions have none). Throws InputError when the
+// file is not JSON.
+bool IsFieldSetFile(const std::string& path);
+
 // Per component utilisation from a window's mean field values (canonical name -> mean, in the
 // field's own unit: ratio, percent or bytes per second). A field absent from `means` or NaN
 // makes its component NaN and is listed once in `missing` (in component order).

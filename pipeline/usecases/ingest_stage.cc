@@ -69,7 +69,7 @@ IngestStageReport RunCaptures(const IngestStageOptions& o) {
   capture_options.allow_mixed_gpus = o.mixed_gpus;
   capture_options.allow_other_gpu = o.allow_other_gpu;
   const CaptureReport r =
-      IngestCaptures(o.captures, ReadGpuDescription(o.inputs.gpu_description), capture_options);
+      IngestCapturesDescribedBy(o.captures, o.inputs.gpu_description, capture_options);
   std::vector<std::string> inputs = r.inputs;
   for (const std::string& path : r.inputs) RegisterInputFile("--capture", path);  // at any depth
   inputs.push_back(o.inputs.gpu_description);

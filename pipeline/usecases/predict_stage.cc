@@ -15,6 +15,7 @@
 #include "clocks/vf_model.h"
 #include "ingest/capture.h"
 #include "ingest/capture_gpu.h"
+#include "io/field_set.h"
 #include "io/gpu_description.h"
 #include "io/corpus_io.h"
 #include "model/activity_prediction.h"
@@ -219,11 +220,15 @@ void StageWhatIf(const PredictStageOptions& o, const PowerModel& model,
 PredictStageReport RunCapture(const PredictStageOptions& o) {
   PowerModel model = ReadModel(o.model_path);
   if (!o.vf_curve_path.empty()) model.vf_curve = CurveFromVfModel(o.vf_curve_path, model);
-  const GpuDescription gpu = ReadGpuDescription(o.gpu_path);
   CaptureOptions capture_options;
   capture_options.require_power_log = false;
   capture_options.allow_other_gpu = o.allow_other_gpu;
-  const CaptureReport capture = IngestCaptures(o.captures, gpu, capture_options);
+  // An ncu description, or a field set (the capture's gpm_fields.csv) whose description is the
+  // one the report made of it. The ncu description goes to the prediction whole: it tells the
+  // optional components that the capture's counters left out (CaptureReport::gpu lacks them).
+  const CaptureReport capture = IngestCapturesDescribedBy(o.captures, o.gpu_path, capture_options);
+  const GpuDescription gpu =
+      IsFieldSetFile(o.gpu_path) ? capture.gpu : ReadGpuDescription(o.gpu_path);
   for (const std::string& w : capture.warnings) LogWarning(w);
   const std::string other_gpu = OtherGpuAllowed(model, o, capture, gpu);
   CapturePredictionRequest request;

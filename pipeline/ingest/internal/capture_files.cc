@@ -24,7 +24,7 @@ bool IsRunSuffix(const std::string& suffix) {
 
 }  // namespace
 
-CaptureFiles FindFiles(const std::string& dir_in, bool require_power_log) {
+CaptureFiles FindFiles(const std::string& dir_in, bool require_power_log, bool require_counters) {
   CaptureFiles f;
   std::string dir = dir_in;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
@@ -48,10 +48,13 @@ CaptureFiles FindFiles(const std::string& dir_in, bool require_power_log) {
   }
   if (has("ncu_raw.csv")) f.ncu_raw = dir + "/ncu_raw.csv";
   if (fs::is_directory(fs::path(dir) / "ncu")) f.ncu_dir = dir + "/ncu";
-  if (f.ncu_raw.empty() && f.ncu_dir.empty()) {
+  if (has("gpm_fields.csv")) f.fields = dir + "/gpm_fields.csv";
+  if (f.ncu_raw.empty() && f.ncu_dir.empty() && require_counters) {
     throw InputError(dir, 0, "",
                      "no counters: a capture needs ncu_raw.csv (one profiled launch per window) "
-                     "or ncu/<workload>.csv (one export per workload)");
+                     "or ncu/<workload>.csv (one export per workload); a capture recorded with "
+                     "wattcal-capture --fields gpm is read through a GPM field set "
+                     "(microbench_specs/gpus/fields/*_gpm.json)");
   }
   return f;
 }

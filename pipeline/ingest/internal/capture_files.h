@@ -12,11 +12,15 @@ namespace capture_internal {
 // The files of a capture directory, paths (empty when absent).
 struct CaptureFiles {
   std::string dir, windows, idle_windows, nvml, smi, ncu_raw, ncu_dir;
+  // gpm_fields.csv (wattcal-capture --fields gpm), "" when absent.
+  std::string fields;
 };
 
 // The files of capture directory `dir_in`; InputError when it is no capture directory (no
-// windows.csv, no counters, or, `require_power_log`, no power log).
-CaptureFiles FindFiles(const std::string& dir_in, bool require_power_log);
+// windows.csv, no counters unless `require_counters` is false, or, `require_power_log`, no power
+// log).
+CaptureFiles FindFiles(const std::string& dir_in, bool require_power_log,
+                       bool require_counters = true);
 
 // The exports of ncu/: relative path without ".csv" (a workload "suite/app" may live in
 // ncu/suite/app.csv) -> path, in name order.
