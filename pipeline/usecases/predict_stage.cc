@@ -14,7 +14,6 @@
 #include "accelwattch/scaling_model.h"
 #include "clocks/vf_model.h"
 #include "ingest/capture.h"
-#include "ingest/capture_gpu.h"
 #include "io/gpu_description.h"
 #include "io/corpus_io.h"
 #include "model/activity_prediction.h"
@@ -145,8 +144,8 @@ bool WantsWhatIf(const PredictStageOptions& o) {
 
 // --at-clock / --at-power-limit: the what-if table, staged in `outputs` with its provenance.
 void StageWhatIf(const PredictStageOptions& o, const PowerModel& model,
-                 const CapturePrediction& prediction, const std::vector<std::string>& inputs, nlohmann::json manifest_options,
-                 OutputSet* outputs) {
+                 const CapturePrediction& prediction, const std::vector<std::string>& inputs,
+                 nlohmann::json manifest_options, OutputSet* outputs) {
   WhatIfSettings settings;
   settings.clocks_mhz = o.at_clock_mhz;
   settings.limits_w = o.at_power_limit_w;
@@ -183,9 +182,8 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
   capture_options.allow_other_gpu = o.allow_other_gpu;
   const CaptureReport capture = IngestCaptures(o.captures, gpu, capture_options);
   for (const std::string& w : capture.warnings) LogWarning(w);
-  const std::string other_gpu =
-      CheckModelGpu(model, capture, gpu, {o.model_path, o.captures.front(), o.gpu_path},
-                    o.allow_other_gpu);
+  const std::string other_gpu = CheckModelGpu(
+      model, capture, gpu, {o.model_path, o.captures.front(), o.gpu_path}, o.allow_other_gpu);
   CapturePredictionRequest request;
   request.power_limit_w = o.power_limit_w;
   for (const std::string& d : o.captures)

@@ -69,7 +69,8 @@ py::dict PredictCaptureTables(const PowerModel& model, const std::string& model_
       throw OptionError("at_power_limit_w " + std::to_string(w) + " must lie in (0, 10000] W");
   }
   if (power_limit_w && !(*power_limit_w > 0.0 && *power_limit_w <= 10000.0))
-    throw OptionError("power_limit_w must lie in (0, 10000] W (None: the capture's, else the model's)");
+    throw OptionError(
+        "power_limit_w must lie in (0, 10000] W (None: the capture's, else the model's)");
   std::string apps, breakdown, what_if, summary;
   {
     py::gil_scoped_release release;
@@ -77,10 +78,11 @@ py::dict PredictCaptureTables(const PowerModel& model, const std::string& model_
     request.power_limit_w = power_limit_w;
     for (const std::string& d : capture.dirs)
       request.source += (request.source.empty() ? "" : ", ") + d;
-    request.other_gpu = CheckModelGpu(model, capture.report, capture.gpu,
-                                      {model_path, capture.dirs.front(), capture.gpu_path},
-                                      allow_other_gpu);
-    const CapturePrediction prediction = PredictCapture(model, capture.report, capture.gpu, request);
+    request.other_gpu =
+        CheckModelGpu(model, capture.report, capture.gpu,
+                      {model_path, capture.dirs.front(), capture.gpu_path}, allow_other_gpu);
+    const CapturePrediction prediction =
+        PredictCapture(model, capture.report, capture.gpu, request);
     apps = AppPredictionsToCsv(prediction.rows);
     breakdown = AppBreakdownToCsv(model, prediction.rows);
     summary = AppPredictionSummary(model, prediction.rows, prediction.limit_w);
@@ -88,8 +90,8 @@ py::dict PredictCaptureTables(const PowerModel& model, const std::string& model_
       WhatIfSettings settings;
       settings.clocks_mhz = at_clock_mhz;
       settings.limits_w = at_power_limit_w;
-      const std::string label = (model.vf_curve.known() ? "model_vf_curve:" : "model_voltages:") +
-                                model_path;
+      const std::string label =
+          (model.vf_curve.known() ? "model_vf_curve:" : "model_voltages:") + model_path;
       what_if = WhatIfToCsv(PredictCaptureWhatIf(model, prediction, settings, nullptr), label);
     }
   }
@@ -147,9 +149,10 @@ ValidateMode ValidateModeNamed(const std::string& name) {
 
 // wattcal-validate, cross-validation (train_path, folds) or held-out (model_path, heldout_path),
 // writing its predictions and metrics where the caller says (a temporary folder).
-void Validate(const std::string& train_path, int folds, unsigned seed, const std::string& model_path,
-              const std::string& heldout_path, const std::string& mode,
-              const std::string& predictions_path, const std::string& metrics_path) {
+void Validate(const std::string& train_path, int folds, unsigned seed,
+              const std::string& model_path, const std::string& heldout_path,
+              const std::string& mode, const std::string& predictions_path,
+              const std::string& metrics_path) {
   ValidateStageOptions o;
   o.train_path = train_path;
   o.cv_folds = folds;
@@ -203,7 +206,8 @@ PYBIND11_MODULE(_wattcal, m) {
 
   py::class_<NativeCapture>(m, "NativeCapture")
       .def("windows_csv", [](const NativeCapture& c) { return c.report.WindowsCsv(); })
-      .def("measured_csv", [](const NativeCapture& c) { return CorpusToTidyCsv(c.report.ToCorpus()); })
+      .def("measured_csv",
+           [](const NativeCapture& c) { return CorpusToTidyCsv(c.report.ToCorpus()); })
       .def("workloads_csv",
            [](const NativeCapture& c) { return CorpusToTidyCsv(c.report.ToWorkloadCorpus()); })
       .def("summary", [](const NativeCapture& c) { return c.report.Summary(); })
