@@ -344,14 +344,8 @@ PredictStageReport RunPredictStage(const PredictStageOptions& o) {
   const Corpus activity = ReadCorpus(o.activity_path, read_options);
   const std::optional<double> limit_w =
       ResolvePowerLimitW(o.power_limit_w, activity.power_limit_w, model.power_limit_w);
-  const std::string below = PowerLimitBelowIdleWarning(model, limit_w);
-  if (!below.empty()) LogWarning(below);
   const std::vector<ActivityPrediction> rows =
-      PredictActivity(model, activity, o.mode == PredictMode::kFixed, limit_w);
-  const std::string extrapolation = ActivityExtrapolationWarning(rows);
-  if (!extrapolation.empty()) LogWarning(extrapolation);
-  const std::string off_clock = ClockBeyondModelWarning(model, activity, rows);
-  if (!off_clock.empty()) LogWarning(off_clock);
+      PredictActivityRows(model, activity, o.mode == PredictMode::kFixed, o.power_limit_w);
   OutputSet outputs;
   outputs.StageText(o.out_path, ActivityPredictionsToCsv(model, rows, o.breakdown));
   nlohmann::json manifest_options = {{"mode", PredictModeName(o.mode)},
@@ -367,6 +361,21 @@ PredictStageReport RunPredictStage(const PredictStageOptions& o) {
   report.written = outputs.Outputs();
   report.rows = rows.size();
   return report;
+}
+
+std::vector<ActivityPrediction> PredictActivityRows(const PowerModel& model, const Corpus& activity,
+                                                    bool fixed,
+                                                    std::optional<double> power_limit_w) {
+  const std::optional<double> limit_w =
+      ResolvePowerLimitW(power_limit_w, activity.power_limit_w, model.power_limit_w);
+  const std::string below = PowerLimitBelowIdleWarning(model, limit_w);
+  if (!below.empty()) LogWarning(below);
+  std::vector<ActivityPrediction> rows = PredictActivity(model, activity, fixed, limit_w);
+  const std::string extrapolation = ActivityExtrapolationWarning(rows);
+  if (!extrapolation.empty()) LogWarning(extrapolation);
+  const std::string off_clock = ClockBeyondModelWarning(model, activity, rows);
+  if (!off_clock.empty()) LogWarning(off_clock);
+  return rows;
 }
 
 }  // namespace wattcal

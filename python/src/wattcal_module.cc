@@ -18,10 +18,10 @@
 #include "model/activity_prediction.h"
 #include "model/app_prediction.h"
 #include "model/model_io.h"
-#include "model/power_limit.h"
 #include "usecases/calibrate_stage.h"
 #include "usecases/calibration.h"
 #include "usecases/capture_prediction.h"
+#include "usecases/predict_stage.h"
 #include "usecases/validate_stage.h"
 #include "util/errors.h"
 
@@ -108,9 +108,8 @@ std::string PredictActivityTable(const PowerModel& model, const std::string& act
                                  bool fixed, std::optional<double> power_limit_w) {
   py::gil_scoped_release release;
   const Corpus activity = ReadCorpus(activity_path);
-  const std::optional<double> limit_w =
-      ResolvePowerLimitW(power_limit_w, activity.power_limit_w, model.power_limit_w);
-  return ActivityPredictionsToCsv(model, PredictActivity(model, activity, fixed, limit_w), true);
+  return ActivityPredictionsToCsv(model, PredictActivityRows(model, activity, fixed, power_limit_w),
+                                  true);
 }
 
 CalibrationMethod MethodNamed(const std::string& name) {
