@@ -233,15 +233,16 @@ def calibrate(data: Any, gpu: Optional[PathLike] = None, method: str = "auto", b
     records of the tidy columns (benchmark, power_w, f_core_mhz, f_mem_mhz, components)."""
     if isinstance(data, Capture):
         native = _wattcal.calibrate_capture(data._native, method, bootstrap, seed, keep_flagged, threads)
-        return Model(native, "")
+        return Model(native, "<calibrated model>")
     if gpu is not None:
         return calibrate(read_capture(data, gpu, require_power_log=True), method=method,
                          bootstrap=bootstrap, seed=seed, keep_flagged=keep_flagged, threads=threads)
     if isinstance(data, (str, os.PathLike)):
         native = _wattcal.calibrate_file(os.fspath(data), method, bootstrap, seed, keep_flagged, threads)
-        return Model(native, "")
+        return Model(native, "<calibrated model>")
     with _TableFile(data, "train.csv") as path:
-        return Model(_wattcal.calibrate_file(path, method, bootstrap, seed, keep_flagged, threads), "")
+        return Model(_wattcal.calibrate_file(path, method, bootstrap, seed, keep_flagged, threads),
+                     "<calibrated model>")
 
 
 def validate(train: Any = None, folds: int = 5, seed: int = 1, mode: str = "auto",
