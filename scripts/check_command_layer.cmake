@@ -3,10 +3,15 @@
 # fails, naming FILE:LINE, when a file in stages/ calls one of the library's use-case internals:
 # the training-row selection, the auto method, the indistinguishable rows, the power-limit rule.
 #
-#   cmake -DSTAGES_DIR=<source>/stages -P scripts/check_command_layer.cmake
+# The Python module's native part (python/src/) is such a layer too.
+#
+#   cmake -DSTAGES_DIR=<source>/stages [-DSHOWN=stages] -P scripts/check_command_layer.cmake
 cmake_minimum_required(VERSION 3.18)
 if(NOT DEFINED STAGES_DIR)
   message(FATAL_ERROR "check_command_layer.cmake: give -DSTAGES_DIR=...")
+endif()
+if(NOT DEFINED SHOWN)
+  set(SHOWN stages)
 endif()
 set(forbidden SelectTrainingRows AutoFitMethod FindIndistinguishableRows ResolvePowerLimitW)
 file(GLOB files RELATIVE ${STAGES_DIR} ${STAGES_DIR}/*.h ${STAGES_DIR}/*.cc)
@@ -19,7 +24,7 @@ foreach(file ${files})
     math(EXPR line_no "${line_no} + 1")
     foreach(name ${forbidden})
       if(line MATCHES "(^|[^A-Za-z0-9_])${name}[ \t]*\\(")
-        list(APPEND problems "stages/${file}:${line_no}: calls ${name}: a use case's internals belong in pipeline/usecases/")
+        list(APPEND problems "${SHOWN}/${file}:${line_no}: calls ${name}: a use case's internals belong in pipeline/usecases/")
       endif()
     endforeach()
   endforeach()

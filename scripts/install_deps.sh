@@ -12,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format
   python3 python3-numpy python3-scipy
+  python3-venv python3-dev pybind11-dev python3-pandas python3-matplotlib python3-pytest
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,13 +1,17 @@
 #include "usecases/capture_prediction.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ingest/capture_gpu.h"
 #include "model/power_limit.h"
 #include "model/prediction_interval.h"
+#include "model/vf_curve.h"
+#include "util/errors.h"
 #include "util/logging.h"
 
 namespace wattcal {
@@ -111,6 +115,58 @@ CapturePrediction PredictCapture(const PowerModel& model, const CaptureReport& c
   const std::string extrapolation = ExtrapolationWarningFromNotes(notes);
   if (!extrapolation.empty()) LogWarning(extrapolation);
   return out;
+}
+
+namespace {
+
+// The model's GPU against the capture's and the description's: "" when they agree (or either is
+// unknown), else the sentence naming both.
+std::string ModelGpuMismatch(const PowerModel& model, const CaptureReport& capture,
+                             const GpuDescription& gpu, const CapturePredictionSources& sources) {
+  if (model.gpu.empty()) return "";
+  const CaptureGpu& on = capture.recorded_on;
+  if (!on.name.empty() && !SameGpuProduct(model.gpu, on.name)) {
+    return fmt::format(
+        "the model {} was trained on data of {}, but the capture {} was recorded on {}",
+        sources.model_path, model.gpu, sources.capture_dir, DescribeCaptureGpu(on));
+  }
+  if (!DescriptionDescribes(gpu, model.gpu)) {
+    return fmt::format(
+        "the model {} was trained on data of {}, but the GPU description {} is of '{}'",
+        sources.model_path, model.gpu, sources.gpu_path, gpu.name);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string CheckModelGpu(const PowerModel& model, const CaptureReport& capture,
+                          const GpuDescription& gpu, const CapturePredictionSources& sources,
+                          bool allow_other_gpu) {
+  const std::string other_gpu = ModelGpuMismatch(model, capture, gpu, sources);
+  if (!other_gpu.empty() && !allow_other_gpu) {
+    throw InputError(sources.model_path, 0, "gpu",
+                     other_gpu +
+                         ": a model predicts the GPU it was trained on only. Use that "
+                         "GPU's model, or --allow-other-gpu to predict anyway (every row "
+                         "then flagged " +
+                         std::string(kPredictionFlagOtherGpu) + ")");
+  }
+  if (!other_gpu.empty()) LogWarning(other_gpu + ": predicted anyway (--allow-other-gpu)");
+  return other_gpu.empty() ? capture.other_gpu : other_gpu;
+}
+
+std::vector<WhatIfRow> PredictCaptureWhatIf(const PowerModel& model,
+                                            const CapturePrediction& prediction,
+                                            WhatIfSettings settings, std::string* curve_source) {
+  settings.board_limit_w = prediction.limit_w;
+  for (const AppPrediction& p : prediction.rows) {
+    if (std::isfinite(p.app.measured_f_core_mhz))
+      settings.measured_f_core_mhz[p.app.workload] = p.app.measured_f_core_mhz;
+  }
+  const VfCurve curve = CoreCurveOf(model);
+  if (curve_source != nullptr) *curve_source = curve.source;
+  return PredictWhatIf(model, curve, prediction.rows, settings);
 }
 
 }  // namespace wattcal

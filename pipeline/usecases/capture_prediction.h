@@ -14,6 +14,7 @@
 #include "io/gpu_description.h"
 #include "model/app_prediction.h"
 #include "model/power_model.h"
+#include "perf/what_if.h"
 
 namespace wattcal {
 
@@ -35,8 +36,31 @@ struct CapturePrediction {
   std::optional<double> limit_w;
 };
 
+// Where each input of a capture prediction came from, for the messages: the model file, the
+// first capture directory and the GPU description.
+struct CapturePredictionSources {
+  std::string model_path;
+  std::string capture_dir;
+  std::string gpu_path;
+};
+
+// The model's GPU against the capture's and the description's: "" when they agree (or either is
+// unknown), else the capture's own other_gpu sentence, or the sentence naming both GPUs. A model of
+// one GPU predicts another's data wrongly (other static power, other peaks), so a mismatch is an
+// InputError (naming the model file, field gpu) unless `allow_other_gpu`, then a warning.
+std::string CheckModelGpu(const PowerModel& model, const CaptureReport& capture,
+                          const GpuDescription& gpu, const CapturePredictionSources& sources,
+                          bool allow_other_gpu);
+
 CapturePrediction PredictCapture(const PowerModel& model, const CaptureReport& capture,
                                  const GpuDescription& gpu,
                                  const CapturePredictionRequest& request);
+
+// The what-ifs of a capture prediction (--at-clock, --at-power-limit; perf/what_if.h) along the
+// model's core V-F curve: `settings`' board limit and measured clocks are filled in from
+// `prediction`. The curve's source goes to *curve_source when not null.
+std::vector<WhatIfRow> PredictCaptureWhatIf(const PowerModel& model,
+                                            const CapturePrediction& prediction,
+                                            WhatIfSettings settings, std::string* curve_source);
 
 }  // namespace wattcal

@@ -14,7 +14,6 @@
 #include "accelwattch/scaling_model.h"
 #include "clocks/vf_model.h"
 #include "ingest/capture.h"
-#include "ingest/capture_gpu.h"
 #include "io/field_set.h"
 #include "io/gpu_description.h"
 #include "io/corpus_io.h"
@@ -116,43 +115,6 @@ PredictStageReport RunAccelWattch(const PredictStageOptions& o) {
   return report;
 }
 
-// The model's GPU against the captures' and the description's: "" when they agree (or either is
-// unknown), else the sentence naming both. A model of one GPU predicts another's data wrongly
-// (other static power, other peaks), so this is refused unless --allow-other-gpu.
-std::string ModelGpuMismatch(const PowerModel& model, const PredictStageOptions& o,
-                             const CaptureReport& capture, const GpuDescription& gpu) {
-  if (model.gpu.empty()) return "";
-  const CaptureGpu& on = capture.recorded_on;
-  if (!on.name.empty() && !SameGpuProduct(model.gpu, on.name)) {
-    return fmt::format(
-        "the model {} was trained on data of {}, but the capture {} was recorded on {}",
-        o.model_path, model.gpu, o.captures.front(), DescribeCaptureGpu(on));
-  }
-  if (!DescriptionDescribes(gpu, model.gpu)) {
-    return fmt::format(
-        "the model {} was trained on data of {}, but the GPU description {} is of '{}'",
-        o.model_path, model.gpu, o.gpu_path, gpu.name);
-  }
-  return "";
-}
-
-// ModelGpuMismatch refused (InputError) unless --allow-other-gpu, then warned; returns the
-// mismatch, or the captures' own one ("" when the GPUs agree).
-std::string OtherGpuAllowed(const PowerModel& model, const PredictStageOptions& o,
-                            const CaptureReport& capture, const GpuDescription& gpu) {
-  const std::string other_gpu = ModelGpuMismatch(model, o, capture, gpu);
-  if (!other_gpu.empty() && !o.allow_other_gpu) {
-    throw InputError(o.model_path, 0, "gpu",
-                     other_gpu +
-                         ": a model predicts the GPU it was trained on only. Use that "
-                         "GPU's model, or --allow-other-gpu to predict anyway (every row "
-                         "then flagged " +
-                         std::string(kPredictionFlagOtherGpu) + ")");
-  }
-  if (!other_gpu.empty()) LogWarning(other_gpu + ": predicted anyway (--allow-other-gpu)");
-  return other_gpu.empty() ? capture.other_gpu : other_gpu;
-}
-
 // --vf-curve: a wattcal-clocks vf_model.json's voltages up to its reference clock, which must be
 // the model's reference core clock (InputError naming the file otherwise).
 VfCurve CurveFromVfModel(const std::string& path, const PowerModel& model) {
@@ -183,23 +145,18 @@ bool WantsWhatIf(const PredictStageOptions& o) {
 
 // --at-clock / --at-power-limit: the what-if table, staged in `outputs` with its provenance.
 void StageWhatIf(const PredictStageOptions& o, const PowerModel& model,
-                 const std::vector<AppPrediction>& rows, std::optional<double> limit_w,
-                 const std::vector<std::string>& inputs, nlohmann::json manifest_options,
-                 OutputSet* outputs) {
+                 const CapturePrediction& prediction, const std::vector<std::string>& inputs,
+                 nlohmann::json manifest_options, OutputSet* outputs) {
   WhatIfSettings settings;
   settings.clocks_mhz = o.at_clock_mhz;
   settings.limits_w = o.at_power_limit_w;
-  settings.board_limit_w = limit_w;
   if (o.max_slowdown_pct >= 0.0) settings.max_slowdown_pct = o.max_slowdown_pct;
   if (!o.crisp_counters_path.empty()) settings.crisp = ReadCrispCounters(o.crisp_counters_path);
-  for (const AppPrediction& p : rows) {
-    if (std::isfinite(p.app.measured_f_core_mhz))
-      settings.measured_f_core_mhz[p.app.workload] = p.app.measured_f_core_mhz;
-  }
-  const VfCurve curve = CoreCurveOf(model);
-  const std::vector<WhatIfRow> what_if = PredictWhatIf(model, curve, rows, settings);
-  LogInfo("what-if V-F curve: " + curve.source);
-  manifest_options["vf_curve_source"] = curve.source;
+  std::string curve_source;
+  const std::vector<WhatIfRow> what_if =
+      PredictCaptureWhatIf(model, prediction, settings, &curve_source);
+  LogInfo("what-if V-F curve: " + curve_source);
+  manifest_options["vf_curve_source"] = curve_source;
   manifest_options["at_clock_mhz"] = o.at_clock_mhz;
   manifest_options["at_power_limit_w"] = o.at_power_limit_w;
   if (o.max_slowdown_pct >= 0.0) manifest_options["max_slowdown_pct"] = o.max_slowdown_pct;
@@ -230,7 +187,8 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
   const GpuDescription gpu =
       IsFieldSetFile(o.gpu_path) ? capture.gpu : ReadGpuDescription(o.gpu_path);
   for (const std::string& w : capture.warnings) LogWarning(w);
-  const std::string other_gpu = OtherGpuAllowed(model, o, capture, gpu);
+  const std::string other_gpu = CheckModelGpu(
+      model, capture, gpu, {o.model_path, o.captures.front(), o.gpu_path}, o.allow_other_gpu);
   CapturePredictionRequest request;
   request.power_limit_w = o.power_limit_w;
   for (const std::string& d : o.captures)
@@ -257,7 +215,7 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
     outputs.StageProvenance(o.breakdown_out_path, "predict", inputs, manifest_options,
                             "apps_breakdown");
   }
-  if (WantsWhatIf(o)) StageWhatIf(o, model, rows, limit_w, inputs, manifest_options, &outputs);
+  if (WantsWhatIf(o)) StageWhatIf(o, model, prediction, inputs, manifest_options, &outputs);
   outputs.Commit();
   PredictStageReport report;
   report.written = outputs.Outputs();
@@ -391,14 +349,8 @@ PredictStageReport RunPredictStage(const PredictStageOptions& o) {
   const Corpus activity = ReadCorpus(o.activity_path, read_options);
   const std::optional<double> limit_w =
       ResolvePowerLimitW(o.power_limit_w, activity.power_limit_w, model.power_limit_w);
-  const std::string below = PowerLimitBelowIdleWarning(model, limit_w);
-  if (!below.empty()) LogWarning(below);
   const std::vector<ActivityPrediction> rows =
-      PredictActivity(model, activity, o.mode == PredictMode::kFixed, limit_w);
-  const std::string extrapolation = ActivityExtrapolationWarning(rows);
-  if (!extrapolation.empty()) LogWarning(extrapolation);
-  const std::string off_clock = ClockBeyondModelWarning(model, activity, rows);
-  if (!off_clock.empty()) LogWarning(off_clock);
+      PredictActivityRows(model, activity, o.mode == PredictMode::kFixed, o.power_limit_w);
   OutputSet outputs;
   outputs.StageText(o.out_path, ActivityPredictionsToCsv(model, rows, o.breakdown));
   nlohmann::json manifest_options = {{"mode", PredictModeName(o.mode)},
@@ -414,6 +366,21 @@ PredictStageReport RunPredictStage(const PredictStageOptions& o) {
   report.written = outputs.Outputs();
   report.rows = rows.size();
   return report;
+}
+
+std::vector<ActivityPrediction> PredictActivityRows(const PowerModel& model, const Corpus& activity,
+                                                    bool fixed,
+                                                    std::optional<double> power_limit_w) {
+  const std::optional<double> limit_w =
+      ResolvePowerLimitW(power_limit_w, activity.power_limit_w, model.power_limit_w);
+  const std::string below = PowerLimitBelowIdleWarning(model, limit_w);
+  if (!below.empty()) LogWarning(below);
+  std::vector<ActivityPrediction> rows = PredictActivity(model, activity, fixed, limit_w);
+  const std::string extrapolation = ActivityExtrapolationWarning(rows);
+  if (!extrapolation.empty()) LogWarning(extrapolation);
+  const std::string off_clock = ClockBeyondModelWarning(model, activity, rows);
+  if (!off_clock.empty()) LogWarning(off_clock);
+  return rows;
 }
 
 }  // namespace wattcal

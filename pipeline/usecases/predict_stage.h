@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "io/corpus.h"
+#include "model/activity_prediction.h"
+#include "model/power_model.h"
 #include "usecases/stage_summary.h"
 #include "validate/prediction.h"
 
@@ -78,5 +81,14 @@ struct PredictStageReport : StageSummary {
 // no --mode / --default-*-mhz / --power-limit-w; the what-if flags need an AccelWattch model
 // and an activity table) are checked after reading it: OptionError.
 PredictStageReport RunPredictStage(const PredictStageOptions& options);
+
+// The predict-an-activity use case in memory (wattcal-predict --activity; the Python module calls
+// it on a DataFrame's rows): every row of `activity` predicted (TPDS Eq. 9 when `fixed`, else
+// TPDS Eqs. 4-6 at each row's pair), capped at the board's limit (ResolvePowerLimitW: `power_limit_w`,
+// else the activity's, else the model's), with the warnings the command logs (a limit below idle,
+// rows beyond the training range, rows at a clock outside the model's levels).
+std::vector<ActivityPrediction> PredictActivityRows(const PowerModel& model, const Corpus& activity,
+                                                    bool fixed,
+                                                    std::optional<double> power_limit_w);
 
 }  // namespace wattcal
