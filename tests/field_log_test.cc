@@ -99,6 +99,13 @@ TEST(FieldLog, DmonErrorsNameFileAndLine) {
   const std::string short_row = WriteFile(dir + "/short.txt", "#Entity SMACT DRAMA\nGPU 0 0.5\n");
   EXPECT_NE(ErrorOf([&] { ReadFieldLog(short_row, timed); }).find("short.txt:2"),
             std::string::npos);
+  // An empty (or blank) log is named as empty, whatever format was meant.
+  for (const char* text : {"", "\n  \n"}) {
+    const std::string empty = WriteFile(dir + "/empty.txt", text);
+    EXPECT_NE(
+        ErrorOf([&] { ReadFieldLog(empty, timed); }).find("empty.txt: the field log is empty"),
+        std::string::npos);
+  }
   const std::string untimed = WriteFile(dir + "/untimed.txt", "#Entity SMACT\nGPU 0 0.5\n");
   EXPECT_NE(ErrorOf([&] { ReadFieldLog(untimed); }).find("give the -d delay"), std::string::npos);
   // ts-prefixed lines carry their own time.

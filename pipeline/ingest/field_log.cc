@@ -466,6 +466,11 @@ FieldLog ReadFieldLog(const std::string& path, const FieldLogOptions& options) {
       break;
     }
   }
+  if (first.empty()) {
+    throw InputError(path, 0, "",
+                     "the field log is empty: expected a dcgmi dmon log, dcgm-exporter text or "
+                     "wattcal-capture's gpm_fields.csv (timestamp_us,NVML_GPM_METRIC_...)");
+  }
   if (StartsWith(first, "timestamp_us,")) {
     log.format = "gpm-csv";
     ParseGpmCsv(path, lines, &builder);
