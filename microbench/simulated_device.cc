@@ -33,7 +33,7 @@ std::map<int, double> KernelPipes(const Benchmark& b) {
     case KernelKind::kFp32Fma: return {{kFp32, 0.92}, {kInt, 0.05}};
     case KernelKind::kFp32Add: case KernelKind::kFp32Mul: return {{kFp32, 0.6}, {kInt, 0.05}};
     case KernelKind::kFp64Fma: case KernelKind::kFp64Add: case KernelKind::kFp64Mul: return {{kFp64, 0.9}};
-    case KernelKind::kFp16Hfma2: return {{kFp16, 0.85}};
+    case KernelKind::kFp16Hfma2: case KernelKind::kFp16Hfma2Fma: return {{kFp16, 0.85}};
     case KernelKind::kTensor: case KernelKind::kTensorBf16: case KernelKind::kTensorTf32:
     case KernelKind::kWgmmaFp16: case KernelKind::kWgmmaBf16: case KernelKind::kWgmmaFp8:
       return {{kHmma, 0.88}, {kInt, 0.05}};
