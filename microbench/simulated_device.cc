@@ -97,7 +97,10 @@ class SimulatedDevice : public BenchmarkDevice {
 std::vector<std::pair<int, double>> SimulatedActivity(const Benchmark& b, int sm_count) {
   const double sms = std::max(1, sm_count);
   const double grid_share = std::min(1.0, static_cast<double>(b.blocks) / sms);
-  const double warps_per_sm = static_cast<double>(b.blocks) * b.threads / 32.0 / sms;
+  // Warps on each busy SM: one block each when the plan keeps one block per SM.
+  const double warps_per_sm = b.one_block_per_sm
+                                  ? b.threads / 32.0
+                                  : static_cast<double>(b.blocks) * b.threads / 32.0 / sms;
   const double fill = grid_share * std::min(1.0, warps_per_sm / 8.0);
   std::vector<std::pair<int, double>> out = {{1, 100.0 * grid_share}, {2, 100.0 * grid_share},
                                              {3, 100.0 * std::min(1.0, warps_per_sm / 64.0)}};

@@ -27,7 +27,7 @@
 #
 # Environment (all optional):
 #   WATTCAL_CAPTURE       the binary (default: build/bin/wattcal-capture beside this script)
-#   NCU                   the ncu program (default: ncu on the PATH)
+#   NCU                   the ncu program (default: ncu on the PATH, else /usr/local/cuda/bin/ncu)
 #   SECONDS_PER_WINDOW    --seconds of the windows without their own (default 0.6)
 #   PLAN_LIMIT_S          the planned wall time this script accepts (default 420)
 #   CAPTURE_LIMIT_S       the capture is stopped after this long (default 450)
@@ -49,6 +49,7 @@ esac
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${WATTCAL_CAPTURE:-$ROOT/build/bin/wattcal-capture}
 NCU=${NCU:-ncu}
+if ! command -v "$NCU" > /dev/null && [[ $NCU == ncu && -x /usr/local/cuda/bin/ncu ]]; then NCU=/usr/local/cuda/bin/ncu; fi
 DESC=$ROOT/microbench_specs/gpus/$DESC_NAME
 SECONDS_PER_WINDOW=${SECONDS_PER_WINDOW:-0.6}
 PLAN_LIMIT_S=${PLAN_LIMIT_S:-420}
