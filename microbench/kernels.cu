@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -579,15 +580,11 @@ class CudaDevice : public BenchmarkDevice {
     Check(cudaEventCreate(&start_), "cudaEventCreate");
     Check(cudaEventCreate(&stop_), "cudaEventCreate");
     // One block per SM (the SM sweep, tensor_intensity): more dynamic shared memory than half an
-    // SM holds, beside the kernel's own static shared memory (wgmma's 24 KB).
+    // SM holds, beside the kernel's own static shared memory (wgmma's 24 KB). Allowed per kernel
+    // when its first such launch comes (Enqueue), so that no other launch sees the attribute.
     one_per_sm_smem_ =
         static_cast<int>(std::min<size_t>(prop_.sharedMemPerMultiprocessor / 2 + 1024,
                                           prop_.sharedMemPerBlockOptin - kWgmmaBlockBytes));
-    for (KernelKind kind : AllKernels()) {
-      Check(cudaFuncSetAttribute(Function(kind), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 one_per_sm_smem_),
-            KernelName(kind));
-    }
     Check(cudaDeviceSynchronize(), "set-up");
   }
 
@@ -710,6 +707,11 @@ class CudaDevice : public BenchmarkDevice {
       }
     }
     const size_t smem = b.one_block_per_sm ? one_per_sm_smem_ : 0;
+    if (b.one_block_per_sm && one_per_sm_allowed_.insert(b.kernel).second) {
+      Check(cudaFuncSetAttribute(Function(b.kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 one_per_sm_smem_),
+            KernelName(b.kernel));
+    }
     Function(b.kernel)<<<static_cast<unsigned>(b.blocks), b.threads, smem, stream_>>>(p);
     Check(cudaGetLastError(), KernelName(b.kernel));
   }
@@ -728,6 +730,7 @@ class CudaDevice : public BenchmarkDevice {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   int64_t next_ = 0;
   int one_per_sm_smem_ = 0;
+  std::set<KernelKind> one_per_sm_allowed_;  // the kernels allowed one_per_sm_smem_ so far
 };
 
 }  // namespace

@@ -227,10 +227,9 @@ void AddUnits(int64_t sms, std::vector<Benchmark>* plan) {
   const int64_t full = sms * kUnitBlocksPerSm;
   for (const UnitEntry& u : kFirstUnits) plan->push_back(Make(u.name, u.group, u.kind, full, kUnitThreads));
   for (const UnitEntry& u : kMoreUnits) plan->push_back(Make(u.name, u.group, u.kind, full, kUnitThreads));
+  for (const UnitEntry& u : kFmaPipeUnits) plan->push_back(Make(u.name, u.group, u.kind, full, kUnitThreads));
   std::vector<UnitEntry> lower;
   for (const char* name : kOccupancyUnits) {
-    for (const UnitEntry& u : kFmaPipeUnits)
-      plan->push_back(Make(u.name, u.group, u.kind, full, kUnitThreads));
     for (const UnitEntry& u : kFirstUnits) {
       if (std::string(u.name) == name) lower.push_back(u);
     }
