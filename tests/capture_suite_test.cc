@@ -561,7 +561,10 @@ TEST(CaptureSuite, TheRunWritesACaptureThatIngestsUnchanged) {
   const std::vector<Benchmark> plan = BuildSuitePlan(SuiteOptions());
   RunOptions options;
   options.out_dir = dir;
-  options.seconds = 0.02;
+  // 0.02-s windows, and the plan's own (the 3.3-s windows of the benchmarks that reach the power
+  // cap) 0.066 s.
+  options.seconds = 1.0;
+  options.window_scale = 0.02;
   options.gap_ms = 2.0;
   options.sample_ms = 1.0;
   options.launch_ms = 2.0;
