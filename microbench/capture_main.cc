@@ -5,7 +5,7 @@
 //   wattcal-capture --out DIR [--counters] [--only RE] [--data random|zeros] [--seed N]
 //                   [--seconds 2] [--gap-ms 400] [--sample-ms 5] [--lock-clocks MHZ,...]
 //                   [--fields gpm|GPM_SET.json]  (NVML GPM metrics beside the power: gpm_fields.csv)
-//   wattcal-capture --list
+//   wattcal-capture --list | --plan-seconds  [--only RE] [--seconds S] [--gap-ms MS] [--counters] ...
 //   wattcal-capture --app NAME --out DIR [--repeat N] [--counters] [--fields gpm] [--window MARK] -- CMD ARGS...
 //
 // Clocks and power settings are never changed unless --lock-clocks is given; then each
@@ -42,6 +42,7 @@ namespace fs = std::filesystem;
 struct CaptureFlags {
   std::string out;
   bool list = false;
+  bool plan_seconds = false;  // --plan-seconds: the planned wall time, then exit
   std::string only;
   uint64_t seed = 1;
   std::string data = "random";
@@ -115,7 +116,19 @@ nlohmann::json OptionsJson(const CaptureFlags& f, const std::vector<std::string>
       {"metrics", metrics}, {"metrics_left_out", metrics_left_out},
       {"fields", f.fields.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.fields)},
       {"field_log", f.fields.empty() ? "" : "gpm_fields.csv"}, {"gpm_metrics", f.run.gpm_metric_names},
+      {"window_scale", f.run.window_scale},
   };
+}
+
+// The plan-timing settings of these flags.
+PlanTimingOptions TimingOf(const CaptureFlags& f) {
+  PlanTimingOptions t;
+  t.seconds = f.run.seconds;
+  t.window_scale = f.run.window_scale;
+  t.gap_ms = f.run.gap_ms;
+  t.idle_s = f.run.idle_s;
+  t.counters = f.counters;
+  return t;
 }
 
 // The shallowest folder of `dir` that does not exist yet ("" when `dir` exists).
@@ -148,6 +161,9 @@ int Run(int argc, char** argv) {
                "wattcal-capture"};
   app.add_option("--out", f.out, "Capture directory to write");
   app.add_flag("--list", f.list, "Print the suite plan (CSV) and exit; needs no GPU");
+  app.add_flag("--plan-seconds", f.plan_seconds,
+               "Print the planned wall time of the run these options ask for (power run, counters) "
+               "and exit; needs no GPU");
   app.add_option("--only", f.only, "Benchmarks to run: comma-separated names or a regular expression");
   app.add_option("--seed", f.seed, "Seed of the random data and of the random mixes")
       ->check(wattcal::Seed())
@@ -159,7 +175,14 @@ int Run(int argc, char** argv) {
                  "default the first GPU of CUDA_VISIBLE_DEVICES, else 0)")->capture_default_str();
   app.add_option("--sm-count", f.sm_count, "SM count for --list without a GPU (default: the GPU's, else 132)")
       ->check(CLI::Range(1, 1024));
-  app.add_option("--seconds", f.run.seconds, "Seconds each benchmark runs back to back")->capture_default_str();
+  app.add_option("--seconds", f.run.seconds,
+                 "Seconds each benchmark runs back to back (those that reach the power cap run the "
+                 "plan's own window, --list's window_s)")
+      ->capture_default_str();
+  app.add_option(
+         "--window-scale", f.run.window_scale,
+         "Every window (the plan's own and --seconds) times this, in (0, 1]: rehearsals only")
+      ->capture_default_str();
   app.add_option("--gap-ms", f.run.gap_ms, "Idle gap before each benchmark (--app: before each run, default "
                  "1000), ms")->capture_default_str();
   app.add_option("--sample-ms", f.run.sample_ms, "NVML sampling period, ms")->capture_default_str();
@@ -204,8 +227,9 @@ int Run(int argc, char** argv) {
   f.gap_given = app.count("--gap-ms") > 0;
   if (!f.app.empty()) {
     std::vector<std::string> suite_only;
-    for (const char* flag : {"--list", "--only", "--seed", "--data", "--mixes", "--sm-count", "--seconds",
-                             "--launch-ms", "--idle-s", "--lock-clocks", "--profile-divisor", "--profile-plan"}) {
+    for (const char* flag : {"--list", "--plan-seconds", "--window-scale", "--only", "--seed",
+                             "--data", "--mixes", "--sm-count", "--seconds", "--launch-ms",
+                             "--idle-s", "--lock-clocks", "--profile-divisor", "--profile-plan"}) {
       if (app.count(flag) > 0) suite_only.push_back(flag);
     }
     return RunApp(f, suite_only);
@@ -232,9 +256,10 @@ int Run(int argc, char** argv) {
   suite.seed = f.seed;
   std::string error;
 
-  if (f.list) {
+  if (f.list || f.plan_seconds) {
     suite.sm_count = f.sm_count > 0 ? f.sm_count : 132;
-    if (!suite.Check(&error)) {
+    f.run.out_dir = "-";  // not written
+    if (!suite.Check(&error) || !f.run.Check(&error)) {
       wattcal::LogError(error);
       return 1;
     }
@@ -243,7 +268,8 @@ int Run(int argc, char** argv) {
       wattcal::LogError(error);
       return 1;
     }
-    std::cout << PlanListing(selected);
+    if (f.list) std::cout << PlanListing(selected);
+    if (f.plan_seconds) std::cout << PlanTimingText(PlannedSeconds(selected, TimingOf(f))) << "\n";
     return 0;
   }
 
@@ -368,6 +394,8 @@ int Run(int argc, char** argv) {
                                info.sm_count, info.compute_capability, selected.size(), f.run.seconds,
                                skipped.empty() ? "" : fmt::format(" ({} not run, listed above)", skipped.size()),
                                f.data, f.run.lock_clocks_mhz.empty() ? "as they are" : "locked per pass"));
+  wattcal::LogInfo(
+      fmt::format("planned: {}", PlanTimingText(PlannedSeconds(selected, TimingOf(f)))));
   const bool tty = wattcal::StderrIsTerminal();
   RunResult result;
   const std::string made = FirstMissing(f.out);

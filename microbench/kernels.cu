@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -204,6 +205,38 @@ extern "C" __global__ void k_fp32_fma(KParams p) {
 }
 extern "C" __global__ void k_fp64_fma(KParams p) { QuadraticMap<double>(p); }
 extern "C" __global__ void k_fp16_hfma2(KParams p) { QuadraticMap<__half2>(p); }
+
+// FP16 on the FMA pipe alone (suite_plan.h, "FP16 and the tensor pipe"): ptxas issues about half
+// of k_fp16_hfma2's HFMA2s as HFMA2.MMA, on the tensor pipe; fma.rn.oob.f16x2 (sm_90 and later,
+// the same result for operands that are not NaN) it issues as HFMA2.OOB only, on the FMA pipe.
+// Without sm_90 code, plain fma.rn.f16x2 (split again).
+struct FmaPipeHalf2 {
+  uint32_t bits;
+};
+template <>
+__device__ __forceinline__ FmaPipeHalf2 Fma(FmaPipeHalf2 a, FmaPipeHalf2 b, FmaPipeHalf2 c) {
+  FmaPipeHalf2 d;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fma.rn.oob.f16x2 %0, %1, %2, %3;"
+               : "=r"(d.bits)
+               : "r"(a.bits), "r"(b.bits), "r"(c.bits));
+#else
+  asm volatile("fma.rn.f16x2 %0, %1, %2, %3;"
+               : "=r"(d.bits)
+               : "r"(a.bits), "r"(b.bits), "r"(c.bits));
+#endif
+  return d;
+}
+template <>
+__device__ __forceinline__ FmaPipeHalf2 FromFloat(float f) {
+  return {Bits<__half2>(FromFloat<__half2>(f))};
+}
+template <>
+__device__ __forceinline__ uint32_t Bits(FmaPipeHalf2 v) {
+  return v.bits;
+}
+
+extern "C" __global__ void k_fp16_hfma2_fma(KParams p) { QuadraticMap<FmaPipeHalf2>(p); }
 
 // x = c - x (FADD/DADD).
 template <typename T>
@@ -447,6 +480,7 @@ KernelFn Function(KernelKind kind) {
     case KernelKind::kWgmmaFp16: return k_wgmma_fp16;
     case KernelKind::kWgmmaBf16: return k_wgmma_bf16;
     case KernelKind::kWgmmaFp8: return k_wgmma_fp8;
+    case KernelKind::kFp16Hfma2Fma: return k_fp16_hfma2_fma;
   }
   return nullptr;
 }
@@ -545,11 +579,12 @@ class CudaDevice : public BenchmarkDevice {
     for (cudaEvent_t& e : done_) Check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
     Check(cudaEventCreate(&start_), "cudaEventCreate");
     Check(cudaEventCreate(&stop_), "cudaEventCreate");
-    // One block per SM: more dynamic shared memory than half an SM holds.
-    one_per_sm_smem_ = static_cast<int>(std::min<size_t>(prop_.sharedMemPerMultiprocessor / 2 + 1024,
-                                                         prop_.sharedMemPerBlockOptin));
-    Check(cudaFuncSetAttribute(k_int_add, cudaFuncAttributeMaxDynamicSharedMemorySize, one_per_sm_smem_),
-          "cudaFuncSetAttribute");
+    // One block per SM (the SM sweep, tensor_intensity): more dynamic shared memory than half an
+    // SM holds, beside the kernel's own static shared memory (wgmma's 24 KB). Allowed per kernel
+    // when its first such launch comes (Enqueue), so that no other launch sees the attribute.
+    one_per_sm_smem_ =
+        static_cast<int>(std::min<size_t>(prop_.sharedMemPerMultiprocessor / 2 + 1024,
+                                          prop_.sharedMemPerBlockOptin - kWgmmaBlockBytes));
     Check(cudaDeviceSynchronize(), "set-up");
   }
 
@@ -671,7 +706,12 @@ class CudaDevice : public BenchmarkDevice {
         p.mask = toggle_region_mask_;
       }
     }
-    const size_t smem = b.one_block_per_sm && b.kernel == KernelKind::kIntAdd ? one_per_sm_smem_ : 0;
+    const size_t smem = b.one_block_per_sm ? one_per_sm_smem_ : 0;
+    if (b.one_block_per_sm && one_per_sm_allowed_.insert(b.kernel).second) {
+      Check(cudaFuncSetAttribute(Function(b.kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 one_per_sm_smem_),
+            KernelName(b.kernel));
+    }
     Function(b.kernel)<<<static_cast<unsigned>(b.blocks), b.threads, smem, stream_>>>(p);
     Check(cudaGetLastError(), KernelName(b.kernel));
   }
@@ -690,6 +730,7 @@ class CudaDevice : public BenchmarkDevice {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   int64_t next_ = 0;
   int one_per_sm_smem_ = 0;
+  std::set<KernelKind> one_per_sm_allowed_;  // the kernels allowed one_per_sm_smem_ so far
 };
 
 }  // namespace

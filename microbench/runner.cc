@@ -107,6 +107,9 @@ bool RunOptions::Check(std::string* error) const {
   if (!(seconds > 0.0 && seconds <= 3600.0)) return bad("--seconds", seconds, "is not a time in (0, 3600] s");
   if (!(gap_ms >= 0.0 && gap_ms <= 600000.0)) return bad("--gap-ms", gap_ms, "is not a time in [0, 600000] ms");
   if (!(sample_ms >= 1.0 && sample_ms <= 10000.0)) return bad("--sample-ms", sample_ms, "is not a period in [1, 10000] ms");
+  if (!(window_scale > 0.0 && window_scale <= 1.0)) {
+    return bad("--window-scale", window_scale, "is not a factor in (0, 1]");
+  }
   if (!(launch_ms > 0.0 && launch_ms <= 10000.0)) return bad("--launch-ms", launch_ms, "is not a time in (0, 10000] ms");
   if (!(idle_s >= 0.0 && idle_s <= 3600.0)) return bad("--idle-s", idle_s, "is not a time in [0, 3600] s");
   for (int mhz : lock_clocks_mhz) {
@@ -132,7 +135,17 @@ RunResult RunPowerCapture(const std::vector<Benchmark>& plan, const RunOptions& 
   std::vector<int> clocks = options.lock_clocks_mhz;
   if (clocks.empty()) clocks.push_back(0);  // 0 = as they are
   const int64_t total = static_cast<int64_t>(plan.size() * clocks.size());
-  const double per_benchmark_s = options.seconds + options.gap_ms * 1e-3 + 0.1;
+  PlanTimingOptions timing;
+  timing.seconds = options.seconds;
+  timing.window_scale = options.window_scale;
+  timing.gap_ms = options.gap_ms;
+  timing.idle_s = 0.0;
+  // The seconds left after each benchmark of a pass (for the progress line).
+  std::vector<double> left_after(plan.size() + 1, 0.0);
+  for (size_t i = plan.size(); i-- > 0;) {
+    left_after[i] =
+        left_after[i + 1] + PlannedSeconds({plan[i]}, timing).power_s - timing.gap_ms * 1e-3;
+  }
   int64_t done = 0;
 
   FieldRecording fields;
@@ -150,11 +163,15 @@ RunResult RunPowerCapture(const std::vector<Benchmark>& plan, const RunOptions& 
   for (int mhz : clocks) {
     std::unique_ptr<ClockLock> lock;
     if (mhz > 0) lock = std::make_unique<ClockLock>(meter, mhz);
-    for (const Benchmark& b : plan) {
+    for (size_t i = 0; i < plan.size(); ++i) {
+      const Benchmark& b = plan[i];
       if (progress) {
-        progress(fmt::format("[{}/{}] {}{} ... {} left", done + 1, total, b.name,
-                             mhz > 0 ? fmt::format(" at {} MHz", mhz) : std::string(),
-                             Duration((total - done) * per_benchmark_s + options.idle_s)));
+        const int64_t passes_after =
+            static_cast<int64_t>(clocks.size()) - 1 - done / static_cast<int64_t>(plan.size());
+        progress(
+            fmt::format("[{}/{}] {}{} ... {} left", done + 1, total, b.name,
+                        mhz > 0 ? fmt::format(" at {} MHz", mhz) : std::string(),
+                        Duration(left_after[i] + passes_after * left_after[0] + options.idle_s)));
       }
       const int64_t iters = Calibrate(device, b, options.launch_ms);
       SleepMs(options.gap_ms);
@@ -165,7 +182,8 @@ RunResult RunPowerCapture(const std::vector<Benchmark>& plan, const RunOptions& 
       w.threads = b.threads;
       w.lanes = b.lanes;
       const auto t0 = Clock::now();
-      const std::chrono::duration<double> run(options.seconds);
+      const std::chrono::duration<double> run(
+          WindowSeconds(b, options.seconds, options.window_scale));
       w.start_us = NowUs();
       do {
         device.Launch(b, iters);

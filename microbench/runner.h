@@ -47,8 +47,12 @@ struct FieldRecording {
 struct RunOptions {
   // The capture directory (created when absent).
   std::string out_dir;
-  // Each benchmark is launched back to back for this long, s.
+  // Each benchmark is launched back to back for this long, s, unless the plan gives it its own
+  // window (Benchmark::window_s: those that reach the power cap).
   double seconds = 2.0;
+  // Every window (the plan's own and `seconds`) times this: below 1 rehearses a plan quickly
+  // (its capped windows then no longer settle); 1 on a GPU.
+  double window_scale = 1.0;
   // Idle gap before each benchmark, ms.
   double gap_ms = 400.0;
   // NVML sampling period, ms.

@@ -33,7 +33,7 @@ std::map<int, double> KernelPipes(const Benchmark& b) {
     case KernelKind::kFp32Fma: return {{kFp32, 0.92}, {kInt, 0.05}};
     case KernelKind::kFp32Add: case KernelKind::kFp32Mul: return {{kFp32, 0.6}, {kInt, 0.05}};
     case KernelKind::kFp64Fma: case KernelKind::kFp64Add: case KernelKind::kFp64Mul: return {{kFp64, 0.9}};
-    case KernelKind::kFp16Hfma2: return {{kFp16, 0.85}};
+    case KernelKind::kFp16Hfma2: case KernelKind::kFp16Hfma2Fma: return {{kFp16, 0.85}};
     case KernelKind::kTensor: case KernelKind::kTensorBf16: case KernelKind::kTensorTf32:
     case KernelKind::kWgmmaFp16: case KernelKind::kWgmmaBf16: case KernelKind::kWgmmaFp8:
       return {{kHmma, 0.88}, {kInt, 0.05}};
@@ -97,7 +97,10 @@ class SimulatedDevice : public BenchmarkDevice {
 std::vector<std::pair<int, double>> SimulatedActivity(const Benchmark& b, int sm_count) {
   const double sms = std::max(1, sm_count);
   const double grid_share = std::min(1.0, static_cast<double>(b.blocks) / sms);
-  const double warps_per_sm = static_cast<double>(b.blocks) * b.threads / 32.0 / sms;
+  // Warps on each busy SM: one block each when the plan keeps one block per SM.
+  const double warps_per_sm = b.one_block_per_sm
+                                  ? b.threads / 32.0
+                                  : static_cast<double>(b.blocks) * b.threads / 32.0 / sms;
   const double fill = grid_share * std::min(1.0, warps_per_sm / 8.0);
   std::vector<std::pair<int, double>> out = {{1, 100.0 * grid_share}, {2, 100.0 * grid_share},
                                              {3, 100.0 * std::min(1.0, warps_per_sm / 64.0)}};

@@ -57,6 +57,7 @@ constexpr KernelEntry kKernels[] = {
     {KernelKind::kWgmmaFp16, "k_wgmma_fp16", 90, 90, "wgmma.mma_async, sm_90a: Hopper"},
     {KernelKind::kWgmmaBf16, "k_wgmma_bf16", 90, 90, "wgmma.mma_async, sm_90a: Hopper"},
     {KernelKind::kWgmmaFp8, "k_wgmma_fp8", 90, 90, "wgmma.mma_async, sm_90a: Hopper"},
+    {KernelKind::kFp16Hfma2Fma, "k_fp16_hfma2_fma"},
 };
 
 const KernelEntry* Entry(KernelKind kind) {
@@ -190,11 +191,43 @@ constexpr UnitEntry kMoreUnits[] = {
     {"atomic_shared", "atomic", KernelKind::kAtomicShared},
 };
 
+// Added with issue 41, at full occupancy only: FP16 on the FMA pipe alone.
+constexpr UnitEntry kFmaPipeUnits[] = {
+    {"fp16_hfma2_fma", "unit", KernelKind::kFp16Hfma2Fma},
+};
+
+// The tensor families, by their unit's name (tensor_intensity: "<name>_sm<k>of8").
+constexpr UnitEntry kTensorFamilies[] = {
+    {"tensor_fp16", "tensor_intensity", KernelKind::kTensor},
+    {"tensor_bf16", "tensor_intensity", KernelKind::kTensorBf16},
+    {"tensor_tf32", "tensor_intensity", KernelKind::kTensorTf32},
+    {"tensor_int8", "tensor_intensity", KernelKind::kTensorInt8},
+    {"tensor_fp64", "tensor_intensity", KernelKind::kTensorFp64},
+    {"wgmma_fp16", "tensor_intensity", KernelKind::kWgmmaFp16},
+    {"wgmma_bf16", "tensor_intensity", KernelKind::kWgmmaBf16},
+    {"wgmma_fp8", "tensor_intensity", KernelKind::kWgmmaFp8},
+};
+
+// The kernels that reached the 700 W cap at full use on the H100 (at 8, 1 and 2 blocks of 256
+// per SM): their full-use windows get kCappedWindowS.
+bool ReachesCapAtFullUse(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::kTensor:
+    case KernelKind::kTensorBf16:
+    case KernelKind::kTensorTf32:
+    case KernelKind::kWgmmaFp16:
+    case KernelKind::kWgmmaBf16:
+    case KernelKind::kWgmmaFp8: return true;
+    default: return false;
+  }
+}
+
 // One unit per kernel at full occupancy, then the same at 1 and 2 blocks of 256 per SM.
 void AddUnits(int64_t sms, std::vector<Benchmark>* plan) {
   const int64_t full = sms * kUnitBlocksPerSm;
   for (const UnitEntry& u : kFirstUnits) plan->push_back(Make(u.name, u.group, u.kind, full, kUnitThreads));
   for (const UnitEntry& u : kMoreUnits) plan->push_back(Make(u.name, u.group, u.kind, full, kUnitThreads));
+  for (const UnitEntry& u : kFmaPipeUnits) plan->push_back(Make(u.name, u.group, u.kind, full, kUnitThreads));
   std::vector<UnitEntry> lower;
   for (const char* name : kOccupancyUnits) {
     for (const UnitEntry& u : kFirstUnits) {
@@ -276,6 +309,19 @@ void AddToggleSweep(int64_t sms, std::vector<Benchmark>* plan) {
   }
 }
 
+// Every tensor family on k/8 of the SMs (kIntensityEighths), one block of 256 threads per SM.
+void AddTensorIntensities(int sm_count, std::vector<Benchmark>* plan) {
+  for (const UnitEntry& u : kTensorFamilies) {
+    for (int eighths : kIntensityEighths) {
+      const int64_t sms = std::max<int64_t>(1, std::lround(sm_count * eighths / 8.0));
+      Benchmark b =
+          Make(fmt::format("{}_sm{}of8", u.name, eighths), u.group, u.kind, sms, kUnitThreads);
+      b.one_block_per_sm = true;
+      plan->push_back(b);
+    }
+  }
+}
+
 // Seeded random mixes at 1, 4 and 8 blocks of 256 threads per SM.
 void AddRandomMixes(const SuiteOptions& options, std::vector<Benchmark>* plan) {
   std::mt19937_64 rng(options.seed);
@@ -317,6 +363,11 @@ std::vector<Benchmark> BuildSuitePlan(const SuiteOptions& options) {
   AddSweeps(options.sm_count, &plan);
   AddToggleSweep(sms, &plan);
   AddRandomMixes(options, &plan);
+  AddTensorIntensities(options.sm_count, &plan);
+  for (Benchmark& b : plan) {
+    const bool full_use = b.group == "unit" || b.group == "tensor" || b.group == "occupancy";
+    if (full_use && ReachesCapAtFullUse(b.kernel)) b.window_s = kCappedWindowS;
+  }
   return plan;
 }
 
@@ -418,14 +469,43 @@ std::string SkippedListing(const std::vector<SkippedBenchmark>& skipped) {
 
 std::string PlanListing(const std::vector<Benchmark>& plan) {
   std::string s =
-      "name,group,kernel,blocks,threads,lanes,fma,int,fp64,sfu,shared,l2,dram,mma,min_cc,max_cc,toggle_pct\n";
+      "name,group,kernel,blocks,threads,lanes,fma,int,fp64,sfu,shared,l2,dram,mma,min_cc,max_cc,"
+      "toggle_pct,one_block_per_sm,window_s\n";
   for (const Benchmark& b : plan) {
     const MixCounts& m = b.mix;
-    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", b.name, b.group,
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", b.name, b.group,
                      KernelName(b.kernel), b.blocks, b.threads, b.lanes, m.fma, m.int_ops, m.fp64,
-                     m.sfu, m.shared, m.l2, m.dram, m.mma, b.min_cc, b.max_cc, b.toggle_pct);
+                     m.sfu, m.shared, m.l2, m.dram, m.mma, b.min_cc, b.max_cc, b.toggle_pct,
+                     b.one_block_per_sm ? 1 : 0, b.window_s);
   }
   return s;
+}
+
+double WindowSeconds(const Benchmark& b, double seconds, double window_scale) {
+  return (b.window_s > 0.0 ? b.window_s : seconds) * window_scale;
+}
+
+PlanTiming PlannedSeconds(const std::vector<Benchmark>& plan, const PlanTimingOptions& options) {
+  PlanTiming t;
+  t.benchmarks = static_cast<int>(plan.size());
+  t.power_s = 2.0 * options.idle_s + options.gap_ms * 1e-3;  // the gap before idle_after too
+  for (const Benchmark& b : plan) {
+    t.own_windows += b.window_s > 0.0;
+    t.power_s += WindowSeconds(b, options.seconds, options.window_scale) + options.gap_ms * 1e-3 +
+                 kCalibrationS;
+  }
+  if (options.counters) {
+    t.counters_s = kCountersStartS + kProfiledLaunchS * static_cast<double>(plan.size());
+  }
+  t.total_s = t.power_s + t.counters_s;
+  return t;
+}
+
+std::string PlanTimingText(const PlanTiming& t) {
+  return fmt::format(
+      "{} benchmarks ({} with their own window): power run {:.0f} s, counters {:.0f} s, {:.0f} s "
+      "in all",
+      t.benchmarks, t.own_windows, t.power_s, t.counters_s, t.total_s);
 }
 
 int64_t CalibratedIterations(int64_t probe_iters, double probe_ms, double target_ms) {

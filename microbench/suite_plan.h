@@ -5,7 +5,9 @@
 // Groups (Benchmark::group):
 //   idle          a sleeping kernel (__nanosleep): the SMs are occupied but issue almost nothing
 //   unit          one functional unit per kernel: INT add/mul/mad/xorshift, FP32 FMA/add/mul,
-//                 FP64 FMA/add/mul, FP16 HFMA2, SFU sin/ex2/rsqrt, conversions (F2I/I2F/F2F),
+//                 FP64 FMA/add/mul, FP16 HFMA2 (fp16_hfma2: ptxas issues half of them as
+//                 HFMA2.MMA on the tensor pipe; fp16_hfma2_fma: all on the FMA pipe, see
+//                 "FP16 and the tensor pipe" below), SFU sin/ex2/rsqrt, conversions (F2I/I2F/F2F),
 //                 tensor cores FP16 (mma.sync m16n8k16 on sm_80+, wmma m16n16k16 below),
 //                 shared load/store, shared bank conflicts, L1, L2 load/store, DRAM
 //                 read/write/copy
@@ -25,6 +27,41 @@
 //   toggle        DRAM write, DRAM read and FP32 FMA on words that differ from the previous one
 //                 in 0, 25, 50 or 100% of their bits, at 8, 1 and 2 blocks of 256 per SM
 //   mix           seeded random unit mixes of k_mix at 1, 4 and 8 blocks of 256 threads per SM
+//   tensor_intensity
+//                 every tensor family (mma.sync FP16/BF16/TF32 HMMA, INT8 IMMA, FP64 DMMA; wgmma
+//                 FP16/BF16/FP8) on 1/8, 1/4, 3/8, 1/2 and 5/8 of the SMs, one 256-thread block
+//                 per SM ("tensor_fp16_sm3of8"): below the board's power cap (issue 41)
+//
+// Below the cap (tensor_intensity). On the H100 every tensor family at full use reached the
+// 700 W cap (datasets/captures/README.md), so TENSOR was trained only on random mixes (tensor
+// utilisation up to 0.075). Tensor utilisation is the pipe's busy cycles over the elapsed
+// cycles of every SM's four sub-partitions (sm__pipe_tensor_op_hmma_cycles_active.sum /
+// (sm__cycles_elapsed.avg x SMs x 4); IMMA and DMMA have their own pipes' counters). One block
+// of 256 threads per SM already keeps an SM's tensor pipes busy (tensor_fp16_occ_b1 read 0.98
+// of the cycles on the H100, wgmma_fp16_occ_b1 0.98), so k of the N SMs give utilisation
+// ~0.98 k/N: 0.12, 0.25, 0.37, 0.49 and 0.61 for k/N = 1/8 ... 5/8, spanning 0.1 to beyond half
+// of full use (0.98). Power grows with the busy SMs from the idle floor (123 W at 2 busy SMs,
+// sm_sweep on the H100): at 5/8 of the SMs a family whose full use would draw 900 W draws
+// ~610 W, under the 700 W cap; 3/4 and more would reach it. Fewer SMs rather than a duty cycle:
+// the same launch shape (one block per SM, as the SM sweep) for every family, wgmma's
+// shared-memory layout included, and no timing inside the kernel to trust; the idle SMs'
+// share is what the SM sweep trains (ACTIVE SM).
+//
+// FP16 and the tensor pipe. On sm_80 and later ptxas issues about half of a kernel's HFMA2s as
+// HFMA2.MMA, which runs on the tensor pipe (fp16_hfma2 read tensor utilisation 0.875 on the
+// H100, so FP16 and TENSOR were one column). fp16_hfma2_fma computes the same map with
+// fma.rn.oob.f16x2 (sm_90: identical results for non-NaN operands), which ptxas never issues as
+// HFMA2.MMA: cuobjdump -sass of the sm_90a code shows 128 HFMA2.OOB and no HFMA2.MMA in
+// k_fp16_hfma2_fma, 320 HFMA2 and 326 HFMA2.MMA in k_fp16_hfma2 (CUDA 13.0). Without sm_90
+// code it falls back to fma.rn.f16x2 (the split again). The tensor-pipe FP16 benchmarks are
+// the HMMA ones (tensor_fp16 and its intensities: FP16 operands, no FP16 instruction count).
+//
+// Windows the cap can settle in. Benchmarks that reach the cap at full use (the FP16, BF16 and
+// TF32 HMMA and the three wgmma families, at 8, 1 and 2 blocks of 256 per SM: the 18 windows
+// flagged power_cap on the H100) run kCappedWindowS whatever --seconds says (Benchmark::
+// window_s): wattcal-ingest's settle trim (0.3 s), the cap controller's settling (up to 1 s:
+// 0.66-s windows were still moving in their second half), then 2 s of settled power and clock,
+// points of the voltage-frequency curve.
 //
 // Compute capability: a benchmark carries the oldest (min_cc) and, for Hopper-only code, the
 // newest (max_cc) compute capability it runs on; PlanForGpu leaves the others out, each with
@@ -83,6 +120,7 @@ enum class KernelKind {
   kWgmmaFp16,
   kWgmmaBf16,
   kWgmmaFp8,
+  kFp16Hfma2Fma,
 };
 
 // The CUDA function name of a kernel ("k_fp32_fma").
@@ -115,7 +153,7 @@ struct Benchmark {
   // Unique name: the window's name in windows.csv ("fp32_fma", "sm_sweep_int_add_066", ...).
   std::string name;
   // idle, unit, tensor, atomic, occupancy, fma_per_byte, unit_mix, sm_sweep, lane_sweep,
-  // toggle or mix.
+  // toggle, mix or tensor_intensity.
   std::string group;
   KernelKind kernel = KernelKind::kFp32Fma;
   // Launch configuration: grid size (blocks), block size (threads), active lanes per warp.
@@ -133,7 +171,20 @@ struct Benchmark {
   // The compute capabilities it runs on (the kernel's: KernelMinCc, KernelMaxCc).
   int min_cc = 70;
   int max_cc = 0;
+  // Its window's length, s, when it needs its own (kCappedWindowS for those that reach the
+  // power cap); 0 = the run's --seconds.
+  double window_s = 0.0;
 };
+
+// The window of a benchmark that reaches the power cap at full use, s: the ingest's settle
+// trim (kIngestSettleS), the cap controller's settling (kCapSettleS), then kSettledS measured.
+constexpr double kIngestSettleS = 0.3;
+constexpr double kCapSettleS = 1.0;
+constexpr double kSettledS = 2.0;
+constexpr double kCappedWindowS = kIngestSettleS + kCapSettleS + kSettledS;
+
+// The fractions of the SMs (eighths) the tensor_intensity group runs on.
+constexpr int kIntensityEighths[] = {1, 2, 3, 4, 5};
 
 // A benchmark the GPU cannot run, and why.
 struct SkippedBenchmark {
@@ -179,6 +230,40 @@ std::string SkippedListing(const std::vector<SkippedBenchmark>& skipped);
 // One line per benchmark for --list: name, group, kernel, blocks x threads, lanes, mix counts,
 // the compute capabilities it runs on and its toggle percentage.
 std::string PlanListing(const std::vector<Benchmark>& plan);
+
+// The planned wall time of a suite run, s, from the plan and the run's settings; the constants
+// are what the first H100 campaign took (datasets/captures/h100/logs/device_capture.log: 216
+// windows of 0.66 s + 0.3 s gap and 6 s idle took 224 s; their 216 profiled launches under one
+// ncu, with its start and the device set-up, 58 s).
+struct PlanTimingOptions {
+  // --seconds: the window of a benchmark without its own, s.
+  double seconds = 2.0;
+  // --window-scale: every window (its own or --seconds) times this.
+  double window_scale = 1.0;
+  // --gap-ms: the idle gap before each window, ms.
+  double gap_ms = 400.0;
+  // --idle-s: the idle windows before and after the suite, s (each).
+  double idle_s = 3.0;
+  // --counters: one profiled launch per window under ncu.
+  bool counters = false;
+};
+constexpr double kCalibrationS = 0.05;     // a benchmark's probe launches (224 - 213.4 s) / 216
+constexpr double kProfiledLaunchS = 0.25;  // one launch under ncu (58 s / 216 with the start)
+constexpr double kCountersStartS = 5.0;    // ncu's start, the child's buffers, its exit
+
+struct PlanTiming {
+  int benchmarks = 0;
+  int own_windows = 0;      // benchmarks with their own window (window_s > 0)
+  double power_s = 0.0;     // the power run: idle windows, gaps, calibration, windows
+  double counters_s = 0.0;  // the counters run (0 without --counters)
+  double total_s = 0.0;
+};
+PlanTiming PlannedSeconds(const std::vector<Benchmark>& plan, const PlanTimingOptions& options);
+// "257 benchmarks (18 with their own window): power run 312 s, counters 69 s, 381 s in all".
+std::string PlanTimingText(const PlanTiming& t);
+
+// The window a benchmark runs, s: its own (window_s) or `seconds`, times `window_scale`.
+double WindowSeconds(const Benchmark& b, double seconds, double window_scale);
 
 // Iterations for a launch of about `target_ms`, from a probe launch of `probe_iters` that took
 // `probe_ms` (at least 1).

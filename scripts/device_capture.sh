@@ -15,7 +15,9 @@
 #   device_capture.log  this script's own output
 #
 # The suite's seconds per benchmark are chosen so that the power run takes about
-# POWER_BUDGET_S (default 240 s: 216 benchmarks at the 0.6 s floor on a 132-SM GPU) and the whole
+# POWER_BUDGET_S (default 240 s; at the 0.6 s floor the 257 benchmarks of a 132-SM GPU, the 18
+# that reach the power cap at their own 3.3 s, plan 299 s: `wattcal-capture --plan-seconds`, printed
+# below; scripts/device_suite2.sh is the round-two script, with GPM fields) and the whole
 # script, counters included (one profiled launch per benchmark; their time under ncu is not yet
 # measured on silicon: the log times each phase), under 8 minutes.
 # Environment (all optional):
@@ -74,7 +76,8 @@ benchmarks=$("$BIN" --list "${extra[@]}" 2>/dev/null | tail -n +2 | wc -l)
 [[ $benchmarks -gt 0 ]] || benchmarks=$("$BIN" --list 2>/dev/null | tail -n +2 | wc -l)
 budget=${POWER_BUDGET_S:-240}
 seconds=$(awk -v b="$budget" -v n="$benchmarks" 'BEGIN { s = b / n - 0.45; if (s > 2) s = 2; if (s < 0.6) s = 0.6; printf "%.2f", s }')
-say "plan: $benchmarks benchmarks x $seconds s (+0.3 s idle each): about $(awk -v n="$benchmarks" -v s="$seconds" 'BEGIN{printf "%d", n * (s + 0.45)}') s of power run, then the counters"
+say "plan: $benchmarks benchmarks x $seconds s (+0.3 s idle each; those that reach the power cap their own window)"
+say "planned: $("$BIN" --plan-seconds --counters --seconds "$seconds" --gap-ms 300 "${extra[@]}" 2>&1)"
 
 "$BIN" --out "$OUT/suite" --counters --ncu "$NCU" --gpu-description "$GPU_DESCRIPTION" \
   --seconds "$seconds" --gap-ms 300 "${extra[@]}"

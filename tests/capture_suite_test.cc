@@ -207,17 +207,20 @@ TEST(CaptureSuite, ThePlanCoversTensorFamiliesUnitsAtomicsAndTheToggleSweep) {
   }
   EXPECT_EQ(toggle_group, toggles);
   EXPECT_EQ(toggles, 36);
-  // The whole plan on a 132-SM GPU: 132 before the tensor, atomic and toggle groups.
-  EXPECT_EQ(plan.size(), 132u + 16u * 3u + 36u);
+  // The whole plan on a 132-SM GPU: 132 before the tensor, atomic and toggle groups; FP16 on the
+  // FMA pipe and eight tensor families at five intensities with issue 41.
+  EXPECT_EQ(plan.size(), 132u + 16u * 3u + 36u + 1u + 8u * 5u);
   // --list names every family and says what each needs.
   const std::string listing = PlanListing(plan);
   EXPECT_EQ(Lines(listing)[0],
             "name,group,kernel,blocks,threads,lanes,fma,int,fp64,sfu,shared,l2,dram,mma,min_cc,max_"
-            "cc,toggle_pct");
-  EXPECT_NE(listing.find("\nwgmma_fp8,tensor,k_wgmma_fp8,1056,256,32,0,0,0,0,0,0,0,0,90,90,-1\n"),
-            std::string::npos);
+            "cc,toggle_pct,one_block_per_sm,window_s");
   EXPECT_NE(
-      listing.find("\ntoggle_dram_ld_050_b2,toggle,k_dram_ld,264,256,32,0,0,0,0,0,0,0,0,70,0,50\n"),
+      listing.find("\nwgmma_fp8,tensor,k_wgmma_fp8,1056,256,32,0,0,0,0,0,0,0,0,90,90,-1,0,3.3\n"),
+      std::string::npos);
+  EXPECT_NE(
+      listing.find(
+          "\ntoggle_dram_ld_050_b2,toggle,k_dram_ld,264,256,32,0,0,0,0,0,0,0,0,70,0,50,0,0\n"),
       std::string::npos);
 }
 
@@ -233,7 +236,10 @@ TEST(CaptureSuite, PlanForGpuLeavesOutWhatTheComputeCapabilityCannotRun) {
   auto family = [](const std::vector<std::string>& bases) {
     std::set<std::string> names;
     for (const std::string& b : bases) {
-      for (const char* suffix : {"", "_occ_b1", "_occ_b2"}) names.insert(b + suffix);
+      for (const char* suffix :
+           {"", "_occ_b1", "_occ_b2", "_sm1of8", "_sm2of8", "_sm3of8", "_sm4of8", "_sm5of8"}) {
+        names.insert(b + suffix);
+      }
     }
     return names;
   };
@@ -255,10 +261,13 @@ TEST(CaptureSuite, PlanForGpuLeavesOutWhatTheComputeCapabilityCannotRun) {
   }
   const std::string listing = SkippedListing(skipped);
   EXPECT_EQ(Lines(listing).size(), 7u) << listing;  // one line per kernel (its reason)
-  EXPECT_NE(listing.find(
-                "not run: tensor_fp64, tensor_fp64_occ_b1, tensor_fp64_occ_b2: k_tensor_fp64_dmma "
-                "needs compute capability 8.0 or newer (mma.sync f64, DMMA); this GPU is 7.5\n"),
-            std::string::npos)
+  EXPECT_NE(
+      listing.find(
+          "not run: tensor_fp64, tensor_fp64_occ_b1, tensor_fp64_occ_b2, tensor_fp64_sm1of8, "
+          "tensor_fp64_sm2of8, tensor_fp64_sm3of8, tensor_fp64_sm4of8, tensor_fp64_sm5of8: "
+          "k_tensor_fp64_dmma needs compute capability 8.0 or newer (mma.sync f64, DMMA); this "
+          "GPU is 7.5\n"),
+      std::string::npos)
       << listing;
   // The order of the plan is kept.
   EXPECT_EQ(runs[1].name, "int_add");
@@ -266,7 +275,7 @@ TEST(CaptureSuite, PlanForGpuLeavesOutWhatTheComputeCapabilityCannotRun) {
   for (int cc : {80, 86, 89}) {
     runs = PlanForGpu(plan, cc, &skipped);
     EXPECT_EQ(names_of(skipped), wgmma) << cc;
-    EXPECT_EQ(runs.size(), plan.size() - 9) << cc;
+    EXPECT_EQ(runs.size(), plan.size() - 24) << cc;
   }
   EXPECT_NE(skipped[0].reason.find(
                 "k_wgmma_fp16 needs compute capability 9.0 or newer (wgmma.mma_async, sm_90a: "
@@ -297,8 +306,8 @@ TEST(CaptureSuite, PlanForGpuLeavesOutWhatTheComputeCapabilityCannotRun) {
   std::vector<Benchmark> selected;
   ASSERT_TRUE(SelectBenchmarks(plan, "tensor_.*", &selected, &reason)) << reason;
   runs = PlanForGpu(selected, 75, &skipped);
-  EXPECT_EQ(runs.size(), 3u);  // tensor_fp16 and its two occupancies
-  EXPECT_EQ(skipped.size(), 12u);
+  EXPECT_EQ(runs.size(), 8u);  // tensor_fp16, its two occupancies and its five intensities
+  EXPECT_EQ(skipped.size(), 32u);
 }
 
 TEST(CaptureSuite, MixesFollowTheSeedAndTheGridFollowsTheSmCount) {
@@ -552,7 +561,10 @@ TEST(CaptureSuite, TheRunWritesACaptureThatIngestsUnchanged) {
   const std::vector<Benchmark> plan = BuildSuitePlan(SuiteOptions());
   RunOptions options;
   options.out_dir = dir;
-  options.seconds = 0.02;
+  // 0.02-s windows, and the plan's own (the 3.3-s windows of the benchmarks that reach the power
+  // cap) 0.066 s.
+  options.seconds = 1.0;
+  options.window_scale = 0.02;
   options.gap_ms = 2.0;
   options.sample_ms = 1.0;
   options.launch_ms = 2.0;

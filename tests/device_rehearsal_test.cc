@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
@@ -85,6 +86,80 @@ TEST(DeviceRehearsal, TheGpuScriptRunsOnTheSimulatedDeviceAndItsCaptureIngests) 
       testing::RunShell(env + ShellQuote(script) + " " + ShellQuote(dir + "/out"));
   EXPECT_EQ(again.exit_code, 1) << again.output;
   EXPECT_NE(again.output.find("is not an empty directory"), std::string::npos) << again.output;
+}
+
+TEST(DeviceRehearsal, TheSecondSuitesScriptPacksPowerFieldsAndCountersThatIngestBothWays) {
+  // scripts/device_suite2.sh (issue 41), on a subset of the suite and a tenth of its windows: one
+  // capped benchmark with its own window, FP16 on each pipe, tensor intensities (wgmma among them).
+  const std::string dir = testing::ScratchDir();
+  const std::string script = std::string(WATTCAL_SOURCE_DIR) + "/scripts/device_suite2.sh";
+  const std::string env =
+      RehearsalEnvironment(dir) + "WORKDIR=" + ShellQuote(dir + "/work") +
+      " WATTCAL_CAPTURE_ARGS=\"--only '^(idle_sleep|fp16_hfma2|fp16_hfma2_fma|tensor_fp16|"
+      "tensor_fp16_sm[15]of8|wgmma_fp16_sm4of8)\\$' --idle-s 0.5 --window-scale 0.1\" ";
+  const testing::CommandResult r =
+      testing::RunShell(env + ShellQuote(script) + " h100 " + ShellQuote(dir + "/out"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("plan: 7 benchmarks (1 with their own window)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("windows 7 of 7 planned, profiled launches 7"), std::string::npos)
+      << r.output;
+  // Two files come back: the packed run and the log.
+  std::vector<std::string> back;
+  for (const auto& e : fs::directory_iterator(dir + "/out")) back.push_back(e.path().filename());
+  std::sort(back.begin(), back.end());
+  EXPECT_EQ(back, (std::vector<std::string>{"device_suite2.log", "suite2_h100.tar.gz"}));
+  fs::create_directories(dir + "/back");
+  ASSERT_EQ(testing::RunShell("tar xzf " + ShellQuote(dir + "/out/suite2_h100.tar.gz") + " -C " +
+                              ShellQuote(dir + "/back"))
+                .exit_code,
+            0);
+  const std::string cap = dir + "/back/suite2";
+  for (const char* f : {"/windows.csv", "/nvml_power.csv", "/gpm_fields.csv", "/ncu_raw.csv",
+                        "/capture.json", "/README.md", "/../env/suite2/plan.csv",
+                        "/../env/suite2/ldd.txt", "/../logs/device_suite2.log"}) {
+    EXPECT_TRUE(fs::exists(cap + f)) << f;
+  }
+  const std::string readme = testing::ReadFile(cap + "/README.md");
+  for (const char* s : {"| GPU | NVIDIA H100 80GB HBM3 |", "| UUID | GPU-",
+                        "7 windows of 7 planned", "exit status 0", "--fields gpm"}) {
+    EXPECT_NE(readme.find(s), std::string::npos) << s << " in\n" << readme;
+  }
+  // The capped benchmark ran its own window: ten times the others' (3.3 s and 0.6 s, scaled).
+  const std::string windows = testing::ReadFile(cap + "/windows.csv");
+  auto seconds_of = [&](const std::string& name) {
+    const size_t at = windows.find("\n" + name + ",");
+    if (at == std::string::npos) return -1.0;
+    long long start = 0, end = 0;
+    std::sscanf(windows.c_str() + at + name.size() + 2, "%lld,%lld", &start, &end);
+    return (end - start) * 1e-6;
+  };
+  EXPECT_NEAR(seconds_of("tensor_fp16"), 0.33, 0.05) << windows;
+  EXPECT_NEAR(seconds_of("tensor_fp16_sm1of8"), 0.06, 0.03) << windows;
+  // One pass trains both models: the ncu description and the GPM field set read the same capture.
+  for (const char* desc : {"h100_sxm.json", "fields/h100_sxm_gpm.json"}) {
+    const testing::CommandResult ingest = testing::RunStage(
+        "wattcal-ingest", {"--capture", cap, "--gpu",
+                           std::string(WATTCAL_SOURCE_DIR) + "/microbench_specs/gpus/" + desc,
+                           "--tidy", dir + "/measured.csv"});
+    ASSERT_EQ(ingest.exit_code, 0) << desc << ": " << ingest.output;
+    const std::string tidy = testing::ReadFile(dir + "/measured.csv");
+    for (const char* name : {"\ntensor_fp16,", "\nfp16_hfma2_fma,", "\nwgmma_fp16_sm4of8,"}) {
+      EXPECT_NE(tidy.find(name), std::string::npos) << desc << ": " << name;
+    }
+  }
+  // Another GPU than the one named: the capture's own name says so, exit 3, still packed.
+  const testing::CommandResult wrong = testing::RunShell(
+      env + "FAKE_NVML_NAME='NVIDIA H200' WORKDIR=" + ShellQuote(dir + "/work2") +
+      " WATTCAL_CAPTURE_ARGS='--only idle_sleep --idle-s 0.2 --window-scale 0.1' " +
+      ShellQuote(script) + " h100 " + ShellQuote(dir + "/out2"));
+  EXPECT_EQ(wrong.exit_code, 3) << wrong.output;
+  EXPECT_NE(wrong.output.find("the capture's GPU is 'NVIDIA H200', not an H100"), std::string::npos)
+      << wrong.output;
+  EXPECT_TRUE(fs::exists(dir + "/out2/suite2_h100.tar.gz"));
+  testing::ExpectRefused(
+      testing::RunShell(env + ShellQuote(script) + " a100 " + ShellQuote(dir + "/out3")), 1,
+      {"the GPU is h100 or h200, not 'a100'"}, {dir + "/out3"});
 }
 
 TEST(DeviceRehearsal, CaptureRefusesAnSmCountOrSeedOutOfRange) {
