@@ -1,0 +1,142 @@
+#include "fleet/fleet_reduce.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <set>
+
+#include "util/errors.h"
+#include "util/logging.h"
+#include "util/nan.h"
+#include "util/option_rule.h"
+
+namespace wattcal {
+
+bool FleetReduceOptions::Check(std::string* error) const {
+  if (threads < 1) return RejectOption(error, "--threads: {} is not a count >= 1", threads);
+  if (max_matrix_gpus < 2)
+    return RejectOption(error, "--max-matrix-gpus: {} is not a count >= 2", max_matrix_gpus);
+  return fit.Check(error);
+}
+
+int FleetResult::failed() const {
+  int n = 0;
+  for (const FleetGpu& g : gpus) n += g.member.status == FleetStatus::kOk ? 0 : 1;
+  return n;
+}
+
+namespace {
+
+// Fits one GPU; a failure becomes its status and message (and a warning).
+void FitOne(const FleetDescription& d, std::shared_ptr<const CaptureCounters> lent,
+            const FleetFitOptions& options, FleetGpu* g, CaptureReport* ingested = nullptr) {
+  try {
+    g->fit = FitFleetGpu(g->member.captures, d, g->member.has_counters ? nullptr : lent, options,
+                         ingested);
+  } catch (const std::exception& e) {
+    g->member.status = FleetStatus::kFailed;
+    g->member.message = fmt::format("could not be calibrated: {}", e.what());
+  }
+}
+
+// The GPU whose counters the model's GPUs without counters use: the first (UUID order) with
+// counters of its own that reduces; nullptr when none does. Fits it (and any before it that fail).
+std::shared_ptr<const CaptureCounters> LendingGpu(const FleetDescription& d,
+                                                  const std::vector<int>& members,
+                                                  const FleetFitOptions& options,
+                                                  std::vector<FleetGpu>* gpus,
+                                                  std::vector<bool>* done) {
+  for (int i : members) {
+    FleetGpu& g = (*gpus)[i];
+    if (!g.member.has_counters || d.field_set) continue;
+    CaptureReport ingested;
+    FitOne(d, nullptr, options, &g, &ingested);
+    (*done)[i] = true;
+    if (g.member.status == FleetStatus::kOk) {
+      return std::make_shared<const CaptureCounters>(LendCounters(ingested));
+    }
+  }
+  return nullptr;
+}
+
+void CompareModel(const std::vector<FleetGpu>& gpus, const FleetReduceOptions& options,
+                  FleetModel* m) {
+  std::vector<const GpuFit*> fits;
+  for (int i : m->gpus) fits.push_back(&gpus[i].fit);
+  if (fits.empty()) return;
+  m->cross = PredictAcross(fits, options.max_matrix_gpus, options.threads);
+  try {
+    m->pooled = FitPooled(fits, options.fit);
+  } catch (const std::exception& e) {
+    m->pooled_error = e.what();
+  }
+}
+
+}  // namespace
+
+FleetResult ReduceFleet(const std::vector<std::string>& captures,
+                        const std::vector<FleetDescription>& descriptions,
+                        const FleetReduceOptions& options) {
+  std::string error;
+  if (!options.Check(&error)) throw OptionError(error);
+  FleetResult r;
+  r.descriptions = descriptions;
+  for (FleetMember& m : GroupCaptures(captures, descriptions)) r.gpus.push_back({m, {}, kNaN});
+  // The library's per-GPU notes (flagged rows left out, ...) would repeat once per GPU: each
+  // GPU's outcome is reported by the fleet instead.
+  const LogLevel level = GetLogLevel();
+  SetLogLevel(LogLevel::kQuiet);
+  std::vector<bool> done(r.gpus.size(), false);
+  for (size_t d = 0; d < descriptions.size(); ++d) {
+    FleetModel m;
+    m.model = static_cast<int>(d);
+    std::vector<int> members;
+    for (size_t i = 0; i < r.gpus.size(); ++i) {
+      const FleetMember& g = r.gpus[i].member;
+      if (g.model == m.model && g.status == FleetStatus::kOk)
+        members.push_back(static_cast<int>(i));
+    }
+    if (members.empty()) continue;
+    const std::shared_ptr<const CaptureCounters> lent =
+        LendingGpu(descriptions[d], members, options.fit, &r.gpus, &done);
+    const int n = static_cast<int>(members.size());
+#pragma omp parallel for schedule(dynamic) num_threads(options.threads)
+    for (int k = 0; k < n; ++k) {
+      FleetGpu& g = r.gpus[members[k]];
+      if (done[members[k]]) continue;
+      if (!g.member.has_counters && !lent && !descriptions[d].field_set) {
+        g.member.status = FleetStatus::kFailed;
+        g.member.message = fmt::format(
+            "no counters: its captures have none (no ncu_raw.csv, no ncu/) and no GPU of its "
+            "model ({}) with counters of its own was reduced to lend them",
+            descriptions[d].path);
+        continue;
+      }
+      FitOne(descriptions[d], lent, options.fit, &g);
+    }
+    for (int i : members) {
+      if (r.gpus[i].member.status == FleetStatus::kOk) m.gpus.push_back(i);
+      if (r.gpus[i].member.status == FleetStatus::kOk && !r.gpus[i].member.has_counters && lent)
+        m.counters_uuid = lent->uuid;
+    }
+    CompareModel(r.gpus, options, &m);
+    for (size_t k = 0; k < m.gpus.size() && k < m.pooled.mape_pct.size(); ++k)
+      r.gpus[m.gpus[k]].pooled_mape_pct = m.pooled.mape_pct[k];
+    r.models.push_back(std::move(m));
+  }
+  SetLogLevel(level);
+  std::set<std::string> inputs;
+  for (const FleetGpu& g : r.gpus) {
+    inputs.insert(g.fit.inputs.begin(), g.fit.inputs.end());
+    if (g.member.status != FleetStatus::kOk) {
+      LogWarning(fmt::format("{} {}: {}",
+                             g.member.uuid.empty() ? g.member.captures.front() : g.member.uuid,
+                             FleetStatusName(g.member.status), g.member.message));
+    }
+  }
+  r.inputs.assign(inputs.begin(), inputs.end());
+  return r;
+}
+
+}  // namespace wattcal
