@@ -6,7 +6,8 @@
 //   wattcal-fleet --capture DIR [--capture DIR ...] [--captures-from FILE]
 //                 --gpu DESC.json [--gpu DESC2.json ...] --out DIR
 //                 [--bootstrap 50] [--threads 1] [--seed 1] [--cv-folds 5]
-//                 [--max-matrix-gpus 100] [--settle-ms 300] [--run-dir DIR]
+//                 [--max-matrix-gpus 100] [--settle-ms 300] [--common-benchmarks]
+//                 [--run-dir DIR]
 //
 // Exit: 0 every capture reduced; 4 some not (each named; the outputs are written); 1 options;
 // 2 input that stops the whole run.
@@ -48,6 +49,9 @@ void AddFleetOptions(CLI::App* app, FleetStageOptions* o) {
   app->add_option("--cv-folds", o->reduce.fit.cv_folds,
                   "Cross-validation folds by benchmark (each GPU's cv_mape_pct, the pooled fit)")
       ->capture_default_str();
+  app->add_flag("--common-benchmarks", o->reduce.fit.common_benchmarks,
+                "Fit each GPU of a model on the benchmarks every GPU of that model ran only (the "
+                "terms compared on the same work)");
   app->add_option("--threads", o->reduce.threads,
                   "OpenMP threads over the GPUs (the outputs do not depend on it)")
       ->capture_default_str();

@@ -162,6 +162,7 @@ FleetMember Rejected(const ScannedCapture& c) {
   m.captures = {c.dir};
   m.has_counters = c.has_counters;
   m.windows = c.windows;
+  m.benchmarks.assign(c.benchmarks.begin(), c.benchmarks.end());
   m.status = c.status;
   m.message = c.message;
   return m;
@@ -207,7 +208,9 @@ void GroupOneGpu(std::vector<ScannedCapture*> of_uuid, std::vector<FleetMember>*
     g.captures.push_back(k->dir);
     g.has_counters = g.has_counters && k->has_counters;
     g.windows += k->windows;
+    g.benchmarks.insert(g.benchmarks.end(), k->benchmarks.begin(), k->benchmarks.end());
   }
+  std::sort(g.benchmarks.begin(), g.benchmarks.end());
   gpus->push_back(std::move(g));
 }
 

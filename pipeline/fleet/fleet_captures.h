@@ -51,6 +51,8 @@ struct FleetMember {
   // Every capture has counters of its own (ncu_raw.csv or ncu/).
   bool has_counters = false;
   int windows = 0;  // benchmark windows over its captures
+  // The names of its benchmark windows, sorted, once each.
+  std::vector<std::string> benchmarks;
   FleetStatus status = FleetStatus::kOk;
   std::string message;
 };

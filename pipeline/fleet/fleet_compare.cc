@@ -85,6 +85,13 @@ Corpus PooledCorpus(const std::vector<const GpuFit*>& fits, std::vector<std::str
     d.components = kept;
   }
   pooled.gpu = fits.front()->corpus.gpu;
+  // The board's limit, as each GPU's own corpus states it (the highest): the fixed model's
+  // predictions of the capped rows need it (without it, a fixed-mode CV of a corpus with capped
+  // rows scored thousands of %).
+  for (const GpuFit* f : fits) {
+    const std::optional<double>& limit = f->corpus.power_limit_w;
+    if (limit) pooled.power_limit_w = std::max(pooled.power_limit_w.value_or(*limit), *limit);
+  }
   pooled.optional_components = fits.front()->corpus.optional_components;
   const std::vector<std::string> order = pooled.layout.ComponentNames();
   int rows = 0;

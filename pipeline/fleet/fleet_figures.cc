@@ -14,6 +14,12 @@ namespace wattcal {
 void WriteTermSpreadFigure(const std::vector<FleetTerm>& terms, const std::string& title,
                            const std::string& png_path, const std::string& svg_path) {
   std::string normal, outlying, tics;
+  // The range the values span (not the intervals: a badly determined component's can be a
+  // million W wide): intervals beyond it are cut at its edge.
+  double limit_w = 5.0;
+  for (const FleetTerm& term : terms)
+    for (const TermEstimate& e : term.values)
+      if (std::isfinite(e.w)) limit_w = std::max(limit_w, 1.5 * std::abs(e.w - term.median_w));
   for (size_t t = 0; t < terms.size(); ++t) {
     const FleetTerm& term = terms[t];
     std::vector<size_t> order;
@@ -40,6 +46,9 @@ void WriteTermSpreadFigure(const std::vector<FleetTerm>& terms, const std::strin
     if (!outlying.empty()) *gp << "$outlying << EOD\n" << outlying << "EOD\n";
     *gp << "set title " << GnuplotTitle(title, 90) << "\n";
     *gp << "set ylabel 'W off the fleet median of the term'\n";
+    *gp << fmt::format("set yrange [{:.6g}:{:.6g}]\n", -limit_w, limit_w);
+    *gp << "set label 1 'intervals beyond the range are cut at its edge' at graph 0.99, graph 0.04 "
+           "right font ',10' tc rgb '#606060' front\n";
     *gp << "set xtics (" << tics << ") rotate by 45 right font ',11'\n";
     *gp << fmt::format("set xrange [-0.6:{}]\n", terms.size() - 0.4);
     *gp << AxisStyle("y") << "set xzeroaxis lt -1 lw 1\n";

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <memory>
 #include <set>
 
@@ -30,10 +31,11 @@ namespace {
 
 // Fits one GPU; a failure becomes its status and message (and a warning).
 void FitOne(const FleetDescription& d, std::shared_ptr<const CaptureCounters> lent,
-            const FleetFitOptions& options, FleetGpu* g, CaptureReport* ingested = nullptr) {
+            const FleetFitOptions& options, const std::vector<std::string>& only, FleetGpu* g,
+            CaptureReport* ingested = nullptr) {
   try {
     g->fit = FitFleetGpu(g->member.captures, d, g->member.has_counters ? nullptr : lent, options,
-                         ingested);
+                         only, ingested);
   } catch (const std::exception& e) {
     g->member.status = FleetStatus::kFailed;
     g->member.message = fmt::format("could not be calibrated: {}", e.what());
@@ -42,22 +44,34 @@ void FitOne(const FleetDescription& d, std::shared_ptr<const CaptureCounters> le
 
 // The GPU whose counters the model's GPUs without counters use: the first (UUID order) with
 // counters of its own that reduces; nullptr when none does. Fits it (and any before it that fail).
-std::shared_ptr<const CaptureCounters> LendingGpu(const FleetDescription& d,
-                                                  const std::vector<int>& members,
-                                                  const FleetFitOptions& options,
-                                                  std::vector<FleetGpu>* gpus,
-                                                  std::vector<bool>* done) {
+std::shared_ptr<const CaptureCounters> LendingGpu(
+    const FleetDescription& d, const std::vector<int>& members, const FleetFitOptions& options,
+    const std::vector<std::string>& only, std::vector<FleetGpu>* gpus, std::vector<bool>* done) {
   for (int i : members) {
     FleetGpu& g = (*gpus)[i];
     if (!g.member.has_counters || d.field_set) continue;
     CaptureReport ingested;
-    FitOne(d, nullptr, options, &g, &ingested);
+    FitOne(d, nullptr, options, only, &g, &ingested);
     (*done)[i] = true;
     if (g.member.status == FleetStatus::kOk) {
       return std::make_shared<const CaptureCounters>(LendCounters(ingested));
     }
   }
   return nullptr;
+}
+
+// The benchmarks every one of `members` ran (sorted).
+std::vector<std::string> CommonBenchmarks(const std::vector<FleetGpu>& gpus,
+                                          const std::vector<int>& members) {
+  std::vector<std::string> common = gpus[members.front()].member.benchmarks;
+  for (int i : members) {
+    std::vector<std::string> both;
+    const std::vector<std::string>& b = gpus[i].member.benchmarks;
+    std::set_intersection(common.begin(), common.end(), b.begin(), b.end(),
+                          std::back_inserter(both));
+    common = both;
+  }
+  return common;
 }
 
 void CompareModel(const std::vector<FleetGpu>& gpus, const FleetReduceOptions& options,
@@ -98,8 +112,11 @@ FleetResult ReduceFleet(const std::vector<std::string>& captures,
         members.push_back(static_cast<int>(i));
     }
     if (members.empty()) continue;
+    const std::vector<std::string> only = options.fit.common_benchmarks
+                                              ? CommonBenchmarks(r.gpus, members)
+                                              : std::vector<std::string>();
     const std::shared_ptr<const CaptureCounters> lent =
-        LendingGpu(descriptions[d], members, options.fit, &r.gpus, &done);
+        LendingGpu(descriptions[d], members, options.fit, only, &r.gpus, &done);
     const int n = static_cast<int>(members.size());
 #pragma omp parallel for schedule(dynamic) num_threads(options.threads)
     for (int k = 0; k < n; ++k) {
@@ -113,7 +130,7 @@ FleetResult ReduceFleet(const std::vector<std::string>& captures,
             descriptions[d].path);
         continue;
       }
-      FitOne(descriptions[d], lent, options.fit, &g);
+      FitOne(descriptions[d], lent, options.fit, only, &g);
     }
     for (int i : members) {
       if (r.gpus[i].member.status == FleetStatus::kOk) m.gpus.push_back(i);

@@ -71,6 +71,7 @@ nlohmann::json OptionsJson(const FleetStageOptions& o, size_t captures) {
           {"bootstrap", o.reduce.fit.bootstrap_replicates},
           {"seed", o.reduce.fit.seed},
           {"cv_folds", o.reduce.fit.cv_folds},
+          {"common_benchmarks", o.reduce.fit.common_benchmarks},
           {"max_matrix_gpus", o.reduce.max_matrix_gpus},
           {"settle_ms", o.reduce.fit.capture.settle_ms}};
 }

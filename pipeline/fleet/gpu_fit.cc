@@ -78,12 +78,19 @@ void ReadTerms(const PowerModel& m, GpuFit* fit) {
 
 GpuFit FitFleetGpu(const std::vector<std::string>& captures, const FleetDescription& description,
                    std::shared_ptr<const CaptureCounters> lent, const FleetFitOptions& options,
-                   CaptureReport* ingested) {
+                   const std::vector<std::string>& only, CaptureReport* ingested) {
   std::string error;
   if (!options.Check(&error)) throw OptionError(error);
   const CaptureReport report = Ingest(captures, description, lent, options);
   GpuFit fit;
   fit.corpus = report.ToCorpus();
+  if (!only.empty()) {
+    const std::set<std::string> wanted(only.begin(), only.end());
+    std::vector<int> rows;
+    for (int r = 0; r < fit.corpus.rows(); ++r)
+      if (wanted.count(fit.corpus.benchmark[r])) rows.push_back(r);
+    fit.corpus = fit.corpus.Subset(rows);
+  }
   fit.idle_w = IdlePowerW(report);
   fit.warnings = report.warnings;
   fit.inputs = report.inputs;

@@ -26,6 +26,10 @@ struct FleetFitOptions {
   uint64_t seed = 1;
   // Cross-validation folds by benchmark (each GPU's cv_mape_pct, the pooled fit's per-GPU MAPE).
   int cv_folds = 5;
+  // Fit each GPU of a model on the benchmarks every reduced-to-be GPU of that model ran only
+  // (--common-benchmarks): the terms of two GPUs compared on the same work. Off: each GPU on all
+  // of its benchmarks.
+  bool common_benchmarks = false;
   // How each capture is read (settle time, flag thresholds); counters_from is set per GPU.
   CaptureOptions capture;
 
@@ -63,9 +67,10 @@ struct GpuFit {
 
 // Ingests `captures` through `description` (with `lent` counters when not null), calibrates and
 // cross-validates. Throws InputError / OptionError / FitError as the stages do.
+// `only` (not empty): its windows of these benchmarks only are fitted and cross-validated.
 GpuFit FitFleetGpu(const std::vector<std::string>& captures, const FleetDescription& description,
                    std::shared_ptr<const CaptureCounters> lent, const FleetFitOptions& options,
-                   CaptureReport* ingested = nullptr);
+                   const std::vector<std::string>& only = {}, CaptureReport* ingested = nullptr);
 
 // The mean absolute percentage error of `model` on the rows of `corpus` whose benchmark is in
 // `benchmarks` and that carry no flag, each predicted at the model's default clocks (TPDS Eq. 9);
