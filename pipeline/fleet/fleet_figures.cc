@@ -52,7 +52,7 @@ void WriteTermSpreadFigure(const std::vector<FleetTerm>& terms, const std::strin
     *gp << "set xtics (" << tics << ") rotate by 45 right font ',11'\n";
     *gp << fmt::format("set xrange [-0.6:{}]\n", terms.size() - 0.4);
     *gp << AxisStyle("y") << "set xzeroaxis lt -1 lw 1\n";
-    *gp << "set key top left nobox font ',11'\n";
+    *gp << "set key top left Left reverse nobox samplen 1.5 font ',11'\n";
     *gp << "set bmargin 7\n";
     *gp << "plot NaN notitle";
     if (!normal.empty()) {
@@ -115,7 +115,7 @@ void WritePooledFigure(const std::vector<double>& own_pct, const std::vector<dou
     *gp << "set ylabel 'Pooled model of the GPU model, CV MAPE (%)'\n";
     *gp << fmt::format("set xrange [0:{:.6g}]\nset yrange [0:{:.6g}]\n", high, high);
     *gp << "set size ratio -1\n" << AxisStyle();
-    *gp << "set key top left nobox font ',11'\n";
+    *gp << "set key top left Left reverse nobox samplen 1.5 font ',11'\n";
     *gp << "plot x with lines lw 1.5 lc rgb '#303030' title 'y = x'";
     if (!data.empty()) {
       *gp << ", $p using 1:2 with points pt 7 ps 0.8 lc rgb '" << SeriesColour(0)

@@ -36,6 +36,7 @@ void FitOne(const FleetDescription& d, std::shared_ptr<const CaptureCounters> le
   try {
     g->fit = FitFleetGpu(g->member.captures, d, g->member.has_counters ? nullptr : lent, options,
                          only, ingested);
+    g->member.message = g->fit.cv_note;
   } catch (const std::exception& e) {
     g->member.status = FleetStatus::kFailed;
     g->member.message = fmt::format("could not be calibrated: {}", e.what());

@@ -114,8 +114,15 @@ GpuFit FitFleetGpu(const std::vector<std::string>& captures, const FleetDescript
   cv.seed = static_cast<unsigned>(options.seed);
   const PredictMode mode =
       calibrated.options.method == FitMethod::kFixed ? PredictMode::kFixed : PredictMode::kDvfs;
-  const CrossValidationReport folds = CrossValidate(fit.corpus, cv_calibration, mode, cv);
-  fit.cv_mape_pct = ComputeErrorMetrics(folds.rows).mape_pct;
+  // A fold that cannot be fitted leaves the GPU its model, without a CV figure.
+  try {
+    const CrossValidationReport folds = CrossValidate(fit.corpus, cv_calibration, mode, cv);
+    fit.cv_mape_pct = ComputeErrorMetrics(folds.rows).mape_pct;
+  } catch (const FitError& e) {
+    fit.cv_note = fmt::format("no cv_mape_pct: {}", e.what());
+  } catch (const InputError& e) {
+    fit.cv_note = fmt::format("no cv_mape_pct: {}", e.what());
+  }
   if (ingested != nullptr) *ingested = report;
   return fit;
 }

@@ -56,8 +56,10 @@ struct GpuFit {
   // default clocks, gamma_i * f_k (TPDS Eq. 9's omega_i), W.
   std::vector<std::string> components;
   std::vector<TermEstimate> component_w;
-  // 5-fold CV by benchmark MAPE of its own model, %.
+  // 5-fold CV by benchmark MAPE of its own model, %; NaN when a fold could not be fitted (a
+  // component that only the held-out benchmarks use): then `cv_note` says why.
   double cv_mape_pct = std::numeric_limits<double>::quiet_NaN();
+  std::string cv_note;
   // The UUID whose counters its windows use (its own when it has them).
   std::string counters_from;
   // The ingest's warnings (its own captures' files named) and every file it read.
