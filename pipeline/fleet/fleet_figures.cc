@@ -30,7 +30,7 @@ void WriteTermSpreadFigure(const std::vector<FleetTerm>& terms, const std::strin
     const double n = static_cast<double>(order.size());
     for (size_t k = 0; k < order.size(); ++k) {
       const TermEstimate& e = term.values[order[k]];
-      const double x = static_cast<double>(t) + (n > 1 ? -0.35 + 0.7 * k / (n - 1) : 0.0);
+      const double x = static_cast<double>(t) + (n > 1 ? -0.25 + 0.5 * k / (n - 1) : 0.0);
       const double lo = std::isfinite(e.lo_w) ? e.lo_w : e.w;
       const double hi = std::isfinite(e.hi_w) ? e.hi_w : e.w;
       (term.outlier[order[k]] ? outlying : normal) +=
