@@ -28,8 +28,8 @@ for n in "${SIZES[@]}"; do
   /usr/bin/time -f "%e %M" -o "$WORK/time.log" "$BUILD/bin/wattcal-fleet" \
     --captures-from "$WORK/fleet_$n/captures.txt" --gpu "$GPU" --out "$WORK/out_$n" \
     --threads "$THREADS" -q 2> "$WORK/stderr.log" || status=$?
-  read -r wall rss < "$WORK/time.log"
-  printf '%-6s %-8s %10.1f %10.2f %12.1f %s\n' "$n" "$THREADS" "$made" "$wall" "$(echo "$rss / 1024" | bc -l)" "$status"
+  read -r wall rss <<< "$(tail -n 1 "$WORK/time.log")"  # after "Command exited with ..." (exit 4)
+  printf "%-6s %-8s %10.1f %10.2f %12.1f %s\n" "$n" "$THREADS" "$made" "$wall" "$(echo "$rss / 1024" | bc -l)" "$status"
   [[ $status -eq 0 ]] || tail -n 3 "$WORK/stderr.log" >&2
   rm -rf "$WORK/fleet_$n" "$WORK/out_$n"
 done

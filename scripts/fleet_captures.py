@@ -44,6 +44,7 @@ def transform_power(src, dst, scale, offset_w):
         power_cols = [names.index(c) for c in ("power_mw", "power_instant_mw") if c in names]
         e_col = names.index("energy_mj") if "energy_mj" in names else -1
         t0 = None
+        last_e, since = None, None  # the counter's value and when it took it
         for line in f:
             cells = line.rstrip("\n").split(",")
             t = int(cells[t_col])
@@ -53,8 +54,12 @@ def transform_power(src, dst, scale, offset_w):
                 if cells[c] not in ("", "N/A"):
                     cells[c] = str(int(round(scale * int(cells[c]) + offset_w * 1000.0)))
             if e_col >= 0 and cells[e_col] not in ("", "N/A"):
-                # mJ: W * us / 1000 = mJ
-                cells[e_col] = str(int(round(scale * int(cells[e_col]) + offset_w * (t - t0) / 1000.0)))
+                # The counter steps when the driver updates it and holds between: the offset's
+                # energy is added at its steps only (mJ = W * us / 1000), so it never goes back.
+                e = int(cells[e_col])
+                if e != last_e:
+                    last_e, since = e, t
+                cells[e_col] = str(int(round(scale * e + offset_w * (since - t0) / 1000.0)))
             out.write(",".join(cells) + "\n")
 
 
