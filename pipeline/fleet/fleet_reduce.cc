@@ -61,6 +61,31 @@ std::shared_ptr<const CaptureCounters> LendingGpu(
   return nullptr;
 }
 
+// Fits the members not fitted yet, in parallel; `lent` lends its counters to those without.
+void FitMembers(const FleetDescription& d, const std::vector<int>& members,
+                const std::shared_ptr<const CaptureCounters>& lent,
+                const std::vector<std::string>& only, const FleetReduceOptions& options,
+                const std::vector<bool>& done, std::vector<FleetGpu>* gpus) {
+  const int n = static_cast<int>(members.size());
+  Progress progress(fmt::format("fleet: {} GPUs of {}", n, d.path), n);
+#pragma omp parallel for schedule(dynamic) num_threads(options.threads)
+  for (int k = 0; k < n; ++k) {
+    FleetGpu& g = (*gpus)[members[k]];
+    if (done[members[k]]) {
+    } else if (!g.member.has_counters && !lent && !d.field_set) {
+      g.member.status = FleetStatus::kFailed;
+      g.member.message = fmt::format(
+          "no counters: its captures have none (no ncu_raw.csv, no ncu/) and no GPU of its model "
+          "({}) with counters of its own was reduced to lend them",
+          d.path);
+    } else {
+      FitOne(d, lent, options.fit, only, &g);
+    }
+    progress.Tick();
+  }
+  progress.Finish();
+}
+
 // The benchmarks every one of `members` ran (sorted).
 std::vector<std::string> CommonBenchmarks(const std::vector<FleetGpu>& gpus,
                                           const std::vector<int>& members) {
@@ -118,21 +143,7 @@ FleetResult ReduceFleet(const std::vector<std::string>& captures,
                                               : std::vector<std::string>();
     const std::shared_ptr<const CaptureCounters> lent =
         LendingGpu(descriptions[d], members, options.fit, only, &r.gpus, &done);
-    const int n = static_cast<int>(members.size());
-#pragma omp parallel for schedule(dynamic) num_threads(options.threads)
-    for (int k = 0; k < n; ++k) {
-      FleetGpu& g = r.gpus[members[k]];
-      if (done[members[k]]) continue;
-      if (!g.member.has_counters && !lent && !descriptions[d].field_set) {
-        g.member.status = FleetStatus::kFailed;
-        g.member.message = fmt::format(
-            "no counters: its captures have none (no ncu_raw.csv, no ncu/) and no GPU of its "
-            "model ({}) with counters of its own was reduced to lend them",
-            descriptions[d].path);
-        continue;
-      }
-      FitOne(descriptions[d], lent, options.fit, only, &g);
-    }
+    FitMembers(descriptions[d], members, lent, only, options, done, &r.gpus);
     for (int i : members) {
       if (r.gpus[i].member.status == FleetStatus::kOk) m.gpus.push_back(i);
       if (r.gpus[i].member.status == FleetStatus::kOk && !r.gpus[i].member.has_counters && lent)
