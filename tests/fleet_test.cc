@@ -137,6 +137,16 @@ TEST(FleetGrouping, EachFailureKindGetsItsStatusAndTheOthersStay) {
   EXPECT_NE(m[5].message.find("not a directory"), std::string::npos) << m[5].message;
 }
 
+TEST(FleetGrouping, AFileCutWhileWrittenIsIncomplete) {
+  const std::string d = testing::ScratchDir();
+  const std::string cut = FakeCapture(d + "/cut", "NVIDIA H100 80GB HBM3", "GPU-1", {"x"});
+  WriteFile(cut + "/nvml_power.csv", "timestamp_us,power_mw\n1000000,100000\n1005000,1000");
+  const std::vector<FleetMember> m = GroupCaptures({cut}, H100Only());
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].status, FleetStatus::kIncomplete);
+  EXPECT_NE(m[0].message.find(cut + "/nvml_power.csv"), std::string::npos) << m[0].message;
+}
+
 TEST(FleetGrouping, ADuplicateKeepsTheCaptureWithMoreWindows) {
   const std::string d = testing::ScratchDir();
   const std::string shorter = FakeCapture(d + "/a", "NVIDIA H100 80GB HBM3", "GPU-1", {"x"});

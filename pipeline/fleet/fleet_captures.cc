@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -85,6 +86,29 @@ std::string DiedMidSuite(const std::string& dir, int windows, const std::string&
       idle, windows, last);
 }
 
+// The first of the capture's files whose last line has no end of line (a task killed while it
+// wrote it), with why; "" when none.
+std::string CutFile(const std::string& dir) {
+  for (const char* name : {"windows.csv", "idle_windows.csv", "nvml_power.csv",
+                           "nvidia_smi_power.csv", "ncu_raw.csv", "gpm_fields.csv"}) {
+    const fs::path p = fs::path(dir) / name;
+    std::error_code ec;
+    const uintmax_t size = fs::file_size(p, ec);
+    if (ec || size == 0) continue;
+    std::ifstream in(p, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(size) - 1);
+    char last = '\n';
+    in.get(last);
+    if (last != '\n') {
+      return fmt::format(
+          "{}: its last line has no end of line: the file was cut (the task died "
+          "while writing it?; rerun the task)",
+          p.string());
+    }
+  }
+  return "";
+}
+
 // Reads what the grouping needs; the status says what is wrong with it.
 ScannedCapture Scan(const std::string& dir_in, size_t given,
                     const std::vector<FleetDescription>& descriptions) {
@@ -112,7 +136,8 @@ ScannedCapture Scan(const std::string& dir_in, size_t given,
       c.message = windows_csv + ": no windows after the header";
       return c;
     }
-    c.message = DiedMidSuite(c.dir, c.windows, windows.back().kernel);
+    c.message = CutFile(c.dir);
+    if (c.message.empty()) c.message = DiedMidSuite(c.dir, c.windows, windows.back().kernel);
     if (!c.message.empty()) {
       c.status = FleetStatus::kIncomplete;
       return c;

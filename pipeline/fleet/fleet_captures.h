@@ -6,8 +6,10 @@
 //   empty       not a directory, or no windows.csv, or a windows.csv without windows;
 //   incomplete  a wattcal-capture directory (capture.json "format": "wattcal-capture") whose
 //               idle_windows.csv has no idle_after window: wattcal-capture writes it after the last
-//               benchmark, so the task died (or was killed) mid-suite; also a windows.csv that
-//               does not read (a truncated last line);
+//               benchmark, so the task died (or was killed) mid-suite; also a capture whose
+//               windows.csv, idle_windows.csv, power logs, ncu_raw.csv or gpm_fields.csv ends in a
+//               line without its end of line (cut while written), or whose windows.csv does not
+//               read;
 //   other_model its GPU (capture.json, nvidia_smi_power.csv or nvidia_smi_q.txt) matches none of
 //               the descriptions (io/gpu_description.h DescriptionDescribes), or none is named;
 //   duplicate   captures of one UUID whose benchmarks overlap (a rerun): the capture with the most
