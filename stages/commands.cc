@@ -14,6 +14,7 @@ StageCommand FindStageCommand(const std::string& program) {
       {"wattcal-predict", PredictCommand},     {"wattcal-report", ReportCommand},
       {"wattcal-static", StaticCommand},       {"wattcal-synth", SynthCommand},
       {"wattcal-validate", ValidateCommand},   {"wattcal-fields", FieldsCommand},
+      {"wattcal-fleet", FleetCommand},
   };
   const auto it = kCommands.find(program);
   return it == kCommands.end() ? nullptr : it->second;

@@ -14,6 +14,7 @@ int CompareCommand(int argc, char** argv);
 int ConstantCommand(int argc, char** argv);
 int DvfsCommand(int argc, char** argv);
 int FieldsCommand(int argc, char** argv);
+int FleetCommand(int argc, char** argv);
 int IdleCommand(int argc, char** argv);
 int IngestCommand(int argc, char** argv);
 int PerfCommand(int argc, char** argv);

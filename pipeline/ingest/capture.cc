@@ -346,6 +346,47 @@ void JoinRawPage(const CaptureFiles& f, const std::vector<KernelWindow>& windows
   }
 }
 
+// Counters per window lent by another GPU's capture (CaptureOptions::counters_from), by benchmark
+// name; the description must be the one they were read with.
+void BorrowCounters(const CaptureFiles& f, const std::vector<KernelWindow>& windows,
+                    const CaptureCounters& lent, const MetricSelection& metrics, CaptureReport* r,
+                    std::vector<CaptureWindow>* out) {
+  if (lent.gpu.components.size() != metrics.gpu.components.size()) {
+    throw OptionError(fmt::format(
+        "{}: the counters lent by {} were read with {} components, this description has {}: "
+        "read the capture with the description the counters were read with "
+        "(CaptureCounters::gpu)",
+        f.dir, lent.uuid, lent.gpu.components.size(), metrics.gpu.components.size()));
+  }
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const auto it = lent.by_workload.find(windows[i].kernel);
+    if (it == lent.by_workload.end()) {
+      throw InputError(
+          f.windows, windows[i].line, "kernel",
+          fmt::format("no counters for benchmark '{}': the capture has none of its own (no "
+                      "ncu_raw.csv, no ncu/) and the counters lent by {} ({}) have no window "
+                      "of that name",
+                      windows[i].kernel, lent.uuid.empty() ? "another GPU" : lent.uuid,
+                      fmt::join(lent.captures, ", ")));
+    }
+    const CaptureWindow& c = it->second;
+    CaptureWindow& o = (*out)[i];
+    o.counters_path = c.counters_path;
+    o.counters_line = c.counters_line;
+    o.counters_kernel = c.counters_kernel;
+    o.counters_launches = c.counters_launches;
+    o.counters_time_s = c.counters_time_s;
+    o.utilisations = c.utilisations;
+  }
+  r->warnings.push_back(fmt::format(
+      "{}: no counters of its own: each window's counters are those of the same benchmark on {} "
+      "({}), a GPU of the same model",
+      f.dir, lent.uuid.empty() ? "another GPU" : lent.uuid, fmt::join(lent.captures, ", ")));
+  for (const std::string& p : lent.inputs) {
+    if (std::find(r->inputs.begin(), r->inputs.end(), p) == r->inputs.end()) r->inputs.push_back(p);
+  }
+}
+
 // Counters per window from ncu/'s exports, one export per workload, each read once; the exports
 // no window uses are named.
 void ReadExports(const CaptureFiles& f, const std::vector<KernelWindow>& windows,
@@ -520,6 +561,8 @@ void IngestCapture(const CaptureFiles& f, const CaptureOptions& options,
     std::vector<std::string> said;  // Settle's warnings, given once above
     field_flags = JoinFieldLog(f, Settle(windows, options.settle_ms, f.windows, &said), *fields,
                                options.min_field_samples, &r->inputs, &out);
+  } else if (f.ncu_raw.empty() && f.ncu_dir.empty() && options.counters_from) {
+    BorrowCounters(f, windows, *options.counters_from, metrics, r, &out);
   } else if (UseRawPage(f, windows, &r->warnings)) {
     JoinRawPage(f, windows, metrics, optional, r, &out);
   } else {
@@ -554,7 +597,8 @@ CaptureReport IngestWith(const std::vector<std::string>& dirs, const GpuDescript
   std::set<std::string> seen_dirs;
   std::string first_gpu_dir;
   for (const std::string& dir_in : dirs) {
-    const CaptureFiles f = FindFiles(dir_in, options.require_power_log, fields == nullptr);
+    const CaptureFiles f =
+        FindFiles(dir_in, options.require_power_log, fields == nullptr && !options.counters_from);
     if (!seen_dirs.insert(fs::weakly_canonical(f.dir).string()).second) {
       throw OptionError(fmt::format("--capture {} is given twice", f.dir));
     }
@@ -567,6 +611,23 @@ CaptureReport IngestWith(const std::vector<std::string>& dirs, const GpuDescript
 }
 
 }  // namespace
+
+CaptureCounters LendCounters(const CaptureReport& report) {
+  CaptureCounters lent;
+  lent.uuid = report.recorded_on.uuid;
+  lent.gpu = report.gpu;
+  for (const CaptureWindow& w : report.windows) {
+    if (w.kind != "benchmark") continue;
+    if (std::find(lent.captures.begin(), lent.captures.end(), w.capture) == lent.captures.end())
+      lent.captures.push_back(w.capture);
+    if (!w.counters_path.empty() &&
+        std::find(lent.inputs.begin(), lent.inputs.end(), w.counters_path) == lent.inputs.end()) {
+      lent.inputs.push_back(w.counters_path);
+    }
+    lent.by_workload.emplace(w.workload, w);
+  }
+  return lent;
+}
 
 CaptureReport IngestCaptures(const std::vector<std::string>& dirs, const GpuDescription& gpu,
                              const CaptureOptions& options) {

@@ -49,6 +49,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,6 +63,8 @@
 #include "model/app_prediction.h"
 
 namespace wattcal {
+
+struct CaptureCounters;  // below: counters lent by another capture of the same GPU model
 
 // Which of a capture's power logs gives the power: kAuto (NVML's when present, else
 // nvidia-smi's), kNvml or kNvidiaSmi.
@@ -100,6 +104,13 @@ struct CaptureOptions {
   // Captures read through a field set: a window with fewer field samples than this inside it
   // is flagged few_field_samples (left out of training); one with none is an InputError.
   int min_field_samples = 3;
+  // Counters lent by a capture of another GPU of the same model (LendCounters): a capture
+  // directory with no counters of its own (no ncu_raw.csv, no ncu/) takes each window's counters
+  // from the lent window of the same benchmark name (an InputError names a window whose benchmark
+  // they lack), and says so in the warnings. The suite's kernels do the same work on every GPU of
+  // a model, so one GPU's counters serve them all (issue 39). Read through the description the
+  // counters were read with (CaptureCounters::gpu). nullptr: such a capture is refused.
+  std::shared_ptr<const CaptureCounters> counters_from;
 
   bool Check(std::string* error) const;
 };
@@ -188,6 +199,24 @@ struct CaptureReport {
   // them).
   std::vector<AppActivity> Workloads() const;
 };
+
+// One GPU's counters, per benchmark, for the captures of other GPUs of its model that have none
+// (CaptureOptions::counters_from).
+struct CaptureCounters {
+  // The GPU they were measured on (its UUID, "" when unrecorded) and its capture directories.
+  std::string uuid;
+  std::vector<std::string> captures;
+  // The description they were read with, its optional components resolved (a component whose
+  // metric the lending capture lacks is left out, as in its own report).
+  GpuDescription gpu;
+  // Per benchmark name: the first benchmark window of that name (its counters and utilisations).
+  std::map<std::string, CaptureWindow> by_workload;
+  // The counter files they came from, for the manifest of a capture that borrows them.
+  std::vector<std::string> inputs;
+};
+
+// The counters of an ingested capture, to lend (its benchmark windows' counters by name).
+CaptureCounters LendCounters(const CaptureReport& report);
 
 // Reads every capture directory and joins its windows, power and counters. Throws InputError
 // (FILE:LINE: FIELD: message) for what it cannot read or join and OptionError for bad options.

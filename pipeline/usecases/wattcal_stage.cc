@@ -28,6 +28,7 @@ const StageEntry kStages[] = {
     {"perf", "CRISP run-time prediction at other core frequencies"},
     {"dvfs", "energy-, EDP- or ED2P-optimal V-F choice from run time and power"},
     {"fields", "DCGM / NVML GPM fields: field tables -> corpus, per-job energy from sacct"},
+    {"fleet", "many GPUs' captures -> per-GPU models, how the GPUs differ (fleet report)"},
     {"report", "figures and an HTML/Markdown index per run"},
     {"check", "runs' headline figures against the expected values"},
 };
