@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+#SBATCH --job-name=wattcal-fleet
+#SBATCH --gres=gpu:1
+#SBATCH --ntasks=1
+#SBATCH --cpus-per-task=1
+# One task of a fleet campaign's job array (scripts/slurm/submit_fleet.sh submits it): the power
+# suite on the one GPU Slurm gave this task, into CAPTURES_ROOT/<GPU UUID>/.
+#
+#   sbatch --array=0-63%8 [--partition P --account A ...] scripts/slurm/fleet_task.sh CAPTURES_ROOT
+#
+# CAPTURES_ROOT is a folder on a filesystem every node shares. The task
+#   - finds its GPU from Slurm's environment (CUDA_VISIBLE_DEVICES, else SLURM_STEP_GPUS,
+#     SLURM_JOB_GPUS, GPU_DEVICE_ORDINAL; an index or a UUID) and its UUID and name (nvidia-smi);
+#   - claims the UUID (mkdir CAPTURES_ROOT/.claims/UUID): a GPU already captured, or being captured
+#     by another task, is not captured twice (state "duplicate");
+#   - takes the counters (wattcal-capture --counters, Nsight Compute) only when it wins its model's
+#     lock (mkdir CAPTURES_ROOT/.counters/MODEL): one GPU per model; a failed task releases the
+#     lock so that a rerun takes it; the fleet reduce uses that GPU's counters for the others;
+#   - records into CAPTURES_ROOT/.partial/ and renames the finished capture to CAPTURES_ROOT/UUID
+#     (same filesystem: atomic), so that a UUID folder always holds a whole capture; what a failed
+#     capture wrote is kept under CAPTURES_ROOT/.failed/ for reading;
+#   - writes CAPTURES_ROOT/.tasks/<array task id> (key=value lines: state running|done|failed|
+#     duplicate, uuid, name, node, gpu, counters, exit_code, start, end, seconds, message,
+#     capture, job), so that the reduce and --rerun-failed see every task without sacct.
+# A GPU that fails (driver, NVML, the capture) is recorded as "failed" and the task exits 0: it is
+# data for the reduce (--dependency=afterok), not a reason to hold it back. The task exits non-zero
+# only when it cannot record at all (no CAPTURES_ROOT, no binary).
+#
+# Environment (submit_fleet.sh exports it; all optional):
+#   WATTCAL_ROOT          the wattcal checkout (default: SLURM_SUBMIT_DIR, the sbatch folder)
+#   WATTCAL_CAPTURE       the binary (default WATTCAL_ROOT/build/bin/wattcal-capture)
+#   GPU_DESCRIPTIONS      microbench_specs/gpus/*.json, space-separated, one per model: the one whose
+#                         name (h100-sxm: "h100") the GPU's name holds gives the counters' metrics
+#   WATTCAL_CAPTURE_ARGS  more wattcal-capture options (e.g. "--seconds 1 --only 'fp32_.*'")
+#   WATTCAL_FIELDS        gpm: also --fields gpm; auto: where the GPU has GPM (compute capability
+#                         9.0 or later); empty: power only (default)
+#   NCU                   the ncu program (default ncu)
+#   WATTCAL_SIMULATED_GPU=1  the test cluster (scripts/slurm/local_cluster.sh): the simulated device
+#                         and stand-in NVML/ncu, each GPU index its own from WATTCAL_SIM_GPUS
+#                         (default $WATTCAL_SLURM_DIR/sim_gpus.conf)
+set -euo pipefail
+
+ROOT_ARG=${1:-}
+TASK=${SLURM_ARRAY_TASK_ID:-${WATTCAL_TASK_ID:-0}}
+JOB=${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-local}}_${TASK}
+NODE=${SLURMD_NODENAME:-$(hostname -s)}
+fail_setup() { echo "fleet_task[$TASK]: error: $*" >&2; exit 2; }
+[[ -n $ROOT_ARG ]] || fail_setup "usage: fleet_task.sh CAPTURES_ROOT"
+[[ -d $ROOT_ARG ]] || fail_setup "CAPTURES_ROOT $ROOT_ARG is not a folder (it must exist on every node)"
+CAPROOT=$(cd "$ROOT_ARG" && pwd)
+WROOT=${WATTCAL_ROOT:-${SLURM_SUBMIT_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}}
+BIN=${WATTCAL_CAPTURE:-$WROOT/build/bin/wattcal-capture}
+mkdir -p "$CAPROOT/.tasks" "$CAPROOT/.claims" "$CAPROOT/.counters" "$CAPROOT/.partial" "$CAPROOT/.failed"
+STATUS=$CAPROOT/.tasks/$TASK
+
+declare -A st=([task]=$TASK [job]=$JOB [node]=$NODE [state]=running [start]=$(date +%s)
+  [uuid]= [name]= [gpu]= [counters]=0 [exit_code]= [end]= [seconds]= [message]= [capture]=)
+write_status() {  # the status file, written aside and renamed: a reader never sees half of it
+  local k tmp=$STATUS.$$.tmp
+  for k in state task job node gpu uuid name counters exit_code start end seconds capture message; do
+    printf '%s=%s\n' "$k" "${st[$k]//$'\n'/ }"
+  done > "$tmp"
+  mv -f "$tmp" "$STATUS"
+}
+say() { echo "[fleet_task $TASK $(date +%T)] $*" >&2; }
+
+claim=""
+counters_lock=""
+partial=""
+finish() {  # finish STATE EXIT_CODE MESSAGE: record, release what a failure must not keep
+  st[state]=$1 st[exit_code]=$2 st[message]=$3 st[end]=$(date +%s)
+  st[seconds]=$((st[end] - st[start]))
+  if [[ $1 != done ]]; then
+    if [[ -n $counters_lock ]]; then rm -rf "$counters_lock"; fi
+    if [[ -n $claim ]]; then rm -rf "$claim"; fi
+    if [[ -n $partial && -e $partial ]]; then
+      mv "$partial" "$CAPROOT/.failed/$(basename "$partial")" 2> /dev/null || rm -rf "$partial"
+      st[capture]=$CAPROOT/.failed/$(basename "$partial")
+    fi
+  fi
+  counters_lock="" claim="" partial=""
+  write_status
+  say "$1: ${st[message]}"
+}
+# Killed (scancel, time limit: SIGTERM first) or stopped by an error of this script: recorded.
+trap 'finish failed 143 "killed by a signal (scancel, time limit or node shutdown)"; exit 0' TERM INT
+trap 'rc=$?; if [[ ${st[state]} == running ]]; then finish failed "$rc" "fleet_task.sh stopped (status $rc) before the capture finished"; fi' EXIT
+write_status
+[[ -x $BIN ]] || { finish failed 2 "$BIN is not an executable: build wattcal-capture first"; exit 0; }
+
+# The GPU Slurm gave this task: the first entry of the first variable set.
+gpu=""
+for v in CUDA_VISIBLE_DEVICES SLURM_STEP_GPUS SLURM_JOB_GPUS GPU_DEVICE_ORDINAL; do
+  val=${!v:-}
+  [[ -n $val && $val != NoDevFiles ]] || continue
+  gpu=${val%%,*}
+  say "GPU $gpu (from $v=$val)"
+  break
+done
+[[ -n $gpu ]] || { finish failed 2 "no GPU in Slurm's environment (CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS, SLURM_JOB_GPUS unset): submit with --gres=gpu:1"; exit 0; }
+st[gpu]=$gpu
+
+ncu=${NCU:-ncu}
+capture_device=0
+sim_fault=""
+if [[ ${WATTCAL_SIMULATED_GPU:-0} != 0 && -n ${WATTCAL_SIMULATED_GPU:-} ]]; then
+  # The test cluster: this GPU index's line of sim_gpus.conf (index uuid idle_w load_w seed fault).
+  sim=${WATTCAL_SIM_GPUS:-${WATTCAL_SLURM_DIR:-/tmp/wattcal-slurm}/sim_gpus.conf}
+  line=$(awk -v i="$gpu" '$1 == i' "$sim" 2> /dev/null || true)
+  [[ -n $line ]] || { finish failed 2 "simulated GPU $gpu is not in $sim"; exit 0; }
+  read -r _ uuid idle_w load_w seed sim_fault <<< "$line"
+  export FAKE_NVML_UUID=$uuid FAKE_NVML_IDLE_W=$idle_w FAKE_NVML_LOAD_W=$load_w FAKE_NVML_SEED=$seed
+  export FAKE_NVML_NAME=${FAKE_NVML_NAME:-NVIDIA H100 80GB HBM3}
+  export FAKE_NVML_LOAD_FILE=${TMPDIR:-/tmp}/wattcal-fleet-load.$JOB
+  # The GPM weights (W at full use per metric) vary by a few per cent from GPU to GPU.
+  export FAKE_NVML_GPM_W
+  FAKE_NVML_GPM_W=$(awk -v s="$seed" 'BEGIN { f = 1 + ((s * 7919) % 11 - 5) / 100;
+    printf "2:%.1f,4:%.1f,7:%.1f,9:%.1f,10:%.1f,11:%.1f,12:%.1f,13:%.1f", 60*f, 40*f, 250*f, 200*f, 110*f, 150*f, 120*f, 90*f }')
+  export WATTCAL_NVML_LIBRARY=${WATTCAL_NVML_LIBRARY:-$WROOT/build/tests/libfake_nvml.so}
+  if [[ $sim_fault == fail_init ]]; then export FAKE_NVML_FAIL_INIT=1; fi
+  ncu=${NCU:-$WROOT/tests/fake_ncu.py}
+  name=$FAKE_NVML_NAME
+  cc=9.0
+else
+  # nvidia-smi numbers GPUs in PCI bus order; CUDA does the same with this set, so that an index
+  # in CUDA_VISIBLE_DEVICES names one GPU for both. A task that sees one GPU only (cgroups) uses it.
+  export CUDA_DEVICE_ORDER=PCI_BUS_ID
+  command -v nvidia-smi > /dev/null || { finish failed 2 "nvidia-smi is not on the PATH of node $NODE"; exit 0; }
+  q=$(nvidia-smi --query-gpu=uuid,name,compute_cap --format=csv,noheader 2>&1) || {
+    finish failed 2 "nvidia-smi failed on node $NODE: $(echo "$q" | tail -n 1)"; exit 0; }
+  if [[ $(echo "$q" | wc -l) -gt 1 ]]; then
+    q=$(nvidia-smi -i "$gpu" --query-gpu=uuid,name,compute_cap --format=csv,noheader 2>&1) || {
+      finish failed 2 "nvidia-smi -i $gpu failed on node $NODE: $(echo "$q" | tail -n 1)"; exit 0; }
+  fi
+  IFS=, read -r uuid name cc <<< "$q"
+  uuid=${uuid// /} name=${name# } cc=${cc// /}
+fi
+st[uuid]=$uuid st[name]=$name
+write_status
+say "GPU $gpu on $NODE: $name ($uuid)"
+
+# One capture per GPU: a GPU that Slurm gives to a second task (a throttle below the number of
+# GPUs, a rerun) is not captured again.
+if [[ -d $CAPROOT/$uuid ]]; then
+  finish duplicate 0 "GPU $uuid was captured already ($CAPROOT/$uuid): Slurm gave this task a GPU that is done"
+  exit 0
+fi
+# A lock whose task is gone (killed by SIGKILL, its node lost: no trap ran) is taken over.
+owner_alive() {  # owner_alive TASK: that task's status says running and Slurm still knows its job
+  local f=$CAPROOT/.tasks/$1 state job
+  state=$(sed -n 's/^state=//p' "$f" 2> /dev/null)
+  job=$(sed -n 's/^job=//p' "$f" 2> /dev/null)
+  [[ $state == running ]] || return 1
+  [[ $job == "$JOB" ]] && return 0
+  ! command -v squeue > /dev/null || [[ -n $(squeue -h -j "$job" -o %i 2> /dev/null) ]]
+}
+take_lock() {  # take_lock DIR: mkdir, or take it over from a task that is gone
+  local owner
+  mkdir "$1" 2> /dev/null && return 0
+  [[ -e $1/done ]] && return 1
+  owner=$(sed -n 's/^task=//p' "$1/owner" 2> /dev/null)
+  if [[ -n $owner ]] && ! owner_alive "$owner"; then
+    say "taking over $1 from task $owner, which is gone"
+    rm -rf "$1" && mkdir "$1" 2> /dev/null && return 0
+  fi
+  return 1
+}
+if ! take_lock "$CAPROOT/.claims/$uuid"; then
+  finish duplicate 0 "GPU $uuid is being captured by task $(sed -n 's/^task=//p' "$CAPROOT/.claims/$uuid/owner" 2> /dev/null || echo '?')"
+  exit 0
+fi
+claim=$CAPROOT/.claims/$uuid
+echo "task=$TASK" > "$claim/owner"
+
+# The counters of this model: only the task that takes the model's lock, once.
+model=$(echo "$name" | tr -c 'A-Za-z0-9._-' '_' | sed 's/_*$//')
+counters_args=()
+if take_lock "$CAPROOT/.counters/$model"; then
+  counters_lock=$CAPROOT/.counters/$model
+  printf '%s\n' "task=$TASK" "uuid=$uuid" > "$counters_lock/owner"
+  desc=""
+  for d in ${GPU_DESCRIPTIONS:-}; do
+    key=$(sed -nE 's/^ *"name": *"([^"-]+).*/\1/p' "$d" | head -n 1)
+    if [[ -n $key && ${name,,} == *"${key,,}"* ]]; then desc=$d; break; fi
+  done
+  if [[ -z $desc ]]; then
+    read -r -a descs <<< "${GPU_DESCRIPTIONS:-}"
+    if ((${#descs[@]} == 1)); then desc=${descs[0]}; fi
+  fi
+  counters_args=(--counters --ncu "$ncu")
+  if [[ -n $desc ]]; then counters_args+=(--gpu-description "$desc"); fi
+  st[counters]=1
+  say "counters: this task takes them for model $model${desc:+ (metrics of $desc)}"
+else
+  say "counters: model $model's are taken by task $(sed -n 's/^task=//p' "$CAPROOT/.counters/$model/owner" 2> /dev/null || echo '?'): power only"
+fi
+
+fields_args=()
+case ${WATTCAL_FIELDS:-} in
+  gpm) fields_args=(--fields gpm) ;;
+  auto) if awk -v c="$cc" 'BEGIN { exit !(c + 0 >= 9.0) }'; then fields_args=(--fields gpm); fi ;;
+  "") ;;
+  *) finish failed 1 "WATTCAL_FIELDS must be gpm, auto or empty, not '$WATTCAL_FIELDS'"; exit 0 ;;
+esac
+
+eval "extra=(${WATTCAL_CAPTURE_ARGS:-})"
+partial=$CAPROOT/.partial/$uuid.$JOB
+log=$CAPROOT/.tasks/$TASK.log
+say "capture: $BIN --out $partial ${counters_args[*]} ${fields_args[*]} ${extra[*]}"
+set +e
+"$BIN" --out "$partial" --device "$capture_device" "${counters_args[@]}" "${fields_args[@]}" "${extra[@]}" > "$log" 2>&1
+rc=$?
+set -e
+rm -f "${FAKE_NVML_LOAD_FILE:-/nonexistent}"
+if ((rc != 0)); then
+  finish failed "$rc" "wattcal-capture exited with status $rc: $(grep -v '^\s*$' "$log" | tail -n 1)"
+  exit 0
+fi
+got=$(sed -nE 's/^ *"uuid": *"([^"]*)".*/\1/p' "$partial/capture.json" 2> /dev/null | head -n 1)
+if [[ $got != "$uuid" ]]; then
+  finish failed 3 "the capture is of GPU '${got:-?}', not $uuid: CUDA and nvidia-smi number the GPUs differently on $NODE"
+  exit 0
+fi
+mv -T "$partial" "$CAPROOT/$uuid"
+partial=""
+st[capture]=$CAPROOT/$uuid
+if [[ -n $counters_lock ]]; then echo "uuid=$uuid" > "$counters_lock/done"; fi
+finish done 0 "captured $name ($uuid) on $NODE GPU $gpu${counters_args:+ with the counters of its model}"
