@@ -54,7 +54,7 @@ mkdir -p "$CAPROOT/.tasks" "$CAPROOT/.claims" "$CAPROOT/.counters" "$CAPROOT/.pa
 STATUS=$CAPROOT/.tasks/$TASK
 
 declare -A st=([task]=$TASK [job]=$JOB [node]=$NODE [state]=running [start]=$(date +%s)
-  [uuid]= [name]= [gpu]= [counters]=0 [exit_code]= [end]= [seconds]= [message]= [capture]=)
+  [uuid]="" [name]="" [gpu]="" [counters]=0 [exit_code]="" [end]="" [seconds]="" [message]="" [capture]="")
 write_status() {  # the status file, written aside and renamed: a reader never sees half of it
   local k tmp=$STATUS.$$.tmp
   for k in state task job node gpu uuid name counters exit_code start end seconds capture message; do
@@ -70,7 +70,7 @@ partial=""
 finish() {  # finish STATE EXIT_CODE MESSAGE: record, release what a failure must not keep
   st[state]=$1 st[exit_code]=$2 st[message]=$3 st[end]=$(date +%s)
   st[seconds]=$((st[end] - st[start]))
-  if [[ $1 != done ]]; then
+  if [[ $1 != "done" ]]; then
     if [[ -n $counters_lock ]]; then rm -rf "$counters_lock"; fi
     if [[ -n $claim ]]; then rm -rf "$claim"; fi
     if [[ -n $partial && -e $partial ]]; then
@@ -88,29 +88,116 @@ trap 'rc=$?; if [[ ${st[state]} == running ]]; then finish failed "$rc" "fleet_t
 write_status
 [[ -x $BIN ]] || { finish failed 2 "$BIN is not an executable: build wattcal-capture first"; exit 0; }
 
-# The GPU Slurm gave this task: the first entry of the first variable set.
-gpu=""
+# A lock whose task is gone (killed by SIGKILL, its node lost: no trap ran) is taken over.
+owner_alive() {  # owner_alive TASK: that task's status says running and Slurm still runs its job
+  local f=$CAPROOT/.tasks/$1 state job
+  state=$(sed -n 's/^state=//p' "$f" 2> /dev/null)
+  job=$(sed -n 's/^job=//p' "$f" 2> /dev/null)
+  [[ $state == running ]] || return 1
+  [[ $job == "$JOB" ]] && return 0
+  ! command -v squeue > /dev/null ||
+    squeue -h -j "${job%_*}" -t RUNNING,CONFIGURING,COMPLETING,SUSPENDED -o %i 2> /dev/null | grep -qFx "$job"
+}
+take_lock() {  # take_lock DIR: mkdir, or take it over from a task that is gone
+  local owner
+  if mkdir "$1" 2> /dev/null; then echo "task=$TASK" > "$1/owner"; return 0; fi
+  [[ -e $1/done ]] && return 1
+  owner=$(sed -n 's/^task=//p' "$1/owner" 2> /dev/null)
+  if [[ -n $owner && $owner != "$TASK" ]] && ! owner_alive "$owner"; then
+    say "taking over $1 from task $owner, which is gone"
+    rm -rf "$1"
+    if mkdir "$1" 2> /dev/null; then echo "task=$TASK" > "$1/owner"; return 0; fi
+  fi
+  return 1
+}
+
+# The GPUs Slurm gave this task: the entries of the first variable set (one with --gres=gpu:1;
+# all of its node's with --exclusive, as --rerun-failed submits).
+alloc=()
 for v in CUDA_VISIBLE_DEVICES SLURM_STEP_GPUS SLURM_JOB_GPUS GPU_DEVICE_ORDINAL; do
   val=${!v:-}
   [[ -n $val && $val != NoDevFiles ]] || continue
-  gpu=${val%%,*}
-  say "GPU $gpu (from $v=$val)"
+  IFS=, read -r -a alloc <<< "$val"
+  say "GPUs ${alloc[*]} (from $v=$val)"
   break
 done
-[[ -n $gpu ]] || { finish failed 2 "no GPU in Slurm's environment (CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS, SLURM_JOB_GPUS unset): submit with --gres=gpu:1"; exit 0; }
-st[gpu]=$gpu
+((${#alloc[@]})) || { finish failed 2 "no GPU in Slurm's environment (CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS, SLURM_JOB_GPUS unset): submit with --gres=gpu:1"; exit 0; }
+
+simulated=0
+if [[ ${WATTCAL_SIMULATED_GPU:-0} != 0 && -n ${WATTCAL_SIMULATED_GPU:-} ]]; then simulated=1; fi
+sim=${WATTCAL_SIM_GPUS:-${WATTCAL_SLURM_DIR:-/tmp/wattcal-slurm}/sim_gpus.conf}
+if ((!simulated)); then
+  # nvidia-smi numbers GPUs in PCI bus order; CUDA does the same with this set, so that an index
+  # in CUDA_VISIBLE_DEVICES names one GPU for both.
+  export CUDA_DEVICE_ORDER=PCI_BUS_ID
+  command -v nvidia-smi > /dev/null || { finish failed 2 "nvidia-smi is not on the PATH of node $NODE"; exit 0; }
+fi
+identify() {  # identify SEL: uuid, name, cc of the GPU Slurm names SEL (an index or a UUID)
+  local q line
+  if ((simulated)); then
+    # The test cluster: this GPU index's line of sim_gpus.conf (index uuid idle_w load_w seed fault).
+    line=$(awk -v i="$1" '$1 == i' "$sim" 2> /dev/null || true)
+    [[ -n $line ]] || { echo "simulated GPU $1 is not in $sim"; return 1; }
+    read -r _ uuid _ <<< "$line"
+    name=${FAKE_NVML_NAME:-NVIDIA H100 80GB HBM3} cc=9.0
+    return 0
+  fi
+  q=$(nvidia-smi --query-gpu=uuid,name,compute_cap --format=csv,noheader 2>&1) || {
+    echo "nvidia-smi failed on node $NODE: $(echo "$q" | tail -n 1)"; return 1; }
+  # A task that sees its GPUs only (cgroups) and was given one: that one.
+  if [[ $(echo "$q" | wc -l) -gt 1 || ${#alloc[@]} -gt 1 ]]; then
+    q=$(nvidia-smi -i "$1" --query-gpu=uuid,name,compute_cap --format=csv,noheader 2>&1) || {
+      echo "nvidia-smi -i $1 failed on node $NODE: $(echo "$q" | tail -n 1)"; return 1; }
+  fi
+  IFS=, read -r uuid name cc <<< "$q"
+  uuid=${uuid// /} name=${name# } cc=${cc// /}
+}
+
+# Which GPU: a rerun's target (CAPTURES_ROOT/.rerun/TASK: the GPU this task failed on, written by
+# submit_fleet.sh --rerun-failed), else the first one given that no task has captured or claimed.
+# A GPU that Slurm gives to a second task (a throttle below the number of GPUs, a rerun) is not
+# captured again: that task is a "duplicate".
+target=$(sed -n 's/^uuid=//p' "$CAPROOT/.rerun/$TASK" 2> /dev/null || true)
+gpu="" uuid="" name="" cc="" claim="" first_uuid="" why=""
+for sel in "${alloc[@]}"; do
+  err=$(identify "$sel") || { why=$err; continue; }
+  identify "$sel"
+  first_uuid=${first_uuid:-$uuid}
+  if [[ -n $target && $uuid != "$target" ]]; then continue; fi
+  if [[ -d $CAPROOT/$uuid ]]; then
+    why="GPU $uuid was captured already ($CAPROOT/$uuid): Slurm gave this task a GPU that is done"
+    continue
+  fi
+  # A GPU another task failed on is left to that task's rerun (which targets it).
+  if [[ -z $target ]] && grep -lx "uuid=$uuid" "$CAPROOT"/.tasks/[0-9]* 2> /dev/null | grep -vx "$STATUS" |
+    xargs -r grep -lx "state=failed" > /dev/null 2>&1; then
+    why="GPU $uuid failed in another task: left to that task's rerun"
+    continue
+  fi
+  if ! take_lock "$CAPROOT/.claims/$uuid"; then
+    why="GPU $uuid is being captured by task $(sed -n 's/^task=//p' "$CAPROOT/.claims/$uuid/owner" 2> /dev/null || echo '?')"
+    continue
+  fi
+  claim=$CAPROOT/.claims/$uuid gpu=$sel
+  break
+done
+if [[ -z $gpu ]]; then
+  if [[ -n $target && -z $why ]]; then why="GPU $target (this task's rerun target) is not among those Slurm gave it (${alloc[*]})"; fi
+  st[uuid]=$first_uuid st[gpu]=${alloc[0]}
+  if [[ $why == *"captured already"* || $why == *"being captured"* ]]; then finish duplicate 0 "$why"; else finish failed 2 "$why"; fi
+  exit 0
+fi
+st[gpu]=$gpu st[uuid]=$uuid st[name]=$name
+write_status
+say "GPU $gpu on $NODE: $name ($uuid)"
+export CUDA_VISIBLE_DEVICES=$gpu
+capture_device=0
 
 ncu=${NCU:-ncu}
-capture_device=0
-sim_fault=""
-if [[ ${WATTCAL_SIMULATED_GPU:-0} != 0 && -n ${WATTCAL_SIMULATED_GPU:-} ]]; then
-  # The test cluster: this GPU index's line of sim_gpus.conf (index uuid idle_w load_w seed fault).
-  sim=${WATTCAL_SIM_GPUS:-${WATTCAL_SLURM_DIR:-/tmp/wattcal-slurm}/sim_gpus.conf}
-  line=$(awk -v i="$gpu" '$1 == i' "$sim" 2> /dev/null || true)
-  [[ -n $line ]] || { finish failed 2 "simulated GPU $gpu is not in $sim"; exit 0; }
-  read -r _ uuid idle_w load_w seed sim_fault <<< "$line"
+if ((simulated)); then
+  read -r _ _ idle_w load_w seed sim_fault <<< "$(awk -v i="$gpu" '$1 == i' "$sim")"
   export FAKE_NVML_UUID=$uuid FAKE_NVML_IDLE_W=$idle_w FAKE_NVML_LOAD_W=$load_w FAKE_NVML_SEED=$seed
-  export FAKE_NVML_NAME=${FAKE_NVML_NAME:-NVIDIA H100 80GB HBM3}
+  export FAKE_NVML_NAME=$name
   export FAKE_NVML_LOAD_FILE=${TMPDIR:-/tmp}/wattcal-fleet-load.$JOB
   # The GPM weights (W at full use per metric) vary by a few per cent from GPU to GPU.
   export FAKE_NVML_GPM_W
@@ -119,58 +206,7 @@ if [[ ${WATTCAL_SIMULATED_GPU:-0} != 0 && -n ${WATTCAL_SIMULATED_GPU:-} ]]; then
   export WATTCAL_NVML_LIBRARY=${WATTCAL_NVML_LIBRARY:-$WROOT/build/tests/libfake_nvml.so}
   if [[ $sim_fault == fail_init ]]; then export FAKE_NVML_FAIL_INIT=1; fi
   ncu=${NCU:-$WROOT/tests/fake_ncu.py}
-  name=$FAKE_NVML_NAME
-  cc=9.0
-else
-  # nvidia-smi numbers GPUs in PCI bus order; CUDA does the same with this set, so that an index
-  # in CUDA_VISIBLE_DEVICES names one GPU for both. A task that sees one GPU only (cgroups) uses it.
-  export CUDA_DEVICE_ORDER=PCI_BUS_ID
-  command -v nvidia-smi > /dev/null || { finish failed 2 "nvidia-smi is not on the PATH of node $NODE"; exit 0; }
-  q=$(nvidia-smi --query-gpu=uuid,name,compute_cap --format=csv,noheader 2>&1) || {
-    finish failed 2 "nvidia-smi failed on node $NODE: $(echo "$q" | tail -n 1)"; exit 0; }
-  if [[ $(echo "$q" | wc -l) -gt 1 ]]; then
-    q=$(nvidia-smi -i "$gpu" --query-gpu=uuid,name,compute_cap --format=csv,noheader 2>&1) || {
-      finish failed 2 "nvidia-smi -i $gpu failed on node $NODE: $(echo "$q" | tail -n 1)"; exit 0; }
-  fi
-  IFS=, read -r uuid name cc <<< "$q"
-  uuid=${uuid// /} name=${name# } cc=${cc// /}
 fi
-st[uuid]=$uuid st[name]=$name
-write_status
-say "GPU $gpu on $NODE: $name ($uuid)"
-
-# One capture per GPU: a GPU that Slurm gives to a second task (a throttle below the number of
-# GPUs, a rerun) is not captured again.
-if [[ -d $CAPROOT/$uuid ]]; then
-  finish duplicate 0 "GPU $uuid was captured already ($CAPROOT/$uuid): Slurm gave this task a GPU that is done"
-  exit 0
-fi
-# A lock whose task is gone (killed by SIGKILL, its node lost: no trap ran) is taken over.
-owner_alive() {  # owner_alive TASK: that task's status says running and Slurm still knows its job
-  local f=$CAPROOT/.tasks/$1 state job
-  state=$(sed -n 's/^state=//p' "$f" 2> /dev/null)
-  job=$(sed -n 's/^job=//p' "$f" 2> /dev/null)
-  [[ $state == running ]] || return 1
-  [[ $job == "$JOB" ]] && return 0
-  ! command -v squeue > /dev/null || [[ -n $(squeue -h -j "$job" -o %i 2> /dev/null) ]]
-}
-take_lock() {  # take_lock DIR: mkdir, or take it over from a task that is gone
-  local owner
-  mkdir "$1" 2> /dev/null && return 0
-  [[ -e $1/done ]] && return 1
-  owner=$(sed -n 's/^task=//p' "$1/owner" 2> /dev/null)
-  if [[ -n $owner ]] && ! owner_alive "$owner"; then
-    say "taking over $1 from task $owner, which is gone"
-    rm -rf "$1" && mkdir "$1" 2> /dev/null && return 0
-  fi
-  return 1
-}
-if ! take_lock "$CAPROOT/.claims/$uuid"; then
-  finish duplicate 0 "GPU $uuid is being captured by task $(sed -n 's/^task=//p' "$CAPROOT/.claims/$uuid/owner" 2> /dev/null || echo '?')"
-  exit 0
-fi
-claim=$CAPROOT/.claims/$uuid
-echo "task=$TASK" > "$claim/owner"
 
 # The counters of this model: only the task that takes the model's lock, once.
 model=$(echo "$name" | tr -c 'A-Za-z0-9._-' '_' | sed 's/_*$//')
@@ -203,6 +239,7 @@ case ${WATTCAL_FIELDS:-} in
   *) finish failed 1 "WATTCAL_FIELDS must be gpm, auto or empty, not '$WATTCAL_FIELDS'"; exit 0 ;;
 esac
 
+extra=()
 eval "extra=(${WATTCAL_CAPTURE_ARGS:-})"
 partial=$CAPROOT/.partial/$uuid.$JOB
 log=$CAPROOT/.tasks/$TASK.log
@@ -225,4 +262,4 @@ mv -T "$partial" "$CAPROOT/$uuid"
 partial=""
 st[capture]=$CAPROOT/$uuid
 if [[ -n $counters_lock ]]; then echo "uuid=$uuid" > "$counters_lock/done"; fi
-finish done 0 "captured $name ($uuid) on $NODE GPU $gpu${counters_args:+ with the counters of its model}"
+finish "done" 0 "captured $name ($uuid) on $NODE GPU $gpu${counters_args:+ with the counters of its model}"

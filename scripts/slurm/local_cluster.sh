@@ -175,7 +175,7 @@ stop_one() {  # stop_one NAME: TERM the daemon of that pid file, then KILL after
   pid=$(cat "$pidfile")
   kill "$pid" 2> /dev/null || true
   for ((t = 0; t < 50; t++)); do kill -0 "$pid" 2> /dev/null || break; sleep 0.2; done
-  kill -0 "$pid" 2> /dev/null && kill -9 "$pid" 2> /dev/null || true
+  if kill -0 "$pid" 2> /dev/null; then kill -9 "$pid" 2> /dev/null || true; fi
   rm -f "$pidfile"
 }
 
