@@ -21,8 +21,9 @@
 #                      (fleet.csv, index.html)
 # The campaign's settings (number of GPUs, descriptions) come from CAPTURES_ROOT/.campaign, which
 # submit_fleet.sh writes. Exit status: 0 every GPU asked for is captured and the fleet report is
-# written; 3 the report is written but GPUs are missing (named in tasks_report.txt); 2 no fleet
-# report (no wattcal-fleet, or it failed); 1 bad arguments.
+# written; 3 the report is written but GPUs are missing (named in tasks_report.txt) or were not
+# reduced (their rows in fleet/fleet.csv say why); 2 no fleet report (no wattcal-fleet, or it
+# failed); 1 bad arguments.
 # WATTCAL_FLEET_OPTIONAL=1: without build/bin/wattcal-fleet, stop after tasks_report.txt (exit 0/3).
 set -euo pipefail
 
@@ -125,8 +126,18 @@ gpu_args=()
 for d in "${descs[@]}"; do gpu_args+=(--gpu "$d"); done
 rm -rf "$OUT/fleet"
 echo "fleet_reduce: $FLEET --captures-from $OUT/captures.txt ${gpu_args[*]} --out $OUT/fleet" >&2
-if ! "$FLEET" --captures-from "$OUT/captures.txt" "${gpu_args[@]}" --out "$OUT/fleet"; then
-  echo "fleet_reduce: wattcal-fleet failed: no fleet report" | tee -a "$OUT/tasks_report.txt" >&2
+set +e
+"$FLEET" --captures-from "$OUT/captures.txt" "${gpu_args[@]}" --out "$OUT/fleet"
+rc=$?
+set -e
+if ((rc != 0)); then
+  if [[ -f $OUT/fleet/fleet.csv && -f $OUT/fleet/index.html ]]; then
+    # The report is written; GPUs it could not reduce are rows with their status and message.
+    echo "fleet_reduce: wattcal-fleet exited with status $rc: GPUs not reduced are named in $OUT/fleet/fleet.csv" |
+      tee -a "$OUT/tasks_report.txt" >&2
+    exit 3
+  fi
+  echo "fleet_reduce: wattcal-fleet failed (status $rc): no fleet report" | tee -a "$OUT/tasks_report.txt" >&2
   exit 2
 fi
 echo "fleet_reduce: fleet report $OUT/fleet/index.html ($captured GPUs)" >&2

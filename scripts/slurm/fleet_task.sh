@@ -215,14 +215,16 @@ if take_lock "$CAPROOT/.counters/$model"; then
   counters_lock=$CAPROOT/.counters/$model
   printf '%s\n' "task=$TASK" "uuid=$uuid" > "$counters_lock/owner"
   desc=""
+  ncu_descs=()
   for d in ${GPU_DESCRIPTIONS:-}; do
+    # A field set (microbench_specs/gpus/fields/: a "source" of GPM or DCGM fields) has no ncu metrics.
+    grep -q '^ *"source":' "$d" 2> /dev/null || ncu_descs+=("$d")
+  done
+  for d in "${ncu_descs[@]}"; do
     key=$(sed -nE 's/^ *"name": *"([^"-]+).*/\1/p' "$d" | head -n 1)
     if [[ -n $key && ${name,,} == *"${key,,}"* ]]; then desc=$d; break; fi
   done
-  if [[ -z $desc ]]; then
-    read -r -a descs <<< "${GPU_DESCRIPTIONS:-}"
-    if ((${#descs[@]} == 1)); then desc=${descs[0]}; fi
-  fi
+  if [[ -z $desc ]] && ((${#ncu_descs[@]} == 1)); then desc=${ncu_descs[0]}; fi
   counters_args=(--counters --ncu "$ncu")
   if [[ -n $desc ]]; then counters_args+=(--gpu-description "$desc"); fi
   st[counters]=1
