@@ -184,7 +184,11 @@ done
 if [[ -z $gpu ]]; then
   if [[ -n $target && -z $why ]]; then why="GPU $target (this task's rerun target) is not among those Slurm gave it (${alloc[*]})"; fi
   st[uuid]=$first_uuid st[gpu]=${alloc[0]}
-  if [[ $why == *"captured already"* || $why == *"being captured"* ]]; then finish duplicate 0 "$why"; else finish failed 2 "$why"; fi
+  if [[ $why == *"captured already"* || $why == *"being captured"* || $why == *"failed in another task"* ]]; then
+    finish duplicate 0 "$why"
+  else
+    finish failed 2 "$why"
+  fi
   exit 0
 fi
 st[gpu]=$gpu st[uuid]=$uuid st[name]=$name

@@ -16,8 +16,8 @@
 # per simulated GPU: index, UUID, idle W, load W, seed, fault; scripts/slurm/fleet_task.sh reads it
 # when WATTCAL_SIMULATED_GPU=1, so that each GPU of the array is a different one). Clients find the
 # cluster through SLURM_CONF=$WATTCAL_SLURM_DIR/slurm.conf (`eval "$(local_cluster.sh env)"`).
-# Ports: $WATTCAL_SLURM_PORT (slurmctld, default 6917) and the next one (slurmd), away from a
-# system Slurm's 6817/6818.
+# Ports: $WATTCAL_SLURM_PORT (slurmctld; default 7000-8998, from the folder's name) and the next
+# one (slurmd), away from a system Slurm's 6817/6818.
 #
 # Made for a root shell in a container: no cgroups (ProctrackType=proctrack/linuxproc,
 # TaskPlugin=task/none), no accounting, select/cons_tres, the node declared with as many CPUs as
@@ -25,7 +25,8 @@
 set -euo pipefail
 
 DIR=${WATTCAL_SLURM_DIR:-/tmp/wattcal-slurm}
-PORT=${WATTCAL_SLURM_PORT:-6917}
+# Two clusters on one machine (two checkouts' CI) differ in folder, hence in ports.
+PORT=${WATTCAL_SLURM_PORT:-$((7000 + $(printf '%s' "$DIR" | cksum | cut -d' ' -f1) % 1000 * 2))}
 NODE=$(hostname -s)
 say() { echo "local_cluster: $*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -137,6 +138,8 @@ start() {
   local n=${1:-4} t
   [[ $n =~ ^[1-9][0-9]*$ ]] || die "N must be a positive whole number of GPUs, not '$n'"
   mkdir -p "$DIR"
+  # munged's socket path must fit a Unix socket's 108 bytes.
+  ((${#DIR} <= 80)) || die "WATTCAL_SLURM_DIR $DIR is too long for munge's socket (80 characters at most)"
   if alive "$DIR/slurmctld.pid" && alive "$DIR/slurmd.pid" && node_idle; then
     say "already running ($DIR, $(sinfo -h -o '%D node, %G, %T'))"
     return 0
