@@ -172,23 +172,29 @@ start() {
   exit 1
 }
 
-stop_one() {  # stop_one NAME: TERM the daemon of that pid file, then KILL after 10 s
-  local pidfile=$DIR/$1.pid pid t
-  alive "$pidfile" || { rm -f "$pidfile"; return 0; }
-  pid=$(cat "$pidfile")
-  kill "$pid" 2> /dev/null || true
-  for ((t = 0; t < 50; t++)); do kill -0 "$pid" 2> /dev/null || break; sleep 0.2; done
-  if kill -0 "$pid" 2> /dev/null; then kill -9 "$pid" 2> /dev/null || true; fi
-  rm -f "$pidfile"
+stop_daemons() {  # stop_daemons NAME...: TERM them all at once, then KILL what is left after 10 s
+  local name pidfile pids=() pid t
+  for name in "$@"; do
+    pidfile=$DIR/$name.pid
+    if alive "$pidfile"; then
+      pid=$(cat "$pidfile")
+      pids+=("$pid")
+      kill "$pid" 2> /dev/null || true
+    fi
+    rm -f "$pidfile"
+  done
+  for pid in "${pids[@]}"; do
+    for ((t = 0; t < 100; t++)); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2> /dev/null; then kill -9 "$pid" 2> /dev/null || true; fi
+  done
 }
 
 stop() {
   [[ -d $DIR ]] || { say "not started ($DIR absent)"; return 0; }
   # Jobs still running are cancelled first, so that no simulated capture outlives the cluster.
   if alive "$DIR/slurmctld.pid"; then scancel --full --quiet --partition=gpu 2> /dev/null || true; fi
-  stop_one slurmd
-  stop_one slurmctld
-  stop_one munged
+  stop_daemons slurmd slurmctld
+  stop_daemons munged
   say "stopped ($DIR kept: logs under $DIR/log)"
 }
 
