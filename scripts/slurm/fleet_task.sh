@@ -89,24 +89,23 @@ write_status
 [[ -x $BIN ]] || { finish failed 2 "$BIN is not an executable: build wattcal-capture first"; exit 0; }
 
 # A lock whose task is gone (killed by SIGKILL, its node lost: no trap ran) is taken over.
-owner_alive() {  # owner_alive TASK: that task's status says running and Slurm still runs its job
-  local f=$CAPROOT/.tasks/$1 state job
-  state=$(sed -n 's/^state=//p' "$f" 2> /dev/null)
-  job=$(sed -n 's/^job=//p' "$f" 2> /dev/null)
-  [[ $state == running ]] || return 1
+lock_alive() {  # lock_alive DIR: the job that holds it is this one, or one Slurm still runs
+  local job
+  job=$(sed -n 's/^job=//p' "$1/owner" 2> /dev/null)
+  [[ -n $job ]] || return 0  # being created: the owner file comes right after the mkdir
   [[ $job == "$JOB" ]] && return 0
-  ! command -v squeue > /dev/null ||
-    squeue -h -j "${job%_*}" -t RUNNING,CONFIGURING,COMPLETING,SUSPENDED -o %i 2> /dev/null | grep -qFx "$job"
+  command -v squeue > /dev/null || return 0
+  squeue -h -j "${job%_*}" -t RUNNING,CONFIGURING,COMPLETING,SUSPENDED -o %i 2> /dev/null | grep -qFx "$job"
 }
 take_lock() {  # take_lock DIR: mkdir, or take it over from a task that is gone
   local owner
-  if mkdir "$1" 2> /dev/null; then echo "task=$TASK" > "$1/owner"; return 0; fi
+  if mkdir "$1" 2> /dev/null; then printf '%s\n' "task=$TASK" "job=$JOB" > "$1/owner"; return 0; fi
   [[ -e $1/done ]] && return 1
-  owner=$(sed -n 's/^task=//p' "$1/owner" 2> /dev/null)
-  if [[ -n $owner && $owner != "$TASK" ]] && ! owner_alive "$owner"; then
-    say "taking over $1 from task $owner, which is gone"
+  if ! lock_alive "$1"; then
+    owner=$(sed -n 's/^task=//p' "$1/owner" 2> /dev/null)
+    say "taking over $1 from task $owner (job $(sed -n 's/^job=//p' "$1/owner")), which is gone"
     rm -rf "$1"
-    if mkdir "$1" 2> /dev/null; then echo "task=$TASK" > "$1/owner"; return 0; fi
+    if mkdir "$1" 2> /dev/null; then printf '%s\n' "task=$TASK" "job=$JOB" > "$1/owner"; return 0; fi
   fi
   return 1
 }
@@ -179,6 +178,10 @@ for sel in "${alloc[@]}"; do
     continue
   fi
   claim=$CAPROOT/.claims/$uuid gpu=$sel
+  # What a task that died on this GPU left half written is moved aside.
+  for stale in "$CAPROOT/.partial/$uuid".*; do
+    if [[ -e $stale ]]; then mv "$stale" "$CAPROOT/.failed/" 2> /dev/null || rm -rf "$stale"; fi
+  done
   break
 done
 if [[ -z $gpu ]]; then
@@ -217,7 +220,7 @@ model=$(echo "$name" | tr -c 'A-Za-z0-9._-' '_' | sed 's/_*$//')
 counters_args=()
 if take_lock "$CAPROOT/.counters/$model"; then
   counters_lock=$CAPROOT/.counters/$model
-  printf '%s\n' "task=$TASK" "uuid=$uuid" > "$counters_lock/owner"
+  echo "uuid=$uuid" >> "$counters_lock/owner"
   desc=""
   ncu_descs=()
   for d in ${GPU_DESCRIPTIONS:-}; do

@@ -17,6 +17,9 @@
 #   --fields gpm|auto    also record NVML GPM fields (auto: where the GPU has them)
 #   --capture-args "..." more wattcal-capture options for every task
 #   --sbatch ARG         one more sbatch option for both jobs (repeatable), e.g. --sbatch=--constraint=h100
+#   --reduce-after ok|any  the reduce's dependency on the array: afterok (default: a task that
+#                        Slurm itself killed, scancel or time limit, holds the reduce back until
+#                        --rerun-failed) or afterany (the reduce runs anyway and reports it "died")
 #   --rerun-failed       resubmit only the tasks that captured nothing (failed, died, never started;
 #                        duplicates while GPUs are missing), read from CAPTURES_ROOT/.tasks, with
 #                        the campaign's settings, and a new reduce after them: a failed task on the
@@ -29,9 +32,9 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 die() { echo "submit_fleet: error: $*" >&2; exit "${2:-1}"; }
-usage() { sed -n '2,27s/^# \{0,1\}//p' "$0"; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
 
-caproot="" gpus="" throttle="" partition="" account="" time_limit="" qos="" fields="" capture_args=""
+caproot="" gpus="" throttle="" reduce_after=ok partition="" account="" time_limit="" qos="" fields="" capture_args=""
 rerun=0 dry=0 capture_args_set=0 fields_set=0
 descs=() sbatch_extra=()
 while (($#)); do
@@ -52,6 +55,7 @@ while (($#)); do
     --fields) need "$@"; fields=$2; fields_set=1; shift 2 ;;
     --capture-args) need "$@"; capture_args=$2; capture_args_set=1; shift 2 ;;
     --sbatch) need "$@"; sbatch_extra+=("$2"); shift 2 ;;
+    --reduce-after) need "$@"; reduce_after=$2; shift 2 ;;
     --rerun-failed) rerun=1; shift ;;
     --dry-run) dry=1; shift ;;
     -h | --help) usage; exit 0 ;;
@@ -62,6 +66,7 @@ done
 [[ -n $caproot ]] || die "--captures-root DIR is required (a folder every node shares)"
 [[ -z $throttle || $throttle =~ ^[1-9][0-9]*$ ]] || die "--throttle must be a positive whole number, not '$throttle'"
 [[ -z $fields || $fields == gpm || $fields == auto ]] || die "--fields must be gpm or auto, not '$fields'"
+[[ $reduce_after == ok || $reduce_after == any ]] || die "--reduce-after must be ok or any, not '$reduce_after'"
 command -v sbatch > /dev/null || ((dry)) || die "sbatch is not on the PATH: run this on a Slurm login node" 2
 mkdir -p "$caproot" || die "cannot create $caproot"
 caproot=$(cd "$caproot" && pwd)
@@ -146,7 +151,7 @@ common+=("${sbatch_extra[@]}")
 logs=$caproot/.logs
 mkdir -p "$logs" "$caproot/.tasks"
 
-if ! ((rerun)); then
+if ! ((rerun || dry)); then
   {
     echo "# wattcal fleet campaign (scripts/slurm/submit_fleet.sh), $(date -u +%FT%TZ)"
     echo "gpus=$gpus"
@@ -195,7 +200,7 @@ for n in "${!groups[@]}"; do
   echo "array $job $spec${where[*]:+ ${where[*]}}"
 done
 deps=$(printf ':%s' "${array_jobs[@]}")
-reduce_job=$(run sbatch "${common[@]}" --dependency="afterok$deps" --kill-on-invalid-dep=no \
+reduce_job=$(run sbatch "${common[@]}" --dependency="after$reduce_after$deps" --kill-on-invalid-dep=no \
   --time="${time_limit:-01:00:00}" --output="$logs/reduce.%j.out" \
   "$ROOT/scripts/slurm/fleet_reduce.sh" "$caproot") || die "sbatch of the reduce failed" 2
 reduce_job=${reduce_job%%;*}
