@@ -14,7 +14,11 @@ BUILD=$(cd "$2" && pwd)
 SLURM=$SRC/scripts/slurm
 start=$(date +%s)
 say() { printf '[slurm_fleet_test %3ds] %s\n' "$(($(date +%s) - start))" "$*"; }
-fail() { say "FAIL: $*" >&2; exit 1; }
+fail() {
+  say "FAIL: $*" >&2
+  if [[ -n ${root:-} && -d $root/.logs ]]; then tail -n 20 "$root"/.logs/reduce.*.out >&2 || true; fi
+  exit 1
+}
 
 if ! "$SLURM/local_cluster.sh" status 2> /dev/null; then
   echo "SKIP: no local Slurm cluster is running (scripts/slurm/local_cluster.sh start; .ci/run starts it)"
@@ -55,12 +59,17 @@ suite='^(idle_sleep|int_add|fp32_fma|fp32_add|fp64_fma|fp16_hfma2|tensor_fp16|te
 # wait_jobs JOB...: until Slurm has none of them queued or running (at most 240 s); prints the
 # most array tasks seen running at once.
 wait_jobs() {
-  local ids most=0 n t
+  local ids most=0 n t out
   ids=$(IFS=,; echo "$*")
   for ((t = 0; t < 960; t++)); do
     n=$(squeue -h -j "$ids" -t RUNNING,COMPLETING -o '%i' 2> /dev/null | grep -c '_' || true)
     ((n > most)) && most=$n
-    [[ -z $(squeue -h -j "$ids" -t PENDING,RUNNING,CONFIGURING,COMPLETING -o %i 2> /dev/null) ]] && { echo "$most"; return 0; }
+    # Done when squeue answers (a busy slurmctld may not: then it prints nothing but fails) with none.
+    if out=$(squeue -h -j "$ids" -t PENDING,RUNNING,CONFIGURING,COMPLETING,SUSPENDED,REQUEUED -o %i 2> /dev/null) &&
+      [[ -z $out ]] && ! scontrol show job -o "$ids" 2> /dev/null | grep -qE 'JobState=(PENDING|RUNNING|CONFIGURING|COMPLETING)'; then
+      echo "$most"
+      return 0
+    fi
     sleep 0.25
   done
   squeue >&2

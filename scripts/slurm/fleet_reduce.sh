@@ -92,12 +92,12 @@ mv -f "$OUT/tasks.csv.tmp" "$OUT/tasks.csv"
 
 : > "$OUT/captures.txt.tmp"
 for u in $(printf '%s\n' "${!seen_uuid[@]}" | sort); do
-  [[ -f $CAPROOT/$u/capture.json ]] && echo "$CAPROOT/$u" >> "$OUT/captures.txt.tmp"
+  if [[ -f $CAPROOT/$u/capture.json ]]; then echo "$CAPROOT/$u" >> "$OUT/captures.txt.tmp"; fi
 done
 mv -f "$OUT/captures.txt.tmp" "$OUT/captures.txt"
 captured=$(wc -l < "$OUT/captures.txt")
 counters_from=$(for d in "$CAPROOT"/.counters/*/; do
-  [[ -f $d/done ]] && echo "$(basename "$d"): $(get uuid "$d/done")"
+  if [[ -f $d/done ]]; then echo "$(basename "$d"): $(get uuid "$d/done")"; fi
 done 2> /dev/null | paste -sd ';' -)
 
 {

@@ -180,7 +180,7 @@ run() {
 # The previous reduce, if it still waits on an array with a failed or killed task, never runs.
 for j in $(setting reduce_jobs); do
   if [[ -n $(squeue -h -j "$j" -t PENDING -o %i 2> /dev/null || true) ]]; then
-    run scancel "$j" > /dev/null && echo "submit_fleet: cancelled reduce $j, which was still waiting" >&2
+    if run scancel "$j" > /dev/null; then echo "submit_fleet: cancelled reduce $j, which was still waiting" >&2; fi
   fi
 done
 
