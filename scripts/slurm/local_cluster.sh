@@ -67,11 +67,12 @@ write_config() {
   mkdir -p "$DIR/state" "$DIR/spool" "$DIR/log" "$DIR/munge"
   # Slurm's GPU plugin wants character devices (a plain file is refused: "not a valid character
   # or block device"): nodes of the NVIDIA driver's major number 195, made with mknod (root in a
-  # container may); where mknod is refused, links to /dev/null, which Slurm accepts as well.
+  # container may); where mknod is refused (or WATTCAL_SLURM_NO_MKNOD is set), links to /dev/null,
+  # which Slurm accepts as well (tried: it still numbers the GPUs 0..N-1 by gres.conf's order).
   for ((i = 0; i < n; i++)); do
     if [[ ! -c $DIR/gpu$i ]]; then
       rm -f "$DIR/gpu$i"
-      mknod "$DIR/gpu$i" c 195 "$i" 2> /dev/null || ln -s /dev/null "$DIR/gpu$i"
+      if [[ -n ${WATTCAL_SLURM_NO_MKNOD:-} ]] || ! mknod "$DIR/gpu$i" c 195 "$i" 2> /dev/null; then ln -s /dev/null "$DIR/gpu$i"; fi
     fi
   done
   cat > "$DIR/slurm.conf" << EOF
