@@ -96,6 +96,7 @@ state_of() { sed -n 's/^state=//p' "$root/.tasks/$1"; }
 say "campaign: 4 GPUs, throttle 2, GPU 1 ($bad_uuid) fails to start NVML"
 submit --gpus 4 --throttle 2 --gpu "$SRC/microbench_specs/gpus/h100_sxm.json" \
   --gpu "$SRC/microbench_specs/gpus/fields/h100_sxm_gpm.json" --fields gpm --time 00:10:00 \
+  --fleet-args '--settle-ms 50 --bootstrap 10' \
   --capture-args "--seconds 0.3 --gap-ms 60 --idle-s 0.3 --sample-ms 5 --only '$suite'"
 most=$(wait_jobs "${arrays[@]}" "$reduce")
 say "campaign finished: at most $most tasks ran at once"

@@ -18,7 +18,7 @@
 #   captures.txt       the capture folders, one per line (the GPUs captured)
 #   tasks_report.txt   the counts and every task that captured nothing, named with its reason
 #   fleet/             wattcal-fleet --captures-from captures.txt --gpu DESC... --out fleet/
-#                      (fleet.csv, index.html)
+#                      (fleet.csv, index.html), with the campaign's --fleet-args
 # The campaign's settings (number of GPUs, descriptions) come from CAPTURES_ROOT/.campaign, which
 # submit_fleet.sh writes. Exit status: 0 every GPU asked for is captured and the fleet report is
 # written; 3 the report is written but GPUs are missing (named in tasks_report.txt) or were not
@@ -124,6 +124,10 @@ fi
 ((captured > 0)) || die "no GPU was captured: no fleet report (see $OUT/tasks_report.txt)" 2
 gpu_args=()
 for d in "${descs[@]}"; do gpu_args+=(--gpu "$d"); done
+# The campaign's --fleet-args (WATTCAL_FLEET_ARGS when given).
+fleet_args=()
+eval "fleet_args=(${WATTCAL_FLEET_ARGS-$(setting fleet_args)})"
+gpu_args+=("${fleet_args[@]}")
 rm -rf "$OUT/fleet"
 echo "fleet_reduce: $FLEET --captures-from $OUT/captures.txt ${gpu_args[*]} --out $OUT/fleet" >&2
 set +e

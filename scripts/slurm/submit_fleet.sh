@@ -16,6 +16,7 @@
 #                        the reduce's --gpu
 #   --fields gpm|auto    also record NVML GPM fields (auto: where the GPU has them)
 #   --capture-args "..." more wattcal-capture options for every task
+#   --fleet-args "..."   more wattcal-fleet options for the reduce, e.g. "--threads 8"
 #   --sbatch ARG         one more sbatch option for both jobs (repeatable), e.g. --sbatch=--constraint=h100
 #   --reduce-after ok|any  the reduce's dependency on the array: afterok (default: a task that
 #                        Slurm itself killed, scancel or time limit, holds the reduce back until
@@ -35,7 +36,7 @@ die() { echo "submit_fleet: error: $*" >&2; exit "${2:-1}"; }
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
 
 caproot="" gpus="" throttle="" reduce_after=ok partition="" account="" time_limit="" qos="" fields="" capture_args=""
-rerun=0 dry=0 capture_args_set=0 fields_set=0
+fleet_args="" rerun=0 dry=0 capture_args_set=0 fields_set=0 fleet_args_set=0
 descs=() sbatch_extra=()
 while (($#)); do
   arg=$1
@@ -54,6 +55,7 @@ while (($#)); do
     --gpu) need "$@"; descs+=("$2"); shift 2 ;;
     --fields) need "$@"; fields=$2; fields_set=1; shift 2 ;;
     --capture-args) need "$@"; capture_args=$2; capture_args_set=1; shift 2 ;;
+    --fleet-args) need "$@"; fleet_args=$2; fleet_args_set=1; shift 2 ;;
     --sbatch) need "$@"; sbatch_extra+=("$2"); shift 2 ;;
     --reduce-after) need "$@"; reduce_after=$2; shift 2 ;;
     --rerun-failed) rerun=1; shift ;;
@@ -81,6 +83,7 @@ if ((rerun)); then
   ((${#descs[@]})) || read -r -a descs <<< "$(setting descriptions)"
   ((fields_set)) || fields=$(setting fields)
   ((capture_args_set)) || capture_args=$(setting capture_args)
+  ((fleet_args_set)) || fleet_args=$(setting fleet_args)
   # Jobs of the campaign still queued or running: rerunning now would run a task twice.
   for j in $(setting jobs); do
     if [[ -n $(squeue -h -j "$j" -t "$LIVE" -o %i 2> /dev/null || true) ]]; then
@@ -158,6 +161,7 @@ if ! ((rerun || dry)); then
     echo "descriptions=${descs[*]}"
     echo "fields=$fields"
     echo "capture_args=$capture_args"
+    echo "fleet_args=$fleet_args"
     echo "wattcal_root=$ROOT"
   } > "$CAMPAIGN"
 fi
@@ -166,6 +170,7 @@ export WATTCAL_ROOT=$ROOT
 export GPU_DESCRIPTIONS="${descs[*]}"
 export WATTCAL_FIELDS=$fields
 export WATTCAL_CAPTURE_ARGS=$capture_args
+export WATTCAL_FLEET_ARGS=$fleet_args
 
 run() {
   if ((dry)); then
