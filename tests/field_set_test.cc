@@ -85,6 +85,18 @@ TEST(FieldSet, DcgmGpmAndNcuEquivalentHaveOneLayout) {
   }
 }
 
+// The fleet reduce matches a field set to a capture's GPU by the GPU its name names.
+TEST(FieldSet, ItsNameNamesItsGpuWithoutTheSourceWords) {
+  const FieldSet gpm = ReadFieldSet(kFieldsDir + "/h100_sxm_gpm.json");
+  EXPECT_EQ(FieldSetGpuName(gpm), "h100-sxm");
+  EXPECT_EQ(FieldSetGpuName(ReadFieldSet(kFieldsDir + "/h200_sxm_dcgm.json")), "h200-sxm");
+  EXPECT_EQ(FieldSetGpuName(ReadFieldSet(kFieldsDir + "/v100_pcie_dcgm.json")), "v100-pcie");
+  GpuDescription d;
+  d.name = FieldSetGpuName(gpm);
+  EXPECT_TRUE(DescriptionDescribes(d, "NVIDIA H100 80GB HBM3"));
+  EXPECT_FALSE(DescriptionDescribes(d, "NVIDIA H200"));
+}
+
 TEST(FieldSet, UtilisationsFromRatiosPercentsAndRates) {
   FieldSet set;
   set.name = "t";

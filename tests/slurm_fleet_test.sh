@@ -94,8 +94,11 @@ state_of() { sed -n 's/^state=//p' "$root/.tasks/$1"; }
 
 # 1. The campaign: 4 tasks, 2 at once, GPU 1 broken.
 say "campaign: 4 GPUs, throttle 2, GPU 1 ($bad_uuid) fails to start NVML"
-submit --gpus 4 --throttle 2 --gpu "$SRC/microbench_specs/gpus/h100_sxm.json" \
-  --gpu "$SRC/microbench_specs/gpus/fields/h100_sxm_gpm.json" --fields gpm --time 00:10:00 \
+# The reduce takes the first description that describes a GPU: the GPM field set (the simulated
+# GPUs' fields follow their simulated load; the stand-in ncu's counters are made up). The ncu
+# description gives the counters run its metrics.
+submit --gpus 4 --throttle 2 --gpu "$SRC/microbench_specs/gpus/fields/h100_sxm_gpm.json" \
+  --gpu "$SRC/microbench_specs/gpus/h100_sxm.json" --fields gpm --time 00:10:00 \
   --fleet-args '--settle-ms 50 --bootstrap 10' \
   --capture-args "--seconds 0.3 --gap-ms 60 --idle-s 0.3 --sample-ms 5 --only '$suite'"
 most=$(wait_jobs "${arrays[@]}" "$reduce")
@@ -145,6 +148,15 @@ if [[ -x $fleet ]]; then
   csv=$root/reports/$reduce/fleet/fleet.csv
   [[ -f $csv && -f $root/reports/$reduce/fleet/index.html ]] || fail "no fleet report: $(cat "$root"/.logs/reduce."$reduce".out)"
   for u in "${uuids[@]}"; do grep -q "^$u," "$csv" || fail "$csv has no row for GPU $u"; done
+  # Every GPU reduced, each with the idle power its simulated GPU draws (sim_gpus.conf: they differ).
+  while read -r _ u idle_w _; do
+    got=$(awk -F, -v u="$u" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+      $1 == u { print $col["status"], $col["idle_w"] }' "$csv")
+    read -r status got_idle <<< "$got"
+    [[ $status == ok ]] || fail "GPU $u was not reduced ($status): $(grep "^$u," "$csv")"
+    awk -v a="$got_idle" -v b="$idle_w" 'BEGIN { exit !(a - b < 0.5 && b - a < 0.5) }' ||
+      fail "GPU $u: idle_w $got_idle in fleet.csv, its simulated GPU draws $idle_w W"
+  done < <(grep -v '^#' "$sim_conf")
   say "fleet.csv: $(cut -d, -f1,4 "$csv" | tail -n +2 | tr '\n' ' ')"
 fi
 out=$("$SLURM/submit_fleet.sh" --captures-root "$root" --rerun-failed 2>&1)

@@ -37,7 +37,7 @@ std::vector<FleetDescription> ReadFleetDescriptions(const std::vector<std::strin
     d.path = p;
     if (IsFieldSetFile(p)) {
       d.field_set = true;
-      d.gpu.name = ReadFieldSet(p).name;
+      d.gpu.name = FieldSetGpuName(ReadFieldSet(p));
       d.gpu.path = p;
     } else {
       d.gpu = ReadGpuDescription(p);

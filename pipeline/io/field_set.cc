@@ -9,6 +9,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "util/errors.h"
 #include "util/json_file.h"
@@ -339,6 +340,17 @@ FieldSet ReadFieldSet(const std::string& path) {
   FieldSet set = FieldSetReader(path).Read(ParseJsonText(path, ReadFileText(path, "field set")));
   set.path = path;
   return set;
+}
+
+std::string FieldSetGpuName(const FieldSet& set) {
+  static const std::set<std::string> kSourceWords = {"gpm", "dcgm", "from", "ncu", "instr"};
+  std::string out;
+  std::stringstream words(set.name);
+  for (std::string w; std::getline(words, w, '-');) {
+    if (w.empty() || kSourceWords.count(w) > 0) continue;
+    out += (out.empty() ? "" : "-") + w;
+  }
+  return out;
 }
 
 bool IsFieldSetFile(const std::string& path) {

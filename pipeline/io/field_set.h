@@ -99,6 +99,10 @@ struct FieldSet {
 // file may be names, dmon tags or ids (FindKnownField); they are stored canonical.
 FieldSet ReadFieldSet(const std::string& path);
 
+// The GPU a field set's name names, its source words left out ("h100-sxm-gpm" -> "h100-sxm",
+// "h200-sxm-dcgm" -> "h200-sxm"), for io/gpu_description.h DescriptionDescribes.
+std::string FieldSetGpuName(const FieldSet& set);
+
 // Whether the JSON file at `path` is a field set rather than an ncu GPU description: an object
 // with a "source" key (io/gpu_description.h's descriptions have none). Throws InputError when the
 // file is not JSON.
