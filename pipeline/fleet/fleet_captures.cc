@@ -36,8 +36,8 @@ std::vector<FleetDescription> ReadFleetDescriptions(const std::vector<std::strin
     FleetDescription d;
     d.path = p;
     if (IsFieldSetFile(p)) {
-      d.field_set = true;
-      d.gpu.name = FieldSetGpuName(ReadFieldSet(p));
+      d.fields = ReadFieldSet(p);
+      d.gpu.name = FieldSetGpuName(*d.fields);
       d.gpu.path = p;
     } else {
       d.gpu = ReadGpuDescription(p);

@@ -19,10 +19,12 @@
 // A capture without a UUID is a GPU of its own, named by its directory.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ingest/capture_gpu.h"
+#include "io/field_set.h"
 #include "io/gpu_description.h"
 
 namespace wattcal {
@@ -35,9 +37,10 @@ const char* FleetStatusName(FleetStatus status);
 // One --gpu description: an ncu GPU description or a field set (read through its name only here).
 struct FleetDescription {
   std::string path;
-  // The description (a field set's: its name only, for matching).
+  // The description (a field set's: the GPU its name names, for matching).
   GpuDescription gpu;
-  bool field_set = false;
+  // The field set, read once, when the file is one (its captures are read through it).
+  std::optional<FieldSet> fields;
 };
 
 // Reads each --gpu file (InputError as ReadGpuDescription / ReadFieldSet).

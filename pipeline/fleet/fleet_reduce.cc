@@ -50,7 +50,7 @@ std::shared_ptr<const CaptureCounters> LendingGpu(
     const std::vector<std::string>& only, std::vector<FleetGpu>* gpus, std::vector<bool>* done) {
   for (int i : members) {
     FleetGpu& g = (*gpus)[i];
-    if (!g.member.has_counters || d.field_set) continue;
+    if (!g.member.has_counters || d.fields) continue;
     CaptureReport ingested;
     FitOne(d, nullptr, options, only, &g, &ingested);
     (*done)[i] = true;
@@ -72,7 +72,7 @@ void FitMembers(const FleetDescription& d, const std::vector<int>& members,
   for (int k = 0; k < n; ++k) {
     FleetGpu& g = (*gpus)[members[k]];
     if (done[members[k]]) {
-    } else if (!g.member.has_counters && !lent && !d.field_set) {
+    } else if (!g.member.has_counters && !lent && !d.fields) {
       g.member.status = FleetStatus::kFailed;
       g.member.message = fmt::format(
           "no counters: its captures have none (no ncu_raw.csv, no ncu/) and no GPU of its model "

@@ -7,7 +7,6 @@
 #include <set>
 
 #include "crossval/cross_validation.h"
-#include "io/field_set.h"
 #include "usecases/calibration.h"
 #include "util/errors.h"
 #include "util/nan.h"
@@ -44,7 +43,7 @@ CaptureReport Ingest(const std::vector<std::string>& captures, const FleetDescri
                      std::shared_ptr<const CaptureCounters> lent, const FleetFitOptions& options) {
   CaptureOptions capture = options.capture;
   capture.counters_from = lent;
-  if (d.field_set) return IngestCaptures(captures, ReadFieldSet(d.path), capture);
+  if (d.fields) return IngestCaptures(captures, *d.fields, capture);
   // Borrowed counters are read through the description they were read with (its optional
   // components resolved as on the lending GPU).
   return IngestCaptures(captures, lent ? lent->gpu : d.gpu, capture);
