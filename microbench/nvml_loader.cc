@@ -268,9 +268,14 @@ PowerSample Nvml::Read() {
       }
     }
   }
+  // The sample's time is its energy reading's (the midpoint of that one call), since windows take
+  // their energy from it; stamped after the clock, temperature and limit queries below, it would
+  // carry their latency, and any delay of the thread between them, into every energy difference.
+  const int64_t before_us = NowUs();
   if (a.GetTotalEnergyConsumption != nullptr && a.GetTotalEnergyConsumption(device_, &ull) == NVML_SUCCESS) {
     s.energy_mj = static_cast<int64_t>(ull);
   }
+  s.timestamp_us = before_us + (NowUs() - before_us) / 2;
   if (a.GetClockInfo != nullptr) {
     if (a.GetClockInfo(device_, NVML_CLOCK_SM, &u) == NVML_SUCCESS) s.sm_clock_mhz = u;
     if (a.GetClockInfo(device_, NVML_CLOCK_MEM, &u) == NVML_SUCCESS) s.mem_clock_mhz = u;
@@ -285,7 +290,6 @@ PowerSample Nvml::Read() {
   if (a.GetEnforcedPowerLimit != nullptr && a.GetEnforcedPowerLimit(device_, &u) == NVML_SUCCESS) {
     s.power_limit_mw = u;
   }
-  s.timestamp_us = NowUs();
   return s;
 }
 

@@ -148,18 +148,21 @@ if [[ -x $fleet ]]; then
   csv=$root/reports/$reduce/fleet/fleet.csv
   [[ -f $csv && -f $root/reports/$reduce/fleet/index.html ]] || fail "no fleet report: $(cat "$root"/.logs/reduce."$reduce".out)"
   for u in "${uuids[@]}"; do grep -q "^$u," "$csv" || fail "$csv has no row for GPU $u"; done
-  # Every GPU reduced, each with the idle power its simulated GPU draws (sim_gpus.conf: 78 to 82 W,
-  # so the GPUs differ). A busy machine lets a little of a benchmark's power into an idle window (up
-  # to +0.6 W seen under CI's load), never less: each is held to [-0.5, +3] W of its own.
+  # Every GPU reduced, each with the idle power its simulated GPU draws (sim_gpus.conf: 70 to 94 W,
+  # 6 W apart). The stand-in NVML integrates its energy at the moments it is asked, so a loaded
+  # machine moves an idle window's mean either way (-0.36 to +0.76 W seen with four busy loops on
+  # 2 cores): each is held within 2 W of its own power, nearer it than to any other GPU's.
+  idles=""
   while read -r _ u idle_w _; do
     got=$(awk -F, -v u="$u" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
       $1 == u { print $col["status"], $col["idle_w"] }' "$csv")
     read -r status got_idle <<< "$got"
     [[ $status == ok ]] || fail "GPU $u was not reduced ($status): $(grep "^$u," "$csv")"
-    awk -v a="$got_idle" -v b="$idle_w" 'BEGIN { exit !(a - b > -0.5 && a - b < 3) }' ||
+    awk -v a="$got_idle" -v b="$idle_w" 'BEGIN { exit !(a - b > -2 && a - b < 2) }' ||
       fail "GPU $u: idle_w $got_idle in fleet.csv, its simulated GPU draws $idle_w W"
+    idles+="${u: -1}: $got_idle W (draws $idle_w); "
   done < <(grep -v '^#' "$sim_conf")
-  say "fleet.csv: $(cut -d, -f1,4 "$csv" | tail -n +2 | tr '\n' ' ')"
+  say "fleet.csv: every GPU ok, idle ${idles%; }"
 fi
 out=$("$SLURM/submit_fleet.sh" --captures-root "$root" --rerun-failed 2>&1)
 [[ $out == *"nothing to rerun"* ]] || fail "a third --rerun-failed should have nothing to do: $out"

@@ -47,16 +47,17 @@ install_packages() {
   } || die "apt-get install ${missing[*]} failed (see $DIR/apt.log)"
 }
 
-# sim_gpus.conf: index uuid idle_w load_w seed fault. GPUs of one model differ a few per cent in
-# idle and load power (made up, seeded by the index); fault is "-" or "fail_init" (the stand-in
-# NVML fails to start: a GPU whose driver is broken).
+# sim_gpus.conf: index uuid idle_w load_w seed fault. GPUs of one model differ in idle power (70 to
+# 94 W, 6 W apart: the two real H100s differ by 45 W) and a few per cent in load power (made up,
+# seeded by the index); fault is "-" or "fail_init" (the stand-in NVML fails to start: a GPU whose
+# driver is broken).
 write_sim_gpus() {
   local n=$1 i
   {
     echo "# index uuid idle_w load_w seed fault (scripts/slurm/local_cluster.sh)"
     for ((i = 0; i < n; i++)); do
       printf '%d GPU-5157a1ed-0000-4000-8000-%012d %.1f %.1f %d -\n' "$i" "$i" \
-        "$(awk -v i="$i" 'BEGIN { print 78 + 4 * ((i * 37) % 5) / 4 }')" \
+        "$(awk -v i="$i" 'BEGIN { print 70 + 6 * ((i * 37) % 5) }')" \
         "$(awk -v i="$i" 'BEGIN { print 290 + 20 * ((i * 53) % 7) / 6 }')" "$((1000 + i))"
     done
   } > "$DIR/sim_gpus.conf"
