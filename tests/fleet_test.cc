@@ -119,9 +119,10 @@ TEST(FleetGrouping, EachFailureKindGetsItsStatusAndTheOthersStay) {
   const std::string h200 = FakeCapture(d + "/h200", "NVIDIA H200", "GPU-2", {"x"});
   const std::string died = FakeCapture(d + "/died", "NVIDIA H100 80GB HBM3", "GPU-3", {"x"}, true);
   fs::create_directories(d + "/empty");
-  const std::vector<FleetMember> m =
-      GroupCaptures({good, rerun, h200, died, d + "/empty", d + "/missing"}, H100Only());
-  ASSERT_EQ(m.size(), 6u);
+  std::ofstream(d + "/a_file") << "not a capture\n";
+  const std::vector<FleetMember> m = GroupCaptures(
+      {good, rerun, h200, died, d + "/empty", d + "/missing", d + "/a_file"}, H100Only());
+  ASSERT_EQ(m.size(), 7u);
   EXPECT_EQ(m[0].status, FleetStatus::kOk);
   EXPECT_EQ(m[0].captures, std::vector<std::string>{good});
   // The rest in the order given.
@@ -134,7 +135,9 @@ TEST(FleetGrouping, EachFailureKindGetsItsStatusAndTheOthersStay) {
   EXPECT_NE(m[3].message.find("idle_after"), std::string::npos) << m[3].message;
   EXPECT_EQ(m[4].status, FleetStatus::kEmpty);
   EXPECT_EQ(m[5].status, FleetStatus::kEmpty);
-  EXPECT_NE(m[5].message.find("not a directory"), std::string::npos) << m[5].message;
+  EXPECT_NE(m[5].message.find("does not exist"), std::string::npos) << m[5].message;
+  EXPECT_EQ(m[6].status, FleetStatus::kEmpty);
+  EXPECT_NE(m[6].message.find("not a directory"), std::string::npos) << m[6].message;
 }
 
 TEST(FleetGrouping, AFileCutWhileWrittenIsIncomplete) {

@@ -118,7 +118,10 @@ ScannedCapture Scan(const std::string& dir_in, size_t given,
   const std::string windows_csv = c.dir + "/windows.csv";
   if (!fs::is_directory(c.dir)) {
     c.status = FleetStatus::kEmpty;
-    c.message = c.dir + ": not a directory";
+    c.message =
+        fs::exists(c.dir)
+            ? c.dir + ": not a directory (a capture is the directory wattcal-capture --out wrote)"
+            : c.dir + ": does not exist (the task that should have written it never did)";
     return c;
   }
   if (!fs::is_regular_file(windows_csv)) {
