@@ -42,6 +42,36 @@ TEST(ResultsCheck, FindsWithinDiffersAndMissing) {
   EXPECT_EQ(CheckFigures(ReadExpectedFigures(expected), dir + "/reports", {"b"}).size(), 1u);
 }
 
+TEST(ResultsCheck, ReadsACsvTablesCellByItsRowsFirstColumnAndItsColumnName) {
+  const std::string dir = ScratchDir();
+  boost::filesystem::create_directories(dir + "/reports/f");
+  WriteFile(dir + "/reports/f/fleet.csv",
+            "uuid,status,message,idle_w\n"
+            "GPU-1,ok,\"a, quoted message\",71.91\n"
+            "GPU-2,failed,no fit,\n"
+            "a/b,ok,,3\n");
+  const std::string expected = WriteFile(dir + "/expected.csv",
+                                         "run,file,pointer,expected,tolerance,reference\n"
+                                         "f,fleet.csv,/GPU-1/idle_w,71.9,0.05,x\n"
+                                         "f,fleet.csv,/GPU-1/idle_w,70,0.05,x\n"
+                                         "f,fleet.csv,/GPU-2/idle_w,0,1,empty cell\n"
+                                         "f,fleet.csv,/GPU-1/status,0,1,not a number\n"
+                                         "f,fleet.csv,/GPU-3/idle_w,0,1,no such row\n"
+                                         "f,fleet.csv,/GPU-1/static_w,0,1,no such column\n"
+                                         "f,fleet.csv,/GPU-1,0,1,no column named\n"
+                                         "f,fleet.csv,/a~1b/idle_w,3,0,escaped slash\n"
+                                         "f,none.csv,/GPU-1/idle_w,0,1,no such file\n");
+  const std::vector<CheckedFigure> c =
+      CheckFigures(ReadExpectedFigures(expected), dir + "/reports", {});
+  ASSERT_EQ(c.size(), 9u);
+  EXPECT_TRUE(c[0].found && c[0].within);
+  EXPECT_DOUBLE_EQ(c[0].obtained, 71.91);
+  EXPECT_TRUE(c[1].found && !c[1].within);
+  for (int i = 2; i <= 6; ++i) EXPECT_FALSE(c[i].found) << c[i].expected.reference;
+  EXPECT_TRUE(c[7].found && c[7].within);
+  EXPECT_FALSE(c[8].found);
+}
+
 TEST(ResultsCheck, BadExpectedFileNamesLineAndField) {
   const std::string dir = ScratchDir();
   const std::string path = WriteFile(dir + "/e.csv",

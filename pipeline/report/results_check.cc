@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +14,61 @@
 #include "util/json_file.h"
 
 namespace wattcal {
+namespace {
+
+// A JSON pointer's reference tokens, unescaped (~1 is '/', ~0 is '~'; RFC 6901).
+std::vector<std::string> PointerTokens(const std::string& pointer) {
+  std::vector<std::string> tokens;
+  size_t at = 1;
+  while (at <= pointer.size()) {
+    const size_t end = std::min(pointer.find('/', at), pointer.size());
+    std::string t = pointer.substr(at, end - at);
+    for (size_t i = 0; (i = t.find('~', i)) != std::string::npos; ++i) {
+      if (i + 1 < t.size() && (t[i + 1] == '0' || t[i + 1] == '1'))
+        t.replace(i, 2, t[i + 1] == '1' ? "/" : "~");
+    }
+    tokens.push_back(t);
+    at = end + 1;
+  }
+  return tokens;
+}
+
+// A CSV table's number: the pointer /<first column's value>/<column name> (fleet.csv's
+// /GPU-1e00b39f-.../idle_w). Unset when the file, the row, the column or a number is missing.
+std::optional<double> CsvCell(const std::string& path, const std::string& pointer) {
+  const std::vector<std::string> tokens = PointerTokens(pointer);
+  if (tokens.size() != 2) return std::nullopt;
+  try {
+    CsvReader reader(path, CsvReader::Options{});
+    std::vector<std::string> header, fields;
+    if (!reader.Next(&header)) return std::nullopt;
+    const auto column = std::find(header.begin(), header.end(), tokens[1]);
+    if (column == header.end()) return std::nullopt;
+    const size_t c = static_cast<size_t>(column - header.begin());
+    while (reader.Next(&fields)) {
+      if (fields.empty() || fields[0] != tokens[0] || c >= fields.size()) continue;
+      char* end = nullptr;
+      const double v = std::strtod(fields[c].c_str(), &end);
+      if (fields[c].empty() || *end != '\0' || !std::isfinite(v)) return std::nullopt;
+      return v;
+    }
+  } catch (const InputError&) {
+  }
+  return std::nullopt;
+}
+
+std::optional<double> JsonNumber(const std::string& path, const std::string& pointer) {
+  const nlohmann::json j = ReadJsonFileOrDiscarded(path);
+  if (j.is_discarded()) return std::nullopt;
+  try {
+    const nlohmann::json::json_pointer p(pointer);
+    if (j.contains(p) && j.at(p).is_number()) return j.at(p).get<double>();
+  } catch (const nlohmann::json::exception&) {
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::vector<ExpectedFigure> ReadExpectedFigures(const std::string& path) {
   CsvReader::Options options;
@@ -55,17 +112,13 @@ std::vector<CheckedFigure> CheckFigures(const std::vector<ExpectedFigure>& expec
     }
     CheckedFigure c;
     c.expected = e;
-    const nlohmann::json j = ReadJsonFileOrDiscarded(reports_dir + "/" + e.run + "/" + e.file);
-    if (!j.is_discarded()) {
-      try {
-        const nlohmann::json::json_pointer pointer(e.pointer);
-        if (j.contains(pointer) && j.at(pointer).is_number()) {
-          c.found = true;
-          c.obtained = j.at(pointer).get<double>();
-          c.within = std::abs(c.obtained - e.expected) <= e.tolerance;
-        }
-      } catch (const nlohmann::json::exception&) {
-      }
+    const std::string path = reports_dir + "/" + e.run + "/" + e.file;
+    const bool csv = path.size() > 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
+    const std::optional<double> v = csv ? CsvCell(path, e.pointer) : JsonNumber(path, e.pointer);
+    if (v) {
+      c.found = true;
+      c.obtained = *v;
+      c.within = std::abs(c.obtained - e.expected) <= e.tolerance;
     }
     out.push_back(c);
   }
