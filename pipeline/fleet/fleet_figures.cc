@@ -40,6 +40,14 @@ void WriteTermSpreadFigure(const std::vector<FleetTerm>& terms, const std::strin
     tics += fmt::format("{}{} {}", t ? ", " : "", GnuplotString(term.name), t);
   }
   const int width = std::max(800, static_cast<int>(60 * terms.size()));
+  // Past a few dozen GPUs a term's error bars merge into one block: the intervals are then drawn
+  // as thin translucent lines, the estimates as small opaque dots over them, so a fleet of 1,000
+  // shows each term's sorted curve, its interval band, and its outliers on top.
+  size_t most = 0;
+  for (const FleetTerm& term : terms) most = std::max(most, term.values.size());
+  const bool dense = most > 40;
+  const std::string colour = SeriesColour(0), outlier_colour = SeriesColour(1);
+  const std::string translucent = "#C0" + colour.substr(1);  // gnuplot's #AARRGGBB
   auto body = [&](gnuplotio::Gnuplot* gp) {
     *gp << "reset\n";
     if (!normal.empty()) *gp << "$normal << EOD\n" << normal << "EOD\n";
@@ -55,13 +63,25 @@ void WriteTermSpreadFigure(const std::vector<FleetTerm>& terms, const std::strin
     *gp << "set key top left Left reverse nobox samplen 1.5 font ',11'\n";
     *gp << "set bmargin 7\n";
     *gp << "plot NaN notitle";
-    if (!normal.empty()) {
-      *gp << ", $normal using 1:2:3:4 with yerrorbars pt 7 ps 0.5 lc rgb '" << SeriesColour(0)
-          << "' title 'GPU (95% interval)'";
-    }
-    if (!outlying.empty()) {
-      *gp << ", $outlying using 1:2:3:4 with yerrorbars pt 5 ps 0.8 lc rgb '" << SeriesColour(1)
-          << "' title 'outlier'";
+    if (dense) {
+      if (!normal.empty()) {
+        *gp << ", $normal using 1:3:(0):($4-$3) with vectors nohead lw 0.5 lc rgb '" << translucent
+            << "' title '95% interval', $normal using 1:2 with points pt 7 ps 0.25 lc rgb '#08306b'"
+            << " title 'GPU'";
+      }
+      if (!outlying.empty()) {
+        *gp << ", $outlying using 1:2 with points pt 5 ps 0.6 lc rgb '" << outlier_colour
+            << "' title 'outlier'";
+      }
+    } else {
+      if (!normal.empty()) {
+        *gp << ", $normal using 1:2:3:4 with yerrorbars pt 7 ps 0.5 lc rgb '" << colour
+            << "' title 'GPU (95% interval)'";
+      }
+      if (!outlying.empty()) {
+        *gp << ", $outlying using 1:2:3:4 with yerrorbars pt 5 ps 0.8 lc rgb '" << outlier_colour
+            << "' title 'outlier'";
+      }
     }
     *gp << "\n";
   };

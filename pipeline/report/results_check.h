@@ -8,8 +8,8 @@
 namespace wattcal {
 
 struct ExpectedFigure {
-  std::string run;      // folder under the reports directory
-  std::string file;     // JSON or CSV file inside it
+  std::string run;   // folder under the reports directory
+  std::string file;  // JSON or CSV file inside it
   // JSON pointer to the number, e.g. /mape_pct; in a CSV file (a table whose first column names
   // its rows) /<first column's value>/<column name>, e.g. /GPU-1e00b39f-.../idle_w.
   std::string pointer;
