@@ -91,7 +91,8 @@ if ((rerun)); then
     fi
   done
 else
-  [[ $gpus =~ ^[1-9][0-9]*$ ]] || die "--gpus N (the number of GPUs, one array task each) is required"
+  [[ -n $gpus ]] || die "--gpus N (the number of GPUs, one array task each) is required"
+  [[ $gpus =~ ^[1-9][0-9]*$ ]] || die "--gpus must be a positive whole number (one array task per GPU), not '$gpus'"
   if [[ -f $CAMPAIGN ]]; then
     die "$caproot holds a campaign already ($CAMPAIGN): give a new --captures-root, or --rerun-failed"
   fi
