@@ -208,6 +208,46 @@ TEST_F(FleetEndToEnd, LentCountersAreTheLendersUtilisations) {
                             {"int_sub", "no counters", "GPU-f1ee7000-0000-0000-0000-000000000000"});
 }
 
+// A copy of GPU k's capture at `dir` whose capture.json names no UUID.
+std::string WithoutUuid(const std::string& from, const std::string& dir) {
+  fs::copy(from, dir, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  std::string json = ReadFile(dir + "/capture.json");
+  const size_t at = json.find("\"uuid\": \"GPU-");
+  json.erase(at, json.find('"', at + 9) + 1 - at);  // "uuid": "GPU-..." -> nothing
+  json.erase(json.rfind(',', at), 1);               // and the comma before it
+  fs::remove(dir + "/capture.json");
+  WriteFile(dir + "/capture.json", json);
+  return dir;
+}
+
+TEST_F(FleetEndToEnd, CapturesThatNameNoUuidAreEachAGpuNamedByTheirDirectory) {
+  const std::string d = testing::ScratchDir();
+  const std::string lender = WithoutUuid(Gpu(0), d + "/no_uuid_lender");
+  const std::string a = WithoutUuid(Gpu(1), d + "/no_uuid_a");
+  const std::string b = WithoutUuid(Gpu(1), d + "/no_uuid_b");
+  const testing::CommandResult r = testing::RunStage(
+      "wattcal-fleet", {"--capture", lender, "--capture", a, "--capture", b, "--capture", Gpu(2),
+                        "--gpu", kH100, "--bootstrap", "5", "--out", d + "/out"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto rows = ReadFleetCsv(d + "/out/fleet.csv");
+  ASSERT_EQ(rows.size(), 4u);  // two captures of one GPU's data, but no UUID says so: two GPUs
+  std::map<std::string, std::string> counters_of;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("status"), "ok") << row.at("message");
+    counters_of[row.at("captures")] = row.at("counters_from");
+  }
+  // Whose counters: the lender by its directory, as it recorded no UUID.
+  for (const std::string& c : {lender, a, b, Gpu(2)}) EXPECT_EQ(counters_of[c], lender) << c;
+  // The cross-prediction table names each GPU apart: its UUID or its directory, never "".
+  const std::string cross = ReadFile(d + "/out/cross_prediction.csv");
+  for (const std::string& c : {lender, a, b})
+    EXPECT_NE(cross.find("," + c + "," + Gpu(2).substr(Gpu(2).rfind('/') + 1) + ","),
+              std::string::npos)
+        << c << "\n"
+        << cross;
+  EXPECT_EQ(cross.find(",,"), std::string::npos) << cross;
+}
+
 TEST_F(FleetEndToEnd, RecoversTheVariationAndNamesEveryFailure) {
   const std::string d = testing::ScratchDir();
   // Another model: GPU 2's capture relabelled as an H200.

@@ -244,6 +244,10 @@ void GroupOneGpu(std::vector<ScannedCapture*> of_uuid, std::vector<FleetMember>*
 
 }  // namespace
 
+std::string FleetMemberName(const FleetMember& m) {
+  return m.uuid.empty() && !m.captures.empty() ? m.captures.front() : m.uuid;
+}
+
 std::vector<FleetMember> GroupCaptures(const std::vector<std::string>& dirs,
                                        const std::vector<FleetDescription>& descriptions) {
   std::vector<ScannedCapture> scanned;

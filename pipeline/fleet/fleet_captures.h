@@ -48,7 +48,7 @@ std::vector<FleetDescription> ReadFleetDescriptions(const std::vector<std::strin
 
 // One GPU of the fleet, or one capture that is no GPU of it (status not ok, `model` may be -1).
 struct FleetMember {
-  std::string uuid;  // "" when the capture names none (then `name` is the directory)
+  std::string uuid;  // "" when the capture names none (FleetMemberName: its directory)
   std::string name;  // the product name, "" when unknown
   int model = -1;    // index of its description, -1 when none
   // Its capture directories, in the order given.
@@ -61,6 +61,10 @@ struct FleetMember {
   FleetStatus status = FleetStatus::kOk;
   std::string message;
 };
+
+// How the fleet's tables and report name a member: its UUID, or its first capture directory when
+// its capture.json names none (two such captures are two GPUs, never one "").
+std::string FleetMemberName(const FleetMember& m);
 
 // The members: GPUs sorted by model, then UUID (then first directory), then the rejected captures
 // in the order given; deterministic for any order of equal inputs within a GPU.

@@ -147,7 +147,7 @@ FleetResult ReduceFleet(const std::vector<std::string>& captures,
     for (int i : members) {
       if (r.gpus[i].member.status == FleetStatus::kOk) m.gpus.push_back(i);
       if (r.gpus[i].member.status == FleetStatus::kOk && !r.gpus[i].member.has_counters && lent)
-        m.counters_uuid = lent->uuid;
+        m.counters_uuid = CountersName(*lent);
     }
     CompareModel(r.gpus, options, &m);
     for (size_t k = 0; k < m.gpus.size() && k < m.pooled.mape_pct.size(); ++k)
@@ -159,8 +159,7 @@ FleetResult ReduceFleet(const std::vector<std::string>& captures,
   for (const FleetGpu& g : r.gpus) {
     inputs.insert(g.fit.inputs.begin(), g.fit.inputs.end());
     if (g.member.status != FleetStatus::kOk) {
-      LogWarning(fmt::format("{} {}: {}",
-                             g.member.uuid.empty() ? g.member.captures.front() : g.member.uuid,
+      LogWarning(fmt::format("{} {}: {}", FleetMemberName(g.member),
                              FleetStatusName(g.member.status), g.member.message));
     }
   }

@@ -28,8 +28,6 @@ std::string Short(const std::string& uuid) {
   return uuid.size() > 12 ? uuid.substr(0, 12) + "…" : uuid;
 }
 
-std::string NameOf(const FleetMember& m) { return m.uuid.empty() ? m.captures.front() : m.uuid; }
-
 // The figures of one model, staged; each added to `doc` with its caption.
 struct FigureSink {
   std::string out_dir;
@@ -50,11 +48,13 @@ void GpuTable(const FleetResult& fleet, const FleetModel& m, Document* doc) {
   std::vector<std::vector<Inline>> rows;
   for (int i : m.gpus) {
     const FleetGpu& g = fleet.gpus[i];
-    rows.push_back({Text(g.member.uuid), Text(fmt::format("{}", g.member.captures.size())),
-                    Text(g.fit.counters_from == g.member.uuid ? "own" : Short(g.fit.counters_from)),
-                    Text(fmt::format("{}", g.member.windows)), Text(W(g.fit.idle_w)),
-                    Text(WithInterval(g.fit.static_w)), Text(W(g.fit.cv_mape_pct)),
-                    Text(W(g.pooled_mape_pct))});
+    rows.push_back(
+        {Text(FleetMemberName(g.member)), Text(fmt::format("{}", g.member.captures.size())),
+         Text(g.fit.counters_from == FleetMemberName(g.member) ? "own"
+                                                               : Short(g.fit.counters_from)),
+         Text(fmt::format("{}", g.member.windows)), Text(W(g.fit.idle_w)),
+         Text(WithInterval(g.fit.static_w)), Text(W(g.fit.cv_mape_pct)),
+         Text(W(g.pooled_mape_pct))});
   }
   doc->Table({"uuid", "captures", "counters", "windows", "idle_w", "static_w [95% CI]",
               "cv_mape_pct", "pooled_mape_pct"},
@@ -67,7 +67,8 @@ void TermsTable(const std::vector<FleetTerm>& terms, const FleetResult& fleet, c
   std::vector<std::string> header = {"term",    "median (W)", "min (W)",
                                      "max (W)", "spread (W)", "outliers"};
   if (each)
-    for (int i : m.gpus) header.push_back(Short(fleet.gpus[i].member.uuid) + " (W [95% CI])");
+    for (int i : m.gpus)
+      header.push_back(Short(FleetMemberName(fleet.gpus[i].member)) + " (W [95% CI])");
   if (m.gpus.size() == 2) header.push_back("second − first (W)");
   std::vector<std::vector<Inline>> rows;
   for (const FleetTerm& t : terms) {
@@ -96,7 +97,7 @@ void OutlierList(const std::vector<FleetTerm>& terms, const FleetResult& fleet, 
     for (size_t k = 0; k < t.values.size(); ++k) {
       if (!t.outlier[k]) continue;
       items.push_back(Text(fmt::format("{}: {} {} W against the fleet median {:.2f} W",
-                                       fleet.gpus[m.gpus[k]].member.uuid, t.name,
+                                       FleetMemberName(fleet.gpus[m.gpus[k]].member), t.name,
                                        WithInterval(t.values[k]), t.median_w)));
     }
   }
@@ -123,10 +124,11 @@ void CrossSection(const FleetResult& fleet, const FleetModel& m, const std::stri
            : std::string())));
   if (x.gpus.size() <= kFleetTableGpus) {
     std::vector<std::string> header = {"model of \\ predicts"};
-    for (int a : x.gpus) header.push_back(Short(fleet.gpus[m.gpus[a]].member.uuid));
+    for (int a : x.gpus) header.push_back(Short(FleetMemberName(fleet.gpus[m.gpus[a]].member)));
     std::vector<std::vector<Inline>> rows;
     for (size_t a = 0; a < x.gpus.size(); ++a) {
-      std::vector<Inline> row = {Text(Short(fleet.gpus[m.gpus[x.gpus[a]]].member.uuid))};
+      std::vector<Inline> row = {
+          Text(Short(FleetMemberName(fleet.gpus[m.gpus[x.gpus[a]]].member)))};
       for (size_t b = 0; b < x.gpus.size(); ++b)
         row.push_back(Text(
             fmt::format("{} ({} benchmarks)", W(x.mape_pct(a, b)), x.common_benchmarks(a, b))));
@@ -206,8 +208,8 @@ void NotReduced(const FleetResult& fleet, Document* doc) {
   std::vector<std::vector<Inline>> rows;
   for (const FleetGpu& g : fleet.gpus) {
     if (g.member.status == FleetStatus::kOk) continue;
-    rows.push_back(
-        {Text(FleetStatusName(g.member.status)), Text(NameOf(g.member)), Text(g.member.message)});
+    rows.push_back({Text(FleetStatusName(g.member.status)), Text(FleetMemberName(g.member)),
+                    Text(g.member.message)});
   }
   if (rows.empty()) {
     doc->Paragraph(Text("None: every capture given was reduced."));

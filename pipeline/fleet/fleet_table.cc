@@ -84,8 +84,9 @@ std::string CrossPredictionCsv(const FleetResult& fleet) {
       for (size_t b = 0; b < x.gpus.size(); ++b) {
         const FleetMember& from = fleet.gpus[m.gpus[x.gpus[a]]].member;
         const FleetMember& to = fleet.gpus[m.gpus[x.gpus[b]]].member;
-        s += fmt::format("{},{},{},{},{}\n", model, CsvField(from.uuid), CsvField(to.uuid),
-                         x.common_benchmarks(a, b), Cell(x.mape_pct(a, b), 3));
+        s += fmt::format("{},{},{},{},{}\n", model, CsvField(FleetMemberName(from)),
+                         CsvField(FleetMemberName(to)), x.common_benchmarks(a, b),
+                         Cell(x.mape_pct(a, b), 3));
       }
     }
   }

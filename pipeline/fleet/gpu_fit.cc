@@ -75,6 +75,11 @@ void ReadTerms(const PowerModel& m, GpuFit* fit) {
 
 }  // namespace
 
+std::string CountersName(const CaptureCounters& counters) {
+  return counters.uuid.empty() && !counters.captures.empty() ? counters.captures.front()
+                                                             : counters.uuid;
+}
+
 GpuFit FitFleetGpu(const std::vector<std::string>& captures, const FleetDescription& description,
                    std::shared_ptr<const CaptureCounters> lent, const FleetFitOptions& options,
                    const std::vector<std::string>& only, CaptureReport* ingested) {
@@ -93,7 +98,9 @@ GpuFit FitFleetGpu(const std::vector<std::string>& captures, const FleetDescript
   fit.idle_w = IdlePowerW(report);
   fit.warnings = report.warnings;
   fit.inputs = report.inputs;
-  fit.counters_from = lent ? lent->uuid : report.recorded_on.uuid;
+  fit.counters_from = lent                               ? CountersName(*lent)
+                      : !report.recorded_on.uuid.empty() ? report.recorded_on.uuid
+                                                         : captures.front();
 
   CalibrationRequest request;
   request.auto_method = true;  // fixed at one V-F pair, as `make gpu`

@@ -60,12 +60,16 @@ struct GpuFit {
   // component that only the held-out benchmarks use): then `cv_note` says why.
   double cv_mape_pct = std::numeric_limits<double>::quiet_NaN();
   std::string cv_note;
-  // The UUID whose counters its windows use (its own when it has them).
+  // The GPU whose counters its windows use (its own when it has them): its UUID, or its first
+  // capture directory when it recorded none (CountersName).
   std::string counters_from;
   // The ingest's warnings (its own captures' files named) and every file it read.
   std::vector<std::string> warnings;
   std::vector<std::string> inputs;
 };
+
+// How a fleet names the GPU counters were measured on: its UUID, else its first capture directory.
+std::string CountersName(const CaptureCounters& counters);
 
 // Ingests `captures` through `description` (with `lent` counters when not null), calibrates and
 // cross-validates. Throws InputError / OptionError / FitError as the stages do.
