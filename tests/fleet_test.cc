@@ -248,6 +248,23 @@ TEST_F(FleetEndToEnd, CapturesThatNameNoUuidAreEachAGpuNamedByTheirDirectory) {
   EXPECT_EQ(cross.find(",,"), std::string::npos) << cross;
 }
 
+TEST_F(FleetEndToEnd, AListOfWhichNoPathExistsIsRefusedWithWhereRelativePathsAreRead) {
+  const std::string d = testing::ScratchDir();
+  // Paths relative to the list's own folder, read from another working directory.
+  fs::create_directories(d + "/campaign");
+  fs::copy(Gpu(0), d + "/campaign/GPU-0", fs::copy_options::recursive);
+  WriteFile(d + "/campaign/list.txt", "# the campaign\nGPU-0\nGPU-1\n");
+  testing::ExpectRefused(
+      testing::RunStage("wattcal-fleet", {"--captures-from", d + "/campaign/list.txt", "--gpu",
+                                          kH100, "--out", d + "/out"}),
+      2, {"list.txt", "none of the 2 capture paths exists", "run from " + d + "/campaign"},
+      {d + "/out"});
+  testing::ExpectRefused(
+      testing::RunStage("wattcal-fleet",
+                        {"--capture", d + "/nope", "--gpu", kH100, "--out", d + "/out"}),
+      2, {"--capture", "none of the 1 capture paths exists", d + "/nope"}, {d + "/out"});
+}
+
 TEST_F(FleetEndToEnd, RecoversTheVariationAndNamesEveryFailure) {
   const std::string d = testing::ScratchDir();
   // Another model: GPU 2's capture relabelled as an H200.

@@ -41,13 +41,13 @@ void WriteTermSpreadFigure(const std::vector<FleetTerm>& terms, const std::strin
   }
   const int width = std::max(800, static_cast<int>(60 * terms.size()));
   // Past a few dozen GPUs a term's error bars merge into one block: the intervals are then drawn
-  // as thin translucent lines, the estimates as small opaque dots over them, so a fleet of 1,000
-  // shows each term's sorted curve, its interval band, and its outliers on top.
+  // as thin light lines, the estimates as small dark dots over them, so a fleet of 1,000 shows
+  // each term's sorted curve inside its interval band, and its outliers on top.
   size_t most = 0;
   for (const FleetTerm& term : terms) most = std::max(most, term.values.size());
   const bool dense = most > 40;
   const std::string colour = SeriesColour(0), outlier_colour = SeriesColour(1);
-  const std::string translucent = "#C0" + colour.substr(1);  // gnuplot's #AARRGGBB
+  const char* band = "#a6cee3";  // a light shade of the series colour, under its dark dots
   auto body = [&](gnuplotio::Gnuplot* gp) {
     *gp << "reset\n";
     if (!normal.empty()) *gp << "$normal << EOD\n" << normal << "EOD\n";
@@ -65,13 +65,14 @@ void WriteTermSpreadFigure(const std::vector<FleetTerm>& terms, const std::strin
     *gp << "plot NaN notitle";
     if (dense) {
       if (!normal.empty()) {
-        *gp << ", $normal using 1:3:(0):($4-$3) with vectors nohead lw 0.5 lc rgb '" << translucent
+        *gp << ", $normal using 1:3:(0):($4-$3) with vectors nohead lw 1 lc rgb '" << band
             << "' title '95% interval', $normal using 1:2 with points pt 7 ps 0.25 lc rgb '#08306b'"
             << " title 'GPU'";
       }
       if (!outlying.empty()) {
-        *gp << ", $outlying using 1:2 with points pt 5 ps 0.6 lc rgb '" << outlier_colour
-            << "' title 'outlier'";
+        *gp << ", $outlying using 1:3:(0):($4-$3) with vectors nohead lw 1 lc rgb '"
+            << outlier_colour << "' notitle, $outlying using 1:2 with points pt 5 ps 0.6 lc rgb '"
+            << outlier_colour << "' title 'outlier'";
       }
     } else {
       if (!normal.empty()) {

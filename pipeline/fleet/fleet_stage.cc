@@ -76,6 +76,28 @@ nlohmann::json OptionsJson(const FleetStageOptions& o, size_t captures) {
           {"settle_ms", o.reduce.fit.capture.settle_ms}};
 }
 
+// Not one of the capture paths exists: a wrong folder or list (relative paths from another working
+// directory), not a fleet whose every task failed, so no report of N "does not exist" rows.
+void RefuseWhenNoCaptureExists(const std::vector<std::string>& captures, const std::string& list) {
+  for (const std::string& c : captures)
+    if (fs::exists(c)) return;
+  std::string hint;
+  const fs::path first(captures.front());
+  const fs::path beside = list.empty() ? fs::path() : fs::path(list).parent_path() / first;
+  if (!list.empty() && first.is_relative() && fs::exists(beside)) {
+    hint = fmt::format(
+        ": relative paths in a --captures-from list are read from the working directory, and {} "
+        "is there from the list's folder; run from {} or list absolute paths",
+        beside.string(), fs::absolute(list).parent_path().string());
+  } else if (first.is_relative()) {
+    hint = fmt::format(" (relative paths are read from the working directory, {})",
+                       fs::current_path().string());
+  }
+  throw InputError(list.empty() ? "--capture" : list, 0, "",
+                   fmt::format("none of the {} capture paths exists (the first: {}){}",
+                               captures.size(), captures.front(), hint));
+}
+
 }  // namespace
 
 FleetStageReport RunFleetStage(const FleetStageOptions& o) {
@@ -86,6 +108,7 @@ FleetStageReport RunFleetStage(const FleetStageOptions& o) {
     captures.insert(captures.end(), listed.begin(), listed.end());
   }
   if (captures.empty()) throw InputError(o.captures_from, 0, "", "lists no capture directory");
+  RefuseWhenNoCaptureExists(captures, o.captures_from);
   RefuseOutInsideCapture(o.out_dir, captures);
   const std::vector<FleetDescription> descriptions = ReadFleetDescriptions(o.gpus);
   FleetStageReport report;
