@@ -7,7 +7,8 @@
  * integrates that power over the wall clock from nvmlInit, and never goes back from one process
  * to the next (as the driver's); the averaged power lags it.
  * Name and UUID come from $FAKE_NVML_NAME and $FAKE_NVML_UUID (defaults below), so a test can
- * play two different GPUs. $FAKE_NVML_FAIL_INIT makes nvmlInit_v2 fail.
+ * play two different GPUs; its SM and memory clocks from $FAKE_NVML_SM_MHZ and $FAKE_NVML_MEM_MHZ
+ * (an H100 SXM's: 1980 and 2619 MHz). $FAKE_NVML_FAIL_INIT makes nvmlInit_v2 fail.
  *
  * Activity and GPM. The load file may hold the running work's activity, one `ID PERCENT` line per
  * NVML GPM metric (nvml.h nvmlGpmMetricId_t: 2 SM_UTIL, 4 INTEGER_UTIL, 7 HMMA, 9 IMMA, 10
@@ -164,7 +165,7 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long l
 }
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, unsigned type, unsigned* mhz) {
   (void)d;
-  *mhz = type == 1 ? 1980 : 2619;
+  *mhz = (unsigned)(type == 1 ? Env("FAKE_NVML_SM_MHZ", 1980.0) : Env("FAKE_NVML_MEM_MHZ", 2619.0));
   return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d, unsigned type, unsigned* mhz) {

@@ -43,10 +43,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# This test's own simulated GPUs (the cluster's first 4), GPU 1's NVML failing to start.
+# This test's own simulated GPUs (the cluster's first 4), GPU 1's NVML failing to start, GPU 3 an
+# H200 (a second model in the array: its counters are taken too, by its own task).
 sim_conf=${WATTCAL_SLURM_DIR:-/tmp/wattcal-slurm}/sim_gpus.conf
 grep -v '^#' "$sim_conf" | head -n 4 > "$work/sim_gpus.conf"
-awk '$1 == 1 { $6 = "fail_init" } { print }' "$work/sim_gpus.conf" > "$work/sim.tmp" && mv "$work/sim.tmp" "$work/sim_gpus.conf"
+awk '$1 == 1 { $6 = "fail_init" } $1 == 3 { $7 = "NVIDIA H200" } { print }' "$work/sim_gpus.conf" > "$work/sim.tmp" && mv "$work/sim.tmp" "$work/sim_gpus.conf"
 mapfile -t uuids < <(awk '{ print $2 }' "$work/sim_gpus.conf")
 bad_uuid=${uuids[1]}
 export WATTCAL_SIMULATED_GPU=1 WATTCAL_SIM_GPUS=$work/sim_gpus.conf WATTCAL_ROOT=$SRC
@@ -93,12 +94,13 @@ submit() {
 state_of() { sed -n 's/^state=//p' "$root/.tasks/$1"; }
 
 # 1. The campaign: 4 tasks, 2 at once, GPU 1 broken.
-say "campaign: 4 GPUs, throttle 2, GPU 1 ($bad_uuid) fails to start NVML"
+say "campaign: 4 GPUs (3 H100s, an H200), throttle 2, GPU 1 ($bad_uuid) fails to start NVML"
 # The reduce takes the first description that describes a GPU: the GPM field set (the simulated
 # GPUs' fields follow their simulated load; the stand-in ncu's counters are made up). The ncu
 # description gives the counters run its metrics.
 submit --gpus 4 --throttle 2 --gpu "$SRC/microbench_specs/gpus/fields/h100_sxm_gpm.json" \
-  --gpu "$SRC/microbench_specs/gpus/h100_sxm.json" --fields gpm --time 00:10:00 \
+  --gpu "$SRC/microbench_specs/gpus/h100_sxm.json" --gpu "$SRC/microbench_specs/gpus/fields/h200_sxm_gpm.json" \
+  --gpu "$SRC/microbench_specs/gpus/h200_sxm.json" --fields gpm --time 00:10:00 \
   --fleet-args '--settle-ms 50 --bootstrap 10' \
   --capture-args "--seconds 0.3 --gap-ms 60 --idle-s 0.3 --sample-ms 5 --only '$suite'"
 most=$(wait_jobs "${arrays[@]}" "$reduce")
@@ -140,7 +142,9 @@ for u in "${uuids[@]}"; do
   [[ -f $root/$u/capture.json ]] || fail "GPU $u has no capture after the rerun: $(cat "$root/reports/$reduce/tasks_report.txt" 2> /dev/null)"
 done
 with_counters=$(find "$root" -maxdepth 2 -name ncu_raw.csv -path "$root/GPU-*" | wc -l)
-((with_counters == 1)) || fail "$with_counters captures hold counters: one GPU per model should"
+((with_counters == 2)) || fail "$with_counters captures hold counters: one GPU per model (H100, H200) should"
+grep -q '"name": "NVIDIA H200"' "$root/${uuids[3]}/capture.json" || fail "GPU 3 was not captured as an H200"
+[[ -f $root/${uuids[3]}/ncu_raw.csv ]] || fail "the H200, the one GPU of its model, has no counters"
 [[ -z $(ls -A "$root/.partial") ]] || fail "a half capture is left in $root/.partial: $(ls "$root/.partial")"
 report=$root/reports/$reduce/tasks_report.txt
 grep -q "GPUs captured: 4 of 4 asked" "$report" || fail "after the rerun: $(cat "$report")"
@@ -152,18 +156,25 @@ if [[ -x $fleet ]]; then
   # 6 W apart). The stand-in NVML integrates its energy at the moments it is asked, so a loaded
   # machine moves an idle window's mean either way (-0.36 to +0.76 W seen with four busy loops on
   # 2 cores): each is held within 2 W of its own power, nearer it than to any other GPU's.
+  # Each GPU read through its own model's field set (the first --gpu that describes it), so its
+  # activity is its own GPM fields: counters_from is itself (ncu's counters, taken once per model
+  # above, are what the ncu descriptions would read).
   idles=""
-  while read -r _ u idle_w _; do
+  while read -r _ u idle_w _ _ _ sim_name; do
     got=$(awk -F, -v u="$u" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-      $1 == u { print $col["status"], $col["idle_w"] }' "$csv")
-    read -r status got_idle <<< "$got"
+      $1 == u { print $col["status"], $col["idle_w"], $col["model"], $col["counters_from"] }' "$csv")
+    read -r status got_idle model counters_from <<< "$got"
     [[ $status == ok ]] || fail "GPU $u was not reduced ($status): $(grep "^$u," "$csv")"
     awk -v a="$got_idle" -v b="$idle_w" 'BEGIN { exit !(a - b > -2 && a - b < 2) }' ||
       fail "GPU $u: idle_w $got_idle in fleet.csv, its simulated GPU draws $idle_w W"
+    want=h100_sxm_gpm
+    [[ $sim_name == *H200* ]] && want=h200_sxm_gpm
+    [[ $model == "$want" && $counters_from == "$u" ]] ||
+      fail "GPU $u ($sim_name): model '$model', counters from '$counters_from' ($want and its own expected)"
     idles+="${u: -1}: $got_idle W (draws $idle_w); "
-  done < <(grep -v '^#' "$sim_conf")
-  say "fleet.csv: every GPU ok, idle ${idles%; }"
+  done < "$work/sim_gpus.conf"
+  say "fleet.csv: every GPU ok, each of its model, idle ${idles%; }"
 fi
 out=$("$SLURM/submit_fleet.sh" --captures-root "$root" --rerun-failed 2>&1)
 [[ $out == *"nothing to rerun"* ]] || fail "a third --rerun-failed should have nothing to do: $out"
-say "passed: 4 GPUs captured, counters from one, the failed GPU reported then rerun ($(($(date +%s) - start)) s)"
+say "passed: 4 GPUs captured, counters from one per model, the failed GPU reported then rerun ($(($(date +%s) - start)) s)"

@@ -9,7 +9,7 @@ std::string Compose(const std::string& file, int64_t line, const std::string& fi
                     const std::string& message) {
   std::string s = file;
   if (line > 0) s += ":" + std::to_string(line);
-  s += ": ";
+  if (!s.empty()) s += ": ";  // data from memory (no file): "FIELD: MESSAGE"
   if (!field.empty()) s += field + ": ";
   return EscapeControlBytes(s + message);
 }

@@ -134,11 +134,13 @@ fi
 identify() {  # identify SEL: uuid, name, cc of the GPU Slurm names SEL (an index or a UUID)
   local q line
   if ((simulated)); then
-    # The test cluster: this GPU index's line of sim_gpus.conf (index uuid idle_w load_w seed fault).
+    # The test cluster: this GPU index's line of sim_gpus.conf (index uuid idle_w load_w seed fault
+    # [name]: the product name, the rest of the line; an H100 when there is none).
     line=$(awk -v i="$1" '$1 == i' "$sim" 2> /dev/null || true)
     [[ -n $line ]] || { echo "simulated GPU $1 is not in $sim"; return 1; }
-    read -r _ uuid _ <<< "$line"
-    name=${FAKE_NVML_NAME:-NVIDIA H100 80GB HBM3} cc=9.0
+    local sim_name
+    read -r _ uuid _ _ _ _ sim_name <<< "$line"
+    name=${sim_name:-${FAKE_NVML_NAME:-NVIDIA H100 80GB HBM3}} cc=9.0
     return 0
   fi
   q=$(nvidia-smi --query-gpu=uuid,name,compute_cap --format=csv,noheader 2>&1) || {
@@ -202,9 +204,12 @@ capture_device=0
 
 ncu=${NCU:-ncu}
 if ((simulated)); then
-  read -r _ _ idle_w load_w seed sim_fault <<< "$(awk -v i="$gpu" '$1 == i' "$sim")"
+  read -r _ _ idle_w load_w seed sim_fault _ <<< "$(awk -v i="$gpu" '$1 == i' "$sim")"
   export FAKE_NVML_UUID=$uuid FAKE_NVML_IDLE_W=$idle_w FAKE_NVML_LOAD_W=$load_w FAKE_NVML_SEED=$seed
   export FAKE_NVML_NAME=$name
+  # The memory clock of the model it plays (the description's default: an H200's HBM3e runs at
+  # 3201 MHz, an H100's HBM3 at 2619).
+  case $name in *H200*) export FAKE_NVML_MEM_MHZ=3201 ;; esac
   export FAKE_NVML_LOAD_FILE=${TMPDIR:-/tmp}/wattcal-fleet-load.$JOB
   # The GPM weights (W at full use per metric) vary by a few per cent from GPU to GPU.
   export FAKE_NVML_GPM_W
