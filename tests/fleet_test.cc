@@ -263,6 +263,11 @@ TEST_F(FleetEndToEnd, AListOfWhichNoPathExistsIsRefusedWithWhereRelativePathsAre
       testing::RunStage("wattcal-fleet",
                         {"--capture", d + "/nope", "--gpu", kH100, "--out", d + "/out"}),
       2, {"--capture", "none of the 1 capture paths exists", d + "/nope"}, {d + "/out"});
+  // A list that is no text (a binary file given by mistake): its first bad line.
+  WriteFile(d + "/binary.txt", Gpu(0) + "\n" + std::string("\x7f\x01\x02ELF", 6) + "\n");
+  testing::ExpectRefused(testing::RunStage("wattcal-fleet", {"--captures-from", d + "/binary.txt",
+                                                             "--gpu", kH100, "--out", d + "/out"}),
+                         2, {"binary.txt:2", "not a line of text"}, {d + "/out"});
 }
 
 TEST_F(FleetEndToEnd, RecoversTheVariationAndNamesEveryFailure) {
@@ -318,6 +323,10 @@ TEST_F(FleetEndToEnd, RecoversTheVariationAndNamesEveryFailure) {
   for (size_t k = 3; k < rows.size(); ++k) statuses.push_back(rows[k].at("status"));
   EXPECT_EQ(statuses,
             (std::vector<std::string>{"other_model", "incomplete", "empty", "duplicate"}));
+  // The duplicate is GPU 0's directory given a second time (with a slash): said so, read once.
+  EXPECT_NE(rows[6].at("message").find("the same directory as " + Gpu(0) + ", given twice"),
+            std::string::npos)
+      << rows[6].at("message");
   const std::string html = ReadFile(d + "/out/index.html");
   for (const std::string& named : {h200, died, d + "/empty"})
     EXPECT_NE(html.find(named), std::string::npos) << named;

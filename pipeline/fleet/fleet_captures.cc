@@ -13,6 +13,7 @@
 #include "io/field_set.h"
 #include "util/errors.h"
 #include "util/json_file.h"
+#include "util/output.h"
 
 namespace wattcal {
 
@@ -252,6 +253,18 @@ std::vector<FleetMember> GroupCaptures(const std::vector<std::string>& dirs,
                                        const std::vector<FleetDescription>& descriptions) {
   std::vector<ScannedCapture> scanned;
   for (size_t i = 0; i < dirs.size(); ++i) scanned.push_back(Scan(dirs[i], i, descriptions));
+  // One directory given twice (two spellings, a link, a list that repeats a line) is read once.
+  std::map<std::pair<uint64_t, uint64_t>, const ScannedCapture*> seen;
+  for (ScannedCapture& c : scanned) {
+    FileIdentity id;
+    if (c.status != FleetStatus::kOk || !GetFileIdentity(c.dir, &id)) continue;
+    const ScannedCapture* first =
+        seen.emplace(std::make_pair(id.device, id.inode), &c).first->second;
+    if (first == &c) continue;
+    c.status = FleetStatus::kDuplicate;
+    c.message = fmt::format("{} is the same directory as {}, given twice: it is read once", c.dir,
+                            first->dir);
+  }
   std::vector<std::pair<size_t, FleetMember>> rejected;
   std::map<std::string, std::vector<ScannedCapture*>> by_uuid;  // "" -> one GPU per directory
   std::vector<FleetMember> gpus;

@@ -31,8 +31,14 @@ std::vector<std::string> ReadCaptureList(const std::string& path) {
   std::istringstream in(ReadFileText(path, "--captures-from"));
   std::vector<std::string> dirs;
   std::string line;
+  int64_t number = 0;
   while (std::getline(in, line)) {
+    ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    for (const char c : line) {
+      if (static_cast<unsigned char>(c) < 0x20 && c != '\t')
+        throw InputError(path, number, "", "not a line of text (a directory a line is expected)");
+    }
     const size_t first = line.find_first_not_of(" \t");
     if (first == std::string::npos || line[first] == '#') continue;
     const size_t last = line.find_last_not_of(" \t");
