@@ -82,4 +82,24 @@ args_a=$(cat "$root/$uuid_a/args.txt")
 [[ $(field 3 state) == duplicate && $(field 3 message) == *"captured already"* ]] || fail "task 3: $(cat "$root/.tasks/3")"
 [[ $(field 4 state) == failed && $(field 4 message) == *"no GPU in Slurm's environment"* ]] || fail "task 4: $(cat "$root/.tasks/4")"
 [[ $(find "$root/.counters" -name "done" | wc -l) -eq 2 ]] || fail "expected the counters of 2 models: $(ls "$root/.counters")"
-echo "passed: 2 models by index and by UUID, counters once each, a capture of the wrong GPU refused and rerun, duplicates, no GPU"
+
+# submit_fleet.sh as a user first runs it: --dry-run prints the sbatch lines (no Slurm needed),
+# a relative --captures-root made absolute for the jobs; bad options refused with the reason.
+SUBMIT=$SRC/scripts/slurm/submit_fleet.sh
+out=$(cd "$work" && "$SUBMIT" --captures-root rel/caps --gpus 3 --throttle 2 --gpu "$h100" --dry-run 2>&1) ||
+  fail "submit_fleet.sh --dry-run failed: $out"
+[[ $out == *"--array=0-2%2"*"$work/rel/caps"* && $out == *"--dependency=afterok:"* ]] ||
+  fail "submit_fleet.sh --dry-run printed: $out"
+refused() {  # refused MESSAGE ARGS...: submit_fleet.sh exits 1 saying MESSAGE
+  local want=$1 got
+  shift
+  if got=$("$SUBMIT" --captures-root "$work/caps" --dry-run "$@" 2>&1); then fail "submit_fleet.sh $* was accepted: $got"; fi
+  [[ $got == *"$want"* ]] || fail "submit_fleet.sh $*: '$got' does not say '$want'"
+}
+refused "--gpus N (the number of GPUs, one array task each) is required"
+refused "--gpus must be a positive whole number" --gpus 0
+refused "--throttle must be a positive whole number" --gpus 2 --throttle x
+refused "no such file" --gpus 2 --gpu "$work/none.json"
+mkdir -p "$work/with space" && cp "$h100" "$work/with space/"
+refused "a path with a space or tab is not supported" --gpus 2 --gpu "$work/with space/$(basename "$h100")"
+echo "passed: 2 models by index and by UUID, counters once each, a capture of the wrong GPU refused and rerun, duplicates, no GPU; submit_fleet.sh's dry run and refusals"

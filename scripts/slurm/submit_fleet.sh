@@ -100,6 +100,8 @@ fi
 for i in "${!descs[@]}"; do
   [[ -f ${descs[$i]} ]] || die "--gpu ${descs[$i]}: no such file"
   descs[i]=$(cd "$(dirname "${descs[$i]}")" && pwd)/$(basename "${descs[$i]}")
+  # The tasks receive the descriptions as one space-separated variable (GPU_DESCRIPTIONS).
+  [[ ${descs[$i]} != *[[:space:]]* ]] || die "--gpu '${descs[$i]}': a path with a space or tab is not supported; copy the description to a path without one"
 done
 
 # The tasks to run: all, or those the status files say captured nothing. Slurm hands a task the
