@@ -14,6 +14,7 @@
 
 #include "ingest/capture.h"
 #include "io/corpus_io.h"
+#include "io/field_set.h"
 #include "io/gpu_description.h"
 #include "model/activity_prediction.h"
 #include "model/app_prediction.h"
@@ -43,12 +44,14 @@ NativeCapture ReadCapture(const std::vector<std::string>& dirs, const std::strin
                           bool require_power_log, bool allow_other_gpu) {
   if (dirs.empty()) throw OptionError("read_capture: give at least one capture directory");
   NativeCapture c;
-  c.gpu = ReadGpuDescription(gpu_path);
   CaptureOptions options;
   options.require_power_log = require_power_log;
   options.allow_other_gpu = allow_other_gpu;
   py::gil_scoped_release release;
-  c.report = IngestCaptures(dirs, c.gpu, options);
+  // An ncu description, or a field set (a capture's gpm_fields.csv, DCGM fields) whose description
+  // is the one the report made of it, as wattcal-ingest and wattcal-predict --capture take either.
+  c.report = IngestCapturesDescribedBy(dirs, gpu_path, options);
+  c.gpu = IsFieldSetFile(gpu_path) ? c.report.gpu : ReadGpuDescription(gpu_path);
   c.dirs = dirs;
   c.gpu_path = gpu_path;
   return c;

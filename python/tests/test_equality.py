@@ -91,3 +91,32 @@ def test_marks_in_the_package():
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd="/")
     assert out.returncode == 0 and out.stdout.strip() == "window", out.stderr
+
+
+def test_read_capture_of_gpm_fields_same_bytes(tmp_path):
+    """A capture recorded with --fields gpm, read through the GPM field set (no Nsight Compute), as
+    wattcal-ingest reads it: the same tidy table; calibrated from Python as from the tools."""
+    fake_nvml = os.path.join(ROOT, "build", "tests", "libfake_nvml.so")
+    if not os.path.exists(fake_nvml):
+        __import__("pytest").fail("%s not built: build the tests (cmake --build build)" % fake_nvml)
+    fields = os.path.join(ROOT, "microbench_specs", "gpus", "fields", "h100_sxm_gpm.json")
+    cap = str(tmp_path / "gpm")
+    env = dict(os.environ, WATTCAL_SIMULATED_GPU="1", WATTCAL_NVML_LIBRARY=fake_nvml,
+               FAKE_NVML_LOAD_FILE=str(tmp_path / "load"), FAKE_NVML_NAME="NVIDIA H100 80GB HBM3",
+               FAKE_NVML_IDLE_W="80", FAKE_NVML_SEED="7")
+    only = ("^(idle_sleep|int_add|fp32_fma|fp64_fma|fp16_hfma2|tensor_fp16_sm5of8|tensor_int8|dram_ld|"
+            "dram_write|sm_sweep_int_add_0(33|66|99)|mix_int_fp32|mix_fp64_dram|mix_tensor_dram)$")
+    p = subprocess.run([os.path.join(ROOT, "build", "bin", "wattcal-capture"), "--out", cap, "--fields", "gpm",
+                        "--only", only, "--seconds", "0.3", "--gap-ms", "60", "--idle-s", "0.3",
+                        "--sample-ms", "5"], env=env, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    tidy = str(tmp_path / "tidy.csv")
+    run_tool("wattcal-ingest", "--capture", cap, "--gpu", fields, "--tidy", tidy, "--run-dir", str(tmp_path))
+    capture = wattcal.read_capture(cap, gpu=fields)
+    assert capture._native.measured_csv() == read(tidy)
+    assert capture.recorded_on == "NVIDIA H100 80GB HBM3"
+    model = str(tmp_path / "model.json")
+    run_tool("wattcal-calibrate", "--train", tidy, "--out", model, "--method", "auto", "--run-dir", str(tmp_path))
+    ours, theirs = wattcal.calibrate(capture, method="auto").to_dict(), wattcal.Model.load(model).to_dict()
+    for key in ("static_w", "component_w_per_mhz", "freq_levels_mhz", "power_limit_w", "gpu", "method"):
+        assert ours[key] == theirs[key], key

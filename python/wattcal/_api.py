@@ -84,8 +84,10 @@ class Capture:
 def read_capture(dirs: Union[PathLike, Sequence[PathLike]], gpu: PathLike,
                  require_power_log: bool = False, allow_other_gpu: bool = False) -> Capture:
     """Reads capture directories (wattcal-capture's output) with the GPU description `gpu`
-    (microbench_specs/gpus/*.json). Without a power log a capture is read for its counters only
-    (applications to predict) unless `require_power_log`."""
+    (microbench_specs/gpus/*.json: ncu counters), or a field set (microbench_specs/gpus/fields/:
+    the GPM or DCGM fields the capture recorded, gpm_fields.csv), as wattcal-ingest takes either.
+    Without a power log a capture is read for its counters only (applications to predict) unless
+    `require_power_log`."""
     return Capture(_wattcal.read_capture(_paths(dirs), os.fspath(gpu), require_power_log,
                                          allow_other_gpu))
 
