@@ -7,8 +7,6 @@
 #include <cmath>
 #include <set>
 
-#include "crossval/cross_validation.h"
-#include "usecases/calibration.h"
 #include "util/nan.h"
 #include "validate/metrics.h"
 
@@ -127,19 +125,9 @@ Corpus PooledCorpus(const std::vector<const GpuFit*>& fits, std::vector<std::str
 PooledFit FitPooled(const std::vector<const GpuFit*>& fits, const FleetFitOptions& options) {
   PooledFit out;
   const Corpus pooled = PooledCorpus(fits, &out.components, &out.note);
-  CalibrationRequest request;
-  request.auto_method = true;
-  request.options.method = FitMethod::kFixed;
-  request.options.loss = DefaultLoss(FitMethod::kFixed, FitSolver::kJoint);
-  request.options.show_progress = false;
-  const CalibrationResult calibrated = RunCalibration(pooled, request);
+  const CalibrationResult calibrated = FitFleetModel(pooled, 0, options.seed);
   out.model = calibrated.model;
-  CrossValidationOptions cv;
-  cv.folds = std::min<int>(options.cv_folds, static_cast<int>(pooled.Benchmarks().size()));
-  cv.seed = static_cast<unsigned>(options.seed);
-  const PredictMode mode =
-      calibrated.options.method == FitMethod::kFixed ? PredictMode::kFixed : PredictMode::kDvfs;
-  const CrossValidationReport folds = CrossValidate(pooled, calibrated.options, mode, cv);
+  const CrossValidationReport folds = CrossValidateFleetModel(pooled, calibrated, options);
   // Each held-out row back to its GPU by its line (its index in the pooled corpus + 1).
   std::vector<int> first_row;
   int rows = 0;

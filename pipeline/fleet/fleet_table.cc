@@ -12,14 +12,6 @@
 
 namespace wattcal {
 
-namespace {
-
-std::string Cell(double v, int digits) {
-  return std::isfinite(v) ? fmt::format("{:.{}f}", v, digits) : std::string();
-}
-
-}  // namespace
-
 std::string FleetModelName(const FleetDescription& d) {
   return std::filesystem::path(d.path).stem().string();
 }
@@ -58,9 +50,9 @@ std::string FleetCsv(const FleetResult& fleet) {
       continue;
     }
     const GpuFit& f = g.fit;
-    s += fmt::format(",{},{},{},{},{},{}", Cell(f.idle_w, 3), Cell(f.static_w.w, 3),
-                     Cell(f.static_w.lo_w, 3), Cell(f.static_w.hi_w, 3), Cell(f.cv_mape_pct, 3),
-                     Cell(g.pooled_mape_pct, 3));
+    s += fmt::format(",{},{},{},{},{},{}", CsvFixed(f.idle_w, 3), CsvFixed(f.static_w.w, 3),
+                     CsvFixed(f.static_w.lo_w, 3), CsvFixed(f.static_w.hi_w, 3),
+                     CsvFixed(f.cv_mape_pct, 3), CsvFixed(g.pooled_mape_pct, 3));
     for (const std::string& c : components) {
       const auto it = std::find(f.components.begin(), f.components.end(), c);
       if (it == f.components.end()) {
@@ -68,7 +60,7 @@ std::string FleetCsv(const FleetResult& fleet) {
         continue;
       }
       const TermEstimate& t = f.component_w[it - f.components.begin()];
-      s += fmt::format(",{},{},{}", Cell(t.w, 3), Cell(t.lo_w, 3), Cell(t.hi_w, 3));
+      s += fmt::format(",{},{},{}", CsvFixed(t.w, 3), CsvFixed(t.lo_w, 3), CsvFixed(t.hi_w, 3));
     }
     s += "\n";
   }
@@ -86,7 +78,7 @@ std::string CrossPredictionCsv(const FleetResult& fleet) {
         const FleetMember& to = fleet.gpus[m.gpus[x.gpus[b]]].member;
         s += fmt::format("{},{},{},{},{}\n", model, CsvField(FleetMemberName(from)),
                          CsvField(FleetMemberName(to)), x.common_benchmarks(a, b),
-                         Cell(x.mape_pct(a, b), 3));
+                         CsvFixed(x.mape_pct(a, b), 3));
       }
     }
   }

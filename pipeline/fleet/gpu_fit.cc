@@ -6,8 +6,6 @@
 #include <cmath>
 #include <set>
 
-#include "crossval/cross_validation.h"
-#include "usecases/calibration.h"
 #include "util/errors.h"
 #include "util/nan.h"
 #include "util/option_rule.h"
@@ -75,6 +73,30 @@ void ReadTerms(const PowerModel& m, GpuFit* fit) {
 
 }  // namespace
 
+CalibrationResult FitFleetModel(const Corpus& corpus, int bootstrap_replicates, uint64_t seed) {
+  CalibrationRequest request;
+  request.auto_method = true;  // fixed at one V-F pair, as `make gpu`
+  request.options.method = FitMethod::kFixed;
+  request.options.loss = DefaultLoss(FitMethod::kFixed, FitSolver::kJoint);
+  request.options.bootstrap_replicates = bootstrap_replicates;
+  request.options.bootstrap_seed = seed;
+  request.options.show_progress = false;
+  return RunCalibration(corpus, request);
+}
+
+CrossValidationReport CrossValidateFleetModel(const Corpus& corpus,
+                                              const CalibrationResult& calibrated,
+                                              const FleetFitOptions& options) {
+  CalibrationOptions refit = calibrated.options;
+  refit.bootstrap_replicates = 0;
+  CrossValidationOptions cv;
+  cv.folds = std::min<int>(options.cv_folds, static_cast<int>(corpus.Benchmarks().size()));
+  cv.seed = static_cast<unsigned>(options.seed);
+  const PredictMode mode =
+      calibrated.options.method == FitMethod::kFixed ? PredictMode::kFixed : PredictMode::kDvfs;
+  return CrossValidate(corpus, refit, mode, cv);
+}
+
 std::string CountersName(const CaptureCounters& counters) {
   return counters.uuid.empty() && !counters.captures.empty() ? counters.captures.front()
                                                              : counters.uuid;
@@ -102,27 +124,13 @@ GpuFit FitFleetGpu(const std::vector<std::string>& captures, const FleetDescript
                       : !report.recorded_on.uuid.empty() ? report.recorded_on.uuid
                                                          : captures.front();
 
-  CalibrationRequest request;
-  request.auto_method = true;  // fixed at one V-F pair, as `make gpu`
-  request.options.method = FitMethod::kFixed;
-  request.options.loss = DefaultLoss(FitMethod::kFixed, FitSolver::kJoint);
-  request.options.bootstrap_replicates = options.bootstrap_replicates;
-  request.options.bootstrap_seed = options.seed;
-  request.options.show_progress = false;
-  const CalibrationResult calibrated = RunCalibration(fit.corpus, request);
+  const CalibrationResult calibrated =
+      FitFleetModel(fit.corpus, options.bootstrap_replicates, options.seed);
   fit.model = calibrated.model;
   ReadTerms(fit.model, &fit);
-
-  CalibrationOptions cv_calibration = calibrated.options;
-  cv_calibration.bootstrap_replicates = 0;
-  CrossValidationOptions cv;
-  cv.folds = std::min<int>(options.cv_folds, static_cast<int>(fit.corpus.Benchmarks().size()));
-  cv.seed = static_cast<unsigned>(options.seed);
-  const PredictMode mode =
-      calibrated.options.method == FitMethod::kFixed ? PredictMode::kFixed : PredictMode::kDvfs;
   // A fold that cannot be fitted leaves the GPU its model, without a CV figure.
   try {
-    const CrossValidationReport folds = CrossValidate(fit.corpus, cv_calibration, mode, cv);
+    const CrossValidationReport folds = CrossValidateFleetModel(fit.corpus, calibrated, options);
     fit.cv_mape_pct = ComputeErrorMetrics(folds.rows).mape_pct;
   } catch (const FitError& e) {
     fit.cv_note = fmt::format("no cv_mape_pct: {}", e.what());

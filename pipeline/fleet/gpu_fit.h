@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "fleet/fleet_captures.h"
+#include "crossval/cross_validation.h"
 #include "ingest/capture.h"
 #include "io/corpus.h"
 #include "model/power_model.h"
+#include "usecases/calibration.h"
 
 namespace wattcal {
 
@@ -67,6 +69,16 @@ struct GpuFit {
   std::vector<std::string> warnings;
   std::vector<std::string> inputs;
 };
+
+// The fleet's fit of a corpus, one rule for each GPU and for the pooled model: TPDS Eq. 9 at one
+// V-F pair (`make gpu`'s auto choice), with `bootstrap_replicates` refits seeded by `seed`.
+CalibrationResult FitFleetModel(const Corpus& corpus, int bootstrap_replicates, uint64_t seed);
+
+// That fit's cross-validation by benchmark: min(options.cv_folds, the corpus's benchmarks) folds
+// seeded by options.seed, each refitted without a bootstrap.
+CrossValidationReport CrossValidateFleetModel(const Corpus& corpus,
+                                              const CalibrationResult& calibrated,
+                                              const FleetFitOptions& options);
 
 // How a fleet names the GPU counters were measured on: its UUID, else its first capture directory.
 std::string CountersName(const CaptureCounters& counters);
