@@ -656,4 +656,9 @@ CaptureReport IngestCapturesDescribedBy(const std::vector<std::string>& dirs,
   return IngestCaptures(dirs, ReadGpuDescription(description_path), options);
 }
 
+GpuDescription PredictionDescription(const CaptureReport& report,
+                                     const std::string& description_path) {
+  return IsFieldSetFile(description_path) ? report.gpu : ReadGpuDescription(description_path);
+}
+
 }  // namespace wattcal

@@ -236,4 +236,10 @@ CaptureReport IngestCapturesDescribedBy(const std::vector<std::string>& dirs,
                                         const std::string& description_path,
                                         const CaptureOptions& options);
 
+// The description a prediction of `report` (read through `description_path`) takes: an ncu
+// description whole, read again (it tells the optional components that the capture's counters
+// left out, which CaptureReport::gpu lacks), or, for a field set, the one the report made of it.
+GpuDescription PredictionDescription(const CaptureReport& report,
+                                     const std::string& description_path);
+
 }  // namespace wattcal

@@ -14,7 +14,6 @@
 #include "accelwattch/scaling_model.h"
 #include "clocks/vf_model.h"
 #include "ingest/capture.h"
-#include "io/field_set.h"
 #include "io/gpu_description.h"
 #include "io/corpus_io.h"
 #include "model/activity_prediction.h"
@@ -180,12 +179,9 @@ PredictStageReport RunCapture(const PredictStageOptions& o) {
   CaptureOptions capture_options;
   capture_options.require_power_log = false;
   capture_options.allow_other_gpu = o.allow_other_gpu;
-  // An ncu description, or a field set (the capture's gpm_fields.csv) whose description is the
-  // one the report made of it. The ncu description goes to the prediction whole: it tells the
-  // optional components that the capture's counters left out (CaptureReport::gpu lacks them).
+  // An ncu description, or a field set (the capture's gpm_fields.csv).
   const CaptureReport capture = IngestCapturesDescribedBy(o.captures, o.gpu_path, capture_options);
-  const GpuDescription gpu =
-      IsFieldSetFile(o.gpu_path) ? capture.gpu : ReadGpuDescription(o.gpu_path);
+  const GpuDescription gpu = PredictionDescription(capture, o.gpu_path);
   for (const std::string& w : capture.warnings) LogWarning(w);
   const std::string other_gpu = CheckModelGpu(
       model, capture, gpu, {o.model_path, o.captures.front(), o.gpu_path}, o.allow_other_gpu);

@@ -14,7 +14,6 @@
 
 #include "ingest/capture.h"
 #include "io/corpus_io.h"
-#include "io/field_set.h"
 #include "io/gpu_description.h"
 #include "model/activity_prediction.h"
 #include "model/app_prediction.h"
@@ -51,7 +50,7 @@ NativeCapture ReadCapture(const std::vector<std::string>& dirs, const std::strin
   // An ncu description, or a field set (a capture's gpm_fields.csv, DCGM fields) whose description
   // is the one the report made of it, as wattcal-ingest and wattcal-predict --capture take either.
   c.report = IngestCapturesDescribedBy(dirs, gpu_path, options);
-  c.gpu = IsFieldSetFile(gpu_path) ? c.report.gpu : ReadGpuDescription(gpu_path);
+  c.gpu = PredictionDescription(c.report, gpu_path);
   c.dirs = dirs;
   c.gpu_path = gpu_path;
   return c;
