@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -16,41 +15,30 @@
 namespace wattcal {
 namespace {
 
-// A JSON pointer's reference tokens, unescaped (~1 is '/', ~0 is '~'; RFC 6901).
-std::vector<std::string> PointerTokens(const std::string& pointer) {
-  std::vector<std::string> tokens;
-  size_t at = 1;
-  while (at <= pointer.size()) {
-    const size_t end = std::min(pointer.find('/', at), pointer.size());
-    std::string t = pointer.substr(at, end - at);
-    for (size_t i = 0; (i = t.find('~', i)) != std::string::npos; ++i) {
-      if (i + 1 < t.size() && (t[i + 1] == '0' || t[i + 1] == '1'))
-        t.replace(i, 2, t[i + 1] == '1' ? "/" : "~");
-    }
-    tokens.push_back(t);
-    at = end + 1;
-  }
-  return tokens;
-}
-
 // A CSV table's number: the pointer /<first column's value>/<column name> (fleet.csv's
 // /GPU-1e00b39f-.../idle_w). Unset when the file, the row, the column or a number is missing.
 std::optional<double> CsvCell(const std::string& path, const std::string& pointer) {
-  const std::vector<std::string> tokens = PointerTokens(pointer);
-  if (tokens.size() != 2) return std::nullopt;
+  // Its two reference tokens, unescaped as a JSON pointer's (RFC 6901: ~1 is '/', ~0 is '~').
+  std::string row, column;
+  try {
+    const nlohmann::json::json_pointer p(pointer);
+    if (p.empty() || p.parent_pointer().empty() || !p.parent_pointer().parent_pointer().empty())
+      return std::nullopt;
+    column = p.back();
+    row = p.parent_pointer().back();
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
   try {
     CsvReader reader(path, CsvReader::Options{});
     std::vector<std::string> header, fields;
     if (!reader.Next(&header)) return std::nullopt;
-    const auto column = std::find(header.begin(), header.end(), tokens[1]);
-    if (column == header.end()) return std::nullopt;
-    const size_t c = static_cast<size_t>(column - header.begin());
+    const auto at = std::find(header.begin(), header.end(), column);
+    if (at == header.end()) return std::nullopt;
+    const size_t c = static_cast<size_t>(at - header.begin());
     while (reader.Next(&fields)) {
-      if (fields.empty() || fields[0] != tokens[0] || c >= fields.size()) continue;
-      char* end = nullptr;
-      const double v = std::strtod(fields[c].c_str(), &end);
-      if (fields[c].empty() || *end != '\0' || !std::isfinite(v)) return std::nullopt;
-      return v;
+      if (fields.empty() || fields[0] != row || c >= fields.size()) continue;
+      return reader.ParseNumber(fields[c], column);  // finite, else InputError: not found
     }
   } catch (const InputError&) {
   }
