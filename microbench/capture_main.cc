@@ -120,17 +120,6 @@ nlohmann::json OptionsJson(const CaptureFlags& f, const std::vector<std::string>
   };
 }
 
-// The plan-timing settings of these flags.
-PlanTimingOptions TimingOf(const CaptureFlags& f) {
-  PlanTimingOptions t;
-  t.seconds = f.run.seconds;
-  t.window_scale = f.run.window_scale;
-  t.gap_ms = f.run.gap_ms;
-  t.idle_s = f.run.idle_s;
-  t.counters = f.counters;
-  return t;
-}
-
 // The shallowest folder of `dir` that does not exist yet ("" when `dir` exists).
 std::string FirstMissing(const std::string& dir) {
   std::error_code ec;
@@ -269,7 +258,7 @@ int Run(int argc, char** argv) {
       return 1;
     }
     if (f.list) std::cout << PlanListing(selected);
-    if (f.plan_seconds) std::cout << PlanTimingText(PlannedSeconds(selected, TimingOf(f))) << "\n";
+    if (f.plan_seconds) std::cout << PlanTimingText(PlannedSeconds(selected, PlanTimingOf(f.run, f.counters))) << "\n";
     return 0;
   }
 
@@ -395,7 +384,7 @@ int Run(int argc, char** argv) {
                                skipped.empty() ? "" : fmt::format(" ({} not run, listed above)", skipped.size()),
                                f.data, f.run.lock_clocks_mhz.empty() ? "as they are" : "locked per pass"));
   wattcal::LogInfo(
-      fmt::format("planned: {}", PlanTimingText(PlannedSeconds(selected, TimingOf(f)))));
+      fmt::format("planned: {}", PlanTimingText(PlannedSeconds(selected, PlanTimingOf(f.run, f.counters)))));
   const bool tty = wattcal::StderrIsTerminal();
   RunResult result;
   const std::string made = FirstMissing(f.out);

@@ -123,6 +123,16 @@ bool RunOptions::Check(std::string* error) const {
   return true;
 }
 
+PlanTimingOptions PlanTimingOf(const RunOptions& options, bool counters) {
+  PlanTimingOptions t;
+  t.seconds = options.seconds;
+  t.window_scale = options.window_scale;
+  t.gap_ms = options.gap_ms;
+  t.idle_s = options.idle_s;
+  t.counters = counters;
+  return t;
+}
+
 RunResult RunPowerCapture(const std::vector<Benchmark>& plan, const RunOptions& options,
                           BenchmarkDevice& device, PowerMeter& meter, const ProgressFn& progress) {
   std::string error;
@@ -135,17 +145,10 @@ RunResult RunPowerCapture(const std::vector<Benchmark>& plan, const RunOptions& 
   std::vector<int> clocks = options.lock_clocks_mhz;
   if (clocks.empty()) clocks.push_back(0);  // 0 = as they are
   const int64_t total = static_cast<int64_t>(plan.size() * clocks.size());
-  PlanTimingOptions timing;
-  timing.seconds = options.seconds;
-  timing.window_scale = options.window_scale;
-  timing.gap_ms = options.gap_ms;
-  timing.idle_s = 0.0;
+  const PlanTimingOptions timing = PlanTimingOf(options, false);
   // The seconds left after each benchmark of a pass (for the progress line).
   std::vector<double> left_after(plan.size() + 1, 0.0);
-  for (size_t i = plan.size(); i-- > 0;) {
-    left_after[i] =
-        left_after[i + 1] + PlannedSeconds({plan[i]}, timing).power_s - timing.gap_ms * 1e-3;
-  }
+  for (size_t i = plan.size(); i-- > 0;) left_after[i] = left_after[i + 1] + BenchmarkSeconds(plan[i], timing);
   int64_t done = 0;
 
   FieldRecording fields;

@@ -73,6 +73,10 @@ struct RunOptions {
   bool Check(std::string* error) const;
 };
 
+// The plan-timing settings (suite_plan.h PlannedSeconds) of a run with these options; `counters`:
+// a counters run follows it.
+PlanTimingOptions PlanTimingOf(const RunOptions& options, bool counters);
+
 struct RunResult {
   std::vector<WindowRecord> windows;
   std::vector<IdleRecord> idle;

@@ -485,14 +485,18 @@ double WindowSeconds(const Benchmark& b, double seconds, double window_scale) {
   return (b.window_s > 0.0 ? b.window_s : seconds) * window_scale;
 }
 
+double BenchmarkSeconds(const Benchmark& b, const PlanTimingOptions& options) {
+  return WindowSeconds(b, options.seconds, options.window_scale) + options.gap_ms * 1e-3 +
+         kCalibrationS;
+}
+
 PlanTiming PlannedSeconds(const std::vector<Benchmark>& plan, const PlanTimingOptions& options) {
   PlanTiming t;
   t.benchmarks = static_cast<int>(plan.size());
   t.power_s = 2.0 * options.idle_s + options.gap_ms * 1e-3;  // the gap before idle_after too
   for (const Benchmark& b : plan) {
     t.own_windows += b.window_s > 0.0;
-    t.power_s += WindowSeconds(b, options.seconds, options.window_scale) + options.gap_ms * 1e-3 +
-                 kCalibrationS;
+    t.power_s += BenchmarkSeconds(b, options);
   }
   if (options.counters) {
     t.counters_s = kCountersStartS + kProfiledLaunchS * static_cast<double>(plan.size());

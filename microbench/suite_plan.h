@@ -265,6 +265,9 @@ std::string PlanTimingText(const PlanTiming& t);
 // The window a benchmark runs, s: its own (window_s) or `seconds`, times `window_scale`.
 double WindowSeconds(const Benchmark& b, double seconds, double window_scale);
 
+// The planned time of one benchmark of the power run, s: its gap, its probe launches, its window.
+double BenchmarkSeconds(const Benchmark& b, const PlanTimingOptions& options);
+
 // Iterations for a launch of about `target_ms`, from a probe launch of `probe_iters` that took
 // `probe_ms` (at least 1).
 int64_t CalibratedIterations(int64_t probe_iters, double probe_ms, double target_ms);
