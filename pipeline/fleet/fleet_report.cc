@@ -72,15 +72,12 @@ void TermsTable(const std::vector<FleetTerm>& terms, const FleetResult& fleet, c
   if (m.gpus.size() == 2) header.push_back("second − first (W)");
   std::vector<std::vector<Inline>> rows;
   for (const FleetTerm& t : terms) {
-    double lo = INFINITY, hi = -INFINITY;
-    for (const TermEstimate& e : t.values)
-      if (std::isfinite(e.w)) lo = std::min(lo, e.w), hi = std::max(hi, e.w);
     std::vector<Inline> row = {
         Text(t.name),
         Text(W(t.median_w)),
-        Text(W(lo)),
-        Text(W(hi)),
-        Text(W(t.spread_w)),
+        Text(W(t.min_w)),
+        Text(W(t.max_w)),
+        Text(W(t.spread_w())),
         Text(fmt::format("{}", std::count(t.outlier.begin(), t.outlier.end(), true)))};
     if (each)
       for (const TermEstimate& e : t.values) row.push_back(Text(WithInterval(e)));

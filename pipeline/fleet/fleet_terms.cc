@@ -18,7 +18,8 @@ void Summarise(FleetTerm* t) {
   t->median_w = Median(v);
   for (double x : v) deviation.push_back(std::abs(x - t->median_w));
   t->mad_w = Median(deviation);
-  t->spread_w = *std::max_element(v.begin(), v.end()) - *std::min_element(v.begin(), v.end());
+  t->min_w = *std::min_element(v.begin(), v.end());
+  t->max_w = *std::max_element(v.begin(), v.end());
   for (size_t i = 0; i < t->values.size(); ++i) {
     const TermEstimate& e = t->values[i];
     if (!std::isfinite(e.w)) continue;

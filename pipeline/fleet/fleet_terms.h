@@ -11,6 +11,8 @@
 // ignores how well each GPU's term is determined.
 #pragma once
 
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -27,8 +29,11 @@ struct FleetTerm {
   double mad_w = 0.0;
   // Per GPU: an outlier by the rule above.
   std::vector<bool> outlier;
-  // max - min over the GPUs that have it, W.
-  double spread_w = 0.0;
+  // The lowest and highest value over the GPUs that have it, W (NaN when none has).
+  double min_w = std::numeric_limits<double>::quiet_NaN();
+  double max_w = std::numeric_limits<double>::quiet_NaN();
+  // max - min, W (0 when no GPU has it).
+  double spread_w() const { return std::isfinite(min_w) ? max_w - min_w : 0.0; }
 };
 
 // The terms of `model` in the order idle, static, then the components of its first GPU's model
